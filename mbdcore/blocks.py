@@ -1,0 +1,240 @@
+"""Blocks: systems with named inputs, outputs, parameters, state and a step.
+
+A plant, a controller and a trajectory generator are the same kind of thing here
+(see ../shared/STYLE.md, "Drake"): something with named inputs and outputs that can
+be stepped over a communication interval.  The co-simulation master runs blocks and
+FMUs side by side, and ``fmu.slave`` wraps any block as an FMI 2.0 co-simulation FMU,
+so a controller moves from a tuning script into an FMU without being rewritten.
+
+This module knows nothing of FMI.
+
+Contract
+--------
+* ``INPUTS`` / ``OUTPUTS`` declare the signals (name, SI unit, description, start).
+* ``PARAMETERS`` declare the constructor keywords (name, default, unit, range).  A
+  value outside its range raises :class:`ParameterError` naming the parameter, its
+  value and the accepted range.
+* ``FEEDTHROUGH`` maps an output name to the inputs it depends on *directly* (at the
+  same time instant).  Outputs not listed depend on the state only.
+* ``set_input`` rejects NaN/Inf and out-of-range values with :class:`InputError`; the
+  state is not touched.
+* ``do_step(t, h)`` advances the state from ``t`` to ``t + h`` with the inputs held
+  constant.  On failure it raises :class:`StepError` and leaves the state as it was.
+* ``get_state`` / ``set_state`` copy the whole internal state (numbers only), so a
+  step can be rolled back and repeated bit for bit.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+
+class BlockError(RuntimeError):
+    """Base class of the errors a block reports."""
+
+
+class ParameterError(ValueError):
+    """A parameter value is invalid (the message names it and the accepted range)."""
+
+
+class InputError(ValueError):
+    """An input value is invalid: not finite or out of its declared range."""
+
+
+class StepError(BlockError):
+    """A step could not be taken (divergence, solver failure); the state is unchanged."""
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A named input or output.
+
+    Parameters
+    ----------
+    name : str
+        Signal name, a valid identifier.
+    unit : str
+        SI unit in FMI notation (``"N.m"``, ``"rad/s"``, ``"m"``); ``""`` if dimensionless.
+    description : str
+        One line of text.
+    start : float
+        Value before the first step (inputs) or before initialisation (outputs).
+    min, max : float or None
+        Accepted range of an input; ``None`` means unbounded.
+    """
+
+    name: str
+    unit: str = ""
+    description: str = ""
+    start: float = 0.0
+    min: float | None = None
+    max: float | None = None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A constructor parameter of a block.
+
+    Parameters
+    ----------
+    name : str
+        Keyword name.
+    default : float, int or str
+        Default value.
+    unit : str
+        SI unit in FMI notation, ``""`` if dimensionless.
+    description : str
+        One line of text.
+    min, max : float or None
+        Accepted closed range for numbers (``None``: unbounded).
+    exclusive_min : bool
+        If true the lower bound itself is not accepted (for example a length > 0).
+    choices : tuple of str or None
+        Accepted values of a string parameter.
+    """
+
+    name: str
+    default: Any
+    unit: str = ""
+    description: str = ""
+    min: float | None = None
+    max: float | None = None
+    exclusive_min: bool = False
+    choices: tuple | None = None
+
+    @property
+    def kind(self) -> type:
+        return type(self.default)
+
+    def accepted(self) -> str:
+        """Human-readable accepted range."""
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        lo = "-inf" if self.min is None else repr(self.min)
+        hi = "inf" if self.max is None else repr(self.max)
+        left = "(" if (self.exclusive_min or self.min is None) else "["
+        right = "]" if self.max is not None else ")"
+        kind = "integer" if self.kind is int else "number"
+        return f"a finite {kind} in {left}{lo}, {hi}{right}"
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` converted to the parameter's type, or raise ParameterError."""
+        bad = ParameterError(
+            f"parameter {self.name!r} = {value!r} is invalid: accepted values are "
+            f"{self.accepted()}"
+            + (f" [{self.unit}]" if self.unit else ""))
+        if self.choices is not None:
+            if value not in self.choices:
+                raise bad
+            return value
+        if self.kind is int:
+            if isinstance(value, bool) or not float(value).is_integer():
+                raise bad
+            value = int(value)
+        else:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise bad from None
+            if not math.isfinite(value):
+                raise bad
+        if self.min is not None and (value < self.min or (self.exclusive_min and value == self.min)):
+            raise bad
+        if self.max is not None and value > self.max:
+            raise bad
+        return value
+
+
+class Block:
+    """Base class of every block (see the module docstring for the contract)."""
+
+    INPUTS: tuple[Signal, ...] = ()
+    OUTPUTS: tuple[Signal, ...] = ()
+    PARAMETERS: tuple[Parameter, ...] = ()
+    FEEDTHROUGH: Mapping[str, tuple[str, ...]] = {}
+
+    def __init__(self, **params: Any):
+        declared = {p.name: p for p in self.PARAMETERS}
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            raise ParameterError(
+                f"unknown parameter(s) {', '.join(map(repr, unknown))} for "
+                f"{type(self).__name__}; accepted: {', '.join(declared)}")
+        self.params: dict[str, Any] = {
+            name: p.validate(params.get(name, p.default)) for name, p in declared.items()}
+        self._input_spec = {s.name: s for s in self.INPUTS}
+        self.inputs: dict[str, float] = {s.name: float(s.start) for s in self.INPUTS}
+        self.time = 0.0
+
+    # -- inputs and outputs ---------------------------------------------------------
+    @classmethod
+    def input_names(cls) -> list[str]:
+        return [s.name for s in cls.INPUTS]
+
+    @classmethod
+    def output_names(cls) -> list[str]:
+        return [s.name for s in cls.OUTPUTS]
+
+    def set_input(self, name: str, value: float) -> None:
+        """Set one input; raises InputError (state untouched) if it is not acceptable."""
+        spec = self._input_spec.get(name)
+        if spec is None:
+            raise InputError(f"{type(self).__name__} has no input {name!r}; "
+                             f"inputs: {', '.join(self._input_spec)}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise InputError(f"input {name!r} = {value!r} is not finite")
+        if (spec.min is not None and value < spec.min) or (spec.max is not None and value > spec.max):
+            raise InputError(f"input {name!r} = {value!r} is outside its range "
+                             f"[{spec.min}, {spec.max}] {spec.unit}")
+        self.inputs[name] = value
+
+    def set_inputs(self, values: Mapping[str, float]) -> None:
+        """Set several inputs at once; all are checked before any is applied."""
+        staged = dict(self.inputs)
+        saved = self.inputs
+        self.inputs = staged
+        try:
+            for k, v in values.items():
+                self.set_input(k, v)
+        except Exception:
+            self.inputs = saved
+            raise
+
+    def output(self, name: str) -> float:
+        """Value of one output at the current time."""
+        return float(self.outputs()[name])
+
+    def outputs(self) -> dict[str, float]:
+        """All outputs at the current time, by name."""
+        raise NotImplementedError
+
+    # -- time stepping -----------------------------------------------------------------
+    def reset(self, t0: float = 0.0) -> None:
+        """Return to the initial state at time ``t0`` (inputs keep their values)."""
+        self.time = float(t0)
+
+    def do_step(self, t: float, h: float) -> None:
+        """Advance from ``t`` to ``t + h`` with the inputs held; StepError on failure."""
+        self.time = t + h
+
+    # -- state ----------------------------------------------------------------------
+    def get_state(self) -> dict:
+        """A deep copy of everything that evolves: time, inputs and internal state."""
+        return copy.deepcopy({"time": self.time, "inputs": self.inputs,
+                              "internal": self._get_internal()})
+
+    def set_state(self, state: Mapping) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        state = copy.deepcopy(dict(state))
+        self.time = float(state["time"])
+        self.inputs = dict(state["inputs"])
+        self._set_internal(state["internal"])
+
+    def _get_internal(self) -> Any:
+        return None
+
+    def _set_internal(self, internal: Any) -> None:
+        pass

@@ -397,7 +397,11 @@ class FMUComponent(Component):
         status = getattr(e, "status", None)
         if status is not None and status >= 4:  # fmi2Fatal: only fmi2FreeInstance is allowed now
             self._fatal = True
-        return ComponentError(f"{what} failed: {e}", variable=variable, log=self.log)
+        text, fn = str(e), getattr(e, "function", None)
+        # fmpy's FMICallException already reads "fmi2DoStep failed with status 3 (error)."
+        msg = what + text[len(fn):] if fn and what.startswith(fn) and text.startswith(fn) \
+            else f"{what} failed: {text}"
+        return ComponentError(msg, variable=variable, log=self.log)
 
     def initialize(self, t0: float, stop_time: float | None = None) -> None:
         from ctypes import byref
@@ -1058,7 +1062,7 @@ class Master:
             propagate()
             record(0, t0)
             for k in range(n_steps):
-                t = t0 + k * h
+                t, t_next = t0 + k * h, t0 + (k + 1) * h
                 state["t"] = t
                 if gs_fns:
                     for i, setter in zip(order_idx, gs_fns):
@@ -1070,14 +1074,15 @@ class Master:
                             fn(vals)
                         state["comp"], state["phase"] = c, "do_step"
                         c.do_step(t, h)
+                        state["t"] = t_next  # the new outputs belong to the end of the step
                         vals = read(i)
+                        state["t"] = t
                         y[out_off[i]:out_off[i] + len(vals)] = vals
                 else:
                     for i in order_idx:
                         c = comps[i]
                         state["comp"], state["phase"] = c, "do_step"
                         c.do_step(t, h)
-                t_next = t0 + (k + 1) * h
                 state["t"] = t_next
                 propagate()
                 record(k + 1, t_next)

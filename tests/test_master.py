@@ -1,0 +1,361 @@
+"""Co-simulation master: exact discrete solutions of sampled loops, ordering, errors, output.
+
+The blocks integrate exactly over a step with the input held (zero-order hold), so
+every run below has a closed-form discrete solution that the master must reproduce
+to rounding.
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+from fmu.master import (AlgebraicLoopError, BlockComponent, CosimError, FMUComponent, Master,
+                        Result, System)
+
+try:
+    from master_blocks import Gain, Integrator, Sqrt
+except ImportError:  # tests/ collected as a package
+    from tests.master_blocks import Gain, Integrator, Sqrt
+
+
+def feedback_loop(k=2.0, x0=1.0, **integrator):
+    """Plant x' = u, controller u = -k x (direct feedthrough)."""
+    return System([BlockComponent("plant", Integrator(x0=x0, **integrator)),
+                   BlockComponent("ctrl", Gain(k=k))],
+                  {"plant.x": "ctrl.u", "ctrl.y": "plant.u"})
+
+
+def oscillator(h):
+    """Two integrators x' = z, z' = -x coupled without feedthrough (harmonic oscillator)."""
+    return System([BlockComponent("a", Integrator(gain=1.0, x0=1.0)),
+                   BlockComponent("b", Integrator(gain=-1.0, x0=0.0))],
+                  [("a.x", "b.u"), ("b.x", "a.u")])
+
+
+# ---------------------------------------------------------------------------------
+# physics of the sampled loops
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["gauss-seidel", "jacobi"])
+def test_sampled_feedback_loop_is_the_exact_discrete_solution(method):
+    k, h, x0 = 2.0, 0.01, 1.5
+    r = Master(feedback_loop(k, x0), h, method).run(3.0)
+    steps = np.arange(301)
+    # u held over each step: x_{k+1} = x_k - k h x_k
+    np.testing.assert_allclose(r["plant.x"], x0 * (1 - k * h) ** steps, rtol=1e-12, atol=0)
+    # the controller sees the plant output of the same instant (feedthrough propagated first)
+    np.testing.assert_array_equal(r["ctrl.u"], r["plant.x"])
+    np.testing.assert_array_equal(r["ctrl.y"], -k * r["plant.x"])
+    np.testing.assert_array_equal(r["plant.u"], r["ctrl.y"])
+    np.testing.assert_array_equal(r.time, steps * h)
+    assert r.names == ["time", "plant.x", "ctrl.y", "plant.u", "ctrl.u"]
+
+
+def test_jacobi_oscillator_gains_energy_by_one_plus_h_squared_per_step():
+    h = 0.05
+    r = Master(oscillator(h), h, "jacobi").run(5.0)
+    n = np.arange(len(r))
+    # both step from the same values: (x + i z)_{k+1} = (1 - i h) (x + i z)_k
+    exact = (1 - 1j * h) ** n * (1.0 + 0j)
+    np.testing.assert_allclose(r["a.x"], exact.real, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(r["b.x"], exact.imag, rtol=1e-12, atol=1e-13)
+    energy = r["a.x"] ** 2 + r["b.x"] ** 2
+    np.testing.assert_allclose(energy, (1 + h * h) ** n, rtol=1e-12)
+
+
+def test_gauss_seidel_oscillator_is_symplectic_euler():
+    h = 0.05
+    master = Master(oscillator(h), h, "gauss-seidel")
+    assert master.order == ["a", "b"]  # a cycle without feedthrough: system order
+    r = master.run(5.0)
+    x, z = 1.0, 0.0
+    xs, zs = [x], [z]
+    for _ in range(len(r) - 1):
+        x = x + h * z          # a steps first with the old z
+        z = z - h * x          # b already sees the new x
+        xs.append(x)
+        zs.append(z)
+    np.testing.assert_allclose(r["a.x"], xs, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(r["b.x"], zs, rtol=1e-12, atol=1e-14)
+    # symplectic Euler conserves the modified energy x^2 + h x z + z^2 exactly
+    modified = r["a.x"] ** 2 + h * r["a.x"] * r["b.x"] + r["b.x"] ** 2
+    np.testing.assert_allclose(modified, 1.0, rtol=1e-12)
+
+
+def test_gauss_seidel_order_can_be_given():
+    h = 0.05
+    r = Master(oscillator(h), h, "gauss-seidel", order=["b", "a"]).run(1.0)
+    x, z = 1.0, 0.0
+    for _ in range(len(r) - 1):
+        z = z - h * x
+        x = x + h * z
+    assert r["a.x"][-1] == pytest.approx(x, rel=1e-12)
+    assert r["b.x"][-1] == pytest.approx(z, rel=1e-12)
+    with pytest.raises(ValueError, match="every component"):
+        Master(oscillator(h), h, order=["a"])
+
+
+def test_default_order_puts_sources_first_and_plants_before_feedthrough():
+    loop = System([BlockComponent("ctrl", Gain(k=1.0)), BlockComponent("plant", Integrator())],
+                  {"ctrl.y": "plant.u", "plant.x": "ctrl.u"})
+    assert Master(loop, 0.1).order == ["plant", "ctrl"]
+    chain = System([BlockComponent("c", Gain()), BlockComponent("b", Gain()),
+                    BlockComponent("a", Integrator())], {"a.x": "b.u", "b.y": "c.u"})
+    assert Master(chain, 0.1).order == ["a", "b", "c"]
+
+
+def test_time_grid_has_no_drift_and_includes_both_ends():
+    r = Master(feedback_loop(), 0.1, "jacobi").run(1000.0, start_time=2.0)
+    assert len(r) == 9981
+    np.testing.assert_array_equal(r.time, 2.0 + 0.1 * np.arange(9981))
+    assert r.time[-1] == pytest.approx(1000.0, abs=1e-9)
+    with pytest.raises(ValueError, match="whole number of steps"):
+        Master(feedback_loop(), 0.1).run(1.05)
+
+
+def test_master_overhead_is_small():
+    master = Master(feedback_loop(), 0.001, "gauss-seidel")
+    t = time.perf_counter()
+    r = master.run(3.0)
+    assert len(r) == 3001
+    assert time.perf_counter() - t < 0.5
+
+
+# ---------------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------------
+def test_algebraic_loop_is_rejected_naming_the_loop():
+    s = System([BlockComponent("plant", Integrator()), BlockComponent("k1", Gain()),
+                BlockComponent("k2", Gain())],
+               {"k1.y": "k2.u", "k2.y": ["k1.u", "plant.u"]})
+    with pytest.raises(AlgebraicLoopError) as info:
+        Master(s, 0.1)
+    msg = str(info.value)
+    assert "'k1', 'k2'" in msg or "'k2', 'k1'" in msg
+    for name in ("k1.y", "k2.u", "k2.y", "k1.u"):
+        assert name in msg
+    assert "plant." not in msg
+    assert info.value.loop[0] == info.value.loop[-1]
+    assert isinstance(info.value, ValueError)
+
+
+def test_self_loop_through_feedthrough_is_an_algebraic_loop():
+    s = System([BlockComponent("k", Gain())], {"k.y": "k.u"})
+    with pytest.raises(AlgebraicLoopError, match=r"k\.y -> k\.u -> k\.y"):
+        Master(s, 0.1)
+
+
+@pytest.mark.parametrize("connections, words", [
+    ({"plnt.x": "ctrl.u"}, ["unknown component", "'plnt'"]),
+    ({"plant.y": "ctrl.u"}, ["'y' is not an output", "'plant'", "outputs: x"]),
+    ({"plant.x": "ctrl.v"}, ["'v' is not an input", "'ctrl'"]),
+    ({"plant.u": "ctrl.u"}, ["'u' is not an output"]),
+    ({"plant.x": "ctrl.y"}, ["'y' is not an input"]),
+    ([("plant.x", "ctrl.u"), ("ctrl.y", "ctrl.u")], ["'ctrl.u' is connected twice",
+                                                     "'plant.x'", "ctrl.y"]),
+    ({"plantx": "ctrl.u"}, ["component.variable"]),
+])
+def test_bad_connections_are_rejected_by_name(connections, words):
+    comps = [BlockComponent("plant", Integrator()), BlockComponent("ctrl", Gain())]
+    with pytest.raises(ValueError) as info:
+        System(comps, connections)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_duplicate_component_names_are_rejected():
+    with pytest.raises(ValueError, match="two components are named 'p'"):
+        System([BlockComponent("p", Integrator()), BlockComponent("p", Gain())])
+
+
+# ---------------------------------------------------------------------------------
+# failures
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["gauss-seidel", "jacobi"])
+def test_step_failure_stops_the_run_with_the_partial_result(method):
+    k, h = 2.0, 0.1
+    with pytest.raises(CosimError) as info:
+        Master(feedback_loop(k, 1.0, fail_time=0.5), h, method).run(2.0)
+    err = info.value
+    assert err.component == "plant" and err.time == pytest.approx(0.5)
+    assert "'plant'" in str(err) and "t = 0.5 s" in str(err) and "diverged" in str(err)
+    r = err.result
+    assert isinstance(r, Result) and len(r) == 6
+    np.testing.assert_allclose(r.time, h * np.arange(6), atol=1e-15)
+    np.testing.assert_allclose(r["plant.x"], (1 - k * h) ** np.arange(6), rtol=1e-12)
+
+
+def test_nan_output_names_component_variable_and_time():
+    ramp = Integrator(gain=-1.0, x0=1.0)   # x = 1 - t, negative after t = 1 s
+    ramp.set_input("u", 1.0)              # unconnected inputs keep their value
+    s = System([BlockComponent("ramp", ramp), BlockComponent("root", Sqrt())],
+               {"ramp.x": "root.u"})
+    with pytest.raises(CosimError) as info:
+        Master(s, 0.25).run(2.0)
+    err = info.value
+    assert (err.component, err.variable) == ("root", "y")
+    assert err.time == pytest.approx(1.25)
+    assert "root.y" in str(err) and "not finite" in str(err) and "1.25" in str(err)
+    np.testing.assert_allclose(err.result["root.y"], np.sqrt(1 - 0.25 * np.arange(5)))
+
+
+def test_rejected_input_names_the_input():
+    class Bounded(Integrator):
+        INPUTS = (Integrator.INPUTS[0].__class__("u", max=1.0),)
+
+    s = System([BlockComponent("src", Integrator(gain=1.0, x0=0.5)),
+                BlockComponent("dst", Bounded())], {"src.x": "dst.u"})
+    s.components[0].block.set_input("u", 1.0)   # src.x = 0.5 + t exceeds 1 after 0.5 s
+    with pytest.raises(CosimError) as info:
+        Master(s, 0.25, "jacobi").run(1.0)
+    assert (info.value.component, info.value.variable) == ("dst", "u")
+    assert info.value.time == pytest.approx(0.75)
+    assert "dst.u" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------
+# output files
+# ---------------------------------------------------------------------------------
+def test_csv_round_trip_and_png(tmp_path):
+    r = Master(feedback_loop(), 0.01).run(1.0)
+    path = r.to_csv(tmp_path / "loop.csv")
+    assert path.read_text().splitlines()[0] == "time,plant.x,ctrl.y,plant.u,ctrl.u"
+    back = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
+    assert back.dtype.names == r.data.dtype.names
+    for name in r.names:
+        np.testing.assert_array_equal(back[name], r[name])
+    png = r.plot(tmp_path / "loop.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    r.plot(tmp_path / "one.png", signals=["plant.x"])
+    with pytest.raises(KeyError, match="nope"):
+        r.plot(tmp_path / "bad.png", signals=["nope"])
+
+
+def test_rerun_and_block_state_round_trip():
+    master = Master(feedback_loop(), 0.01)
+    first, second = master.run(1.0), master.run(1.0)
+    np.testing.assert_array_equal(first.data, second.data)   # initialize() resets
+    comp = master.system.by_name["plant"]
+    saved, before = comp.get_state(), comp.get_outputs()
+    comp.do_step(1.0, 0.5)
+    assert comp.get_outputs() != before
+    comp.set_state(saved)
+    assert comp.get_outputs() == before
+
+
+# ---------------------------------------------------------------------------------
+# FMUs
+# ---------------------------------------------------------------------------------
+PYTHONFMU_INTEGRATOR = '''
+from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
+
+
+class FmuIntegrator(Fmi2Slave):
+    """x' = gain * u (or -gain * u if flip), u held over the step; fails at step n_fail."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.u, self.x = 0.0, 0.0
+        self.gain, self.x0, self.n_fail, self.flip, self.n = 1.0, 0.0, 0, False, 0
+        self.register_variable(Real("u", causality=Fmi2Causality.input))
+        self.register_variable(Real("x", causality=Fmi2Causality.output))
+        fixed = dict(causality=Fmi2Causality.parameter, variability=Fmi2Variability.fixed)
+        for var in (Real("gain", **fixed), Real("x0", **fixed), Integer("n_fail", **fixed),
+                    Boolean("flip", **fixed)):
+            self.register_variable(var)
+
+    def exit_initialization_mode(self):
+        self.x = self.x0
+
+    def do_step(self, t, h):
+        self.n += 1
+        if self.n == self.n_fail:
+            raise RuntimeError(f"integrator blew up at step {self.n}")
+        self.x += (-self.gain if self.flip else self.gain) * h * self.u
+        return True
+'''
+
+
+def _set_dependencies(fmu, deps: str) -> None:
+    """Write dependencies="..." on every output Unknown (pythonfmu omits the attribute)."""
+    with zipfile.ZipFile(fmu) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    xml = files["modelDescription.xml"].decode()
+    files["modelDescription.xml"] = xml.replace(
+        '<Unknown index="2"/>', f'<Unknown index="2" dependencies="{deps}"/>').encode()
+    with zipfile.ZipFile(fmu, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+
+
+@pytest.fixture(scope="module")
+def integrator_fmu(tmp_path_factory):
+    pythonfmu = pytest.importorskip("pythonfmu")
+    d = tmp_path_factory.mktemp("fmu")
+    script = d / "fmuintegrator.py"
+    script.write_text(textwrap.dedent(PYTHONFMU_INTEGRATOR))
+    fmu = pythonfmu.FmuBuilder.build_FMU(script, dest=d)
+    _set_dependencies(fmu, "")  # x is a state: no direct feedthrough from u
+    return fmu
+
+
+def fmu_loop(fmu, k=2.0, x0=1.0, **params):
+    return System([FMUComponent("plant", fmu, parameters={"x0": x0, **params}),
+                   BlockComponent("ctrl", Gain(k=k))],
+                  {"plant.x": "ctrl.u", "ctrl.y": "plant.u"})
+
+
+@pytest.mark.parametrize("method", ["gauss-seidel", "jacobi"])
+def test_fmu_plant_gives_the_same_loop_as_the_block(integrator_fmu, method):
+    k, h = 2.0, 0.01
+    comp = FMUComponent("plant", integrator_fmu)
+    assert comp.inputs == ("u",) and comp.outputs == ("x",) and comp.feedthrough == {"x": ()}
+    via_fmu = Master(fmu_loop(integrator_fmu, k, 1.5), h, method).run(2.0)
+    via_block = Master(feedback_loop(k, 1.5), h, method).run(2.0)
+    np.testing.assert_allclose(via_fmu.data.view(float), via_block.data.view(float),
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(via_fmu["plant.x"], 1.5 * (1 - k * h) ** np.arange(201),
+                               rtol=1e-12)
+
+
+def test_fmu_parameters_are_set_by_type(integrator_fmu):
+    # flip (Boolean) turns the loop unstable: x_{k+1} = (1 + k h) x_k
+    r = Master(fmu_loop(integrator_fmu, 2.0, 1.0, flip=True, gain=1, n_fail=0), 0.1).run(1.0)
+    np.testing.assert_allclose(r["plant.x"], 1.2 ** np.arange(11), rtol=1e-12)
+    with pytest.raises(ValueError, match="no settable variable 'gian'"):
+        FMUComponent("plant", integrator_fmu, parameters={"gian": 1.0})
+    with pytest.raises(ValueError, match="not an integer"):
+        FMUComponent("plant", integrator_fmu, parameters={"n_fail": 2.5})
+
+
+def test_fmu_failure_reports_component_time_and_fmu_log(integrator_fmu):
+    with pytest.raises(CosimError) as info:
+        Master(fmu_loop(integrator_fmu, n_fail=4), 0.1).run(1.0)
+    err = info.value
+    assert err.component == "plant" and err.time == pytest.approx(0.3)
+    assert "fmi2DoStep" in str(err) and "blew up at step 4" in str(err)
+    assert any("blew up" in line for line in err.log)
+    assert len(err.result) == 4
+
+
+def test_fmu_without_declared_dependencies_is_taken_as_feedthrough(integrator_fmu, tmp_path):
+    # FMI 2.0: an output Unknown without "dependencies" depends on every input
+    conservative = tmp_path / "conservative.fmu"
+    conservative.write_bytes(integrator_fmu.read_bytes())
+    with zipfile.ZipFile(conservative) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    files["modelDescription.xml"] = files["modelDescription.xml"].replace(b' dependencies=""', b"")
+    with zipfile.ZipFile(conservative, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+    assert FMUComponent("p", conservative).feedthrough == {"x": ("u",)}
+    with pytest.raises(AlgebraicLoopError, match="plant.x -> ctrl.u -> ctrl.y -> plant.u"):
+        Master(fmu_loop(conservative), 0.1)
+    # the user may state what the model description leaves out
+    s = System([FMUComponent("plant", conservative, {"x0": 1.0}, feedthrough={"x": ()}),
+                BlockComponent("ctrl", Gain(k=2.0))], {"plant.x": "ctrl.u", "ctrl.y": "plant.u"})
+    assert Master(s, 0.1).run(0.5)["plant.x"][-1] == pytest.approx(0.8 ** 5, rel=1e-12)

@@ -1,0 +1,324 @@
+"""A Block built into an FMU behaves, under fmpy, exactly like the block in-process."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+from ctypes import c_void_p
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy import extract, read_model_description
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import (FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
+                       fmi2CallbackLoggerTYPE)
+from fmpy.validation import validate_fmu
+
+from fmu.build import build_fmu
+from fmu.slave import _from_plain, _to_plain, si_base_exponents
+from blocks_for_tests import DampedOscillator
+
+FMI2_ERROR, FMI2_DISCARD = 3, 2
+H = 0.01  # communication step [s]
+
+
+@pytest.fixture(scope="module")
+def fmu_file(tmp_path_factory) -> Path:
+    return build_fmu(DampedOscillator, tmp_path_factory.mktemp("fmu"), model_name="Oscillator")
+
+
+@pytest.fixture(scope="module")
+def unzipped(fmu_file, tmp_path_factory) -> str:
+    return extract(str(fmu_file), str(tmp_path_factory.mktemp("unzipped")))
+
+
+@pytest.fixture(scope="module")
+def md(fmu_file):
+    return read_model_description(str(fmu_file))
+
+
+class Instance:
+    """An fmpy FMU2Slave that records the log messages it receives."""
+
+    def __init__(self, md, unzipped, name="oscillator", **params):
+        self.vr = {v.name: v.valueReference for v in md.modelVariables}
+        self.messages: list[tuple[int, str]] = []
+
+        def record(env, instance, status, category, message):
+            self.messages.append((status, message.decode()))
+
+        self._logger = fmi2CallbackLoggerTYPE(record)  # kept alive as long as the FMU
+        self._callbacks = fmi2CallbackFunctions()
+        self._callbacks.logger = self._logger
+        self._callbacks.allocateMemory = defaultCallbacks.allocateMemory
+        self._callbacks.freeMemory = defaultCallbacks.freeMemory
+        self.fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
+                             modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+        self.fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
+        self.fmu.setupExperiment(startTime=0.0)
+        self.fmu.enterInitializationMode()
+        for key, value in params.items():
+            self.set(key, value)
+        self.fmu.exitInitializationMode()
+        self.t = 0.0
+
+    def set(self, name, value):
+        setter = {str: self.fmu.setString, int: self.fmu.setInteger}.get(type(value), self.fmu.setReal)
+        setter([self.vr[name]], [value.encode() if isinstance(value, str) else value])
+
+    def get(self, *names) -> list[float]:
+        return self.fmu.getReal([self.vr[n] for n in names])
+
+    def step(self, h=H):
+        self.fmu.doStep(self.t, h)
+        self.t += h
+
+    def errors(self) -> list[str]:
+        return [m for s, m in self.messages if s == FMI2_ERROR]
+
+    def close(self):
+        self.fmu.terminate()
+        self.fmu.freeInstance()
+
+
+@pytest.fixture
+def instance(md, unzipped):
+    created = []
+
+    def make(**params):
+        created.append(Instance(md, unzipped, name=f"osc{len(created)}", **params))
+        return created[-1]
+
+    yield make
+    for inst in created:
+        inst.close()
+
+
+OUTPUTS = ("position", "velocity", "acceleration")
+
+
+def force_history(n):
+    """A force [N] that changes every step, so feedthrough and state both matter."""
+    return [20.0 * math.sin(0.37 * k) + 3.0 for k in range(n)]
+
+
+# -- model description ---------------------------------------------------------------
+
+def test_model_description_is_standard_clean(fmu_file):
+    assert validate_fmu(str(fmu_file)) == []
+
+
+def test_every_real_has_a_defined_si_unit(md):
+    units = {u.name: u.baseUnit for u in md.unitDefinitions}
+    reals = [v for v in md.modelVariables if v.type == "Real"]
+    assert reals and all(v.unit in units for v in reals)
+    newton = units["N"]
+    assert (newton.kg, newton.m, newton.s) == (1, 1, -2)
+    damping = units["N.s/m"]
+    assert (damping.kg, damping.m, damping.s) == (1, 0, -1)
+
+
+def test_ranges_and_starts_come_from_the_block(md):
+    v = {v.name: v for v in md.modelVariables}
+    assert v["force"].causality == "input" and v["force"].start == "0.0"
+    assert (float(v["force"].min), float(v["force"].max)) == (-1e4, 1e4)
+    assert v["mass"].causality == "parameter" and v["mass"].variability == "fixed"
+    assert float(v["mass"].start) == 2.0 and "kg" == v["mass"].unit
+    assert v["substeps"].type == "Integer" and v["integrator"].type == "String"
+    assert v["position"].initial == "calculated" and v["position"].start is None
+    assert md.defaultExperiment.stopTime == "5.0" and md.defaultExperiment.stepSize == "0.01"
+    assert md.coSimulation.canGetAndSetFMUstate and md.coSimulation.canSerializeFMUstate
+
+
+def test_model_structure_states_the_feedthrough(md):
+    deps = {u.variable.name: [d.name for d in u.dependencies] for u in md.outputs}
+    assert deps == {"position": [], "velocity": [], "acceleration": ["force"]}
+    initial = {u.variable.name: {d.name for d in u.dependencies} for u in md.initialUnknowns}
+    parameters = {p.name for p in DampedOscillator.PARAMETERS}
+    assert set(initial) == set(OUTPUTS)
+    assert initial["position"] == parameters
+    assert initial["acceleration"] == parameters | {"force"}
+
+
+@pytest.mark.parametrize("unit, exponents", [
+    ("N.m.s/rad", {"kg": 1, "m": 2, "s": -1, "rad": -1}),
+    ("kg.m2", {"kg": 1, "m": 2}),
+    ("rad/s2", {"rad": 1, "s": -2}),
+    ("N.m2", {"kg": 1, "m": 3, "s": -2}),
+    ("s-1", {"s": -1}),
+    ("1", {}),
+    ("", {}),
+])
+def test_unit_strings_parse_to_si_base_exponents(unit, exponents):
+    assert si_base_exponents(unit) == exponents
+
+
+def test_unknown_unit_is_refused():
+    with pytest.raises(ValueError, match="mm"):
+        si_base_exponents("mm/s")
+
+
+def test_state_encoding_round_trips_arrays_and_tuples_bit_for_bit():
+    state = {"time": 0.1, "internal": {"y": np.array([[0.1, 1 / 3], [math.pi, -0.0]]),
+                                       "pair": (1, 2.5), "n": np.int64(3), "empty": np.zeros((0, 3))}}
+    back = _from_plain(_to_plain(state))
+    assert back["internal"]["y"].tobytes() == state["internal"]["y"].tobytes()
+    assert back["internal"]["pair"] == (1, 2.5) and back["internal"]["empty"].shape == (0, 3)
+
+
+# -- simulation ------------------------------------------------------------------------
+
+def test_fmu_steps_like_the_block_in_process(instance):
+    fmu = instance(mass=1.5, damping=0.3)
+    block = DampedOscillator(mass=1.5, damping=0.3)
+    assert fmu.get(*OUTPUTS) == [block.outputs()[n] for n in OUTPUTS]
+    for k, force in enumerate(force_history(300)):
+        fmu.set("force", force)
+        block.set_input("force", force)
+        block.do_step(k * H, H)
+        fmu.step()
+        np.testing.assert_allclose(fmu.get(*OUTPUTS), [block.outputs()[n] for n in OUTPUTS],
+                                   rtol=0, atol=1e-12)
+    assert fmu.errors() == []
+
+
+def test_nan_input_is_rejected_logged_and_harmless(instance):
+    fmu = instance()
+    fmu.set("force", 5.0)
+    for _ in range(10):
+        fmu.step()
+    before = fmu.get(*OUTPUTS)
+
+    fmu.set("force", math.nan)  # pythonfmu 0.7.0 cannot fail a setter non-fatally ...
+    assert any("'force'" in m and "nan" in m for m in fmu.errors())  # ... so it logs
+    with pytest.raises(FMICallException) as refused:
+        fmu.fmu.doStep(fmu.t, H)
+    assert refused.value.status == FMI2_DISCARD
+    assert any("step refused" in m and "'force'" in m for m in fmu.errors())
+    assert fmu.get(*OUTPUTS) == before  # the force is still 5 N, the state as before
+    assert fmu.get("force") == [5.0]
+
+    fmu.set("force", 5.0)
+    fmu.step()
+    reference = DampedOscillator()
+    reference.set_input("force", 5.0)
+    for k in range(11):
+        reference.do_step(k * H, H)
+    assert fmu.get(*OUTPUTS) == [reference.outputs()[n] for n in OUTPUTS]
+
+
+def test_out_of_range_input_names_the_range(instance):
+    fmu = instance()
+    fmu.set("force", 2e4)
+    assert any("'force'" in m and "outside its range" in m for m in fmu.errors())
+    assert fmu.get("force") == [0.0]
+
+
+def test_failing_step_is_discarded_and_leaves_the_state(instance):
+    fmu = instance(position_limit=0.5)
+    for _ in range(5):
+        fmu.step()
+    before = fmu.get(*OUTPUTS)
+    fmu.set("force", 1e4)  # 10 kN on 2 kg for 0.5 s ends far beyond 0.5 m
+    with pytest.raises(FMICallException) as failed:
+        fmu.fmu.doStep(fmu.t, 0.5)
+    assert failed.value.status == FMI2_DISCARD
+    assert any("beyond the limit" in m and "state kept" in m for m in fmu.errors())
+    fmu.set("force", 0.0)
+    assert fmu.get("position", "velocity") == before[:2]
+    fmu.step()  # and it carries on
+
+
+def test_parameter_out_of_range_is_named_and_stops_the_run(instance):
+    fmu = instance(mass=-1.0)
+    assert any("'mass'" in m and "-1.0" in m and "(0.0, inf)" in m for m in fmu.errors())
+    with pytest.raises(FMICallException) as refused:
+        fmu.fmu.doStep(0.0, H)
+    assert refused.value.status == FMI2_DISCARD
+    assert any("step refused" in m and "'mass'" in m for m in fmu.errors())
+
+
+def test_parameters_set_by_the_host_are_used(instance):
+    fmu = instance(x0=0.25, substeps=7, stiffness=80.0)
+    block = DampedOscillator(x0=0.25, substeps=7, stiffness=80.0)
+    for k in range(20):
+        block.do_step(k * H, H)
+        fmu.step()
+    assert fmu.get(*OUTPUTS) == [block.outputs()[n] for n in OUTPUTS]
+    fmu.set("mass", 3.0)  # fixed parameter after initialisation: refused
+    assert any("fixed after initialization" in m for m in fmu.errors())
+
+
+def run(fmu, forces):
+    out = []
+    for force in forces:
+        fmu.set("force", force)
+        fmu.step()
+        out.append(fmu.get(*OUTPUTS))
+    return out
+
+
+def test_fmu_state_rolls_back_bit_for_bit(instance):
+    fmu = instance()
+    run(fmu, force_history(17))
+    saved, t_saved = fmu.fmu.getFMUstate(), fmu.t
+    later = force_history(40)[17:]
+    first = run(fmu, later)
+    fmu.fmu.setFMUstate(saved)
+    fmu.t = t_saved
+    assert run(fmu, later) == first
+    fmu.fmu.freeFMUstate(saved)
+
+
+def test_serialized_state_continues_bit_for_bit_in_another_instance(instance):
+    a, b = instance(), instance()
+    run(a, force_history(23))
+    blob = a.fmu.serializeFMUstate(a.fmu.getFMUstate())
+    later = force_history(50)[23:]
+    expected = run(a, later)
+    state = b.fmu.deSerializeFMUstate(blob)
+    b.fmu.setFMUstate(state)
+    b.t = 23 * H
+    assert run(b, later) == expected
+    b.fmu.freeFMUstate(state)
+
+
+def test_two_instances_in_one_process_are_independent(instance):
+    a, b = instance(), instance(mass=4.0)
+    block_a, block_b = DampedOscillator(), DampedOscillator(mass=4.0)
+    for k, force in enumerate(force_history(50)):
+        a.set("force", force)
+        b.set("force", -force)
+        block_a.set_input("force", force)
+        block_b.set_input("force", -force)
+        a.step()
+        b.step()
+        block_a.do_step(k * H, H)
+        block_b.do_step(k * H, H)
+    assert a.get(*OUTPUTS) == [block_a.outputs()[n] for n in OUTPUTS]
+    assert b.get(*OUTPUTS) == [block_b.outputs()[n] for n in OUTPUTS]
+
+
+def test_fmu_runs_on_its_embedded_sources(fmu_file, tmp_path):
+    """In a fresh interpreter, the FMU imports mbdcore and fmu from its resources."""
+    script = textwrap.dedent(f"""
+        import sys
+        from fmpy import simulate_fmu
+        result = simulate_fmu({str(fmu_file)!r}, stop_time=0.1, output_interval=0.01,
+                              start_values={{'force': 1.0}})
+        print(result['position'][-1])
+        print(sys.modules['mbdcore.blocks'].__file__)
+        print(sys.modules['fmu.slave'].__file__)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    position, blocks_file, slave_file = done.stdout.split()[-3:]
+    assert "resources" in blocks_file and "resources" in slave_file
+    block = DampedOscillator()
+    block.set_input("force", 1.0)
+    for k in range(10):
+        block.do_step(k * H, H)
+    assert float(position) == pytest.approx(block.output("position"), abs=1e-12)

@@ -1,0 +1,333 @@
+"""Fixed-step and adaptive integrators for first-order systems y' = f(t, y).
+
+One interface, :class:`Integrator`: ``step(fun, t, y, h) -> y_new`` advances one step
+of size ``h`` [s].  Methods that differ only by coefficients are data (see
+../shared/STYLE.md): the explicit Runge-Kutta family is a Butcher tableau over one
+shared stage loop, and Gill's round-off-compensated scheme is its own four-register
+algorithm driven by its coefficient vectors.
+
+Available (``make_integrator(name)``):
+
+=========  ========================================================================
+``rk4``     classical Runge-Kutta, order 4 (Butcher tableau)
+``gill``    Runge-Kutta-Gill, order 4, with Gill's round-off compensation (seed 000);
+            the compensation register ``q`` is carried from step to step and is part
+            of the integrator state
+``treanor`` Treanor's exponentially fitted 4-stage method (seed 000): per component a
+            decay rate ``p`` is estimated from two stages; ``p <= 0`` gives classical
+            RK4, ``p > 0`` integrates ``y' = -p y + (smooth part)`` exactly for the
+            linear part, which tolerates stiff decaying components
+``rk45``, ``dop853``, ``radau``, ``bdf``, ``lsoda``
+            scipy's adaptive solvers through :func:`scipy.integrate.solve_ivp`, run over
+            each requested step ``h`` with their own internal steps (``rtol``, ``atol``)
+=========  ========================================================================
+
+Every integrator counts ``nsteps`` and ``nfev`` (right-hand-side evaluations) and
+exposes ``get_state`` / ``set_state`` for the history it carries, so that a simulation
+can be saved and resumed bit for bit.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+RHS = Callable[[float, np.ndarray], np.ndarray]
+
+
+class IntegrationError(RuntimeError):
+    """The integrator could not take the step (solver failure or non-finite result)."""
+
+
+class Integrator:
+    """Base class: one step of size ``h`` of ``y' = fun(t, y)``.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    order : int
+        Formal order of accuracy.
+    nsteps, nfev : int
+        Steps taken and right-hand-side evaluations since construction or reset.
+    """
+
+    name = "base"
+    order = 0
+
+    def __init__(self) -> None:
+        self.nsteps = 0
+        self.nfev = 0
+
+    def reset(self) -> None:
+        """Forget all history (start of a new simulation)."""
+        self.nsteps = 0
+        self.nfev = 0
+
+    def step(self, fun: RHS, t: float, y: np.ndarray, h: float) -> np.ndarray:
+        """Return y(t + h) [same units as y]."""
+        raise NotImplementedError
+
+    def get_state(self) -> dict:
+        """History needed to continue bit for bit (counters included)."""
+        return {"nsteps": self.nsteps, "nfev": self.nfev}
+
+    def set_state(self, state: dict) -> None:
+        self.nsteps = int(state["nsteps"])
+        self.nfev = int(state["nfev"])
+
+    def stats(self) -> dict:
+        return {"method": self.name, "nsteps": self.nsteps, "nfev": self.nfev}
+
+
+class ExplicitRungeKutta(Integrator):
+    """Explicit Runge-Kutta method given by its Butcher tableau (class attributes).
+
+    ``A`` (s x s, strictly lower triangular), ``B`` (s), ``C`` (s).
+    """
+
+    A: np.ndarray
+    B: np.ndarray
+    C: np.ndarray
+
+    def step(self, fun, t, y, h):
+        s = len(self.B)
+        k = np.empty((s, y.size))
+        for i in range(s):
+            yi = y
+            for j in range(i):
+                if self.A[i, j] != 0.0:
+                    yi = yi + (h * self.A[i, j]) * k[j]
+            k[i] = fun(t + self.C[i] * h, yi)
+        self.nfev += s
+        self.nsteps += 1
+        return y + h * (self.B @ k)
+
+
+class RK4(ExplicitRungeKutta):
+    """Classical fourth-order Runge-Kutta."""
+
+    name = "rk4"
+    order = 4
+    A = np.array([[0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 1.0, 0]])
+    B = np.array([1, 2, 2, 1]) / 6.0
+    C = np.array([0, 0.5, 0.5, 1.0])
+
+
+_R = math.sqrt(0.5)
+
+
+class GillTableau(ExplicitRungeKutta):
+    """Gill's coefficients as a plain tableau (no round-off compensation); for checks."""
+
+    name = "gill-tableau"
+    order = 4
+    A = np.array([[0, 0, 0, 0],
+                  [0.5, 0, 0, 0],
+                  [_R - 0.5, 1 - _R, 0, 0],
+                  [0, -_R, 1 + _R, 0]])
+    B = np.array([1.0, 2 * (1 - _R), 2 * (1 + _R), 1.0]) / 6.0
+    C = np.array([0, 0.5, 0.5, 1.0])
+
+
+class Gill(Integrator):
+    """Runge-Kutta-Gill with round-off compensation (Gill 1951; seed 000).
+
+    Four registers per component: ``y`` and the compensation accumulator ``q``.  For
+    stage j = 1..4 with ``k = h f(t + c_j h, y)``::
+
+        y_new = y + a_j (k - b_j q);   r = y_new - y;   y <- y_new;   q <- q + 3 r - c_j k
+
+    with a = (1/2, 1 - sqrt(1/2), 1 + sqrt(1/2), 1/6), b = (2, 1, 1, 2),
+    c = (1/2, 1 - sqrt(1/2), 1 + sqrt(1/2), 1/2).  In exact arithmetic q returns to
+    zero after the fourth stage for constant f; taking r as the increment actually
+    stored (after rounding y + a_j(...)) makes q collect three times the rounding error
+    and feed it back in the next step, which is why it is carried across steps (it
+    starts at zero).
+    """
+
+    name = "gill"
+    order = 4
+    a = (0.5, 1 - _R, 1 + _R, 1.0 / 6.0)
+    b = (2.0, 1.0, 1.0, 2.0)
+    c = (0.5, 1 - _R, 1 + _R, 0.5)
+    t_frac = (0.0, 0.5, 0.5, 1.0)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q: np.ndarray | None = None
+
+    def reset(self) -> None:
+        super().reset()
+        self.q = None
+
+    def step(self, fun, t, y, h):
+        q = np.zeros_like(y) if self.q is None or self.q.shape != y.shape else self.q
+        y = np.array(y, dtype=float)
+        for j in range(4):
+            k = h * fun(t + self.t_frac[j] * h, y)
+            y_new = y + self.a[j] * (k - self.b[j] * q)
+            r = y_new - y          # the increment as actually stored, rounding included
+            y = y_new
+            q = q + 3.0 * r - self.c[j] * k
+        self.q = q
+        self.nfev += 4
+        self.nsteps += 1
+        return y
+
+    def get_state(self):
+        state = super().get_state()
+        state["q"] = None if self.q is None else self.q.copy()
+        return state
+
+    def set_state(self, state):
+        super().set_state(state)
+        q = state.get("q")
+        self.q = None if q is None else np.array(q, dtype=float)
+
+
+def _exp_fit_coefficients(z: np.ndarray):
+    """Treanor's r2, r3, r4 for z = p h >= 0 [-].
+
+    r2 = (1 - e^-z)/z, r3 = (1 - r2)/z, r4 = (1/2 - r3)/z; the closed forms cancel
+    catastrophically for small z, where the series sum_k (-z)^k/(k+m)! is used.
+    """
+    small = z < 0.1
+    zs = np.where(small, z, 0.0)
+    zl = np.where(small, 1.0, z)
+    # series, 12 terms: error < 0.1^12/12! for z < 0.1
+    r2s = np.zeros_like(z)
+    r3s = np.zeros_like(z)
+    r4s = np.zeros_like(z)
+    term = np.ones_like(z)
+    for kk in range(12):
+        r2s += term / math.factorial(kk + 1)
+        r3s += term / math.factorial(kk + 2)
+        r4s += term / math.factorial(kk + 3)
+        term = term * (-zs)
+    r2l = -np.expm1(-zl) / zl
+    r3l = (1.0 - r2l) / zl
+    r4l = (0.5 - r3l) / zl
+    return (np.where(small, r2s, r2l), np.where(small, r3s, r3l), np.where(small, r4s, r4l))
+
+
+class Treanor(Integrator):
+    """Treanor's exponentially fitted Runge-Kutta method (Treanor 1966; seed 000).
+
+    Per component i, with stages w1 = y, w2 = w1 + h/2 q1, w3 = w1 + h/2 q2 and
+    q_k = f(w_k), the local decay rate is ``p = -(q3 - q2)/(w3 - w2)``.  Where
+    ``p <= 0`` the step is classical RK4.  Where ``p > 0``, with r_m as in
+    :func:`_exp_fit_coefficients`,::
+
+        w4 = w1 + h [2 (q3 - q1) r3 + (q1 - q2) r2 + q2]
+        dy = h { q1 r2 + [-3 Q1 + 2 Q2 + 2 Q3 - Q4] r3 + 4 [Q1 - Q2 - Q3 + Q4] r4 }
+
+    with Q_k = q_k + p w_k.  For y' = -p y the step is exact (y e^{-ph}); as p -> 0
+    it tends to RK4.
+    """
+
+    name = "treanor"
+    order = 4
+
+    def step(self, fun, t, y, h):
+        w1 = y
+        q1 = fun(t, w1)
+        w2 = w1 + 0.5 * h * q1
+        q2 = fun(t + 0.5 * h, w2)
+        w3 = w1 + 0.5 * h * q2
+        q3 = fun(t + 0.5 * h, w3)
+        dw = w3 - w2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(dw != 0.0, -(q3 - q2) / np.where(dw != 0.0, dw, 1.0), 0.0)
+        stiff = p > 0.0
+        if not stiff.any():
+            w4 = w1 + h * q3
+            q4 = fun(t + h, w4)
+            self.nfev += 4
+            self.nsteps += 1
+            return y + (h / 6.0) * (q1 + 2.0 * (q2 + q3) + q4)
+        pp = np.where(stiff, p, 0.0)
+        r2, r3, r4 = _exp_fit_coefficients(pp * h)
+        qt = np.where(stiff, 2.0 * (q3 - q1) * r3 + (q1 - q2) * r2 + q2, q3)
+        w4 = w1 + h * qt
+        q4 = fun(t + h, w4)
+        Q1, Q2, Q3, Q4 = q1 + pp * w1, q2 + pp * w2, q3 + pp * w3, q4 + pp * w4
+        dy_fit = h * (q1 * r2 + (-3.0 * Q1 + 2.0 * Q2 + 2.0 * Q3 - Q4) * r3
+                      + 4.0 * (Q1 - Q2 - Q3 + Q4) * r4)
+        dy_rk4 = (h / 6.0) * (q1 + 2.0 * (q2 + q3) + q4)
+        self.nfev += 4
+        self.nsteps += 1
+        return y + np.where(stiff, dy_fit, dy_rk4)
+
+
+class ScipyAdaptive(Integrator):
+    """scipy's adaptive solvers over each step [t, t + h] (``solve_ivp``).
+
+    The solver restarts at every call, so its own step-size history is not carried;
+    this keeps the state of a co-simulation step self-contained (rollback-safe).
+    """
+
+    order = 0
+
+    def __init__(self, method: str = "RK45", rtol: float = 1e-8, atol: float = 1e-10):
+        super().__init__()
+        self.method = method
+        self.name = method.lower()
+        self.rtol = rtol
+        self.atol = atol
+
+    def step(self, fun, t, y, h):
+        sol = solve_ivp(fun, (t, t + h), y, method=self.method, rtol=self.rtol,
+                        atol=self.atol)
+        self.nfev += int(sol.nfev)
+        self.nsteps += 1
+        if not sol.success:
+            raise IntegrationError(f"{self.method} failed on [{t}, {t + h}] s: {sol.message}")
+        return sol.y[:, -1].copy()
+
+
+FIXED_STEP = {"rk4": RK4, "gill": Gill, "treanor": Treanor, "gill-tableau": GillTableau}
+ADAPTIVE = {"rk45": "RK45", "dop853": "DOP853", "radau": "Radau", "bdf": "BDF", "lsoda": "LSODA"}
+INTEGRATOR_NAMES = tuple(FIXED_STEP) + tuple(ADAPTIVE)
+
+
+def make_integrator(name: str, rtol: float = 1e-8, atol: float = 1e-10) -> Integrator:
+    """Integrator by registry name (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the accepted names.
+    """
+    key = name.lower()
+    if key in FIXED_STEP:
+        return FIXED_STEP[key]()
+    if key in ADAPTIVE:
+        return ScipyAdaptive(ADAPTIVE[key], rtol=rtol, atol=atol)
+    raise ValueError(f"integrator {name!r} is unknown; accepted: {', '.join(INTEGRATOR_NAMES)}")
+
+
+def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
+              method: str | Integrator = "rk4", check_finite: bool = True):
+    """Integrate ``n_steps`` steps of size ``h`` [s] from ``(t0, y0)``.
+
+    Returns
+    -------
+    t : ndarray, shape (n_steps + 1,)
+        Times t0 + k h [s] (computed from k, not accumulated).
+    y : ndarray, shape (n_steps + 1, len(y0))
+        Solution at those times.
+    """
+    integ = make_integrator(method) if isinstance(method, str) else method
+    y = np.array(y0, dtype=float)
+    t = t0 + h * np.arange(n_steps + 1)
+    out = np.empty((n_steps + 1, y.size))
+    out[0] = y
+    for k in range(n_steps):
+        y = integ.step(fun, t[k], y, h)
+        if check_finite and not np.all(np.isfinite(y)):
+            raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name})")
+        out[k + 1] = y
+    return t, out

@@ -1,0 +1,226 @@
+"""Physics of the two-link flexible arm (BENCHMARKS.md §1) and its integrators."""
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+from mbdcore.beam_modes import ClampedBeamModes
+from mbdcore.blocks import InputError, ParameterError, StepError
+from mbdcore.manipulator import (FlexibleManipulator, FlexibleManipulatorBlock,
+                                 bang_bang_torque)
+from mbdcore.rigid_arm import RigidTwoLinkArm
+
+EB_CLAMPED_FREE = np.array([3.516015, 22.034492, 61.697214])  # omega / sqrt(EI/(rho A l^4))
+
+
+def locked_frequencies(model, coords):
+    """Natural frequencies [Hz] with every coordinate outside ``coords`` locked, at q=0."""
+    M = model.mass_matrix(np.zeros(model.n_dof))[np.ix_(coords, coords)]
+    K = model.K[np.ix_(coords, coords)]
+    return np.sqrt(sl.eigh(K, M, eigvals_only=True)) / (2 * np.pi)
+
+
+# --- beam modes ------------------------------------------------------------------------
+def test_clamped_free_wavenumbers_solve_the_characteristic_equation():
+    modes = ClampedBeamModes.compute(5, 0.5, 0.2, 1.0)
+    bl = modes.beta_l
+    assert np.allclose((1 + np.cos(bl) * np.cosh(bl)) / np.cosh(bl), 0, atol=1e-9)
+    assert np.allclose(bl[:3], [1.875104, 4.694091, 7.854757], atol=1e-6)
+    # clamped at the root, unit tip deflection
+    assert np.allclose(modes.shapes(0.0), 0) and np.allclose(modes.shapes(0.0, 1), 0)
+    assert np.allclose(modes.shapes(0.5), 1.0)
+    # free tip: no moment, no shear
+    b = bl / 0.5
+    assert np.all(np.abs(modes.shapes(0.5, 2)) / b**2 < 1e-9)
+    assert np.all(np.abs(modes.shapes(0.5, 3)) / b**3 < 1e-9)
+
+
+# --- modal limit -----------------------------------------------------------------------
+def test_link1_alone_hub_locked_gives_euler_bernoulli_clamped_free_frequencies():
+    """Nothing outboard of link 1: its locked-hub frequencies are the textbook
+    3.516 and 22.03 sqrt(EI/(rho A l^4)) / 2 pi for every number of modes that holds them."""
+    scale = np.sqrt(1.0 / (0.2 * 0.5**4)) / (2 * np.pi)
+    for n in range(1, 6):
+        arm = FlexibleManipulator(n_modes=n, mode_shapes="clamped-free", rho_a2=1e-12,
+                                  m_h2=0.0, j_s=0.0, j_h2=0.0, m_p=0.0, j_p=0.0)
+        f = locked_frequencies(arm, list(range(2, 2 + n)))
+        k = min(n, 3)
+        assert np.allclose(f[:k], EB_CLAMPED_FREE[:k] * scale, rtol=1e-5), (n, f)
+
+
+def test_link1_with_outboard_load_converges_to_clamped_tip_mass_frequencies():
+    """Link 2 made rigid (EI2 x 1e8), joints locked: link 1 carries a tip body (mass,
+    inertia and first moment of everything outboard).  With clamped-free shapes the
+    Rayleigh-Ritz frequencies fall monotonically onto the exact clamped-mass values as
+    N grows; with the clamped-mass shapes they are exact at once."""
+    base = FlexibleManipulator(ei2=1e8)
+    exact = ClampedBeamModes.compute(2, 0.5, 0.2, 1.0, *base.tip_load_link1()).omega / (2 * np.pi)
+
+    rel = []
+    for n in range(1, 6):
+        arm = FlexibleManipulator(n_modes=n, mode_shapes="clamped-free", ei2=1e8)
+        f = locked_frequencies(arm, list(range(2, 2 + 2 * n)))
+        rel.append(((f[0] - exact[0]) / exact[0],))
+        if n >= 2:
+            rel[-1] += ((f[1] - exact[1]) / exact[1],)
+    first = np.array([r[0] for r in rel])
+    second = np.array([r[1] for r in rel[1:]])
+    for err in (first, second):
+        assert np.all(err > 0)                          # Rayleigh-Ritz: from above
+        assert np.all(np.diff(err) < 0)                 # monotone in N
+    assert first[-1] < 0.4 * first[1] and first[-1] < 0.02
+    assert second[-1] < 0.2
+
+    for n in (1, 2, 3):
+        arm = FlexibleManipulator(n_modes=n, mode_shapes="clamped-mass", ei2=1e8)
+        f = locked_frequencies(arm, list(range(2, 2 + 2 * n)))[: min(n, 2)]
+        assert np.allclose(f, exact[: min(n, 2)], rtol=1e-5)
+
+
+def test_arm_lowest_mode_is_below_one_hertz():
+    arm = FlexibleManipulator()
+    f = locked_frequencies(arm, list(range(2, arm.n_dof)))
+    assert f[0] < 1.0
+
+
+# --- rigid limit -----------------------------------------------------------------------
+def test_rigid_limit_matches_closed_form_two_link_arm():
+    """EI x 1e6: on the slow manifold (deflections at their quasi-static values, where
+    the modal accelerations vanish) the joint accelerations are those of the rigid arm
+    with the same inertias, for random states and torques."""
+    rng = np.random.default_rng(7)
+    arm = FlexibleManipulator(ei1=1e6, ei2=1e6)
+    rigid = RigidTwoLinkArm.from_flexible(**arm.params)
+    n = arm.n_dof
+    for _ in range(10):
+        theta, omega = rng.uniform(-np.pi, np.pi, 2), rng.uniform(-2, 2, 2)
+        tau = rng.uniform(-1, 1, 2)
+        q, qd = np.zeros(n), np.zeros(n)
+        q[:2], qd[:2] = theta, omega
+        for _ in range(10):  # Newton on delta'' (delta) = 0
+            a = arm.accelerations(q, qd, tau)
+            jac = np.empty((n - 2, n - 2))
+            for j in range(n - 2):
+                qq = q.copy()
+                qq[2 + j] += 1e-9
+                jac[:, j] = (arm.accelerations(qq, qd, tau)[2:] - a[2:]) / 1e-9
+            q[2:] -= np.linalg.solve(jac, a[2:])
+        a = arm.accelerations(q, qd, tau)
+        assert np.abs(a[2:]).max() < 1e-9
+        expected = rigid.accelerations(theta, omega, tau)
+        assert np.allclose(a[:2], expected, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
+
+
+def test_rigid_arm_inverse_dynamics_inverts_forward_dynamics():
+    rigid = RigidTwoLinkArm.from_flexible()
+    theta, omega, tau = np.array([0.3, -1.1]), np.array([0.7, 2.0]), np.array([0.4, -0.2])
+    alpha = rigid.accelerations(theta, omega, tau)
+    assert np.allclose(rigid.inverse_dynamics(theta, omega, alpha), tau, atol=1e-14)
+
+
+# --- conservation ------------------------------------------------------------------------
+def test_energy_is_conserved_without_input_and_damping():
+    arm = FlexibleManipulator()
+    x0 = arm.initial_state()
+    x0[arm.n_dof:arm.n_dof + 4] = [1.5, -2.0, 0.05, -0.02]   # joint rates and mode rates
+    _, x = arm.simulate(lambda t: (0.0, 0.0), 2.0, 1e-4, method="rk4", x0=x0)
+    energy = np.array([arm.energy(xi) for xi in x[::200]])
+    assert np.abs(energy - energy[0]).max() / energy[0] < 1e-8
+    assert np.abs(x[:, 2:arm.n_dof]).max() > 1e-3           # the links really deformed
+
+
+def test_damping_dissipates_energy():
+    arm = FlexibleManipulator(damping=1e-2)
+    x0 = arm.initial_state()
+    x0[arm.n_dof + 2] = 0.1
+    _, x = arm.simulate(lambda t: (0.0, 0.0), 1.0, 1e-4, x0=x0)
+    energy = np.array([arm.energy(xi) for xi in x[::100]])
+    assert np.all(np.diff(energy) <= 1e-15) and energy[-1] < 0.99 * energy[0]
+
+
+def test_geometric_stiffening_raises_bending_frequency_of_a_spinning_link():
+    """Link spinning at Omega about its hub: small bending oscillations about the steady
+    state are stiffer with the foreshortening terms (Southwell: f^2 = f0^2 + k Omega^2)
+    and softer without them (spin softening only)."""
+    def bending_period(stiffening, omega_spin):
+        arm = FlexibleManipulator(n_modes=1, mode_shapes="clamped-free", rho_a2=1e-3,
+                                  m_h2=0, j_s=0, j_h2=0, m_p=0, j_p=0, j_h1=100.0,
+                                  geometric_stiffening=stiffening)
+        x0 = arm.initial_state()
+        x0[arm.n_dof] = omega_spin
+        x0[2] = 1e-4
+        t, x = arm.simulate(lambda t: (0.0, 0.0), 3.0, 1e-3, x0=x0)
+        d = x[:, 2] - x[:, 2].mean()
+        crossings = t[1:][np.sign(d[1:]) > np.sign(d[:-1])]
+        return np.diff(crossings).mean()
+
+    f0 = 1 / bending_period(1, 0.0)
+    f_stiff = 1 / bending_period(1, 10.0)
+    f_soft = 1 / bending_period(0, 10.0)
+    assert f_stiff > f0 > f_soft
+
+
+# --- integrators on the arm ------------------------------------------------------------
+def _open_loop_final(method, h, t_end=0.3):
+    arm = FlexibleManipulator()
+    _, x = arm.simulate(bang_bang_torque, t_end, h, method=method)
+    return x[-1]
+
+
+@pytest.mark.parametrize("method", ["rk4", "gill"])
+def test_runge_kutta_order_four_on_the_arm(method):
+    ref = _open_loop_final("rk4", 1.25e-4)
+    errs = [np.abs(_open_loop_final(method, h) - ref).max() for h in (4e-3, 2e-3, 1e-3)]
+    orders = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+    assert np.all(np.abs(orders - 4) < 0.3), orders
+
+
+def test_treanor_agrees_with_rk4_on_the_open_loop_case():
+    a = _open_loop_final("treanor", 1e-4, t_end=1.2)
+    b = _open_loop_final("rk4", 1e-4, t_end=1.2)
+    assert np.allclose(a[:2], b[:2], atol=1e-7)
+    assert np.allclose(a, b, atol=1e-6)
+
+
+def test_adaptive_scipy_solver_agrees_with_rk4():
+    a = _open_loop_final("dop853", 1e-2)
+    b = _open_loop_final("rk4", 1e-4)
+    assert np.allclose(a, b, atol=1e-8)
+
+
+# --- the block ---------------------------------------------------------------------------
+def test_block_reproduces_in_process_simulation_and_keeps_state_on_bad_input():
+    blk = FlexibleManipulatorBlock(substeps=10)
+    arm = FlexibleManipulator()
+    _, x = arm.simulate(bang_bang_torque, 0.05, 1e-4)
+    for k in range(50):
+        tau = bang_bang_torque(k * 1e-3)
+        blk.set_inputs({"tau1": tau[0], "tau2": tau[1]})
+        blk.do_step(k * 1e-3, 1e-3)
+    assert np.abs(blk.x - x[-1]).max() < 1e-12
+    before = blk.get_state()
+    with pytest.raises(InputError, match="tau1"):
+        blk.set_input("tau1", float("nan"))
+    assert blk.inputs == before["inputs"]
+    np.testing.assert_array_equal(blk.x, before["internal"]["x"])
+
+
+def test_block_reports_divergence_and_keeps_last_good_state():
+    blk = FlexibleManipulatorBlock(substeps=1)
+    blk.set_inputs({"tau1": 1e30, "tau2": -1e30})
+    x_before = blk.x.copy()
+    with pytest.raises(StepError, match="failed"):
+        for k in range(100):
+            blk.do_step(k * 1e-2, 1e-2)
+    assert np.all(np.isfinite(blk.x))
+    assert blk.time < 1.0
+    assert np.all(np.isfinite(list(blk.outputs().values())))
+    del x_before
+
+
+def test_bad_parameters_name_the_parameter_and_range():
+    with pytest.raises(ParameterError, match=r"'ei1' = -1.0.*\(0.0, inf\)"):
+        FlexibleManipulator(ei1=-1.0)
+    with pytest.raises(ParameterError, match="n_modes"):
+        FlexibleManipulator(n_modes=9)
+    with pytest.raises(ParameterError, match="integrator"):
+        FlexibleManipulatorBlock(integrator="euler")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pythonfmu import FmuBuilder
 
-from fmu.slave import STATE_OPTIONS
+from fmu.slave import STATE_OPTIONS, BlockSlave
 from mbdcore.blocks import Block
 
 __all__ = ["build_fmu", "EMBEDDED_PACKAGES", "FMU_OPTIONS"]
@@ -107,8 +107,11 @@ def build_fmu(block_class: type[Block], dest, model_name: str | None = None,
     # The script becomes module <model_name> on sys.path inside the FMU: it must not
     # hide a package the FMU imports.
     taken = set(packages) | {"pythonfmu", module.split(".")[0]}
-    if model_name in taken or (model_name not in sys.modules
-                               and importlib.util.find_spec(model_name) is not None):
+    loaded = sys.modules.get(model_name)
+    script_class = getattr(loaded, model_name, None)
+    earlier_fmu = isinstance(script_class, type) and issubclass(script_class, BlockSlave)
+    if model_name in taken or (not earlier_fmu and (
+            loaded is not None or importlib.util.find_spec(model_name) is not None)):
         raise ValueError(f"model name {model_name!r} is the name of an importable module; "
                          "choose another")
 

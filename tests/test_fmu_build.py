@@ -5,7 +5,6 @@ import math
 import subprocess
 import sys
 import textwrap
-from ctypes import c_void_p
 from pathlib import Path
 
 import numpy as np
@@ -322,3 +321,20 @@ def test_fmu_runs_on_its_embedded_sources(fmu_file, tmp_path):
     for k in range(10):
         block.do_step(k * H, H)
     assert float(position) == pytest.approx(block.output("position"), abs=1e-12)
+
+
+def test_misuse_by_the_host_is_logged_not_fatal(instance):
+    fmu = instance()
+    assert math.isnan(fmu.fmu.getReal([fmu.vr["substeps"]])[0])  # an Integer, not a Real
+    fmu.set("position", 1.0)  # outputs cannot be set
+    assert any("value reference" in m for m in fmu.errors())
+    assert any("output 'position' cannot be set" in m for m in fmu.errors())
+    fmu.step()  # the instance is alive and well
+
+
+def test_build_to_a_file_name_with_the_default_model_name(tmp_path):
+    path = build_fmu(DampedOscillator, tmp_path / "oscillator.fmu")
+    assert path == tmp_path / "oscillator.fmu" and path.is_file()
+    assert read_model_description(str(path)).coSimulation.modelIdentifier == "DampedOscillator"
+    with pytest.raises(ValueError, match="importable module"):
+        build_fmu(DampedOscillator, tmp_path, model_name="numpy")

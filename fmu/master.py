@@ -21,7 +21,15 @@ Stepping
 * ``"gauss-seidel"``: components step one after the other; the new outputs of a
   component are passed on to the components that step after it.  The default
   order puts data sources first and breaks feedback cycles at components without
-  feedthrough (typically plants), see :meth:`Master.order`.
+  feedthrough (typically plants), see :meth:`Master.default_order`.
+
+Failures
+--------
+An exception of a block, an FMI status worse than fmi2Warning, an error message an
+FMU logs during a call that returned fmi2OK (pythonfmu-based slaves such as
+:mod:`fmu.slave` report rejected inputs that way) or a non-finite output stops the
+run with :class:`CosimError`, which names the component, the variable if known and
+the time, and carries the rows recorded so far and the FMU's log.
 """
 from __future__ import annotations
 
@@ -34,7 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from mbdcore.blocks import Block, InputError
+from mbdcore.blocks import Block
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
@@ -211,8 +219,8 @@ class BlockComponent(Component):
         self.inputs = tuple(block.input_names())
         self.outputs = tuple(block.output_names())
         self.units = {s.name: s.unit for s in (*block.INPUTS, *block.OUTPUTS)}
-        bad = {o: i for o, ins in block.FEEDTHROUGH.items() for i in ins
-               if o not in self.outputs or i not in self.inputs}
+        bad = {o: tuple(ins) for o, ins in block.FEEDTHROUGH.items()
+               if o not in self.outputs or any(i not in self.inputs for i in ins)}
         if bad:
             raise ValueError(f"{type(block).__name__}.FEEDTHROUGH names unknown variables: {bad}")
         self.feedthrough = {o: tuple(block.FEEDTHROUGH.get(o, ())) for o in self.outputs}
@@ -323,9 +331,8 @@ class FMUComponent(Component):
         self.parameters: dict[str, Any] = {}
         for pname, value in (parameters or {}).items():
             v = self._vars.get(pname)
-            if v is None or v.causality not in ("parameter", "input") or v.variability == "constant":
-                settable = [v.name for v in md.modelVariables
-                            if v.causality in ("parameter", "input") and v.variability != "constant"]
+            if v is None or not _settable(v):
+                settable = [v.name for v in md.modelVariables if _settable(v)]
                 raise ValueError(f"FMU {name!r} ({self.fmu_path.name}) has no settable variable "
                                  f"{pname!r}; settable: {', '.join(settable)}")
             self.parameters[pname] = _convert(v.type, value)
@@ -335,6 +342,7 @@ class FMUComponent(Component):
         self._unzipdir: str | None = None
         self._callbacks = None
         self._fatal = False
+        self._errors: list[str] = []  # messages logged with status fmi2Error or worse
         self._state_handles: list = []
 
     # -- model description -----------------------------------------------------------
@@ -391,9 +399,26 @@ class FMUComponent(Component):
             if 0 <= status <= 5 else str(status)
         text = message.decode("utf-8", "replace") if message else ""
         cat = category.decode("utf-8", "replace") if category else ""
-        self.log.append(f"[{label}] {cat + ': ' if cat else ''}{text}")
+        line = f"[{label}] {cat + ': ' if cat else ''}{text}"
+        self.log.append(line)
+        if status >= 3:
+            self._errors.append(line)
+
+    def _check_log(self, what: str, names: Sequence[str] = ()) -> None:
+        """Raise if the last call logged an error although it returned fmi2OK.
+
+        Exporters that must not fail a call (pythonfmu slaves turn exceptions into
+        fmi2Fatal) reject a value by logging an error; see fmu.slave.
+        """
+        if self._errors:
+            errors, self._errors = self._errors, []
+            variable = names[0] if len(names) == 1 else next(
+                (n for n in names if any(f"'{n}'" in e for e in errors)), None)
+            raise ComponentError(f"{what} logged an error: {errors[-1]}", variable=variable,
+                                 log=self.log)
 
     def _fail(self, what: str, e: Exception, variable: str | None = None) -> ComponentError:
+        self._errors.clear()  # they are in the log that goes with the error
         status = getattr(e, "status", None)
         if status is not None and status >= 4:  # fmi2Fatal: only fmi2FreeInstance is allowed now
             self._fatal = True
@@ -413,6 +438,7 @@ class FMUComponent(Component):
 
         self.terminate()
         self.log.clear()
+        self._errors.clear()
         md = self.model_description
         self._unzipdir = extract(str(self.fmu_path))
         try:
@@ -446,6 +472,7 @@ class FMUComponent(Component):
                 except Exception as e:
                     raise self._fail(f"setting parameter {pname!r} = {value!r}", e, pname) from e
             fmu.exitInitializationMode()
+            self._check_log("initialization", list(self.parameters))
         except ComponentError:
             self.terminate()
             raise
@@ -459,6 +486,8 @@ class FMUComponent(Component):
             self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
         except Exception as e:
             raise self._fail("fmi2DoStep", e) from e
+        if self._errors:
+            self._check_log("fmi2DoStep")
 
     def terminate(self) -> None:
         fmu = self._fmu
@@ -498,6 +527,8 @@ class FMUComponent(Component):
                     self._fmu.setReal(vrs, values)
                 except Exception as e:
                     raise self._fail(f"fmi2SetReal of {', '.join(names)}", e, one) from e
+                if self._errors:
+                    self._check_log(f"fmi2SetReal of {', '.join(names)}", names)
 
             return set_values
 
@@ -507,14 +538,19 @@ class FMUComponent(Component):
                     _set_many(self._fmu, kind, vrs, [values[p] for p in pos])
             except Exception as e:
                 raise self._fail(f"setting {', '.join(names)}", e, one) from e
+            if self._errors:
+                self._check_log(f"setting {', '.join(names)}", names)
 
         return set_mixed
 
     def get_output_values(self) -> list[float]:
         try:
-            return self._out_read()
+            values = self._out_read()
         except Exception as e:
             raise self._fail("reading outputs", e) from e
+        if self._errors:
+            self._check_log("reading outputs", self.outputs)
+        return values
 
     def get_input_values(self) -> list[float]:
         if self._fmu is not None:
@@ -560,6 +596,10 @@ _GETTERS = {"Real": "getReal", "Integer": "getInteger", "Boolean": "getBoolean",
             "String": "getString"}
 _SETTERS = {"Real": "setReal", "Integer": "setInteger", "Boolean": "setBoolean",
             "String": "setString"}
+
+
+def _settable(v) -> bool:
+    return v.causality in ("parameter", "input") and v.variability != "constant"
 
 
 def _unit(v) -> str:
@@ -1005,8 +1045,9 @@ class Master:
             c = comps[i]
             names = [c.inputs[gi - self._in_off[i]] for gi in need]
             set_fns.append(c.input_setter(names) if need else None)
-        final_fns = [(comps[i], gis, comps[i].input_setter(
-            [comps[i].inputs[gi - self._in_off[i]] for gi in gis])) for i, gis in self._final_inputs]
+        final_fns = [(comps[i], gis,
+                      comps[i].input_setter([comps[i].inputs[gi - self._in_off[i]] for gi in gis]))
+                     for i, gis in self._final_inputs]
         gs_fns = self._gauss_seidel_setters() if self.method == "gauss-seidel" else []
         src = self._src
         out_off = self._out_off

@@ -1,0 +1,71 @@
+"""Joint PD control with rigid-model feedforward and torque limits."""
+from __future__ import annotations
+
+import numpy as np
+
+from mbdcore.blocks import Block, Parameter, Signal
+from mbdcore.manipulator import ARM_PARAMETERS
+from mbdcore.rigid_arm import RigidTwoLinkArm
+
+_RIGID_NAMES = ("l1", "l2", "rho_a1", "rho_a2", "j_h1", "j_h2", "m_h2", "j_s", "m_p", "j_p")
+
+
+class JointPDController(Block):
+    """tau = sat( tau_ff + Kp (theta_ref - theta) + Kd (omega_ref - omega) ).
+
+    The feedforward is the inverse dynamics of the rigid two-link arm with the
+    inertias of the flexible arm (parameters with the arm's names, SI units),
+    evaluated on the reference: tau_ff = M(theta_ref) alpha_ref + c(theta_ref, omega_ref).
+    Each torque is clipped to [-tau_max_i, tau_max_i].  The law is static: the outputs
+    depend directly on the inputs at the same instant (declared in FEEDTHROUGH).
+
+    Default gains: stiff enough that the joints of the BENCHMARKS.md §1 arm stay within
+    2 % of the 15 deg / 10 deg move in the second after it (the joints are collocated
+    with the motors, so joint PD cannot damp the link vibration: the tips keep
+    swinging by about 10 cm peak to peak, the job of the better controllers).
+    """
+
+    INPUTS = tuple(
+        Signal(f"{kind}{i}_ref", unit, f"joint {i} reference {what}")
+        for i in (1, 2)
+        for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate"),
+                                 ("alpha", "rad/s2", "acceleration"))
+    ) + tuple(
+        Signal(f"{kind}{i}", unit, f"measured joint {i} {what}")
+        for i in (1, 2) for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate")))
+    OUTPUTS = (Signal("tau1", "N.m", "joint 1 torque command"),
+               Signal("tau2", "N.m", "joint 2 torque command"))
+    PARAMETERS = (
+        Parameter("kp1", 200.0, "N.m/rad", "proportional gain, joint 1", min=0.0),
+        Parameter("kd1", 40.0, "N.m.s/rad", "derivative gain, joint 1", min=0.0),
+        Parameter("kp2", 80.0, "N.m/rad", "proportional gain, joint 2", min=0.0),
+        Parameter("kd2", 15.0, "N.m.s/rad", "derivative gain, joint 2", min=0.0),
+        Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
+        Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
+        Parameter("feedforward", 1, "", "1: rigid-model feedforward on, 0: off", min=0, max=1),
+    ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
+    FEEDTHROUGH = {"tau1": tuple(s.name for s in INPUTS), "tau2": tuple(s.name for s in INPUTS)}
+    DEFAULT_STOP_TIME = 3.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        p = self.params
+        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
+        self.kp = np.array([p["kp1"], p["kp2"]])
+        self.kd = np.array([p["kd1"], p["kd2"]])
+        self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
+
+    def torques(self, ref_theta, ref_omega, ref_alpha, theta, omega) -> np.ndarray:
+        """The control law on arrays (rad, rad/s, rad/s^2 in; N m out)."""
+        tau = self.kp * (np.asarray(ref_theta) - theta) + self.kd * (np.asarray(ref_omega) - omega)
+        if self.params["feedforward"]:
+            tau = tau + self.rigid.inverse_dynamics(ref_theta, ref_omega, ref_alpha)
+        return np.clip(tau, -self.tau_max, self.tau_max)
+
+    def outputs(self) -> dict:
+        u = self.inputs
+        tau = self.torques((u["theta1_ref"], u["theta2_ref"]), (u["omega1_ref"], u["omega2_ref"]),
+                           (u["alpha1_ref"], u["alpha2_ref"]), (u["theta1"], u["theta2"]),
+                           (u["omega1"], u["omega2"]))
+        return {"tau1": float(tau[0]), "tau2": float(tau[1])}

@@ -1,0 +1,53 @@
+"""Closed-loop performance figures of a point-to-point move."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def move_metrics(t, y, start: float, target: float, band: float = 0.02) -> dict:
+    """Overshoot and settling of a signal ``y(t)`` moving from ``start`` to ``target``.
+
+    Parameters
+    ----------
+    t, y : array_like
+        Time [s] and signal (any unit).
+    start, target : float
+        Initial and final values of the move (unit of y).
+    band : float
+        Settling band as a fraction of the move (0.02 = 2 %).
+
+    Returns
+    -------
+    dict
+        ``overshoot`` [fraction of the move, >= 0], ``settling_time`` [s] (first time
+        after which y stays within the band; ``inf`` if it never does),
+        ``final_error`` [fraction of the move] at the last sample and
+        ``max_error_last_second`` [fraction of the move] over the last second.
+    """
+    t, y = np.asarray(t, float), np.asarray(y, float)
+    move = target - start
+    if move == 0.0:
+        raise ValueError("start and target are equal: a move of zero has no overshoot")
+    progress = (y - start) / move            # 0 at the start, 1 at the target
+    err = np.abs(progress - 1.0)
+    outside = np.nonzero(err > band)[0]
+    if len(outside) == 0:
+        settling = float(t[0])
+    elif outside[-1] == len(t) - 1:
+        settling = float("inf")
+    else:
+        settling = float(t[outside[-1] + 1])
+    last = t >= t[-1] - 1.0
+    return {
+        "overshoot": float(max(progress.max() - 1.0, 0.0)),
+        "settling_time": settling,
+        "final_error": float(progress[-1] - 1.0),
+        "max_error_last_second": float(err[last].max()),
+    }
+
+
+def residual_vibration(t, w, window: float = 1.0) -> float:
+    """Peak-to-peak of a deflection signal ``w`` [m] over the last ``window`` seconds [m]."""
+    t, w = np.asarray(t, float), np.asarray(w, float)
+    sel = t >= t[-1] - window
+    return float(np.ptp(w[sel]))

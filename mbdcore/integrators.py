@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import numba
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -188,29 +189,67 @@ class Gill(Integrator):
         self.q = None if q is None else np.array(q, dtype=float)
 
 
-def _exp_fit_coefficients(z: np.ndarray):
+@numba.njit(cache=True)
+def _exp_fit_coefficients(z: float):
     """Treanor's r2, r3, r4 for z = p h >= 0 [-].
 
     r2 = (1 - e^-z)/z, r3 = (1 - r2)/z, r4 = (1/2 - r3)/z; the closed forms cancel
-    catastrophically for small z, where the series sum_k (-z)^k/(k+m)! is used.
+    catastrophically for small z, where the series sum_k (-z)^k/(k+m)! is used
+    (12 terms: error below 0.1^12/12! for z < 0.1).
     """
-    small = z < 0.1
-    zs = np.where(small, z, 0.0)
-    zl = np.where(small, 1.0, z)
-    # series, 12 terms: error < 0.1^12/12! for z < 0.1
-    r2s = np.zeros_like(z)
-    r3s = np.zeros_like(z)
-    r4s = np.zeros_like(z)
-    term = np.ones_like(z)
-    for kk in range(12):
-        r2s += term / math.factorial(kk + 1)
-        r3s += term / math.factorial(kk + 2)
-        r4s += term / math.factorial(kk + 3)
-        term = term * (-zs)
-    r2l = -np.expm1(-zl) / zl
-    r3l = (1.0 - r2l) / zl
-    r4l = (0.5 - r3l) / zl
-    return (np.where(small, r2s, r2l), np.where(small, r3s, r3l), np.where(small, r4s, r4l))
+    if z < 0.1:
+        r2 = r3 = r4 = 0.0
+        term = 1.0
+        f1, f2, f3 = 1.0, 2.0, 6.0          # (k+1)!, (k+2)!, (k+3)! for k = 0
+        for k in range(12):
+            r2 += term / f1
+            r3 += term / f2
+            r4 += term / f3
+            term *= -z
+            f1 *= k + 2
+            f2 *= k + 3
+            f3 *= k + 4
+        return r2, r3, r4
+    r2 = -math.expm1(-z) / z
+    r3 = (1.0 - r2) / z
+    r4 = (0.5 - r3) / z
+    return r2, r3, r4
+
+
+@numba.njit(cache=True)
+def _treanor_fourth_point(w1, w2, w3, q1, q2, q3, h):
+    """Decay rates p (0 where the component is not decaying) and the fourth point w4."""
+    n = w1.shape[0]
+    p = np.zeros(n)
+    w4 = np.empty(n)
+    for i in range(n):
+        dw = w3[i] - w2[i]
+        pi = -(q3[i] - q2[i]) / dw if dw != 0.0 else 0.0
+        if pi > 0.0:
+            r2, r3, _ = _exp_fit_coefficients(pi * h)
+            p[i] = pi
+            w4[i] = w1[i] + h * (2.0 * (q3[i] - q1[i]) * r3 + (q1[i] - q2[i]) * r2 + q2[i])
+        else:
+            w4[i] = w1[i] + h * q3[i]
+    return p, w4
+
+
+@numba.njit(cache=True)
+def _treanor_increment(p, w1, w2, w3, w4, q1, q2, q3, q4, h):
+    n = w1.shape[0]
+    dy = np.empty(n)
+    for i in range(n):
+        if p[i] > 0.0:
+            r2, r3, r4 = _exp_fit_coefficients(p[i] * h)
+            a1 = q1[i] + p[i] * w1[i]
+            a2 = q2[i] + p[i] * w2[i]
+            a3 = q3[i] + p[i] * w3[i]
+            a4 = q4[i] + p[i] * w4[i]
+            dy[i] = h * (q1[i] * r2 + (-3.0 * a1 + 2.0 * a2 + 2.0 * a3 - a4) * r3
+                         + 4.0 * (a1 - a2 - a3 + a4) * r4)
+        else:
+            dy[i] = (h / 6.0) * (q1[i] + 2.0 * (q2[i] + q3[i]) + q4[i])
+    return dy
 
 
 class Treanor(Integrator):
@@ -224,42 +263,27 @@ class Treanor(Integrator):
         w4 = w1 + h [2 (q3 - q1) r3 + (q1 - q2) r2 + q2]
         dy = h { q1 r2 + [-3 Q1 + 2 Q2 + 2 Q3 - Q4] r3 + 4 [Q1 - Q2 - Q3 + Q4] r4 }
 
-    with Q_k = q_k + p w_k.  For y' = -p y the step is exact (y e^{-ph}); as p -> 0
-    it tends to RK4.
+    with Q_k = q_k + p w_k.  For y' = -p y (plus a quadratic in t) the step is exact;
+    as p -> 0 it tends to RK4.  It is fourth order on scalar problems; on coupled
+    oscillatory systems the per-component p mixes components and the observed order
+    drops to three (measured on y'' = -y), while staying close to RK4.
     """
 
     name = "treanor"
     order = 4
 
     def step(self, fun, t, y, h):
-        w1 = y
+        w1 = np.asarray(y, dtype=float)
         q1 = fun(t, w1)
         w2 = w1 + 0.5 * h * q1
         q2 = fun(t + 0.5 * h, w2)
         w3 = w1 + 0.5 * h * q2
         q3 = fun(t + 0.5 * h, w3)
-        dw = w3 - w2
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(dw != 0.0, -(q3 - q2) / np.where(dw != 0.0, dw, 1.0), 0.0)
-        stiff = p > 0.0
-        if not stiff.any():
-            w4 = w1 + h * q3
-            q4 = fun(t + h, w4)
-            self.nfev += 4
-            self.nsteps += 1
-            return y + (h / 6.0) * (q1 + 2.0 * (q2 + q3) + q4)
-        pp = np.where(stiff, p, 0.0)
-        r2, r3, r4 = _exp_fit_coefficients(pp * h)
-        qt = np.where(stiff, 2.0 * (q3 - q1) * r3 + (q1 - q2) * r2 + q2, q3)
-        w4 = w1 + h * qt
+        p, w4 = _treanor_fourth_point(w1, w2, w3, q1, q2, q3, h)
         q4 = fun(t + h, w4)
-        Q1, Q2, Q3, Q4 = q1 + pp * w1, q2 + pp * w2, q3 + pp * w3, q4 + pp * w4
-        dy_fit = h * (q1 * r2 + (-3.0 * Q1 + 2.0 * Q2 + 2.0 * Q3 - Q4) * r3
-                      + 4.0 * (Q1 - Q2 - Q3 + Q4) * r4)
-        dy_rk4 = (h / 6.0) * (q1 + 2.0 * (q2 + q3) + q4)
         self.nfev += 4
         self.nsteps += 1
-        return y + np.where(stiff, dy_fit, dy_rk4)
+        return w1 + _treanor_increment(p, w1, w2, w3, w4, q1, q2, q3, q4, h)
 
 
 class ScipyAdaptive(Integrator):

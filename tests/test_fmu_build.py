@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
-from fmpy.fmi2 import (FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
-                       fmi2CallbackLoggerTYPE)
 from fmpy.validation import validate_fmu
 
 from fmu.build import build_fmu
 from fmu.slave import _from_plain, _to_plain, si_base_exponents
 from blocks_for_tests import DampedOscillator
+from fmi_instance import FMI2_DISCARD, FMI2_ERROR, Instance
 
-FMI2_ERROR, FMI2_DISCARD = 3, 2
 H = 0.01  # communication step [s]
 
 
@@ -36,50 +34,6 @@ def unzipped(fmu_file, tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def md(fmu_file):
     return read_model_description(str(fmu_file))
-
-
-class Instance:
-    """An fmpy FMU2Slave that records the log messages it receives."""
-
-    def __init__(self, md, unzipped, name="oscillator", **params):
-        self.vr = {v.name: v.valueReference for v in md.modelVariables}
-        self.messages: list[tuple[int, str]] = []
-
-        def record(env, instance, status, category, message):
-            self.messages.append((status, message.decode()))
-
-        self._logger = fmi2CallbackLoggerTYPE(record)  # kept alive as long as the FMU
-        self._callbacks = fmi2CallbackFunctions()
-        self._callbacks.logger = self._logger
-        self._callbacks.allocateMemory = defaultCallbacks.allocateMemory
-        self._callbacks.freeMemory = defaultCallbacks.freeMemory
-        self.fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
-                             modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
-        self.fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
-        self.fmu.setupExperiment(startTime=0.0)
-        self.fmu.enterInitializationMode()
-        for key, value in params.items():
-            self.set(key, value)
-        self.fmu.exitInitializationMode()
-        self.t = 0.0
-
-    def set(self, name, value):
-        setter = {str: self.fmu.setString, int: self.fmu.setInteger}.get(type(value), self.fmu.setReal)
-        setter([self.vr[name]], [value.encode() if isinstance(value, str) else value])
-
-    def get(self, *names) -> list[float]:
-        return self.fmu.getReal([self.vr[n] for n in names])
-
-    def step(self, h=H):
-        self.fmu.doStep(self.t, h)
-        self.t += h
-
-    def errors(self) -> list[str]:
-        return [m for s, m in self.messages if s == FMI2_ERROR]
-
-    def close(self):
-        self.fmu.terminate()
-        self.fmu.freeInstance()
 
 
 @pytest.fixture

@@ -1,0 +1,340 @@
+"""Formulations of the constrained equations of motion and the ``simulate`` driver.
+
+Index-1 with Baumgarte stabilisation and projections (seed 000)
+----------------------------------------------------------------
+The constraints differentiated twice, ``G q'' = gamma``, are solved together with the
+dynamics in the augmented system
+
+    [ M   G^T ] [ q''    ]   [ F                               ]
+    [ G    0  ] [ lambda ] = [ gamma - 2 alpha g' - beta^2 g   ]
+
+(g' = G q' + g_t).  Baumgarte's terms (alpha = beta for critical damping, seed: 5..50)
+pull the drift back; after every step the minimum-norm projections of seed 000 put the
+state back on the constraint manifold:
+
+    position  dq  = -G^T (G G^T)^-1 g(q, t)          (iterated until |g| < tol)
+    velocity  dq' = -G^T (G G^T)^-1 (G q' + g_t)
+
+The first-order system x = (q, q') is then integrated by any method of
+:mod:`mbdcore.integrators` (Gill, Treanor, RK4, BDF, scipy's adaptive solvers).
+
+Index-3 (seed 001, 003) is solved by the implicit integrators of
+:mod:`mbdcore.implicit` (generalized-alpha, HHT, Newmark, Bathe) with Newton iterations.
+
+Errors are explicit: an inconsistent initial condition that cannot be assembled raises
+:class:`AssemblyError`, a singular constraint Jacobian :class:`SingularConfigurationError`
+(both name the time and the constraints involved).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .dae import ConstrainedProblem
+from .integrators import Integrator, IntegrationError, make_integrator
+
+
+class AssemblyError(RuntimeError):
+    """The constraints cannot be satisfied from the given initial guess."""
+
+
+class SingularConfigurationError(RuntimeError):
+    """The constraint Jacobian lost rank (a singular / locked configuration)."""
+
+
+def _names(problem, kind: str, count: int) -> list[str]:
+    getter = getattr(problem, f"{kind}_names", None)
+    return list(getter()) if getter else [f"{kind}{i}" for i in range(count)]
+
+
+def _worst(problem, g) -> str:
+    names = _names(problem, "multiplier", len(g))
+    order = np.argsort(-np.abs(g))[:3]
+    return ", ".join(f"{names[i]} = {g[i]:.3g}" for i in order)
+
+
+def _min_norm_solve(G: np.ndarray, rhs: np.ndarray, problem, t: float) -> np.ndarray:
+    """x = G^T (G G^T)^-1 rhs, or SingularConfigurationError."""
+    GGt = G @ G.T
+    cond = np.linalg.cond(GGt)
+    if not np.isfinite(cond) or cond > 1e14:
+        raise SingularConfigurationError(
+            f"constraint Jacobian is singular at t = {t:.6g} s (redundant constraints or a "
+            f"singular configuration; rank {np.linalg.matrix_rank(G)} of {G.shape[0]}): "
+            f"{', '.join(_names(problem, 'multiplier', G.shape[0]))}")
+    return G.T @ np.linalg.solve(GGt, rhs)
+
+
+def project_positions(problem: ConstrainedProblem, t: float, q: np.ndarray,
+                      tol: float = 1e-12, max_iter: int = 50) -> np.ndarray:
+    """Minimum-norm Gauss-Newton projection of q onto g(q, t) = 0 (seed 000).
+
+    Raises AssemblyError if |g| does not fall below ``tol`` [m or rad].
+    """
+    q = np.array(q, dtype=float)
+    if problem.m == 0:
+        return q
+    g = problem.constraints(t, q)
+    for _ in range(max_iter):
+        if np.abs(g).max() <= tol:
+            return q
+        G = problem.constraint_jacobian(t, q)
+        q = q - _min_norm_solve(G, g, problem, t)
+        g_new = problem.constraints(t, q)
+        if not np.all(np.isfinite(g_new)):
+            break
+        g = g_new
+    if np.abs(g).max() <= tol:
+        return q
+    raise AssemblyError(f"the constraints cannot be satisfied at t = {t:.6g} s from this "
+                        f"guess after {max_iter} iterations; largest violations: "
+                        f"{_worst(problem, g)}")
+
+
+def project_velocities(problem: ConstrainedProblem, t: float, q: np.ndarray,
+                       v: np.ndarray) -> np.ndarray:
+    """Minimum-norm velocity projection onto G q' + g_t = 0 (seed 000)."""
+    if problem.m == 0:
+        return np.array(v, dtype=float)
+    G = problem.constraint_jacobian(t, q)
+    return v - _min_norm_solve(G, G @ v + problem.constraint_rate(t, q), problem, t)
+
+
+def assemble(problem: ConstrainedProblem, t: float = 0.0, q=None, v=None,
+             tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
+    """Consistent initial conditions: positions projected onto g = 0 from the guess,
+    then velocities onto G q' + g_t = 0.  AssemblyError if impossible."""
+    if q is None or v is None:
+        q0, v0 = problem.initial_state()
+        q = q0 if q is None else q
+        v = v0 if v is None else v
+    q = project_positions(problem, t, q, tol=tol)
+    return q, project_velocities(problem, t, q, v)
+
+
+def augmented_accelerations(problem: ConstrainedProblem, t: float, q: np.ndarray,
+                            v: np.ndarray, alpha: float = 0.0, beta: float = 0.0):
+    """(q'', lambda) from the augmented index-1 system with Baumgarte terms."""
+    M = problem.mass_matrix(q)
+    F = problem.forces(t, q, v)
+    if problem.m == 0:
+        return np.linalg.solve(M, F), np.zeros(0)
+    if hasattr(problem, "constraint_terms"):
+        g, G, gt, gam = problem.constraint_terms(t, q, v)
+    else:
+        g, G = problem.constraints(t, q), problem.constraint_jacobian(t, q)
+        gt, gam = problem.constraint_rate(t, q), problem.gamma(t, q, v)
+    rhs_c = gam - 2.0 * alpha * (G @ v + gt) - beta**2 * g
+    n, m = problem.n, problem.m
+    K = np.zeros((n + m, n + m))
+    K[:n, :n] = M
+    K[:n, n:] = G.T
+    K[n:, :n] = G
+    try:
+        sol = np.linalg.solve(K, np.concatenate([F, rhs_c]))
+    except np.linalg.LinAlgError:
+        raise SingularConfigurationError(
+            f"augmented matrix [[M, G^T], [G, 0]] is singular at t = {t:.6g} s: the "
+            f"constraints are redundant or the configuration is singular "
+            f"(rank of G {np.linalg.matrix_rank(G)} of {m})") from None
+    if np.linalg.cond(G @ G.T) > 1e14:
+        raise SingularConfigurationError(
+            f"constraint Jacobian is singular at t = {t:.6g} s (rank "
+            f"{np.linalg.matrix_rank(G)} of {m}); constraints: "
+            f"{', '.join(_names(problem, 'multiplier', m))}")
+    return sol[:n], sol[n:]
+
+
+class Index1Baumgarte:
+    """The index-1 formulation as a first-order system for any :class:`Integrator`.
+
+    Parameters
+    ----------
+    problem : ConstrainedProblem
+    alpha, beta : float
+        Baumgarte parameters [1/s] (seed 000: alpha = beta in 5..50).
+    project : bool
+        Apply the position and velocity projections after every step.
+    tol : float
+        Constraint tolerance of the position projection [m or rad].
+    """
+
+    def __init__(self, problem: ConstrainedProblem, alpha: float = 10.0, beta: float = 10.0,
+                 project: bool = True, tol: float = 1e-12):
+        self.problem = problem
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.project = project
+        self.tol = tol
+        self.n = problem.n
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        n = self.n
+        a, _ = augmented_accelerations(self.problem, t, x[:n], x[n:], self.alpha, self.beta)
+        return np.concatenate([x[n:], a])
+
+    def correct(self, t: float, x: np.ndarray) -> np.ndarray:
+        if not self.project or self.problem.m == 0:
+            return x
+        n = self.n
+        q = project_positions(self.problem, t, x[:n], tol=self.tol)
+        return np.concatenate([q, project_velocities(self.problem, t, q, x[n:])])
+
+
+@dataclass
+class SimulationResult:
+    """Named time series of a simulation.
+
+    Attributes
+    ----------
+    t : ndarray (N,)          times [s]
+    q, v : ndarray (N, n)     coordinates [m, rad] and velocities [m/s, rad/s]
+    lam : ndarray (N, m)      Lagrange multipliers (reaction forces/torques)
+    violation : ndarray (N,)  max |g| [m or rad]
+    energy : ndarray (N,)     total mechanical energy [J] (nan where undefined)
+    names, multiplier_names : signal names of q and lam
+    stats : dict              integrator statistics
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    lam: np.ndarray
+    violation: np.ndarray
+    energy: np.ndarray
+    names: list = field(default_factory=list)
+    multiplier_names: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """A series by name: ``"body.x"``, ``"body.phi"``, ``"d(body.x)"`` (velocity),
+        ``"lambda(joint.x)"``, ``"violation"``, ``"energy"``, ``"time"``."""
+        if name in ("time", "t"):
+            return self.t
+        if name in ("violation", "energy"):
+            return getattr(self, name)
+        if name in self.names:
+            return self.q[:, self.names.index(name)]
+        if name.startswith("d(") and name[2:-1] in self.names:
+            return self.v[:, self.names.index(name[2:-1])]
+        if name.startswith("lambda(") and name[7:-1] in self.multiplier_names:
+            return self.lam[:, self.multiplier_names.index(name[7:-1])]
+        raise KeyError(f"no series {name!r}; coordinates: {', '.join(self.names)}")
+
+    def columns(self) -> dict:
+        cols = {"time": self.t}
+        cols.update({n: self.q[:, i] for i, n in enumerate(self.names)})
+        cols.update({f"d({n})": self.v[:, i] for i, n in enumerate(self.names)})
+        cols.update({f"lambda({n})": self.lam[:, i] for i, n in enumerate(self.multiplier_names)})
+        cols.update(violation=self.violation, energy=self.energy)
+        return cols
+
+    def to_csv(self, path) -> Path:
+        cols = self.columns()
+        np.savetxt(path, np.column_stack(list(cols.values())), delimiter=",",
+                   header=",".join(cols), comments="", fmt="%.17g")
+        return Path(path)
+
+    def plot(self, path, signals=None) -> Path:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        signals = list(signals or self.names)
+        fig = Figure(figsize=(8, 1.8 * len(signals) + 0.8))
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(len(signals), 1, sharex=True, squeeze=False)[:, 0]
+        for ax, s in zip(axes, signals):
+            ax.plot(self.t, self[s])
+            ax.set_ylabel(s)
+            ax.grid(True, alpha=0.3)
+        axes[-1].set_xlabel("time [s]")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        return Path(path)
+
+
+def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
+             formulation: str = "index1", alpha: float = 10.0, beta: float = 10.0,
+             project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
+             inputs=None, record_every: int = 1, **method_options) -> SimulationResult:
+    """Simulate a constrained system from 0 to ``t_end`` [s] with fixed steps ``h`` [s].
+
+    Parameters
+    ----------
+    method : str or Integrator
+        Index-1: any name of :func:`mbdcore.integrators.make_integrator`.  Index-3: any
+        name of :func:`mbdcore.implicit.make_implicit` ("generalized-alpha", "hht",
+        "newmark", "bathe", "bathe-broyden").
+    formulation : {"index1", "index3"}
+    alpha, beta : Baumgarte parameters [1/s] (index-1 only).
+    project : apply the seed-000 projections after every step (index-1 only).
+    inputs : callable, optional
+        ``inputs(t) -> dict`` of system inputs [N m / N] held over each step.
+    record_every : int
+        Keep every k-th step in the result.
+    """
+    n_steps = int(round(t_end / h))
+    if n_steps < 1 or not np.isfinite(h) or h <= 0:
+        raise ValueError(f"t_end = {t_end!r} s and h = {h!r} s must give at least one step")
+    if assemble_initial:
+        q, v = assemble(problem, 0.0, q0, v0)
+    else:
+        q0_, v0_ = problem.initial_state()
+        q = np.array(q0_ if q0 is None else q0, float)
+        v = np.array(v0_ if v0 is None else v0, float)
+
+    def set_inputs(t):
+        if inputs is not None:
+            for key, val in inputs(t).items():
+                problem.set_input(key, val)
+
+    times, qs, vs, lams = [0.0], [q.copy()], [v.copy()], []
+    set_inputs(0.0)
+    if formulation == "index1":
+        form = Index1Baumgarte(problem, alpha, beta, project=project)
+        integ = make_integrator(method, **method_options) if isinstance(method, str) else method
+        x = np.concatenate([q, v])
+        lams.append(augmented_accelerations(problem, 0.0, q, v, alpha, beta)[1])
+        for k in range(n_steps):
+            t = k * h
+            set_inputs(t)
+            with np.errstate(all="ignore"):
+                x = integ.step(form.rhs, t, x, h)
+            if not np.all(np.isfinite(x)):
+                raise IntegrationError(f"non-finite state at t = {t + h:.6g} s ({integ.name})")
+            x = form.correct(t + h, x)
+            if (k + 1) % record_every == 0 or k == n_steps - 1:
+                times.append((k + 1) * h)
+                qs.append(x[:problem.n].copy())
+                vs.append(x[problem.n:].copy())
+                lams.append(augmented_accelerations(problem, (k + 1) * h, x[:problem.n],
+                                                    x[problem.n:], alpha, beta)[1])
+        stats = integ.stats() if isinstance(integ, Integrator) else {}
+    elif formulation == "index3":
+        from .implicit import make_implicit
+
+        integ = make_implicit(method, **method_options) if isinstance(method, str) else method
+        lams.append(augmented_accelerations(problem, 0.0, q, v)[1])
+        for k in range(n_steps):
+            t = k * h
+            set_inputs(t)
+            q, v = integ.step(problem, t, q, v, h)
+            if (k + 1) % record_every == 0 or k == n_steps - 1:
+                times.append((k + 1) * h)
+                qs.append(q.copy())
+                vs.append(v.copy())
+                lams.append(np.array(integ.lam, dtype=float).copy())
+        stats = integ.stats()
+    else:
+        raise ValueError(f"formulation {formulation!r}: accepted values are 'index1', 'index3'")
+
+    t_arr = np.array(times)
+    q_arr, v_arr = np.array(qs), np.array(vs)
+    lam_arr = np.array(lams).reshape(len(t_arr), problem.m)
+    viol = np.array([np.abs(problem.constraints(ti, qi)).max() if problem.m else 0.0
+                     for ti, qi in zip(t_arr, q_arr)])
+    energy = np.array([problem.energy(ti, qi, vi) for ti, qi, vi in zip(t_arr, q_arr, v_arr)])
+    return SimulationResult(t_arr, q_arr, v_arr, lam_arr, viol, energy,
+                            _names(problem, "coordinate", problem.n),
+                            _names(problem, "multiplier", problem.m), stats)

@@ -330,7 +330,11 @@ def make_integrator(name: str, rtol: float = 1e-8, atol: float = 1e-10) -> Integ
         return FIXED_STEP[key]()
     if key in ADAPTIVE:
         return ScipyAdaptive(ADAPTIVE[key], rtol=rtol, atol=atol)
-    raise ValueError(f"integrator {name!r} is unknown; accepted: {', '.join(INTEGRATOR_NAMES)}")
+    from mbdcore.bdf import BDF_INTEGRATORS  # late: mbdcore.bdf imports this module
+    if key in BDF_INTEGRATORS:
+        return BDF_INTEGRATORS[key](rtol=rtol, atol=atol)
+    names = INTEGRATOR_NAMES + tuple(BDF_INTEGRATORS)
+    raise ValueError(f"integrator {name!r} is unknown; accepted: {', '.join(names)}")
 
 
 def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,

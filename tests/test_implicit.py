@@ -1,0 +1,330 @@
+"""Index-3 implicit integrators against references that cannot be tuned.
+
+* a planar pendulum in Cartesian coordinates (x, y), constraint x^2 + y^2 - L^2 = 0,
+  against theta'' = -(g/L) sin(theta) solved by solve_ivp at rtol 1e-12;
+* a damped, forced two-mass spring chain (no constraints) against the matrix
+  exponential of its first-order form;
+* a stiff scalar oscillator against the amplification matrix of generalized-alpha
+  written out from its defining equations (Chung-Hulbert), and its limit rho_inf.
+"""
+import time
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.linalg import expm
+
+from mbdcore.dae import ConstrainedProblem
+from mbdcore.implicit import (HHT, Bathe, ConvergenceError, GeneralizedAlpha, Newmark,
+                              integrate_index3, make_implicit)
+
+G_ACC = 9.80665  # standard gravity [m/s^2]
+
+
+class CartesianPendulum(ConstrainedProblem):
+    """Point mass on a massless rod of length L [m], pivot at the origin, y up."""
+
+    n, m = 2, 1
+
+    def __init__(self, length=1.0, mass=1.0):
+        self.length = length
+        self.mass = mass
+
+    def mass_matrix(self, q):
+        return self.mass * np.eye(2)
+
+    def forces(self, t, q, v):
+        return np.array([0.0, -self.mass * G_ACC])
+
+    def constraints(self, t, q):
+        return np.array([q @ q - self.length ** 2])
+
+    def constraint_jacobian(self, t, q):
+        return 2.0 * q.reshape(1, 2)
+
+    def gamma(self, t, q, v):
+        return np.array([-2.0 * (v @ v)])
+
+    def energy(self, t, q, v):
+        return 0.5 * self.mass * (v @ v) + self.mass * G_ACC * q[1]
+
+    def state_from_angle(self, theta, omega):
+        """(q, v) for angle theta [rad] from the downward vertical and rate omega [rad/s]."""
+        L = self.length
+        q = L * np.array([np.sin(theta), -np.cos(theta)])
+        v = L * omega * np.array([np.cos(theta), np.sin(theta)])
+        return q, v
+
+
+class RedundantPendulum(CartesianPendulum):
+    """The same rod constraint written twice: G loses rank, the saddle matrix is singular."""
+
+    m = 2
+
+    def constraints(self, t, q):
+        return np.repeat(super().constraints(t, q), 2)
+
+    def constraint_jacobian(self, t, q):
+        return np.vstack([super().constraint_jacobian(t, q)] * 2)
+
+    def gamma(self, t, q, v):
+        return np.repeat(super().gamma(t, q, v), 2)
+
+
+class PoisonedPendulum(CartesianPendulum):
+    """Forces become NaN after t_bad [s] (a model that blows up mid-run)."""
+
+    def __init__(self, t_bad):
+        super().__init__()
+        self.t_bad = t_bad
+
+    def forces(self, t, q, v):
+        return super().forces(t, q, v) * (np.nan if t > self.t_bad else 1.0)
+
+
+class SpringChain(ConstrainedProblem):
+    """wall -k1- m1 -k2- m2, damper c on m1, constant force f on m2 (m = 0 constraints)."""
+
+    n, m = 2, 0
+
+    def __init__(self, m1=1.0, m2=0.5, k1=40.0, k2=25.0, c=0.3, f=2.0):
+        self.M = np.diag([m1, m2])
+        self.K = np.array([[k1 + k2, -k2], [-k2, k2]])
+        self.C = np.diag([c, 0.0])
+        self.f = np.array([0.0, f])
+
+    def mass_matrix(self, q):
+        return self.M
+
+    def forces(self, t, q, v):
+        return self.f - self.K @ q - self.C @ v
+
+    def exact(self, t, q0, v0):
+        """Matrix exponential of x' = A x + b (b carried as an extra constant state)."""
+        Minv = np.linalg.inv(self.M)
+        A = np.zeros((5, 5))
+        A[0:2, 2:4] = np.eye(2)
+        A[2:4, 0:2] = -Minv @ self.K
+        A[2:4, 2:4] = -Minv @ self.C
+        A[2:4, 4] = Minv @ self.f
+        x = expm(A * t) @ np.concatenate([q0, v0, [1.0]])
+        return x[0:2], x[2:4]
+
+
+class Oscillator(ConstrainedProblem):
+    """q'' = -omega^2 q, unit mass, analytic force Jacobians."""
+
+    n, m = 1, 0
+
+    def __init__(self, omega):
+        self.omega = omega
+
+    def mass_matrix(self, q):
+        return np.eye(1)
+
+    def forces(self, t, q, v):
+        return -self.omega ** 2 * q
+
+    def force_jacobians(self, t, q, v):
+        return -self.omega ** 2 * np.eye(1), np.zeros((1, 1))
+
+
+METHODS = [
+    ("generalized-alpha", {"rho_inf": 0.8}),
+    ("generalized-alpha", {"rho_inf": 1.0}),
+    ("hht", {"alpha": -0.1}),
+    ("newmark", {"beta": 0.25, "gamma": 0.5}),
+    ("bathe", {}),
+    ("bathe-broyden", {}),
+]
+IDS = [f"{n}{'-' + '-'.join(f'{k}={v}' for k, v in p.items()) if p else ''}"
+       for n, p in METHODS]
+
+
+def pendulum_reference(theta0, t_end):
+    sol = solve_ivp(lambda t, y: [y[1], -G_ACC * np.sin(y[0])], (0.0, t_end),
+                    [theta0, 0.0], rtol=1e-12, atol=1e-12)
+    return sol.y[0, -1], sol.y[1, -1]
+
+
+def observed_orders(errors):
+    e = np.asarray(errors)
+    return np.log2(e[:-1] / e[1:])
+
+
+@pytest.mark.parametrize("name, params", METHODS, ids=IDS)
+def test_pendulum_second_order_in_position_and_velocity(name, params):
+    pend = CartesianPendulum()
+    q0, v0 = pend.state_from_angle(1.0, 0.0)
+    q_ref, v_ref = pend.state_from_angle(*pendulum_reference(1.0, 1.0))
+    eq, ev = [], []
+    for n_steps in (25, 50, 100):
+        res = integrate_index3(pend, q0, v0, 0.0, 1.0 / n_steps, n_steps, name, **params)
+        eq.append(np.max(np.abs(res.q[-1] - q_ref)))
+        ev.append(np.max(np.abs(res.v[-1] - v_ref)))
+    assert np.all(np.abs(observed_orders(eq) - 2.0) < 0.3), eq
+    assert np.all(np.abs(observed_orders(ev) - 2.0) < 0.3), ev
+
+
+@pytest.mark.parametrize("name, params", METHODS, ids=IDS)
+def test_spring_chain_second_order_without_constraints(name, params):
+    chain = SpringChain()
+    q0, v0 = np.array([0.1, -0.05]), np.array([0.0, 0.3])
+    q_ref, v_ref = chain.exact(2.0, q0, v0)
+    errors = []
+    for n_steps in (100, 200, 400):
+        res = integrate_index3(chain, q0, v0, 0.0, 2.0 / n_steps, n_steps, name, **params)
+        assert res.lam.shape == (n_steps + 1, 0)
+        errors.append(np.max(np.abs(res.q[-1] - q_ref)))
+    assert np.all(np.abs(observed_orders(errors) - 2.0) < 0.3), errors
+
+
+@pytest.mark.parametrize("name, params", [("generalized-alpha", {"rho_inf": 1.0}),
+                                          ("bathe-broyden", {})],
+                         ids=["generalized-alpha-rho=1", "bathe-broyden"])
+def test_pendulum_energy_and_constraint_over_ten_seconds(name, params):
+    pend = CartesianPendulum()
+    q0, v0 = pend.state_from_angle(1.0, 0.0)
+    res = integrate_index3(pend, q0, v0, 0.0, 1e-3, 10_000, name, **params)
+    energy = np.array([pend.energy(t, q, v) for t, q, v in zip(res.t, res.q, res.v)])
+    e0 = energy[0]                                  # -g cos(1) [J]: far from zero
+    assert np.max(np.abs(energy - e0)) / abs(e0) < 1e-4
+    violation = np.abs(np.sum(res.q ** 2, axis=1) - pend.length ** 2)
+    assert np.max(violation) < 1e-10
+    # The rod tension from lambda: |G^T lambda| = 2 L |lambda| = m (g cos th + L th'^2).
+    theta = np.arctan2(res.q[-1, 0], -res.q[-1, 1])
+    omega2 = (res.v[-1] @ res.v[-1]) / pend.length ** 2
+    tension = pend.mass * (G_ACC * np.cos(theta) + pend.length * omega2)
+    assert abs(2.0 * pend.length * abs(res.lam[-1, 0]) - tension) < 1e-3 * tension
+
+
+def test_broyden_needs_fewer_jacobians_than_newton_for_bathe():
+    pend = CartesianPendulum()
+    q0, v0 = pend.state_from_angle(1.0, 0.0)
+    newton = integrate_index3(pend, q0, v0, 0.0, 0.01, 100, "bathe")
+    broyden = integrate_index3(pend, q0, v0, 0.0, 0.01, 100, "bathe-broyden")
+    assert broyden.stats["jacobian_evaluations"] < newton.stats["jacobian_evaluations"] / 10
+    # ... and reaches the same solution to within the Newton tolerance's effect.
+    assert np.max(np.abs(broyden.q - newton.q)) < 1e-8
+
+
+def amplification_matrix(scheme, omega_h):
+    """Chung-Hulbert amplification of (q, h v, h^2 a) for q'' = -omega^2 q.
+
+    Written from the scheme's three defining equations (with h^2 q''_n = -Omega^2 q_n):
+    q' - beta A' = q + V + (1/2 - beta) A,  V' - gamma A' = V + (1 - gamma) A,
+    (1 - alpha_m) A' + (1 - alpha_f) Omega^2 q' = -alpha_m A - alpha_f Omega^2 q.
+    """
+    am, af, b, g = scheme.alpha_m, scheme.alpha_f, scheme.beta, scheme.gamma
+    w2 = omega_h ** 2
+    lhs = np.array([[1.0, 0.0, -b], [0.0, 1.0, -g], [(1 - af) * w2, 0.0, 1 - am]])
+    rhs = np.array([[1.0, 1.0, 0.5 - b], [0.0, 1.0, 1 - g], [-af * w2, 0.0, -am]])
+    return np.linalg.solve(lhs, rhs)
+
+
+@pytest.mark.parametrize("scheme, rho_inf", [
+    (GeneralizedAlpha(0.0), 0.0), (GeneralizedAlpha(0.5), 0.5),
+    (GeneralizedAlpha(0.8), 0.8), (GeneralizedAlpha(1.0), 1.0),
+    (HHT(-0.1), 0.9 / 1.1), (HHT(-1.0 / 3.0), 0.5), (Newmark(), 1.0)],
+    ids=["ga0", "ga0.5", "ga0.8", "ga1", "hht-0.1", "hht-1/3", "trapezoidal"])
+def test_spectral_radius_at_infinity_is_rho_inf(scheme, rho_inf):
+    radius = np.max(np.abs(np.linalg.eigvals(amplification_matrix(scheme, 1e8))))
+    assert radius == pytest.approx(rho_inf, abs=1e-3)
+
+
+@pytest.mark.parametrize("rho_inf", [0.0, 0.5, 1.0])
+def test_high_frequency_amplitude_decays_as_predicted(rho_inf):
+    h, omega_h, n_steps = 1e-3, 100.0, 40
+    osc = Oscillator(omega_h / h)
+    res = integrate_index3(osc, [1e-3], [0.0], 0.0, h, n_steps, "generalized-alpha",
+                           rho_inf=rho_inf)
+    scheme = GeneralizedAlpha(rho_inf)
+    y = np.array([1e-3, 0.0, -osc.omega ** 2 * 1e-3 * h * h])
+    A = amplification_matrix(scheme, omega_h)
+    for k in range(n_steps):
+        y = A @ y
+        assert res.q[k + 1, 0] == pytest.approx(y[0], abs=1e-9 * 1e-3)
+        assert h * res.v[k + 1, 0] == pytest.approx(y[1], abs=1e-9 * 1e-3)
+    amplitude = np.hypot(res.q[-1, 0], res.v[-1, 0] / osc.omega)
+    if rho_inf < 1.0:
+        assert amplitude < 1e-3 * (rho_inf + 0.1) ** 10      # numerically dissipated
+    else:
+        assert amplitude == pytest.approx(1e-3, rel=1e-6)      # no dissipation at rho = 1
+
+
+def test_bathe_annihilates_a_stiff_component_and_keeps_the_slow_one():
+    h = 1e-3
+    chain = SpringChain(m1=1.0, m2=1e-6, k1=40.0, k2=1e4, c=0.0, f=0.0)
+    # The light mass rides the heavy one on a stiff spring (omega h ~ 100): start it
+    # off its quasi-static position by 1 mm.
+    q0, v0 = np.array([0.1, 0.101]), np.zeros(2)
+    res = integrate_index3(chain, q0, v0, 0.0, h, 50, "bathe")
+    assert abs(res.q[-1, 1] - res.q[-1, 0]) < 1e-6
+    # The slow mode: m1 q'' = -k1 q (the light mass carries no inertia to speak of).
+    w = np.sqrt(40.0)
+    assert res.q[-1, 0] == pytest.approx(0.1 * np.cos(w * 0.05), abs=1e-5)
+
+
+def test_newton_failure_on_nan_forces_names_the_time():
+    pend = PoisonedPendulum(t_bad=0.0405)
+    q0, v0 = pend.state_from_angle(0.5, 0.0)
+    for method in ("generalized-alpha", "bathe-broyden"):
+        start = time.perf_counter()
+        with pytest.raises(ConvergenceError, match=r"at t = 0\.0(5|45) s") as info:
+            integrate_index3(pend, q0, v0, 0.0, 0.01, 10, method)
+        assert "h = 0.01 s" in str(info.value) and "iterations" in str(info.value)
+        assert time.perf_counter() - start < 2.0
+
+
+def test_redundant_constraints_raise_instead_of_hanging():
+    pend = RedundantPendulum()
+    q0, v0 = pend.state_from_angle(0.5, 0.0)
+    with pytest.raises(ConvergenceError, match=r"t = 0 s"):
+        integrate_index3(pend, q0, v0, 0.0, 0.01, 10, "generalized-alpha")
+    # Past the start-up (history supplied by hand) the step itself must refuse.
+    integ = GeneralizedAlpha(0.8)
+    integ.qdd, integ.a, integ.lam = np.zeros(2), np.zeros(2), np.zeros(2)
+    with pytest.raises(ConvergenceError, match=r"t = 0\.01 s.*singular"):
+        integ.step(pend, 0.0, q0, v0, 0.01)
+    assert integ.failures == 1
+
+
+def test_absurd_step_raises_convergence_error():
+    pend = CartesianPendulum()
+    q0, v0 = pend.state_from_angle(1.0, 0.0)
+    integ = Bathe(max_iterations=8)
+    with pytest.raises(ConvergenceError, match=r"t = .* s \(h = 1e\+03 s\)"):
+        integ.step(pend, 0.0, q0, v0, 1e3)
+
+
+@pytest.mark.parametrize("name, params", [("generalized-alpha", {"iteration": "modified"}),
+                                          ("hht", {"iteration": "broyden"}),
+                                          ("bathe-broyden", {}), ("bathe", {})])
+def test_get_set_state_continues_bit_for_bit(name, params):
+    pend = CartesianPendulum()
+    q, v = pend.state_from_angle(1.0, 0.3)
+    integ = make_implicit(name, **params)
+    h = 0.01
+    for k in range(15):
+        q, v = integ.step(pend, k * h, q, v, h)
+    saved, q_s, v_s = integ.get_state(), q.copy(), v.copy()
+    first = []
+    for k in range(15, 30):
+        q, v = integ.step(pend, k * h, q, v, h)
+        first.append(np.concatenate([q, v, integ.lam, integ.qdd, integ.a]))
+    stats_first = integ.stats()
+    integ.set_state(saved)
+    q, v = q_s, v_s
+    for k, ref in zip(range(15, 30), first):
+        q, v = integ.step(pend, k * h, q, v, h)
+        assert np.array_equal(np.concatenate([q, v, integ.lam, integ.qdd, integ.a]), ref)
+    assert integ.stats() == stats_first
+
+
+def test_newmark_with_gamma_off_half_is_first_order_and_registry_names():
+    assert Newmark(0.3, 0.6).order == 1
+    assert GeneralizedAlpha(0.7).order == HHT(-0.2).order == Bathe().order == 2
+    for name in ("generalized-alpha", "hht", "newmark", "bathe", "bathe-broyden"):
+        assert make_implicit(name).nsteps == 0
+    with pytest.raises(ValueError, match="bathe-broyden"):
+        make_implicit("radau-iia")

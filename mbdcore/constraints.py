@@ -40,7 +40,7 @@ class Constraint:
     def equation_names(self) -> list[str]:
         return [str(k) for k in range(self.n_eq)]
 
-    def evaluate(self, t, q, v, g, G, gt, gam) -> None:
+    def evaluate(self, t, view, g, G, gt, gam) -> None:
         raise NotImplementedError
 
     # helpers -----------------------------------------------------------------------
@@ -76,9 +76,9 @@ class Revolute(Constraint):
     def equation_names(self):
         return ["x", "y"]
 
-    def evaluate(self, t, q, v, g, G, gt, gam):
-        sa = self.system.state_of(self.a[0], q, v)
-        sb = self.system.state_of(self.b[0], q, v)
+    def evaluate(self, t, view, g, G, gt, gam):
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
         ra, _, ja, qa = sa.point(self.a[1])
         rb, _, jb, qb = sb.point(self.b[1])
         g[:] = ra - rb
@@ -98,8 +98,9 @@ class _RelativeAngle(Constraint):
         """(f, f', f'') [rad, rad/s, rad/s^2]."""
         return 0.0, 0.0, 0.0
 
-    def evaluate(self, t, q, v, g, G, gt, gam):
+    def evaluate(self, t, view, g, G, gt, gam):
         val = 0.0
+        q = view.q
         for body, c in self.angle_terms():
             if body.index is None:
                 val += c * body.angle
@@ -133,9 +134,9 @@ class Weld(Constraint):
     def equation_names(self):
         return ["x", "y", "moment"]
 
-    def evaluate(self, t, q, v, g, G, gt, gam):
-        self.pin.evaluate(t, q, v, g[:2], G[:2], gt[:2], gam[:2])
-        _angle_row(self.body_a, self.body_b, self.angle, q, g[2:], G[2:])
+    def evaluate(self, t, view, g, G, gt, gam):
+        self.pin.evaluate(t, view, g[:2], G[:2], gt[:2], gam[:2])
+        _angle_row(self.body_a, self.body_b, self.angle, view.q, g[2:], G[2:])
 
 
 def _angle_row(body_a, body_b, angle, q, g, G):
@@ -174,9 +175,9 @@ class PointOnLine(Constraint):
     def equation_names(self):
         return ["normal"]
 
-    def evaluate(self, t, q, v, g, G, gt, gam):
-        sa = self.system.state_of(self.a[0], q, v)
-        sb = self.system.state_of(self.b[0], q, v)
+    def evaluate(self, t, view, g, G, gt, gam):
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
         ra, rad, ja, qa = sa.point(self.a[1])
         rb, rbd, jb, qb = sb.point(self.b[1])
         n, nd, jn, qn = sa.vector(self.normal_local)
@@ -218,9 +219,9 @@ class Prismatic(Constraint):
     def equation_names(self):
         return ["normal", "moment"]
 
-    def evaluate(self, t, q, v, g, G, gt, gam):
-        self.line.evaluate(t, q, v, g[:1], G[:1], gt[:1], gam[:1])
-        _angle_row(self.body_a, self.body_b, self.angle, q, g[1:], G[1:])
+    def evaluate(self, t, view, g, G, gt, gam):
+        self.line.evaluate(t, view, g[:1], G[:1], gt[:1], gam[:1])
+        _angle_row(self.body_a, self.body_b, self.angle, view.q, g[1:], G[1:])
 
 
 class SynchronousGear(_RelativeAngle):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .blocks import ParameterError
-from .multibody import E, rot
+from .multibody import E, StateView, rot
 
 
 def _check(name: str, label: str, value: float, minimum: float = 0.0, strict: bool = False,
@@ -41,10 +41,10 @@ class Force:
     def bind(self, system) -> None:
         self.system = system
 
-    def apply(self, t, q, v, f, inputs) -> None:
+    def apply(self, t, view, f, inputs) -> None:
         raise NotImplementedError
 
-    def potential(self, t, q) -> float:
+    def potential(self, t, view) -> float:
         return 0.0
 
     def jacobians(self, t, q, v, inputs):
@@ -81,8 +81,8 @@ class PointForce(Force):
         super().bind(system)
         self.at = system.marker(self.at_ref)
 
-    def apply(self, t, q, v, f, inputs):
-        s = self.system.state_of(self.at[0], q, v)
+    def apply(self, t, view, f, inputs):
+        s = view[self.at[0]]
         _, _, jphi, _ = s.point(self.at[1])
         self._add_point_force(f, s, jphi, np.asarray(self.force(t), float))
 
@@ -115,9 +115,9 @@ class TranslationalSpringDamper(Force):
             rb = self.b[0].position + rot(self.b[0].angle) @ self.b[1]
             self.l0 = float(np.linalg.norm(rb - ra))
 
-    def _geometry(self, q, v):
-        sa = self.system.state_of(self.a[0], q, v)
-        sb = self.system.state_of(self.b[0], q, v)
+    def _geometry(self, view):
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
         ra, rad, ja, _ = sa.point(self.a[1])
         rb, rbd, jb, _ = sb.point(self.b[1])
         d = rb - ra
@@ -127,14 +127,14 @@ class TranslationalSpringDamper(Force):
         e = d / length
         return sa, sb, ja, jb, e, length, float(e @ (rbd - rad))
 
-    def apply(self, t, q, v, f, inputs):
-        sa, sb, ja, jb, e, length, rate = self._geometry(q, v)
+    def apply(self, t, view, f, inputs):
+        sa, sb, ja, jb, e, length, rate = self._geometry(view)
         tension = self.k * (length - self.l0) + self.c * rate
         self._add_point_force(f, sa, ja, tension * e)
         self._add_point_force(f, sb, jb, -tension * e)
 
-    def potential(self, t, q):
-        _, _, _, _, _, length, _ = self._geometry(q, np.zeros_like(q))
+    def potential(self, t, view):
+        _, _, _, _, _, length, _ = self._geometry(view)
         return 0.5 * self.k * (length - self.l0) ** 2
 
 
@@ -162,21 +162,22 @@ class RotationalSpringDamper(Force):
         if self.theta0 is None:
             self.theta0 = self.b.angle - self.a.angle
 
-    def _angle(self, q, v):
+    def _angle(self, view):
+        q, v = view.q, view.v
         pa = self.a.angle if self.a.index is None else q[self.a.index + 2]
         pb = self.b.angle if self.b.index is None else q[self.b.index + 2]
         wa = 0.0 if self.a.index is None else v[self.a.index + 2]
         wb = 0.0 if self.b.index is None else v[self.b.index + 2]
         return pb - pa, wb - wa
 
-    def apply(self, t, q, v, f, inputs):
-        theta, rate = self._angle(q, v)
+    def apply(self, t, view, f, inputs):
+        theta, rate = self._angle(view)
         torque = -self.k * (theta - self.theta0) - self.c * rate
         self._add_torque(f, self.b, torque)
         self._add_torque(f, self.a, -torque)
 
-    def potential(self, t, q):
-        theta, _ = self._angle(q, np.zeros_like(q))
+    def potential(self, t, view):
+        theta, _ = self._angle(view)
         return 0.5 * self.k * (theta - self.theta0) ** 2
 
     def jacobians(self, t, q, v, inputs):
@@ -208,7 +209,7 @@ class JointTorque(Force):
         super().bind(system)
         self.a, self.b = system.body(self.a_name), system.body(self.b_name)
 
-    def apply(self, t, q, v, f, inputs):
+    def apply(self, t, view, f, inputs):
         tau = inputs[self.input_names[0]]
         self._add_torque(f, self.b, tau)
         self._add_torque(f, self.a, -tau)
@@ -229,7 +230,7 @@ class ConstantTorque(JointTorque):
         self.torque = float(torque)
         self.input_names = ()
 
-    def apply(self, t, q, v, f, inputs):
+    def apply(self, t, view, f, inputs):
         self._add_torque(f, self.b, self.torque)
         self._add_torque(f, self.a, -self.torque)
 
@@ -252,9 +253,9 @@ class JointForce(Force):
         self.a = system.marker(self.a_ref)
         self.b = system.marker(self.b_ref)
 
-    def apply(self, t, q, v, f, inputs):
-        sa = self.system.state_of(self.a[0], q, v)
-        sb = self.system.state_of(self.b[0], q, v)
+    def apply(self, t, view, f, inputs):
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
         _, _, ja, _ = sa.point(self.a[1])
         _, _, jb, _ = sb.point(self.b[1])
         force = inputs[self.input_names[0]] * (sa.A @ self.u)
@@ -300,11 +301,11 @@ class Contact(Force):
         self.a = system.marker(self.a_ref)
         self.b = system.marker(self.b_ref)
 
-    def _geometry(self, q, v):
+    def _geometry(self, view):
         """(penetration [m], its rate [m/s], normal on a (pointing from b to a),
         states and point jacobians)."""
-        sa = self.system.state_of(self.a[0], q, v)
-        sb = self.system.state_of(self.b[0], q, v)
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
         ca, cad, ja, _ = sa.point(self.a[1])
         cb, cbd, jb, _ = sb.point(self.b[1])
         if self.rb is not None:
@@ -332,8 +333,8 @@ class Contact(Force):
         dn = delta**self.n_exp
         return max(self.k * dn + self.c * dn * rate, 0.0)
 
-    def apply(self, t, q, v, f, inputs):
-        delta, rate, nrm, sa, sb, ja, jb = self._geometry(q, v)
+    def apply(self, t, view, f, inputs):
+        delta, rate, nrm, sa, sb, ja, jb = self._geometry(view)
         mag = self.force_magnitude(delta, rate)
         self.last_force = mag
         if mag == 0.0:
@@ -341,11 +342,11 @@ class Contact(Force):
         self._add_point_force(f, sa, ja, mag * nrm)
         self._add_point_force(f, sb, jb, -mag * nrm)
 
-    def potential(self, t, q):
-        delta = self._geometry(q, np.zeros_like(q))[0]
+    def potential(self, t, view):
+        delta = self._geometry(view)[0]
         return self.k * delta ** (self.n_exp + 1) / (self.n_exp + 1) if delta > 0 else 0.0
 
     def penetration(self, q) -> float:
-        """Penetration delta [m] (negative: gap)."""
-        return self._geometry(q, np.zeros_like(q))[0]
+        """Penetration delta [m] (negative: gap) at coordinates q."""
+        return self._geometry(StateView(q, np.zeros_like(q)))[0]
 

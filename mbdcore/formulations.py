@@ -55,16 +55,30 @@ def _worst(problem, g) -> str:
     return ", ".join(f"{names[i]} = {g[i]:.3g}" for i in order)
 
 
-def _min_norm_solve(G: np.ndarray, rhs: np.ndarray, problem, t: float) -> np.ndarray:
-    """x = G^T (G G^T)^-1 rhs, or SingularConfigurationError."""
+def _check_rank(G: np.ndarray, problem, t: float) -> np.ndarray:
+    """Cholesky factor of G G^T, or SingularConfigurationError if G lost rank.
+
+    The ratio of the smallest to the largest diagonal entry of the factor estimates
+    the square root of the reciprocal condition number, without an SVD per call."""
     GGt = G @ G.T
-    cond = np.linalg.cond(GGt)
-    if not np.isfinite(cond) or cond > 1e14:
+    try:
+        low = np.linalg.cholesky(GGt)
+        d = np.abs(np.diag(low))
+        ok = d.min() > 1e-7 * d.max()
+    except np.linalg.LinAlgError:
+        ok = False
+    if not ok:
         raise SingularConfigurationError(
             f"constraint Jacobian is singular at t = {t:.6g} s (redundant constraints or a "
-            f"singular configuration; rank {np.linalg.matrix_rank(G)} of {G.shape[0]}): "
-            f"{', '.join(_names(problem, 'multiplier', G.shape[0]))}")
-    return G.T @ np.linalg.solve(GGt, rhs)
+            f"singular configuration; rank {np.linalg.matrix_rank(G)} of {G.shape[0]}); "
+            f"constraints: {', '.join(_names(problem, 'multiplier', G.shape[0]))}")
+    return low
+
+
+def _min_norm_solve(G: np.ndarray, rhs: np.ndarray, problem, t: float) -> np.ndarray:
+    """x = G^T (G G^T)^-1 rhs, or SingularConfigurationError."""
+    low = _check_rank(G, problem, t)
+    return G.T @ np.linalg.solve(low.T, np.linalg.solve(low, rhs))
 
 
 def project_positions(problem: ConstrainedProblem, t: float, q: np.ndarray,
@@ -81,7 +95,9 @@ def project_positions(problem: ConstrainedProblem, t: float, q: np.ndarray,
         if np.abs(g).max() <= tol:
             return q
         G = problem.constraint_jacobian(t, q)
-        q = q - _min_norm_solve(G, g, problem, t)
+        # least-squares minimum-norm step: equals -G^T (G G^T)^-1 g where G has full
+        # rank, and still makes progress (or stalls measurably) where it has not
+        q = q - np.linalg.lstsq(G, g, rcond=None)[0]
         g_new = problem.constraints(t, q)
         if not np.all(np.isfinite(g_new)):
             break
@@ -132,18 +148,8 @@ def augmented_accelerations(problem: ConstrainedProblem, t: float, q: np.ndarray
     K[:n, :n] = M
     K[:n, n:] = G.T
     K[n:, :n] = G
-    try:
-        sol = np.linalg.solve(K, np.concatenate([F, rhs_c]))
-    except np.linalg.LinAlgError:
-        raise SingularConfigurationError(
-            f"augmented matrix [[M, G^T], [G, 0]] is singular at t = {t:.6g} s: the "
-            f"constraints are redundant or the configuration is singular "
-            f"(rank of G {np.linalg.matrix_rank(G)} of {m})") from None
-    if np.linalg.cond(G @ G.T) > 1e14:
-        raise SingularConfigurationError(
-            f"constraint Jacobian is singular at t = {t:.6g} s (rank "
-            f"{np.linalg.matrix_rank(G)} of {m}); constraints: "
-            f"{', '.join(_names(problem, 'multiplier', m))}")
+    _check_rank(G, problem, t)
+    sol = np.linalg.solve(K, np.concatenate([F, rhs_c]))
     return sol[:n], sol[n:]
 
 

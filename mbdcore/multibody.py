@@ -124,14 +124,30 @@ class BodyState:
         """(r, r', J_phi, quad) of the point at local s: r = p + A s, J_phi = dr/dphi,
         quad = velocity-quadratic part of r'' (= -phi'^2 A s)."""
         As = self.A @ s
-        jphi = E @ As
-        return self.p + As, self.pd + self.phid * jphi, jphi, -self.phid**2 * As
+        jphi = np.array((-As[1], As[0]))
+        return self.p + As, self.pd + self.phid * jphi, jphi, (-self.phid * self.phid) * As
 
     def vector(self, u: np.ndarray):
         """(n, n', dn/dphi, quad) of the body-fixed direction u: n = A u."""
         n = self.A @ u
-        jphi = E @ n
-        return n, self.phid * jphi, jphi, -self.phid**2 * n
+        jphi = np.array((-n[1], n[0]))
+        return n, self.phid * jphi, jphi, (-self.phid * self.phid) * n
+
+
+class StateView:
+    """Body states of one (q, q') evaluated once and shared by all elements."""
+
+    __slots__ = ("q", "v", "_cache")
+
+    def __init__(self, q: np.ndarray, v: np.ndarray):
+        self.q, self.v = q, v
+        self._cache: dict[str, BodyState] = {}
+
+    def __getitem__(self, body: Body) -> BodyState:
+        s = self._cache.get(body.name)
+        if s is None:
+            s = self._cache[body.name] = BodyState(body, self.q, self.v)
+        return s
 
 
 class System(ConstrainedProblem):
@@ -234,8 +250,8 @@ class System(ConstrainedProblem):
     def multiplier_names(self) -> list[str]:
         return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
 
-    def state_of(self, body: Body, q, v) -> BodyState:
-        return BodyState(body, q, v)
+    def view(self, q, v) -> StateView:
+        return StateView(q, v)
 
     # -- ConstrainedProblem ------------------------------------------------------------
     def mass_matrix(self, q=None) -> np.ndarray:
@@ -248,8 +264,9 @@ class System(ConstrainedProblem):
         f = np.zeros(self.n)
         f[0::3] = self._mass[0::3] * self.gravity[0]
         f[1::3] = self._mass[1::3] * self.gravity[1]
+        view = StateView(q, v)
         for force in self.forces_list:
-            force.apply(t, q, v, f, self.inputs)
+            force.apply(t, view, f, self.inputs)
         return f
 
     def _constraint_parts(self, t, q, v):
@@ -258,9 +275,10 @@ class System(ConstrainedProblem):
         gt = np.zeros(self.m)
         gam = np.zeros(self.m)
         row = 0
+        view = StateView(q, v)
         for j in self.joints:
             sl = slice(row, row + j.n_eq)
-            j.evaluate(t, q, v, g[sl], G[sl], gt[sl], gam[sl])
+            j.evaluate(t, view, g[sl], G[sl], gt[sl], gam[sl])
             row += j.n_eq
         return g, G, gt, gam
 
@@ -304,8 +322,9 @@ class System(ConstrainedProblem):
     def potential_energy(self, t, q) -> float:
         """Gravity and elastic potentials [J] (gravity zero at y = 0)."""
         pe = -float(self._mass[0::3] @ (q[0::3] * self.gravity[0] + q[1::3] * self.gravity[1]))
+        view = StateView(q, np.zeros_like(q))
         for force in self.forces_list:
-            pe += force.potential(t, q)
+            pe += force.potential(t, view)
         return pe
 
     def energy(self, t, q, v) -> float:
@@ -322,6 +341,7 @@ class _ForceSubset(ConstrainedProblem):
 
     def forces(self, t, q, v):
         f = np.zeros(self.n)
+        view = StateView(q, v)
         for force in self.elements:
-            force.apply(t, q, v, f, self.system.inputs)
+            force.apply(t, view, f, self.system.inputs)
         return f

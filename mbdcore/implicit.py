@@ -36,9 +36,12 @@ c_a ~ 1/h^2 (equivalently, multiplying by beta h^2) turns the iteration matrix i
     [[ M + (c_v/c_a) C_t + (1/c_a) K_t ,  G^T ],
      [ G                               ,  0   ]]      C_t = -dF/dv,  K_t = -dF/dq + d(M q'' + G^T lambda)/dq
 
-whose condition number stays O(1) as h -> 0 instead of growing like 1/h^4.  The
-residual norm tested is ``max(|r1|_inf / max diag M, |g|_inf)`` (both lengths for a
-model in metres), together with the position increment.
+whose condition number stays O(1) as h -> 0 instead of growing like 1/h^4 (2.56 for
+the pendulum at h = 1e-2 ... 1e-5 s, against 4e8 ... 4e20 unscaled).  A solve has
+converged when the last increment satisfies |dq|_inf <= tol max(1, |q|_inf) and
+c_v |dq|_inf <= tol max(1, |v|_inf) (velocity errors are c_v ~ 1/h times position
+errors), and the scaled residual ``max(|r1|_inf / max diag M, |g|_inf)`` is below
+tol max(1, |q|_inf) -- or has stopped falling at its rounding floor (stiff terms).
 
 Newton variants (``iteration=``): ``"newton"`` (fresh matrix at every iteration),
 ``"modified"`` (LU factors kept across iterations and steps, refreshed when the
@@ -118,8 +121,8 @@ class Index3Integrator:
     Parameters
     ----------
     tol : float
-        Convergence tolerance on the scaled residual norm and on the position increment
-        norm (both in the units of q, relative to ``max(1, |q|_inf)``) [m, rad].
+        Convergence tolerance on the scaled residual norm and on the position and
+        velocity increment norms (absolute below 1, relative above) [m, rad, m/s].
     max_iterations : int
         Newton iterations allowed per solve before it is declared failed.
     iteration : {"newton", "modified", "broyden"}

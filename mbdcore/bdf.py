@@ -306,6 +306,11 @@ class LinearMultistep(Integrator):
         return (abs(t - self._t) <= close and abs(h - self._h) <= 8 * EPS * abs(h)
                 and np.array_equal(y, self._ys[0]))
 
+    def accept_correction(self, y):
+        # the projected value becomes the newest history value; older values stay
+        if self._ys and np.shape(y) == self._ys[0].shape:
+            self._ys[0] = np.array(y, dtype=float)
+
     def _jacobian(self, fun, t, y):
         self.njev += 1
         self._J_fresh = True
@@ -833,6 +838,11 @@ class GearIntegrator(Integrator):
         self.nfev += core.nfev - nfev0
         self.nsteps += 1
         return core.y.copy()
+
+    def accept_correction(self, y):
+        core = self._core
+        if core.t is not None and np.shape(y) == core.y.shape:
+            core.D[0] = np.array(y, dtype=float)   # D[0] is y_n; differences kept
 
     def get_state(self) -> dict:
         state = super().get_state()

@@ -310,6 +310,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             if not np.all(np.isfinite(x)):
                 raise IntegrationError(f"non-finite state at t = {t + h:.6g} s ({integ.name})")
             x = form.correct(t + h, x)
+            integ.accept_correction(x)
             if (k + 1) % record_every == 0 or k == n_steps - 1:
                 times.append((k + 1) * h)
                 qs.append(x[:problem.n].copy())

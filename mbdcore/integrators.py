@@ -71,6 +71,11 @@ class Integrator:
         """Return y(t + h) [same units as y]."""
         raise NotImplementedError
 
+    def accept_correction(self, y: np.ndarray) -> None:
+        """The caller replaced the last result by ``y`` (for example a projection onto
+        the constraint manifold); multistep methods take it into their history instead
+        of restarting.  One-step methods need nothing."""
+
     def get_state(self) -> dict:
         """History needed to continue bit for bit (counters included)."""
         return {"nsteps": self.nsteps, "nfev": self.nfev}

@@ -88,6 +88,13 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _finite_number(value) -> bool:
+    try:
+        return _is_number(value) and math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
 def _yaml_hint(value) -> str:
     # PyYAML (YAML 1.1) reads 1e-3 as a string: say so instead of a bare "invalid"
     if isinstance(value, str):
@@ -116,15 +123,14 @@ class _Kind:
 
 def _number_kind(accepted: str, test: Callable[[float], bool], schema_extra: dict) -> _Kind:
     def check(v, ctx):
-        ok = _is_number(v) and math.isfinite(v) and test(float(v))
-        return None if ok else "invalid"
+        return None if _finite_number(v) and test(float(v)) else "invalid"
     return _Kind(accepted, check, float, {"type": "number", **schema_extra})
 
 
 def _vector_check(nonzero: bool):
     def check(v, ctx):
         if not (isinstance(v, (list, tuple)) and len(v) == 2
-                and all(_is_number(x) and math.isfinite(x) for x in v)):
+                and all(_finite_number(x) for x in v)):
             return "invalid"
         if nonzero and v[0] == 0 and v[1] == 0:
             return "invalid"
@@ -183,7 +189,7 @@ def _check_markers(v, ctx) -> str | None:
 
 def _check_coefficients(v, ctx) -> str | None:
     ok = (isinstance(v, (list, tuple)) and len(v) >= 1
-          and all(_is_number(x) and math.isfinite(x) for x in v))
+          and all(_finite_number(x) for x in v))
     return None if ok else "invalid"
 
 
@@ -356,7 +362,7 @@ JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
     _Element(Prismatic, {
         "a": _Key("marker", doc="point of the sliding line, on body a", required=True),
         "b": _Key("marker", doc="marker of body b that stays on the line", required=True),
-        "direction": _Key("direction", "m", "line direction in body a's frame (default [1, 0])"),
+        "direction": _Key("direction", doc="line direction in body a's frame (default [1, 0])"),
         "angle": _Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
         lambda e: {"a": _marker_out(e.line.line_ref), "b": _marker_out(e.line.point_ref),
                    "direction": _direction_from_normal(e.line.normal_local),
@@ -372,7 +378,7 @@ JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
     _Element(PointOnLine, {
         "line": _Key("marker", doc="point of the line", required=True),
         "point": _Key("marker", doc="marker that stays on the line", required=True),
-        "direction": _Key("direction", "m", "line direction in the line body's frame "
+        "direction": _Key("direction", doc="line direction in the line body's frame "
                           "(default [1, 0])")},
         lambda e: {"line": _marker_out(e.line_ref), "point": _marker_out(e.point_ref),
                    "direction": _direction_from_normal(e.normal_local)},
@@ -411,7 +417,7 @@ FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
     _Element(JointTorque, {
         "a": _Key("body", doc="stator body (gets -tau)", required=True),
         "b": _Key("body", doc="rotor body (gets +tau)", required=True),
-        "input": _Key("name", "N m", "name of the system input giving tau", required=True)},
+        "input": _Key("name", doc="name of the system input giving tau [N m]", required=True)},
         lambda e: {"a": e.a_name, "b": e.b_name, "input": e.input_names[0]}),
     _Element(ConstantTorque, {
         "a": _Key("body", required=True), "b": _Key("body", required=True),
@@ -420,8 +426,9 @@ FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
     _Element(JointForce, {
         "a": _Key("marker", doc="reaction point", required=True),
         "b": _Key("marker", doc="point the force acts on", required=True),
-        "input": _Key("name", "N", "name of the system input giving the force", required=True),
-        "direction": _Key("direction", "m", "force direction in body a's frame (default [1, 0])")},
+        "input": _Key("name", doc="name of the system input giving the force [N]",
+                      required=True),
+        "direction": _Key("direction", doc="force direction in body a's frame (default [1, 0])")},
         lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref),
                    "input": e.input_names[0], "direction": [float(x) for x in e.u]}),
     _Element(PointForce, {
@@ -436,7 +443,7 @@ FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
         "exponent": _Key("exponent", doc="n (default 1.5)"),
         "damping": _Key("nonnegative", "N s/m^(n+1)", "Hunt-Crossley C (default 0)"),
         "radius_b": _Key("positive", "m", "circle b (give this or line_direction)"),
-        "line_direction": _Key("direction", "m", "line b's direction in b's frame")},
+        "line_direction": _Key("direction", doc="line b's direction in b's frame")},
         lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref), "radius_a": e.ra,
                    "stiffness": e.k, "exponent": e.n_exp, "damping": e.c,
                    **({"radius_b": e.rb} if e.rb is not None else
@@ -853,7 +860,7 @@ def _dumps(obj, indent: int = 0, width: int = 92) -> str:
     """JSON for people: vectors, marker tables and simple elements on one line each."""
     pad, inner = "  " * indent, "  " * (indent + 1)
     flat = json.dumps(obj, allow_nan=False)
-    if _depth(obj) <= 2 and len(flat) + len(inner) <= width:
+    if not isinstance(obj, (dict, list)) or _depth(obj) <= 2 and len(flat) + len(inner) <= width:
         return flat
     if isinstance(obj, list):
         return "[\n" + ",\n".join(inner + _dumps(v, indent + 1) for v in obj) + "\n" + pad + "]"

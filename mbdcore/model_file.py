@@ -26,7 +26,8 @@ Markers are referenced as ``"body.marker"`` or, for a point that has no marker, 
 path and the accepted values, and all problems of a file are reported at once.
 
 Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
-:func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`.
+:func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`;
+:func:`format_reference` lists every element type with its keys and accepted values.
 """
 from __future__ import annotations
 
@@ -351,7 +352,7 @@ class _Undescribable(Exception):
     """An element of a System that the file format cannot express."""
 
 
-_ANGLE_OPT = "[rad] (default: the initial relative angle)"
+_ANGLE_OPT = "(default: the initial relative angle)"
 
 JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
     _Element(Revolute, {
@@ -946,6 +947,22 @@ def _build_schema() -> dict:
                                  in MOTION_TYPES.items()]},
         },
     }
+
+
+def format_reference() -> str:
+    """The element types and their keys as text (from the tables the validator uses)."""
+    def keys(table):
+        return "\n".join(f"    {k:15s}{'(required) ' if v.required else ''}{v.doc}"
+                         f"{'; ' if v.doc else ''}{v.accepted()}" for k, v in table.items())
+
+    parts = [f"bodies[]\n{keys(BODY_KEYS)}"]
+    for section, registry in (("joints", JOINT_TYPES), ("forces", FORCE_TYPES)):
+        for t, e in registry.items():
+            table = {"name": _NAME, **e.keys}
+            parts.append(f"{section}[] type {t!r} ({e.cls.__name__})\n{keys(table)}")
+    for t, (_, table) in MOTION_TYPES.items():
+        parts.append(f"driver motion type {t!r}\n{keys(table)}")
+    return "\n".join(parts)
 
 
 #: JSON Schema (draft 2020-12) of the model format, built from the same tables as

@@ -6,6 +6,7 @@ rigid crank; every kind of broken file is rejected with its key path and the acc
 values, all problems at once.
 """
 import copy
+import inspect
 import json
 import math
 import sys
@@ -17,8 +18,9 @@ import pytest
 from mbdcore import models
 from mbdcore.constraints import AngleDriver, polynomial_motion
 from mbdcore.formulations import simulate
-from mbdcore.model_file import (MODEL_SCHEMA, ModelFileError, load_model, model_from_dict,
-                                model_to_dict, save_model, validate_model)
+from mbdcore.model_file import (FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA, ModelFileError,
+                                format_reference, load_model, model_from_dict, model_to_dict,
+                                save_model, validate_model)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "models"
 
@@ -179,6 +181,16 @@ def test_rigid_crank_file_turns_at_236_rad_per_s2():
     alpha = 62.0 / (1.4 * 0.75**2 / 3)  # torque / (m L^2 / 3) = 236.19 rad/s^2
     r = simulate(load_model(EXAMPLES / "rigid_crank.json"), 0.5, 5e-4, "rk4", record_every=100)
     assert r["crank.phi"][-1] == pytest.approx(0.5 * alpha * 0.5**2, rel=1e-6)
+
+
+def test_reference_lists_every_type_with_the_constructor_arguments():
+    text = format_reference()
+    for registry in (JOINT_TYPES, FORCE_TYPES):
+        for name, entry in registry.items():
+            assert f"type {name!r}" in text
+            # keys = constructor arguments, so a file reads like the Python call
+            args = [p for p in inspect.signature(entry.cls.__init__).parameters if p != "self"]
+            assert sorted(args) == sorted(["name", *entry.keys])
 
 
 def test_example_files_satisfy_the_json_schema():

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .blocks import ParameterError
-from .multibody import E
+from .multibody import E, scatter_jacobian
 
 _counter = itertools.count(1)
 
@@ -42,17 +42,6 @@ class Constraint:
 
     def evaluate(self, t, view, g, G, gt, gam) -> None:
         raise NotImplementedError
-
-    # helpers -----------------------------------------------------------------------
-    @staticmethod
-    def _add_point_jacobian(G_row, state, jphi, sign):
-        """G_row += sign * d(point)/dq for the x/y component rows given (2, n)."""
-        if state.index is None:
-            return
-        i = state.index
-        G_row[0, i] += sign
-        G_row[1, i + 1] += sign
-        G_row[:, i + 2] += sign * jphi
 
 
 class Revolute(Constraint):
@@ -82,16 +71,17 @@ class Revolute(Constraint):
         ra, _, ja, qa = sa.point(self.a[1])
         rb, _, jb, qb = sb.point(self.b[1])
         g[:] = ra - rb
-        self._add_point_jacobian(G, sa, ja, 1.0)
-        self._add_point_jacobian(G, sb, jb, -1.0)
+        scatter_jacobian(G, sa, ja, 1.0)
+        scatter_jacobian(G, sb, jb, -1.0)
         gam[:] = -(qa - qb)
 
 
 class _RelativeAngle(Constraint):
-    """Shared machinery for constraints linear in body angles: sum c_k phi_k - f(t)."""
+    """Shared machinery for constraints linear in orientations: sum c_k theta_k - f(t),
+    theta_k the orientation of a body (rigid: its angle) or of a body at a marker."""
 
     def angle_terms(self):
-        """List of (body, coefficient)."""
+        """List of ((body, location), coefficient)."""
         raise NotImplementedError
 
     def offset(self, t):
@@ -100,17 +90,37 @@ class _RelativeAngle(Constraint):
 
     def evaluate(self, t, view, g, G, gt, gam):
         val = 0.0
-        q = view.q
-        for body, c in self.angle_terms():
-            if body.index is None:
-                val += c * body.angle
-            else:
-                val += c * q[body.index + 2]
-                G[0, body.index + 2] += c
+        quad = 0.0
+        for (body, loc), c in self.angle_terms():
+            st = view[body]
+            th, _, jth, qth = st.angle(loc)
+            val += c * th
+            quad += c * qth
+            scatter_jacobian(G[0], st, jth, c)
         f, fd, fdd = self.offset(t)
         g[0] = val - f
         gt[0] = -fd
-        gam[0] = fdd
+        gam[0] = fdd - quad
+
+
+def _initial_angle(frame) -> float:
+    """Orientation [rad] of (body, location) in the body's initial configuration."""
+    body, loc = frame
+    if body.is_ground:
+        return body.state(None, None).angle(loc)[0]
+    qb, vb = body.initial_coordinates()
+    return body.state(qb, vb).angle(loc)[0]
+
+
+def _angle_row(view, frame_a, frame_b, angle, g, G, gam):
+    """g = theta_b - theta_a - angle (one row)."""
+    sa, sb = view[frame_a[0]], view[frame_b[0]]
+    ta, _, ja, qa = sa.angle(frame_a[1])
+    tb, _, jb, qb = sb.angle(frame_b[1])
+    g[0] = tb - ta - angle
+    scatter_jacobian(G[0], sa, ja, -1.0)
+    scatter_jacobian(G[0], sb, jb, 1.0)
+    gam[0] = -(qb - qa)
 
 
 class Weld(Constraint):
@@ -127,27 +137,16 @@ class Weld(Constraint):
     def bind(self, system):
         super().bind(system)
         self.pin.bind(system)
-        self.body_a, self.body_b = self.pin.a[0], self.pin.b[0]
+        self.frame_a, self.frame_b = self.pin.a, self.pin.b
         if self.angle is None:
-            self.angle = self.body_b.angle - self.body_a.angle
+            self.angle = _initial_angle(self.frame_b) - _initial_angle(self.frame_a)
 
     def equation_names(self):
         return ["x", "y", "moment"]
 
     def evaluate(self, t, view, g, G, gt, gam):
         self.pin.evaluate(t, view, g[:2], G[:2], gt[:2], gam[:2])
-        _angle_row(self.body_a, self.body_b, self.angle, view.q, g[2:], G[2:])
-
-
-def _angle_row(body_a, body_b, angle, q, g, G):
-    """g = phi_b - phi_a - angle (one row)."""
-    pa = body_a.angle if body_a.index is None else q[body_a.index + 2]
-    pb = body_b.angle if body_b.index is None else q[body_b.index + 2]
-    g[0] = pb - pa - angle
-    if body_a.index is not None:
-        G[0, body_a.index + 2] -= 1.0
-    if body_b.index is not None:
-        G[0, body_b.index + 2] += 1.0
+        _angle_row(view, self.frame_a, self.frame_b, self.angle, g[2:], G[2:], gam[2:])
 
 
 class PointOnLine(Constraint):
@@ -180,17 +179,11 @@ class PointOnLine(Constraint):
         sb = view[self.b[0]]
         ra, rad, ja, qa = sa.point(self.a[1])
         rb, rbd, jb, qb = sb.point(self.b[1])
-        n, nd, jn, qn = sa.vector(self.normal_local)
+        n, nd, jn, qn = sa.vector(self.a[1], self.normal_local)
         d, dd = rb - ra, rbd - rad
         g[0] = n @ d
-        if sa.index is not None:
-            i = sa.index
-            G[0, i:i + 2] -= n
-            G[0, i + 2] += jn @ d - n @ ja
-        if sb.index is not None:
-            i = sb.index
-            G[0, i:i + 2] += n
-            G[0, i + 2] += n @ jb
+        scatter_jacobian(G[0], sa, d @ jn - n @ ja)
+        scatter_jacobian(G[0], sb, n @ jb)
         # g'' = n''.d + 2 n'.d' + n.d''; keep the parts not linear in q''
         gam[0] = -(qn @ d + 2.0 * nd @ dd + n @ (qb - qa))
 
@@ -212,16 +205,16 @@ class Prismatic(Constraint):
     def bind(self, system):
         super().bind(system)
         self.line.bind(system)
-        self.body_a, self.body_b = self.line.a[0], self.line.b[0]
+        self.frame_a, self.frame_b = self.line.a, self.line.b
         if self.angle is None:
-            self.angle = self.body_b.angle - self.body_a.angle
+            self.angle = _initial_angle(self.frame_b) - _initial_angle(self.frame_a)
 
     def equation_names(self):
         return ["normal", "moment"]
 
     def evaluate(self, t, view, g, G, gt, gam):
         self.line.evaluate(t, view, g[:1], G[:1], gt[:1], gam[:1])
-        _angle_row(self.body_a, self.body_b, self.angle, view.q, g[1:], G[1:])
+        _angle_row(view, self.frame_a, self.frame_b, self.angle, g[1:], G[1:], gam[1:])
 
 
 class SynchronousGear(_RelativeAngle):
@@ -229,7 +222,8 @@ class SynchronousGear(_RelativeAngle):
 
         (phi_d - phi_c) - ratio (phi_b - phi_a) - offset = 0,
 
-    where joint 1 is between bodies a and b and joint 2 between c and d (body names).
+    where joint 1 is between bodies a and b and joint 2 between c and d (body names,
+    or "body.marker" for the orientation of a flexible body at a marker).
     ``ratio = 1`` keeps the two joint angles equal; ``offset`` defaults to the value
     that the initial configuration satisfies."""
 
@@ -247,11 +241,16 @@ class SynchronousGear(_RelativeAngle):
 
     def bind(self, system):
         super().bind(system)
-        a, b = (system.body(n) for n in self.joint1)
-        c, d = (system.body(n) for n in self.joint2)
+        a, b = (system.frame(n) for n in self.joint1)
+        c, d = (system.frame(n) for n in self.joint2)
         self._terms = [(d, 1.0), (c, -1.0), (b, -self.ratio), (a, self.ratio)]
         if self._offset is None:
-            self._offset = (d.angle - c.angle) - self.ratio * (b.angle - a.angle)
+            self._offset = sum(k * _initial_angle(fr) for fr, k in self._terms)
+
+    @property
+    def offset_angle(self) -> float:
+        """The constant offset [rad] of the gear relation."""
+        return self._offset
 
     def equation_names(self):
         return ["moment"]
@@ -279,7 +278,7 @@ class AngleDriver(_RelativeAngle):
 
     def bind(self, system):
         super().bind(system)
-        self._terms = [(system.body(self.b_name), 1.0), (system.body(self.a_name), -1.0)]
+        self._terms = [(system.frame(self.b_name), 1.0), (system.frame(self.a_name), -1.0)]
 
     def equation_names(self):
         return ["torque"]

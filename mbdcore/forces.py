@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .blocks import ParameterError
-from .multibody import E, StateView, rot
+from .multibody import E, StateView, rot, scatter_force
 
 
 def _check(name: str, label: str, value: float, minimum: float = 0.0, strict: bool = False,
@@ -53,18 +53,15 @@ class Force:
 
     # helpers -------------------------------------------------------------------------
     @staticmethod
-    def _add_point_force(f, state, jphi, force):
-        """Generalised force of a force [N] acting at a point with dr/dphi = jphi."""
-        if state.index is None:
-            return
-        i = state.index
-        f[i:i + 2] += force
-        f[i + 2] += jphi @ force
+    def _add_point_force(f, state, J, force):
+        """Generalised force J^T F of a force F [N] acting at a point with dr/dq = J."""
+        scatter_force(f, state, J, force)
 
     @staticmethod
-    def _add_torque(f, body, torque):
-        if body.index is not None:
-            f[body.index + 2] += torque
+    def _add_torque(f, view, frame, torque):
+        """Generalised force of a torque [N m] on the orientation of ``frame``."""
+        st = view[frame[0]]
+        scatter_force(f, st, st.angle(frame[1])[2], torque)
 
 
 class PointForce(Force):
@@ -157,36 +154,38 @@ class RotationalSpringDamper(Force):
         self.theta0 = rest_angle
 
     def bind(self, system):
+        from .constraints import _initial_angle
+
         super().bind(system)
-        self.a, self.b = system.body(self.a_name), system.body(self.b_name)
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
         if self.theta0 is None:
-            self.theta0 = self.b.angle - self.a.angle
+            self.theta0 = _initial_angle(self.b) - _initial_angle(self.a)
+        self._rigid = all(fr[0].n_coords in (0, 3) and fr[1] is None for fr in (self.a, self.b))
 
     def _angle(self, view):
-        q, v = view.q, view.v
-        pa = self.a.angle if self.a.index is None else q[self.a.index + 2]
-        pb = self.b.angle if self.b.index is None else q[self.b.index + 2]
-        wa = 0.0 if self.a.index is None else v[self.a.index + 2]
-        wb = 0.0 if self.b.index is None else v[self.b.index + 2]
-        return pb - pa, wb - wa
+        ta, wa, _, _ = view[self.a[0]].angle(self.a[1])
+        tb, wb, _, _ = view[self.b[0]].angle(self.b[1])
+        return tb - ta, wb - wa
 
     def apply(self, t, view, f, inputs):
         theta, rate = self._angle(view)
         torque = -self.k * (theta - self.theta0) - self.c * rate
-        self._add_torque(f, self.b, torque)
-        self._add_torque(f, self.a, -torque)
+        self._add_torque(f, view, self.b, torque)
+        self._add_torque(f, view, self.a, -torque)
 
     def potential(self, t, view):
         theta, _ = self._angle(view)
         return 0.5 * self.k * (theta - self.theta0) ** 2
 
     def jacobians(self, t, q, v, inputs):
+        if not self._rigid:
+            return None  # orientation of a flexible body: finite differences
         n = len(q)
         kq, kv = np.zeros((n, n)), np.zeros((n, n))
-        for bi, si in ((self.b, 1.0), (self.a, -1.0)):
+        for (bi, _), si in ((self.b, 1.0), (self.a, -1.0)):
             if bi.index is None:
                 continue
-            for bj, sj in ((self.b, 1.0), (self.a, -1.0)):
+            for (bj, _), sj in ((self.b, 1.0), (self.a, -1.0)):
                 if bj.index is None:
                     continue
                 kq[bi.index + 2, bj.index + 2] -= si * sj * self.k
@@ -207,14 +206,16 @@ class JointTorque(Force):
 
     def bind(self, system):
         super().bind(system)
-        self.a, self.b = system.body(self.a_name), system.body(self.b_name)
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
 
     def apply(self, t, view, f, inputs):
         tau = inputs[self.input_names[0]]
-        self._add_torque(f, self.b, tau)
-        self._add_torque(f, self.a, -tau)
+        self._add_torque(f, view, self.b, tau)
+        self._add_torque(f, view, self.a, -tau)
 
     def jacobians(self, t, q, v, inputs):
+        if any(fr[1] is not None for fr in (self.a, self.b)):
+            return None
         n = len(q)
         return np.zeros((n, n)), np.zeros((n, n))
 
@@ -231,8 +232,8 @@ class ConstantTorque(JointTorque):
         self.input_names = ()
 
     def apply(self, t, view, f, inputs):
-        self._add_torque(f, self.b, self.torque)
-        self._add_torque(f, self.a, -self.torque)
+        self._add_torque(f, view, self.b, self.torque)
+        self._add_torque(f, view, self.a, -self.torque)
 
 
 class JointForce(Force):
@@ -258,7 +259,7 @@ class JointForce(Force):
         sb = view[self.b[0]]
         _, _, ja, _ = sa.point(self.a[1])
         _, _, jb, _ = sb.point(self.b[1])
-        force = inputs[self.input_names[0]] * (sa.A @ self.u)
+        force = inputs[self.input_names[0]] * sa.vector(self.a[1], self.u)[0]
         self._add_point_force(f, sb, jb, force)
         self._add_point_force(f, sa, ja, -force)
 
@@ -300,6 +301,9 @@ class Contact(Force):
         super().bind(system)
         self.a = system.marker(self.a_ref)
         self.b = system.marker(self.b_ref)
+        if self.rb is None and self.b[0].n_coords not in (0, 3):
+            raise ParameterError(f"{self.name}: the line of a circle-line contact must be on "
+                                 f"a rigid body (or the ground), not on {self.b[0].name!r}")
 
     def _geometry(self, view):
         """(penetration [m], its rate [m/s], normal on a (pointing from b to a),
@@ -317,7 +321,7 @@ class Contact(Force):
             # the force acts at the centres (circles): torque-free about them
             jb_contact = jb
         else:
-            nrm, _, _, _ = sb.vector(self.normal_local)
+            nrm, _, _, _ = sb.vector(self.b[1], self.normal_local)
             dist = float(nrm @ (ca - cb))
             delta = self.ra - dist
             # the contact point on b's line moves with b: velocity of the material point

@@ -50,8 +50,104 @@ def _finite(name: str, value, shape=None) -> np.ndarray:
     return arr
 
 
-class Body:
+class BodyBase:
+    """Interface of every body of a System (rigid, modal beam, ANCF beam, ...).
+
+    A body owns ``n_coords`` consecutive generalised coordinates of the system,
+    starting at ``index`` (``None`` for the ground).  Markers are named locations on
+    the body; what a location is depends on the body (a local point for a rigid body,
+    an arc-length position along a beam).  Joints and forces see a body only through
+    :meth:`state`, whose ``point`` and ``angle`` give positions and angles with their
+    Jacobians with respect to the body's coordinates.
+    """
+
+    n_coords = 0
+    is_ground = False
+    #: the mass matrix does not depend on the coordinates (lets solvers cache it)
+    constant_mass = True
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ParameterError(f"body name {name!r} must be an identifier")
+        self.name = name
+        self.markers: dict[str, Any] = {}
+        self.index: int | None = None
+
+    def add_marker(self, name: str, location) -> "BodyBase":
+        """Add a named location (see the body class for what a location is)."""
+        if name in self.markers:
+            raise ParameterError(f"body {self.name!r} already has a marker {name!r}")
+        self.markers[name] = self.check_location(f"marker {self.name}.{name}", location)
+        return self
+
+    def check_location(self, label: str, location):
+        raise NotImplementedError
+
+    def default_location(self):
+        """Location used when a joint names the body without a marker (angles)."""
+        raise ParameterError(f"body {self.name!r}: name a marker for this joint")
+
+    def initial_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def mass_matrix(self, qb: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def applied_forces(self, t: float, qb: np.ndarray, vb: np.ndarray,
+                       gravity: np.ndarray) -> np.ndarray:
+        """Gravity, internal elastic and damping forces and, for configuration-dependent
+        mass matrices, the velocity-quadratic inertia terms (moved to the right side)."""
+        raise NotImplementedError
+
+    def force_jacobians(self, t, qb, vb, gravity):
+        """(dF/dq, dF/dv) of :meth:`applied_forces`, or None for finite differences."""
+        return None
+
+    def kinetic_energy(self, qb, vb) -> float:
+        return 0.5 * float(vb @ self.mass_matrix(qb) @ vb)
+
+    def potential_energy(self, qb, gravity) -> float:
+        raise NotImplementedError
+
+    def state(self, qb: np.ndarray, vb: np.ndarray) -> "BodyState":
+        raise NotImplementedError
+
+    def coordinate_names(self) -> list[str]:
+        return [f"{self.name}.q{k}" for k in range(self.n_coords)]
+
+
+class BodyState:
+    """Kinematics of one body in one state (q, q').
+
+    ``point(location)`` -> (r, r', J, quad): position [m], velocity [m/s], Jacobian
+    dr/dq_body (2 x n_coords) and the velocity-quadratic part of r'' (r'' = J q'' + quad).
+    ``angle(location)`` -> (theta, theta', J, quad) likewise for the orientation [rad] of
+    the body at the location.  ``vector`` follows from ``angle``.
+    """
+
+    body: BodyBase
+    index: int | None
+
+    def point(self, location):
+        raise NotImplementedError
+
+    def angle(self, location=None):
+        raise NotImplementedError
+
+    def vector(self, location, u: np.ndarray):
+        """(n, n', J, quad) of the direction u fixed in the body at ``location``."""
+        th, thd, jth, qth = self.angle(location)
+        n = rot(th) @ u
+        en = np.array((-n[1], n[0]))            # E n = dn/dtheta
+        return n, thd * en, np.outer(en, jth), en * qth - thd * thd * n
+
+
+class Body(BodyBase):
     """A planar rigid body (or the ground, whose coordinates are not unknowns).
+
+    Coordinates (x, y, phi): centre-of-mass position [m] and angle [rad]; the mass
+    matrix is constant, diag(m, m, J).  A marker location is a point (x, y) [m] in
+    the body frame, relative to the centre of mass.
 
     Parameters
     ----------
@@ -67,14 +163,16 @@ class Body:
         Named points in the body frame, relative to the centre of mass [m].
     """
 
+    n_coords = 3
+
     def __init__(self, name: str, mass: float = 1.0, inertia: float = 1.0,
                  position=(0.0, 0.0), angle: float = 0.0, velocity=(0.0, 0.0),
                  omega: float = 0.0, markers: dict | None = None, ground: bool = False):
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ParameterError(f"body name {name!r} must be an identifier")
-        self.name = name
+        super().__init__(name)
         self.is_ground = ground
-        if not ground:
+        if ground:
+            self.n_coords = 0
+        else:
             for label, val in (("mass", mass), ("inertia", inertia)):
                 if not (isinstance(val, (int, float)) and math.isfinite(val) and val > 0.0):
                     raise ParameterError(
@@ -87,51 +185,95 @@ class Body:
         self.angle = float(_finite(f"body {name!r} angle", angle))
         self.velocity = _finite(f"body {name!r} velocity", velocity, (2,))
         self.omega = float(_finite(f"body {name!r} omega", omega))
-        self.markers: dict[str, np.ndarray] = {}
-        self.index: int | None = None  # first coordinate in q (None for the ground)
+        self._diag = np.array([self.mass, self.mass, self.inertia])
         for key, loc in (markers or {}).items():
             self.add_marker(key, loc)
 
-    def add_marker(self, name: str, local) -> "Body":
-        """Add a named point at ``local`` [m] in the body frame (from the centre of mass)."""
-        if name in self.markers:
-            raise ParameterError(f"body {self.name!r} already has a marker {name!r}")
-        self.markers[name] = _finite(f"marker {self.name}.{name}", local, (2,))
-        return self
+    def check_location(self, label, location):
+        return _finite(label, location, (2,))
+
+    def default_location(self):
+        return None
+
+    def initial_coordinates(self):
+        return (np.array([*self.position, self.angle]),
+                np.array([*self.velocity, self.omega]))
+
+    def mass_matrix(self, qb=None):
+        return np.diag(self._diag)
+
+    def applied_forces(self, t, qb, vb, gravity):
+        return np.array([self.mass * gravity[0], self.mass * gravity[1], 0.0])
+
+    def force_jacobians(self, t, qb, vb, gravity):
+        return np.zeros((3, 3)), np.zeros((3, 3))
+
+    def kinetic_energy(self, qb, vb):
+        return 0.5 * float(vb @ (self._diag * vb))
+
+    def potential_energy(self, qb, gravity):
+        return -self.mass * float(qb[0] * gravity[0] + qb[1] * gravity[1])
+
+    def state(self, qb, vb):
+        return RigidState(self, qb, vb)
+
+    def coordinate_names(self):
+        return [f"{self.name}.{c}" for c in ("x", "y", "phi")]
 
     def __repr__(self) -> str:
         return f"Body({self.name!r}, mass={self.mass}, inertia={self.inertia})"
 
 
-class BodyState:
-    """Position-level and velocity-level data of one body in a given state."""
+RigidBody = Body
+
+
+class RigidState(BodyState):
+    """Kinematics of a rigid body: r = p + A s, r' = p' + phi' E A s,
+    r'' = p'' + phi'' E A s - phi'^2 A s."""
 
     __slots__ = ("body", "index", "p", "phi", "pd", "phid", "A")
 
-    def __init__(self, body: Body, q: np.ndarray, v: np.ndarray):
+    def __init__(self, body: Body, qb, vb):
         self.body = body
         self.index = body.index
-        if body.index is None:
+        if body.is_ground:
             self.p, self.phi = body.position, body.angle
             self.pd, self.phid = np.zeros(2), 0.0
         else:
-            i = body.index
-            self.p, self.phi = q[i:i + 2], q[i + 2]
-            self.pd, self.phid = v[i:i + 2], v[i + 2]
+            self.p, self.phi = qb[0:2], qb[2]
+            self.pd, self.phid = vb[0:2], vb[2]
         self.A = rot(self.phi)
 
-    def point(self, s: np.ndarray):
-        """(r, r', J_phi, quad) of the point at local s: r = p + A s, J_phi = dr/dphi,
-        quad = velocity-quadratic part of r'' (= -phi'^2 A s)."""
+    def point(self, s):
         As = self.A @ s
         jphi = np.array((-As[1], As[0]))
-        return self.p + As, self.pd + self.phid * jphi, jphi, (-self.phid * self.phid) * As
+        J = np.array(((1.0, 0.0, jphi[0]), (0.0, 1.0, jphi[1])))
+        return self.p + As, self.pd + self.phid * jphi, J, (-self.phid * self.phid) * As
 
-    def vector(self, u: np.ndarray):
-        """(n, n', dn/dphi, quad) of the body-fixed direction u: n = A u."""
+    def angle(self, location=None):
+        return self.phi, self.phid, _ANGLE_J, 0.0
+
+    def vector(self, location, u):
         n = self.A @ u
-        jphi = np.array((-n[1], n[0]))
-        return n, self.phid * jphi, jphi, (-self.phid * self.phid) * n
+        en = np.array((-n[1], n[0]))
+        J = np.array(((0.0, 0.0, en[0]), (0.0, 0.0, en[1])))
+        return n, self.phid * en, J, (-self.phid * self.phid) * n
+
+
+_ANGLE_J = np.array([0.0, 0.0, 1.0])
+
+
+def scatter_jacobian(G: np.ndarray, state: BodyState, J: np.ndarray, sign: float = 1.0) -> None:
+    """G[:, body coordinates] += sign * J (nothing for the ground)."""
+    if state.index is not None:
+        G[..., state.index:state.index + state.body.n_coords] += sign * J
+
+
+def scatter_force(f: np.ndarray, state: BodyState, J: np.ndarray, force) -> None:
+    """Generalised force J^T F of a force F [N] (or torque [N m] with an angle J)."""
+    if state.index is not None:
+        f[state.index:state.index + state.body.n_coords] += J.T @ force if np.ndim(J) == 2 \
+            else J * force
 
 
 class StateView:
@@ -143,15 +285,20 @@ class StateView:
         self.q, self.v = q, v
         self._cache: dict[str, BodyState] = {}
 
-    def __getitem__(self, body: Body) -> BodyState:
+    def __getitem__(self, body: BodyBase) -> BodyState:
         s = self._cache.get(body.name)
         if s is None:
-            s = self._cache[body.name] = BodyState(body, self.q, self.v)
+            if body.index is None:
+                s = body.state(None, None)
+            else:
+                sl = slice(body.index, body.index + body.n_coords)
+                s = body.state(self.q[sl], self.v[sl])
+            self._cache[body.name] = s
         return s
 
 
 class System(ConstrainedProblem):
-    """A planar multibody system in absolute coordinates.
+    """A planar multibody system.
 
     Parameters
     ----------
@@ -163,37 +310,42 @@ class System(ConstrainedProblem):
     def __init__(self, gravity=(0.0, 0.0)):
         self.gravity = _finite("gravity", gravity, (2,))
         self.ground = Body("ground", ground=True)
-        self.bodies: list[Body] = []
+        self.bodies: list[BodyBase] = []
         self.joints: list = []
         self.forces_list: list = []
-        self._by_name: dict[str, Body] = {"ground": self.ground}
+        self._by_name: dict[str, BodyBase] = {"ground": self.ground}
         self.inputs: dict[str, float] = {}
-        self._mass = np.zeros(0)
+        self._mass_cache: np.ndarray | None = None
         self.n = 0
         self.m = 0
 
     # -- building -------------------------------------------------------------------
     def add_body(self, name: str, **kwargs: Any) -> Body:
-        """Add a moving body (see :class:`Body` for the keywords)."""
-        if name in self._by_name:
-            raise ParameterError(f"a body named {name!r} exists already")
-        body = Body(name, **kwargs)
-        body.index = 3 * len(self.bodies)
+        """Add a rigid body (see :class:`Body` for the keywords)."""
+        return self.add(Body(name, **kwargs))
+
+    def add(self, body: BodyBase) -> BodyBase:
+        """Add any body (rigid or flexible); its coordinates follow those already there."""
+        if not isinstance(body, BodyBase) or body.is_ground:
+            raise ParameterError(f"expected a body, got {body!r}")
+        if body.name in self._by_name:
+            raise ParameterError(f"a body named {body.name!r} exists already")
+        body.index = self.n
         self.bodies.append(body)
-        self._by_name[name] = body
-        self.n = 3 * len(self.bodies)
-        self._mass = np.concatenate([[b.mass, b.mass, b.inertia] for b in self.bodies])
+        self._by_name[body.name] = body
+        self.n += body.n_coords
+        self._mass_cache = None
         return body
 
-    def body(self, name: str) -> Body:
+    def body(self, name: str) -> BodyBase:
         try:
             return self._by_name[name]
         except KeyError:
             raise ParameterError(f"no body named {name!r}; bodies: "
                                  f"{', '.join(self._by_name)}") from None
 
-    def marker(self, ref) -> tuple[Body, np.ndarray]:
-        """Resolve ``"body.marker"`` (or ``(body_name, (x, y))``) to (body, local point)."""
+    def marker(self, ref) -> tuple[BodyBase, Any]:
+        """Resolve ``"body.marker"`` (or ``(body_name, location)``) to (body, location)."""
         if isinstance(ref, str):
             if "." not in ref:
                 raise ParameterError(f"marker reference {ref!r} must read 'body.marker'")
@@ -204,7 +356,16 @@ class System(ConstrainedProblem):
                                      f"{', '.join(body.markers) or '(none)'}")
             return body, body.markers[mname]
         bname, local = ref
-        return self.body(bname), _finite(f"point on {bname}", local, (2,))
+        body = self.body(bname)
+        return body, body.check_location(f"point on {bname}", local)
+
+    def frame(self, ref) -> tuple[BodyBase, Any]:
+        """Resolve a reference for angles: ``"body"`` (the body's own angle, rigid
+        bodies) or ``"body.marker"`` (the orientation at a marker, any body)."""
+        if isinstance(ref, str) and "." not in ref:
+            body = self.body(ref)
+            return body, body.default_location()
+        return self.marker(ref)
 
     def add_joint(self, joint):
         """Add a constraint (joint, gear, driver); returns it."""
@@ -239,13 +400,16 @@ class System(ConstrainedProblem):
 
     # -- state ------------------------------------------------------------------------
     def initial_state(self) -> tuple[np.ndarray, np.ndarray]:
-        """(q0, v0) from the bodies' initial positions and velocities (not assembled)."""
-        q = np.concatenate([[*b.position, b.angle] for b in self.bodies]) if self.bodies else np.zeros(0)
-        v = np.concatenate([[*b.velocity, b.omega] for b in self.bodies]) if self.bodies else np.zeros(0)
+        """(q0, v0) from the bodies' initial coordinates and velocities (not assembled)."""
+        q, v = np.zeros(self.n), np.zeros(self.n)
+        for b in self.bodies:
+            qb, vb = b.initial_coordinates()
+            q[b.index:b.index + b.n_coords] = qb
+            v[b.index:b.index + b.n_coords] = vb
         return q, v
 
     def coordinate_names(self) -> list[str]:
-        return [f"{b.name}.{c}" for b in self.bodies for c in ("x", "y", "phi")]
+        return [n for b in self.bodies for n in b.coordinate_names()]
 
     def multiplier_names(self) -> list[str]:
         return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
@@ -253,17 +417,30 @@ class System(ConstrainedProblem):
     def view(self, q, v) -> StateView:
         return StateView(q, v)
 
+    def _slice(self, b: BodyBase) -> slice:
+        return slice(b.index, b.index + b.n_coords)
+
     # -- ConstrainedProblem ------------------------------------------------------------
     def mass_matrix(self, q=None) -> np.ndarray:
-        return np.diag(self._mass)
+        """M(q), block diagonal over the bodies (constant blocks are cached)."""
+        if self._mass_cache is not None and all(b.constant_mass for b in self.bodies):
+            return self._mass_cache.copy()
+        M = np.zeros((self.n, self.n))
+        for b in self.bodies:
+            sl = self._slice(b)
+            M[sl, sl] = b.mass_matrix(None if q is None else q[sl])
+        if all(b.constant_mass for b in self.bodies):
+            self._mass_cache = M.copy()
+        return M
 
     def mass_diagonal(self) -> np.ndarray:
-        return self._mass.copy()
+        return np.diag(self.mass_matrix()).copy()
 
     def forces(self, t, q, v) -> np.ndarray:
         f = np.zeros(self.n)
-        f[0::3] = self._mass[0::3] * self.gravity[0]
-        f[1::3] = self._mass[1::3] * self.gravity[1]
+        for b in self.bodies:
+            sl = self._slice(b)
+            f[sl] = b.applied_forces(t, q[sl], v[sl], self.gravity)
         view = StateView(q, v)
         for force in self.forces_list:
             force.apply(t, view, f, self.inputs)
@@ -301,46 +478,60 @@ class System(ConstrainedProblem):
     def force_jacobians(self, t, q, v):
         kq = np.zeros((self.n, self.n))
         kv = np.zeros((self.n, self.n))
-        generic = []
+        generic_forces, generic_bodies = [], []
+        for b in self.bodies:
+            sl = self._slice(b)
+            jac = b.force_jacobians(t, q[sl], v[sl], self.gravity)
+            if jac is None:
+                generic_bodies.append(b)
+            else:
+                kq[sl, sl] += jac[0]
+                kv[sl, sl] += jac[1]
         for force in self.forces_list:
             jac = force.jacobians(t, q, v, self.inputs)
             if jac is None:
-                generic.append(force)
+                generic_forces.append(force)
             else:
                 kq += jac[0]
                 kv += jac[1]
-        if generic:  # finite differences over the elements without analytic Jacobians
-            sub = _ForceSubset(self, generic)
+        if generic_forces or generic_bodies:
+            # finite differences over the elements without analytic Jacobians
+            sub = _ForceSubset(self, generic_forces, generic_bodies)
             gq, gv = ConstrainedProblem.force_jacobians(sub, t, q, v)
             kq += gq
             kv += gv
         return kq, kv
 
-    def kinetic_energy(self, v) -> float:
-        return 0.5 * float(v @ (self._mass * v))
+    def kinetic_energy(self, v, q=None) -> float:
+        q = np.zeros(self.n) if q is None else q
+        return sum(b.kinetic_energy(q[self._slice(b)], v[self._slice(b)]) for b in self.bodies)
 
     def potential_energy(self, t, q) -> float:
-        """Gravity and elastic potentials [J] (gravity zero at y = 0)."""
-        pe = -float(self._mass[0::3] @ (q[0::3] * self.gravity[0] + q[1::3] * self.gravity[1]))
+        """Gravity and elastic potentials [J] (gravity zero at the ground origin)."""
+        pe = sum(b.potential_energy(q[self._slice(b)], self.gravity) for b in self.bodies)
         view = StateView(q, np.zeros_like(q))
         for force in self.forces_list:
             pe += force.potential(t, view)
         return pe
 
     def energy(self, t, q, v) -> float:
-        return self.kinetic_energy(v) + self.potential_energy(t, q)
+        return self.kinetic_energy(v, q) + self.potential_energy(t, q)
 
 
 class _ForceSubset(ConstrainedProblem):
     """Forces of a few elements only, for finite-difference Jacobians."""
 
-    def __init__(self, system: System, forces: Iterable):
+    def __init__(self, system: System, forces: Iterable, bodies: Iterable = ()):
         self.system = system
         self.elements = list(forces)
+        self.bodies = list(bodies)
         self.n = system.n
 
     def forces(self, t, q, v):
         f = np.zeros(self.n)
+        for b in self.bodies:
+            sl = slice(b.index, b.index + b.n_coords)
+            f[sl] += b.applied_forces(t, q[sl], v[sl], self.system.gravity)
         view = StateView(q, v)
         for force in self.elements:
             force.apply(t, view, f, self.system.inputs)

@@ -263,8 +263,10 @@ class SimulationResult:
 def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
              formulation: str = "index1", alpha: float = 10.0, beta: float = 10.0,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
-             inputs=None, record_every: int = 1, **method_options) -> SimulationResult:
-    """Simulate a constrained system from 0 to ``t_end`` [s] with fixed steps ``h`` [s].
+             inputs=None, record_every: int = 1, t0: float = 0.0,
+             **method_options) -> SimulationResult:
+    """Simulate a constrained system from ``t0`` to ``t0 + t_end`` [s] with fixed steps
+    ``h`` [s].
 
     Parameters
     ----------
@@ -284,7 +286,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     if n_steps < 1 or not np.isfinite(h) or h <= 0:
         raise ValueError(f"t_end = {t_end!r} s and h = {h!r} s must give at least one step")
     if assemble_initial:
-        q, v = assemble(problem, 0.0, q0, v0)
+        q, v = assemble(problem, t0, q0, v0)
     else:
         q0_, v0_ = problem.initial_state()
         q = np.array(q0_ if q0 is None else q0, float)
@@ -295,15 +297,15 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             for key, val in inputs(t).items():
                 problem.set_input(key, val)
 
-    times, qs, vs, lams = [0.0], [q.copy()], [v.copy()], []
-    set_inputs(0.0)
+    times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
+    set_inputs(t0)
     if formulation == "index1":
         form = Index1Baumgarte(problem, alpha, beta, project=project)
         integ = make_integrator(method, **method_options) if isinstance(method, str) else method
         x = np.concatenate([q, v])
-        lams.append(augmented_accelerations(problem, 0.0, q, v, alpha, beta)[1])
+        lams.append(augmented_accelerations(problem, t0, q, v, alpha, beta)[1])
         for k in range(n_steps):
-            t = k * h
+            t = t0 + k * h
             set_inputs(t)
             with np.errstate(all="ignore"):
                 x = integ.step(form.rhs, t, x, h)
@@ -312,23 +314,23 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             x = form.correct(t + h, x)
             integ.accept_correction(x)
             if (k + 1) % record_every == 0 or k == n_steps - 1:
-                times.append((k + 1) * h)
+                times.append(t0 + (k + 1) * h)
                 qs.append(x[:problem.n].copy())
                 vs.append(x[problem.n:].copy())
-                lams.append(augmented_accelerations(problem, (k + 1) * h, x[:problem.n],
+                lams.append(augmented_accelerations(problem, times[-1], x[:problem.n],
                                                     x[problem.n:], alpha, beta)[1])
         stats = integ.stats() if isinstance(integ, Integrator) else {}
     elif formulation == "index3":
         from .implicit import make_implicit
 
         integ = make_implicit(method, **method_options) if isinstance(method, str) else method
-        lams.append(augmented_accelerations(problem, 0.0, q, v)[1])
+        lams.append(augmented_accelerations(problem, t0, q, v)[1])
         for k in range(n_steps):
-            t = k * h
+            t = t0 + k * h
             set_inputs(t)
             q, v = integ.step(problem, t, q, v, h)
             if (k + 1) % record_every == 0 or k == n_steps - 1:
-                times.append((k + 1) * h)
+                times.append(t0 + (k + 1) * h)
                 qs.append(q.copy())
                 vs.append(v.copy())
                 lams.append(np.array(integ.lam, dtype=float).copy())

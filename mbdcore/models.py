@@ -175,3 +175,43 @@ def geared_bars(length1: float = 0.5, length2: float = 0.8, mass1: float = 1.0,
     s.add_joint(SynchronousGear(("ground", "bar1"), ("ground", "bar2"), ratio=ratio, name="gear"))
     s.add_force(ConstantTorque("ground", "bar1", torque, name="motor"))
     return s
+
+
+#: Hub-beam spin-up of BENCHMARKS.md §2 (Kane, Ryan & Banerjee 1987).
+HUB_BEAM = dict(length=10.0, rho_a=1.2, ei=1.4e4, ea=2.8e7, spin_up_time=15.0)
+
+
+class SpinUp:
+    """Prescribed hub angle of BENCHMARKS.md §2 [rad, rad/s, rad/s^2]:
+    theta = (W/T)[t^2/2 + (T/2 pi)^2 (cos(2 pi t/T) - 1)] for t <= T, W (t - T/2) after."""
+
+    def __init__(self, final_rate: float, spin_up_time: float = 15.0):
+        self.final_rate = float(final_rate)
+        self.spin_up_time = float(spin_up_time)
+
+    def __call__(self, t: float):
+        w, T = self.final_rate, self.spin_up_time
+        if t >= T:
+            return w * (t - T / 2), w, 0.0
+        k = 2 * math.pi / T
+        return ((w / T) * (t * t / 2 + (math.cos(k * t) - 1) / k**2),
+                (w / T) * (t - math.sin(k * t) / k),
+                (w / T) * (1 - math.cos(k * t)))
+
+
+def hub_beam(beam_factory, final_rate: float = 4.0) -> System:
+    """A hub turning with the prescribed spin-up (an AngleDriver named ``spin``) and a
+    beam clamped to it at the axis.  ``beam_factory(name, length, rho_a, ei, ea)``
+    returns the beam body (modal, finite-segment or ANCF) lying along +x from the
+    origin, with markers ``root`` and ``tip``."""
+    from .constraints import Weld
+
+    p = HUB_BEAM
+    s = System()
+    s.ground.add_marker("axis", (0.0, 0.0))
+    s.add_body("hub", mass=1.0, inertia=1.0, markers={"axis": (0.0, 0.0)})
+    s.add(beam_factory("beam", p["length"], p["rho_a"], p["ei"], p["ea"]))
+    s.add_joint(Revolute("ground.axis", "hub.axis", name="bearing"))
+    s.add_joint(AngleDriver("ground", "hub", SpinUp(final_rate, p["spin_up_time"]), name="spin"))
+    s.add_joint(Weld("hub.axis", "beam.root", name="clamp"))
+    return s

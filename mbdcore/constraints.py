@@ -162,6 +162,7 @@ class PointOnLine(Constraint):
         u = np.asarray(direction, float)
         if u.shape != (2,) or not np.all(np.isfinite(u)) or np.linalg.norm(u) == 0:
             raise ParameterError(f"{self.name}: direction {direction!r} must be a non-zero 2-vector")
+        self.direction = u.copy()                       # as given (for model files)
         self.normal_local = E @ (u / np.linalg.norm(u))
 
     def bind(self, system):
@@ -291,15 +292,41 @@ class AngleDriver(_RelativeAngle):
         return float(f), float(fd), float(fdd)
 
 
-def constant_rate(angle0: float, rate: float):
+class ConstantRate:
+    """Motion with constant rate: angle0 + rate t [rad] (callable: t -> (f, f', f''))."""
+
+    def __init__(self, angle0: float, rate: float):
+        self.angle0, self.rate = float(angle0), float(rate)
+
+    def __call__(self, t: float):
+        return self.angle0 + self.rate * t, self.rate, 0.0
+
+    def __repr__(self) -> str:
+        return f"ConstantRate(angle0={self.angle0!r}, rate={self.rate!r})"
+
+
+class PolynomialMotion:
+    """Motion angle(t) = sum c_k t^k [rad] (callable: t -> (f, f', f''))."""
+
+    def __init__(self, *coefficients: float):
+        self.coefficients = np.asarray(coefficients, float)
+        P = np.polynomial.polynomial
+        self._d1 = P.polyder(self.coefficients)
+        self._d2 = P.polyder(self.coefficients, 2)
+
+    def __call__(self, t: float):
+        pv = np.polynomial.polynomial.polyval
+        return pv(t, self.coefficients), pv(t, self._d1), pv(t, self._d2)
+
+    def __repr__(self) -> str:
+        return f"PolynomialMotion{tuple(self.coefficients.tolist())}"
+
+
+def constant_rate(angle0: float, rate: float) -> ConstantRate:
     """Motion with constant rate: angle0 + rate t."""
-    return lambda t: (angle0 + rate * t, rate, 0.0)
+    return ConstantRate(angle0, rate)
 
 
-def polynomial_motion(*coefficients: float):
+def polynomial_motion(*coefficients: float) -> PolynomialMotion:
     """Motion angle(t) = sum c_k t^k [rad]."""
-    c = np.asarray(coefficients, float)
-    d1 = np.polynomial.polynomial.polyder(c)
-    d2 = np.polynomial.polynomial.polyder(c, 2)
-    pv = np.polynomial.polynomial.polyval
-    return lambda t: (pv(t, c), pv(t, d1), pv(t, d2))
+    return PolynomialMotion(*coefficients)

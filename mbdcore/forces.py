@@ -72,7 +72,9 @@ class PointForce(Force):
     def __init__(self, at, force, name=None):
         super().__init__(name)
         self.at_ref = at
-        self.force = force if callable(force) else (lambda t, c=np.asarray(force, float): c)
+        #: the constant force [N] when one was given (None for a function of time)
+        self.value = None if callable(force) else np.asarray(force, float)
+        self.force = force if callable(force) else (lambda t, c=self.value: c)
 
     def bind(self, system):
         super().bind(system)
@@ -247,6 +249,7 @@ class JointForce(Force):
         self.a_ref, self.b_ref = a, b
         self.input_names = (input,)
         u = np.asarray(direction, float)
+        self.direction = u.copy()
         self.u = u / np.linalg.norm(u)
 
     def bind(self, system):
@@ -292,8 +295,10 @@ class Contact(Force):
                                  "line_direction (circle-line)")
         self.rb = None if radius_b is None else _check(self.name, "radius_b", radius_b,
                                                         strict=True, unit="m")
+        self.line_direction = None
         if line_direction is not None:
             u = np.asarray(line_direction, float)
+            self.line_direction = u.copy()
             self.normal_local = E @ (u / np.linalg.norm(u))
         self.last_force = 0.0
 

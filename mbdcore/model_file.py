@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import math
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -41,7 +40,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .blocks import ParameterError
-from .constraints import (AngleDriver, PointOnLine, Prismatic, Revolute, SynchronousGear, Weld,
+from .constraints import (AngleDriver, ConstantRate, PointOnLine, PolynomialMotion, Prismatic,
+                          Revolute, SynchronousGear, Weld,
                           constant_rate, polynomial_motion)
 from .forces import (ConstantTorque, Contact, JointForce, JointTorque, PointForce,
                      RotationalSpringDamper, TranslationalSpringDamper)
@@ -306,46 +306,29 @@ def _marker_out(ref):
     return {"body": body, "point": [float(x) for x in local]}
 
 
-def _direction_from_normal(normal_local) -> list[float]:
-    # the engine keeps only the unit normal n = E u; u = (n_y, -n_x) exactly (sign flips),
+def _direction(u) -> list[float]:
     # + 0.0 turns -0.0 into 0.0 for tidy files
-    return [float(normal_local[1]) + 0.0, float(-normal_local[0]) + 0.0]
+    return [float(x) + 0.0 for x in u]
 
 
 _MOTION_NAMES = ("constant_rate", "polynomial")
 
 
-def _motion_closure(fn) -> dict:
-    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
-
-
-# constant_rate() and polynomial_motion() return closures; they are recognised by their
-# code object and read through their free variables (see the module's report: the engine
-# would better return motion objects that carry their parameters)
-_CONSTANT_RATE_CODE = constant_rate(0.0, 0.0).__code__
-_POLYNOMIAL_CODE = polynomial_motion(0.0).__code__
-_POINT_FORCE_CONSTANT_CODES = tuple(c for c in PointForce.__init__.__code__.co_consts
-                                    if isinstance(c, types.CodeType))
-
-
 def _describe_motion(motion) -> dict:
-    code = getattr(motion, "__code__", None)
-    if code is _CONSTANT_RATE_CODE:
-        c = _motion_closure(motion)
-        return {"type": "constant_rate", "angle0": float(c["angle0"]), "rate": float(c["rate"])}
-    if code is _POLYNOMIAL_CODE:
-        return {"type": "polynomial",
-                "coefficients": [float(x) for x in _motion_closure(motion)["c"]]}
+    if isinstance(motion, ConstantRate):
+        return {"type": "constant_rate", "angle0": motion.angle0, "rate": motion.rate}
+    if isinstance(motion, PolynomialMotion):
+        return {"type": "polynomial", "coefficients": [float(x) for x in motion.coefficients]}
     raise _Undescribable(f"the motion {motion!r} is a Python callable; accepted motions are "
                          f"made by constant_rate() or polynomial_motion() "
                          f"(types {', '.join(_MOTION_NAMES)})")
 
 
 def _describe_point_force(e) -> dict:
-    if getattr(e.force, "__code__", None) not in _POINT_FORCE_CONSTANT_CODES:
+    if e.value is None:
         raise _Undescribable(f"the force of {e.name!r} is a function of time; accepted values "
                              "are constant forces [Fx, Fy] [N]")
-    return {"at": _marker_out(e.at_ref), "force": [float(x) for x in e.force.__defaults__[0]]}
+    return {"at": _marker_out(e.at_ref), "force": [float(x) for x in e.value]}
 
 
 class _Undescribable(Exception):
@@ -366,7 +349,7 @@ JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
         "direction": _Key("direction", doc="line direction in body a's frame (default [1, 0])"),
         "angle": _Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
         lambda e: {"a": _marker_out(e.line.line_ref), "b": _marker_out(e.line.point_ref),
-                   "direction": _direction_from_normal(e.line.normal_local),
+                   "direction": _direction(e.line.direction),
                    "angle": float(e.angle)},
         distinct=("a", "b")),
     _Element(Weld, {
@@ -382,16 +365,15 @@ JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
         "direction": _Key("direction", doc="line direction in the line body's frame "
                           "(default [1, 0])")},
         lambda e: {"line": _marker_out(e.line_ref), "point": _marker_out(e.point_ref),
-                   "direction": _direction_from_normal(e.normal_local)},
+                   "direction": _direction(e.direction)},
         distinct=("line", "point")),
     _Element(SynchronousGear, {
         "joint1": _Key("body_pair", doc="bodies [a, b] of the driving joint", required=True),
         "joint2": _Key("body_pair", doc="bodies [c, d] of the driven joint", required=True),
         "ratio": _Key("number", doc="(phi_d - phi_c) / (phi_b - phi_a) (default 1)"),
         "offset": _Key("number", "rad", "angle offset (default: the initial one)")},
-        # _offset is the engine's resolved offset (set at bind time)
         lambda e: {"joint1": list(e.joint1), "joint2": list(e.joint2),
-                   "ratio": float(e.ratio), "offset": float(e._offset)}),
+                   "ratio": float(e.ratio), "offset": float(e.offset_angle)}),
     _Element(AngleDriver, {
         "a": _Key("body", doc="reference body", required=True),
         "b": _Key("body", doc="driven body", required=True),
@@ -431,7 +413,7 @@ FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
                       required=True),
         "direction": _Key("direction", doc="force direction in body a's frame (default [1, 0])")},
         lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref),
-                   "input": e.input_names[0], "direction": [float(x) for x in e.u]}),
+                   "input": e.input_names[0], "direction": _direction(e.direction)}),
     _Element(PointForce, {
         "at": _Key("marker", required=True),
         "force": _Key("vector", "N", "constant force in the ground frame", required=True)},
@@ -448,7 +430,7 @@ FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
         lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref), "radius_a": e.ra,
                    "stiffness": e.k, "exponent": e.n_exp, "damping": e.c,
                    **({"radius_b": e.rb} if e.rb is not None else
-                      {"line_direction": _direction_from_normal(e.normal_local)})},
+                      {"line_direction": _direction(e.line_direction)})},
         exactly_one=("radius_b", "line_direction")),
 )}
 

@@ -48,7 +48,8 @@ the orientation of the tangent, theta(s) = angle of r'(s).
 
 Also here: :func:`cantilever`, :func:`static_equilibrium` (Newton with load stepping
 on a constrained System) and :func:`modal_analysis` / :func:`natural_frequencies`
-(constrained linearisation with a null-space basis of the constraint Jacobian).
+(constrained linearisation with a null-space basis of the constraint Jacobian, with
+the stiffness of the reactions d(G^T lambda)/dq that :mod:`mbdcore.modal` leaves out).
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ import scipy.sparse
 from .blocks import ParameterError
 from .constraints import Weld
 from .formulations import AssemblyError, project_positions
+from .modal import ModalResult, null_space
 from .multibody import BodyBase, BodyState, System, _finite
 
 N_GAUSS = 5
@@ -646,8 +648,10 @@ def static_equilibrium(system: System, loads=None, q0=None, t: float = 0.0,
     steps : int
         Initial number of load increments.
     tol : float
-        Convergence: |dq|_inf <= tol max(1, |q|_inf) and the residual at the level of
-        tol times the largest force scale.
+        Convergence: the Newton increment |dq|_inf <= tol max(1, |q|_inf) [m, -] (with
+        quadratic convergence the error left is far smaller) and the force residual
+        below sqrt(tol) times the largest generalised force (a guard only: the forces
+        of a stiff beam cancel to rounding errors of eps times their size).
 
     Returns
     -------
@@ -677,15 +681,15 @@ def static_equilibrium(system: System, loads=None, q0=None, t: float = 0.0,
 
     def solve_at(mu, q, lam):
         nonlocal total_iterations
-        scale = 1.0
-        for it in range(max_iterations):
+        for _ in range(max_iterations):
             F = system.forces(t, q, zero_v)
             P = _point_loads(system, q, loads) if loads else 0.0
             G = system.constraint_jacobian(t, q) if m else np.zeros((0, n))
             r = F + mu * P - G.T @ lam
             g = system.constraints(t, q) if m else np.zeros(0)
-            if it == 0:
-                scale = max(1.0, np.abs(F).max(), np.abs(mu * P).max() if loads else 0.0)
+            # elastic forces of a stiff beam cancel to rounding errors of order
+            # eps |F|: the residual test is loose, the increment test is the strict one
+            scale = max(1.0, np.abs(F).max(), np.abs(mu * P).max() if loads else 0.0)
             dFdq = system.force_jacobians(t, q, zero_v)[0]
             A = np.zeros((n + m, n + m))
             A[:n, :n] = dFdq + _geometric_terms(system, t, q, lam, loads, mu, G)
@@ -702,10 +706,16 @@ def static_equilibrium(system: System, loads=None, q0=None, t: float = 0.0,
             lam = lam + dx[n:]
             total_iterations += 1
             small_step = np.abs(dx[:n]).max() <= tol * max(1.0, np.abs(q).max())
-            if small_step and np.abs(r).max() <= 1e3 * tol * scale:
+            if small_step and np.abs(r).max() <= math.sqrt(tol) * scale:
                 return q, lam
         return None
 
+    if not loads:
+        # nothing to step: one solve finds the equilibrium of the system's own forces
+        sol = solve_at(0.0, q, lam)
+        if sol is None:
+            raise EquilibriumError("Newton did not converge for the system's own forces")
+        return StaticSolution(sol[0], sol[1], [1.0], total_iterations)
     reached, mu, dmu = [], 0.0, 1.0 / max(1, int(steps))
     halvings = 0
     while mu < 1.0:
@@ -722,43 +732,25 @@ def static_equilibrium(system: System, loads=None, q0=None, t: float = 0.0,
         q, lam = sol
         mu = target
         reached.append(mu)
-    if not loads:
-        # no load to step: one solve finds the equilibrium of the system's own forces
-        sol = solve_at(0.0, q, lam)
-        if sol is None:
-            raise EquilibriumError("Newton did not converge for the system's own forces")
-        q, lam = sol
-        reached = [1.0]
     return StaticSolution(q, lam, reached, total_iterations)
-
-
-@dataclass
-class ModalResult:
-    """Result of :func:`modal_analysis`.
-
-    Attributes
-    ----------
-    omega : ndarray (k,)        circular frequencies [rad/s], ascending; a negative value
-                                 -sqrt(-lambda) marks an unstable direction
-    frequencies : ndarray (k,)  omega / 2 pi [Hz]
-    modes : ndarray (n, k)      mode shapes in the system coordinates, mass-normalised
-                                 (modes^T M modes = I), satisfying G modes = 0
-    """
-
-    omega: np.ndarray
-    frequencies: np.ndarray
-    modes: np.ndarray
 
 
 def modal_analysis(system: System, q=None, lam=None, t: float = 0.0,
                    n_modes: int | None = None) -> ModalResult:
-    """Natural frequencies and modes of a constrained system linearised at q.
+    """Natural frequencies and modes of a constrained system linearised at a static
+    state, *including the stiffness of the reactions*.
 
     The linearised equations about a static state (q, lambda) are
-    ``M dq'' + K dq + G^T dlam = 0, G dq = 0`` with
-    ``K = -dF/dq + d(G^T lambda)/dq`` (the second term: reactions turning with the
-    joints).  With Z an orthonormal null-space basis of G (dq = Z y) this becomes the
-    symmetric generalised eigenproblem ``Z^T K Z y = omega^2 Z^T M Z y``.
+    ``M dq'' + C dq' + K dq + G^T dlam = 0, G dq = 0`` with
+
+        K = -dF/dq + d(G(q)^T lambda)/dq,      C = -dF/dv.
+
+    The second term of K is the reactions turning with the joints: it is the whole
+    restoring stiffness of a pendulum in absolute coordinates (gravity is a constant
+    force there) and matters for any loaded structure.  :func:`mbdcore.modal.modal_analysis`
+    leaves it out, which is exact only where lambda = 0; this function is the general
+    form (same result type) until the two are merged.  With Z an orthonormal null-space
+    basis of G (dq = Z y): ``Z^T K Z y = omega^2 Z^T M Z y``.
 
     Parameters
     ----------
@@ -768,34 +760,35 @@ def modal_analysis(system: System, q=None, lam=None, t: float = 0.0,
         be an equilibrium (see :func:`static_equilibrium`), else the result is the
         instantaneous tangent.
     lam : array_like, optional
-        Multipliers at q (default: least-squares solution of G^T lambda = F(q)).
+        Multipliers at q (default: least-squares solution of G^T lambda = F(q), exact at
+        an equilibrium).
     t : float
         Time [s].
     n_modes : int, optional
-        Number of lowest modes (default: all).
+        Number of lowest modes (default: all), rigid-body modes included.
 
     Returns
     -------
-    ModalResult
+    mbdcore.modal.ModalResult
+        ``omega`` [rad/s] ascending (a negative value -sqrt(-lambda) marks an unstable
+        direction), ``frequencies`` [Hz], ``shapes`` (n, k) in the system coordinates,
+        mass-normalised and satisfying G shapes = 0, ``damping_ratios`` (modal
+        approximation z^T C z / (2 omega), nan for omega <= 0).
     """
     if q is None:
         q = project_positions(system, t, system.initial_state()[0])
     q = np.asarray(q, float)
     n = system.n
     zero_v = np.zeros(n)
-    F = system.forces(t, q, zero_v)
-    if system.m:
-        G = system.constraint_jacobian(t, q)
-        if lam is None:
-            lam = np.linalg.lstsq(G.T, F, rcond=None)[0]
-        Z = scipy.linalg.null_space(G)
-    else:
-        G = np.zeros((0, n))
-        lam = np.zeros(0)
-        Z = np.eye(n)
-    K = -system.force_jacobians(t, q, zero_v)[0]
+    G = system.constraint_jacobian(t, q) if system.m else np.zeros((0, n))
+    if lam is None:
+        F = system.forces(t, q, zero_v)
+        lam = np.linalg.lstsq(G.T, F, rcond=None)[0] if system.m else np.zeros(0)
+    kq, kv = system.force_jacobians(t, q, zero_v)
+    K = -kq
     if system.m:
         K = K - _geometric_terms(system, t, q, np.asarray(lam, float), [], 0.0, G)
+    Z = null_space(G, n)
     M = system.mass_matrix(q)
     Kr = Z.T @ K @ Z
     Mr = Z.T @ M @ Z
@@ -804,7 +797,11 @@ def modal_analysis(system: System, q=None, lam=None, t: float = 0.0,
     k = Kr.shape[0] if n_modes is None else min(int(n_modes), Kr.shape[0])
     w2, y = scipy.linalg.eigh(Kr, Mr, subset_by_index=[0, k - 1])
     omega = np.sign(w2) * np.sqrt(np.abs(w2))
-    return ModalResult(omega, omega / (2.0 * math.pi), Z @ y)
+    shapes = Z @ y
+    with np.errstate(all="ignore"):
+        zeta = np.einsum("ik,ij,jk->k", shapes, -kv, shapes) / (2.0 * omega)
+    zeta[omega <= 0] = np.nan
+    return ModalResult(omega / (2.0 * math.pi), omega, shapes, zeta)
 
 
 def natural_frequencies(system: System, q=None, n: int = 6, lam=None,

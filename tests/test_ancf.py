@@ -13,8 +13,8 @@ from scipy.integrate import solve_bvp
 from scipy.optimize import brentq
 from scipy.special import ellipk
 
-from mbdcore.ancf import (ANCFBeam, cantilever, hermite_shape, modal_analysis,
-                          natural_frequencies, static_equilibrium)
+from mbdcore.ancf import (ANCFBeam, EquilibriumError, cantilever, hermite_shape,
+                          modal_analysis, natural_frequencies, static_equilibrium)
 from mbdcore.beam_modes import ClampedBeamModes
 from mbdcore.blocks import ParameterError
 from mbdcore.constraints import Revolute, Weld
@@ -122,14 +122,34 @@ def test_kelvin_voigt_damping_is_stiffness_proportional():
     K, C = beam.tangent_matrices(q, v, sparse=False)
     modes = modal_analysis(s)
     # about the unstressed straight beam C = beta K, so zeta_i = beta omega_i / 2
-    zeta = np.einsum("ik,ij,jk->k", modes.modes, C, modes.modes) / (2 * modes.omega)
-    np.testing.assert_allclose(zeta, beta * modes.omega / 2, rtol=1e-8)
+    np.testing.assert_allclose(modes.damping_ratios, beta * modes.omega / 2, rtol=1e-8)
     np.testing.assert_allclose(C, beta * K, atol=1e-9 * np.abs(K).max())
     # and it costs nothing in a rigid motion
     rigid = ANCFBeam("r", (0, 0), (1, 0), 3, 1.0, 1.0, 1e3, damping=0.1, omega=2.0,
                      velocity=(1.0, -0.5))
     qr, vr = rigid.initial_coordinates()
     assert np.abs(rigid.internal_forces(qr, vr)).max() < 1e-12
+
+
+def test_modes_include_the_stiffness_of_the_reactions():
+    """Hanging pendulums: in absolute coordinates gravity is a constant force, so the
+    whole restoring stiffness is d(G^T lambda)/dq of the pin carrying the weight."""
+    m, j_cm, d = 2.0, 0.3, 0.4
+    s = System(gravity=(0.0, -G0))
+    s.add_body("bob", mass=m, inertia=j_cm, position=(0.0, -d), markers={"pin": (0.0, d)})
+    s.ground.add_marker("o", (0, 0))
+    s.add_joint(Revolute("ground.o", "bob.pin"))
+    omega = modal_analysis(s).omega
+    assert omega[0] == pytest.approx(math.sqrt(m * G0 * d / (j_cm + m * d * d)), rel=1e-7)
+    # a stiff ANCF bar hanging from a pin: first mode is the rigid bar's sqrt(3 g / 2 L)
+    s = System(gravity=(0.0, -G0))
+    s.add(ANCFBeam("bar", (0, 0), (0, -1.0), 4, 1.0, 1e4, 1e8))
+    s.ground.add_marker("o", (0, 0))
+    s.add_joint(Revolute("ground.o", "bar.start"))
+    q = static_equilibrium(s).q              # hanging, stretched by its own weight
+    omega = modal_analysis(s, q, n_modes=2).omega
+    assert omega[0] == pytest.approx(math.sqrt(1.5 * G0), rel=1e-4)
+    assert omega[1] > 100 * omega[0]
 
 
 # --- statics -----------------------------------------------------------------------------
@@ -174,6 +194,19 @@ def test_large_tip_load_follows_the_elastica(load, literature):
     assert abs(beam.curvature(sol.q, beam.length)[0]) < 2e-2 * load
 
 
+def test_load_stepping_reaches_the_same_equilibrium():
+    """Newton limited to a few iterations cannot take P L^2/EI = 10 in one step; the
+    halved increments must end where an unrestricted solve does."""
+    s = cantilever(n_elements=8)
+    full = static_equilibrium(s, {"beam.end": (0.0, -10.0)})
+    stepped = static_equilibrium(s, {"beam.end": (0.0, -10.0)}, max_iterations=6)
+    assert len(full.load_steps) == 1 and len(stepped.load_steps) > 1
+    assert stepped.load_steps[-1] == 1.0
+    np.testing.assert_allclose(stepped.q, full.q, atol=1e-9)
+    with pytest.raises(EquilibriumError, match="halvings"):
+        static_equilibrium(s, {"beam.end": (0.0, -10.0)}, max_iterations=2, max_halvings=2)
+
+
 # --- dynamics ------------------------------------------------------------------------------
 def test_free_beam_conserves_energy_and_momenta():
     """A free beam thrown spinning, with its first bending mode excited, no gravity."""
@@ -183,7 +216,7 @@ def test_free_beam_conserves_energy_and_momenta():
     modal = modal_analysis(s)
     assert np.all(np.abs(modal.omega[:3]) < 1e-3)          # three rigid-body modes
     q0, v0 = s.initial_state()
-    v0 = v0 + 0.5 * modal.modes[:, 3]
+    v0 = v0 + 0.5 * modal.shapes[:, 3]
     h = 0.5 * 2.8 / modal.omega[-1]       # half the RK4 stability limit of the fastest mode
     r = simulate(s, 1.0, h, method="rk4", q0=q0, v0=v0, record_every=50)
     M = beam.mass_matrix_sparse()

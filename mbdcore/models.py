@@ -215,3 +215,44 @@ def hub_beam(beam_factory, final_rate: float = 4.0) -> System:
     s.add_joint(AngleDriver("ground", "hub", SpinUp(final_rate, p["spin_up_time"]), name="spin"))
     s.add_joint(Weld("hub.axis", "beam.root", name="clamp"))
     return s
+
+
+def two_link_arm(link_factory, **arm) -> System:
+    """The two-link flexible arm of BENCHMARKS.md §1 built from the general engine.
+
+    ``link_factory(name, length, rho_a, ei)`` makes each link as a beam body lying along
+    +x from its root (markers ``root`` and ``tip``): a ModalBeam, a FiniteSegmentBeam or
+    an ANCF beam.  Rigid bodies: the joint-1 hub (J_h1), the joint-2 stator (J_s,
+    half of m_h2) welded to the tip of link 1, the joint-2 rotor (J_h2, the other half
+    of m_h2) pinned to it, and the payload (m_p, J_p) welded to the tip of link 2.
+    Inputs ``tau1`` (ground -> hub 1) and ``tau2`` (stator -> rotor) [N m]; the joint
+    angles are ``hub1.phi`` and ``rotor.phi - stator.phi``.  Arm parameters as in
+    :data:`mbdcore.manipulator.ARM_PARAMETERS` (defaults of the table).
+    """
+    from .constraints import Weld
+    from .manipulator import validate_arm_parameters
+
+    p = validate_arm_parameters(**arm)
+    l1, l2 = p["l1"], p["l2"]
+    tiny = 1e-9  # the hub at the base carries no mass of its own in the table
+    s = System()
+    s.ground.add_marker("O", (0.0, 0.0))
+    s.add_body("hub1", mass=tiny, inertia=p["j_h1"], markers={"c": (0.0, 0.0)})
+    s.add(link_factory("link1", l1, p["rho_a1"], p["ei1"]))
+    s.add_body("stator", mass=max(p["m_h2"] / 2, tiny), inertia=max(p["j_s"], tiny),
+               position=(l1, 0.0), markers={"c": (0.0, 0.0)})
+    s.add_body("rotor", mass=max(p["m_h2"] / 2, tiny), inertia=max(p["j_h2"], tiny),
+               position=(l1, 0.0), markers={"c": (0.0, 0.0)})
+    link2 = link_factory("link2", l2, p["rho_a2"], p["ei2"])
+    s.add(link2)
+    s.add_body("payload", mass=max(p["m_p"], tiny), inertia=max(p["j_p"], tiny),
+               position=(l1 + l2, 0.0), markers={"c": (0.0, 0.0)})
+    s.add_joint(Revolute("ground.O", "hub1.c", name="joint1"))
+    s.add_joint(Weld("hub1.c", "link1.root", name="clamp1"))
+    s.add_joint(Weld("link1.tip", "stator.c", name="elbow"))
+    s.add_joint(Revolute("stator.c", "rotor.c", name="joint2"))
+    s.add_joint(Weld("rotor.c", "link2.root", name="clamp2"))
+    s.add_joint(Weld("link2.tip", "payload.c", name="tip"))
+    s.add_force(JointTorque("ground", "hub1", "tau1", name="motor1"))
+    s.add_force(JointTorque("stator", "rotor", "tau2", name="motor2"))
+    return s

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from .beam_modes import ClampedBeamModes
@@ -69,6 +70,60 @@ class PointMassBody(BodyBase):
     def potential_energy(self, qb, gravity):
         m, r, *_ = self._points(qb, np.zeros_like(qb))
         return -float(m @ (r @ gravity)) + self._elastic(qb, np.zeros_like(qb))[1]
+
+
+@numba.njit(cache=True)
+def _modal_kinematics(qb, vb, x, phi, G, fs):
+    """Compiled kinematics of modal-beam points (see ModalBeam): for each point p at x_p,
+    s = (x + u, w) in the floating frame, r = p + A s; returns r, r', J = dr/dq and the
+    velocity-quadratic acceleration -theta'^2 A s + 2 theta' E A s' + A (u''_quad, 0)."""
+    P = x.shape[0]
+    nm = phi.shape[1]
+    n = 3 + nm
+    th, thd = qb[2], vb[2]
+    c, sn = math.cos(th), math.sin(th)
+    r = np.empty((P, 2))
+    rd = np.empty((P, 2))
+    J = np.zeros((P, 2, n))
+    quad = np.empty((P, 2))
+    for p in range(P):
+        u = 0.0
+        w = 0.0
+        ud = 0.0
+        wd = 0.0
+        udd = 0.0
+        for j in range(nm):
+            gd = 0.0
+            gdd = 0.0
+            for k in range(nm):
+                gd += G[p, j, k] * qb[3 + k]
+                gdd += G[p, j, k] * vb[3 + k]
+            gd *= fs
+            gdd *= fs
+            u -= 0.5 * qb[3 + j] * gd
+            ud -= gd * vb[3 + j]
+            udd -= vb[3 + j] * gdd
+            w += phi[p, j] * qb[3 + j]
+            wd += phi[p, j] * vb[3 + j]
+            # d r / d delta_j = A (-gd, phi_j)
+            J[p, 0, 3 + j] = -c * gd - sn * phi[p, j]
+            J[p, 1, 3 + j] = -sn * gd + c * phi[p, j]
+        sx = x[p] + u
+        asx = c * sx - sn * w
+        asy = sn * sx + c * w
+        asdx = c * ud - sn * wd
+        asdy = sn * ud + c * wd
+        r[p, 0] = qb[0] + asx
+        r[p, 1] = qb[1] + asy
+        rd[p, 0] = vb[0] - thd * asy + asdx
+        rd[p, 1] = vb[1] + thd * asx + asdy
+        J[p, 0, 0] = 1.0
+        J[p, 1, 1] = 1.0
+        J[p, 0, 2] = -asy
+        J[p, 1, 2] = asx
+        quad[p, 0] = -thd * thd * asx - 2.0 * thd * asdy + c * udd
+        quad[p, 1] = -thd * thd * asy + 2.0 * thd * asdx + sn * udd
+    return r, rd, J, quad
 
 
 class ModalBeam(PointMassBody):
@@ -175,29 +230,9 @@ class ModalBeam(PointMassBody):
                 + [f"{self.name}.delta{j + 1}" for j in range(self.n_modes)])
 
     def _kinematics(self, qb, vb, x, phi, G):
-        """Points at x (P,) with shape data phi (P, N), G (P, N, N)."""
-        nm = self.n_modes
-        th, thd = qb[2], vb[2]
-        d, dd = qb[3:], vb[3:]
-        A = rot(th)
-        gd = self.fs * np.einsum("pjk,k->pj", G, d)            # (P, N)
-        s = np.stack([x - 0.5 * gd @ d, phi @ d], axis=1)       # (P, 2)
-        sd = np.stack([-gd @ dd, phi @ dd], axis=1)
-        udd = -self.fs * np.einsum("j,pjk,k->p", dd, G, dd)
-        As = s @ A.T
-        EAs = As @ E2.T
-        r = qb[:2] + As
-        P = len(x)
-        J = np.zeros((P, 2, 3 + nm))
-        J[:, 0, 0] = 1.0
-        J[:, 1, 1] = 1.0
-        J[:, :, 2] = EAs
-        local = np.stack([-gd, phi], axis=1)                     # (P, 2, N)
-        J[:, :, 3:] = np.einsum("ab,pbj->paj", A, local)
-        Asd = sd @ A.T
-        rd = vb[:2] + thd * EAs + Asd
-        quad = -thd * thd * As + 2.0 * thd * (Asd @ E2.T) + np.outer(udd, A[:, 0])
-        return r, rd, J, quad
+        """Points at x (P,) with shape data phi (P, N), G (P, N, N): r, r', J, quad."""
+        return _modal_kinematics(np.asarray(qb, float), np.asarray(vb, float), x, phi, G,
+                                 self.fs)
 
     def _points(self, qb, vb):
         r, rd, J, quad = self._kinematics(qb, vb, self._x, self._phi, self._G)

@@ -1,12 +1,28 @@
-"""Implicit integrators for the index-3 equations of motion.
+"""Implicit integrators for the constrained (index-3) equations of motion.
 
 The problem (:class:`mbdcore.dae.ConstrainedProblem`, seeds 000, 001, 003)::
 
     M(q) q'' + G(q, t)^T lambda = F(t, q, q')
     g(q, t) = 0                                  G = dg/dq
 
-is discretised directly at index 3: the position constraints are imposed at every
-solve, together with the multipliers, so there is no drift and no Baumgarte term.
+is discretised without differentiating the constraints away: the position constraints
+are imposed at every solve, together with the multipliers, so there is no drift and no
+Baumgarte term.  Two constraint forms (``constraint_form=``):
+
+``"ggl"`` (default) -- stabilized index 2 (Gear, Gupta and Leimkuhler 1985)::
+
+    q' = v + G^T mu,   M v' + G^T lambda = F,   g(q, t) = 0,   G v + g_t = 0
+
+    The hidden velocity constraint is imposed too, with a second multiplier mu (zero
+    for the exact solution) that moves the positions back onto g = 0.  Arnold, Bruls
+    and Cardona (Numer. Math. 129, 2015) apply generalized-alpha to this form: no
+    order reduction, second order in q, v, lambda, and no weak instability at
+    rho_inf = 1.  The same form is used for Bathe's sub-steps.
+``"index3"`` -- the plain index-3 form (position constraints only).  Kept as an
+    option, not the default, because (measured on the slider-crank, h = 1e-3 s) with
+    rho_inf = 1 the (-1)^n multiplier component of the trapezoidal-type scheme grows
+    about 1e6 in 1.6 s until Newton diverges (t = 1.73 s; rho_inf = 0.99: 3.83 s;
+    Cardona and Geradin 1989), and Bathe's multipliers are only first order.
 
 Two families share one Newton solver (:meth:`Index3Integrator._solve`):
 
@@ -20,34 +36,47 @@ Two families share one Newton solver (:meth:`Index3Integrator._solve`):
     Broyden's quasi-Newton updates.
 
 Every solve has the same structure.  The scheme makes the velocity and acceleration at
-the new time affine in the position increment ``dq = q - q_ref`` about a predictor::
+the new time affine in the velocity-generated part ``w`` of the position increment
+``dq = q - q_ref`` about a predictor::
 
-    v(dq) = v_ref + c_v dq          q''(dq) = a_ref + c_a dq
+    q = q_ref + dq,   w = dq - G(q)^T mu   (GGL; w = dq at index 3)
+    v(w) = v_ref + c_v w          q''(w) = a_ref + c_a w
 
-and Newton solves, for (dq, lambda), the *scaled* equations (Bottasso, Bauchau and
+and Newton solves, for (dq, lambda~, mu), the *scaled* equations (Bottasso, Bauchau and
 Cardona 2007; Arnold and Bruls 2007)::
 
-    r1 = [M(q) q''(dq) + G^T lambda - F(t, q, v(dq))] / c_a = 0
-    r2 = g(q, t)                                              = 0
+    r1 = [M(q) q''(w) + G^T lambda - F(t, q, v(w))] / c_a = 0
+    r2 = g(q, t)                                            = 0
+    r3 = [G(q) v(w) + g_t(q, t)] / c_v                      = 0      (GGL only)
 
-with the scaled multiplier ``lambda~ = lambda / c_a``.  Dividing the dynamic rows by
-c_a ~ 1/h^2 (equivalently, multiplying by beta h^2) turns the iteration matrix into::
+with the scaled multiplier ``lambda~ = lambda / c_a``; every row and unknown is then in
+position units and the iteration matrix::
 
-    [[ M + (c_v/c_a) C_t + (1/c_a) K_t ,  G^T ],
-     [ G                               ,  0   ]]      C_t = -dF/dv,  K_t = -dF/dq + d(M q'' + G^T lambda)/dq
+    [[ S      , G^T ,  -D G^T ],        S = M + (c_v C_t + K_t) / c_a
+     [ G      , 0   ,   0     ],        D = M + (c_v / c_a) C_t
+     [ G + H  , 0   ,  -G G^T ]]        H = d(G v)/dq / c_v
+                                        C_t = -dF/dv,  K_t = -dF/dq + d(M q'' + G^T lambda)/dq
 
-whose condition number stays O(1) as h -> 0 instead of growing like 1/h^4 (2.56 for
-the pendulum at h = 1e-2 ... 1e-5 s, against 4e8 ... 4e20 unscaled).  A solve has
-converged when the last increment satisfies |dq|_inf <= tol max(1, |q|_inf) and
-c_v |dq|_inf <= tol max(1, |v|_inf) (velocity errors are c_v ~ 1/h times position
-errors), and the scaled residual ``max(|r1|_inf / max diag M, |g|_inf)`` is below
-tol max(1, |q|_inf) -- or has stopped falling at its rounding floor (stiff terms).
+(first two block rows and columns at index 3) keeps an O(1) condition number as
+h -> 0 instead of growing like 1/h^4 (2.56 for the pendulum at h = 1e-2 ... 1e-5 s,
+against 4e8 ... 4e20 unscaled).
 
-Newton variants (``iteration=``): ``"newton"`` (fresh matrix at every iteration),
-``"modified"`` (LU factors kept across iterations and steps, refreshed when the
-contraction rate exceeds ``theta_refresh`` or a solve fails) and ``"broyden"`` (inverse
-of the matrix kept and corrected by Broyden's rank-one update; refreshed only on
-failure).  A solve that cannot converge with a fresh matrix raises
+Newton.  S, D and H are the expensive part (force Jacobians, finite differences of M
+and G); G is evaluated with every residual anyway, so ``"modified"`` (default) keeps
+(S, D, H) across iterations and steps and reassembles and refactors the small matrix
+with the current G at every iteration -- a stale G, not a stale S, is what slows a
+kept matrix (G turns with the bodies, S differs from M by O(h^2)).  Measured on the
+slider-crank at h = 1e-3 s: 2.2 iterations per step and one Jacobian for 10 s.
+The blocks are rebuilt when the contraction rate exceeds ``theta_refresh`` or a solve
+fails.  ``"newton"`` rebuilds them at every iteration; ``"broyden"`` keeps the inverse
+of the whole matrix and corrects it by Broyden's rank-one update (seed 003), rebuilt
+when the iteration stops contracting.  The starting guess is the previous step's
+(dq, mu) of the same stage.  Convergence test (Hairer and Wanner, Solving ODEs II,
+IV.8): with nu_k the k-th increment measured against the tolerance -- position part
+against tol max(1, |q|), velocity part c_v |dw| against tol max(1, |v|), floored at
+16 eps |q| (the rounding of q_ref + dq) -- and theta = nu_k / nu_{k-1}, the solve has
+converged when theta / (1 - theta) nu_k <= 1 (the bound on the remaining error), or
+nu_k <= 0.1.  A solve that cannot converge with a fresh matrix raises
 :class:`ConvergenceError`.
 """
 from __future__ import annotations
@@ -61,7 +90,8 @@ from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 
 from .dae import ConstrainedProblem
 
-ITERATIONS = ("newton", "modified", "broyden")
+ITERATIONS = ("modified", "newton", "broyden")
+CONSTRAINT_FORMS = ("ggl", "index3")
 
 
 class ConvergenceError(RuntimeError):
@@ -115,25 +145,51 @@ def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v):
     return x[:n].copy(), x[n:].copy()
 
 
+def _constraint_parts(problem, t, q):
+    """(g, G, g_t) at (q, t), in one pass where the problem offers it."""
+    n = q.size
+    if getattr(problem, "m", 0) == 0:
+        return np.zeros(0), np.zeros((0, n)), np.zeros(0)
+    terms = getattr(problem, "constraint_terms", None)
+    if terms is not None:
+        g, G, gt, _ = terms(t, q, np.zeros(n))
+    else:
+        g, G, gt = (problem.constraints(t, q), problem.constraint_jacobian(t, q),
+                    problem.constraint_rate(t, q))
+    G = np.asarray(G, dtype=float).reshape(-1, n)
+    m = G.shape[0]
+    return (np.asarray(g, dtype=float).reshape(m), G,
+            np.asarray(gt, dtype=float).reshape(m))
+
+
+def _copy_kept(val):
+    return tuple(x.copy() for x in val) if isinstance(val, tuple) else val.copy()
+
+
 class Index3Integrator:
-    """Base class: one step of the index-3 DAE, with the shared scaled Newton solver.
+    """Base class: one step of the constrained equations, with the shared Newton solver.
 
     Parameters
     ----------
     tol : float
-        Convergence tolerance on the scaled residual norm and on the position and
-        velocity increment norms (absolute below 1, relative above) [m, rad, m/s].
+        Newton tolerance: the estimated remaining error of the position increment must
+        be below ``tol max(1, |q|_inf)`` [m, rad] and that of the velocity below
+        ``tol max(1, |v|_inf)`` [m/s, rad/s] (see the module docstring).
     max_iterations : int
         Newton iterations allowed per solve before it is declared failed.
-    iteration : {"newton", "modified", "broyden"}
+    iteration : {"modified", "newton", "broyden"}
         How the iteration matrix is obtained (see the module docstring).
     theta_refresh : float
-        Modified Newton: refresh the matrix when the ratio of successive increment norms
-        exceeds this.
+        Modified Newton: rebuild the kept matrix when the contraction rate (ratio of
+        successive increment norms) exceeds this.
     geometric_stiffness : bool
-        Include ``d(M(q) q'' + G(q)^T lambda)/dq`` (forward differences) in the matrix.
-        Without it Newton still converges for small h (the term is O(h^2) against M)
-        but only linearly.
+        Include ``d(M(q) q'' + G(q)^T lambda)/dq`` (and for GGL ``d(G v)/dq``) by forward
+        differences in the matrix.  Without it Newton still converges for small h (the
+        terms are O(h^2) and O(h) against M and G) but more slowly.
+    constraint_form : {"ggl", "index3"}
+        ``"ggl"`` (default): stabilized index-2 form, position *and* velocity
+        constraints imposed; ``"index3"``: position constraints only (see the module
+        docstring for why GGL is the default).
 
     Attributes
     ----------
@@ -147,22 +203,34 @@ class Index3Integrator:
     a, qdd, lam : ndarray or None
         After a step: acceleration-like variable, accelerations [m/s^2] and multipliers
         at the end of the step.
+    mu : ndarray or None
+        GGL only: the multiplier of the velocity constraint at the end of the step, as
+        the position correction ``G^T mu`` [m, rad] it made (zero for the exact
+        solution; O(h^3) per step).
     """
 
     name = "index3"
     order = 0
 
     def __init__(self, tol: float = 1e-10, max_iterations: int = 25,
-                 iteration: str = "newton", theta_refresh: float = 0.5,
-                 geometric_stiffness: bool = True):
+                 iteration: str = "modified", theta_refresh: float = 0.3,
+                 geometric_stiffness: bool = True, constraint_form: str = "ggl"):
         if iteration not in ITERATIONS:
             raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
+        if constraint_form not in CONSTRAINT_FORMS:
+            raise ValueError(f"constraint_form {constraint_form!r} is unknown; accepted: "
+                             f"{CONSTRAINT_FORMS}")
         self.tol = float(tol)
         self.max_iterations = int(max_iterations)
         self.iteration = iteration
         self.theta_refresh = float(theta_refresh)
         self.geometric_stiffness = bool(geometric_stiffness)
+        self.constraint_form = constraint_form
         self.reset()
+
+    @property
+    def ggl(self) -> bool:
+        return self.constraint_form == "ggl"
 
     # -- history ---------------------------------------------------------------------
     def reset(self) -> None:
@@ -174,9 +242,13 @@ class Index3Integrator:
         self.a = None
         self.qdd = None
         self.lam = None
-        # Iteration matrices kept for reuse: key -> ("lu", (lu, piv)) or ("inv", H).
+        self.mu = None
+        # Iteration matrices kept for reuse: key -> ("blocks", (S, D, H)) or ("inv", H).
         # The key carries h, so a change of step size never reuses a stale matrix.
         self._cache: dict = {}
+        # Last converged increment per stage: the starting guess of the next solve
+        # (the increment is smooth in time, so this cuts the initial error by O(h)).
+        self._guess: dict = {}
 
     def initialize(self, problem: ConstrainedProblem, t: float, q, v) -> None:
         """Start the history from consistent accelerations and multipliers at (t, q, v)."""
@@ -184,18 +256,18 @@ class Index3Integrator:
         self.qdd = qdd
         self.lam = lam
         self.a = qdd.copy()
+        self.mu = np.zeros_like(lam) if self.ggl else None
 
     def get_state(self) -> dict:
         """History needed to continue bit for bit (counters and kept matrices included)."""
         def cp(x):
             return None if x is None else np.array(x, copy=True)
-        cache = {}
-        for key, (kind, val) in self._cache.items():
-            cache[key] = (kind, (val[0].copy(), val[1].copy()) if kind == "lu" else val.copy())
+        cache = {key: (kind, _copy_kept(val)) for key, (kind, val) in self._cache.items()}
         return {"nsteps": self.nsteps, "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
                 "failures": self.failures, "a": cp(self.a), "qdd": cp(self.qdd),
-                "lam": cp(self.lam), "cache": cache}
+                "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
+                "guess": {k: g.copy() for k, g in self._guess.items()}}
 
     def set_state(self, state: dict) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -208,13 +280,14 @@ class Index3Integrator:
         self.a = cp(state["a"])
         self.qdd = cp(state["qdd"])
         self.lam = cp(state["lam"])
-        self._cache = {}
-        for key, (kind, val) in state["cache"].items():
-            self._cache[key] = (kind, (val[0].copy(), val[1].copy()) if kind == "lu"
-                                else val.copy())
+        self.mu = cp(state.get("mu"))
+        self._cache = {key: (kind, _copy_kept(val))
+                       for key, (kind, val) in state["cache"].items()}
+        self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
 
     def stats(self) -> dict:
-        return {"method": self.name, "iteration": self.iteration, "nsteps": self.nsteps,
+        return {"method": self.name, "iteration": self.iteration,
+                "constraint_form": self.constraint_form, "nsteps": self.nsteps,
                 "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
                 "failures": self.failures}
@@ -245,35 +318,61 @@ class Index3Integrator:
         raise NotImplementedError
 
     # -- the shared scaled Newton solve ------------------------------------------------
-    def _iteration_matrix(self, problem, t, q, v, x_acc, lam_s, cv, ca):
-        """Scaled iteration matrix at the current iterate (one Jacobian evaluation).
+    def _blocks(self, problem, t, q, v, x_acc, lam_s, cv, ca, G):
+        """The expensive part of the scaled iteration matrix (one Jacobian evaluation).
 
-        ``x_acc = q''/c_a`` and ``lam_s = lambda/c_a`` are the scaled acceleration and
-        multiplier, so the geometric term is already divided by c_a.
+        Returns ``(S, D, H)``: S = dr1/dq = M + (c_v C_t + K_t)/c_a, D = dr1/dw =
+        M + (c_v/c_a) C_t, H = d(G v)/dq / c_v.  ``x_acc = q''/c_a`` and ``lam_s =
+        lambda/c_a`` are the scaled acceleration and multiplier, so the geometric term
+        is already divided by c_a.
         """
         n = q.size
+        m = G.shape[0]
         self.jacobian_evaluations += 1
         M = np.atleast_2d(problem.mass_matrix(q))
-        G = np.asarray(problem.constraint_jacobian(t, q), dtype=float).reshape(-1, n)
-        m = G.shape[0]
         dFdq, dFdv = problem.force_jacobians(t, q, v)
-        S = M - (cv / ca) * np.asarray(dFdv) - (1.0 / ca) * np.asarray(dFdq)
+        D = M - (cv / ca) * np.asarray(dFdv)
+        S = D - (1.0 / ca) * np.asarray(dFdq)
+        H = np.zeros((m, n))
         if self.geometric_stiffness:
             # d/dq [M(q) x + G(q)^T lam~] at fixed x, lam~: the inertia and constraint
             # curvature terms a constant-matrix Newton would miss.
             w0 = M @ x_acc + G.T @ lam_s
+            Gv0 = G @ v
             for j in range(n):
                 e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
                 qj = q.copy()
                 qj[j] += e
                 Mj = np.atleast_2d(problem.mass_matrix(qj))
-                Gj = np.asarray(problem.constraint_jacobian(t, qj), dtype=float).reshape(m, n)
+                Gj = _constraint_parts(problem, t, qj)[1]
                 S[:, j] += (Mj @ x_acc + Gj.T @ lam_s - w0) / e
-        J = np.zeros((n + m, n + m))
+                H[:, j] = (Gj @ v - Gv0) / (e * cv)
+        return S, D, H
+
+    def _assemble(self, blocks, G):
+        """Scaled iteration matrix from the kept blocks and the current G::
+
+            index 3:  [[S, G^T], [G, 0]]                  unknowns (dq, lam~)
+            GGL:      [[S, G^T, -D G^T], [G, 0, 0], [G + H, 0, -G G^T]]
+                                                           unknowns (dq, lam~, mu)
+        """
+        S, D, H = blocks
+        n, m = S.shape[0], G.shape[0]
+        k = 2 * m if self.ggl else m
+        J = np.zeros((n + k, n + k))
         J[:n, :n] = S
-        J[:n, n:] = G.T
-        J[n:, :n] = G
+        J[:n, n:n + m] = G.T
+        J[n:n + m, :n] = G
+        if self.ggl:
+            J[:n, n + m:] = -D @ G.T
+            J[n + m:, :n] = G + H
+            J[n + m:, n + m:] = -G @ G.T
         return J
+
+    def _iteration_matrix(self, problem, t, q, v, x_acc, lam_s, cv, ca):
+        """Scaled iteration matrix at (q, v, x_acc, lam_s), all blocks fresh."""
+        G = _constraint_parts(problem, t, q)[1]
+        return self._assemble(self._blocks(problem, t, q, v, x_acc, lam_s, cv, ca, G), G)
 
     @staticmethod
     def _factor(J, kind):
@@ -295,11 +394,15 @@ class Index3Integrator:
         return H if np.all(np.isfinite(H)) else None
 
     def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
-        """Solve one implicit stage for dq = q - q_ref and lambda (see module docstring).
+        """Solve one implicit stage (see module docstring).
 
         Returns
         -------
         dq : ndarray, shape (n,)
+            Position increment q - q_ref.
+        w : ndarray, shape (n,)
+            Its part generated by the velocity, ``dq - G^T mu`` (``dq`` at index 3):
+            v = v_ref + c_v w, q'' = a_ref + c_a w.
         lam : ndarray, shape (m,)
         """
         cached = self.iteration != "newton"
@@ -308,98 +411,122 @@ class Index3Integrator:
         attempts = (False, True) if cached and ckey in self._cache else (True,)
         last = None
         for fresh_start in attempts:
-            ok, dq, lam_s, info = self._newton(problem, t, q_ref, v_ref, a_ref, cv, ca,
-                                               np.asarray(lam0, dtype=float) / ca, ckey,
-                                               fresh_start)
+            ok, dq, w, lam_s, mu, info = self._newton(
+                problem, t, q_ref, v_ref, a_ref, cv, ca,
+                np.asarray(lam0, dtype=float) / ca, ckey, fresh_start)
             if ok:
-                return dq, lam_s * ca
+                self._guess[ckey] = np.concatenate([dq, mu])
+                self.mu = mu
+                return dq, w, lam_s * ca
             self.failures += 1
             self._cache.pop(ckey, None)
             last = info
-        its, res, why = last
+        its, err, why = last
         raise ConvergenceError(
             f"{self.name}: Newton did not converge at t = {t:.9g} s (h = {h:.3g} s) after "
-            f"{its} iterations; scaled residual {res:.3g} ({why})")
+            f"{its} iterations; last increment {err:.3g} x tolerance ({why})")
 
     def _newton(self, problem, t, q_ref, v_ref, a_ref, cv, ca, lam_s, ckey, fresh_start):
         n = q_ref.size
-        kind = "inv" if self.iteration == "broyden" else "lu"
-        dq = np.zeros(n)
+        ggl = self.ggl
+        broyden = self.iteration == "broyden"
         x_ref = a_ref / ca
-        mscale = None
-        mat = None if (fresh_start or self.iteration == "newton") else self._cache.get(ckey)
-        mat = None if mat is None else mat[1]
-        fresh = False            # is `mat` built at the current iterate?
-        inc_prev = None
+        eps = np.finfo(float).eps
+        guess = self._guess.get(ckey)
+        dq, mu = np.zeros(n), None
+        if guess is not None and guess.size >= n:
+            dq, mu = guess[:n].copy(), guess[n:].copy()
+        # Kept: Broyden's inverse ("inv"), or the expensive blocks (S, D, H) ("blocks")
+        # that modified Newton reassembles with the current G at every iteration.
+        kept = None if (fresh_start or self.iteration == "newton") else self._cache.get(ckey)
+        kept = None if kept is None else kept[1]
+        built = False            # were the blocks built during this solve?
+        nu_prev = theta = None
         r_prev = s_prev = None
-        res = inc = math.inf
-        res_prev = None
-        for it in range(self.max_iterations + 1):
+        nu = math.inf
+        for it in range(self.max_iterations):
             q = q_ref + dq
-            v = v_ref + cv * dq
-            x = x_ref + dq       # q'' / c_a
+            g, G, gt = _constraint_parts(problem, t, q)
+            m = g.size
+            if mu is None or mu.size != (m if ggl else 0):
+                mu = np.zeros(m if ggl else 0)
+            w = dq - G.T @ mu if ggl else dq
+            v = v_ref + cv * w
+            x = x_ref + w        # q'' / c_a
             M = np.atleast_2d(problem.mass_matrix(q))
-            G = np.asarray(problem.constraint_jacobian(t, q), dtype=float).reshape(-1, n)
             F = np.asarray(problem.forces(t, q, v), dtype=float)
-            inertia, reaction, force = M @ x, G.T @ lam_s, F / ca
-            r = np.concatenate([inertia + reaction - force,
-                                np.asarray(problem.constraints(t, q), dtype=float).ravel()])
+            parts = [M @ x + G.T @ lam_s - F / ca, g]
+            if ggl:
+                parts.append((G @ v + gt) / cv)
+            r = np.concatenate(parts)
             if not np.all(np.isfinite(r)):
-                return False, dq, lam_s, (it, math.nan, "non-finite residual")
-            if mscale is None:
-                mscale = max(float(np.max(np.abs(np.diag(M)))), np.finfo(float).tiny)
-            # A stiff term (k/c_a >> M) leaves a rounding floor in r1 above tol; below
-            # that floor further iterations cannot reduce it, so do not ask for it.
-            floor = 64.0 * np.finfo(float).eps * (np.abs(inertia) + np.abs(reaction)
-                                                  + np.abs(force))
-            r1 = np.maximum(np.abs(r[:n]) - floor, 0.0)
-            res = max(float(np.max(r1, initial=0.0)) / mscale,
-                      float(np.max(np.abs(r[n:]), initial=0.0)))
-            q_scale = max(1.0, float(np.max(np.abs(q))))
-            thresh = self.tol * q_scale
-            # The velocity error is c_v ~ 1/h times the position error, so the increment
-            # is also judged in velocity units (down to the rounding of q).
-            inc_ok = (inc <= thresh and cv * inc <= self.tol * max(1.0, float(np.max(
-                np.abs(v)))) + 8.0 * np.finfo(float).eps * cv * q_scale)
-            # Second way out: the increments are below tol but the residual stopped
-            # falling -- on a stiff term (k h^2 >> m) cancellation in q_ref + dq leaves a
-            # rounding floor of about eps (omega h)^2 |q_ref| k/c_a, above tol.
-            stalled = it >= 2 and res >= 0.5 * res_prev
-            if it > 0 and inc_ok and (res <= thresh or stalled):
-                if self.iteration != "newton" and mat is not None:
-                    self._cache[ckey] = (kind, mat)
-                return True, dq, lam_s, (it, res, "")
-            if it == self.max_iterations:
-                return False, dq, lam_s, (it, res, "iteration limit")
-            res_prev = res
-            if self.iteration == "broyden" and mat is not None and s_prev is not None:
+                return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
+            if broyden and kept is not None and s_prev is not None:
                 # Good Broyden on the inverse (Sherman-Morrison): H+ y = s.
                 y = r - r_prev
-                Hy = mat @ y
+                Hy = kept @ y
                 den = float(s_prev @ Hy)
                 if den != 0.0 and math.isfinite(den):
-                    mat = mat + np.outer(s_prev - Hy, s_prev @ mat) / den
-                fresh = False
-            if mat is None or self.iteration == "newton":
-                J = self._iteration_matrix(problem, t, q, v, x, lam_s, cv, ca)
-                mat = self._factor(J, kind)
-                if mat is None:
-                    return False, dq, lam_s, (it, res, "singular iteration matrix")
-                fresh = True
+                    kept = kept + np.outer(s_prev - Hy, s_prev @ kept) / den
+            if kept is None or self.iteration == "newton":
+                blocks = self._blocks(problem, t, q, v, x, lam_s, cv, ca, G)
+                kept = self._factor(self._assemble(blocks, G), "inv") if broyden else blocks
+                built = True
+                if self.iteration != "newton":
+                    nu_prev = None  # a new matrix starts a new contraction estimate
+            if kept is None:
+                return False, dq, w, lam_s, mu, (it, math.nan, "singular iteration matrix")
+            if broyden:
+                step = -(kept @ r)
+            else:
+                lu = self._factor(self._assemble(kept, G), "lu")
+                if lu is None:
+                    return False, dq, w, lam_s, mu, (it, math.nan,
+                                                     "singular iteration matrix")
+                step = -lu_solve(lu, r, check_finite=False)
             self.newton_iterations += 1
-            step = -(lu_solve(mat, r, check_finite=False) if kind == "lu" else mat @ r)
             if not np.all(np.isfinite(step)):
-                return False, dq, lam_s, (it, res, "non-finite Newton correction")
+                return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
             dq = dq + step[:n]
-            lam_s = lam_s + step[n:]
-            inc = float(np.max(np.abs(step[:n]), initial=0.0))
+            lam_s = lam_s + step[n:n + m]
+            d_w = step[:n]
+            if ggl:
+                mu = mu + step[n + m:]
+                d_w = d_w - G.T @ step[n + m:]
+            # Increment in units of the tolerance: positions against tol |q|, velocities
+            # (c_v times the w increment) against tol |v|, floored at the rounding of q.
+            q_scale = max(1.0, float(np.max(np.abs(q), initial=0.0)))
+            tol_q = self.tol * q_scale
+            tol_w = max(self.tol * max(1.0, float(np.max(np.abs(v), initial=0.0))) / cv,
+                        16.0 * eps * q_scale)
+            nu = max(float(np.max(np.abs(step[:n]), initial=0.0)) / tol_q,
+                     float(np.max(np.abs(d_w), initial=0.0)) / tol_w)
+            if not math.isfinite(nu):
+                return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
+            theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
+            # Rate-based test (Hairer and Wanner, IV.8): with contraction theta the
+            # remaining error is at most theta/(1 - theta) times the last increment.
+            # An increment of a tenth of the tolerance is accepted outright (the first
+            # iteration, and the rounding floor where theta is meaningless).
+            if nu <= 0.1 or (theta is not None and theta < 1.0
+                             and theta / (1.0 - theta) * nu <= 1.0):
+                if self.iteration != "newton":
+                    if theta is not None and theta > self.theta_refresh and not broyden:
+                        self._cache.pop(ckey, None)   # slow: rebuild at the next step
+                    else:
+                        self._cache[ckey] = ("inv" if broyden else "blocks", kept)
+                w = dq - G.T @ mu if ggl else dq
+                return True, dq, w, lam_s, mu, (it + 1, nu, "")
+            if theta is not None and theta >= 1.0:
+                if built and not broyden:
+                    return False, dq, w, lam_s, mu, (it + 1, nu, "diverging")
+                kept = None         # a kept or updated matrix lost contraction: rebuild
+            elif self.iteration == "modified" and theta is not None \
+                    and theta > self.theta_refresh:
+                kept = None         # slow: rebuild at the next iterate
             r_prev, s_prev = r, step
-            if self.iteration == "modified" and not fresh and inc_prev is not None \
-                    and inc > self.theta_refresh * inc_prev:
-                mat = None   # convergence slowed: rebuild at the next iterate
-            inc_prev = inc
-            fresh = False
-        return False, dq, lam_s, (self.max_iterations, res, "iteration limit")
+            nu_prev = nu
+        return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")
 
 
 class GeneralizedAlphaScheme(Index3Integrator):
@@ -413,6 +540,8 @@ class GeneralizedAlphaScheme(Index3Integrator):
         M q''_{n+1} + G^T lambda_{n+1} = F(t_{n+1}, q_{n+1}, v_{n+1}),  g(q_{n+1}, t_{n+1}) = 0
 
     so c_v = gamma/(beta h) and c_a = beta' = (1 - alpha_m)/((1 - alpha_f) beta h^2).
+    In the GGL form (default) the position update gets ``+ G(q_{n+1})^T mu_{n+1}`` and
+    ``G(q_{n+1}) v_{n+1} + g_t = 0`` is imposed too (Arnold, Bruls and Cardona 2015).
     The predictor takes q''_{n+1} = q''_n.
 
     Parameters
@@ -448,12 +577,13 @@ class GeneralizedAlphaScheme(Index3Integrator):
         v_ref = v + h * ((1.0 - g) * a_n + g * a_pred)
         cv = g / (b * h)
         ca = (1.0 - am) / ((1.0 - af) * b * h * h)
-        dq, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_n, cv, ca, self.lam, "alpha")
-        self.a = a_pred + dq / (b * h * h)
-        self.qdd = qdd_n + ca * dq
+        dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_n, cv, ca, self.lam,
+                                 "alpha")
+        self.a = a_pred + w / (b * h * h)
+        self.qdd = qdd_n + ca * w
         self.lam = lam
         self.nsteps += 1
-        return q_ref + dq, v_ref + cv * dq
+        return q_ref + dq, v_ref + cv * w
 
 
 class GeneralizedAlpha(GeneralizedAlphaScheme):
@@ -469,12 +599,15 @@ class GeneralizedAlpha(GeneralizedAlphaScheme):
 
     Notes
     -----
-    At index 3 keep rho_inf < 1 for long runs.  With rho_inf = 1 (alpha_m = alpha_f =
-    1/2, like Newmark's trapezoidal rule) the multiplier component has the root -1 and
-    the nonlinear coupling makes it grow slowly (Cardona and Geradin 1989): on the
-    pendulum of the tests the multiplier error grows about 7x per second whatever h, and
-    the energy error follows after some 6 s.  rho_inf = 0.99 already removes it.  Arnold
-    and Bruls prove convergence for alpha_m < alpha_f < 1/2, i.e. rho_inf < 1.
+    In the default GGL form every rho_inf in [0, 1] is usable; rho_inf = 1 is
+    non-dissipative (slider-crank, h = 1e-3 s: energy level drifts 7.5e-7 in 10 s).
+    With ``constraint_form="index3"`` keep rho_inf < 1 for long runs: with rho_inf = 1
+    (alpha_m = alpha_f = 1/2, like Newmark's trapezoidal rule) the multiplier
+    component has the root -1 and the nonlinear coupling makes it grow (Cardona and
+    Geradin 1989): on the pendulum of the tests about 7x per second whatever h; on the
+    slider-crank Newton diverges at 1.73 s (rho_inf = 1) and 3.83 s (rho_inf = 0.99).
+    Arnold and Bruls prove index-3 convergence for alpha_m < alpha_f < 1/2, i.e.
+    rho_inf < 1.
     """
 
     name = "generalized-alpha"
@@ -544,17 +677,21 @@ class Bathe(Index3Integrator):
         c1 = (1 - gamma)/(gamma h), c2 = -1/(gamma (1 - gamma) h), c3 = (2 - gamma)/((1 - gamma) h)
         M q''_{n+1} + G^T lambda_{n+1} = F(t + h, q_{n+1}, v_{n+1}),  g(q_{n+1}, t + h) = 0
 
-    so c_v = c3, c_a = c3^2.  Both sub-steps are predicted with an unchanged
-    acceleration.  Positions and velocities are second order; the multipliers only first
-    order at index 3 (q''_{n+1} differentiates velocities that are themselves
-    differences of constrained positions), measured on the pendulum.  The history is q''_n (it satisfies the dynamic equation at t_n
-    exactly), so ``a`` and ``qdd`` coincide.  ``lam_mid`` keeps lambda_m.
+    so c_v = c3, c_a = c3^2.  In the GGL form the position formulas get the
+    correction G^T mu (q_m = ... + G^T mu_m, c3 q_{n+1} = ... + c3 G^T mu_{n+1}) and
+    G v + g_t = 0 is imposed at t + gamma h and t + h.  Both sub-steps are predicted
+    with an unchanged acceleration.  Positions, velocities and (GGL) multipliers are
+    second order; with ``constraint_form="index3"`` the multipliers are only first
+    order (q''_{n+1} differentiates velocities that are themselves differences of
+    constrained positions), measured on the pendulum and the slider-crank.  The
+    history is q''_n (it satisfies the dynamic equation at t_n exactly), so ``a`` and
+    ``qdd`` coincide.  ``lam_mid`` keeps lambda_m.
 
     Parameters
     ----------
     gamma : float
         Splitting fraction, in (0, 1); 0.5 is Bathe's default.
-    iteration : {"newton", "modified", "broyden"}
+    iteration : {"modified", "newton", "broyden"}
         Sub-step solver; the two sub-steps keep separate matrices (their c_v, c_a differ).
     **newton
         See :class:`Index3Integrator`.
@@ -563,7 +700,7 @@ class Bathe(Index3Integrator):
     name = "bathe"
     order = 2
 
-    def __init__(self, gamma: float = 0.5, iteration: str = "newton", **newton):
+    def __init__(self, gamma: float = 0.5, iteration: str = "modified", **newton):
         if not 0.0 < gamma < 1.0:
             raise ValueError("Bathe gamma must be in (0, 1)")
         self.gamma = float(gamma)
@@ -584,25 +721,25 @@ class Bathe(Index3Integrator):
         q_ref = q + hg * v + 0.5 * hg * hg * qdd_n
         v_ref = v + hg * qdd_n
         cv = 2.0 / hg
-        dq, lam_m = self._solve(problem, t + hg, h, q_ref, v_ref, qdd_n, cv, cv * cv,
-                                self.lam, "trapezoidal")
+        dq, w, lam_m = self._solve(problem, t + hg, h, q_ref, v_ref, qdd_n, cv, cv * cv,
+                                   self.lam, "trapezoidal")
         q_m = q_ref + dq
-        v_m = v_ref + cv * dq
-        qdd_m = qdd_n + cv * cv * dq
+        v_m = v_ref + cv * w
+        qdd_m = qdd_n + cv * cv * w
         # Sub-step 2: three-point backward Euler, predicted with q''_{n+1} = q''_m.
         c1 = (1.0 - g) / hg
         c2 = -1.0 / (g * (1.0 - g) * h)
         c3 = (2.0 - g) / ((1.0 - g) * h)
         v_ref = (qdd_m - c1 * v - c2 * v_m) / c3
         q_ref = (v_ref - c1 * q - c2 * q_m) / c3
-        dq, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_m, c3, c3 * c3, lam_m,
-                              "backward")
-        self.qdd = qdd_m + c3 * c3 * dq
+        dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_m, c3, c3 * c3, lam_m,
+                                 "backward")
+        self.qdd = qdd_m + c3 * c3 * w
         self.a = self.qdd.copy()
         self.lam = lam
         self.lam_mid = lam_m
         self.nsteps += 1
-        return q_ref + dq, v_ref + c3 * dq
+        return q_ref + dq, v_ref + c3 * w
 
     def reset(self) -> None:
         super().reset()

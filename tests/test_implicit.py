@@ -136,6 +136,8 @@ METHODS = [
     ("newmark", {"beta": 0.25, "gamma": 0.5}),
     ("bathe", {}),
     ("bathe-broyden", {}),
+    ("generalized-alpha", {"rho_inf": 0.8, "constraint_form": "index3"}),
+    ("bathe", {"constraint_form": "index3", "iteration": "newton"}),
 ]
 IDS = [f"{n}{'-' + '-'.join(f'{k}={v}' for k, v in p.items()) if p else ''}"
        for n, p in METHODS]
@@ -167,11 +169,16 @@ def test_pendulum_second_order_in_position_and_velocity(name, params):
 
 
 @pytest.mark.parametrize("name, params, order", [
-    ("generalized-alpha", {"rho_inf": 0.8}, 2), ("hht", {"alpha": -0.1}, 2),
-    ("bathe", {}, 1)], ids=["ga-0.8", "hht", "bathe"])
+    ("generalized-alpha", {"rho_inf": 0.8}, 2), ("generalized-alpha", {"rho_inf": 1.0}, 2),
+    ("hht", {"alpha": -0.1}, 2), ("bathe", {}, 2),
+    ("generalized-alpha", {"rho_inf": 0.8, "constraint_form": "index3"}, 2),
+    ("bathe", {"constraint_form": "index3"}, 1)],
+    ids=["ga-0.8", "ga-1", "hht", "bathe", "ga-0.8-index3", "bathe-index3"])
 def test_pendulum_multiplier_order(name, params, order):
-    """lambda = m (g cos(theta) + L theta'^2) / (2 L).  Bathe's multiplier is only first
-    order at index 3 (its q'' differentiates velocities that come from positions)."""
+    """lambda = m (g cos(theta) + L theta'^2) / (2 L).  With the GGL form (velocity
+    constraint imposed too) every scheme's multiplier is second order.  At index 3
+    Bathe's is only first order: its q'' differentiates velocities that are themselves
+    differences of constrained positions."""
     pend = CartesianPendulum()
     q0, v0 = pend.state_from_angle(1.0, 0.0)
     theta, omega = pendulum_reference(1.0, 1.0)
@@ -209,10 +216,12 @@ def run_pendulum(name, params, h, t_end):
 
 
 @pytest.mark.parametrize("name, params, t_end", [
-    ("generalized-alpha", {"rho_inf": 1.0}, 3.0),
-    ("generalized-alpha", {"rho_inf": 0.99}, 10.0),
+    ("generalized-alpha", {"rho_inf": 1.0}, 10.0),
+    ("generalized-alpha", {"rho_inf": 1.0, "constraint_form": "index3"}, 3.0),
+    ("generalized-alpha", {"rho_inf": 0.99, "constraint_form": "index3"}, 10.0),
     ("bathe", {}, 3.0), ("bathe-broyden", {}, 10.0)],
-    ids=["ga-rho=1-3s", "ga-rho=0.99-10s", "bathe-3s", "bathe-broyden-10s"])
+    ids=["ga-rho=1-10s", "ga-rho=1-index3-3s", "ga-rho=0.99-index3-10s", "bathe-3s",
+         "bathe-broyden-10s"])
 def test_pendulum_energy_and_constraint(name, params, t_end):
     pend, res, energy, tension_error = run_pendulum(name, params, 1e-3, t_end)
     e0 = energy[0]                                  # -g cos(1) [J]: far from zero
@@ -222,31 +231,43 @@ def test_pendulum_energy_and_constraint(name, params, t_end):
     assert np.max(tension_error[1:]) < 1e-2 * pend.mass * G_ACC
 
 
-def test_rho_one_is_weakly_unstable_at_index_3():
+def test_rho_one_is_weakly_unstable_at_index_3_and_stable_in_ggl_form():
     """Cardona and Geradin (1989): the trapezoidal rule at index 3 has a root -1 on the
     constraint (multiplier) component, and the nonlinear coupling pushes it out of the
-    unit circle at a rate per second independent of h.  Any rho_inf < 1 damps it."""
-    *_, err_one = run_pendulum("generalized-alpha", {"rho_inf": 1.0}, 2e-3, 6.0)
-    *_, err_099 = run_pendulum("generalized-alpha", {"rho_inf": 0.99}, 2e-3, 6.0)
+    unit circle at a rate per second independent of h.  Any rho_inf < 1 damps it.  With
+    the velocity constraint imposed as well (GGL, the default) the multiplier is fixed
+    by the velocity level and rho_inf = 1 stays bounded (Arnold, Bruls and Cardona
+    2015)."""
+    index3 = {"constraint_form": "index3"}
+    *_, err_one = run_pendulum("generalized-alpha", {"rho_inf": 1.0, **index3}, 2e-3, 6.0)
+    *_, err_099 = run_pendulum("generalized-alpha", {"rho_inf": 0.99, **index3}, 2e-3, 6.0)
+    *_, err_ggl = run_pendulum("generalized-alpha", {"rho_inf": 1.0}, 2e-3, 6.0)
     assert err_one[-500:].max() > 100.0 * err_one[1:500].max()
     assert err_099[-500:].max() < 1.5 * err_099[1:500].max()
+    assert err_ggl[-500:].max() < 1.5 * err_ggl[1:500].max()
 
 
-def test_broyden_needs_fewer_jacobians_than_newton_for_bathe():
+@pytest.mark.parametrize("form", ["ggl", "index3"])
+def test_broyden_and_modified_need_fewer_jacobians_than_newton_for_bathe(form):
     pend = CartesianPendulum()
     q0, v0 = pend.state_from_angle(1.0, 0.0)
-    newton = integrate_index3(pend, q0, v0, 0.0, 0.01, 100, "bathe")
-    broyden = integrate_index3(pend, q0, v0, 0.0, 0.01, 100, "bathe-broyden")
-    assert broyden.stats["jacobian_evaluations"] < newton.stats["jacobian_evaluations"] / 10
-    # ... and reaches the same solution to within the Newton tolerance's effect.
-    assert np.max(np.abs(broyden.q - newton.q)) < 1e-8
+    runs = {it: integrate_index3(pend, q0, v0, 0.0, 0.01, 100, "bathe", iteration=it,
+                                 constraint_form=form)
+            for it in ("newton", "modified", "broyden")}
+    jac = {it: r.stats["jacobian_evaluations"] for it, r in runs.items()}
+    assert jac["broyden"] < jac["newton"] / 10 and jac["modified"] < jac["newton"] / 10
+    # ... and reach the same solution to within the Newton tolerance's effect.
+    for it in ("modified", "broyden"):
+        assert np.max(np.abs(runs[it].q - runs["newton"].q)) < 1e-8
 
 
-def test_scaled_iteration_matrix_condition_does_not_grow_as_h_shrinks():
-    """Unscaled, [[M/(beta h^2) + ..., G^T], [G, 0]] has cond ~ 1/h^4; scaled, O(1)."""
+@pytest.mark.parametrize("form", ["ggl", "index3"])
+def test_scaled_iteration_matrix_condition_does_not_grow_as_h_shrinks(form):
+    """Unscaled, [[M/(beta h^2) + ..., G^T], [G, 0]] has cond ~ 1/h^4; scaled, O(1).
+    The GGL rows (G v + g_t)/c_v and the unknown mu are in position units too."""
     pend = CartesianPendulum()
     q, v = pend.state_from_angle(1.0, 0.5)
-    integ = GeneralizedAlpha(0.8)
+    integ = GeneralizedAlpha(0.8, constraint_form=form)
     conds = []
     for h in (1e-2, 1e-3, 1e-4, 1e-5):
         ca = (1 - integ.alpha_m) / ((1 - integ.alpha_f) * integ.beta * h * h)
@@ -347,7 +368,8 @@ def test_absurd_step_raises_convergence_error():
 
 @pytest.mark.parametrize("name, params", [("generalized-alpha", {"iteration": "modified"}),
                                           ("hht", {"iteration": "broyden"}),
-                                          ("bathe-broyden", {}), ("bathe", {})])
+                                          ("bathe-broyden", {}), ("bathe", {}),
+                                          ("bathe", {"constraint_form": "index3"})])
 def test_get_set_state_continues_bit_for_bit(name, params):
     pend = CartesianPendulum()
     q, v = pend.state_from_angle(1.0, 0.3)
@@ -373,6 +395,9 @@ def test_newmark_with_gamma_off_half_is_first_order_and_registry_names():
     assert Newmark(0.3, 0.6).order == 1
     assert GeneralizedAlpha(0.7).order == HHT(-0.2).order == Bathe().order == 2
     for name in ("generalized-alpha", "hht", "newmark", "bathe", "bathe-broyden"):
-        assert make_implicit(name).nsteps == 0
+        integ = make_implicit(name)
+        assert integ.nsteps == 0 and integ.constraint_form == "ggl"
     with pytest.raises(ValueError, match="bathe-broyden"):
         make_implicit("radau-iia")
+    with pytest.raises(ValueError, match="'ggl', 'index3'"):
+        make_implicit("bathe", constraint_form="index2")

@@ -2,27 +2,40 @@
 
 The FMU holds a three-line script (``class <model_name>(BlockSlave): BLOCK = ...``),
 the packages ``mbdcore``, ``controllers`` and ``fmu`` of this project and, if the
-block lives outside them, its module file.  It runs on a host that has Python with
-this project's dependencies (numpy, scipy, numba) installed: pythonfmu embeds the
-interpreter, not the libraries, hence ``needsExecutionTool="true"``.
+block lives outside them, its module file.  It runs with the Python environment it was
+built in (numpy, scipy, numba are not in the FMU), hence ``needsExecutionTool="true"``.
+
+pythonfmu writes the model description and the resources; its binary is replaced by
+the FMI 2.0 wrapper ``fmu/native/flexcosim_fmi2.c``, compiled with gcc once per
+Python environment (:func:`native_binary`), which runs the FMU in any FMI host (a C
+program, OpenModelica, Simulink) as well as in fmpy.  The environment is recorded in
+``resources/flexcosim_env.txt``; ``FLEXCOSIM_PYTHONHOME`` overrides it at run time.
+Without gcc the FMU keeps pythonfmu's binary, which runs in Python hosts only.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
 import keyword
+import os
 import shutil
+import subprocess
 import sys
+import sysconfig
 import tempfile
+import warnings
+import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 from pythonfmu import FmuBuilder
 
 from fmu.slave import STATE_OPTIONS, BlockSlave
 from mbdcore.blocks import Block
 
-__all__ = ["build_fmu", "EMBEDDED_PACKAGES", "FMU_OPTIONS"]
+__all__ = ["build_fmu", "native_binary", "python_environment", "EMBEDDED_PACKAGES", "FMU_OPTIONS"]
 
 #: Project packages copied into every FMU (``resources/<package>``).
 EMBEDDED_PACKAGES = ("mbdcore", "controllers", "fmu")
@@ -45,6 +58,128 @@ from {module} import {name} as _Block
 class {model_name}(BlockSlave):
     BLOCK = _Block
 {extra}'''
+
+
+#: C source of the FMI 2.0 wrapper that becomes ``binaries/linux64/<modelIdentifier>.so``.
+NATIVE_SOURCE = Path(__file__).resolve().parent / "native" / "flexcosim_fmi2.c"
+
+#: Name, inside the FMU, of the record of the Python environment it was built for.
+ENVIRONMENT_FILE = "resources/flexcosim_env.txt"
+
+# No link-time dependency on libpython (-z defs proves it): the wrapper dlopens it.
+_CFLAGS = ("-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wno-format-truncation")
+_LIBS = ("-ldl", "-lpthread", "-Wl,-z,defs")
+
+
+def _fmi2_headers() -> Path:
+    """fmpy's copy of the FMI 2.0 headers (fmi2Functions.h and the type headers)."""
+    import fmpy
+    return Path(fmpy.__file__).resolve().parent / "c-code"
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(root) / "flexcosim" / "native"
+
+
+def python_environment() -> dict[str, str]:
+    """The record of this Python environment that an FMU built here carries.
+
+    Returns
+    -------
+    dict of str to str
+        ``version`` (``"3.11"``), ``executable`` (``sys.executable``, which decides
+        ``sys.prefix``, a venv and its site-packages when the wrapper starts Python),
+        ``prefix``, ``stdlib`` (checked before Python is started) and ``libpython``
+        (the shared library the wrapper loads; empty for a statically linked Python,
+        whose FMUs run in Python hosts only).
+    """
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    libpython = ""
+    for name in (sysconfig.get_config_var("INSTSONAME"), sysconfig.get_config_var("LDLIBRARY")):
+        if name and ".so" in name and (Path(libdir) / name).is_file():
+            libpython = str(Path(libdir) / name)
+            break
+    return {
+        "version": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "stdlib": sysconfig.get_paths()["stdlib"],
+        "libpython": libpython,
+    }
+
+
+def native_binary(force: bool = False) -> Path | None:
+    """The FMI 2.0 wrapper compiled for this Python, from the cache or by gcc now.
+
+    Parameters
+    ----------
+    force : bool
+        Compile even if the cache holds a binary for this source and Python.
+
+    Returns
+    -------
+    Path or None
+        The shared library (in ``$XDG_CACHE_HOME/flexcosim/native``, keyed by the hash
+        of the source, the headers, the Python version and the flags), or None with a
+        warning if it cannot be made here (not Linux x86-64, no gcc, no Python headers,
+        a compiler error).
+    """
+    if sys.platform != "linux" or sys.maxsize <= 2 ** 32:
+        warnings.warn("the native FMI wrapper is built on 64-bit Linux only; the FMU keeps "
+                      "pythonfmu's binary (Python hosts only)", stacklevel=2)
+        return None
+    compiler = shutil.which(os.environ.get("CC", "gcc"))
+    include = Path(sysconfig.get_paths()["include"])
+    headers = _fmi2_headers()
+    missing = [str(p) for p in (include / "Python.h", headers / "fmi2Functions.h") if not p.is_file()]
+    if compiler is None or missing:
+        warnings.warn(f"cannot compile the native FMI wrapper ({'no C compiler (gcc)' if compiler is None else 'missing ' + ', '.join(missing)}); "
+                      "the FMU keeps pythonfmu's binary, which runs in Python hosts only",
+                      stacklevel=2)
+        return None
+    digest = hashlib.sha256()
+    for part in (NATIVE_SOURCE.read_bytes(), *(p.read_bytes() for p in sorted(headers.glob("fmi2*.h"))),
+                 sys.version.encode(), str(include).encode(), " ".join(_CFLAGS + _LIBS).encode()):
+        digest.update(part)
+    target = _cache_dir() / f"flexcosim_fmi2-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}.so"
+    if target.is_file() and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    command = [compiler, *_CFLAGS, f"-I{headers}", f"-I{include}", str(NATIVE_SOURCE),
+               "-o", str(partial), *_LIBS]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        warnings.warn(f"compiling the native FMI wrapper failed; the FMU keeps pythonfmu's "
+                      f"binary (Python hosts only):\n{' '.join(command)}\n{done.stderr}",
+                      stacklevel=2)
+        return None
+    os.replace(partial, target)  # atomic: concurrent builds never see half a library
+    return target
+
+
+def _install_native(fmu_path: Path, binary: Path | None) -> None:
+    """Put the native wrapper and the environment record into a pythonfmu-built FMU."""
+    with zipfile.ZipFile(fmu_path) as fmu:
+        entries = [(info, fmu.read(info)) for info in fmu.infolist()]
+    description = ElementTree.fromstring(dict((i.filename, d) for i, d in entries)["modelDescription.xml"])
+    identifier = description.find("CoSimulation").get("modelIdentifier")
+    record = dict(python_environment(), guid=description.get("guid"))
+    text = ("# The Python environment this FMU was built for (fmu.build); the FMU's binary\n"
+            "# starts it. FLEXCOSIM_PYTHONHOME=<prefix> selects another one at run time.\n"
+            + "".join(f"{key}={value}\n" for key, value in record.items()))
+    binary_name = f"binaries/linux64/{identifier}.so"
+    partial = fmu_path.with_name(fmu_path.name + ".tmp")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as fmu:
+        for info, data in entries:
+            if binary is None or info.filename != binary_name:
+                fmu.writestr(info, data)
+        if binary is not None:
+            fmu.write(binary, binary_name)
+        fmu.writestr(ENVIRONMENT_FILE, text)
+    os.replace(partial, fmu_path)
 
 
 def _package_dir(package: str) -> Path:
@@ -144,4 +279,6 @@ def build_fmu(block_class: type[Block], dest, model_name: str | None = None,
             # pythonfmu leaves the script folder on sys.path and the module imported.
             sys.path[:] = [p for p in sys.path if p in path_before]
             sys.modules.pop(model_name, None)
-    return Path(fmu_path)
+    fmu_path = Path(fmu_path)
+    _install_native(fmu_path, native_binary())
+    return fmu_path

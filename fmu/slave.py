@@ -20,22 +20,28 @@ Block                  FMI 2.0
 ``ParameterError``     error logged at ``fmi2ExitInitializationMode``, steps refused
 =====================  ===========================================================
 
-Error reporting with pythonfmu 0.7.0
-------------------------------------
-The pythonfmu 0.7.0 binary turns *any* Python exception that leaves a callback into
-``fmi2Fatal`` and, before returning, drops its references to the Python slave object
-(``PySlaveInstance::handle_py_exception`` → ``cleanPyObject``); later calls on that
-instance use freed objects (a segmentation fault was observed after a failing
-``do_step``).  It never returns ``fmi2Error``: the only non-fatal failure it can
-report is ``fmi2Discard`` from ``fmi2DoStep`` when ``do_step`` returns ``False``.
-Therefore nothing here lets an exception escape:
+Error reporting
+---------------
+:mod:`fmu.build` replaces pythonfmu's binary by the wrapper ``fmu/native/flexcosim_fmi2.c``,
+which turns an exception into ``fmi2Error`` with the traceback logged and keeps the
+instance usable.  The pythonfmu 0.7.0 binary, still used where the wrapper cannot be
+compiled, turns *any* exception into ``fmi2Fatal`` and, before returning, drops its
+references to the Python slave object (``PySlaveInstance::handle_py_exception`` →
+``cleanPyObject``); later calls on that instance use freed objects (a segmentation
+fault was observed after a failing ``do_step``).  It never returns ``fmi2Error``: the
+only non-fatal failure it can report is ``fmi2Discard`` from ``fmi2DoStep`` when
+``do_step`` returns ``False``.  So that an FMU behaves the same with either binary,
+nothing here lets an exception escape:
 
 * every problem is queued with :meth:`Fmi2Slave.log` at status ``fmi2Error``; the
   binary hands the queue to the host's logger callback at the end of the same FMI
-  call (only if the host instantiated with ``loggingOn=fmi2True``);
+  call (pythonfmu's only if the host instantiated with ``loggingOn=fmi2True``, the
+  wrapper in any case);
 * the call itself returns ``fmi2OK`` (setters, ``fmi2ExitInitializationMode``) and
   the failure surfaces as ``fmi2Discard`` of the next ``fmi2DoStep``, which refuses
-  to advance while an input is rejected or the parameters are invalid.
+  to advance while an input is rejected or the parameters are invalid;
+* ``_set_fmu_state`` returns ``False`` for a state it refuses, which the wrapper
+  reports as ``fmi2Error`` of ``fmi2SetFMUstate``.
 
 A master should therefore install a logger callback and treat logged messages with
 status ``fmi2Error`` as failures of the call that produced them.
@@ -237,7 +243,8 @@ class BlockSlave(Fmi2Slave):
         # reference: one reference too few per instantiation, so the module dict is
         # freed under the interpreter (segfault on the second instance or at the next
         # garbage collection).  That re-execution creates this class again, so holding
-        # one reference per class creation makes up for exactly what it takes.
+        # one reference per class creation makes up for exactly what it takes (with
+        # the native wrapper of fmu.build it only holds a namespace that lives anyway).
         frame = sys._getframe(1)
         while frame is not None and frame.f_globals.get("__name__") != cls.__module__:
             frame = frame.f_back  # skip ABCMeta.__new__ and the like
@@ -512,14 +519,15 @@ class BlockSlave(Fmi2Slave):
             "block_state": _to_plain(self._block.get_state()),
         }
 
-    @_never_raises(lambda self, *args: None)
-    def _set_fmu_state(self, state: dict) -> None:
+    @_never_raises(lambda self, *args: False)
+    def _set_fmu_state(self, state: dict) -> bool:
+        """Restore a state from :meth:`_get_fmu_state`; False (logged) if it is not one."""
         expected = f"{self.BLOCK.__module__}.{self.BLOCK.__qualname__}"
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT \
                 or state.get("block_class") != expected:
             self._error(f"FMU state not restored: it was not saved by a {expected} FMU "
                         f"(state format {_STATE_FORMAT})")
-            return
+            return False
         block_params = _from_plain(state["block_params"])
         block = self._block
         if block_params != block.params:
@@ -534,6 +542,7 @@ class BlockSlave(Fmi2Slave):
         self._init_error = state["init_error"]
         self._rejected = dict(state["rejected"])
         self._version += 1
+        return True
 
     @staticmethod
     def _fmu_state_to_bytes(state: dict) -> bytes:

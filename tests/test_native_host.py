@@ -1,0 +1,300 @@
+"""Our FMUs in a plain C host: no Python in the host, no RTLD_GLOBAL, no environment.
+
+``tests/c_host/host.c`` is compiled here against fmpy's FMI 2.0 headers; it dlopens the
+FMU's binary with RTLD_NOW | RTLD_LOCAL and runs command scripts (see its header).  It
+runs in a subprocess whose environment holds nothing but ``PATH=/usr/bin:/bin``, where
+``python3`` is the system's, not the one the FMU was built with.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+from fmpy import extract, read_model_description
+
+from blocks_for_tests import DampedOscillator
+from fmi_instance import Instance
+from fmu.build import build_fmu, _fmi2_headers
+from fmu.demo import ensure_fmu
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux" or shutil.which("gcc") is None,
+                                reason="the C host is compiled with gcc on Linux")
+
+HOST_SOURCE = Path(__file__).parent / "c_host" / "host.c"
+CLEAN_ENV = {"PATH": "/usr/bin:/bin"}
+OK, DISCARD, ERROR = 0, 2, 3
+H = 0.01  # communication step of the oscillator [s]
+ARM_H = 1e-3
+ARM_OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
+OSC_OUTPUTS = ("position", "velocity", "acceleration")
+
+
+class Unzipped:
+    """An extracted FMU: where its binary and resources are, its GUID and value references."""
+
+    def __init__(self, fmu_file: Path, folder: Path):
+        self.fmu_file = fmu_file
+        self.dir = Path(extract(str(fmu_file), str(folder)))
+        self.md = read_model_description(str(fmu_file))
+        self.identifier = self.md.coSimulation.modelIdentifier
+        self.guid = self.md.guid
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self.binary = self.dir / "binaries" / "linux64" / f"{self.identifier}.so"
+        self.resources = self.dir / "resources"
+
+    def uri(self) -> str:
+        return self.resources.as_uri()
+
+    def vrs(self, *names) -> str:
+        return " ".join(str(self.vr[n]) for n in names)
+
+    def copy(self, folder: Path) -> "Unzipped":
+        """A copy to break things in."""
+        twin = object.__new__(Unzipped)
+        twin.__dict__.update(self.__dict__)
+        twin.dir = Path(shutil.copytree(self.dir, folder))
+        twin.binary = twin.dir / "binaries" / "linux64" / f"{self.identifier}.so"
+        twin.resources = twin.dir / "resources"
+        return twin
+
+
+class HostRun:
+    """What one run of the C host printed."""
+
+    def __init__(self, stdout: str):
+        self.lines = stdout.splitlines()
+        self.logs = [line.split(" ", 4)[1:] for line in self.lines if line.startswith("LOG ")]
+
+    def statuses(self, command: str) -> list[int]:
+        return [int(line.split()[-1]) for line in self.lines if line.startswith(f"{command} status ")]
+
+    def values(self) -> list[list[float]]:
+        return [[float(v) for v in line.split()[1:]] for line in self.lines if line.startswith("values")]
+
+    def instantiated(self) -> list[bool]:
+        return [line == "instantiate ok" for line in self.lines if line.startswith("instantiate ")]
+
+    def errors(self) -> list[str]:
+        return [message for _, status, _, message in self.logs if int(status) >= ERROR]
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("c_host")
+    exe = folder / "host"
+    subprocess.run(["gcc", "-O2", "-Wall", f"-I{_fmi2_headers()}", str(HOST_SOURCE), "-o", str(exe),
+                    "-ldl"], check=True, capture_output=True)
+
+    def run(script: str, env: dict | None = None) -> HostRun:
+        done = subprocess.run([str(exe)], input=script, capture_output=True, text=True,
+                              env=dict(CLEAN_ENV, **(env or {})), cwd=folder, timeout=120)
+        # The process ends normally: no abort at exit, nothing on stderr (glibc's
+        # "free(): corrupted ..." and Python's fatal errors would go there).
+        assert done.returncode == 0 and done.stdout.endswith("host done\n"), \
+            f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.stderr == ""
+        return HostRun(done.stdout)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def osc(tmp_path_factory) -> Unzipped:
+    folder = tmp_path_factory.mktemp("osc")
+    return Unzipped(build_fmu(DampedOscillator, folder, model_name="Oscillator"), folder / "unzipped")
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory) -> Unzipped:
+    folder = tmp_path_factory.mktemp("arm")
+    return Unzipped(ensure_fmu("manipulator", folder), folder / "unzipped")
+
+
+def start(fmu: Unzipped, slot=0, name="inst", logging=0, uri=None, params="") -> str:
+    """Script lines: load, instantiate, initialise (params: extra lines in init mode)."""
+    return (f"load {fmu.binary}\n"
+            f"instantiate {slot} {name} {fmu.guid} {uri or fmu.uri()} {logging}\n"
+            f"init {slot} 0\n{params}exit_init {slot}\n")
+
+
+def force_history(n):
+    return [20.0 * math.sin(0.37 * k) + 3.0 for k in range(n)]
+
+
+# -- the binary --------------------------------------------------------------------------
+
+def test_binary_has_no_link_time_dependency_on_python(osc):
+    dynamic = subprocess.run(["readelf", "-d", str(osc.binary)], capture_output=True, text=True).stdout
+    assert "NEEDED" in dynamic and "libpython" not in dynamic
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(osc.binary)],
+                               capture_output=True, text=True).stdout.split()
+    assert not [s for s in undefined if s.startswith(("Py", "_Py"))]
+
+
+# -- running -----------------------------------------------------------------------------
+
+def test_c_host_runs_the_arm_like_fmpy(host, arm, tmp_path):
+    """1000 steps of known joint torques: same outputs as fmpy to 1e-12."""
+    torques = [(0.5 * math.sin(0.01 * k), -0.2 * math.cos(0.013 * k)) for k in range(1000)]
+    inputs = tmp_path / "torques.txt"
+    inputs.write_text("".join(f"{t1!r} {t2!r}\n" for t1, t2 in torques))
+    outputs = tmp_path / "outputs.csv"
+    run = host(start(arm) +
+               f"run 0 {ARM_H} 2 {arm.vrs('tau1', 'tau2')} {len(ARM_OUTPUTS)} {arm.vrs(*ARM_OUTPUTS)} "
+               f"{inputs} {outputs}\nterminate 0\nfree 0\n")
+    assert run.statuses("run") == [OK] and "run steps 1000" in run.lines
+    in_c = np.loadtxt(outputs, delimiter=",")
+
+    fmu = Instance(arm.md, str(arm.dir), step=ARM_H)
+    in_fmpy = []
+    for t1, t2 in torques:
+        fmu.set("tau1", t1)
+        fmu.set("tau2", t2)
+        fmu.step()
+        in_fmpy.append(fmu.get(*ARM_OUTPUTS))
+    fmu.close()
+    assert in_c.shape == (1000, len(ARM_OUTPUTS))
+    np.testing.assert_allclose(in_c, in_fmpy, rtol=0, atol=1e-12)
+    assert np.abs(in_c[:, 0]).max() > 1e-3  # the arm moved
+
+
+def test_every_file_uri_form_is_accepted(host, osc, tmp_path):
+    spaced = osc.copy(tmp_path / "a dir with spaces")
+    path = spaced.resources.as_posix()
+    forms = [f"file://{quote(path)}", f"file:{quote(path)}", f"file://localhost{quote(path)}",
+             f"FILE://LOCALHOST{quote(path)}/", "file://" + "".join(chr(b) if b == ord("/") else f"%{b:02X}" for b in path.encode())]
+    script = f"load {osc.binary}\n" + "".join(  # the same binary, spaced resources
+        f"instantiate {i} form{i} {osc.guid} {uri} 0\nget_real {i} {osc.vr['position']}\nfree {i}\n"
+        for i, uri in enumerate(forms))
+    script += f"instantiate 7 remote {osc.guid} file://server{quote(path)} 0\n"
+    run = host(script)
+    assert run.instantiated() == [True] * len(forms) + [False]
+    assert run.values() == [[0.1]] * len(forms)
+    assert len(run.errors()) == 1 and "host 'server'" in run.errors()[0]
+
+
+def test_broken_slave_module_gives_null_and_a_message_with_logging_off(host, osc, tmp_path):
+    broken = osc.copy(tmp_path / "broken")
+    (broken.resources / "slavemodule.txt").write_text("no_such_module\n")
+    run = host(f"load {broken.binary}\ninstantiate 0 osc {osc.guid} {broken.uri()} 0\n")
+    assert run.instantiated() == [False]
+    assert any("slavemodule.txt" in m and "no_such_module" in m for m in run.errors())
+
+
+def test_missing_python_environment_is_reported_and_can_be_overridden(host, osc, tmp_path):
+    moved = osc.copy(tmp_path / "moved")
+    record = moved.resources / "flexcosim_env.txt"
+    lines = record.read_text().splitlines()
+    record.write_text("\n".join(
+        "libpython=/nonexistent/lib/libpython3.so" if line.startswith("libpython=") else
+        "executable=/nonexistent/bin/python3" if line.startswith("executable=") else line
+        for line in lines) + "\n")
+    script = f"load {moved.binary}\ninstantiate 0 osc {osc.guid} {moved.uri()} 0\n"
+    failed = host(script)
+    assert failed.instantiated() == [False]
+    [message] = failed.errors()
+    assert "/nonexistent/lib/libpython3.so" in message and "FLEXCOSIM_PYTHONHOME" in message
+
+    prefix = Path(sys.base_prefix)
+    overridden = host(script + f"get_real 0 {osc.vr['position']}\nfree 0\n",
+                      env={"FLEXCOSIM_PYTHONHOME": str(prefix)})
+    assert overridden.instantiated() == [True] and overridden.values() == [[0.1]]
+
+    wrong_home = host(script, env={"FLEXCOSIM_PYTHONHOME": str(tmp_path / "no_python")})
+    assert wrong_home.instantiated() == [False]
+    assert any("FLEXCOSIM_PYTHONHOME" in m and "no_python" in m for m in wrong_home.errors())
+
+
+def test_nan_input_is_refused_by_name_and_the_state_is_kept(host, osc):
+    force, outputs = osc.vr["force"], osc.vrs(*OSC_OUTPUTS)
+    steps = "".join(f"step 0 {k * H!r} {H}\n" for k in range(10))
+    run = host(start(osc) + f"set_real 0 {force} 5.0\n{steps}get_real 0 {outputs}\n"
+               f"set_real 0 {force} nan\nstep 0 {10 * H!r} {H}\nget_real 0 {outputs}\n"
+               f"set_real 0 {force} 5.0\nstep 0 {10 * H!r} {H}\nget_real 0 {outputs}\nfree 0\n")
+    assert run.statuses("step") == [OK] * 10 + [DISCARD, OK]
+    assert any("'force'" in m and "nan" in m for m in run.errors())
+    assert any("step refused" in m and "'force'" in m for m in run.errors())
+    before, after_nan, after = run.values()
+    assert after_nan == before
+    block = DampedOscillator()
+    block.set_input("force", 5.0)
+    for k in range(11):
+        block.do_step(k * H, H)
+    assert after == [block.outputs()[n] for n in OSC_OUTPUTS]
+
+
+def _run_lines(fmu: Unzipped, slot: int, forces, k0: int) -> str:
+    force, outputs = fmu.vr["force"], fmu.vrs(*OSC_OUTPUTS)
+    return "".join(f"set_real {slot} {force} {f!r}\nstep {slot} {(k0 + k) * H!r} {H}\n"
+                   f"get_real {slot} {outputs}\n" for k, f in enumerate(forces))
+
+
+def test_state_get_set_and_serialization_continue_bit_for_bit(host, osc, tmp_path):
+    forces = force_history(40)
+    blob = tmp_path / "state.bin"
+    run = host(start(osc) + _run_lines(osc, 0, forces[:17], 0) +
+               f"get_state 0 0\nserialize 0 0 {blob}\n" +
+               _run_lines(osc, 0, forces[17:], 17) +                    # first continuation
+               "set_state 0 0\n" + _run_lines(osc, 0, forces[17:], 17) +  # rolled back
+               f"instantiate 1 other {osc.guid} {osc.uri()} 0\ninit 1 0\nexit_init 1\n"
+               f"deserialize 1 {blob} 1\nset_state 1 1\n" + _run_lines(osc, 1, forces[17:], 17) +
+               "free_state 0 0\nfree_state 1 1\nfree 0\nfree 1\n")
+    assert set(run.statuses("get_state") + run.statuses("set_state") + run.statuses("serialize")
+               + run.statuses("deserialize") + run.statuses("free_state")) == {OK}
+    values = run.values()[17:]
+    first, rolled_back, restored = values[:23], values[23:46], values[46:]
+    assert rolled_back == first and restored == first  # exact float equality
+
+
+def test_two_instances_in_one_process_are_independent(host, osc):
+    forces = force_history(50)
+    force, outputs = osc.vr["force"], osc.vrs(*OSC_OUTPUTS)
+    mass = f"set_real 1 {osc.vr['mass']} 4.0\n"
+    script = (start(osc, 0, "a") + f"instantiate 1 b {osc.guid} {osc.uri()} 0\ninit 1 0\n{mass}exit_init 1\n")
+    for k, f in enumerate(forces):
+        script += (f"set_real 0 {force} {f!r}\nset_real 1 {force} {-f!r}\n"
+                   f"step 0 {k * H!r} {H}\nstep 1 {k * H!r} {H}\n")
+    run = host(script + f"get_real 0 {outputs}\nget_real 1 {outputs}\nfree 0\nfree 1\n")
+    a, b = DampedOscillator(), DampedOscillator(mass=4.0)
+    for k, f in enumerate(forces):
+        a.set_input("force", f)
+        b.set_input("force", -f)
+        a.do_step(k * H, H)
+        b.do_step(k * H, H)
+    assert run.values() == [[a.outputs()[n] for n in OSC_OUTPUTS], [b.outputs()[n] for n in OSC_OUTPUTS]]
+
+
+def test_reset_starts_over(host, osc):
+    script = start(osc) + _run_lines(osc, 0, force_history(5), 0)
+    script += "reset 0\ninit 0 0\nexit_init 0\n" + _run_lines(osc, 0, force_history(5), 0) + "free 0\n"
+    run = host(script)
+    assert run.statuses("reset") == [OK]
+    assert run.values()[:5] == run.values()[5:]
+
+
+def test_python_exception_is_an_error_with_the_traceback_and_the_instance_lives(host, osc, tmp_path):
+    raising = osc.copy(tmp_path / "raising")
+    (raising.resources / "Raising.py").write_text(
+        "from Oscillator import Oscillator\n\n\n"
+        "class Raising(Oscillator):\n"
+        "    def do_step(self, t, h):\n"
+        "        if t >= 0.02:\n"
+        "            raise RuntimeError('100% broken # on purpose')\n"
+        "        return super().do_step(t, h)\n")
+    (raising.resources / "slavemodule.txt").write_text("Raising")
+    steps = "".join(f"step 0 {k * H!r} {H}\n" for k in range(4))
+    run = host(start(raising) + steps + f"get_real 0 {osc.vr['position']}\ncall_unsupported 0\nfree 0\n")
+    assert run.statuses("step") == [OK, OK, ERROR, ERROR]
+    tracebacks = [m for m in run.errors() if "Traceback" in m]
+    # the logger reads the message as a printf format ('%' arrives as written) and, as
+    # FMI 2.0 asks, '#' (which would start a variable reference) arrives as '##'
+    assert len(tracebacks) == 2 and "RuntimeError: 100% broken ## on purpose" in tracebacks[0]
+    assert run.statuses("get_real") == [OK] and math.isfinite(run.values()[0][0])
+    assert run.statuses("cancel_step") == [ERROR] == run.statuses("directional_derivative")
+    assert any("fmi2CancelStep is not supported" in m for m in run.errors())

@@ -220,9 +220,11 @@ def hub_beam(beam_factory, final_rate: float = 4.0) -> System:
 def two_link_arm(link_factory, **arm) -> System:
     """The two-link flexible arm of BENCHMARKS.md §1 built from the general engine.
 
-    ``link_factory(name, length, rho_a, ei)`` makes each link as a beam body lying along
-    +x from its root (markers ``root`` and ``tip``): a ModalBeam, a FiniteSegmentBeam or
-    an ANCF beam.  Rigid bodies: the joint-1 hub (J_h1), the joint-2 stator (J_s,
+    ``link_factory(name, length, rho_a, ei, origin)`` makes each link as a beam body
+    lying along +x from its root at ``origin`` [m] (markers ``root`` and ``tip``): a
+    ModalBeam, a FiniteSegmentBeam or an ANCF beam.  Starting each link where it belongs
+    matters for beams with nodal coordinates: the assembly's minimum-norm correction
+    would otherwise move only the constrained nodes and start the link badly bent.  Rigid bodies: the joint-1 hub (J_h1), the joint-2 stator (J_s,
     half of m_h2) welded to the tip of link 1, the joint-2 rotor (J_h2, the other half
     of m_h2) pinned to it, and the payload (m_p, J_p) welded to the tip of link 2.
     Inputs ``tau1`` (ground -> hub 1) and ``tau2`` (stator -> rotor) [N m]; the joint
@@ -238,12 +240,12 @@ def two_link_arm(link_factory, **arm) -> System:
     s = System()
     s.ground.add_marker("O", (0.0, 0.0))
     s.add_body("hub1", mass=tiny, inertia=p["j_h1"], markers={"c": (0.0, 0.0)})
-    s.add(link_factory("link1", l1, p["rho_a1"], p["ei1"]))
+    s.add(link_factory("link1", l1, p["rho_a1"], p["ei1"], (0.0, 0.0)))
     s.add_body("stator", mass=max(p["m_h2"] / 2, tiny), inertia=max(p["j_s"], tiny),
                position=(l1, 0.0), markers={"c": (0.0, 0.0)})
     s.add_body("rotor", mass=max(p["m_h2"] / 2, tiny), inertia=max(p["j_h2"], tiny),
                position=(l1, 0.0), markers={"c": (0.0, 0.0)})
-    link2 = link_factory("link2", l2, p["rho_a2"], p["ei2"])
+    link2 = link_factory("link2", l2, p["rho_a2"], p["ei2"], (l1, 0.0))
     s.add(link2)
     s.add_body("payload", mass=max(p["m_p"], tiny), inertia=max(p["j_p"], tiny),
                position=(l1 + l2, 0.0), markers={"c": (0.0, 0.0)})

@@ -120,7 +120,7 @@ def test_two_link_arm_from_the_general_engine_equals_the_minimal_coordinate_mode
     from mbdcore.manipulator import FlexibleManipulator, bang_bang_torque
     from mbdcore.models import two_link_arm
 
-    s = two_link_arm(lambda n, L, ra, ei: ModalBeam(n, L, ra, ei, n_modes=2))
+    s = two_link_arm(lambda n, L, ra, ei, at: ModalBeam(n, L, ra, ei, n_modes=2, position=at))
     r = simulate(s, 0.6, 1e-3, "rk4", record_every=10,
                  inputs=lambda t: dict(zip(("tau1", "tau2"), bang_bang_torque(t))))
     _, x = FlexibleManipulator(mode_shapes="clamped-free").simulate(bang_bang_torque, 0.6, 1e-4)

@@ -19,7 +19,11 @@ The first-order system x = (q, q') is then integrated by any method of
 :mod:`mbdcore.integrators` (Gill, Treanor, RK4, BDF, scipy's adaptive solvers).
 
 Index-3 (seed 001, 003) is solved by the implicit integrators of
-:mod:`mbdcore.implicit` (generalized-alpha, HHT, Newmark, Bathe) with Newton iterations.
+:mod:`mbdcore.implicit` (generalized-alpha, HHT, Newmark, Bathe) with Newton iterations
+on the scaled iteration matrix.  By default they use the stabilised index-2 (GGL) form
+of the same DAE (position and velocity constraints both enforced, q' = v + G^T mu),
+which removes the weak instability of rho_inf = 1 on the plain index-3 form; pass
+``constraint_form="index3"`` for the plain form.
 
 Errors are explicit: an inconsistent initial condition that cannot be assembled raises
 :class:`AssemblyError`, a singular constraint Jacobian :class:`SingularConfigurationError`
@@ -273,7 +277,9 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     method : str or Integrator
         Index-1: any name of :func:`mbdcore.integrators.make_integrator`.  Index-3: any
         name of :func:`mbdcore.implicit.make_implicit` ("generalized-alpha", "hht",
-        "newmark", "bathe", "bathe-broyden").
+        "newmark", "bathe", "bathe-broyden"); its options (``rho_inf``,
+        ``constraint_form="ggl" | "index3"``, ``iteration="modified" | "newton" |
+        "broyden"``, ``tol``) pass through ``method_options``.
     formulation : {"index1", "index3"}
     alpha, beta : Baumgarte parameters [1/s] (index-1 only).
     project : apply the seed-000 projections after every step (index-1 only).

@@ -1,0 +1,409 @@
+"""Control-design helpers on python-control objects with named signals.
+
+* :func:`weight_matrix` / :func:`lqr` — LQR with weights named by state, output or
+  input (``Q={"w1": 1e4, "theta1": 100}``), stabilisability checked first;
+* :func:`lqg` — discrete LQR + steady-state Kalman predictor on measured outputs;
+* :func:`modal_table` — frequencies and damping ratios of a linear system;
+* :func:`loop_margins` — loop-at-a-time gain/phase margins and sensitivity peaks at
+  the plant input of a MIMO loop;
+* :func:`plot_bode`, :func:`plot_step` — figures into PNG files.
+
+Every bad request (unknown signal name, weight of the wrong shape or sign, a mode the
+inputs cannot stabilise) raises :class:`DesignError` or :class:`SignalNameError`
+naming it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import control as ct
+import numpy as np
+
+from .ioadapters import SignalNameError, check_names
+
+__all__ = ["DesignError", "SignalNameError", "weight_matrix", "check_stabilizable", "lqr",
+           "lqg", "LQGDesign", "modal_table", "loop_margins", "plot_bode", "plot_step"]
+
+
+class DesignError(ValueError):
+    """A design request that cannot be met (the message says which part and why)."""
+
+
+def _labels(sys, kind: str) -> list[str]:
+    return list(getattr(sys, f"{kind}_labels"))
+
+
+def weight_matrix(sys, weights, kind: str) -> np.ndarray:
+    """A weight matrix over the states (``kind="state"``) or inputs (``"input"``).
+
+    Parameters
+    ----------
+    sys : control.StateSpace
+    weights : mapping of str to float, or array_like
+        By name: diagonal weights; state weights may also name an *output* y = C x
+        (adds ``w C_y^T C_y``).  As an array: the full matrix, shape (n, n) or its
+        diagonal, shape (n,), n the number of states or inputs.
+
+    Raises
+    ------
+    SignalNameError
+        A name that is neither a state nor an output (inputs for ``"input"``).
+    DesignError
+        Wrong shape, negative or non-finite weights, an asymmetric matrix.
+    """
+    n = sys.nstates if kind == "state" else sys.ninputs
+    what = "Q (state weight)" if kind == "state" else "R (input weight)"
+    if isinstance(weights, Mapping):
+        names = _labels(sys, kind)
+        known = names + (_labels(sys, "output") if kind == "state" else [])
+        check_names(list(weights), known, "state or output" if kind == "state" else "input")
+        W = np.zeros((n, n))
+        for name, w in weights.items():
+            w = float(w)
+            if not np.isfinite(w) or w < 0:
+                raise DesignError(f"{what}: weight of {name!r} = {w!r} must be finite and >= 0")
+            if name in names:
+                i = names.index(name)
+                W[i, i] += w
+            else:
+                c = np.asarray(sys.C)[_labels(sys, "output").index(name)]
+                W += w * np.outer(c, c)
+        return W
+    W = np.asarray(weights, dtype=float)
+    if W.shape == (n,):
+        W = np.diag(W)
+    if W.shape != (n, n):
+        raise DesignError(f"{what} has shape {W.shape}; expected ({n}, {n}) or ({n},) for the "
+                          f"{n} {kind}s {', '.join(_labels(sys, kind))}")
+    if not np.all(np.isfinite(W)) or not np.allclose(W, W.T):
+        raise DesignError(f"{what} must be finite and symmetric")
+    if np.linalg.eigvalsh(W).min() < -1e-12 * max(1.0, np.abs(W).max()):
+        raise DesignError(f"{what} must be positive semi-definite")
+    return W
+
+
+def _unstable(lam: complex, dt) -> bool:
+    return abs(lam) >= 1.0 - 1e-9 if dt else lam.real >= -1e-9
+
+
+def check_stabilizable(sys, tol: float = 1e-12) -> None:
+    """Raise DesignError naming every mode the inputs cannot reach that is not
+    asymptotically stable.
+
+    PBH test on the normalised matrix ``[(A - lambda I)/|A - lambda I|, B/|B|]``: its
+    smallest singular value is round-off (~1e-17) for an unreachable mode, and stays
+    far above ``tol`` for weakly reachable ones (1e-8 for the 16 Hz mode of the arm
+    sampled at 1 ms).
+    """
+    A, B = np.asarray(sys.A), np.asarray(sys.B)
+    n = len(A)
+    lam, V = np.linalg.eig(A)
+    bad, seen = [], []
+    nb = np.linalg.norm(B, 2)
+    for k, l in enumerate(lam):
+        if not _unstable(l, sys.dt) or any(abs(l - s) < 1e-9 for s in seen):
+            continue
+        Ml = A - l * np.eye(n)
+        na = np.linalg.norm(Ml, 2)
+        blocks = [Ml / na if na > 0 else Ml] + ([B / nb] if nb > 0 else [])
+        s = np.linalg.svd(np.hstack(blocks), compute_uv=False)
+        if s[-1] <= tol:
+            seen.append(l)
+            lc = np.log(complex(l)) / sys.dt if sys.dt else l
+            states = _labels(sys, "state")
+            dominant = states[int(np.argmax(np.abs(V[:, k])))]
+            bad.append(f"eigenvalue {complex(l):.6g} ({abs(lc) / (2 * np.pi):.4g} Hz, mostly "
+                       f"state {dominant!r})")
+    if bad:
+        raise DesignError(f"system {sys.name!r} is not stabilisable from inputs "
+                          f"{', '.join(_labels(sys, 'input'))}: uncontrollable mode(s) "
+                          + "; ".join(bad))
+
+
+def lqr(sys, Q, R):
+    """LQR gain of ``sys`` (continuous or discrete) with named weights.
+
+    Returns
+    -------
+    K : ndarray, shape (inputs, states)
+        ``u = -K x``.
+    S : ndarray
+        Riccati solution.
+    E : ndarray
+        Closed-loop eigenvalues.
+    """
+    Qm = weight_matrix(sys, Q, "state")
+    Rm = weight_matrix(sys, R, "input")
+    if np.linalg.eigvalsh(Rm).min() <= 0:
+        raise DesignError("R (input weight) must be positive definite: every input "
+                          f"({', '.join(_labels(sys, 'input'))}) needs a weight > 0")
+    check_stabilizable(sys)
+    fn = ct.dlqr if sys.dt else ct.lqr
+    return fn(np.asarray(sys.A), np.asarray(sys.B), Qm, Rm)
+
+
+@dataclass
+class LQGDesign:
+    """A discrete-time LQG controller for a plant linearised at ``x_lin``.
+
+    Law (predictor form, no direct feedthrough of the measurements)::
+
+        u[k]     = u_ff[k] + K (x_ref[k] - xh[k])
+        xh[k+1]  = Ad xh[k] + Bd u[k] + L (y[k] - x_lin_y - C xh[k])
+
+    ``xh`` estimates ``x - x_lin``.  Attributes hold plain lists so the design is JSON.
+    """
+
+    dt: float
+    Ad: list
+    Bd: list
+    C: list
+    K: list
+    L: list
+    x_lin: list
+    y_lin: list
+    states: list
+    inputs: list
+    measured: list
+    info: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> "LQGDesign":
+        import json
+
+        data = json.loads(text)
+        need = [f for f in cls.__dataclass_fields__ if f != "info"]
+        missing = [f for f in need if f not in data]
+        if missing:
+            raise DesignError(f"LQG design text lacks {', '.join(missing)}")
+        design = cls(**data)
+        design.check()
+        return design
+
+    def check(self) -> None:
+        n, m, p = len(self.states), len(self.inputs), len(self.measured)
+        shapes = {"Ad": (n, n), "Bd": (n, m), "C": (p, n), "K": (m, n), "L": (n, p),
+                  "x_lin": (n,), "y_lin": (p,)}
+        for name, shape in shapes.items():
+            got = np.shape(getattr(self, name))
+            if got != shape:
+                raise DesignError(f"LQG design: {name} has shape {got}, expected {shape} "
+                                  f"({n} states, {m} inputs, {p} measured outputs)")
+
+    def controller(self) -> ct.StateSpace:
+        """The feedback part ``y -> u`` (``u_ff = x_ref = 0``, measurement deviations
+        in) as a discrete StateSpace; u = -K xh, so the loop gain is ``-ctrl * plant``."""
+        Ad, Bd, C, K, L = (np.asarray(getattr(self, a)) for a in ("Ad", "Bd", "C", "K", "L"))
+        return ct.ss(Ad - Bd @ K - L @ C, L, -K, np.zeros((len(K), len(C))), self.dt,
+                     inputs=self.measured, outputs=self.inputs, name="lqg")
+
+
+def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, dt: float,
+        x_lin=None) -> LQGDesign:
+    """Discrete LQG design on a continuous-time linear plant.
+
+    Parameters
+    ----------
+    plant : control.StateSpace
+        Continuous time, named (e.g. :func:`~controllers.ioadapters.linearize_arm`).
+    Q, R : see :func:`lqr`
+        Regulator weights (on the plant discretised with a zero-order hold at ``dt``).
+    measured : sequence of str
+        Plant outputs the controller reads.
+    process_noise : mapping or array_like
+        Covariance of noise entering at the plant inputs (named by input).
+    measurement_noise : mapping or array_like
+        Covariance of the measurement noise (named by measured output).
+    dt : float
+        Sample time [s].
+    x_lin : array_like, optional
+        Operating point of the plant's states (default zero).
+    """
+    check_names(list(measured), _labels(plant, "output"), "output")
+    if not measured:
+        raise DesignError("an LQG design needs at least one measured output")
+    pd = ct.c2d(plant, dt, "zoh")
+    K, _, E = lqr(pd, Q, R)
+    idx = [_labels(plant, "output").index(m) for m in measured]
+    C = np.asarray(pd.C)[idx]
+    sensed = ct.ss(pd.A.T, C.T, pd.B.T, 0, dt, states=_labels(plant, "state"),
+                   inputs=list(measured), outputs=_labels(plant, "input"), name=f"{plant.name} (dual)")
+    # process noise enters at the plant inputs: covariance B W B^T
+    Wu = weight_matrix(pd, process_noise, "input")
+    V = weight_matrix(sensed, measurement_noise, "input")
+    if np.linalg.eigvalsh(V).min() <= 0:
+        raise DesignError("measurement noise covariance must be positive definite: every "
+                          f"measured output ({', '.join(measured)}) needs a value > 0")
+    try:
+        check_stabilizable(ct.ss(pd.A.T, C.T, np.zeros((1, plant.nstates)), 0, dt,
+                                 states=_labels(plant, "state"), inputs=list(measured),
+                                 name=f"{plant.name} seen through {', '.join(measured)}"))
+    except DesignError as e:
+        raise DesignError(str(e).replace("not stabilisable from inputs",
+                                         "not detectable from outputs")) from None
+    B = np.asarray(pd.B)
+    L_filter, _, Eo = ct.dlqe(np.asarray(pd.A), np.eye(plant.nstates), C, B @ Wu @ B.T
+                              + 1e-12 * np.eye(plant.nstates) * np.trace(B @ Wu @ B.T), V)
+    # dlqe gives the filter gain (current estimate); the predictor gain is A L
+    L = np.asarray(pd.A) @ L_filter
+    x_lin = np.zeros(plant.nstates) if x_lin is None else np.asarray(x_lin, float)
+    return LQGDesign(dt=dt, Ad=np.asarray(pd.A).tolist(), Bd=B.tolist(), C=C.tolist(),
+                     K=np.asarray(K).tolist(), L=L.tolist(), x_lin=x_lin.tolist(),
+                     y_lin=(np.asarray(plant.C)[idx] @ x_lin).tolist(),
+                     states=_labels(plant, "state"), inputs=_labels(plant, "input"),
+                     measured=list(measured),
+                     info={"regulator_poles": [[float(e.real), float(e.imag)] for e in E],
+                           "observer_poles": [[float(e.real), float(e.imag)] for e in Eo]})
+
+
+def modal_table(sys) -> list[dict]:
+    """Oscillating and real modes of a linear system: ``frequency`` [Hz] (undamped
+    natural), ``damping`` ratio, ``eigenvalue`` (continuous time), lowest first."""
+    lam = np.linalg.eigvals(np.asarray(sys.A))
+    if sys.dt:
+        lam = np.log(lam.astype(complex)) / sys.dt
+    rows = []
+    for l in lam[lam.imag >= 0]:
+        w = abs(l)
+        rows.append({"frequency": w / (2 * np.pi), "damping": -l.real / w if w > 0 else 1.0,
+                     "eigenvalue": complex(l)})
+    return sorted(rows, key=lambda r: r["frequency"])
+
+
+def loop_margins(plant, controller, w=None) -> list[dict]:
+    """Loop-at-a-time margins at the plant input of ``u = controller(y)``.
+
+    Loop i is broken at plant input i with the other loops closed.
+
+    Parameters
+    ----------
+    plant : StateSpace
+        Inputs u, outputs including every input of ``controller`` (by name).
+    controller : StateSpace or TransferFunction
+        Inputs: measured plant outputs, outputs: plant inputs (same names); the
+        feedback sign is in the controller (``u = controller * y``).
+    w : array_like, optional
+        Frequencies [rad/s] for the sensitivity peak.
+
+    Returns
+    -------
+    list of dict, one per input
+        ``input``, ``gain_margin_db`` (smallest upward margin, inf if none),
+        ``gain_reduction_db`` (largest downward margin as a negative number, -inf if
+        none), ``phase_margin_deg`` (smallest over all crossovers),
+        ``crossover_hz``, ``sensitivity_peak`` (max |1/(1 + L_i)|).
+    """
+    check_names(_labels(controller, "input"), _labels(plant, "output"), "plant output")
+    check_names(_labels(controller, "output"), _labels(plant, "input"), "plant input")
+    idx = [_labels(plant, "output").index(n) for n in _labels(controller, "input")]
+    P = plant[idx, :]
+    order = [_labels(controller, "output").index(n) for n in _labels(plant, "input")]
+    Kc = controller[order, :]
+    Lm = ct.series(P, -Kc)             # plant input -> plant input, negative feedback
+    m = plant.ninputs
+    if w is None:
+        nyq = np.pi / plant.dt if plant.dt else 1e4
+        w = np.logspace(-2, np.log10(0.999 * nyq), 20000)
+    out = []
+    for i in range(m):
+        mask = np.ones(m)
+        mask[i] = 0.0
+        Li = ct.feedback(Lm, np.diag(mask), sign=-1)[i, i]
+        L = np.squeeze(ct.frequency_response(Li, w).complex)
+        gm_up, gm_down, pms, wgc = _margins_from_response(w, L)
+        out.append({
+            "input": _labels(plant, "input")[i],
+            "gain_margin_db": gm_up,
+            "gain_reduction_db": gm_down,
+            "phase_margin_deg": pms,
+            "crossover_hz": [float(x) / (2 * np.pi) for x in wgc],
+            "sensitivity_peak": float(np.abs(1.0 / (1.0 + L)).max()),
+            "loop": Li,
+        })
+    return out
+
+
+def _margins_from_response(w, L):
+    """Margins of a SISO loop from its frequency response on a dense grid.
+
+    Computed from the response rather than from polynomial roots: the loops of an
+    undamped flexible plant have poles on the stability boundary and near
+    cancellations that make ``control.stability_margins`` ill-conditioned.
+
+    Returns (upward gain margin [dB] (inf if none), downward gain margin [dB]
+    (-inf if none), phase margin [deg] (smallest over all crossovers, inf if none),
+    gain-crossover frequencies [rad/s]).
+    """
+    mag = np.abs(L)
+    ph = np.angle(L)                                    # (-pi, pi]; -180 deg is -1
+    up, down, pms, wgc = [], [], [], []
+    for k in range(len(w) - 1):
+        if (mag[k] - 1.0) * (mag[k + 1] - 1.0) < 0:     # gain crossover
+            a = (1.0 - mag[k]) / (mag[k + 1] - mag[k])
+            z = L[k] + a * (L[k + 1] - L[k])
+            pms.append(180.0 - abs(np.degrees(np.angle(z))))
+            wgc.append(w[k] + a * (w[k + 1] - w[k]))
+        if L[k].imag * L[k + 1].imag < 0:               # real-axis crossing
+            a = L[k].imag / (L[k].imag - L[k + 1].imag)
+            re = L[k].real + a * (L[k + 1].real - L[k].real)
+            if re < 0:                                  # phase crossover (-180 deg)
+                g = -20 * np.log10(-re)
+                (up if g > 0 else down).append(g)
+    return (min(up) if up else np.inf, max(down) if down else -np.inf,
+            min(pms) if pms else np.inf, wgc)
+
+
+def _figure(rows: int, size=(8, 6)):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
+
+
+def plot_bode(loops: Mapping[str, object], path, hz=(0.05, 100.0)):
+    """Bode magnitude and phase of SISO loops ``{label: system}`` into a PNG file."""
+    fig, ax = _figure(2)
+    f = np.logspace(np.log10(hz[0]), np.log10(hz[1]), 1500)
+    for label, sys in loops.items():
+        if sys.dt:
+            f = f[f < 0.5 / sys.dt]
+        g = np.squeeze(ct.frequency_response(sys, 2 * np.pi * f).complex)
+        ax[0].semilogx(f, 20 * np.log10(np.abs(g)), label=label)
+        ax[1].semilogx(f, np.degrees(np.unwrap(np.angle(g))), label=label)
+    ax[0].axhline(0, color="k", lw=0.5)
+    ax[0].set_ylabel("|L| [dB]")
+    ax[1].set_ylabel("phase [deg]")
+    ax[1].set_xlabel("frequency [Hz]")
+    for a in ax:
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def plot_step(sys, path, t_end: float = 3.0, title: str = ""):
+    """Step responses of every input-output pair of a linear system into a PNG file."""
+    resp = ct.step_response(sys, np.linspace(0, t_end, 1500) if not sys.dt
+                            else np.arange(0, t_end, sys.dt))
+    fig, ax = _figure(sys.noutputs, size=(8, 2 + 1.6 * sys.noutputs))
+    y = np.asarray(resp.outputs).reshape(sys.noutputs, sys.ninputs, -1)
+    for i in range(sys.noutputs):
+        for j in range(sys.ninputs):
+            ax[i].plot(resp.time, y[i, j], label=f"from {_labels(sys, 'input')[j]}")
+        ax[i].set_ylabel(_labels(sys, "output")[i])
+        ax[i].grid(True, alpha=0.3)
+        ax[i].legend(fontsize=7)
+    ax[-1].set_xlabel("time [s]")
+    fig.suptitle(title or f"step responses of {sys.name}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path

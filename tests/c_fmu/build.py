@@ -1,0 +1,121 @@
+"""Compile tests/c_fmu/lag.c with gcc into an FMI 2.0 co-simulation FMU.
+
+The FMU is not made by anything of ours in Python: a C model against the FMI 2.0
+headers that fmpy ships (``fmpy/c-code``), a hand-written modelDescription.xml, zipped.
+Builds are cached by a hash of the source, the description and the compiler command.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "lag.c"
+MODEL_IDENTIFIER = "FirstOrderLag"
+GUID = "{8c4e810f-3df3-4a00-8276-176fa3c9f000}"
+
+#: Exact step: x(t+h) = exp(-h/T) x + K (1 - exp(-h/T)) u; dx = (K u - x)/T.
+MODEL_DESCRIPTION = f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="{MODEL_IDENTIFIER}" guid="{GUID}"
+    description="First-order lag T x' = K u - x, exact zero-order-hold step (C)"
+    generationTool="flexcosim tests/c_fmu/build.py" variableNamingConvention="flat"
+    numberOfEventIndicators="0">
+  <CoSimulation modelIdentifier="{MODEL_IDENTIFIER}" canHandleVariableCommunicationStepSize="true"
+      canGetAndSetFMUstate="true" canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"/>
+  <UnitDefinitions>
+    <Unit name="s"><BaseUnit s="1"/></Unit>
+    <Unit name="1/s"><BaseUnit s="-1"/></Unit>
+  </UnitDefinitions>
+  <DefaultExperiment startTime="0" stopTime="1" stepSize="0.001"/>
+  <ModelVariables>
+    <ScalarVariable name="u" valueReference="0" causality="input" variability="continuous"
+        description="input, held over a communication step">
+      <Real start="0" min="-100" max="100"/>
+    </ScalarVariable>
+    <ScalarVariable name="x" valueReference="1" causality="output" variability="continuous"
+        initial="calculated" description="state (design range +-1e6)">
+      <Real min="-1e6" max="1e6"/>
+    </ScalarVariable>
+    <ScalarVariable name="dx" valueReference="2" causality="output" variability="continuous"
+        initial="calculated" description="state derivative (K u - x)/T">
+      <Real unit="1/s"/>
+    </ScalarVariable>
+    <ScalarVariable name="T" valueReference="3" causality="parameter" variability="fixed"
+        initial="exact" description="time constant">
+      <Real start="0.1" unit="s" min="1e-300"/>
+    </ScalarVariable>
+    <ScalarVariable name="K" valueReference="4" causality="parameter" variability="fixed"
+        initial="exact" description="static gain">
+      <Real start="1"/>
+    </ScalarVariable>
+    <ScalarVariable name="x0" valueReference="5" causality="parameter" variability="fixed"
+        initial="exact" description="initial state">
+      <Real start="0"/>
+    </ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="2" dependencies=""/>
+      <Unknown index="3" dependencies="1 2"/>
+    </Outputs>
+    <InitialUnknowns>
+      <Unknown index="2" dependencies="6"/>
+      <Unknown index="3" dependencies="1 4 5 6"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def fmi2_headers() -> Path:
+    """The folder of the FMI 2.0 headers shipped with fmpy."""
+    import fmpy
+
+    path = Path(fmpy.__file__).parent / "c-code"
+    if not (path / "fmi2Functions.h").exists():
+        raise FileNotFoundError(f"fmi2Functions.h not found in {path}")
+    return path
+
+
+def build_lag_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
+    """Build ``FirstOrderLag.fmu`` in ``out_dir`` (reused when nothing changed) and return it."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    headers = fmi2_headers()
+    cmd = [cc, "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
+           f"-I{headers}", f'-DMODEL_GUID="{GUID}"', "-o", "{out}", str(SOURCE), "-lm"]
+    key = hashlib.sha256(SOURCE.read_bytes() + MODEL_DESCRIPTION.encode()
+                         + " ".join(cmd).encode()).hexdigest()[:16]
+    fmu = out_dir / f"{MODEL_IDENTIFIER}.fmu"
+    stamp = out_dir / f".{MODEL_IDENTIFIER}.{key}"
+    if fmu.exists() and stamp.exists():
+        return fmu
+    if shutil.which(cc) is None:
+        raise FileNotFoundError(f"C compiler {cc!r} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Path(tmp) / f"{MODEL_IDENTIFIER}.so"
+        proc = subprocess.run([a.replace("{out}", str(lib)) for a in cmd],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"compiling {SOURCE.name} failed:\n{proc.stderr}")
+        part = fmu.with_suffix(f".{os.getpid()}.part")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("modelDescription.xml", MODEL_DESCRIPTION)
+            z.write(lib, f"binaries/linux64/{MODEL_IDENTIFIER}.so")
+            z.write(SOURCE, f"sources/{SOURCE.name}")
+        part.replace(fmu)
+    for old in out_dir.glob(f".{MODEL_IDENTIFIER}.*"):
+        old.unlink()
+    stamp.touch()
+    return fmu
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    print(build_lag_fmu(sys.argv[1] if len(sys.argv) > 1 else "."))

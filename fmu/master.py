@@ -23,20 +23,51 @@ Stepping
   order puts data sources first and breaks feedback cycles at components without
   feedthrough (typically plants), see :meth:`Master.default_order`.
 
+Input extrapolation
+-------------------
+FMI 2.0 inputs are held constant over a step.  With ``extrapolation=0`` an input
+holds the value of its source at ``t_k``.  With ``extrapolation=1`` an input whose
+source has not stepped yet (all inputs under Jacobi) holds the mean over the step
+of the line through the source's last two communication points,
+``y_k + (h/2) (y_k - y_{k-1}) / h_{k-1}``: exact in the integral of a linearly
+varying signal, so two integrators coupled this way are the Adams–Bashforth-2
+scheme.  The first step has no history and holds ``y_0``.  The recorded inputs
+are the values of their sources at the communication point, consistent with the
+recorded outputs.
+
+Variable step
+-------------
+With a :class:`StepControl` the master estimates the coupling error of each step
+from how far every connected output moved away from the prediction its consumers
+used, rejects steps above the tolerance, restores every component (get/set FMU
+state) and retries with a smaller step; see :class:`StepControl`.  The accepted
+steps are in ``Result.steps``; ``Master.run(steps=...)`` replays them bit for bit.
+
+Real time
+---------
+``run(realtime=True, speed=s)`` sleeps until each communication point is due on
+the wall clock (``t0_wall + (t - t0)/s``); overruns and jitter are reported in
+``Result.realtime`` (:class:`RealTimeStats`).
+
 Failures
 --------
 An exception of a block, an FMI status worse than fmi2Warning, an error message an
 FMU logs during a call that returned fmi2OK (pythonfmu-based slaves such as
-:mod:`fmu.slave` report rejected inputs that way) or a non-finite output stops the
-run with :class:`CosimError`, which names the component, the variable if known and
-the time, and carries the rows recorded so far and the FMU's log.
+:mod:`fmu.slave` report rejected inputs that way), a non-finite output, or an FMU
+input or output outside its declared ``min``/``max`` stops the run with
+:class:`CosimError`, which names the component, the variable if known and the
+time, and carries the rows recorded so far (written to CSV if asked) and the FMU's
+log.  FMU archives are unpacked by :func:`safe_extract` (no path traversal).
 """
 from __future__ import annotations
 
 import heapq
 import math
 import shutil
+import sys
+import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -46,7 +77,8 @@ from mbdcore.blocks import Block
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
-    "FMUComponent", "Master", "Result", "System",
+    "FMUComponent", "Master", "RealTimeStats", "Result", "StepControl", "System",
+    "check_archive", "safe_extract",
 ]
 
 
@@ -106,6 +138,81 @@ class AlgebraicLoopError(ValueError):
     def __init__(self, message: str, loop: Sequence[str]):
         super().__init__(message)
         self.loop = list(loop)
+
+
+# ---------------------------------------------------------------------------------
+# archives
+# ---------------------------------------------------------------------------------
+#: Refuse archives that would unpack to more than this [bytes] (zip bombs).
+MAX_UNPACKED_BYTES = 4 << 30
+
+
+def check_archive(path: str | Path) -> list[str]:
+    """Member names of the zip archive ``path`` after checking that each is safe.
+
+    A member is refused when its name is absolute (``/x``, ``C:x``), contains a
+    backslash or a ``..`` component, or is a symbolic link, and the archive is refused
+    when it unpacks to more than :data:`MAX_UNPACKED_BYTES`.  FMUs and SSP files are
+    both zip archives and go through here before anything is written to disk.
+
+    Raises
+    ------
+    ValueError
+        Naming the archive and the offending member.
+    """
+    import stat
+    import zipfile
+
+    path = Path(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: not a readable zip archive ({e})") from None
+    with zf:
+        names, total = [], 0
+        for info in zf.infolist():
+            name = info.filename
+            parts = name.split("/")
+            if ("\\" in name or name.startswith("/") or ":" in parts[0] or ".." in parts
+                    or "\0" in name):
+                raise ValueError(f"{path}: unsafe member name {name!r} in the archive "
+                                 "(absolute, with '..' or a backslash): refusing to extract")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise ValueError(f"{path}: member {name!r} is a symbolic link: refusing to extract")
+            total += info.file_size
+            names.append(name)
+        if total > MAX_UNPACKED_BYTES:
+            raise ValueError(f"{path}: unpacks to {total} bytes, more than the limit of "
+                             f"{MAX_UNPACKED_BYTES} bytes")
+    return names
+
+
+def safe_extract(path: str | Path, dest: str | Path | None = None) -> Path:
+    """Extract the zip archive ``path`` into ``dest`` (a new temporary folder if None).
+
+    Every member is checked by :func:`check_archive` first, and each target path is
+    verified to lie inside ``dest`` before it is written.
+    """
+    import tempfile
+    import zipfile
+
+    check_archive(path)
+    dest = Path(tempfile.mkdtemp(prefix="flexcosim-") if dest is None else dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            target = (root / info.filename).resolve()
+            if target != root and root not in target.parents:
+                raise ValueError(f"{path}: member {info.filename!r} would be written outside "
+                                 f"{root}: refusing to extract")
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+    return dest
 
 
 # ---------------------------------------------------------------------------------
@@ -194,6 +301,18 @@ class Component:
     def set_state(self, state: Any) -> None:
         """Restore a state returned by :meth:`get_state`."""
         raise NotImplementedError(f"{type(self).__name__} cannot restore its state")
+
+    def snapshot(self) -> Any:
+        """The state for a rollback of the master (valid until the next snapshot).
+
+        Unlike :meth:`get_state` it may reuse storage, so only the newest snapshot can
+        be restored; the default is :meth:`get_state`.
+        """
+        return self.get_state()
+
+    def restore(self, snap: Any) -> None:
+        """Return to the state of :meth:`snapshot`."""
+        self.set_state(snap)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.name!r}, inputs={list(self.inputs)}, "
@@ -315,6 +434,7 @@ class FMUComponent(Component):
         from fmpy import read_model_description
 
         self.fmu_path = Path(fmu_path)
+        check_archive(self.fmu_path)  # before anything is unpacked from it
         md = read_model_description(str(self.fmu_path))
         if md.fmiVersion != "2.0" or md.coSimulation is None:
             raise ValueError(f"{self.fmu_path} is not an FMI 2.0 co-simulation FMU "
@@ -327,6 +447,9 @@ class FMUComponent(Component):
         self.outputs = tuple(v.name for v in numeric if v.causality == "output")
         self.units = {v.name: _unit(v) for v in numeric}
         self.feedthrough = self._feedthrough_from(md, feedthrough)
+        #: the feedthrough given by the user, if any (kept when the system is saved)
+        self.feedthrough_override = (None if feedthrough is None else
+                                     {o: tuple(i) for o, i in feedthrough.items()})
 
         self.parameters: dict[str, Any] = {}
         for pname, value in (parameters or {}).items():
@@ -338,7 +461,14 @@ class FMUComponent(Component):
             self.parameters[pname] = _convert(v.type, value)
 
         self._out_read = self._reader(self.outputs)
+        #: declared [min, max] of inputs and outputs (checked by the master, FMI 2.0 says
+        #: values outside them are invalid; not every FMU checks what it is given)
+        self.ranges = {n: r for n in (*self.inputs, *self.outputs)
+                       if (r := _declared_range(self._vars[n])) is not None}
+        self._out_ranges = [(p, n, *self.ranges[n]) for p, n in enumerate(self.outputs)
+                            if n in self.ranges]
         self._fmu = None
+        self._snap = None  # the fmi2FMUstate reused by snapshot()
         self._unzipdir: str | None = None
         self._callbacks = None
         self._fatal = False
@@ -431,7 +561,7 @@ class FMUComponent(Component):
     def initialize(self, t0: float, stop_time: float | None = None) -> None:
         from ctypes import byref
 
-        from fmpy import calloc, extract, free
+        from fmpy import calloc, free
         from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE,
                                fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
                                fmi2CallbackLoggerTYPE)
@@ -440,7 +570,7 @@ class FMUComponent(Component):
         self.log.clear()
         self._errors.clear()
         md = self.model_description
-        self._unzipdir = extract(str(self.fmu_path))
+        self._unzipdir = str(safe_extract(self.fmu_path))
         try:
             cb = fmi2CallbackFunctions()
             cb.logger = fmi2CallbackLoggerTYPE(self._logger)
@@ -494,7 +624,7 @@ class FMUComponent(Component):
         if fmu is not None:
             self._fmu = None
             try:
-                for handle in self._state_handles:
+                for handle in self._state_handles + ([self._snap] if self._snap else []):
                     fmu.freeFMUstate(handle)
                 if not self._fatal:
                     fmu.terminate()
@@ -502,6 +632,7 @@ class FMUComponent(Component):
                 pass  # an FMU in error state may refuse; freeing below is still required
             finally:
                 self._state_handles.clear()
+                self._snap = None
                 fmu.freeInstance()
         self._cleanup()
 
@@ -519,10 +650,12 @@ class FMUComponent(Component):
                 raise ComponentError(f"{self.name!r} has no input {n!r}", variable=n)
         groups = self._groups(names)
         one = names[0] if len(names) == 1 else None
+        check = self._input_checker(names)
         if len(groups) == 1 and groups[0][0] == "Real":
             vrs = groups[0][1]
 
             def set_values(values: Sequence[float]) -> None:
+                check(values)
                 try:
                     self._fmu.setReal(vrs, values)
                 except Exception as e:
@@ -533,6 +666,7 @@ class FMUComponent(Component):
             return set_values
 
         def set_mixed(values: Sequence[float]) -> None:
+            check(values)
             try:
                 for kind, vrs, pos in groups:
                     _set_many(self._fmu, kind, vrs, [values[p] for p in pos])
@@ -543,6 +677,26 @@ class FMUComponent(Component):
 
         return set_mixed
 
+    def _input_checker(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        """Rejects non-finite values and values outside the declared [min, max]."""
+        ranged = [(p, n, *self.ranges[n]) for p, n in enumerate(names) if n in self.ranges]
+        isfinite = math.isfinite
+
+        def check(values: Sequence[float]) -> None:
+            if not isfinite(sum(values)):  # one test in the common case
+                for n, v in zip(names, values):
+                    if not isfinite(v):
+                        raise ComponentError(f"input {n!r} = {v!r} is not finite", variable=n,
+                                             log=self.log)
+            for p, n, lo, hi in ranged:
+                v = values[p]
+                if not lo <= v <= hi:
+                    raise ComponentError(f"input {n!r} = {v!r} is outside its declared range "
+                                         f"[{lo:g}, {hi:g}] {self.units.get(n, '')}".rstrip(),
+                                         variable=n, log=self.log)
+
+        return check
+
     def get_output_values(self) -> list[float]:
         try:
             values = self._out_read()
@@ -550,6 +704,12 @@ class FMUComponent(Component):
             raise self._fail("reading outputs", e) from e
         if self._errors:
             self._check_log("reading outputs", self.outputs)
+        for p, n, lo, hi in self._out_ranges:
+            v = values[p]
+            if not lo <= v <= hi and math.isfinite(v):  # non-finite: named by the master
+                raise ComponentError(f"output {n!r} = {v!r} is outside its declared range "
+                                     f"[{lo:g}, {hi:g}] {self.units.get(n, '')}".rstrip(),
+                                     variable=n, log=self.log)
         return values
 
     def get_input_values(self) -> list[float]:
@@ -590,6 +750,43 @@ class FMUComponent(Component):
                 self._fmu.freeFMUstate(handle)
         else:
             self._fmu.setFMUstate(state)
+
+    def snapshot(self) -> Any:
+        """The current FMU state in one fmi2FMUstate that is reused by the next call."""
+        from ctypes import byref
+
+        from fmpy.fmi2 import fmi2FMUstate
+
+        if not self.model_description.coSimulation.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} ({self.fmu_path.name}) cannot get and "
+                                      "set its state (canGetAndSetFMUstate is false)")
+        if self._snap is None:
+            self._snap = fmi2FMUstate()
+        try:
+            # fmi2GetFMUstate overwrites a non-NULL state in place: no allocation per step
+            self._fmu.fmi2GetFMUstate(self._fmu.component, byref(self._snap))
+        except Exception as e:
+            raise self._fail("fmi2GetFMUstate", e) from e
+        return self._snap
+
+    def restore(self, snap: Any) -> None:
+        try:
+            self._fmu.setFMUstate(snap)
+        except Exception as e:
+            raise self._fail("fmi2SetFMUstate", e) from e
+        self._errors.clear()  # errors of the step that is being undone
+
+
+def _declared_range(v) -> tuple[float, float] | None:
+    """(min, max) of a Real/Integer variable from its declaration or declared type."""
+    if v.type not in ("Real", "Integer"):
+        return None
+    dt = getattr(v, "declaredType", None)
+    lo = v.min if v.min is not None else getattr(dt, "min", None)
+    hi = v.max if v.max is not None else getattr(dt, "max", None)
+    if lo is None and hi is None:
+        return None
+    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
 
 
 _GETTERS = {"Real": "getReal", "Integer": "getInteger", "Boolean": "getBoolean",
@@ -665,6 +862,9 @@ class System:
         ``"src.output" -> "dst.input"``.  As a dict the value may also be a list of
         inputs (one output feeding several inputs).  Every input has at most one
         source; unconnected inputs keep their current (start) value.
+    experiment : dict, optional
+        Default experiment of the system (from a file): ``start_time``,
+        ``stop_time``, ``step`` [s], ``method``, ``extrapolation``; any may be missing.
 
     Raises
     ------
@@ -674,8 +874,10 @@ class System:
     """
 
     def __init__(self, components: Sequence[Component],
-                 connections: Mapping[str, str | Sequence[str]] | Iterable[tuple[str, str]] = ()):
+                 connections: Mapping[str, str | Sequence[str]] | Iterable[tuple[str, str]] = (),
+                 experiment: Mapping[str, Any] | None = None):
         self.components: list[Component] = list(components)
+        self.experiment: dict[str, Any] = dict(experiment or {})
         self.by_name: dict[str, Component] = {}
         for c in self.components:
             if not isinstance(c, Component):
@@ -736,14 +938,30 @@ class Result:
         Field names of the outputs and of the inputs.
     units : dict of str to str
         Field name -> unit.
+    steps : numpy.ndarray
+        The accepted communication steps [s], in order (``Master.run(steps=...)``
+        replays them).
+    rejected : list of (float, float, float)
+        Rejected attempts of a variable-step run: (start time [s], step [s], error
+        estimate; inf when a component failed the step).
+    forced_steps : int
+        Steps accepted at the minimum step although the error estimate exceeded 1.
+    realtime : RealTimeStats or None
+        Pacing statistics of a real-time run.
     """
 
     def __init__(self, data: np.ndarray, outputs: Sequence[str], inputs: Sequence[str],
-                 units: Mapping[str, str] | None = None):
+                 units: Mapping[str, str] | None = None, *, steps: np.ndarray | None = None,
+                 rejected: Sequence[tuple[float, float, float]] = (), forced_steps: int = 0,
+                 realtime: "RealTimeStats | None" = None):
         self.data = data
         self.outputs = list(outputs)
         self.inputs = list(inputs)
         self.units = dict(units or {})
+        self.steps = np.asarray(steps if steps is not None else np.diff(data["time"]), float)
+        self.rejected = list(rejected)
+        self.forced_steps = int(forced_steps)
+        self.realtime = realtime
 
     @property
     def names(self) -> list[str]:
@@ -811,20 +1029,194 @@ class Result:
 # ---------------------------------------------------------------------------------
 # master
 # ---------------------------------------------------------------------------------
+@dataclass
+class StepControl:
+    """Variable communication step with error control and rollback.
+
+    A step ``t -> t + h`` is accepted when every connected output ``y`` stays close
+    to the polynomial ``p`` its consumers were given over the step (the value held,
+    zero order, or the linear extrapolation, first order)::
+
+        err = max over connected outputs of |y(t+h) - p(t+h)| / (atol + rtol * max(|y(t)|, |y(t+h)|))
+
+    ``err <= 1`` accepts the step; otherwise every component is restored to its
+    state at ``t`` (get/set FMU state) and the step is retried shorter.  The next
+    step is ``h * clip(safety * err**(-1/(q+1)), max_shrink, max_growth)``, ``q``
+    the extrapolation order (the coupling error of an order-``q`` prediction is
+    ``O(h**(q+1))``); it does not grow right after a rejection.  A step a component
+    fails (a block's StepError, an FMU's fmi2Discard/fmi2Error, a non-finite or
+    out-of-range value) is retried at a quarter of its size.  At ``min_step`` the
+    step is accepted even if ``err > 1`` (counted in :attr:`Result.forced_steps`);
+    a component failure at ``min_step`` stops the run.
+
+    Parameters
+    ----------
+    rtol : float
+        Relative tolerance of the coupling signals per step.
+    atol : float
+        Absolute tolerance, in the units of each connected output.
+    min_step, max_step : float, optional
+        Bounds of the communication step [s]; default ``min_step`` is the initial
+        step / 1000, ``max_step`` unbounded (the stop time still is).
+    safety, max_growth, max_shrink : float
+        Step-size controller factors.
+    """
+
+    rtol: float = 1e-3
+    atol: float = 1e-6
+    min_step: float | None = None
+    max_step: float | None = None
+    safety: float = 0.9
+    max_growth: float = 2.0
+    max_shrink: float = 0.2
+
+    def __post_init__(self):
+        for name in ("rtol", "atol"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"StepControl.{name} = {v!r} must be finite and >= 0")
+        if self.rtol == 0.0 and self.atol == 0.0:
+            raise ValueError("StepControl: rtol and atol cannot both be 0")
+        for name in ("min_step", "max_step"):
+            v = getattr(self, name)
+            if v is not None and not (v > 0.0):
+                raise ValueError(f"StepControl.{name} = {v!r} s must be > 0")
+        if self.min_step and self.max_step and self.min_step > self.max_step:
+            raise ValueError(f"StepControl: min_step {self.min_step} s > max_step {self.max_step} s")
+        if not (0 < self.max_shrink < 1 <= self.max_growth and 0 < self.safety <= 1):
+            raise ValueError("StepControl: need 0 < max_shrink < 1 <= max_growth and 0 < safety <= 1")
+
+
+@dataclass
+class RealTimeStats:
+    """How well a real-time run kept to the wall clock.
+
+    The results of communication point ``t_k`` are due at wall time
+    ``t0_wall + (t_k - t0) / speed``.  A step whose results are ready after that is an
+    *overrun* (the master does not wait, it catches up); otherwise the master sleeps
+    until the due time, and the *jitter* is how late it actually resumed.
+
+    Attributes
+    ----------
+    speed : float
+        Simulated seconds per wall-clock second.
+    steps : int
+        Communication steps paced.
+    overruns : int
+        Steps whose results were late.
+    worst_lateness : float
+        Largest lateness of an overrun [s] (0 if none).
+    jitter_mean, jitter_std, jitter_max : float
+        Statistics of (resume time - due time) over all steps [s].
+    wall_time : float
+        Wall time from the first step to the last [s].
+    """
+
+    speed: float
+    steps: int = 0
+    overruns: int = 0
+    worst_lateness: float = 0.0
+    jitter_mean: float = 0.0
+    jitter_std: float = 0.0
+    jitter_max: float = 0.0
+    wall_time: float = 0.0
+
+    def __str__(self) -> str:
+        return (f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s, "
+                f"{self.overruns} overruns (worst {1e3 * self.worst_lateness:.3f} ms late), "
+                f"jitter mean {1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
+                f"max {1e6 * self.jitter_max:.1f} us")
+
+
+class _Pacer:
+    """Sleeps until each communication point is due on the wall clock (see RealTimeStats)."""
+
+    #: the last stretch is waited for by polling: time.sleep overshoots by ~0.1 ms
+    SPIN = 2e-4
+
+    def __init__(self, t0: float, speed: float):
+        self.t0, self.speed = t0, speed
+        self.stats = RealTimeStats(speed)
+        self._m2 = 0.0
+
+    def start(self) -> None:
+        self.wall0 = time.perf_counter()
+
+    def __call__(self, t_sim: float) -> None:
+        due = self.wall0 + (t_sim - self.t0) / self.speed
+        now = time.perf_counter()
+        st = self.stats
+        if now > due:
+            st.overruns += 1
+            st.worst_lateness = max(st.worst_lateness, now - due)
+        else:
+            if due - now > self.SPIN:
+                time.sleep(due - now - self.SPIN)
+            while (now := time.perf_counter()) < due:
+                pass
+        jitter = now - due
+        # Welford: no per-step storage, memory stays flat on long runs
+        st.steps += 1
+        d = jitter - st.jitter_mean
+        st.jitter_mean += d / st.steps
+        self._m2 += d * (jitter - st.jitter_mean)
+        st.jitter_max = max(st.jitter_max, jitter)
+
+    def finish(self) -> RealTimeStats:
+        st = self.stats
+        st.wall_time = time.perf_counter() - self.wall0
+        st.jitter_std = math.sqrt(self._m2 / st.steps) if st.steps else 0.0
+        return st
+
+
+class _Progress:
+    """A one-line progress bar on stderr, redrawn at most every ``every`` seconds."""
+
+    def __init__(self, t0: float, stop: float, stream=None, width: int = 30, every: float = 0.1):
+        self.t0, self.span = t0, max(stop - t0, 1e-300)
+        self.stream = stream if stream is not None else sys.stderr
+        self.width, self.every = width, every
+        self.wall0 = self.last = time.perf_counter()
+
+    def __call__(self, t: float, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.last < self.every:
+            return
+        self.last = now
+        frac = min(max((t - self.t0) / self.span, 0.0), 1.0)
+        n = int(round(frac * self.width))
+        wall = now - self.wall0
+        self.stream.write(f"\r[{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f} % "
+                          f"t = {t:.6g} s, wall {wall:.1f} s")
+        self.stream.flush()
+
+    def close(self, t: float) -> None:
+        self(t, force=True)
+        self.stream.write("\n")
+        self.stream.flush()
+
+
 class Master:
-    """Fixed-step co-simulation of a :class:`System`.
+    """Co-simulation of a :class:`System`: fixed or variable communication step.
 
     Parameters
     ----------
     system : System
         Components and connections.
     step : float
-        Communication step ``h`` [s], > 0.
+        Communication step ``h`` [s], > 0; with ``step_control`` the initial step.
     method : {"gauss-seidel", "jacobi"}
         How components are stepped (see the module docstring).
     order : sequence of str, optional
         Gauss–Seidel stepping order (component names, each once); default
         :meth:`default_order`.
+    extrapolation : {0, 1, "zero", "first"}
+        Order of the input extrapolation over a step: 0 holds the value of the
+        communication point, 1 holds the mean over the step of the linear
+        extrapolation through the last two points (see the module docstring).
+    step_control : StepControl, optional
+        Variable communication step with error control and rollback; every
+        component must be able to save and restore its state.
 
     Raises
     ------
@@ -833,17 +1225,26 @@ class Master:
     """
 
     METHODS = ("gauss-seidel", "jacobi")
+    EXTRAPOLATIONS = {0: 0, 1: 1, "zero": 0, "first": 1}
 
     def __init__(self, system: System, step: float, method: str = "gauss-seidel",
-                 order: Sequence[str] | None = None):
+                 order: Sequence[str] | None = None, extrapolation: int | str = 0,
+                 step_control: StepControl | None = None):
         step = float(step)
         if not (math.isfinite(step) and step > 0.0):
             raise ValueError(f"communication step {step!r} s must be finite and > 0")
         if method not in self.METHODS:
             raise ValueError(f"method {method!r}: accepted values are {', '.join(self.METHODS)}")
+        if extrapolation not in self.EXTRAPOLATIONS:
+            raise ValueError(f"extrapolation {extrapolation!r}: accepted values are 0, 1, "
+                             "'zero', 'first'")
+        if step_control is not None and not isinstance(step_control, StepControl):
+            raise TypeError(f"step_control must be a StepControl, got {type(step_control).__name__}")
         self.system = system
         self.step = step
         self.method = method
+        self.extrapolation = self.EXTRAPOLATIONS[extrapolation]
+        self.step_control = step_control
         comps = system.components
         self._index = {c.name: i for i, c in enumerate(comps)}
 
@@ -1009,33 +1410,89 @@ class Master:
         return order
 
     # -- running -----------------------------------------------------------------------
-    def run(self, stop_time: float, start_time: float = 0.0) -> Result:
+    def run(self, stop_time: float, start_time: float = 0.0, *, steps: Sequence[float] | None = None,
+            realtime: bool = False, speed: float = 1.0, progress: bool = False,
+            csv: str | Path | None = None, record_every: int = 1) -> Result:
         """Simulate from ``start_time`` to ``stop_time`` [s].
 
-        ``stop_time - start_time`` must be a whole number of steps; communication
-        points are ``t_k = start_time + k*step`` (no accumulated drift).
+        Without ``step_control`` and ``steps``, ``stop_time - start_time`` must be a
+        whole number of steps; communication points are ``t_k = start_time + k*step``
+        (no accumulated drift).
+
+        Parameters
+        ----------
+        stop_time, start_time : float
+            Simulated interval [s].
+        steps : sequence of float, optional
+            Take exactly these communication steps [s] (their sum must reach
+            ``stop_time``), for instance ``result.steps`` of a variable-step run: the
+            replay is bit-identical to it.
+        realtime : bool
+            Pace the run to the wall clock (``result.realtime`` reports overruns and
+            jitter).
+        speed : float
+            Simulated seconds per wall-clock second in real-time mode.
+        progress : bool
+            Draw a progress bar on stderr.
+        csv : str or Path, optional
+            Write the result to this CSV file, the partial result if the run fails.
+        record_every : int
+            Record one communication point in ``record_every`` (the first and the
+            last always); memory stays flat on long runs.
 
         Returns
         -------
         Result
-            One row per communication point, ``start_time`` and ``stop_time`` included.
+            One row per recorded communication point, ``start_time`` and
+            ``stop_time`` included; ``result.steps`` the accepted step sizes.
 
         Raises
         ------
         CosimError
             A component failed (exception or FMI error status, rejected input, NaN
-            output); ``err.result`` holds the rows up to the last complete point.
+            or out-of-range value); ``err.result`` holds the rows up to the last
+            complete point (also written to ``csv`` if given, ``err.csv``).
         """
-        t0, h = float(start_time), self.step
-        span = float(stop_time) - t0
-        n_steps = int(round(span / h))
-        if n_steps < 0 or abs(n_steps * h - span) > 1e-9 * max(1.0, abs(span)):
-            raise ValueError(f"stop_time - start_time = {span!r} s is not a whole number "
-                             f"of steps of {h!r} s")
+        t0, stop = float(start_time), float(stop_time)
+        span = stop - t0
+        ctrl = self.step_control
+        if steps is not None:
+            steps = [float(x) for x in steps]
+            if not all(math.isfinite(x) and x > 0.0 for x in steps):
+                raise ValueError("every step of `steps` must be finite and > 0")
+            t_end = t0
+            for x in steps:
+                t_end += x
+            if abs(t_end - stop) > 1e-9 * max(1.0, abs(span)):
+                raise ValueError(f"`steps` end at t = {t_end!r} s, not at stop_time = {stop!r} s")
+            mode, n_steps = "replay", len(steps)
+        elif ctrl is not None:
+            if not span > 0.0:
+                raise ValueError(f"stop_time {stop!r} s must be after start_time {t0!r} s")
+            mode, n_steps = "variable", None
+        else:
+            mode, n_steps = "fixed", int(round(span / self.step))
+            if n_steps < 0 or abs(n_steps * self.step - span) > 1e-9 * max(1.0, abs(span)):
+                raise ValueError(f"stop_time - start_time = {span!r} s is not a whole number "
+                                 f"of steps of {self.step!r} s")
+        record_every = int(record_every)
+        if record_every < 1:
+            raise ValueError(f"record_every = {record_every} must be >= 1")
+        speed = float(speed)
+        if realtime and not (math.isfinite(speed) and speed > 0.0):
+            raise ValueError(f"speed {speed!r} must be finite and > 0")
         comps = self.system.components
+        if mode == "variable" or (mode == "replay" and len(set(steps)) > 1):
+            self._check_variable_step(rollback=mode == "variable")
+
+        h0 = self.step
+        if mode == "variable":
+            min_step = ctrl.min_step if ctrl.min_step is not None else h0 * 1e-3
+            max_step = ctrl.max_step if ctrl.max_step is not None else math.inf
         ncol = 1 + self._n_out + self._n_in
-        rows = np.empty((n_steps + 1, ncol))
-        rec = [0]  # rows recorded so far (a list so helpers can update it)
+        cap = (n_steps // record_every + 2) if n_steps is not None else 1024
+        buf = [np.empty((cap, ncol))]
+        nrec = [0]
         y = [0.0] * self._n_out
         u: list[float] = []
 
@@ -1048,13 +1505,27 @@ class Master:
         final_fns = [(comps[i], gis,
                       comps[i].input_setter([comps[i].inputs[gi - self._in_off[i]] for gi in gis]))
                      for i, gis in self._final_inputs]
-        gs_fns = self._gauss_seidel_setters() if self.method == "gauss-seidel" else []
         src = self._src
         out_off = self._out_off
         schedule = self._schedule
         order_idx = [self._index[n] for n in self.order]
+        gauss_seidel = self.method == "gauss-seidel"
+        extrapolate = self.extrapolation == 1
+        # Per component in stepping order: inputs set just before it steps.
+        # Gauss-Seidel: those fed by components that stepped before it ("fresh"), plus,
+        # with extrapolation, the others ("stale", extrapolated).  Jacobi: only the
+        # extrapolated ones.
+        plan = []
+        for i, fresh, stale in self._step_inputs(gauss_seidel):
+            c = comps[i]
+            stale = stale if extrapolate else []
+            gis = fresh + stale
+            setter = c.input_setter([c.inputs[gi - self._in_off[i]] for gi in gis]) if gis else None
+            plan.append((i, c, [src[gi] for gi in fresh], [src[gi] for gi in stale], setter))
+        coupled = sorted({s for s in src if s >= 0})
 
         state = {"t": t0, "comp": None, "phase": "initialize"}
+        hist = {"y_prev": None, "h_prev": None}  # outputs and step of the previous point
 
         def read(i: int) -> list[float]:
             c = comps[i]
@@ -1086,47 +1557,156 @@ class Master:
                 state["comp"], state["phase"] = c, "setting inputs"
                 setter(vals)
 
-        def record(k: int, t: float) -> None:
-            row = rows[k]
+        def record(t: float) -> None:
+            rows = buf[0]
+            if nrec[0] == len(rows):
+                buf[0] = rows = np.concatenate([rows, np.empty_like(rows)])
+            row = rows[nrec[0]]
             row[0] = t
             row[1:1 + len(y)] = y
             row[1 + len(y):] = u
-            rec[0] = k + 1
+            nrec[0] += 1
 
+        def advance(t: float, h: float, t_next: float, c_ext: float | None) -> None:
+            """One communication step t -> t_next = t + h, outputs propagated at t_next.
+
+            ``c_ext``: stale inputs get y + c_ext (y - y_prev), the mean of the linear
+            extrapolation over the step; None holds y.
+            """
+            state["t"] = t
+            y_prev = hist["y_prev"]
+            for i, c, fresh, stale, setter in plan:
+                if setter is not None:
+                    vals = [y[s] for s in fresh]
+                    if stale:
+                        vals += ([y[s] + c_ext * (y[s] - y_prev[s]) for s in stale]
+                                 if c_ext is not None else [y[s] for s in stale])
+                    state["comp"], state["phase"] = c, "setting inputs"
+                    setter(vals)
+                if gauss_seidel:
+                    state["comp"], state["phase"] = c, "do_step"
+                    c.do_step(t, h)
+                    state["t"] = t_next  # the new outputs belong to the end of the step
+                    vals = read(i)
+                    state["t"] = t
+                    y[out_off[i]:out_off[i] + len(vals)] = vals
+            if not gauss_seidel:
+                for i in order_idx:
+                    c = comps[i]
+                    state["comp"], state["phase"] = c, "do_step"
+                    c.do_step(t, h)
+            state["t"] = t_next
+            propagate()
+
+        def extrapolation_factor(h: float) -> float | None:
+            return 0.5 * h / hist["h_prev"] if extrapolate and hist["y_prev"] is not None else None
+
+        def coupling_error(y_old: list[float], h: float, first_order: bool) -> float:
+            y_prev, h_prev = hist["y_prev"], hist["h_prev"]
+            atol, rtol = ctrl.atol, ctrl.rtol
+            worst = 0.0
+            for g in coupled:
+                yn, yo = y[g], y_old[g]
+                p = yo + (h / h_prev) * (yo - y_prev[g]) if first_order else yo
+                e = abs(yn - p) / (atol + rtol * max(abs(yn), abs(yo)))
+                if e > worst:
+                    worst = e
+            return worst
+
+        pacer = _Pacer(t0, speed) if realtime else None
+        bar = _Progress(t0, stop) if progress else None
+        taken: list[float] = []
+        rejected: list[tuple[float, float, float]] = []
+        forced = [0]
+        t = t0
         started = []
         try:
             for c in comps:
                 state["comp"] = c
-                c.initialize(t0, float(stop_time))
+                c.initialize(t0, stop)
                 started.append(c)
             u = [v for c in comps for v in c.get_input_values()]
             propagate()
-            record(0, t0)
-            for k in range(n_steps):
-                t, t_next = t0 + k * h, t0 + (k + 1) * h
-                state["t"] = t
-                if gs_fns:
-                    for i, setter in zip(order_idx, gs_fns):
-                        c = comps[i]
-                        if setter is not None:
-                            gis, fn = setter
-                            vals = [y[src[gi]] for gi in gis]
-                            state["comp"], state["phase"] = c, "setting inputs"
-                            fn(vals)
-                        state["comp"], state["phase"] = c, "do_step"
-                        c.do_step(t, h)
-                        state["t"] = t_next  # the new outputs belong to the end of the step
-                        vals = read(i)
-                        state["t"] = t
-                        y[out_off[i]:out_off[i] + len(vals)] = vals
-                else:
-                    for i in order_idx:
-                        c = comps[i]
-                        state["comp"], state["phase"] = c, "do_step"
-                        c.do_step(t, h)
-                state["t"] = t_next
-                propagate()
-                record(k + 1, t_next)
+            record(t0)
+            if pacer is not None:
+                pacer.start()
+            k = 0
+            if mode != "variable":
+                for k in range(n_steps):
+                    if mode == "fixed":
+                        h, t, t_next = h0, t0 + k * h0, t0 + (k + 1) * h0
+                    else:
+                        h = steps[k]
+                        t_next = t + h
+                    y_old = y[:] if extrapolate else None
+                    advance(t, h, t_next, extrapolation_factor(h))
+                    if extrapolate:
+                        hist["y_prev"], hist["h_prev"] = y_old, h
+                    t = t_next
+                    if (k + 1) % record_every == 0 or k + 1 == n_steps:
+                        record(t)
+                    if pacer is not None:
+                        pacer(t)
+                    if bar is not None:
+                        bar(t)
+                taken = [h0] * n_steps if mode == "fixed" else steps
+            else:
+                eps_t = 1e-12 * max(1.0, abs(stop))
+                h = min(h0, max_step)
+                while stop - t > eps_t:
+                    remaining = stop - t
+                    if h >= remaining * (1.0 - 1e-9):
+                        h = remaining
+                    elif remaining - h < min_step:
+                        h = remaining / 2  # no sliver of a step at the end
+                    h = max(h, min(min_step, remaining))
+                    y_old, u_old = y[:], u[:]
+                    state["phase"] = "saving state"
+                    snaps = []
+                    for c in comps:
+                        state["comp"] = c
+                        snaps.append(c.snapshot())
+                    shrunk = False
+                    while True:
+                        t_next = t + h
+                        c_ext = extrapolation_factor(h)
+                        at_min = h <= min_step * (1.0 + 1e-9)
+                        try:
+                            advance(t, h, t_next, c_ext)
+                        except ComponentError:
+                            if at_min:
+                                raise
+                            err = math.inf
+                        else:
+                            err = coupling_error(y_old, h, c_ext is not None)
+                        if err <= 1.0 or at_min:
+                            break
+                        rejected.append((t, h, err))
+                        state["t"], state["phase"] = t, "restoring state"
+                        for c, snap in zip(comps, snaps):
+                            state["comp"] = c
+                            c.restore(snap)
+                        y[:], u[:] = y_old, u_old
+                        q = 1 if c_ext is not None else 0
+                        fac = ctrl.safety * err ** (-1.0 / (q + 1)) if math.isfinite(err) else 0.25
+                        h = max(h * min(max(fac, ctrl.max_shrink), 0.9), min_step)
+                        shrunk = True
+                    if err > 1.0:
+                        forced[0] += 1
+                    hist["y_prev"], hist["h_prev"] = y_old, h
+                    t = t_next
+                    k += 1
+                    taken.append(h)
+                    if k % record_every == 0 or stop - t <= eps_t:
+                        record(t)
+                    if pacer is not None:
+                        pacer(t)
+                    if bar is not None:
+                        bar(t)
+                    q = 1 if c_ext is not None else 0
+                    fac = ctrl.max_growth if err == 0.0 else ctrl.safety * err ** (-1.0 / (q + 1))
+                    fac = min(max(fac, ctrl.max_shrink), 1.0 if shrunk else ctrl.max_growth)
+                    h = min(h * fac, max_step)
         except Exception as e:
             c = state["comp"]
             variable = getattr(e, "variable", None)
@@ -1137,33 +1717,70 @@ class Master:
             msg = f"component {name!r} failed in {state['phase']}{where}{var}: {e}"
             if log:
                 msg += "\nlog of " + repr(name) + ":\n  " + "\n  ".join(log[-20:])
-            raise CosimError(msg, name, variable, state["t"], self._result(rows[:rec[0]]),
-                             log) from e
+            partial = self._result(buf[0][:nrec[0]], taken, rejected, forced[0],
+                                   pacer.finish() if pacer is not None else None)
+            if csv is not None:
+                partial.to_csv(csv)
+                msg += f"\nresults up to t = {t:.12g} s written to {csv}"
+            err = CosimError(msg, name, variable, state["t"], partial, log)
+            err.csv = Path(csv) if csv is not None else None
+            raise err from e
         finally:
             for c in started:
                 try:
                     c.terminate()
                 except Exception:
                     pass  # the run's outcome (or its error) matters more than cleanup noise
-        return self._result(rows)
+            if bar is not None:
+                bar.close(t)
+        result = self._result(buf[0][:nrec[0]], taken, rejected, forced[0],
+                              pacer.finish() if pacer is not None else None)
+        if csv is not None:
+            result.to_csv(csv)
+        return result
 
-    def _gauss_seidel_setters(self):
-        """Per component in stepping order: inputs fed by components that stepped before it."""
+    def _check_variable_step(self, rollback: bool) -> None:
+        """Every component must accept varying steps and, for rollback, restore its state."""
+        for c in self.system.components:
+            if isinstance(c, FMUComponent):
+                cs = c.model_description.coSimulation
+                if not cs.canHandleVariableCommunicationStepSize:
+                    raise ValueError(f"FMU {c.name!r} ({c.fmu_path.name}) cannot handle a variable "
+                                     "communication step (canHandleVariableCommunicationStepSize "
+                                     "is false)")
+                if rollback and not cs.canGetAndSetFMUstate:
+                    raise ValueError(f"FMU {c.name!r} ({c.fmu_path.name}) cannot be rolled back: "
+                                     "canGetAndSetFMUstate is false; use a fixed step")
+            elif rollback and type(c).get_state is Component.get_state and \
+                    type(c).snapshot is Component.snapshot:
+                raise ValueError(f"component {c.name!r} cannot save its state: no rollback, "
+                                 "use a fixed step")
+
+    def _step_inputs(self, gauss_seidel: bool) -> list[tuple[int, list[int], list[int]]]:
+        """Per component in stepping order: (index, fresh inputs, stale inputs).
+
+        Fresh: connected inputs whose source stepped before (Gauss-Seidel only); stale:
+        the other connected inputs, which hold (or extrapolate) the values of the
+        communication point.
+        """
         comps = self.system.components
         stepped: set[int] = set()
         out = []
         for name in self.order:
             i = self._index[name]
-            c = comps[i]
-            gis = [self._in_off[i] + j for j in range(len(c.inputs))
-                   if self._src[self._in_off[i] + j] >= 0
-                   and self._out_comp[self._src[self._in_off[i] + j]] in stepped]
-            out.append((gis, c.input_setter([c.inputs[gi - self._in_off[i]] for gi in gis]))
-                       if gis else None)
-            stepped.add(i)
+            fresh, stale = [], []
+            for j in range(len(comps[i].inputs)):
+                gi = self._in_off[i] + j
+                s = self._src[gi]
+                if s >= 0:
+                    (fresh if self._out_comp[s] in stepped else stale).append(gi)
+            out.append((i, fresh, stale))
+            if gauss_seidel:
+                stepped.add(i)
         return out
 
-    def _result(self, rows: np.ndarray) -> Result:
+    def _result(self, rows: np.ndarray, steps=(), rejected=(), forced: int = 0,
+                realtime: RealTimeStats | None = None) -> Result:
         names = ["time"] + self._out_names + self._in_names
         dtype = np.dtype([(n, np.float64) for n in names])
         data = np.ascontiguousarray(rows).view(dtype).reshape(len(rows))
@@ -1172,4 +1789,6 @@ class Master:
             for v in (*c.outputs, *c.inputs):
                 units[f"{c.name}.{v}"] = c.units.get(v, "")
         units["time"] = "s"
-        return Result(data.copy(), self._out_names, self._in_names, units)
+        return Result(data.copy(), self._out_names, self._in_names, units,
+                      steps=np.array(steps, dtype=float), rejected=list(rejected),
+                      forced_steps=forced, realtime=realtime)

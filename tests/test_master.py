@@ -6,6 +6,7 @@ to rounding.
 """
 from __future__ import annotations
 
+import math
 import textwrap
 import time
 import zipfile
@@ -423,3 +424,232 @@ def test_block_exported_by_build_fmu_runs_identically(tmp_path):
     assert info["feedthrough"] == [{"x": []}, {"y": ["u"]}]
     assert info["component"] == "plant" and info["time"] == pytest.approx(0.5)
     assert "diverged at t = 0.5" in info["message"] and info["rows"] == 6
+
+
+# ---------------------------------------------------------------------------------
+# a non-Python FMU: first-order lag in C (tests/c_fmu), compiled here with gcc
+# ---------------------------------------------------------------------------------
+try:
+    from c_fmu.build import build_lag_fmu
+    from cosim_blocks import SmoothStep, Sleeper, Tracking
+except ImportError:  # tests/ collected as a package
+    from tests.c_fmu.build import build_lag_fmu
+    from tests.cosim_blocks import SmoothStep, Sleeper, Tracking
+
+from fmu.master import StepControl  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def lag_fmu(tmp_path_factory):
+    import shutil
+
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not available")
+    return build_lag_fmu(tmp_path_factory.mktemp("c_fmu"))
+
+
+def lag_loop(fmu, T=0.2, K=2.0, kp=3.0, x0=1.0):
+    """C plant T x' = K u - x under the Python controller u = -kp x."""
+    return System([FMUComponent("plant", fmu, {"T": T, "K": K, "x0": x0}),
+                   BlockComponent("ctrl", Gain(k=kp))],
+                  {"plant.x": "ctrl.u", "ctrl.y": "plant.u"})
+
+
+def test_c_fmu_is_standard_clean(lag_fmu):
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(str(lag_fmu)) == []
+    comp = FMUComponent("plant", lag_fmu)
+    assert comp.inputs == ("u",) and comp.outputs == ("x", "dx")
+    assert comp.feedthrough == {"x": (), "dx": ("u",)}   # read from ModelStructure
+
+
+@pytest.mark.parametrize("method", ["gauss-seidel", "jacobi"])
+def test_c_fmu_under_python_controller_is_the_closed_form_discrete_loop(lag_fmu, method):
+    T, K, kp, x0, h = 0.2, 2.0, 3.0, 1.0, 0.01
+    r = Master(lag_loop(lag_fmu, T, K, kp, x0), h, method).run(2.0)
+    # x_{k+1} = a x_k + K (1 - a) u_k with u_k = -kp x_k: x_k = x0 lambda^k
+    a = math.exp(-h / T)
+    lam = a - K * (1 - a) * kp
+    k = np.arange(len(r))
+    np.testing.assert_allclose(r["plant.x"], x0 * lam ** k, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(r["plant.dx"], (K * r["plant.u"] - r["plant.x"]) / T, rtol=1e-12)
+    np.testing.assert_array_equal(r["plant.u"], -kp * r["plant.x"])
+
+
+def test_c_fmu_declared_feedthrough_makes_an_algebraic_loop(lag_fmu):
+    s = System([FMUComponent("plant", lag_fmu), BlockComponent("ctrl", Gain())],
+               {"plant.dx": "ctrl.u", "ctrl.y": "plant.u"})
+    with pytest.raises(AlgebraicLoopError, match=r"plant\.dx -> ctrl\.u -> ctrl\.y -> plant\.u"):
+        Master(s, 0.01)
+
+
+def test_c_fmu_state_round_trip_continues_bit_for_bit(lag_fmu):
+    comp = FMUComponent("plant", lag_fmu, {"T": 0.3, "x0": 2.0})
+    comp.initialize(0.0, 1.0)
+    try:
+        comp.set_inputs({"u": 0.7})
+        comp.do_step(0.0, 0.1)
+        saved = comp.get_state()                # serialized bytes
+        assert isinstance(saved, bytes)
+        comp.do_step(0.1, 0.1)
+        first = comp.get_outputs()
+        comp.set_inputs({"u": -5.0})
+        comp.do_step(0.2, 0.1)
+        comp.set_state(saved)
+        comp.do_step(0.1, 0.1)
+        assert comp.get_outputs() == first      # the input was part of the state too
+    finally:
+        comp.terminate()
+
+
+# ---------------------------------------------------------------------------------
+# input extrapolation
+# ---------------------------------------------------------------------------------
+def test_first_order_extrapolation_couples_integrators_as_adams_bashforth_2():
+    h = 0.05
+    r = Master(oscillator(h), h, "jacobi", extrapolation="first").run(5.0)
+    # inputs hold z_k + (z_k - z_{k-1})/2 over the step: AB2 (Euler on the first step)
+    x, z = [1.0, 1.0], [0.0, -h]
+    for _ in range(len(r) - 2):
+        x.append(x[-1] + h * (1.5 * z[-1] - 0.5 * z[-2]))
+        z.append(z[-1] - h * (1.5 * x[-2] - 0.5 * x[-3]))
+    np.testing.assert_allclose(r["a.x"], x, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(r["b.x"], z, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("extrapolation, order", [(0, 1), (1, 2)])
+def test_jacobi_coupling_error_has_the_order_of_the_extrapolation(extrapolation, order):
+    errors = []
+    for h in (0.02, 0.01):
+        r = Master(oscillator(h), h, "jacobi", extrapolation=extrapolation).run(2.0)
+        errors.append(abs(r["a.x"][-1] - math.cos(2.0)) + abs(r["b.x"][-1] + math.sin(2.0)))
+    assert math.log2(errors[0] / errors[1]) == pytest.approx(order, abs=0.15)
+
+
+# ---------------------------------------------------------------------------------
+# variable communication step
+# ---------------------------------------------------------------------------------
+def tracking_system(fmu):
+    """Fast start (x0 = 1, closed-loop time constant 0.1 s), rest, a reference move
+    at t = 2 s lasting ~0.05 s, rest."""
+    return System([BlockComponent("ref", SmoothStep(r1=1.0, t_switch=2.0, tau=0.02)),
+                   BlockComponent("ctrl", Tracking(kp=4.0)),
+                   FMUComponent("plant", fmu, {"T": 0.5, "K": 1.0, "x0": 1.0})],
+                  {"ref.r": "ctrl.r", "plant.x": "ctrl.x", "ctrl.u": "plant.u"})
+
+
+@pytest.fixture(scope="module")
+def tracking_reference(lag_fmu):
+    """The coupled solution to ~1e-8: first-order extrapolation at a 1e-4 s step."""
+    return Master(tracking_system(lag_fmu), 1e-4, "jacobi", extrapolation=1).run(4.0)
+
+
+@pytest.mark.parametrize("extrapolation", [0, 1])
+def test_variable_step_follows_the_transients_within_tolerance(lag_fmu, tracking_reference,
+                                                               extrapolation):
+    ctrl = StepControl(rtol=1e-3, atol=1e-3, max_step=0.2)
+    master = Master(tracking_system(lag_fmu), 1e-3, "jacobi", extrapolation=extrapolation,
+                    step_control=ctrl)
+    r = master.run(4.0)
+    step_at = lambda t: r.steps[np.searchsorted(r.time, t) - 1]  # noqa: E731
+    assert step_at(0.01) < step_at(1.5) / 20           # short in the fast start, grows at rest
+    assert step_at(2.0) < step_at(1.5) / 20            # shrinks for the reference move
+    assert step_at(3.9) > step_at(2.0) * 20            # and grows again
+    assert r.rejected                                   # it had to retry some
+    assert r.forced_steps == 0
+    assert r.time[-1] == 4.0 and len(r.steps) == len(r) - 1
+    np.testing.assert_array_equal(r.time[1:], r.time[:-1] + r.steps)   # t_{k+1} = t_k + h_k
+    fine = tracking_reference
+    error = np.abs(r["plant.x"] - np.interp(r.time, fine.time, fine["plant.x"]))
+    assert error.max() < ctrl.atol + ctrl.rtol * np.abs(fine["plant.x"]).max()
+
+
+@pytest.mark.parametrize("method", ["jacobi", "gauss-seidel"])
+def test_rolled_back_steps_leave_no_trace(lag_fmu, method):
+    ctrl = StepControl(rtol=1e-4, atol=1e-4, max_step=0.2)
+    varied = Master(tracking_system(lag_fmu), 0.01, method, extrapolation=1,
+                    step_control=ctrl).run(3.0)
+    assert len(varied.rejected) >= 3
+    replay = Master(tracking_system(lag_fmu), 0.01, method, extrapolation=1).run(
+        3.0, steps=varied.steps)
+    assert replay.rejected == []
+    np.testing.assert_array_equal(replay.data, varied.data)   # bit for bit
+
+
+def test_variable_step_retries_a_step_a_component_cannot_take():
+    class Fragile(Integrator):
+        """Refuses steps longer than 0.05 s (as an FMU returns fmi2Discard)."""
+
+        def do_step(self, t, h):
+            if h > 0.05 + 1e-15:
+                raise Exception(f"step {h} s too long")  # noqa: TRY002
+            super().do_step(t, h)
+
+    s = System([BlockComponent("plant", Fragile(x0=1.0)), BlockComponent("ctrl", Gain(k=1.0))],
+               {"plant.x": "ctrl.u", "ctrl.y": "plant.u"})
+    r = Master(s, 0.2, step_control=StepControl(rtol=0.5, atol=0.5)).run(1.0)
+    assert r.steps.max() <= 0.05 + 1e-15
+    assert any(e == math.inf for _, _, e in r.rejected)
+    x = 1.0
+    for h in r.steps:                               # still the exact discrete solution
+        x *= 1 - h
+    assert r["plant.x"][-1] == pytest.approx(x, rel=1e-12)
+
+
+def test_variable_step_needs_state_rollback(lag_fmu, tmp_path):
+    stateless = tmp_path / "stateless.fmu"
+    with zipfile.ZipFile(lag_fmu) as z, zipfile.ZipFile(stateless, "w") as out:
+        for n in z.namelist():
+            data = z.read(n)
+            if n == "modelDescription.xml":
+                data = data.replace(b'canGetAndSetFMUstate="true"', b'canGetAndSetFMUstate="false"')
+            out.writestr(n, data)
+    s = lag_loop(stateless)
+    with pytest.raises(ValueError, match="'plant' .*cannot be rolled back"):
+        Master(s, 0.01, step_control=StepControl()).run(1.0)
+    assert len(Master(s, 0.01).run(0.1)) == 11      # a fixed step needs no state
+    with pytest.raises(ValueError, match="rtol and atol"):
+        StepControl(rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------
+# real time and progress
+# ---------------------------------------------------------------------------------
+def test_realtime_run_keeps_to_the_wall_clock():
+    t = time.perf_counter()
+    r = Master(feedback_loop(), 0.01).run(0.3, realtime=True)
+    wall = time.perf_counter() - t
+    assert wall >= 0.3
+    rt = r.realtime
+    assert rt.steps == 30 and rt.wall_time >= 0.3 - 1e-9
+    assert rt.jitter_max < 0.01 and rt.worst_lateness < 0.01
+    np.testing.assert_array_equal(r.data, Master(feedback_loop(), 0.01).run(0.3).data)
+    t = time.perf_counter()
+    Master(feedback_loop(), 0.01).run(0.3, realtime=True, speed=3.0)
+    assert time.perf_counter() - t >= 0.1
+
+
+def test_realtime_overruns_are_reported():
+    s = System([BlockComponent("plant", Integrator(x0=1.0)),
+                BlockComponent("slow", Sleeper(sleep=0.05, t_from=0.1, t_to=0.11))],
+               {"plant.x": "slow.u", "slow.y": "plant.u"})
+    rt = Master(s, 0.01).run(0.3, realtime=True).realtime
+    assert rt.overruns >= 1
+    assert 0.04 <= rt.worst_lateness < 0.2
+    assert "overruns" in str(rt)
+    assert Master(feedback_loop(), 0.01).run(0.1).realtime is None
+
+
+def test_progress_bar_goes_to_stderr_only_when_asked(capsys):
+    Master(feedback_loop(), 0.01).run(1.0)
+    assert capsys.readouterr().err == ""
+    Master(feedback_loop(), 0.01).run(1.0, progress=True)
+    err = capsys.readouterr().err
+    assert "100.0 %" in err and err.endswith("\n")
+
+
+def test_record_every_keeps_the_last_point():
+    full = Master(feedback_loop(), 0.01).run(1.0)
+    thin = Master(feedback_loop(), 0.01).run(1.0, record_every=30)
+    np.testing.assert_array_equal(thin.data, full.data[[0, 30, 60, 90, 100]])

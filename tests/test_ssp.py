@@ -1,0 +1,177 @@
+"""Systems in files: SSP 1.0 (.ssp/.ssd) and JSON round trips, malformed files, unsafe archives."""
+from __future__ import annotations
+
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+from fmu.cli import main
+from fmu.master import BlockComponent, FMUComponent, Master, System
+from fmu.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
+
+try:
+    from c_fmu.build import build_lag_fmu
+    from cosim_blocks import SmoothStep, Tracking
+except ImportError:  # tests/ collected as a package
+    from tests.c_fmu.build import build_lag_fmu
+    from tests.cosim_blocks import SmoothStep, Tracking
+
+
+@pytest.fixture(scope="module")
+def lag_fmu(tmp_path_factory):
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not available")
+    return build_lag_fmu(tmp_path_factory.mktemp("c_fmu"))
+
+
+def two_lags(fmu):
+    """Two C FMUs in series under a Python controller, one with a feedthrough override."""
+    return System([BlockComponent("ref", SmoothStep(r1=2.0, t_switch=0.3)),
+                   BlockComponent("ctrl", Tracking(kp=4.0)),
+                   FMUComponent("plant", fmu, {"T": 0.5, "K": 1.5, "x0": 1.0}),
+                   FMUComponent("sensor", fmu, {"T": 0.02}, feedthrough={"x": (), "dx": ("u",)})],
+                  {"ref.r": "ctrl.r", "sensor.x": "ctrl.x", "ctrl.u": "plant.u",
+                   "plant.x": "sensor.u"})
+
+
+def run(system, method="jacobi"):
+    return Master(system, 0.01, method, extrapolation=1).run(1.0)
+
+
+@pytest.mark.parametrize("suffix", [".ssp", ".ssd", ".json"])
+def test_round_trip_runs_identically(lag_fmu, tmp_path, suffix):
+    original = two_lags(lag_fmu)
+    path = save_system(original, tmp_path / f"loop{suffix}", stop_time=1.0, step=0.01,
+                       method="jacobi")
+    back = load_system(path)
+    assert [c.name for c in back.components] == ["ref", "ctrl", "plant", "sensor"]
+    assert back.connections == original.connections
+    assert back.experiment == {"stop_time": 1.0, "step": 0.01, "method": "jacobi"}
+    assert back.by_name["plant"].parameters == {"T": 0.5, "K": 1.5, "x0": 1.0}
+    assert back.by_name["sensor"].feedthrough == {"x": (), "dx": ("u",)}
+    assert back.by_name["ref"].block.params["r1"] == 2.0
+    np.testing.assert_array_equal(run(back).data, run(original).data)
+
+
+def test_ssp_archive_layout(lag_fmu, tmp_path):
+    path = export_ssp(two_lags(lag_fmu), tmp_path / "loop.ssp")
+    with zipfile.ZipFile(path) as z:
+        assert sorted(z.namelist()) == ["SystemStructure.ssd", "resources/FirstOrderLag.fmu"]
+        ssd = z.read("SystemStructure.ssd").decode()
+    for text in ('xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"',
+                 'version="1.0"', 'source="resources/FirstOrderLag.fmu"',
+                 'type="application/x-fmu-sharedlibrary"', '<ssd:Connector name="u" kind="input">',
+                 '<ssd:Connector name="T" kind="parameter">', '<ssv:Real value="0.5" />',
+                 'startElement="plant" startConnector="x" endElement="sensor" endConnector="u"',
+                 'source="python:cosim_blocks:Tracking"'):
+        assert text in ssd
+
+
+def test_python_blocks_can_be_refused(lag_fmu, tmp_path):
+    path = export_ssp(two_lags(lag_fmu), tmp_path / "loop.ssp")
+    with pytest.raises(SSPError, match="Component name='ref'.*not allowed"):
+        import_ssp(path, allow_python_blocks=False)
+
+
+MINIMAL = """<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" version="1.0" name="s">
+  <ssd:System name="s">
+    <ssd:Elements>
+      <ssd:Component name="plant" source="FirstOrderLag.fmu">
+        <ssd:Connectors><ssd:Connector name="x" kind="output"/></ssd:Connectors>
+      </ssd:Component>
+      <ssd:Component name="sensor" source="FirstOrderLag.fmu"/>
+    </ssd:Elements>
+    <ssd:Connections>
+      <ssd:Connection startElement="plant" startConnector="x" endElement="sensor" endConnector="u"/>
+    </ssd:Connections>
+  </ssd:System>
+  <ssd:DefaultExperiment startTime="0" stopTime="2"/>
+</ssd:SystemStructureDescription>
+"""
+
+
+@pytest.mark.parametrize("old, new, words", [
+    (None, None, None),
+    ('<ssd:Component name="plant" source="FirstOrderLag.fmu">', '<ssd:Component name="plant">',
+     ["<ssd:Component name='plant'>", "missing required attribute 'source'"]),
+    ('kind="output"', 'kind="sideways"', ["<ssd:Connector name='x'>", "'sideways'", "inout"]),
+    ('name="x" kind="output"', 'name="y" kind="output"', ["<ssd:Connector name='y'>",
+                                                         "no output 'y'", "outputs: x, dx"]),
+    ('endConnector="u"/>', '/>', ["<ssd:Connection> #1", "missing required attribute "
+                                                         "'endConnector'"]),
+    ('endElement="sensor"', 'endElement="sensr"', ["<ssd:Connection> #1", "unknown component "
+                                                   "'sensr'"]),
+    ('</ssd:Elements>', '</ssd:Elements', ["not well-formed"]),
+    ('version="1.0" name="s"', 'name="s"', ["<ssd:SystemStructureDescription>",
+                                            "missing required attribute 'version'"]),
+    ('stopTime="2"', 'stopTime="two"', ["<ssd:DefaultExperiment>", "stopTime='two'"]),
+    ('source="FirstOrderLag.fmu"/>', 'source="missing.fmu"/>',
+     ["<ssd:Component name='sensor'>", "'missing.fmu' not found"]),
+    ('<ssd:Elements>', '<ssd:Elements><ssd:System name="inner"/>', ["nested systems"]),
+    ('endConnector="u"/>', 'endConnector="u"><ssc:LinearTransformation factor="2"/>'
+                           '</ssd:Connection>', ["LinearTransformation", "not supported"]),
+])
+def test_malformed_ssd_names_the_element(lag_fmu, tmp_path, old, new, words):
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "s.ssd"
+    path.write_text(MINIMAL if old is None else MINIMAL.replace(old, new, 1))
+    if old is None:   # the unmodified file is fine
+        s = import_ssp(path)
+        assert s.connections == {"sensor.u": "plant.x"} and s.experiment["stop_time"] == 2.0
+        return
+    with pytest.raises(SSPError) as info:
+        import_ssp(path)
+    for w in words:
+        assert w in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def _add_member(src, dst, name, data=b"owned"):
+    shutil.copy(src, dst)
+    with zipfile.ZipFile(dst, "a") as z:
+        z.writestr(zipfile.ZipInfo(name), data)
+    return dst
+
+
+@pytest.mark.parametrize("member", ["../../evil.txt", "/tmp/evil_abs.txt", "resources/../../x",
+                                    "C:/evil.txt", "..\\evil.txt"])
+def test_path_traversal_archives_are_rejected(lag_fmu, tmp_path, member):
+    good_ssp = export_ssp(System([FMUComponent("p", lag_fmu)]), tmp_path / "good.ssp")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    for evil, opener in ((_add_member(good_ssp, inner / "bad.ssp", member), import_ssp),
+                         (_add_member(lag_fmu, inner / "bad.fmu", member),
+                          lambda p: FMUComponent("p", p))):
+        with pytest.raises(ValueError, match="refusing to extract") as info:
+            opener(evil)
+        assert repr(member) in str(info.value)
+    assert not (tmp_path / "evil.txt").exists() and not list(tmp_path.rglob("evil*"))
+
+
+def test_symlink_member_is_rejected(lag_fmu, tmp_path):
+    bad = tmp_path / "link.fmu"
+    shutil.copy(lag_fmu, bad)
+    info = zipfile.ZipInfo("binaries/linux64/link")
+    info.external_attr = (0o120777 << 16)
+    with zipfile.ZipFile(bad, "a") as z:
+        z.writestr(info, "/etc/passwd")
+    with pytest.raises(ValueError, match="symbolic link"):
+        FMUComponent("p", bad)
+
+
+def test_cosim_command_runs_a_system_file(lag_fmu, tmp_path, capsys):
+    path = export_ssp(two_lags(lag_fmu), tmp_path / "loop.ssp", stop_time=1.0, step=0.01,
+                      method="jacobi", extrapolation=1)
+    out = tmp_path / "r.csv"
+    assert main(["cosim", str(path), "-o", str(out)]) == 0
+    back = np.genfromtxt(out, delimiter=",", names=True, deletechars="")
+    np.testing.assert_array_equal(back["plant.x"], run(two_lags(lag_fmu))["plant.x"])
+    assert main(["cosim", str(path), "--stop", "0.5", "--step", "0.05", "--variable-step",
+                 "--rtol", "1e-3", "--atol", "1e-4"]) == 0
+    assert "rejected" in capsys.readouterr().out
+    assert main(["cosim", str(tmp_path / "nothing.ssp")]) == 2
+    assert "no such file" in capsys.readouterr().err

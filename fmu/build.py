@@ -142,10 +142,14 @@ def native_binary(force: bool = False) -> Path | None:
     for part in (NATIVE_SOURCE.read_bytes(), *(p.read_bytes() for p in sorted(headers.glob("fmi2*.h"))),
                  sys.version.encode(), str(include).encode(), " ".join(_CFLAGS + _LIBS).encode()):
         digest.update(part)
-    target = _cache_dir() / f"flexcosim_fmi2-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}.so"
+    name = f"flexcosim_fmi2-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}.so"
+    target = _cache_dir() / name
     if target.is_file() and not force:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache: compile for this build only
+        target = Path(tempfile.mkdtemp(prefix="flexcosim_native_")) / name
     partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     command = [compiler, *_CFLAGS, f"-I{headers}", f"-I{include}", str(NATIVE_SOURCE),
                "-o", str(partial), *_LIBS]

@@ -11,6 +11,7 @@ import math
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -135,6 +136,19 @@ def test_binary_has_no_link_time_dependency_on_python(osc):
     undefined = subprocess.run(["nm", "-D", "--undefined-only", str(osc.binary)],
                                capture_output=True, text=True).stdout.split()
     assert not [s for s in undefined if s.startswith(("Py", "_Py"))]
+
+
+def test_without_gcc_the_fmu_keeps_pythonfmus_binary_with_a_warning(tmp_path, monkeypatch):
+    import pythonfmu
+    import fmu.build
+
+    monkeypatch.setattr(fmu.build.shutil, "which", lambda name: None)
+    with pytest.warns(UserWarning, match="gcc"):
+        path = build_fmu(DampedOscillator, tmp_path, model_name="Oscillator")
+    with zipfile.ZipFile(path) as fmu_zip:
+        binary = fmu_zip.read("binaries/linux64/Oscillator.so")
+    legacy = Path(pythonfmu.__file__).parent / "resources" / "binaries" / "linux64" / "libpythonfmu-export.so"
+    assert binary == legacy.read_bytes()
 
 
 # -- running -----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ Markers are referenced as ``"body.marker"`` strings (or ``(body, (x, y))`` pairs
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Callable
 
 import numpy as np
@@ -113,14 +114,21 @@ def _initial_angle(frame) -> float:
 
 
 def _angle_row(view, frame_a, frame_b, angle, g, G, gam):
-    """g = theta_b - theta_a - angle (one row)."""
+    """Relative orientation fixed: g = sin(theta_b - theta_a - angle) (one row).
+
+    The sine form is smooth across the +-pi branch cut of a flexible body's orientation
+    (an ANCF slope angle is only defined modulo 2 pi), equals the angle difference to
+    third order at the solution, and keeps G = cos(d) (J_b - J_a) regular there."""
     sa, sb = view[frame_a[0]], view[frame_b[0]]
-    ta, _, ja, qa = sa.angle(frame_a[1])
-    tb, _, jb, qb = sb.angle(frame_b[1])
-    g[0] = tb - ta - angle
-    scatter_jacobian(G[0], sa, ja, -1.0)
-    scatter_jacobian(G[0], sb, jb, 1.0)
-    gam[0] = -(qb - qa)
+    ta, tad, ja, qa = sa.angle(frame_a[1])
+    tb, tbd, jb, qb = sb.angle(frame_b[1])
+    d = tb - ta - angle
+    c, s = math.cos(d), math.sin(d)
+    g[0] = s
+    scatter_jacobian(G[0], sa, ja, -c)
+    scatter_jacobian(G[0], sb, jb, c)
+    # g'' = c d'' - s d'^2, d'' = J_b qdd_b - J_a qdd_a + (quad_b - quad_a)
+    gam[0] = -(c * (qb - qa) - s * (tbd - tad) ** 2)
 
 
 class Weld(Constraint):

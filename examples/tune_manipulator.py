@@ -1,0 +1,44 @@
+"""Sweep the joint-1 PD gain and the payload, in parallel processes (or a Dask cluster).
+
+    python examples/tune_manipulator.py [results_dir] [dask_scheduler_address]
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from controllers.tuning import dask_executor, evaluate_move, sweep
+
+
+def main(out="results", scheduler=None):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    kps, payloads = (100.0, 200.0, 400.0), (0.05, 0.1, 0.2)
+    cases = [{"ctrl": {"kp1": kp}, "arm": {"m_p": mp}, "step": 2e-3} for mp in payloads for kp in kps]
+    if scheduler:
+        executor, client = dask_executor(scheduler)
+        results = sweep(evaluate_move, cases, executor)
+        client.close()
+    else:
+        results = sweep(evaluate_move, cases)
+    grid = np.array([r["residual_vibration"] for r in results]).reshape(len(payloads), len(kps))
+    for mp, row in zip(payloads, grid):
+        print(f"payload {mp:.2f} kg: " + ", ".join(f"kp1={kp:g}: {1000 * v:.1f} mm"
+                                                   for kp, v in zip(kps, row)))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(6, 4))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for mp, row in zip(payloads, grid):
+        ax.plot(kps, 1000 * row, "o-", label=f"payload {mp} kg")
+    ax.set_xlabel("kp1 [N m/rad]")
+    ax.set_ylabel("residual end-effector vibration [mm p-p]")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.savefig(out / "tune_manipulator.png", dpi=110)
+    print(f"plot in {out}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

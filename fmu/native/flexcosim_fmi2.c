@@ -537,8 +537,16 @@ static fmi2Status python_error(Component *c, const char *function) {
     PyObject *text = value ? py.PyObject_CallFunctionObjArgs(describe_exception, value, NULL) : NULL;
     const char *utf8 = text ? py.PyUnicode_AsUTF8(text) : NULL;
     if (!utf8) py.PyErr_Clear();
-    queue_format(c, fmi2Error, "%s: Python raised an exception:\n%s", function,
-                 utf8 ? utf8 : "(the exception could not be described)");
+    /* not queue_format: a traceback can be longer than its buffer, and its last line
+     * (the exception) matters most */
+    if (!utf8) utf8 = "(the exception could not be described)";
+    size_t n = strlen(function) + strlen(utf8) + 40;
+    char *message = malloc(n);
+    if (message) {
+        snprintf(message, n, "%s: Python raised an exception:\n%s", function, utf8);
+        queue_message(c, fmi2Error, "logStatusError", message);
+        free(message);
+    }
     XDECREF(text);
     XDECREF(type);
     XDECREF(value);

@@ -225,6 +225,13 @@ def test_missing_python_environment_is_reported_and_can_be_overridden(host, osc,
     assert any("FLEXCOSIM_PYTHONHOME" in m and "no_python" in m for m in wrong_home.errors())
 
 
+def test_the_hosts_python_variables_do_not_reach_the_fmu(host, osc):
+    """A host's PYTHONHOME/PYTHONPATH are for its own Python (pythonfmu died on them)."""
+    run = host(start(osc) + f"get_real 0 {osc.vr['position']}\nfree 0\n",
+               env={"PYTHONHOME": "/nonexistent", "PYTHONPATH": "/nonexistent"})
+    assert run.instantiated() == [True] and run.values() == [[0.1]]
+
+
 def test_nan_input_is_refused_by_name_and_the_state_is_kept(host, osc):
     force, outputs = osc.vr["force"], osc.vrs(*OSC_OUTPUTS)
     steps = "".join(f"step 0 {k * H!r} {H}\n" for k in range(10))

@@ -49,14 +49,22 @@ typedef struct {
 } Lag;
 
 static void logf_(Lag *m, fmi2Status status, const char *category, const char *fmt, ...) {
-    char buf[512];
+    char buf[512], msg[1024];
+    size_t i, j;
     va_list ap;
     if (!m || !m->cb || !m->cb->logger) return;
     if (!m->logging_on && status < fmi2Error) return;  /* errors always reach the host */
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    m->cb->logger(m->cb->componentEnvironment, m->name, status, category, "%s", buf);
+    /* The message is passed as the format, '%' doubled: hosts that format it and hosts
+     * that print it raw both show the text. */
+    for (i = j = 0; buf[i] && j + 2 < sizeof msg; i++) {
+        if (buf[i] == '%') msg[j++] = '%';
+        msg[j++] = buf[i];
+    }
+    msg[j] = '\0';
+    m->cb->logger(m->cb->componentEnvironment, m->name, status, category, msg);
 }
 
 static int valid_vr(Lag *m, fmi2ValueReference vr, const char *fn) {

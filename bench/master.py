@@ -1,0 +1,192 @@
+"""Co-simulation master benchmark (issue 5, "Benchmark"): prints, asserts nothing.
+
+* per-step cost of one FMU in fmpy (the C first-order lag of tests/c_fmu): fmi2DoStep
+  alone and a full set-input / step / get-outputs cycle [us];
+* master per-step cost and overhead with 1, 2 and 3 FMUs in a chain;
+* the closed-loop two-link arm (fmu.demo.closed_loop_system) at 1 ms as a real-time
+  factor, with in-process blocks and, if they can be built, with FMUs;
+* the cost of a get/set FMU state pair (reused fmi2FMUstate, and serialized);
+* a soak of 10^6 communication steps of the C FMU under the master with the
+  resident memory (RSS) at the start and the end.
+
+    python bench/master.py [--soak 1000000] [--arm-time 1.0] [--no-arm-fmu]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from c_fmu.build import build_lag_fmu  # noqa: E402
+
+from fmu.master import BlockComponent, FMUComponent, Master, System  # noqa: E402
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def per_call(fn, n: int) -> float:
+    """Best of 3 of the mean wall time of fn() [us]."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t) / n)
+    return best * 1e6
+
+
+def raw_fmu(fmu_path: Path, n: int) -> dict:
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    md = read_model_description(str(fmu_path))
+    d = extract(str(fmu_path))
+    fmu = FMU2Slave(guid=md.guid, unzipDirectory=d, modelIdentifier="FirstOrderLag",
+                    instanceName="raw")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    vr_u, vr_out = [0], [1, 2]
+    t = [0.0]
+
+    def step():
+        fmu.doStep(t[0], 1e-3)
+        t[0] += 1e-3
+
+    def cycle():
+        fmu.setReal(vr_u, [0.5])
+        fmu.doStep(t[0], 1e-3)
+        fmu.getReal(vr_out)
+        t[0] += 1e-3
+
+    out = {"doStep": per_call(step, n), "set+doStep+get": per_call(cycle, n)}
+    state = fmu.getFMUstate()
+    out["get+set state (handle)"] = per_call(
+        lambda: (fmu.fmi2GetFMUstate(fmu.component, __import__("ctypes").byref(state)),
+                 fmu.setFMUstate(state)), n)
+
+    def serialized():
+        s = fmu.getFMUstate()
+        b = fmu.serializeFMUstate(s)
+        fmu.freeFMUstate(s)
+        s = fmu.deSerializeFMUstate(b)
+        fmu.setFMUstate(s)
+        fmu.freeFMUstate(s)
+
+    out["get+set state (serialized)"] = per_call(serialized, max(n // 10, 1))
+    fmu.freeFMUstate(state)
+    fmu.terminate()
+    fmu.freeInstance()
+    return out
+
+
+def chain(fmu_path: Path, n_fmus: int) -> System:
+    comps = [FMUComponent(f"p{i}", fmu_path, {"T": 0.1, "K": 1.0}) for i in range(n_fmus)]
+    comps[0].parameters["u"] = 1.0
+    return System(comps, [(f"p{i}.x", f"p{i + 1}.u") for i in range(n_fmus - 1)])
+
+
+def master_cost(fmu_path: Path, n_fmus: int, steps: int, method: str) -> float:
+    master = Master(chain(fmu_path, n_fmus), 1e-3, method)
+    master.run(0.01)  # warm-up
+    t = time.perf_counter()
+    master.run(steps * 1e-3, record_every=steps)
+    return (time.perf_counter() - t) / steps * 1e6
+
+
+def arm(stop: float, use_fmus: bool) -> tuple[float, float]:
+    from fmu.demo import closed_loop_system
+
+    folder = ROOT / "results" / "fmus" if use_fmus else None
+    system = closed_loop_system(folder)
+    master = Master(system, 1e-3, "gauss-seidel")
+    t = time.perf_counter()
+    master.run(stop)
+    wall = time.perf_counter() - t
+    return wall, stop / wall
+
+
+def arm_state_pair(n: int) -> float | None:
+    """get+set state of the arm FMU built by fmu.build (None if it cannot)."""
+    from fmu.demo import ensure_fmu
+
+    comp = FMUComponent("arm", ensure_fmu("manipulator", ROOT / "results" / "fmus"))
+    if not comp.model_description.coSimulation.canGetAndSetFMUstate:
+        return None
+    comp.initialize(0.0, 1.0)
+    try:
+        comp.do_step(0.0, 1e-3)
+        snap = comp.snapshot()
+        return per_call(lambda: (comp.snapshot(), comp.restore(snap)), n)
+    finally:
+        comp.terminate()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--soak", type=int, default=1_000_000, help="soak steps (default 1e6)")
+    ap.add_argument("--steps", type=int, default=20_000, help="steps per timing (default 2e4)")
+    ap.add_argument("--arm-time", type=float, default=1.0, help="simulated time of the arm [s]")
+    ap.add_argument("--no-arm-fmu", action="store_true", help="skip the arm as FMUs")
+    args = ap.parse_args(argv)
+
+    fmu_path = build_lag_fmu(Path(tempfile.gettempdir()) / "flexcosim-bench-c-fmu")
+    print(f"C FMU: {fmu_path}")
+
+    raw = raw_fmu(fmu_path, args.steps)
+    print("\none FMU in fmpy (C first-order lag), per call [us]")
+    for k, v in raw.items():
+        print(f"  {k:28s} {v:8.2f}")
+
+    print("\nmaster, per communication step [us] (chain of C FMUs, fixed step, no recording)")
+    print(f"  {'FMUs':>4s} {'jacobi':>9s} {'gauss-seidel':>13s} {'overhead (GS)':>14s}")
+    cycle = raw["set+doStep+get"]
+    for n in (1, 2, 3):
+        j = master_cost(fmu_path, n, args.steps, "jacobi")
+        g = master_cost(fmu_path, n, args.steps, "gauss-seidel")
+        print(f"  {n:4d} {j:9.2f} {g:13.2f} {g - n * cycle:14.2f}")
+    print(f"  (overhead = master cost - FMUs x {cycle:.2f} us of raw set/step/get)")
+
+    print(f"\nclosed-loop two-link arm, 1 ms step, {args.arm_time:g} s simulated (gauss-seidel)")
+    wall, rtf = arm(args.arm_time, use_fmus=False)
+    print(f"  blocks in-process: wall {wall:.2f} s, real-time factor {rtf:.2f}")
+    if not args.no_arm_fmu:
+        try:
+            wall, rtf = arm(args.arm_time, use_fmus=True)
+            print(f"  controller and arm as FMUs: wall {wall:.2f} s, real-time factor {rtf:.2f}")
+            pair = arm_state_pair(200)
+            print(f"  arm FMU get+set state pair: "
+                  f"{'not supported' if pair is None else f'{pair:.1f} us'}")
+        except Exception as e:  # the FMU builder may be mid-rewrite: report, do not stop
+            print(f"  FMU version not available: {type(e).__name__}: {str(e)[:200]}")
+
+    print(f"\nsoak: {args.soak} communication steps of the C FMU under the master "
+          "(one row recorded per 10^4 steps)")
+    master = Master(chain(fmu_path, 1), 1e-3, "gauss-seidel")
+    master.run(0.1)
+    before = rss_mb()
+    t = time.perf_counter()
+    r = master.run(args.soak * 1e-3, record_every=10_000)
+    wall = time.perf_counter() - t
+    after = rss_mb()
+    print(f"  {wall:.1f} s wall, {wall / args.soak * 1e6:.2f} us/step, {len(r)} rows, "
+          f"x(end) = {r['p0.x'][-1]:.12g}")
+    print(f"  RSS start {before:.1f} MB, end {after:.1f} MB (change {after - before:+.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,9 +14,7 @@ import sys
 import time
 
 import numpy as np
-from scipy.integrate import solve_ivp
-
-from mbdcore.formulations import Index1Baumgarte, assemble, simulate
+from mbdcore.formulations import reference_solution, simulate
 from mbdcore.models import slider_crank
 
 T_END = 2.0
@@ -29,17 +27,9 @@ METHODS = [
 ]
 
 
-def reference(system, t_end):
-    form = Index1Baumgarte(system, alpha=0.0, beta=0.0, project=False)
-    q, v = assemble(system)
-    sol = solve_ivp(form.rhs, (0, t_end), np.concatenate([q, v]), method="DOP853",
-                    rtol=1e-11, atol=1e-12)
-    return sol.y[:, -1]
-
-
 def main(quick: bool = False) -> None:
     system = slider_crank(damping=0.0)
-    ref = reference(system, T_END)
+    ref = reference_solution(system, T_END)
     print(f"slider-crank, 0-{T_END:g} s, c = 0; reference DOP853 rtol 1e-11")
     print(f"{'formulation':>11} {'method':>18} {'h [s]':>7} {'wall [s]':>9} {'error':>9} "
           f"{'violation':>9} {'max |dE|/E':>12}")

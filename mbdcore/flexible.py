@@ -22,7 +22,7 @@ import numpy as np
 
 from .beam_modes import ClampedBeamModes
 from .blocks import ParameterError
-from .multibody import BodyBase, BodyState, rot
+from .multibody import BodyBase, BodyState
 
 E2 = np.array([[0.0, -1.0], [1.0, 0.0]])
 
@@ -46,6 +46,29 @@ class PointMassBody(BodyBase):
     """
 
     constant_mass = False
+
+    def _set_root_state(self, position, angle, velocity, omega, markers, length):
+        """Initial root frame (position [m], angle [rad], velocity [m/s], rate [rad/s])
+        and the markers "root", "tip" and the user's (distances along the beam [m])."""
+        self.position = np.asarray(position, float)
+        self.angle0 = float(angle)
+        self.velocity = np.asarray(velocity, float)
+        self.omega = float(omega)
+        self.markers = {}
+        self.add_marker("root", 0.0)
+        self.add_marker("tip", length)
+        for key, loc in (markers or {}).items():
+            self.add_marker(key, loc)
+
+    def initial_coordinates(self):
+        q = np.zeros(self.n_coords)
+        v = np.zeros(self.n_coords)
+        q[:2], q[2] = self.position, self.angle0
+        v[:2], v[2] = self.velocity, self.omega
+        return q, v
+
+    def _frame_names(self) -> list[str]:
+        return [f"{self.name}.{c}" for c in ("x", "y", "theta")]
 
     def _terms(self, qb, vb):
         m, r, rd, J, quad = self._points(qb, vb)
@@ -188,15 +211,7 @@ class ModalBeam(PointMassBody):
         self.K = self.ei * (d2 * (0.5 * self.length * ws)[:, None]).T @ d2
         self._tip_phi, self._tip_G = self._shape_data(np.array([self.length]))
         self._tip_slope = self.modes.shapes(self.length, 1)[0]
-        self.position = np.asarray(position, float)
-        self.angle0 = float(angle)
-        self.velocity = np.asarray(velocity, float)
-        self.omega = float(omega)
-        self.markers = {}
-        self.add_marker("root", 0.0)
-        self.add_marker("tip", self.length)
-        for key, loc in (markers or {}).items():
-            self.add_marker(key, loc)
+        self._set_root_state(position, angle, velocity, omega, markers, self.length)
 
     def _shape_data(self, x):
         """phi(x) (P, N) and G(x) = int_0^x phi' phi'^T (P, N, N)."""
@@ -218,16 +233,8 @@ class ModalBeam(PointMassBody):
         phi, G = self._shape_data(np.array([x]))
         return (x, phi[0], G[0], self.modes.shapes(x, 1)[0])
 
-    def initial_coordinates(self):
-        q = np.zeros(self.n_coords)
-        v = np.zeros(self.n_coords)
-        q[:2], q[2] = self.position, self.angle0
-        v[:2], v[2] = self.velocity, self.omega
-        return q, v
-
     def coordinate_names(self):
-        return ([f"{self.name}.{c}" for c in ("x", "y", "theta")]
-                + [f"{self.name}.delta{j + 1}" for j in range(self.n_modes)])
+        return self._frame_names() + [f"{self.name}.delta{j + 1}" for j in range(self.n_modes)]
 
     def _kinematics(self, qb, vb, x, phi, G):
         """Points at x (P,) with shape data phi (P, N), G (P, N, N): r, r', J, quad."""
@@ -327,15 +334,7 @@ class FiniteSegmentBeam(PointMassBody):
         self._C[:, 2] = 1.0
         for k in range(1, N + 1):
             self._C[k, 3:3 + k] = 1.0
-        self.position = np.asarray(position, float)
-        self.angle0 = float(angle)
-        self.velocity = np.asarray(velocity, float)
-        self.omega = float(omega)
-        self.markers = {}
-        self.add_marker("root", 0.0)
-        self.add_marker("tip", self.length)
-        for key, loc in (markers or {}).items():
-            self.add_marker(key, loc)
+        self._set_root_state(position, angle, velocity, omega, markers, self.length)
 
     def check_location(self, label, location):
         s = float(location)
@@ -345,16 +344,8 @@ class FiniteSegmentBeam(PointMassBody):
         k = min(max(k, 0), self.n_segments)
         return (k, s - self.piece_start[k])
 
-    def initial_coordinates(self):
-        q = np.zeros(self.n_coords)
-        v = np.zeros(self.n_coords)
-        q[:2], q[2] = self.position, self.angle0
-        v[:2], v[2] = self.velocity, self.omega
-        return q, v
-
     def coordinate_names(self):
-        return ([f"{self.name}.{c}" for c in ("x", "y", "theta")]
-                + [f"{self.name}.alpha{j + 1}" for j in range(self.n_segments)])
+        return self._frame_names() + [f"{self.name}.alpha{j + 1}" for j in range(self.n_segments)]
 
     def _chain(self, qb, vb, pieces, offsets):
         """Points at ``offsets`` [m] along ``pieces``: r, r', J, quad."""

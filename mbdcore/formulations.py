@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse
+from scipy.sparse.linalg import splu
 
 from .dae import ConstrainedProblem
 from .integrators import Integrator, IntegrationError, make_integrator
@@ -134,9 +136,62 @@ def assemble(problem: ConstrainedProblem, t: float = 0.0, q=None, v=None,
     return q, project_velocities(problem, t, q, v)
 
 
+# -- the sparse path (large systems: a beam of many elements) ---------------------------
+# Problems that assemble their matrices sparse (mbdcore.multibody.System) provide
+# ``mass_matrix_sparse`` and ``constraint_terms_sparse``; any other problem's dense
+# matrices are converted.
+def sparse_mass_matrix(problem: ConstrainedProblem, q: np.ndarray) -> scipy.sparse.csr_matrix:
+    """M(q) as a CSR matrix."""
+    get = getattr(problem, "mass_matrix_sparse", None)
+    if get is not None:
+        return get(q)
+    return scipy.sparse.csr_matrix(np.atleast_2d(problem.mass_matrix(q)))
+
+
+def sparse_constraint_terms(problem: ConstrainedProblem, t: float, q: np.ndarray,
+                            v: np.ndarray):
+    """(g, G, g_t, gamma) with G as a CSR matrix (m, n)."""
+    n, m = q.size, getattr(problem, "m", 0)
+    if m == 0:
+        return np.zeros(0), scipy.sparse.csr_matrix((0, n)), np.zeros(0), np.zeros(0)
+    get = getattr(problem, "constraint_terms_sparse", None)
+    if get is not None:
+        return get(t, q, v)
+    if hasattr(problem, "constraint_terms"):
+        g, G, gt, gam = problem.constraint_terms(t, q, v)
+    else:
+        g, G = problem.constraints(t, q), problem.constraint_jacobian(t, q)
+        gt, gam = problem.constraint_rate(t, q), problem.gamma(t, q, v)
+    G = scipy.sparse.csr_matrix(np.asarray(G, dtype=float).reshape(-1, n))
+    return (np.asarray(g, dtype=float).reshape(-1), G, np.asarray(gt, dtype=float).reshape(-1),
+            np.asarray(gam, dtype=float).reshape(-1))
+
+
+def sparse_lu(A):
+    """SuperLU factors of a square sparse matrix, or None if it is singular (a pivot
+    below 1e-14 times the largest, the test of the dense path) or not finite."""
+    A = scipy.sparse.csc_matrix(A)
+    if not np.all(np.isfinite(A.data)):
+        return None
+    try:
+        lu = splu(A)
+    except RuntimeError:            # "Factor is exactly singular"
+        return None
+    d = np.abs(lu.U.diagonal())
+    if d.size and (not np.all(np.isfinite(d)) or d.min() <= 1e-14 * d.max()):
+        return None
+    return lu
+
+
 def augmented_accelerations(problem: ConstrainedProblem, t: float, q: np.ndarray,
-                            v: np.ndarray, alpha: float = 0.0, beta: float = 0.0):
-    """(q'', lambda) from the augmented index-1 system with Baumgarte terms."""
+                            v: np.ndarray, alpha: float = 0.0, beta: float = 0.0,
+                            sparse: bool = False):
+    """(q'', lambda) from the augmented index-1 system with Baumgarte terms.
+
+    ``sparse=True`` assembles ``[[M, G^T], [G, 0]]`` as a scipy sparse matrix and factors
+    it with SuperLU (cost about linear in n for a chain of elements)."""
+    if sparse:
+        return _augmented_accelerations_sparse(problem, t, q, v, alpha, beta)
     M = problem.mass_matrix(q)
     F = problem.forces(t, q, v)
     if problem.m == 0:
@@ -154,6 +209,25 @@ def augmented_accelerations(problem: ConstrainedProblem, t: float, q: np.ndarray
     K[n:, :n] = G
     _check_rank(G, problem, t)
     sol = np.linalg.solve(K, np.concatenate([F, rhs_c]))
+    return sol[:n], sol[n:]
+
+
+def _augmented_accelerations_sparse(problem, t, q, v, alpha, beta):
+    M = sparse_mass_matrix(problem, q)
+    F = np.asarray(problem.forces(t, q, v), dtype=float)
+    g, G, gt, gam = sparse_constraint_terms(problem, t, q, v)
+    if G.shape[0] == 0:
+        lu = sparse_lu(M)
+        if lu is None:
+            raise SingularConfigurationError(f"the mass matrix is singular at t = {t:.6g} s")
+        return lu.solve(F), np.zeros(0)
+    rhs_c = gam - 2.0 * alpha * (G @ v + gt) - beta**2 * g
+    lu = sparse_lu(scipy.sparse.bmat([[M, G.T], [G, None]], format="csc"))
+    if lu is None:
+        _check_rank(G.toarray(), problem, t)     # names the constraints if G lost rank
+        raise SingularConfigurationError(f"[[M, G^T], [G, 0]] is singular at t = {t:.6g} s")
+    sol = lu.solve(np.concatenate([F, rhs_c]))
+    n = q.size
     return sol[:n], sol[n:]
 
 
@@ -279,7 +353,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         name of :func:`mbdcore.implicit.make_implicit` ("generalized-alpha", "hht",
         "newmark", "bathe", "bathe-broyden"); its options (``rho_inf``,
         ``constraint_form="ggl" | "index3"``, ``iteration="modified" | "newton" |
-        "broyden"``, ``tol``) pass through ``method_options``.
+        "broyden"``, ``tol``, ``sparse=True | False | "auto"``) pass through
+        ``method_options``.
     formulation : {"index1", "index3"}
     alpha, beta : Baumgarte parameters [1/s] (index-1 only).
     project : apply the seed-000 projections after every step (index-1 only).
@@ -330,7 +405,9 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         from .implicit import make_implicit
 
         integ = make_implicit(method, **method_options) if isinstance(method, str) else method
-        lams.append(augmented_accelerations(problem, t0, q, v)[1])
+        uses_sparse = getattr(integ, "uses_sparse", None)
+        lams.append(augmented_accelerations(
+            problem, t0, q, v, sparse=bool(uses_sparse and uses_sparse(problem)))[1])
         for k in range(n_steps):
             t = t0 + k * h
             set_inputs(t)
@@ -353,3 +430,19 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     return SimulationResult(t_arr, q_arr, v_arr, lam_arr, viol, energy,
                             _names(problem, "coordinate", problem.n),
                             _names(problem, "multiplier", problem.m), stats)
+
+
+def reference_solution(problem: ConstrainedProblem, t_end: float, rtol: float = 1e-11,
+                       atol: float = 1e-12, t0: float = 0.0) -> np.ndarray:
+    """Tight-tolerance reference state (q, q') at ``t0 + t_end`` [s]: the index-1 ODE
+    without Baumgarte terms or projections, integrated by scipy's DOP853 (an
+    independent check of the fixed-step methods; its drift is of order rtol)."""
+    from scipy.integrate import solve_ivp
+
+    form = Index1Baumgarte(problem, alpha=0.0, beta=0.0, project=False)
+    q, v = assemble(problem, t0)
+    sol = solve_ivp(form.rhs, (t0, t0 + t_end), np.concatenate([q, v]), method="DOP853",
+                    rtol=rtol, atol=atol)
+    if not sol.success:
+        raise IntegrationError(f"reference solution failed: {sol.message}")
+    return sol.y[:, -1]

@@ -20,9 +20,16 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--blocks", action="store_true",
                       help="run the controller and the arm as in-process blocks instead of FMUs")
 
-    build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU")
-    build.add_argument("model", choices=sorted(MODELS))
+    build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
+                           description="MODEL is one of " + ", ".join(sorted(MODELS)) +
+                           ", or a model file (.json/.yaml) of the multibody engine")
+    build.add_argument("model", help="built-in model name or model file")
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
+    build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
+    build.add_argument("--inputs", help="model file: comma-separated inputs (default: all)")
+    build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
+                       "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "
+                       "(default: all coordinates)")
 
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json)",
@@ -65,9 +72,25 @@ def main(argv: list[str] | None = None) -> int:
 
         from .build import build_fmu
 
-        block, name = MODELS[args.model]
         out = Path(args.out)
-        path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu", model_name=name)
+        if args.model in MODELS:
+            block, name = MODELS[args.model]
+            config = None
+        elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
+            from mbdcore.model_file import load_model, model_to_dict
+            from mbdcore.system_block import SystemBlock
+
+            block = SystemBlock
+            stem = Path(args.model).stem
+            name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
+            config = {"model": model_to_dict(load_model(args.model)),
+                      "inputs": args.inputs.split(",") if args.inputs else None,
+                      "outputs": args.outputs.split(",") if args.outputs else None}
+        else:
+            parser.error(f"model {args.model!r}: accepted built-in models are "
+                         f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
+        path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
+                         model_name=name, configuration=config)
         print(path)
         return 0
     return 2  # pragma: no cover

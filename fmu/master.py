@@ -1649,7 +1649,8 @@ class Master:
                         pacer(t)
                     if bar is not None:
                         bar(t)
-                taken = [h0] * n_steps if mode == "fixed" else steps
+                # a read-only view: no per-step storage, memory stays flat on long runs
+                taken = np.broadcast_to(h0, (n_steps,)) if mode == "fixed" else steps
             else:
                 eps_t = 1e-12 * max(1.0, abs(stop))
                 h = min(h0, max_step)
@@ -1790,5 +1791,5 @@ class Master:
                 units[f"{c.name}.{v}"] = c.units.get(v, "")
         units["time"] = "s"
         return Result(data.copy(), self._out_names, self._in_names, units,
-                      steps=np.array(steps, dtype=float), rejected=list(rejected),
+                      steps=np.asarray(steps, dtype=float), rejected=list(rejected),
                       forced_steps=forced, realtime=realtime)

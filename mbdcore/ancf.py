@@ -407,7 +407,7 @@ class ANCFBeam(BodyBase):
     def mass_matrix(self, qb=None):
         return self._mass_dense.copy()
 
-    def mass_matrix_sparse(self) -> scipy.sparse.csr_matrix:
+    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
         """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
         return self._mass_sparse
 
@@ -422,6 +422,10 @@ class ANCFBeam(BodyBase):
     def force_jacobians(self, t, qb, vb, gravity):
         k, c = self.tangent_matrices(qb, vb, sparse=False)
         return -k, (np.zeros_like(k) if c is None else -c)
+
+    def force_jacobians_sparse(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=True)
+        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
 
     def strain_energy(self, qb) -> float:
         """Axial plus bending strain energy [J]."""

@@ -86,19 +86,25 @@ import warnings
 from collections import namedtuple
 
 import numpy as np
+import scipy.sparse
 from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 
 from .dae import ConstrainedProblem
+from .formulations import (SingularConfigurationError, augmented_accelerations,
+                           sparse_constraint_terms, sparse_lu, sparse_mass_matrix)
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
+#: ``sparse="auto"`` switches to sparse linear algebra above this many coordinates
+SPARSE_AUTO_SIZE = 200
 
 
 class ConvergenceError(RuntimeError):
     """The nonlinear solve of a step did not converge (message: time, step, residual)."""
 
 
-def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v):
+def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v,
+                             sparse: bool = False):
     """Accelerations and multipliers from ``[[M, G^T], [G, 0]] [q''; lam] = [F; gamma]``.
 
     Parameters
@@ -108,6 +114,8 @@ def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v):
         Time [s].
     q, v : array_like, shape (n,)
         Consistent positions [m, rad] and velocities [m/s, rad/s].
+    sparse : bool
+        Assemble the matrix sparse and factor it with SuperLU.
 
     Returns
     -------
@@ -124,6 +132,14 @@ def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v):
     """
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
+    if sparse:
+        try:
+            qdd, lam = augmented_accelerations(problem, t, q, v, sparse=True)
+        except SingularConfigurationError as exc:
+            raise ConvergenceError(f"initial accelerations: {exc}") from exc
+        if not (np.all(np.isfinite(qdd)) and np.all(np.isfinite(lam))):
+            raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
+        return qdd, lam
     n = q.size
     M = np.atleast_2d(problem.mass_matrix(q))
     F = np.asarray(problem.forces(t, q, v), dtype=float)
@@ -145,8 +161,11 @@ def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v):
     return x[:n].copy(), x[n:].copy()
 
 
-def _constraint_parts(problem, t, q):
-    """(g, G, g_t) at (q, t), in one pass where the problem offers it."""
+def _constraint_parts(problem, t, q, sparse=False):
+    """(g, G, g_t) at (q, t), in one pass where the problem offers it (G as CSR when
+    ``sparse``)."""
+    if sparse:
+        return sparse_constraint_terms(problem, t, q, np.zeros(q.size))[:3]
     n = q.size
     if getattr(problem, "m", 0) == 0:
         return np.zeros(0), np.zeros((0, n)), np.zeros(0)
@@ -160,6 +179,34 @@ def _constraint_parts(problem, t, q):
     m = G.shape[0]
     return (np.asarray(g, dtype=float).reshape(m), G,
             np.asarray(gt, dtype=float).reshape(m))
+
+
+def _sparse_geometric_terms(problem, t, q, v, x, lam):
+    """d(M(q) x + G(q)^T lam)/dq and d(G(q) v)/dq (CSR) by forward differences.
+
+    A problem may provide ``geometric_stiffness_sparse`` (System: only the coordinates
+    the joints and configuration-dependent masses read).  Otherwise every coordinate
+    is perturbed in place, with sparse M and G (no dense matrix per column)."""
+    get = getattr(problem, "geometric_stiffness_sparse", None)
+    if get is not None:
+        return get(t, q, v, x, lam)
+    n = q.size
+    M0 = sparse_mass_matrix(problem, q)
+    G0 = _constraint_parts(problem, t, q, True)[1]
+    w0 = M0 @ x + G0.T @ lam
+    Gv0 = G0 @ v
+    qp = q.copy()
+    cols_k, cols_h = [], []
+    for j in range(n):
+        e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
+        qp[j] = q[j] + e
+        Gj = _constraint_parts(problem, t, qp, True)[1]
+        cols_k.append(scipy.sparse.csc_matrix(
+            ((sparse_mass_matrix(problem, qp) @ x + Gj.T @ lam - w0) / e)[:, None]))
+        cols_h.append(scipy.sparse.csc_matrix(((Gj @ v - Gv0) / e)[:, None]))
+        qp[j] = q[j]
+    return (scipy.sparse.hstack(cols_k, format="csr"),
+            scipy.sparse.hstack(cols_h, format="csr"))
 
 
 def _copy_kept(val):
@@ -190,6 +237,16 @@ class Index3Integrator:
         ``"ggl"`` (default): stabilized index-2 form, position *and* velocity
         constraints imposed; ``"index3"``: position constraints only (see the module
         docstring for why GGL is the default).
+    sparse : {"auto", True, False}
+        Linear algebra of the iteration matrix.  ``True``: M, the force Jacobians and
+        G are assembled as scipy sparse matrices (``mass_matrix_sparse``,
+        ``force_jacobians_sparse``, ``constraint_terms_sparse`` and
+        ``geometric_stiffness_sparse`` of the problem where it has them, else its
+        dense matrices converted), the matrix is built sparse and factored by SuperLU
+        (``scipy.sparse.linalg.splu``): for a chain of n beam elements a step costs
+        O(n) instead of O(n^3).  ``False``: dense LAPACK (the small-system default).
+        ``"auto"`` (default): sparse above :data:`SPARSE_AUTO_SIZE` coordinates, except
+        with ``iteration="broyden"``, whose updated inverse is dense by nature.
 
     Attributes
     ----------
@@ -214,7 +271,8 @@ class Index3Integrator:
 
     def __init__(self, tol: float = 1e-10, max_iterations: int = 25,
                  iteration: str = "modified", theta_refresh: float = 0.3,
-                 geometric_stiffness: bool = True, constraint_form: str = "ggl"):
+                 geometric_stiffness: bool = True, constraint_form: str = "ggl",
+                 sparse="auto"):
         if iteration not in ITERATIONS:
             raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
         if constraint_form not in CONSTRAINT_FORMS:
@@ -226,11 +284,23 @@ class Index3Integrator:
         self.theta_refresh = float(theta_refresh)
         self.geometric_stiffness = bool(geometric_stiffness)
         self.constraint_form = constraint_form
+        if not (sparse is True or sparse is False or sparse == "auto"):
+            raise ValueError(f"sparse = {sparse!r}: accepted True, False, 'auto'")
+        if sparse is True and iteration == "broyden":
+            raise ValueError("sparse=True cannot be used with iteration='broyden' (Broyden "
+                             "updates a dense inverse); use 'modified' or 'newton'")
+        self.sparse = sparse
         self.reset()
 
     @property
     def ggl(self) -> bool:
         return self.constraint_form == "ggl"
+
+    def uses_sparse(self, problem) -> bool:
+        """Whether steps on ``problem`` use the sparse linear algebra (see ``sparse``)."""
+        if self.sparse == "auto":
+            return self.iteration != "broyden" and int(problem.n) > SPARSE_AUTO_SIZE
+        return bool(self.sparse)
 
     # -- history ---------------------------------------------------------------------
     def reset(self) -> None:
@@ -252,7 +322,7 @@ class Index3Integrator:
 
     def initialize(self, problem: ConstrainedProblem, t: float, q, v) -> None:
         """Start the history from consistent accelerations and multipliers at (t, q, v)."""
-        qdd, lam = consistent_accelerations(problem, t, q, v)
+        qdd, lam = consistent_accelerations(problem, t, q, v, sparse=self.uses_sparse(problem))
         self.qdd = qdd
         self.lam = lam
         self.a = qdd.copy()
@@ -287,7 +357,8 @@ class Index3Integrator:
 
     def stats(self) -> dict:
         return {"method": self.name, "iteration": self.iteration,
-                "constraint_form": self.constraint_form, "nsteps": self.nsteps,
+                "constraint_form": self.constraint_form, "sparse": self.sparse,
+                "nsteps": self.nsteps,
                 "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
                 "failures": self.failures}
@@ -326,6 +397,8 @@ class Index3Integrator:
         lambda/c_a`` are the scaled acceleration and multiplier, so the geometric term
         is already divided by c_a.
         """
+        if scipy.sparse.issparse(G):
+            return self._blocks_sparse(problem, t, q, v, x_acc, lam_s, cv, ca, G)
         n = q.size
         m = G.shape[0]
         self.jacobian_evaluations += 1
@@ -349,6 +422,22 @@ class Index3Integrator:
                 H[:, j] = (Gj @ v - Gv0) / (e * cv)
         return S, D, H
 
+    def _blocks_sparse(self, problem, t, q, v, x_acc, lam_s, cv, ca, G):
+        """(S, D, H) of :meth:`_blocks` as CSR matrices, without an n x n array."""
+        self.jacobian_evaluations += 1
+        M = sparse_mass_matrix(problem, q)
+        get = getattr(problem, "force_jacobians_sparse", None)
+        if get is not None:
+            dFdq, dFdv = get(t, q, v)
+        else:
+            dFdq, dFdv = (scipy.sparse.csr_matrix(j) for j in problem.force_jacobians(t, q, v))
+        D = (M - (cv / ca) * dFdv).tocsr()
+        S = D - (1.0 / ca) * dFdq
+        if self.geometric_stiffness:
+            Kg, Hg = _sparse_geometric_terms(problem, t, q, v, x_acc, lam_s)
+            return (S + Kg).tocsr(), D, (Hg / cv).tocsr()
+        return S.tocsr(), D, scipy.sparse.csr_matrix(G.shape)
+
     def _assemble(self, blocks, G):
         """Scaled iteration matrix from the kept blocks and the current G::
 
@@ -358,6 +447,14 @@ class Index3Integrator:
         """
         S, D, H = blocks
         n, m = S.shape[0], G.shape[0]
+        if scipy.sparse.issparse(G):
+            if m == 0:
+                return S.tocsc()
+            GT = G.T.tocsr()
+            if not self.ggl:
+                return scipy.sparse.bmat([[S, GT], [G, None]], format="csc")
+            return scipy.sparse.bmat([[S, GT, -(D @ GT)], [G, None, None],
+                                      [G + H, None, -(G @ GT)]], format="csc")
         k = 2 * m if self.ggl else m
         J = np.zeros((n + k, n + k))
         J[:n, :n] = S
@@ -371,12 +468,14 @@ class Index3Integrator:
 
     def _iteration_matrix(self, problem, t, q, v, x_acc, lam_s, cv, ca):
         """Scaled iteration matrix at (q, v, x_acc, lam_s), all blocks fresh."""
-        G = _constraint_parts(problem, t, q)[1]
+        G = _constraint_parts(problem, t, q, self.uses_sparse(problem))[1]
         return self._assemble(self._blocks(problem, t, q, v, x_acc, lam_s, cv, ca, G), G)
 
     @staticmethod
     def _factor(J, kind):
         """LU factors or inverse of J; None if J is singular or not finite."""
+        if scipy.sparse.issparse(J):
+            return sparse_lu(J)          # modified and full Newton only
         if not np.all(np.isfinite(J)):
             return None
         if kind == "lu":
@@ -440,20 +539,22 @@ class Index3Integrator:
         # that modified Newton reassembles with the current G at every iteration.
         kept = None if (fresh_start or self.iteration == "newton") else self._cache.get(ckey)
         kept = None if kept is None else kept[1]
+        sparse = self.uses_sparse(problem)
         built = False            # were the blocks built during this solve?
         nu_prev = theta = None
         r_prev = s_prev = None
         nu = math.inf
         for it in range(self.max_iterations):
             q = q_ref + dq
-            g, G, gt = _constraint_parts(problem, t, q)
+            g, G, gt = _constraint_parts(problem, t, q, sparse)
             m = g.size
             if mu is None or mu.size != (m if ggl else 0):
                 mu = np.zeros(m if ggl else 0)
             w = dq - G.T @ mu if ggl else dq
             v = v_ref + cv * w
             x = x_ref + w        # q'' / c_a
-            M = np.atleast_2d(problem.mass_matrix(q))
+            M = sparse_mass_matrix(problem, q) if sparse else \
+                np.atleast_2d(problem.mass_matrix(q))
             F = np.asarray(problem.forces(t, q, v), dtype=float)
             parts = [M @ x + G.T @ lam_s - F / ca, g]
             if ggl:
@@ -483,7 +584,7 @@ class Index3Integrator:
                 if lu is None:
                     return False, dq, w, lam_s, mu, (it, math.nan,
                                                      "singular iteration matrix")
-                step = -lu_solve(lu, r, check_finite=False)
+                step = -(lu.solve(r) if sparse else lu_solve(lu, r, check_finite=False))
             self.newton_iterations += 1
             if not np.all(np.isfinite(step)):
                 return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")

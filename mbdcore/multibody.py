@@ -28,6 +28,7 @@ import math
 from typing import Any, Iterable
 
 import numpy as np
+import scipy.sparse
 
 from .blocks import ParameterError
 from .dae import ConstrainedProblem
@@ -102,6 +103,20 @@ class BodyBase:
     def force_jacobians(self, t, qb, vb, gravity):
         """(dF/dq, dF/dv) of :meth:`applied_forces`, or None for finite differences."""
         return None
+
+    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
+        """M(qb) as a CSR matrix (for the sparse solvers); by default the dense block
+        converted.  Bodies with many coordinates override it."""
+        return scipy.sparse.csr_matrix(self.mass_matrix(qb))
+
+    def force_jacobians_sparse(self, t, qb, vb, gravity):
+        """(dF/dq, dF/dv) of :meth:`applied_forces` as CSR matrices, or None for finite
+        differences over the body's own coordinates; by default the dense blocks of
+        :meth:`force_jacobians` converted."""
+        jac = self.force_jacobians(t, qb, vb, gravity)
+        if jac is None:
+            return None
+        return scipy.sparse.csr_matrix(jac[0]), scipy.sparse.csr_matrix(jac[1])
 
     def kinetic_energy(self, qb, vb) -> float:
         return 0.5 * float(vb @ self.mass_matrix(qb) @ vb)
@@ -297,6 +312,93 @@ class StateView:
         return s
 
 
+class _Relocated(BodyState):
+    """A body state whose coordinates sit at another column offset: the same
+    kinematics, scattered into one element's local block instead of the system's."""
+
+    __slots__ = ("state", "body", "index")
+
+    def __init__(self, state: BodyState, index: int):
+        self.state, self.body, self.index = state, state.body, index
+
+    def point(self, location):
+        return self.state.point(location)
+
+    def angle(self, location=None):
+        return self.state.angle(location)
+
+    def vector(self, location, u):
+        return self.state.vector(location, u)
+
+
+class _LocalView:
+    """The states of a :class:`StateView`, each moving body moved to its offset in one
+    element's local columns.  With ``offsets=None`` every body sits at column 0 and the
+    bodies read are recorded (finding out what an element acts on)."""
+
+    __slots__ = ("base", "offsets", "seen")
+
+    def __init__(self, base: StateView, offsets: dict | None = None):
+        self.base, self.offsets, self.seen = base, offsets, []
+
+    def __getitem__(self, body: BodyBase) -> BodyState:
+        state = self.base[body]
+        if body.index is None:
+            return state
+        if self.offsets is None:
+            if all(b is not body for b in self.seen):
+                self.seen.append(body)
+            return _Relocated(state, 0)
+        return _Relocated(state, self.offsets[body.name])
+
+
+def _probe_direction(n: int) -> np.ndarray:
+    """A fixed direction with no zero and no two equal entries (golden-ratio sequence):
+    perturbing along it turns the accidental zeros of a Jacobian into non-zeros."""
+    return 0.5 + 0.5 * np.modf(0.6180339887498949 * np.arange(1, n + 1))[0]
+
+
+class _ElementLayout:
+    """Where one joint or force element acts, for assembling its part of a sparse matrix.
+
+    ``cols`` are the system columns of the bodies it reads, concatenated in a local block
+    of ``width`` columns (``offsets`` body name -> local column); ``pattern`` are the local
+    columns in which its Jacobian rows (constraint) or its generalised force (force) can
+    be non-zero, as observed at a configuration and at a perturbed one.  Sparse
+    assembly and the finite differences of its Jacobians visit only these: as for the
+    engine's joints and forces, an element's terms are assumed to depend on q only
+    through the coordinates in which they are non-zero (modal.reaction_stiffness_terms
+    makes the same assumption)."""
+
+    def __init__(self, element, bodies: list, rows: np.ndarray):
+        self.element = element
+        self.rows = rows
+        self.offsets, cols, start = {}, [], 0
+        for b in bodies:
+            self.offsets[b.name] = start
+            cols.append(np.arange(b.index, b.index + b.n_coords))
+            start += b.n_coords
+        self.width = start
+        self.cols = np.concatenate(cols) if cols else np.zeros(0, dtype=int)
+        self.set_pattern(np.zeros(0, dtype=int))
+
+    def set_pattern(self, local: np.ndarray) -> None:
+        local = np.unique(local)
+        order = np.argsort(self.cols[local], kind="stable")
+        self.take = local[order]                 # local columns, by system column
+        self.pattern_cols = self.cols[self.take]
+        self.outside = np.ones(self.width, dtype=bool)
+        self.outside[self.take] = False
+
+    def observe(self, block: np.ndarray) -> bool:
+        """Widen the pattern by the non-zero columns of ``block``; True if it grew."""
+        if not block[..., self.outside].any():
+            return False
+        nz = np.flatnonzero(np.any(np.atleast_2d(block) != 0.0, axis=0))
+        self.set_pattern(np.concatenate([self.take, nz]))
+        return True
+
+
 class System(ConstrainedProblem):
     """A planar multibody system.
 
@@ -316,6 +418,8 @@ class System(ConstrainedProblem):
         self._by_name: dict[str, BodyBase] = {"ground": self.ground}
         self.inputs: dict[str, float] = {}
         self._mass_cache: np.ndarray | None = None
+        self._sparse_mass_cache = None
+        self._layouts: tuple | None = None      # sparse assembly maps (built when used)
         self.n = 0
         self.m = 0
 
@@ -335,6 +439,8 @@ class System(ConstrainedProblem):
         self._by_name[body.name] = body
         self.n += body.n_coords
         self._mass_cache = None
+        self._sparse_mass_cache = None
+        self._layouts = None
         return body
 
     def body(self, name: str) -> BodyBase:
@@ -375,6 +481,7 @@ class System(ConstrainedProblem):
             raise ParameterError(f"two constraints are named {joint.name!r}")
         self.joints.append(joint)
         self.m = sum(j.n_eq for j in self.joints)
+        self._layouts = None
         return joint
 
     add_constraint = add_joint
@@ -387,6 +494,7 @@ class System(ConstrainedProblem):
                 raise ParameterError(f"input {name!r} is declared twice")
             self.inputs[name] = 0.0
         self.forces_list.append(force)
+        self._layouts = None
         return force
 
     def set_input(self, name: str, value: float) -> None:
@@ -516,6 +624,226 @@ class System(ConstrainedProblem):
 
     def energy(self, t, q, v) -> float:
         return self.kinetic_energy(v, q) + self.potential_energy(t, q)
+
+    # -- sparse assembly (large systems; see mbdcore.implicit, sparse=) ---------------
+    # Every matrix below equals its dense counterpart above as a scipy CSR matrix, built
+    # without an n x n array: bodies give their own blocks, joints and forces are
+    # evaluated on local column blocks of the bodies they act on.
+    def mass_matrix_sparse(self, q=None) -> scipy.sparse.csr_matrix:
+        """M(q) as a CSR matrix, block diagonal over the bodies (cached when constant)."""
+        constant = all(b.constant_mass for b in self.bodies)
+        if constant and self._sparse_mass_cache is not None:
+            return self._sparse_mass_cache.copy()
+        M = _block_diagonal([b.mass_matrix_sparse(None if q is None else q[self._slice(b)])
+                             for b in self.bodies], self.n)
+        if constant:
+            self._sparse_mass_cache = M.copy()
+        return M
+
+    def _element_layouts(self, q, v) -> tuple[list, list]:
+        """(joint layouts, force layouts), found once by evaluating every element with a
+        view that records the bodies it reads, then at (q, v) and at a perturbed state
+        for the columns it fills."""
+        if self._layouts is not None:
+            return self._layouts
+        width = max((b.n_coords for b in self.bodies), default=0)
+        qp = q + 1e-3 * np.maximum(1.0, np.abs(q)) * _probe_direction(self.n)
+        vp = v + 1e-3 * np.maximum(1.0, np.abs(v)) * _probe_direction(self.n)[::-1]
+        joints, row = [], 0
+        for j in self.joints:
+            rec = _LocalView(StateView(q, v))
+            j.evaluate(0.0, rec, np.zeros(j.n_eq), np.zeros((j.n_eq, width)),
+                       np.zeros(j.n_eq), np.zeros(j.n_eq))
+            lay = _ElementLayout(j, rec.seen, np.arange(row, row + j.n_eq))
+            row += j.n_eq
+            for qq, vv in ((q, v), (qp, vp)):
+                lay.observe(self._joint_block(lay, 0.0, StateView(qq, vv))[1])
+            joints.append(lay)
+        forces = []
+        for force in self.forces_list:
+            rec = _LocalView(StateView(q, v))
+            force.apply(0.0, rec, np.zeros(width), self.inputs)
+            lay = _ElementLayout(force, rec.seen, np.zeros(0, dtype=int))
+            for qq, vv in ((q, v), (qp, vp)):
+                lay.observe(self._force_block(lay, 0.0, StateView(qq, vv)))
+            forces.append(lay)
+        self._layouts = (joints, forces)
+        return self._layouts
+
+    def _joint_block(self, lay, t, view):
+        """(g, local G block (n_eq, width), g_t, gamma) of one joint."""
+        k = lay.element.n_eq
+        g, gt, gam = np.zeros(k), np.zeros(k), np.zeros(k)
+        G = np.zeros((k, lay.width))
+        lay.element.evaluate(t, _LocalView(view, lay.offsets), g, G, gt, gam)
+        return g, G, gt, gam
+
+    def _force_block(self, lay, t, view) -> np.ndarray:
+        """Generalised force of one force element on its local columns, (width,)."""
+        f = np.zeros(lay.width)
+        lay.element.apply(t, _LocalView(view, lay.offsets), f, self.inputs)
+        return f
+
+    def constraint_terms_sparse(self, t, q, v):
+        """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix."""
+        joints, _ = self._element_layouts(q, v)
+        g, gt, gam = np.zeros(self.m), np.zeros(self.m), np.zeros(self.m)
+        view = StateView(q, v)
+        blocks = []
+        for lay in joints:
+            gk, Gk, gtk, gamk = self._joint_block(lay, t, view)
+            g[lay.rows], gt[lay.rows], gam[lay.rows] = gk, gtk, gamk
+            lay.observe(Gk)
+            blocks.append(Gk[:, lay.take])
+        indices, counts = [], []
+        for lay in joints:
+            indices.append(np.tile(lay.pattern_cols, lay.rows.size))
+            counts.append(np.full(lay.rows.size, lay.take.size))
+        indptr = np.concatenate([[0], np.cumsum(np.concatenate(counts))]) if joints else \
+            np.zeros(1, dtype=int)
+        data = np.concatenate([b.ravel() for b in blocks]) if blocks else np.zeros(0)
+        ind = np.concatenate(indices) if indices else np.zeros(0, dtype=int)
+        G = scipy.sparse.csr_matrix((data, ind, indptr), shape=(self.m, self.n))
+        return g, G, gt, gam
+
+    def constraint_jacobian_sparse(self, t, q) -> scipy.sparse.csr_matrix:
+        return self.constraint_terms_sparse(t, q, np.zeros_like(q))[1]
+
+    def force_jacobians_sparse(self, t, q, v):
+        """(dF/dq, dF/dv) like :meth:`force_jacobians`, as CSR matrices.
+
+        Bodies give their blocks (:meth:`BodyBase.force_jacobians_sparse`) or are
+        differenced over their own coordinates; force elements give their analytic
+        Jacobians restricted to the bodies they act on, or are differenced over the
+        coordinates they load (forward differences of the same step as the dense path).
+        """
+        _, force_layouts = self._element_layouts(q, v)
+        kq_blocks, kv_blocks = [], []
+        for b in self.bodies:
+            sl = self._slice(b)
+            jac = b.force_jacobians_sparse(t, q[sl], v[sl], self.gravity)
+            if jac is None:
+                jac = _body_difference_jacobians(b, t, q[sl], v[sl], self.gravity)
+            kq_blocks.append(jac[0])
+            kv_blocks.append(jac[1])
+        kq = _block_diagonal(kq_blocks, self.n)
+        kv = _block_diagonal(kv_blocks, self.n)
+        rows, cols, dq, dv = [], [], [], []
+        for lay in force_layouts:
+            jac = lay.element.jacobians(t, q, v, self.inputs)
+            if jac is not None:
+                # analytic, n x n but non-zero only on the bodies the force acts on
+                ix = np.ix_(lay.cols, lay.cols)
+                rows.append(np.repeat(lay.cols, lay.cols.size))
+                cols.append(np.tile(lay.cols, lay.cols.size))
+                dq.append(np.asarray(jac[0])[ix].ravel())
+                dv.append(np.asarray(jac[1])[ix].ravel())
+                continue
+            f0 = self._force_block(lay, t, StateView(q, v))
+            lay.observe(f0)
+            pat, take = lay.pattern_cols, lay.take
+            for x, out in ((q, dq), (v, dv)):
+                xp = x.copy()
+                for c in pat:
+                    e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(x[c]))
+                    xp[c] = x[c] + e
+                    view = StateView(xp, v) if x is q else StateView(q, xp)
+                    out.append((self._force_block(lay, t, view)[take] - f0[take]) / e)
+                    xp[c] = x[c]
+            rows.append(np.tile(pat, pat.size))
+            cols.append(np.repeat(pat, pat.size))
+        if rows:
+            r, c = np.concatenate(rows), np.concatenate(cols)
+            kq = kq + scipy.sparse.csr_matrix((np.concatenate(dq), (r, c)), shape=kq.shape)
+            kv = kv + scipy.sparse.csr_matrix((np.concatenate(dv), (r, c)), shape=kv.shape)
+        return kq.tocsr(), kv.tocsr()
+
+    def geometric_stiffness_sparse(self, t, q, v, x, lam):
+        """Forward differences of ``d(M(q) x + G(q)^T lam)/dq`` (n, n) and
+        ``d(G(q) v)/dq`` (m, n) at fixed x, lam, v, as CSR matrices.
+
+        Only the coordinates that change them are visited: those of the bodies whose
+        mass matrix depends on q (over their own block) and the columns the joints fill
+        (each evaluating only the joints that read it), with the step
+        sqrt(eps) max(1, |q_j|) of the dense iteration matrix of :mod:`mbdcore.implicit`.
+        """
+        joints, _ = self._element_layouts(q, v)
+        eps = math.sqrt(np.finfo(float).eps)
+        rows, cols, vals = [], [], []
+        for b in self.bodies:
+            if b.constant_mass:
+                continue
+            sl = self._slice(b)
+            qb, xb = q[sl], x[sl]
+            m0 = b.mass_matrix(qb) @ xb
+            qp = qb.copy()
+            for j in range(b.n_coords):
+                e = eps * max(1.0, abs(qb[j]))
+                qp[j] = qb[j] + e
+                vals.append((b.mass_matrix(qp) @ xb - m0) / e)
+                qp[j] = qb[j]
+                rows.append(np.arange(sl.start, sl.stop))
+                cols.append(np.full(b.n_coords, sl.start + j))
+        h_rows, h_cols, h_vals = [], [], []
+        readers: dict[int, list] = {}
+        base = {}
+        view0 = StateView(q, v)
+        for lay in joints:
+            Gk = self._joint_block(lay, t, view0)[1]
+            lay.observe(Gk)
+            base[id(lay)] = Gk[:, lay.take]
+            for c in lay.pattern_cols:
+                readers.setdefault(int(c), []).append(lay)
+        qp = q.copy()
+        for c, lays in readers.items():
+            e = eps * max(1.0, abs(q[c]))
+            qp[c] = q[c] + e
+            view = StateView(qp, v)
+            for lay in lays:
+                G0 = base[id(lay)]
+                Gp = self._joint_block(lay, t, view)[1][:, lay.take]
+                lk, vk = lam[lay.rows], v[lay.pattern_cols]
+                rows.append(lay.pattern_cols)
+                cols.append(np.full(lay.take.size, c))
+                vals.append((Gp.T @ lk - G0.T @ lk) / e)
+                h_rows.append(lay.rows)
+                h_cols.append(np.full(lay.rows.size, c))
+                h_vals.append((Gp @ vk - G0 @ vk) / e)
+            qp[c] = q[c]
+
+        def coo(r, c, d, shape):
+            if not r:
+                return scipy.sparse.csr_matrix(shape)
+            return scipy.sparse.csr_matrix((np.concatenate(d), (np.concatenate(r),
+                                                                np.concatenate(c))),
+                                           shape=shape)
+        return (coo(rows, cols, vals, (self.n, self.n)),
+                coo(h_rows, h_cols, h_vals, (self.m, self.n)))
+
+
+def _block_diagonal(blocks: list, n: int) -> scipy.sparse.csr_matrix:
+    """CSR block-diagonal matrix of the bodies' blocks (in coordinate order)."""
+    if not blocks:
+        return scipy.sparse.csr_matrix((n, n))
+    return scipy.sparse.block_diag(blocks, format="csr")
+
+
+def _body_difference_jacobians(body: BodyBase, t, qb, vb, gravity):
+    """Forward-difference (dF/dq, dF/dv) of one body's applied forces over its own
+    coordinates (the step of :meth:`ConstrainedProblem.force_jacobians`)."""
+    n = body.n_coords
+    f0 = body.applied_forces(t, qb, vb, gravity)
+    kq, kv = np.empty((n, n)), np.empty((n, n))
+    for j in range(n):
+        e = np.sqrt(np.finfo(float).eps) * max(1.0, abs(qb[j]))
+        qp = qb.copy()
+        qp[j] += e
+        kq[:, j] = (body.applied_forces(t, qp, vb, gravity) - f0) / e
+        e = np.sqrt(np.finfo(float).eps) * max(1.0, abs(vb[j]))
+        vp = vb.copy()
+        vp[j] += e
+        kv[:, j] = (body.applied_forces(t, qb, vp, gravity) - f0) / e
+    return scipy.sparse.csr_matrix(kq), scipy.sparse.csr_matrix(kv)
 
 
 class _ForceSubset(ConstrainedProblem):

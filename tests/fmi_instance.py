@@ -1,4 +1,5 @@
 """An fmpy FMU2Slave driven by hand, recording what the FMU logs (shared by tests)."""
+from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave, defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
 
 FMI2_ERROR, FMI2_DISCARD = 3, 2
@@ -24,8 +25,13 @@ class Instance:
         self.fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
         self.fmu.setupExperiment(startTime=0.0)
         self.fmu.enterInitializationMode()
+        #: FMI status codes of parameter settings the FMU refused (with a logged error)
+        self.refused: dict[str, int] = {}
         for key, value in params.items():
-            self.set(key, value)
+            try:
+                self.set(key, value)
+            except FMICallException as exc:
+                self.refused[key] = exc.status
         self.fmu.exitInitializationMode()
         self.t = 0.0
         self.h = step

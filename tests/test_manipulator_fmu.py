@@ -101,7 +101,9 @@ def test_nan_torque_is_refused_with_a_log_and_the_state_is_kept(arm):
     for _ in range(20):
         fmu.step()
     before = fmu.get(*OUTPUTS)
-    fmu.set("tau1", math.nan)
+    with pytest.raises(FMICallException) as rejected:
+        fmu.set("tau1", math.nan)
+    assert rejected.value.status == 3                 # fmi2Error, with a message naming it
     assert any("'tau1'" in m and "nan" in m for m in fmu.errors())
     with pytest.raises(FMICallException) as refused:
         fmu.fmu.doStep(fmu.t, H)
@@ -131,6 +133,7 @@ def test_divergence_is_reported_and_the_last_good_state_kept(arm):
 
 def test_invalid_parameter_is_named_with_its_range(arm):
     fmu = arm(ei1=-1.0)
+    assert fmu.refused == {"ei1": 3}                  # fmi2Error from fmi2SetReal
     assert any("'ei1'" in m and "(0.0, inf)" in m for m in fmu.errors())
     with pytest.raises(FMICallException):
         fmu.fmu.doStep(0.0, H)

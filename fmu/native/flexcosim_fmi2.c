@@ -554,13 +554,15 @@ static fmi2Status python_error(Component *c, const char *function) {
     return fmi2Error;
 }
 
-/* Move the slave's log queue to the component's messages (the GIL is held). */
-static void drain_log_queue(Component *c) {
-    if (!c->log_queue) return;
+/* Move the slave's log queue to the component's messages (the GIL is held); returns
+ * the worst status among them (fmi2OK if none). */
+static fmi2Status drain_log_queue(Component *c) {
+    fmi2Status worst = fmi2OK;
+    if (!c->log_queue) return worst;
     Py_ssize_t n = py.PyList_Size(c->log_queue);
     if (n <= 0) {
         if (n < 0) py.PyErr_Clear();
-        return;
+        return worst;
     }
     for (Py_ssize_t i = 0; i < n; ++i) {
         PyObject *item = py.PyList_GetItem(c->log_queue, i); /* borrowed */
@@ -574,6 +576,7 @@ static void drain_log_queue(Component *c) {
         const char *cat = cat_text ? py.PyUnicode_AsUTF8(cat_text) : NULL;
         if (py.PyErr_Occurred()) py.PyErr_Clear();
         if (level < fmi2OK || level > fmi2Pending) level = fmi2Error;
+        if (level > worst && level <= fmi2Fatal) worst = (fmi2Status)level;
         queue_message(c, (fmi2Status)level, cat ? cat : "logAll",
                       utf8 ? utf8 : "(a message that could not be read)");
         XDECREF(status);
@@ -583,6 +586,7 @@ static void drain_log_queue(Component *c) {
         XDECREF(cat_text);
     }
     if (py.PyList_SetSlice(c->log_queue, 0, n, NULL) < 0) py.PyErr_Clear();
+    return worst;
 }
 
 static PyObject *new_slave(Component *c) {
@@ -988,6 +992,9 @@ fmi2Status fmi2GetString(fmi2Component component, const fmi2ValueReference vr[],
     }                                                                                       \
     PyObject *r = values ? py.PyObject_CallMethodObjArgs(c->slave, method, vrs, values, NULL) : NULL; \
     status = done_call(c, r, function);                                                     \
+    /* a value the slave refused (NaN, out of range: it logs an error and keeps the old  \
+     * value) makes the setter return fmi2Error, as the standard asks */                  \
+    if (drain_log_queue(c) >= fmi2Error && status < fmi2Error) status = fmi2Error;          \
     XDECREF(vrs);                                                                           \
     XDECREF(values);                                                                        \
     CALL_END()

@@ -6,6 +6,8 @@
 * :func:`modal_table` — frequencies and damping ratios of a linear system;
 * :func:`loop_margins` — loop-at-a-time gain/phase margins and sensitivity peaks at
   the plant input of a MIMO loop;
+* :func:`tune_pid` — PID gains that put a SISO loop's gain crossover at a bandwidth
+  with a phase margin, solved from the plant's frequency response;
 * :func:`plot_bode`, :func:`plot_step` — figures into PNG files.
 
 Every bad request (unknown signal name, weight of the wrong shape or sign, a mode the
@@ -23,7 +25,8 @@ import numpy as np
 from .ioadapters import SignalNameError, check_names
 
 __all__ = ["DesignError", "SignalNameError", "weight_matrix", "check_stabilizable", "lqr",
-           "lqg", "LQGDesign", "modal_table", "loop_margins", "plot_bode", "plot_step"]
+           "lqg", "LQGDesign", "modal_table", "loop_margins", "siso_margins", "tune_pid",
+           "PIDTuning", "plot_bode", "plot_step"]
 
 
 class DesignError(ValueError):
@@ -308,8 +311,7 @@ def loop_margins(plant, controller, w=None) -> list[dict]:
     Lm = ct.series(P, -Kc)             # plant input -> plant input, negative feedback
     m = plant.ninputs
     if w is None:
-        nyq = np.pi / plant.dt if plant.dt else 1e4
-        w = np.logspace(-2, np.log10(0.999 * nyq), 20000)
+        w = _default_grid(plant)
     out = []
     for i in range(m):
         mask = np.ones(m)
@@ -357,6 +359,140 @@ def _margins_from_response(w, L):
                 (up if g > 0 else down).append(g)
     return (min(up) if up else np.inf, max(down) if down else -np.inf,
             min(pms) if pms else np.inf, wgc)
+
+
+def _default_grid(sys, w_low: float = 1e-2) -> np.ndarray:
+    nyq = np.pi / sys.dt if sys.dt else 1e4
+    return np.logspace(np.log10(w_low), np.log10(0.999 * nyq), 20000)
+
+
+def siso_margins(loop, w=None) -> dict:
+    """Margins of a SISO loop ``L`` (negative feedback ``1 + L``) from its dense
+    frequency response: ``gain_margin_db`` (upward, inf if none), ``gain_reduction_db``
+    (downward, -inf if none), ``phase_margin_deg`` (smallest over all crossovers),
+    ``crossover_hz`` (list) and ``sensitivity_peak``."""
+    w = _default_grid(loop) if w is None else np.asarray(w, float)
+    L = np.squeeze(ct.frequency_response(loop, w).complex)
+    up, down, pm, wgc = _margins_from_response(w, L)
+    return {"gain_margin_db": up, "gain_reduction_db": down, "phase_margin_deg": pm,
+            "crossover_hz": [float(x) / (2 * np.pi) for x in wgc],
+            "sensitivity_peak": float(np.abs(1.0 / (1.0 + L)).max())}
+
+
+@dataclass
+class PIDTuning:
+    """Result of :func:`tune_pid`: gains (``kp``, ``ki`` [1/s], ``kd`` [s], ``tf`` [s],
+    the parameters of :class:`~controllers.pid.PIDController`), the controller
+    ``C`` (e -> u, continuous or discrete as the plant) and the margins of ``C P``
+    (:func:`siso_margins`)."""
+
+    kp: float
+    ki: float
+    kd: float
+    tf: float
+    controller: object
+    margins: dict
+
+    def params(self) -> dict:
+        """Keyword arguments of :class:`~controllers.pid.PIDController`."""
+        return {"kp": self.kp, "ki": self.ki, "kd": self.kd, "tf": self.tf}
+
+
+def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "pid",
+             integral_ratio: float = 10.0, filter_ratio: float = 10.0,
+             input: str | None = None, output: str | None = None) -> PIDTuning:
+    """PID gains putting the gain crossover of ``L = C P`` at ``bandwidth_hz`` with
+    ``phase_margin_deg``.
+
+    At ``wc = 2 pi bandwidth_hz`` the controller must equal
+    ``C(j wc) = exp(j (PM - 180 deg)) / P(j wc)``.  ``C = kp + ki I + kd D`` is linear in
+    the gains once the filter ``tf = 1 / (filter_ratio wc)`` is fixed
+    (``I = 1/s``, ``D = s / (tf s + 1)``, or their sampled forms of
+    :class:`~controllers.pid.PIDController` for a discrete plant), so the real and
+    imaginary parts of that condition are two linear equations:
+
+    * ``kind="pid"``: unknowns ``kp``, ``kd``, with the integral corner a factor
+      ``integral_ratio`` below the crossover, ``ki = kp wc / integral_ratio``;
+    * ``kind="pi"``: unknowns ``kp``, ``ki``; ``kind="pd"``: unknowns ``kp``, ``kd``.
+
+    Parameters
+    ----------
+    plant : control.StateSpace or TransferFunction
+        SISO, or MIMO with ``input`` and ``output`` naming the channel.  Continuous
+        or discrete; a discrete plant is tuned with the sampled PID law.
+    bandwidth_hz : float
+        Gain-crossover frequency [Hz].
+    phase_margin_deg : float
+        Phase margin [deg] at that crossover, in (0, 180).
+
+    Returns
+    -------
+    PIDTuning
+        Gains and the margins of the whole loop (a flexible plant may cross 0 dB at
+        other frequencies too: check ``margins``).
+
+    Raises
+    ------
+    DesignError
+        The target needs a negative gain (more phase lead or lag than the chosen PID
+        form can give at ``bandwidth_hz``), or the tuned loop is unstable.
+    """
+    from .pid import pid_transfer_function
+
+    if kind not in ("pid", "pi", "pd"):
+        raise DesignError(f"kind = {kind!r}; accepted: 'pid', 'pi', 'pd'")
+    if not (np.isfinite(bandwidth_hz) and bandwidth_hz > 0):
+        raise DesignError(f"bandwidth_hz = {bandwidth_hz!r} must be a finite number > 0")
+    if not 0 < phase_margin_deg < 180:
+        raise DesignError(f"phase_margin_deg = {phase_margin_deg!r} must be in (0, 180)")
+    if plant.ninputs != 1 or plant.noutputs != 1:
+        if input is None or output is None:
+            raise DesignError(f"plant {plant.name!r} has {plant.ninputs} inputs and "
+                              f"{plant.noutputs} outputs: name the channel with input= and "
+                              "output=")
+        check_names([input], _labels(plant, "input"), "input")
+        check_names([output], _labels(plant, "output"), "output")
+        plant = plant[_labels(plant, "output").index(output), _labels(plant, "input").index(input)]
+    wc = 2 * np.pi * bandwidth_hz
+    dt = plant.dt or None
+    if dt and wc >= np.pi / dt:
+        raise DesignError(f"bandwidth {bandwidth_hz:g} Hz is not below the Nyquist frequency "
+                          f"{0.5 / dt:g} Hz of the plant's sample time {dt:g} s")
+    tf = 1.0 / (filter_ratio * wc)
+    P = complex(np.squeeze(ct.frequency_response(plant, [wc]).complex))
+    target = np.exp(1j * np.radians(phase_margin_deg - 180.0)) / P
+    unit = {k: complex(np.squeeze(ct.frequency_response(
+        pid_transfer_function(*g, tf, dt), [wc]).complex))
+        for k, g in (("p", (1, 0, 0)), ("i", (0, 1, 0)), ("d", (0, 0, 1)))}
+    if kind == "pid":
+        cols = (("kp", unit["p"] + unit["i"] * wc / integral_ratio), ("kd", unit["d"]))
+    elif kind == "pi":
+        cols = (("kp", unit["p"]), ("ki", unit["i"]))
+    else:
+        cols = (("kp", unit["p"]), ("kd", unit["d"]))
+    A = np.array([[c.real for _, c in cols], [c.imag for _, c in cols]])
+    x = np.linalg.solve(A, [target.real, target.imag])
+    gains = {"kp": 0.0, "ki": 0.0, "kd": 0.0, **dict(zip((n for n, _ in cols), x))}
+    if kind == "pid":
+        gains["ki"] = gains["kp"] * wc / integral_ratio
+    negative = [n for n, v in gains.items() if v < 0]
+    if negative:
+        need = np.degrees(np.angle(target))
+        raise DesignError(f"a {kind.upper()} cannot give {phase_margin_deg:g} deg of phase margin "
+                          f"at {bandwidth_hz:g} Hz: the plant's phase there is "
+                          f"{np.degrees(np.angle(P)):.1f} deg, the controller would need "
+                          f"{need:+.1f} deg, and that takes negative {', '.join(negative)}")
+    C = pid_transfer_function(gains["kp"], gains["ki"], gains["kd"], tf if gains["kd"] else 0.0, dt)
+    loop = ct.series(plant, C) if plant.ninputs == 1 else C * plant
+    closed = ct.feedback(ct.ss(loop), 1)
+    poles = closed.poles()
+    unstable = poles[np.abs(poles) >= 1 - 1e-9] if dt else poles[poles.real >= -1e-9]
+    if len(unstable):
+        raise DesignError(f"the tuned loop ({kind.upper()} crossing over at {bandwidth_hz:g} Hz) "
+                          f"is unstable: closed-loop poles {', '.join(f'{p:.4g}' for p in unstable)}")
+    return PIDTuning(kp=float(gains["kp"]), ki=float(gains["ki"]), kd=float(gains["kd"]),
+                     tf=float(tf if gains["kd"] else 0.0), controller=C,
+                     margins=siso_margins(ct.ss(loop)))
 
 
 def _figure(rows: int, size=(8, 6)):

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from .blocks import Block, Parameter, ParameterError, Signal, StepError
@@ -83,9 +84,9 @@ MOTOR_PARAMETERS: tuple[Parameter, ...] = (
 GEAR_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("ratio", 3000.0, "", "gearbox ratio N (motor turns per load turn)", min=0.0,
               exclusive_min=True),
-    Parameter("gear_stiffness", 4.0e6, "N.m/rad", "torsional stiffness of one gear train, "
+    Parameter("gear_stiffness", 1.37e7, "N.m/rad", "torsional stiffness of one gear train, "
               "load side (0: free shaft)", min=0.0),
-    Parameter("gear_damping", 2.0e3, "N.m.s/rad", "torsional damping of one gear train, "
+    Parameter("gear_damping", 5.0e3, "N.m.s/rad", "torsional damping of one gear train, "
               "load side", min=0.0),
     Parameter("backlash", 0.0, "rad", "half width of the backlash dead zone, load side",
               min=0.0),
@@ -354,27 +355,47 @@ class GearTrain(Force):
 
 
 # -- block -------------------------------------------------------------------------------
-def _motor_rhs(x, u_cmd, theta, omega_l, mp, gp, n_motors, mode, bias, kp_i, ki_i, locked):
-    """Derivatives of the drive state x = [phi_k, w_k, i_k, z_k] (k = motors), and the
-    gear torques on the load [N m] (per motor) and armature voltages [V].
+#: order of the numbers in the packed parameter vector of the compiled drive equations
+_PACKED = ("resistance", "inductance", "torque_constant", "emf_constant", "rotor_inertia",
+           "viscous_friction", "coulomb_friction", "friction_speed", "current_limit",
+           "voltage_limit", "ratio", "gear_stiffness", "gear_damping", "backlash",
+           "backlash_smoothing")
 
-    mode "voltage": u_cmd is the voltage [V]; "current": u_cmd the current command [A]
-    of the PI amplifier (motor k: +-bias added, clipped to the current limit), whose
-    output voltage is clipped to the supply with conditional integration (the
+
+def pack_drive(motor: dict, gear: dict, bias: float, kp_i: float, ki_i: float) -> np.ndarray:
+    """Parameters of :func:`drive_rhs` as one vector (motor and gear dicts, the
+    counter-torque bias [A] and the current-loop gains)."""
+    both = {**motor, **gear}
+    return np.array([both[k] for k in _PACKED] + [bias, kp_i, ki_i], dtype=float)
+
+
+@numba.njit(cache=True)
+def _softplus_nb(x):
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+@numba.njit(cache=True)
+def drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
+    """Derivatives of the drive state x = [phi_k, w_k, i_k, z_k] (k = motors), the
+    gear torques on the load [N m] (per motor) and the armature voltages [V];
+    ``pk`` from :func:`pack_drive`.
+
+    Voltage mode: u_cmd is the voltage [V].  Current mode: u_cmd is the current
+    command [A] of the PI amplifier (motor k: +-bias added, clipped to the current
+    limit), whose voltage is clipped to the supply with conditional integration (the
     integrator z stops while the voltage saturates in the direction of its growth).
     """
-    dx = np.zeros_like(x)
+    r, ind, kt, ke, jm, b, tc, wc, imax, vmax = pk[0], pk[1], pk[2], pk[3], pk[4], pk[5], \
+        pk[6], pk[7], pk[8], pk[9]
+    n, kg, cg, gap, eps, bias, kp_i, ki_i = pk[10], pk[11], pk[12], pk[13], pk[14], pk[15], \
+        pk[16], pk[17]
+    dx = np.zeros(x.size)
     tg = np.zeros(n_motors)
     volts = np.zeros(n_motors)
-    r, ke, kt = mp["resistance"], mp["emf_constant"], mp["torque_constant"]
-    vmax, imax = mp["voltage_limit"], mp["current_limit"]
-    n, kg, cg = gp["ratio"], gp["gear_stiffness"], gp["gear_damping"]
     for k in range(n_motors):
-        phi, w, i, z = x[4 * k:4 * k + 4]
-        if mode == "voltage":
-            v = min(max(u_cmd, -vmax), vmax)
-            dz = 0.0
-        else:
+        phi, w, i, z = x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]
+        dz = 0.0
+        if current_mode:
             sign = 1.0 if k == 0 else -1.0
             iref = min(max(u_cmd + sign * bias, -imax), imax)
             err = iref - i
@@ -383,17 +404,35 @@ def _motor_rhs(x, u_cmd, theta, omega_l, mp, gp, n_motors, mode, bias, kp_i, ki_
             dz = ki_i * err
             if v != v_raw and dz * v_raw > 0.0:
                 dz = 0.0
+        else:
+            v = min(max(u_cmd, -vmax), vmax)
         volts[k] = v
         d = phi / n - theta
-        tg[k] = kg * smooth_dead_zone(d, gp["backlash"], gp["backlash_smoothing"]) \
-            + cg * (w / n - omega_l)
-        torque = kt * i - friction_torque(w, mp["viscous_friction"], mp["coulomb_friction"],
-                                          mp["friction_speed"]) - tg[k] / n
-        dx[4 * k] = 0.0 if locked else w
-        dx[4 * k + 1] = 0.0 if locked else torque / mp["rotor_inertia"]
-        dx[4 * k + 2] = (v - r * i - ke * w) / mp["inductance"]
+        if gap > 0.0:
+            d = eps * (_softplus_nb((d - gap) / eps) - _softplus_nb((-d - gap) / eps))
+        tg[k] = kg * d + cg * (w / n - omega_l)
+        torque = kt * i - b * w - tc * math.tanh(w / wc) - tg[k] / n
+        if not locked:
+            dx[4 * k] = w
+            dx[4 * k + 1] = torque / jm
+        dx[4 * k + 2] = (v - r * i - ke * w) / ind
         dx[4 * k + 3] = dz
     return dx, tg, volts
+
+
+@numba.njit(cache=True)
+def drive_rk4(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked, hs, n):
+    """``n`` RK4 steps of ``hs`` [s] of :func:`drive_rhs` with the inputs held."""
+    for _ in range(n):
+        k1 = drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
+        k2 = drive_rhs(x + 0.5 * hs * k1, u_cmd, theta, omega_l, pk, n_motors, current_mode,
+                       locked)[0]
+        k3 = drive_rhs(x + 0.5 * hs * k2, u_cmd, theta, omega_l, pk, n_motors, current_mode,
+                       locked)[0]
+        k4 = drive_rhs(x + hs * k3, u_cmd, theta, omega_l, pk, n_motors, current_mode,
+                       locked)[0]
+        x = x + (hs / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return x
 
 
 class DCMotorBlock(Block):
@@ -444,8 +483,9 @@ class DCMotorBlock(Block):
         p = self.params
         self.mp = {q.name: p[q.name] for q in MOTOR_PARAMETERS}
         self.gp = {q.name: p[q.name] for q in GEAR_PARAMETERS}
-        self.kp_i, self.ki_i = current_loop_gains(p["resistance"], p["inductance"],
-                                                  p["current_bandwidth"])
+        kp_i, ki_i = current_loop_gains(p["resistance"], p["inductance"],
+                                        p["current_bandwidth"])
+        self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
         self.reset()
 
     def reset(self, t0: float = 0.0) -> None:
@@ -453,12 +493,15 @@ class DCMotorBlock(Block):
         self.x = np.zeros(4 * self.params["n_motors"])
         self._update_outputs()
 
-    def _rhs(self, x):
+    def _args(self):
         p = self.params
-        u = self.inputs["voltage"] if p["command"] == "voltage" else self.inputs["current_ref"]
-        return _motor_rhs(x, u, self.inputs["axis_angle"], self.inputs["axis_rate"], self.mp,
-                          self.gp, p["n_motors"], p["command"], p["bias_current"], self.kp_i,
-                          self.ki_i, p["locked_rotor"])
+        current = p["command"] == "current"
+        u = self.inputs["current_ref"] if current else self.inputs["voltage"]
+        return (u, self.inputs["axis_angle"], self.inputs["axis_rate"], self.packed,
+                p["n_motors"], current, bool(p["locked_rotor"]))
+
+    def _rhs(self, x):
+        return drive_rhs(x, *self._args())
 
     def _update_outputs(self):
         _, tg, _ = self._rhs(self.x)
@@ -481,15 +524,7 @@ class DCMotorBlock(Block):
 
     def do_step(self, t: float, h: float) -> None:
         n = self.params["substeps"]
-        hs = h / n
-        x = self.x
-        with np.errstate(all="ignore"):
-            for _ in range(n):
-                k1 = self._rhs(x)[0]
-                k2 = self._rhs(x + 0.5 * hs * k1)[0]
-                k3 = self._rhs(x + 0.5 * hs * k2)[0]
-                k4 = self._rhs(x + hs * k3)[0]
-                x = x + (hs / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+        x = drive_rk4(self.x, *self._args(), h / n, n)
         if not np.all(np.isfinite(x)):
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s gave a non-finite motor state; "
                             f"state kept at t = {self.time:.6g} s")

@@ -1,0 +1,477 @@
+"""Antenna models (BENCHMARKS.md §3, §4): a pointing axis and a deployable boom.
+
+Pointing axis (after W. Gawronski's models of the NASA DSN antenna servos)
+---------------------------------------------------------------------------
+One rotation axis (azimuth or elevation, planar) of a steerable antenna:
+
+* the rigid part on the axis: a hub of inertia ``hub_inertia`` pinned to the ground;
+* flexible parts welded to the hub: the reflector (a :class:`~mbdcore.flexible.ModalBeam`
+  along +x whose tip mass and inertia stand for the dish) and the feed support (a
+  modal beam along -x whose tip mass is the feed / subreflector);
+* the drive: ``n_motors`` DC motors (:mod:`mbdcore.drive`) through gearboxes of ratio
+  ``ratio`` with torsional gear-train stiffness, optionally in counter-torque;
+* a wind-gust torque on the dish (at the reflector tip).
+
+Outputs: axis angle and rate, motor speeds, the pointing angle (the orientation of the
+dish, i.e. of the reflector at its tip) and the pointing error, reference minus
+pointing angle = axis error + structural deflection seen at the reflector.
+
+Parameters (:data:`POINTING_AXIS`) are chosen, not copied: a 5-m class antenna whose
+lowest locked-rotor mode is 2.0 Hz and whose second is 7.0 Hz with 1 % modal damping, as
+BENCHMARKS.md §3 asks after Gawronski (Modeling and Control of Antennas and
+Telescopes, Springer 2008: the DSN 34-m antenna's lowest locked-rotor mode is near
+2 Hz); the beam stiffnesses and the gear stiffness were solved for those two
+frequencies (:func:`tune_pointing_axis`: reflector EI 6.11e7 N m^2, gear stiffness
+1.37e7 N m/rad per motor; with this inertia split a second mode below about 6.5 Hz is
+out of reach, so 7 Hz was taken inside the 4..8 Hz band); the motor is the industrial servo motor of
+:mod:`mbdcore.drive`, two per axis with gear ratio 3000 (BENCHMARKS.md: 10^3..10^4),
+which gives about 9 deg/s and 26 kN m at the axis, above the 1 deg/s and
+0.5 deg/s^2 operating limits.
+
+Speed: the structure rotates slowly (1 deg/s: centrifugal terms 3e-4 rad^2/s^2 against
+(2 pi 2 Hz)^2) and carries no gravity in the plane, so its equations linearised about
+the undeformed state are exact for any axis angle (rotation is a rigid mode) up to those
+terms.  :class:`AntennaStructure` takes the linear model from the engine
+(:func:`mbdcore.modal.linearize` of :func:`pointing_axis_system`), and the blocks use its
+modal form (ZOH-exact steps for the structure alone, RK4 with the nonlinear drive).
+
+Deployable boom: see :func:`deployable_boom` and :func:`simulate_deployment`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.linalg as sl
+
+from .blocks import Block, Parameter, ParameterError, Signal, StepError
+from .constraints import AngleDriver, Revolute, SynchronousGear, Weld, constant_rate
+from .drive import (GEAR_PARAMETERS, MOTOR_PARAMETERS, DCMotorBody, GearTrain, MotorVoltage,
+                    current_loop_gains, drive_rhs, pack_drive, gear_parameters, motor_parameters)
+from .flexible import ModalBeam
+from .forces import Force, JointTorque
+from .multibody import System
+
+#: Structure of the pointing axis (SI units; see the module docstring for the choice).
+POINTING_AXIS = dict(
+    hub_inertia=2.0e4,          # kg m^2, rigid part on the axis (alidade / elevation wheel)
+    hub_mass=5.0e3,             # kg
+    reflector_length=5.0,       # m
+    reflector_rho_a=200.0,      # kg/m
+    reflector_ei=6.11e7,        # N m^2 (solved with the gear stiffness: 2.0 and 7.0 Hz)
+    dish_mass=3.0e3,            # kg, at the reflector tip
+    dish_inertia=5.0e3,         # kg m^2
+    feed_length=4.0,            # m
+    feed_rho_a=50.0,            # kg/m
+    feed_ei=4.0e7,              # N m^2
+    feed_mass=400.0,            # kg, feed / subreflector at the feed-support tip
+    feed_inertia=50.0,          # kg m^2
+    n_modes=3,                  # assumed modes per beam (clamped-mass shapes)
+    damping_ratio=0.01,         # modal damping of the flexible modes
+)
+
+
+def _structure_params(**overrides) -> dict:
+    p = dict(POINTING_AXIS)
+    unknown = set(overrides) - set(p)
+    if unknown:
+        raise ParameterError(f"unknown pointing-axis parameter(s) {sorted(unknown)}; "
+                             f"accepted: {sorted(p)}")
+    p.update(overrides)
+    for k, v in p.items():
+        if k == "n_modes":
+            if not (isinstance(v, int) and 1 <= v <= 10):
+                raise ParameterError(f"n_modes = {v!r} is invalid: accepted 1..10")
+        elif not (math.isfinite(float(v)) and float(v) >= 0.0):
+            raise ParameterError(f"{k} = {v!r} is invalid: accepted finite numbers >= 0")
+    return p
+
+
+def pointing_axis_system(n_motors: int = 2, locked_rotor: bool = False, structure=None,
+                         motor=None, gear=None) -> System:
+    """The pointing axis built with the engine.
+
+    Bodies: ``hub`` (pinned to the ground at ``ground.axis``), ``reflector`` and ``feed``
+    (modal beams welded to the hub), and, with ``n_motors`` > 0, ``motor1``..
+    (:class:`~mbdcore.drive.DCMotorBody`) with gear trains ``gear1``.. to the hub and
+    voltage inputs ``u1``..  [V].  ``locked_rotor`` clamps the rotors (AngleDrivers
+    ``lock1``..).  Inputs also ``wind`` [N m] (torque on the dish, at the reflector
+    tip) and ``axis_torque`` [N m] (an external torque on the hub, ground -> hub).
+    Structural damping: stiffness-proportional on each beam, ``damping_ratio`` at the
+    beam's own first clamped-mass frequency (the blocks apply exact modal damping).
+
+    Parameters
+    ----------
+    structure, motor, gear : dict, optional
+        Overrides of :data:`POINTING_AXIS`, :data:`~mbdcore.drive.MOTOR_PARAMETERS`,
+        :data:`~mbdcore.drive.GEAR_PARAMETERS`.
+    """
+    p = _structure_params(**(structure or {}))
+    mp = motor_parameters(**(motor or {}))
+    gp = gear_parameters(**(gear or {}))
+    s = System()
+    s.ground.add_marker("axis", (0.0, 0.0))
+    s.add_body("hub", mass=p["hub_mass"], inertia=p["hub_inertia"], markers={"axis": (0.0, 0.0)})
+    for name, angle in (("reflector", 0.0), ("feed", math.pi)):
+        beam = ModalBeam(name, p[f"{name}_length"], p[f"{name}_rho_a"], p[f"{name}_ei"],
+                         n_modes=p["n_modes"], mode_shapes="clamped-mass",
+                         tip_mass=p["dish_mass" if name == "reflector" else "feed_mass"],
+                         tip_inertia=p["dish_inertia" if name == "reflector" else "feed_inertia"],
+                         angle=angle)
+        omega1 = math.sqrt(beam.K[0, 0] / _modal_mass(beam))
+        beam.damping = 2.0 * p["damping_ratio"] / omega1
+        s.add(beam)
+    s.add_joint(Revolute("ground.axis", "hub.axis", name="bearing"))
+    s.add_joint(Weld("hub.axis", "reflector.root", name="reflector_clamp"))
+    s.add_joint(Weld("hub.axis", "feed.root", name="feed_clamp"))
+    s.add_force(JointTorque("ground", "reflector.tip", "wind", name="wind_gust"))
+    s.add_force(JointTorque("ground", "hub", "axis_torque", name="external"))
+    for k in range(1, n_motors + 1):
+        s.add(DCMotorBody(f"motor{k}", **mp))
+        s.add_force(MotorVoltage(f"motor{k}", f"u{k}", name=f"amplifier{k}"))
+        s.add_force(GearTrain(f"motor{k}", "ground", "hub", name=f"gear{k}", **gp))
+        if locked_rotor:
+            s.add_joint(AngleDriver("ground", f"motor{k}", constant_rate(0.0, 0.0),
+                                    name=f"lock{k}"))
+    return s
+
+
+def _modal_mass(beam: ModalBeam) -> float:
+    """Generalised mass of the first assumed mode of a beam clamped at rest."""
+    M = beam.mass_matrix(beam.initial_coordinates()[0])
+    return float(M[3, 3])
+
+
+@dataclass
+class AntennaStructure:
+    """Linear model of the pointing-axis structure (no drive), in modal form.
+
+    ``q = q0 + Phi eta``: eta'' + 2 zeta w eta' + w^2 eta = Phi^T (b_axis T + b_wind W),
+    Phi mass-normalised over the engine's independent coordinates; outputs are linear
+    in eta: axis (hub) angle ``c_axis``, pointing angle (dish orientation) ``c_point``,
+    dish tip deflection ``c_tip`` [m].
+
+    Attributes
+    ----------
+    omega : (k,) [rad/s]        natural frequencies, the rigid axis rotation first (0)
+    zeta : (k,)                 damping ratios (0 for the rigid mode)
+    b_axis, b_wind : (k,)       modal input vectors of the axis torque and the wind torque
+    c_axis, c_point, c_tip : (k,) output rows
+    mass, stiffness : (k, k)    the reduced M and K before the modal transformation
+    """
+
+    omega: np.ndarray
+    zeta: np.ndarray
+    b_axis: np.ndarray
+    b_wind: np.ndarray
+    c_axis: np.ndarray
+    c_point: np.ndarray
+    c_tip: np.ndarray
+    mass: np.ndarray
+    stiffness: np.ndarray
+
+    @classmethod
+    def from_engine(cls, **structure) -> "AntennaStructure":
+        """Linearise :func:`pointing_axis_system` (no motors) with the engine."""
+        from .formulations import assemble
+        from .modal import linearize
+
+        p = _structure_params(**structure)
+        s = pointing_axis_system(n_motors=0, structure=p)
+        q0, _ = assemble(s)
+        M, _, K, N = linearize(s, q0)
+        Mr, Kr = N.T @ M @ N, N.T @ K @ N
+        Mr, Kr = 0.5 * (Mr + Mr.T), 0.5 * (Kr + Kr.T)
+        w2, phi = sl.eigh(Kr, Mr)
+        w2[0] = 0.0                                     # the rigid rotation about the axis
+        omega = np.sqrt(np.maximum(w2, 0.0))
+        # input vectors: generalised forces of unit inputs (the forces are linear in them)
+        zero = np.zeros(s.n)
+        base = s.forces(0.0, q0, zero)
+
+        def unit(name):
+            s.set_input(name, 1.0)
+            f = s.forces(0.0, q0, zero) - base
+            s.set_input(name, 0.0)
+            return phi.T @ (N.T @ f)
+
+        def angle_row(frame):
+            body, loc = s.frame(frame)
+            sl_ = slice(body.index, body.index + body.n_coords)
+            J = body.state(q0[sl_], zero[sl_]).angle(loc)[2]
+            row = np.zeros(s.n)
+            row[sl_] = J
+            return row @ N @ phi
+
+        refl = s.body("reflector")
+        tip = np.zeros(s.n)
+        tip[refl.index + 3:refl.index + refl.n_coords] = 1.0    # sum of modal amplitudes
+        zeta = np.full(omega.size, p["damping_ratio"])
+        zeta[0] = 0.0
+        return cls(omega, zeta, unit("axis_torque"), unit("wind"), angle_row("hub"),
+                   angle_row("reflector.tip"), tip @ N @ phi, Mr, Kr)
+
+    @property
+    def n_modes(self) -> int:
+        return self.omega.size
+
+    @property
+    def axis_inertia(self) -> float:
+        """Inertia of the whole structure about the axis [kg m^2] (rigid mode)."""
+        return float(1.0 / self.b_axis[0] ** 2)
+
+    def frequencies_hz(self) -> np.ndarray:
+        return self.omega / (2 * math.pi)
+
+    def matrices(self):
+        """(A, B, C) of x = (eta, eta'), u = (axis torque, wind), y = (axis angle,
+        axis rate, pointing angle, dish tip deflection)."""
+        k = self.n_modes
+        A = np.zeros((2 * k, 2 * k))
+        A[:k, k:] = np.eye(k)
+        A[k:, :k] = -np.diag(self.omega ** 2)
+        A[k:, k:] = -np.diag(2 * self.zeta * self.omega)
+        B = np.zeros((2 * k, 2))
+        B[k:, 0], B[k:, 1] = self.b_axis, self.b_wind
+        C = np.zeros((4, 2 * k))
+        C[0, :k], C[1, k:], C[2, :k], C[3, :k] = self.c_axis, self.c_axis, self.c_point, \
+            self.c_tip
+        return A, B, C
+
+    def coupled_frequencies(self, n_motors: int, gear_stiffness: float, ratio: float,
+                            rotor_inertia: float, locked_rotor: bool) -> np.ndarray:
+        """Undamped natural frequencies [Hz] with the gear trains: motors locked (each
+        gear a spring from hub to ground) or free (each rotor an inertia J_m N^2 on
+        its gear spring), from the modal model."""
+        k = self.n_modes
+        Kh = n_motors * gear_stiffness
+        c = self.c_axis
+        if locked_rotor:
+            Km = np.diag(self.omega ** 2) + Kh * np.outer(c, c)
+            w2 = sl.eigvalsh(Km, np.eye(k))
+        else:
+            # coordinates (eta, motor angles / N): J_m N^2 on the load side
+            m = n_motors
+            M = np.eye(k + m)
+            M[k:, k:] *= rotor_inertia * ratio ** 2
+            K = np.zeros((k + m, k + m))
+            K[:k, :k] = np.diag(self.omega ** 2) + Kh * np.outer(c, c)
+            for j in range(m):
+                K[k + j, k + j] = gear_stiffness
+                K[:k, k + j] = K[k + j, :k] = -gear_stiffness * c
+            w2 = sl.eigvalsh(K, M)
+        return np.sqrt(np.maximum(w2, 0.0)) / (2 * math.pi)
+
+
+def tune_pointing_axis(f1: float = 2.0, f2: float = 7.0, n_motors: int = 2, **structure):
+    """(reflector_ei [N m^2], gear_stiffness [N m/rad]) that put the two lowest
+    locked-rotor modes at ``f1`` and ``f2`` [Hz], the rest of the structure as given
+    (how the defaults of :data:`POINTING_AXIS` were chosen)."""
+    from scipy.optimize import least_squares
+
+    def residual(x):
+        ei, kg = np.exp(x)
+        s = AntennaStructure.from_engine(**{**structure, "reflector_ei": ei})
+        f = s.coupled_frequencies(n_motors, kg, 1.0, 1.0, True)
+        return [math.log(f[0] / f1), math.log(f[1] / f2)]
+
+    sol = least_squares(residual, [math.log(5e7), math.log(1.5e7)], xtol=1e-12, ftol=1e-12)
+    return tuple(float(v) for v in np.exp(sol.x))
+
+
+#: The structure parameters as block parameters (defaults: :data:`POINTING_AXIS`).
+STRUCTURE_PARAMETERS: tuple[Parameter, ...] = tuple(
+    Parameter(k, v, "", f"pointing-axis structure: {k} (see POINTING_AXIS)", min=1, max=10)
+    if k == "n_modes" else Parameter(k, float(v), "", f"pointing-axis structure: {k} "
+                                     "(see POINTING_AXIS)", min=0.0)
+    for k, v in POINTING_AXIS.items())
+
+_STRUCTURE_OUTPUTS = (
+    Signal("axis_angle", "rad", "axis (hub) angle, the encoder"),
+    Signal("axis_rate", "rad/s", "axis (hub) rate"),
+    Signal("pointing_angle", "rad", "dish orientation (reflector at its tip)"),
+    Signal("pointing_error", "rad", "reference - pointing angle = axis error + structural "
+           "deflection seen at the reflector"),
+    Signal("dish_deflection", "m", "transverse deflection of the reflector tip"),
+)
+
+
+def _structure_of(params) -> AntennaStructure:
+    return AntennaStructure.from_engine(**{k: params[k] for k in POINTING_AXIS})
+
+
+class AntennaStructureBlock(Block):
+    """The pointing-axis structure alone: drive torque and wind in, angles out.
+
+    Linear modal model of :class:`AntennaStructure` stepped exactly for inputs held
+    over the step (zero-order-hold discretisation, cached per step size).
+    """
+
+    INPUTS = (
+        Signal("axis_torque", "N.m", "drive torque on the axis (from the gear trains)"),
+        Signal("wind_torque", "N.m", "wind-gust torque on the dish"),
+        Signal("reference_angle", "rad", "commanded pointing angle (for pointing_error)"),
+    )
+    OUTPUTS = _STRUCTURE_OUTPUTS
+    FEEDTHROUGH = {"pointing_error": ("reference_angle",)}
+    PARAMETERS = STRUCTURE_PARAMETERS
+    DEFAULT_STOP_TIME = 5.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.structure = _structure_of(self.params)
+        self.A, self.B, self.C = self.structure.matrices()
+        self._zoh: dict = {}
+        self.reset()
+
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        self.x = np.zeros(self.A.shape[0])
+
+    def _discrete(self, h):
+        key = round(h, 15)
+        if key not in self._zoh:
+            n, m = self.B.shape
+            E = np.zeros((n + m, n + m))
+            E[:n, :n], E[:n, n:] = self.A * h, self.B * h
+            F = sl.expm(E)
+            self._zoh[key] = (F[:n, :n], F[:n, n:])
+        return self._zoh[key]
+
+    def outputs(self) -> dict:
+        y = self.C @ self.x
+        return {"axis_angle": y[0], "axis_rate": y[1], "pointing_angle": y[2],
+                "pointing_error": self.inputs["reference_angle"] - y[2],
+                "dish_deflection": y[3]}
+
+    def do_step(self, t: float, h: float) -> None:
+        Ad, Bd = self._discrete(h)
+        self.x = Ad @ self.x + Bd @ np.array([self.inputs["axis_torque"],
+                                              self.inputs["wind_torque"]])
+        self.time = t + h
+
+    def _get_internal(self):
+        return {"x": self.x.copy()}
+
+    def _set_internal(self, internal):
+        self.x = np.array(internal["x"], dtype=float)
+
+
+@numba.njit(cache=True)
+def _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode):
+    """Structure (modal, first-order form) coupled to the drive through the gears."""
+    ns = A.shape[0]
+    xs = x[:ns]
+    theta = c_angle @ xs
+    omega = c_rate @ xs
+    dm, tg, _ = drive_rhs(x[ns:], u, theta, omega, pk, n_motors, current_mode, False)
+    ds = A @ xs + B[:, 0] * tg.sum() + B[:, 1] * wind
+    out = np.empty(x.size)
+    out[:ns] = ds
+    out[ns:] = dm
+    return out, tg
+
+
+@numba.njit(cache=True)
+def _axis_rk4(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode, hs, n):
+    for _ in range(n):
+        k1 = _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode)[0]
+        k2 = _axis_rhs(x + 0.5 * hs * k1, A, B, c_angle, c_rate, u, wind, pk, n_motors,
+                       current_mode)[0]
+        k3 = _axis_rhs(x + 0.5 * hs * k2, A, B, c_angle, c_rate, u, wind, pk, n_motors,
+                       current_mode)[0]
+        k4 = _axis_rhs(x + hs * k3, A, B, c_angle, c_rate, u, wind, pk, n_motors,
+                       current_mode)[0]
+        x = x + (hs / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return x
+
+
+class PointingAxisBlock(Block):
+    """The whole pointing axis in one process: drive motors, gear trains and structure.
+
+    The same equations as :class:`~mbdcore.drive.DCMotorBlock` coupled to
+    :class:`AntennaStructureBlock` continuously (no communication step between them),
+    integrated by RK4 with ``substeps`` per step: the one-process reference of the
+    co-simulation controller -> drive -> structure.
+    """
+
+    INPUTS = (
+        Signal("voltage", "V", "armature voltage (command='voltage')"),
+        Signal("current_ref", "A", "current command (command='current')"),
+        Signal("wind_torque", "N.m", "wind-gust torque on the dish"),
+        Signal("reference_angle", "rad", "commanded pointing angle (for pointing_error)"),
+    )
+    OUTPUTS = _STRUCTURE_OUTPUTS + tuple(
+        Signal(f"{q}{k}", u, f"motor {k} {d}")
+        for k in (1, 2)
+        for q, u, d in (("current", "A", "current"), ("speed", "rad/s", "rotor speed"))
+    ) + (Signal("axis_torque", "N.m", "total drive torque on the axis"),)
+    FEEDTHROUGH = {"pointing_error": ("reference_angle",)}
+    PARAMETERS = STRUCTURE_PARAMETERS + MOTOR_PARAMETERS + GEAR_PARAMETERS + (
+        Parameter("n_motors", 2, "", "motors on the axis", min=1, max=2),
+        Parameter("command", "current", "", "input used", choices=("voltage", "current")),
+        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0),
+        Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
+                  exclusive_min=True),
+        Parameter("substeps", 10, "", "RK4 steps per communication step", min=1, max=100000),
+    )
+    DEFAULT_STOP_TIME = 5.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        p = self.params
+        self.structure = _structure_of(p)
+        self.A, self.B, self.C = self.structure.matrices()
+        self.mp = {q.name: p[q.name] for q in MOTOR_PARAMETERS}
+        self.gp = {q.name: p[q.name] for q in GEAR_PARAMETERS}
+        kp_i, ki_i = current_loop_gains(p["resistance"], p["inductance"],
+                                        p["current_bandwidth"])
+        self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
+        self.ns = self.A.shape[0]
+        self.reset()
+
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        self.x = np.zeros(self.ns + 4 * self.params["n_motors"])
+
+    def _args(self):
+        p = self.params
+        current = p["command"] == "current"
+        u = self.inputs["current_ref"] if current else self.inputs["voltage"]
+        return (self.A, self.B, self.C[0], self.C[1], u, self.inputs["wind_torque"],
+                self.packed, p["n_motors"], current)
+
+    def _rhs(self, x):
+        return _axis_rhs(x, *self._args())
+
+    def outputs(self) -> dict:
+        y = self.C @ self.x[:self.ns]
+        _, tg = self._rhs(self.x)
+        out = {"axis_angle": y[0], "axis_rate": y[1], "pointing_angle": y[2],
+               "pointing_error": self.inputs["reference_angle"] - y[2],
+               "dish_deflection": y[3], "axis_torque": float(tg.sum())}
+        for k in (1, 2):
+            on = k <= self.params["n_motors"]
+            base = self.ns + 4 * (k - 1)
+            out[f"current{k}"] = self.x[base + 2] if on else 0.0
+            out[f"speed{k}"] = self.x[base + 1] if on else 0.0
+        return {k: float(v) for k, v in out.items()}
+
+    def do_step(self, t: float, h: float) -> None:
+        n = self.params["substeps"]
+        x = _axis_rk4(self.x, *self._args(), h / n, n)
+        if not np.all(np.isfinite(x)):
+            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s gave a non-finite state; "
+                            f"state kept at t = {self.time:.6g} s")
+        self.x = x
+        self.time = t + h
+
+    def _get_internal(self):
+        return {"x": self.x.copy()}
+
+    def _set_internal(self, internal):
+        self.x = np.array(internal["x"], dtype=float)

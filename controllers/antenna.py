@@ -258,3 +258,85 @@ class AntennaServoController(Block):
     def _set_internal(self, internal):
         self.z_pos = float(internal["z_pos"])
         self.z_rate = float(internal["z_rate"])
+
+
+class PointingReference(Block):
+    """Reference of the pointing axis: a step of ``step`` [rad] at ``step_time`` plus a
+    ramp of ``rate`` [rad/s] from ``ramp_time``; outputs angle and rate."""
+
+    OUTPUTS = (Signal("reference_angle", "rad", "commanded axis angle"),
+               Signal("reference_rate", "rad/s", "commanded axis rate"))
+    PARAMETERS = (
+        Parameter("step", 1e-3, "rad", "step amplitude"),
+        Parameter("step_time", 0.0, "s", "time of the step", min=0.0),
+        Parameter("rate", 0.0, "rad/s", "ramp rate"),
+        Parameter("ramp_time", 0.0, "s", "start of the ramp", min=0.0),
+    )
+    DEFAULT_STOP_TIME = 10.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def outputs(self) -> dict:
+        p, t = self.params, self.time
+        ramp = max(t - p["ramp_time"], 0.0)
+        return {"reference_angle": (p["step"] if t >= p["step_time"] else 0.0) + p["rate"] * ramp,
+                "reference_rate": p["rate"] if t >= p["ramp_time"] else 0.0}
+
+
+#: FMU model names of the three components of :func:`servo_cosim_system`.
+FMU_NAMES = {"ctrl": "AntennaServo", "drive": "AntennaDrive", "structure": "AntennaStructure"}
+
+
+def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
+                       drive=None, controller=None, structure=None):
+    """The servo loop as a co-simulation system: ``ref`` (Python block) -> ``ctrl``
+    (:class:`AntennaServoController`) -> ``drive`` (two-motor
+    :class:`~mbdcore.drive.DCMotorBlock`, current command) -> ``structure``
+    (:class:`~mbdcore.antenna.AntennaStructureBlock`), with the axis angle and rate fed
+    back to the drive's gears and the motor speeds to the controller.
+
+    With ``fmu_dir`` the three are FMUs built there (when missing); with
+    ``monolithic=True`` drive and structure are one in-process
+    :class:`~mbdcore.antenna.PointingAxisBlock` named ``structure`` (the one-process
+    reference: no communication step between drive and structure).  Parameters:
+    dicts for each block (``drive`` applies to the monolithic block too).
+    """
+    from pathlib import Path
+
+    from fmu.master import BlockComponent, FMUComponent, System
+    from mbdcore.antenna import AntennaStructureBlock, PointingAxisBlock
+    from mbdcore.drive import DCMotorBlock
+
+    drive = {"n_motors": 2, "command": "current", "substeps": 10, **(drive or {})}
+    controller, structure = dict(controller or {}), dict(structure or {})
+    ref = BlockComponent("ref", PointingReference(**(reference or {})))
+    if monolithic:
+        comps = [ref, BlockComponent("ctrl", AntennaServoController(**controller)),
+                 BlockComponent("structure", PointingAxisBlock(**structure, **drive))]
+        conn = {"ref.reference_angle": ["ctrl.reference_angle", "structure.reference_angle"],
+                "ref.reference_rate": "ctrl.reference_rate",
+                "structure.axis_angle": "ctrl.axis_angle",
+                "structure.speed1": "ctrl.speed1", "structure.speed2": "ctrl.speed2",
+                "ctrl.current_ref": "structure.current_ref"}
+        return System(comps, conn)
+    blocks = {"ctrl": (AntennaServoController, controller), "drive": (DCMotorBlock, drive),
+              "structure": (AntennaStructureBlock, structure)}
+    comps = [ref]
+    for name, (cls, params) in blocks.items():
+        if fmu_dir is None:
+            comps.append(BlockComponent(name, cls(**params)))
+        else:
+            from fmu.build import build_fmu
+
+            path = Path(fmu_dir) / f"{FMU_NAMES[name]}.fmu"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                build_fmu(cls, path, model_name=FMU_NAMES[name])
+            comps.append(FMUComponent(name, path, parameters=params))
+    conn = {"ref.reference_angle": ["ctrl.reference_angle", "structure.reference_angle"],
+            "ref.reference_rate": "ctrl.reference_rate",
+            "structure.axis_angle": ["ctrl.axis_angle", "drive.axis_angle"],
+            "structure.axis_rate": "drive.axis_rate",
+            "drive.speed1": "ctrl.speed1", "drive.speed2": "ctrl.speed2",
+            "ctrl.current_ref": "drive.current_ref",
+            "drive.axis_torque": "structure.axis_torque"}
+    return System(comps, conn)

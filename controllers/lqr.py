@@ -6,13 +6,29 @@ and designs the loop (:func:`~controllers.design.lqg`); :class:`ArmLQGController
 block that runs it, in Python, in python-control (``block_iosys``) and as an FMU: the
 whole design is one JSON text parameter, ``design``.
 
-Law (``xh`` estimates the deviation of the arm state from the linearisation point)::
+Law (``xh`` estimates the deviation of the arm state from the linearisation point),
+with ``reference="rigid"``::
 
     x_ref = (theta_ref, 0, omega_ref, 0)                 # rigid reference, links straight
     tau   = sat( tau_ff + K (x_ref - x_lin - xh) )
     xh   <- Ad xh + Bd tau + L (y - y_lin - C xh)       # at the end of each step
 
-``tau_ff`` is the rigid-arm inverse dynamics on the reference (as the joint PD).
+``tau_ff`` is the rigid-arm inverse dynamics on the reference (as the joint PD).  That
+reference is not a motion of the flexible arm (the feedforward bends the links the
+regulator holds straight): the joints overshoot the target by 15-20 % and creep back
+over seconds.
+
+``reference="model"`` is a two-degree-of-freedom structure: the feedforward torques
+are inputs (``tau1_ff``, ``tau2_ff``, from :class:`FlexibleArmReference`) and the state
+reference is the design's own linear model driven by them, so it is a motion of the
+flexible arm by construction and the loop corrects only the model error::
+
+    tau   = sat( tau_ff + K (r - xh) )
+    r    <- Ad r + Bd tau_ff                           # r(0) = 0: starts at x_lin
+    xh   <- Ad xh + Bd tau + L (y - y_lin - C xh)
+
+:class:`FlexibleArmReference` makes ``tau_ff`` a rest-to-rest move of that linear model
+(every mode at rest at the end), so the reference leaves no vibration behind.
 """
 from __future__ import annotations
 
@@ -21,6 +37,7 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg as sl
 
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
 from mbdcore.manipulator import ARM_PARAMETERS
@@ -29,6 +46,7 @@ from mbdcore.rigid_arm import RigidTwoLinkArm
 from .design import DesignError, LQGDesign
 from .ioadapters import VectorState
 from .joint_pd import _RIGID_NAMES, JointPDController
+from .trajectory import QuinticJointTrajectory, quintic
 
 #: Default weights of :func:`design_arm_lqg` (SI units: rad, m, N m).
 DEFAULT_Q = {"theta1": 1.0e3, "theta2": 5.0e2, "w1": 1.0e5, "w2": 2.0e4}
@@ -89,26 +107,36 @@ class TextParameter(Parameter):
         return value
 
 
-class ArmLQGController(Block):
-    """LQG state feedback + rigid feedforward for the two-link flexible arm (module doc).
+FEEDFORWARD_INPUTS = (Signal("tau1_ff", "N.m", "feedforward torque, joint 1"),
+                      Signal("tau2_ff", "N.m", "feedforward torque, joint 2"))
 
-    Discrete time: the block must be stepped with the design's sample time.
+
+class ArmLQGController(Block):
+    """LQG state feedback + feedforward for the two-link flexible arm (module doc).
+
+    Discrete time: the block must be stepped with the design's sample time.  With
+    ``reference="model"`` the move must start at the design's linearisation point.
     """
 
     INPUTS = JointPDController.INPUTS + (
         Signal("w1", "m", "measured tip deflection of link 1"),
         Signal("w2", "m", "measured tip deflection of link 2"),
-    )
+    ) + FEEDFORWARD_INPUTS
     OUTPUTS = JointPDController.OUTPUTS
     PARAMETERS = (
         TextParameter("design", "", "", "LQG design as JSON (LQGDesign.to_json())"),
         Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
-        Parameter("feedforward", 1, "", "1: rigid-model feedforward on, 0: off", min=0, max=1),
+        Parameter("feedforward", 1, "", "reference 'rigid': 1 rigid-model feedforward on, 0 off",
+                  min=0, max=1),
+        Parameter("reference", "rigid", "", "state reference: 'rigid' (theta_ref, straight "
+                  "links) or 'model' (the design's model driven by tau1_ff, tau2_ff)",
+                  choices=("rigid", "model")),
     ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
     # the estimate is updated at the end of a step: tau depends on the measurements only
-    # through the state, on the reference directly
-    FEEDTHROUGH = {o: tuple(s.name for s in JointPDController.INPUTS[:6]) for o in ("tau1", "tau2")}
+    # through the state, on the reference and the feedforward directly
+    FEEDTHROUGH = {o: tuple(s.name for s in JointPDController.INPUTS[:6] + FEEDFORWARD_INPUTS)
+                   for o in ("tau1", "tau2")}
     DEFAULT_STOP_TIME = 3.0
     DEFAULT_STEP_SIZE = 1e-3
 
@@ -138,9 +166,16 @@ class ArmLQGController(Block):
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
         self.xh = np.zeros(len(self.Ad))
+        self.r = np.zeros(len(self.Ad))
+
+    def _feedforward(self) -> np.ndarray:
+        return np.array([self.inputs["tau1_ff"], self.inputs["tau2_ff"]])
 
     def _torques(self) -> np.ndarray:
         u = self.inputs
+        if self.params["reference"] == "model":
+            return np.clip(self._feedforward() + self.K @ (self.r - self.xh),
+                           -self.tau_max, self.tau_max)
         th = np.array([u["theta1_ref"], u["theta2_ref"]])
         om = np.array([u["omega1_ref"], u["omega2_ref"]])
         x_ref = np.zeros(len(self.Ad))
@@ -161,16 +196,170 @@ class ArmLQGController(Block):
         y = np.array([self.inputs[m] for m in self.design.measured])
         tau = self._torques()
         self.xh = self.Ad @ self.xh + self.Bd @ tau + self.L @ (y - self.y_lin - self.C @ self.xh)
+        if self.params["reference"] == "model":
+            self.r = self.Ad @ self.r + self.Bd @ self._feedforward()
         self.time = t + h
 
     def vector_state(self) -> VectorState:
-        def set_xh(block, x):
-            block.xh = np.array(x, dtype=float)
-        return VectorState([f"xh_{s}" for s in self.design.states],
-                           lambda block: block.xh.copy(), set_xh)
+        n = len(self.Ad)
+
+        def set_x(block, x):
+            block.xh = np.array(x[:n], dtype=float)
+            block.r = np.array(x[n:], dtype=float)
+        return VectorState([f"xh_{s}" for s in self.design.states]
+                           + [f"ref_{s}" for s in self.design.states],
+                           lambda block: np.r_[block.xh, block.r], set_x)
 
     def _get_internal(self):
-        return {"xh": self.xh.copy()}
+        return {"xh": self.xh.copy(), "r": self.r.copy()}
 
     def _set_internal(self, internal):
         self.xh = np.array(internal["xh"], dtype=float)
+        self.r = np.array(internal["r"], dtype=float)
+
+
+def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration: float,
+                             rigid: RigidTwoLinkArm | None = None, n_basis: int = 10,
+                             deflection_weight: float = 100.0):
+    """Feedforward torques that move the design's linear arm model rest to rest.
+
+    The torque is the rigid-arm inverse dynamics of the quintic from ``theta_start`` to
+    ``theta_end`` [rad] in ``duration`` [s], plus for each joint a correction
+    ``sum_j c_j s^2 (1 - s)^2 P_j(s)`` (``s = t / duration``, ``P_j`` Legendre
+    polynomials, ``j < n_basis``) that vanishes with its slope at both ends.  The
+    coefficients satisfy exactly the linear conditions "the sampled model
+    ``x[k+1] = Ad x[k] + Bd tau_ff[k]`` ends at the target joint angles with every other
+    state (modes, rates) zero" and, among those solutions, minimise
+
+        sum_k |theta[k] - theta_quintic[k]|^2 + deflection_weight (w1[k]^2 + w2[k]^2)
+
+    (joint angles [rad], tip deflections ``w_i = sum_j delta<i>_j`` [m]): the joints
+    stay near the quintic and the links bend little.  Without that cost the least-norm
+    coefficients swing the joints far past the target and bend link 1 by 20 % of its
+    length in a 2 s move.
+
+    Parameters
+    ----------
+    design : LQGDesign
+        Gives the model (``Ad``, ``Bd`` at ``dt``, state names) and its linearisation
+        point, which must be the start of the move.
+    rigid : RigidTwoLinkArm, optional
+        For the rigid part (default: the arm of BENCHMARKS.md §1).
+    n_basis : int
+        Correction functions per joint; ``2 n_basis`` must exceed the number of states.
+    deflection_weight : float
+        Weight of the tip deflections [rad^2/m^2] against the joint deviation.
+
+    Returns
+    -------
+    tau_ff : ndarray, shape (N, 2)
+        Torques [N m] held over the steps ``k dt``, ``N = round(duration / dt)``.
+    x_ref : ndarray, shape (N + 1, n)
+        The model's state (absolute: ``x_lin`` added), at rest at the target at ``N``.
+
+    Raises
+    ------
+    DesignError
+        The start is not the linearisation point, or the model cannot reach the
+        target at rest with these basis functions.
+    """
+    dt = design.dt
+    Ad, Bd = np.asarray(design.Ad), np.asarray(design.Bd)
+    n = len(Ad)
+    x_lin = np.asarray(design.x_lin)
+    th = [design.states.index(name) for name in ("theta1", "theta2")]
+    theta_start, theta_end = np.asarray(theta_start, float), np.asarray(theta_end, float)
+    if not np.allclose(theta_start, x_lin[th], atol=1e-12):
+        raise DesignError(f"the move starts at theta = {theta_start.tolist()} rad, not at the "
+                          f"design's linearisation point {x_lin[th].tolist()} rad")
+    if 2 * n_basis <= n:
+        raise DesignError(f"n_basis = {n_basis}: 2 n_basis must exceed the {n} states of the "
+                          "model (the end conditions)")
+    rigid = rigid or RigidTwoLinkArm.from_flexible()
+    N = int(round(duration / dt))
+    t = dt * np.arange(N + 1)
+    q = np.array([[quintic(tk, a, b, duration) for a, b in zip(theta_start, theta_end)]
+                  for tk in t])                                     # (N + 1, joint, order)
+    s = t[:N] / duration
+    basis = np.array([s**2 * (1 - s)**2 * np.polynomial.legendre.Legendre.basis(
+        j, domain=[0, 1])(s) for j in range(n_basis)]).T            # (N, n_basis)
+    # columns: the rigid torque, then each basis function on each joint
+    U = np.zeros((N, 2, 1 + 2 * n_basis))
+    U[:, :, 0] = [rigid.inverse_dynamics(*q[k].T) for k in range(N)]
+    U[:, 0, 1:1 + n_basis] = basis
+    U[:, 1, 1 + n_basis:] = basis
+    X = np.zeros((N + 1, n, U.shape[2]))                            # state response per column
+    for k in range(N):
+        X[k + 1] = Ad @ X[k] + Bd @ U[k]
+    target = np.zeros(n)
+    target[th] = theta_end - theta_start
+    G, miss = X[-1, :, 1:], target - X[-1, :, 0]
+    # end conditions G c = miss exactly: c = c0 + Z z over the null space of G
+    c0, *_ = np.linalg.lstsq(G, miss, rcond=None)
+    err = np.abs(G @ c0 - miss).max()
+    if err > 1e-9 * max(1.0, np.abs(target).max()):
+        raise DesignError(f"the feedforward cannot bring the model to rest at the target in "
+                          f"{duration:g} s with {n_basis} basis functions per joint "
+                          f"(state error {err:.3g})")
+    Z = sl.null_space(G)
+    rows = [(X[:, th[i]], q[:, i, 0] - theta_start[i], 1.0) for i in (0, 1)]
+    for link in (1, 2):
+        modes = [i for i, name in enumerate(design.states) if name.startswith(f"delta{link}_")
+                 and not name.endswith("_rate")]
+        rows.append((X[:, modes].sum(axis=1), 0.0, deflection_weight))
+    A = np.vstack([np.sqrt(w) * resp[:, 1:] for resp, _, w in rows])
+    b = np.concatenate([np.sqrt(w) * (ref - resp[:, 0]) for resp, ref, w in rows])
+    z, *_ = np.linalg.lstsq(A @ Z, b - A @ c0, rcond=None)
+    c = c0 + Z @ z
+    tau = U[:, :, 0] + np.column_stack([basis @ c[:n_basis], basis @ c[n_basis:]])
+    x = X[:, :, 0] + X[:, :, 1:] @ c
+    return tau, x + x_lin
+
+
+class FlexibleArmReference(QuinticJointTrajectory):
+    """Rest-to-rest move of the linear flexible arm: feedforward torques and the joint
+    reference they produce (:func:`rest_to_rest_feedforward`), for
+    :class:`ArmLQGController` with ``reference="model"`` (same ``design``).
+
+    Outputs the joint reference angle, rate and acceleration of the model (the
+    acceleration as the rate difference over a step) and ``tau1_ff``, ``tau2_ff``
+    [N m]; before ``start_time`` the start at rest, after the move the target at rest
+    with zero torque.  Must be stepped with the design's sample time.
+    """
+
+    OUTPUTS = QuinticJointTrajectory.OUTPUTS + tuple(
+        Signal(s.name, s.unit, s.description) for s in FEEDFORWARD_INPUTS)
+    PARAMETERS = QuinticJointTrajectory.PARAMETERS + (
+        TextParameter("design", "", "", "LQG design as JSON (LQGDesign.to_json())"),
+        Parameter("n_basis", 10, "", "correction functions per joint", min=1, max=40),
+        Parameter("deflection_weight", 100.0, "rad2/m2", "weight of the tip deflections "
+                  "against the joint deviation from the quintic", min=0.0),
+    ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        p = self.params
+        try:
+            self.design = LQGDesign.from_json(p["design"] or default_design_json())
+        except (DesignError, TypeError) as e:
+            raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
+        d = self.design
+        rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
+        try:
+            self.tau_ff, self.x_ref = rest_to_rest_feedforward(
+                d, (p["theta1_start"], p["theta2_start"]), (p["theta1_end"], p["theta2_end"]),
+                p["move_time"], rigid, p["n_basis"], p["deflection_weight"])
+        except DesignError as e:
+            raise ParameterError(f"FlexibleArmReference: {e}") from None
+        idx = [d.states.index(n) for n in ("theta1", "theta2", "omega1", "omega2")]
+        self._joint = self.x_ref[:, idx]
+        self._alpha = np.vstack([np.diff(self._joint[:, 2:], axis=0) / d.dt, np.zeros((1, 2))])
+
+    def outputs(self) -> dict:
+        k = int(round((self.time - self.params["start_time"]) / self.design.dt))
+        k = min(max(k, 0), len(self.tau_ff))
+        th1, th2, om1, om2 = self._joint[k]
+        tau = self.tau_ff[k] if k < len(self.tau_ff) else (0.0, 0.0)
+        return {"theta1_ref": th1, "theta2_ref": th2, "omega1_ref": om1, "omega2_ref": om2,
+                "alpha1_ref": self._alpha[k, 0], "alpha2_ref": self._alpha[k, 1],
+                "tau1_ff": float(tau[0]), "tau2_ff": float(tau[1])}

@@ -9,6 +9,13 @@ deflection and slope of link 1 and the deflection of link 2.  The *residual
 vibration* is the peak-to-peak size of ``e`` after the move: the diameter (largest
 distance between two points) of the curve ``e(t)`` for ``t_end <= t <= t_end + window``,
 where ``t_end`` is the time the reference reaches the target.
+
+Move time (:func:`settled_move`)
+--------------------------------
+To compare controllers whose joints arrive at different times, the *move time* is the
+time after which both joints stay within 2 % of their move until the end of the
+record, and the residual vibration is measured over the window that starts then: a
+controller is not credited for vibration that ends before its joints have arrived.
 """
 from __future__ import annotations
 
@@ -96,6 +103,34 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
         out[f"final_error{i}"] = m["final_error"]
         out[f"peak_tau{i}"] = float(np.abs(result[f"{ctrl}.tau{i}"]).max())
     return out
+
+
+def settled_move(result, start=(0.0, 0.0), target=(0.2617993877991494, 0.17453292519943295),
+                 band: float = 0.02, window: float = 1.0, arm: str = "arm",
+                 l1: float = 0.5, l2: float = 0.5) -> dict:
+    """Move time and the residual vibration after it (module docstring).
+
+    Returns
+    -------
+    dict
+        ``move_time`` [s] (``inf`` if a joint is outside the band at the end of the
+        record), ``settling_time1/2`` [s] and ``residual_vibration`` [m] over
+        ``[move_time, move_time + window]`` (``inf`` if the joints never settle).
+
+    Raises
+    ------
+    ValueError
+        If the joints settle but the record ends before the window does.
+    """
+    t = np.asarray(result["time"])
+    settle = [move_metrics(t, result[f"{arm}.theta{i}"], start[i - 1], target[i - 1],
+                           band)["settling_time"] for i in (1, 2)]
+    out = {"move_time": max(settle), "settling_time1": settle[0], "settling_time2": settle[1]}
+    if not np.isfinite(out["move_time"]):
+        return {**out, "residual_vibration": float("inf")}
+    e = end_effector_deflection(result[f"{arm}.theta1"], result[f"{arm}.theta2"],
+                                result[f"{arm}.x_tip"], result[f"{arm}.y_tip"], l1, l2)
+    return {**out, "residual_vibration": residual_vibration(t, e, out["move_time"], window)}
 
 
 def closed_loop_move(controller, reference, arm_params: dict | None = None,

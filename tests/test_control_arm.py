@@ -1,7 +1,10 @@
 """Controllers of the two-link flexible arm on the closed-loop benchmark (BENCHMARKS.md §1).
 
-Residual vibration: peak-to-peak end-effector deflection (controllers.validation) over
-the second after the reference reaches the target.
+Move time and residual vibration (controllers.validation.settled_move): the move time
+is the time after which both joints stay within 2 % of their move until the end of the
+record; the residual vibration is the peak-to-peak end-effector deflection over the
+second that starts then.  Every controller is judged from the time its own joints
+have arrived.
 """
 from __future__ import annotations
 
@@ -14,9 +17,9 @@ from controllers.input_shaping import (ShapedQuinticTrajectory, convolve, residu
                                        shaper)
 from controllers.ioadapters import SignalNameError, block_iosys, linearize_arm
 from controllers.joint_pd import JointPDController
-from controllers.lqr import MEASURED, ArmLQGController, design_arm_lqg
+from controllers.lqr import MEASURED, ArmLQGController, FlexibleArmReference, design_arm_lqg
 from controllers.trajectory import QuinticJointTrajectory, quintic
-from controllers.validation import closed_loop_move, move_report
+from controllers.validation import closed_loop_move, move_report, settled_move
 from mbdcore.blocks import ParameterError
 from mbdcore.manipulator import FlexibleManipulatorBlock
 
@@ -24,19 +27,23 @@ H = 1e-3
 MOVE_TIME = 2.0
 
 
+STOP = 3.5          # records long enough for a second of residual after a 2.3 s move
+
+
 def pd_loop_modes():
-    """Modes of the arm (linear, theta = 0) under the default joint PD."""
+    """The arm (linear, theta = 0) and the feedback of the default joint PD."""
     plant = linearize_arm(outputs=("theta1", "theta2", "omega1", "omega2"))
-    c = JointPDController().params
-    G = np.zeros((2, 4))
-    G[0, 0], G[1, 1], G[0, 2], G[1, 3] = c["kp1"], c["kp2"], c["kd1"], c["kd2"]
-    return plant, ct.ss([], [], [], -G, inputs=plant.output_labels, outputs=["tau1", "tau2"])
+    return plant, JointPDController().feedback_system()
 
 
 @pytest.fixture(scope="module")
 def pd_baseline():
-    result = closed_loop_move(JointPDController(), QuinticJointTrajectory(), stop_time=3.0)
-    return move_report(result, MOVE_TIME)
+    """Joint PD + rigid feedforward on the 2 s quintic: the joints are within 2 % from
+    1.75 s on, the end effector swings by about 20 cm after that (31 cm p-p over the
+    second after the reference ends)."""
+    result = closed_loop_move(JointPDController(), QuinticJointTrajectory(), stop_time=STOP)
+    after_reference = move_report(result, MOVE_TIME)["residual_vibration"]
+    return {**settled_move(result), "residual_after_reference": after_reference}
 
 
 def test_shapers_cancel_their_mode():
@@ -51,30 +58,29 @@ def test_shapers_cancel_their_mode():
 
 
 def test_input_shaping_removes_the_residual_vibration_of_joint_pd(pd_baseline):
+    """ZV shaper on the PD loop's 0.43 Hz link mode, 1.2 s quintic: measured 2.19 s
+    move time (1.25x PD's 1.75 s) and 4.6 mm residual (PD: 196 mm, 43x smaller)."""
     plant, pd = pd_loop_modes()
     closed = ct.ss(plant.A + plant.B @ pd.D @ plant.C, plant.B, plant.C, 0)
     first = [m for m in modal_table(closed) if m["damping"] < 0.1][0]   # the link mode
-    assert first["frequency"] == pytest.approx(0.426, abs=2e-3)
-    ref = ShapedQuinticTrajectory(shaper="zv", move_time=1.42, frequency1=first["frequency"],
+    assert first["frequency"] == pytest.approx(0.428, abs=2e-3)
+    ref = ShapedQuinticTrajectory(shaper="zv", move_time=1.2, frequency1=first["frequency"],
                                   zeta1=first["damping"])
-    assert ref.duration <= 1.3 * MOVE_TIME
-    stop = np.ceil((ref.duration + 1.0) / H) * H
-    shaped = move_report(closed_loop_move(JointPDController(), ref, stop_time=stop), ref.duration)
-    assert pd_baseline["residual_vibration"] == pytest.approx(0.31, abs=0.02)   # 31 cm
+    shaped = settled_move(closed_loop_move(JointPDController(), ref, stop_time=STOP))
+    assert pd_baseline["residual_vibration"] == pytest.approx(0.20, abs=0.02)
+    assert pd_baseline["move_time"] == pytest.approx(1.75, abs=0.01)
+    assert shaped["move_time"] <= 1.3 * pd_baseline["move_time"]
     assert shaped["residual_vibration"] < pd_baseline["residual_vibration"] / 10
-    for i in (1, 2):
-        assert abs(shaped[f"final_error{i}"]) < 0.02
 
 
-def test_designed_loops_have_margins(pd_baseline):
-    # The joint PD of the demo (not designed here) has no phase crossover at all, but
-    # only 39 deg (joint 1, at the 0.43 Hz link mode) and 36 deg (joint 2, crossover near
-    # 300 Hz where the 1 ms hold lags) of phase margin on the sampled model: measured,
-    # reported in issue 6, below the 45 deg asked of the designed loops.
+def test_designed_loops_have_margins():
+    """Loop at a time at the plant inputs, on the linear arm sampled at 1 ms: the joint
+    PD (no phase crossover; 60 deg / 54 deg at the dip crossovers near the link
+    antiresonances and at ~150 Hz) and the LQG regulator + observer."""
     plant, pd = pd_loop_modes()
-    pd_margins = loop_margins(ct.c2d(plant, H), pd)
-    assert [r["gain_margin_db"] for r in pd_margins] == [np.inf, np.inf]
-    assert [round(r["phase_margin_deg"]) for r in pd_margins] == [39, 36]
+    for r in loop_margins(ct.c2d(plant, H), pd):
+        assert r["gain_margin_db"] >= 6 and r["gain_reduction_db"] <= -6, r
+        assert r["phase_margin_deg"] >= 45, r
     design = design_arm_lqg()
     sampled = ct.c2d(linearize_arm(outputs=MEASURED), H)
     for r in loop_margins(sampled, design.controller()):
@@ -82,17 +88,43 @@ def test_designed_loops_have_margins(pd_baseline):
         assert r["phase_margin_deg"] >= 45, r
 
 
-def test_lqg_damps_the_link_modes(pd_baseline):
-    """Measured, not tuned to pass: LQG cuts the residual vibration tenfold in the
-    window after the 2 s move, but its joints are still 15-20 % short of the target
-    at 3 s (see the report of issue 6): the default weights trade joint stiffness for
-    link damping."""
+def test_lqg_with_the_rigid_reference_overshoots(pd_baseline):
+    """Measured: with the rigid reference (straight links) and rigid feedforward the
+    regulator fights the bending the feedforward causes; the links are quiet after
+    2 s, but the joints overshoot by 15-20 % and are still outside the 2 % band at
+    3.5 s, so by the move-time definition the move has not ended."""
     lqg = ArmLQGController()
-    report = move_report(closed_loop_move(lqg, QuinticJointTrajectory(), stop_time=3.0), MOVE_TIME)
-    assert report["residual_vibration"] < pd_baseline["residual_vibration"] / 10
+    result = closed_loop_move(lqg, QuinticJointTrajectory(), stop_time=STOP)
+    report = move_report(result, MOVE_TIME)
+    assert pd_baseline["residual_after_reference"] == pytest.approx(0.31, abs=0.02)
+    assert report["residual_vibration"] < pd_baseline["residual_after_reference"] / 10
+    assert min(report["overshoot1"], report["overshoot2"]) > 0.1
+    assert settled_move(result)["move_time"] == np.inf
     reg = modal_table(ct.ss(np.array(lqg.Ad) - np.array(lqg.Bd) @ lqg.K, np.zeros((12, 1)),
                             np.zeros((1, 12)), 0, H))
     assert reg[0]["damping"] > 0.5                   # PD leaves it at 0.005
+
+
+def test_lqg_with_the_flexible_model_reference_arrives_without_vibration(pd_baseline):
+    """Two degrees of freedom: feedforward torques that move the linear flexible model
+    rest to rest in 2 s (joints kept near the quintic, links bent little), and that
+    model as the LQG's state reference.  Measured: move time 1.945 s (1.11x PD's),
+    residual 3.8 mm (PD: 196 mm, 51x smaller), the joints never leave [start, target].
+    The reference does most of the work: joint PD following the same joint reference
+    does about as well (see the report of issue 6); the LQG feedback corrects what the
+    linear model misses (the 15 deg move is nonlinear) with damped link modes."""
+    design = design_arm_lqg().to_json()
+    ref = FlexibleArmReference(design=design)
+    assert np.abs(ref.x_ref[-1, 2:]).max() < 1e-12          # the model ends at rest
+    result = closed_loop_move(ArmLQGController(design=design, reference="model"), ref,
+                              stop_time=STOP)
+    lq = settled_move(result)
+    for i, target in ((1, 0.2617993877991494), (2, 0.17453292519943295)):
+        assert 0 <= result[f"arm.theta{i}"].min() and result[f"arm.theta{i}"].max() <= 1.02 * target
+    assert lq["move_time"] <= 1.3 * pd_baseline["move_time"]
+    assert lq["residual_vibration"] < pd_baseline["residual_vibration"] / 10
+    with pytest.raises(ParameterError, match="not at the design's linearisation point"):
+        FlexibleArmReference(design=design, theta1_start=0.1)
 
 
 def test_same_controller_in_python_control_master_and_fmu(tmp_path):
@@ -108,7 +140,8 @@ def test_same_controller_in_python_control_master_and_fmu(tmp_path):
     as_fmu = closed_loop_move(FMUComponent("ctrl", fmu, parameters={"design": design}),
                               QuinticJointTrajectory(), stop_time=stop)
     # python-control: both blocks as discrete-time systems, the reference as input
-    ctrl = block_iosys(ArmLQGController(design=design), H, name="ctrl")
+    ctrl = block_iosys(ArmLQGController(design=design), H, name="ctrl",
+                       inputs=[n for n in ArmLQGController.input_names() if not n.endswith("_ff")])
     arm = block_iosys(FlexibleManipulatorBlock(), H, name="arm")
     refs = [f"{k}{i}_ref" for i in (1, 2) for k in ("theta", "omega", "alpha")]
     loop = ct.interconnect([ctrl, arm], inplist=[f"ctrl.{r}" for r in refs],
@@ -124,6 +157,14 @@ def test_same_controller_in_python_control_master_and_fmu(tmp_path):
         np.testing.assert_allclose(res["arm.w1"], resp.outputs[1], rtol=0, atol=1e-12)
         np.testing.assert_allclose(res["ctrl.tau1"], resp.outputs[2], rtol=0, atol=1e-10)
     assert np.abs(master["arm.w1"]).max() > 1e-3     # something happened
+    # the two-degree-of-freedom form: block and FMU
+    params = {"design": design, "reference": "model"}
+    ref = FlexibleArmReference(design=design)
+    master = closed_loop_move(ArmLQGController(**params), ref, stop_time=stop)
+    as_fmu = closed_loop_move(FMUComponent("ctrl", fmu, parameters=params),
+                              FlexibleArmReference(design=design), stop_time=stop)
+    for name in ("arm.theta1", "arm.w1", "ctrl.tau1", "ctrl.tau2"):
+        np.testing.assert_allclose(as_fmu[name], master[name], rtol=0, atol=1e-12)
 
 
 def test_bad_design_requests_are_named():

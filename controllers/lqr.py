@@ -111,6 +111,14 @@ FEEDFORWARD_INPUTS = (Signal("tau1_ff", "N.m", "feedforward torque, joint 1"),
                       Signal("tau2_ff", "N.m", "feedforward torque, joint 2"))
 
 
+def design_parameter(text: str) -> LQGDesign:
+    """The LQG design held by a ``design`` parameter ('' : the default design)."""
+    try:
+        return LQGDesign.from_json(text or default_design_json())
+    except (DesignError, TypeError) as e:
+        raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
+
+
 class ArmLQGController(Block):
     """LQG state feedback + feedforward for the two-link flexible arm (module doc).
 
@@ -143,11 +151,7 @@ class ArmLQGController(Block):
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        try:
-            self.design = LQGDesign.from_json(p["design"] or default_design_json())
-        except (DesignError, TypeError) as e:
-            raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
-        d = self.design
+        self.design = d = design_parameter(p["design"])
         if d.inputs != ["tau1", "tau2"]:
             raise ParameterError(f"parameter 'design': inputs {d.inputs}, expected ['tau1', 'tau2']")
         bad = [m for m in d.measured if m not in self._input_spec]
@@ -339,11 +343,7 @@ class FlexibleArmReference(QuinticJointTrajectory):
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        try:
-            self.design = LQGDesign.from_json(p["design"] or default_design_json())
-        except (DesignError, TypeError) as e:
-            raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
-        d = self.design
+        self.design = d = design_parameter(p["design"])
         rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
         try:
             self.tau_ff, self.x_ref = rest_to_rest_feedforward(

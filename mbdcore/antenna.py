@@ -475,3 +475,282 @@ class PointingAxisBlock(Block):
 
     def _set_internal(self, internal):
         self.x = np.array(internal["x"], dtype=float)
+
+
+# ---------------------------------------------------------------------------------------
+# Deployable boom (BENCHMARKS.md §4)
+# ---------------------------------------------------------------------------------------
+#: The deployable boom of BENCHMARKS.md §4 (SI units).  The panel damping, the gear-train
+#: stiffness/damping and the drive gains are this project's assumptions (docs/antenna.md);
+#: the motor is the servo motor of :mod:`mbdcore.drive`.
+DEPLOYABLE_BOOM = dict(
+    n_panels=4,
+    panel_length=1.5,            # m
+    rho_a=2.0,                   # kg/m
+    ei=500.0,                    # N m^2
+    fold_angle=math.radians(170.0),   # rad, hinge angle when folded (zig-zag)
+    ratio=100.0,                 # gearbox of the root drive motor
+    latch_stiffness=1.0e4,       # N m/rad
+    latch_damping=10.0,          # N m s/rad
+    n_modes=2,                   # assumed modes per panel
+    damping_ratio=0.005,         # panel structural damping at its first clamped mode
+    gear_stiffness=2.0e4,        # N m/rad, root gear train (load side)
+    gear_damping=20.0,           # N m s/rad
+)
+
+
+class HingeLatch(Force):
+    """A latch at a hinge: a rotational spring-damper on the hinge angle about
+    ``latch_angle`` [rad] that is off until the hinge reaches the end stop and then
+    holds it both ways (torque on b = -k (theta - latch) - c theta').
+
+    ``theta = sign (theta_b - theta_a)``; the latch engages when theta first comes
+    within ``tolerance`` of ``latch_angle`` from above.  :meth:`update` is called
+    between time steps (the engagement is an event, so the force stays smooth within
+    a step for the Newton iterations).
+    """
+
+    kind = "latch"
+
+    def __init__(self, a: str, b: str, stiffness: float, damping: float,
+                 latch_angle: float = 0.0, sign: float = 1.0, tolerance: float = 1e-5,
+                 name=None):
+        super().__init__(name)
+        self.a_name, self.b_name = a, b
+        self.k, self.c = float(stiffness), float(damping)
+        self.latch_angle, self.sign, self.tolerance = float(latch_angle), float(sign), \
+            float(tolerance)
+        self.engaged = False
+        self.engaged_at: float | None = None
+
+    def bind(self, system):
+        super().bind(system)
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
+
+    def angle(self, view):
+        ta, wa, _, _ = view[self.a[0]].angle(self.a[1])
+        tb, wb, _, _ = view[self.b[0]].angle(self.b[1])
+        return self.sign * (tb - ta), self.sign * (wb - wa)
+
+    def update(self, t, q, v) -> bool:
+        """Engage if the hinge has reached the stop; True when it engages now."""
+        from .multibody import StateView
+
+        if self.engaged:
+            return False
+        theta, _ = self.angle(StateView(q, v))
+        if theta <= self.latch_angle + self.tolerance:
+            self.engaged, self.engaged_at = True, float(t)
+            return True
+        return False
+
+    def apply(self, t, view, f, inputs):
+        if not self.engaged:
+            return
+        theta, rate = self.angle(view)
+        torque = self.sign * (-self.k * (theta - self.latch_angle) - self.c * rate)
+        self._add_torque(f, view, self.b, torque)
+        self._add_torque(f, view, self.a, -torque)
+
+    def potential(self, t, view):
+        if not self.engaged:
+            return 0.0
+        return 0.5 * self.k * (self.angle(view)[0] - self.latch_angle) ** 2
+
+
+def _boom_params(**overrides) -> dict:
+    p = dict(DEPLOYABLE_BOOM)
+    unknown = set(overrides) - set(p)
+    if unknown:
+        raise ParameterError(f"unknown boom parameter(s) {sorted(unknown)}; accepted: "
+                             f"{sorted(p)}")
+    p.update(overrides)
+    return p
+
+
+def hinge_frames(k: int) -> tuple[str, str, float]:
+    """(inboard frame, outboard frame, sign) of hinge k = 1..N: the hinge angle is
+    sign (theta_out - theta_in); the zig-zag alternates the sign so that every hinge
+    angle is +fold_angle folded and 0 deployed."""
+    inboard = "ground" if k == 1 else f"panel{k - 1}.tip"
+    return inboard, f"panel{k}.root", 1.0 if k % 2 else -1.0
+
+
+def deployable_boom(motor=None, **boom) -> System:
+    """The boom of N hinged flexible panels folded in a zig-zag (BENCHMARKS.md §4).
+
+    Panel k (a :class:`~mbdcore.flexible.ModalBeam`, clamped-free shapes) is hinged to
+    the tip of panel k-1 (panel 1 to ``ground.root``); hinge k's angle (see
+    :func:`hinge_frames`) starts at ``fold_angle`` and is tied to hinge 1 by a
+    :class:`~mbdcore.constraints.SynchronousGear` ``sync<k>`` of ratio +-1 (the
+    zig-zag sign).  The root drive is a :class:`~mbdcore.drive.DCMotorBody` ``motor``
+    (input ``u`` [V]) through a :class:`~mbdcore.drive.GearTrain` of ratio ``ratio``;
+    every hinge has a :class:`HingeLatch` ``latch<k>`` at 0.
+    """
+    p = _boom_params(**boom)
+    n, length, th0 = int(p["n_panels"]), p["panel_length"], p["fold_angle"]
+    s = System()
+    s.ground.add_marker("root", (0.0, 0.0))
+    pos = np.zeros(2)
+    for k in range(1, n + 1):
+        ang = th0 if k % 2 else 0.0
+        beam = ModalBeam(f"panel{k}", length, p["rho_a"], p["ei"], n_modes=int(p["n_modes"]),
+                         position=tuple(pos), angle=ang)
+        omega1 = math.sqrt(beam.K[0, 0] / _modal_mass(beam))
+        beam.damping = 2.0 * p["damping_ratio"] / omega1
+        s.add(beam)
+        pos = pos + length * np.array([math.cos(ang), math.sin(ang)])
+    s.add_joint(Revolute("ground.root", "panel1.root", name="hinge1"))
+    for k in range(2, n + 1):
+        s.add_joint(Revolute(f"panel{k - 1}.tip", f"panel{k}.root", name=f"hinge{k}"))
+    for k in range(2, n + 1):
+        inb, outb, sign = hinge_frames(k)
+        s.add_joint(SynchronousGear(("ground", "panel1.root"), (inb, outb), ratio=sign,
+                                    name=f"sync{k}"))
+    mp = motor_parameters(**(motor or {}))
+    s.add(DCMotorBody("motor", angle=p["ratio"] * th0, **mp))
+    s.add_force(MotorVoltage("motor", "u", name="amplifier"))
+    s.add_force(GearTrain("motor", "ground", "panel1.root", name="gear", ratio=p["ratio"],
+                          gear_stiffness=p["gear_stiffness"], gear_damping=p["gear_damping"]))
+    for k in range(1, n + 1):
+        inb, outb, sign = hinge_frames(k)
+        s.add_force(HingeLatch(inb, outb, p["latch_stiffness"], p["latch_damping"], sign=sign,
+                               name=f"latch{k}"))
+    return s
+
+
+def hinge_angles(system: System, q) -> np.ndarray:
+    """Hinge angles [rad] (each with its zig-zag sign) at coordinates q."""
+    from .multibody import StateView
+
+    view = StateView(np.asarray(q, float), np.zeros(system.n))
+    out = []
+    k = 1
+    while f"panel{k}" in system._by_name:
+        inb, outb, sign = hinge_frames(k)
+        a, b = system.frame(inb), system.frame(outb)
+        out.append(sign * (view[b[0]].angle(b[1])[0] - view[a[0]].angle(a[1])[0]))
+        k += 1
+    return np.array(out)
+
+
+class SepticProfile:
+    """Rest-to-rest motion from ``start`` to ``end`` [rad] in ``duration`` [s] along the
+    7th-order polynomial with zero rate, acceleration and jerk at both ends."""
+
+    def __init__(self, start: float, end: float, duration: float):
+        self.start, self.end, self.duration = float(start), float(end), float(duration)
+
+    def __call__(self, t: float):
+        T, d = self.duration, self.end - self.start
+        s = min(max(t / T, 0.0), 1.0)
+        pos = 35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7
+        vel = (140 * s**3 - 420 * s**4 + 420 * s**5 - 140 * s**6) / T
+        acc = (420 * s**2 - 1680 * s**3 + 2100 * s**4 - 840 * s**5) / T**2
+        if t >= T:
+            vel = acc = 0.0
+        return self.start + d * pos, d * vel, d * acc
+
+
+class BangBangProfile:
+    """Rest-to-rest motion with bang-bang acceleration (+a for half the time, -a after):
+    the time-optimal profile for an acceleration limit, with jumps of acceleration at
+    the start, the middle and the end."""
+
+    def __init__(self, start: float, end: float, duration: float):
+        self.start, self.end, self.duration = float(start), float(end), float(duration)
+
+    def __call__(self, t: float):
+        T, d = self.duration, self.end - self.start
+        a = 4.0 * d / T**2
+        t = min(max(t, 0.0), T)
+        if t < T / 2:
+            return self.start + 0.5 * a * t * t, a * t, a
+        r = T - t
+        return self.end - 0.5 * a * r * r, a * r, (-a if t < T else 0.0)
+
+
+@dataclass
+class DeploymentResult:
+    """Time series of a deployment (SI units).
+
+    t (N,); hinge (N, n_panels) hinge angles [rad]; reference (N,) profile [rad];
+    voltage (N,) [V]; current (N,) [A]; tip (N, 2) tip position of the last panel [m];
+    violation (N,) max |g|; latch_time [s] (None if the latch did not engage).
+    """
+
+    t: np.ndarray
+    hinge: np.ndarray
+    reference: np.ndarray
+    voltage: np.ndarray
+    current: np.ndarray
+    tip: np.ndarray
+    violation: np.ndarray
+    latch_time: float | None
+
+    def residual_vibration(self, window: float = 5.0) -> float:
+        """Peak-to-peak transverse tip motion [m] over the last ``window`` seconds."""
+        sel = self.t >= self.t[-1] - window
+        return float(np.ptp(self.tip[sel, 1]))
+
+
+def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float = 0.01,
+                        profile: str = "smooth", kp: float = 5.0, kd: float = 0.0,
+                        rho_inf: float = 0.8, boom=None, motor=None) -> DeploymentResult:
+    """Deploy the boom from ``fold_angle`` to 0 along a ``"smooth"``
+    (:class:`SepticProfile`) or ``"bang-bang"`` (:class:`BangBangProfile`) reference in
+    ``duration`` [s], then hold for ``settle`` [s].
+
+    The drive controller (sampled every step h) commands the motor voltage
+    ``u = Ke N theta_ref' + kp (N theta_ref - phi) + kd (N theta_ref' - phi')``
+    [V]: back-EMF feedforward plus PD on the motor encoder; the latches engage at the
+    end stop.  Integrated by generalized-alpha (GGL form, ``rho_inf``) at step h.
+    The motor's Coulomb friction is regularised over ``friction_speed`` = 0.3 rad/s
+    (motor side, 3 mrad/s at the hinge; default unless ``motor`` says otherwise): with
+    the 1e-3 rad/s of the servo drive, Newton fails at h = 0.01 s where the rotor
+    stops.  The controller is a sampled PD at h without derivative action by default
+    (kd): the back-EMF damps the motor, and a derivative term sampled at 100 Hz
+    excites the 17 Hz rotor-on-gear mode.
+    """
+    from .formulations import assemble
+    from .implicit import make_implicit
+
+    p = _boom_params(**(boom or {}))
+    motor = {"friction_speed": 0.3, **(motor or {})}
+    s = deployable_boom(motor=motor, **(boom or {}))
+    mp = s.body("motor").params
+    n_ratio = p["ratio"]
+    ref = (SepticProfile if profile == "smooth" else BangBangProfile)(p["fold_angle"], 0.0,
+                                                                        duration)
+    latches = [f for f in s.forces_list if isinstance(f, HingeLatch)]
+    q, v = assemble(s)
+    integ = make_implicit("generalized-alpha", rho_inf=rho_inf)
+    im = s.body("motor").index
+    last = s.body(f"panel{int(p['n_panels'])}")
+    steps = int(round((duration + settle) / h))
+    rows = []
+
+    def record(t, u):
+        tip = last.state(q[last.index:last.index + last.n_coords],
+                         v[last.index:last.index + last.n_coords]).point(last.markers["tip"])[0]
+        rows.append((t, *hinge_angles(s, q), ref(t)[0], u, v[im + 1], *tip,
+                     np.abs(s.constraints(t, q)).max()))
+
+    for k in range(steps):
+        t = k * h
+        th, thd, _ = ref(t)
+        u = (mp["emf_constant"] * n_ratio * thd + kp * (n_ratio * th - q[im])
+             + kd * (n_ratio * thd - v[im]))
+        s.set_input("u", u)
+        record(t, u)
+        q, v = integ.step(s, t, q, v, h)
+        engaged = [lt.update(t + h, q, v) for lt in latches]
+        if any(engaged):
+            integ.reset()           # the forces jumped: restart from consistent accelerations
+    record(steps * h, u)
+    data = np.array(rows)
+    n = int(p["n_panels"])
+    times = [lt.engaged_at for lt in latches if lt.engaged_at is not None]
+    return DeploymentResult(data[:, 0], data[:, 1:1 + n], data[:, 1 + n], data[:, 2 + n],
+                            data[:, 3 + n], data[:, 4 + n:6 + n], data[:, 6 + n],
+                            min(times) if times else None)

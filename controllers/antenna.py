@@ -287,7 +287,7 @@ FMU_NAMES = {"ctrl": "AntennaServo", "drive": "AntennaDrive", "structure": "Ante
 
 
 def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
-                       drive=None, controller=None, structure=None):
+                       drive=None, controller=None, structure=None, wind: Block | None = None):
     """The servo loop as a co-simulation system: ``ref`` (Python block) -> ``ctrl``
     (:class:`AntennaServoController`) -> ``drive`` (two-motor
     :class:`~mbdcore.drive.DCMotorBlock`, current command) -> ``structure``
@@ -298,7 +298,8 @@ def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
     ``monolithic=True`` drive and structure are one in-process
     :class:`~mbdcore.antenna.PointingAxisBlock` named ``structure`` (the one-process
     reference: no communication step between drive and structure).  Parameters:
-    dicts for each block (``drive`` applies to the monolithic block too).
+    dicts for each block (``drive`` applies to the monolithic block too).  ``wind``: a
+    block with an output ``wind_torque`` [N m], connected to the structure.
     """
     from pathlib import Path
 
@@ -317,7 +318,7 @@ def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
                 "structure.axis_angle": "ctrl.axis_angle",
                 "structure.speed1": "ctrl.speed1", "structure.speed2": "ctrl.speed2",
                 "ctrl.current_ref": "structure.current_ref"}
-        return System(comps, conn)
+        return _with_wind(System, comps, conn, wind)
     blocks = {"ctrl": (AntennaServoController, controller), "drive": (DCMotorBlock, drive),
               "structure": (AntennaStructureBlock, structure)}
     comps = [ref]
@@ -339,4 +340,13 @@ def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
             "drive.speed1": "ctrl.speed1", "drive.speed2": "ctrl.speed2",
             "ctrl.current_ref": "drive.current_ref",
             "drive.axis_torque": "structure.axis_torque"}
-    return System(comps, conn)
+    return _with_wind(System, comps, conn, wind)
+
+
+def _with_wind(system_class, comps, conn, wind):
+    if wind is not None:
+        from fmu.master import BlockComponent
+
+        comps = comps + [BlockComponent("wind", wind)]
+        conn = {**conn, "wind.wind_torque": "structure.wind_torque"}
+    return system_class(comps, conn)

@@ -85,6 +85,10 @@ _SYMBOLS: dict[str, dict[str, int]] = {
     "Pa": {"kg": 1, "m": -1, "s": -2},
     "Hz": {"s": -1},
     "V": {"kg": 1, "m": 2, "s": -3, "A": -1},
+    "Ohm": {"kg": 1, "m": 2, "s": -3, "A": -2},
+    "H": {"kg": 1, "m": 2, "s": -2, "A": -2},
+    "C": {"s": 1, "A": 1},
+    "Wb": {"kg": 1, "m": 2, "s": -2, "A": -1},
 }
 _BASE_ORDER = ("kg", "m", "s", "A", "K", "mol", "cd", "rad")
 _FACTOR = re.compile(r"^([A-Za-z]+|1)(-?\d+)?$")

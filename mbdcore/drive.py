@@ -63,9 +63,9 @@ from .multibody import BodyBase, BodyState
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).
 MOTOR_PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("resistance", 3.07, "V/A", "armature resistance R [Ohm]", min=0.0,
+    Parameter("resistance", 3.07, "Ohm", "armature resistance R [Ohm]", min=0.0,
               exclusive_min=True),
-    Parameter("inductance", 6.57e-3, "V.s/A", "armature inductance L [H]", min=0.0,
+    Parameter("inductance", 6.57e-3, "H", "armature inductance L [H]", min=0.0,
               exclusive_min=True),
     Parameter("torque_constant", 0.49, "N.m/A", "torque constant Kt", min=0.0,
               exclusive_min=True),

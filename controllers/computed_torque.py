@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbdcore.blocks import Block, Parameter, Signal
+from mbdcore.blocks import Parameter
 from mbdcore.manipulator import ARM_PARAMETERS
 from mbdcore.rigid_arm import RigidTwoLinkArm
 
-from .joint_pd import _RIGID_NAMES, JointPDController
+from .joint_pd import _RIGID_NAMES, JointTorqueLaw
 
 
-class ComputedTorqueController(Block):
+class ComputedTorqueController(JointTorqueLaw):
     """tau = sat( M(theta) (alpha_ref + Kp e + Kd e') + c(theta, omega) ),
     e = theta_ref - theta, with ``Kp = wn^2``, ``Kd = 2 zeta wn`` per joint.
 
@@ -21,8 +21,6 @@ class ComputedTorqueController(Block):
     the model error.  Static law: the torques depend directly on the inputs.
     """
 
-    INPUTS = JointPDController.INPUTS
-    OUTPUTS = JointPDController.OUTPUTS
     PARAMETERS = (
         Parameter("wn1", 6.0, "rad/s", "error dynamics natural frequency, joint 1", min=0.0),
         Parameter("zeta1", 1.0, "", "error dynamics damping ratio, joint 1", min=0.0),
@@ -31,9 +29,6 @@ class ComputedTorqueController(Block):
         Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
     ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
-    FEEDTHROUGH = JointPDController.FEEDTHROUGH
-    DEFAULT_STOP_TIME = 3.0
-    DEFAULT_STEP_SIZE = 1e-3
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -51,13 +46,6 @@ class ComputedTorqueController(Block):
                  + self.kd * (np.asarray(ref_omega) - omega))
         tau = self.rigid.inverse_dynamics(theta, omega, alpha)
         return np.clip(tau, -self.tau_max, self.tau_max)
-
-    def outputs(self) -> dict:
-        u = self.inputs
-        tau = self.torques((u["theta1_ref"], u["theta2_ref"]), (u["omega1_ref"], u["omega2_ref"]),
-                           (u["alpha1_ref"], u["alpha2_ref"]), (u["theta1"], u["theta2"]),
-                           (u["omega1"], u["omega2"]))
-        return {"tau1": float(tau[0]), "tau2": float(tau[1])}
 
     def vector_state(self):
         from .ioadapters import VectorState

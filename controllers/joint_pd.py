@@ -10,7 +10,38 @@ from mbdcore.rigid_arm import RigidTwoLinkArm
 _RIGID_NAMES = ("l1", "l2", "rho_a1", "rho_a2", "j_h1", "j_h2", "m_h2", "j_s", "m_p", "j_p")
 
 
-class JointPDController(Block):
+class JointTorqueLaw(Block):
+    """Static two-joint torque law: reference angles, rates and accelerations and the
+    measured angles and rates in, joint torques out (all with direct feedthrough).
+    Subclasses implement :meth:`torques`."""
+
+    INPUTS = tuple(
+        Signal(f"{kind}{i}_ref", unit, f"joint {i} reference {what}")
+        for i in (1, 2)
+        for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate"),
+                                 ("alpha", "rad/s2", "acceleration"))
+    ) + tuple(
+        Signal(f"{kind}{i}", unit, f"measured joint {i} {what}")
+        for i in (1, 2) for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate")))
+    OUTPUTS = (Signal("tau1", "N.m", "joint 1 torque command"),
+               Signal("tau2", "N.m", "joint 2 torque command"))
+    FEEDTHROUGH = {"tau1": tuple(s.name for s in INPUTS), "tau2": tuple(s.name for s in INPUTS)}
+    DEFAULT_STOP_TIME = 3.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def torques(self, ref_theta, ref_omega, ref_alpha, theta, omega) -> np.ndarray:
+        """Joint torques [N m] from references [rad, rad/s, rad/s^2] and measurements."""
+        raise NotImplementedError
+
+    def outputs(self) -> dict:
+        u = self.inputs
+        tau = self.torques((u["theta1_ref"], u["theta2_ref"]), (u["omega1_ref"], u["omega2_ref"]),
+                           (u["alpha1_ref"], u["alpha2_ref"]), (u["theta1"], u["theta2"]),
+                           (u["omega1"], u["omega2"]))
+        return {"tau1": float(tau[0]), "tau2": float(tau[1])}
+
+
+class JointPDController(JointTorqueLaw):
     """tau = sat( tau_ff + Kp (theta_ref - theta) + Kd (omega_ref - omega) ).
 
     The feedforward is the inverse dynamics of the rigid two-link arm with the
@@ -33,16 +64,6 @@ class JointPDController(Block):
     gain margins).  The demo's earlier gains (kd1 = 40, kd2 = 15) had 39 and 36 deg.
     """
 
-    INPUTS = tuple(
-        Signal(f"{kind}{i}_ref", unit, f"joint {i} reference {what}")
-        for i in (1, 2)
-        for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate"),
-                                 ("alpha", "rad/s2", "acceleration"))
-    ) + tuple(
-        Signal(f"{kind}{i}", unit, f"measured joint {i} {what}")
-        for i in (1, 2) for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate")))
-    OUTPUTS = (Signal("tau1", "N.m", "joint 1 torque command"),
-               Signal("tau2", "N.m", "joint 2 torque command"))
     PARAMETERS = (
         Parameter("kp1", 200.0, "N.m/rad", "proportional gain, joint 1", min=0.0),
         Parameter("kd1", 100.0, "N.m.s/rad", "derivative gain, joint 1", min=0.0),
@@ -52,10 +73,6 @@ class JointPDController(Block):
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
         Parameter("feedforward", 1, "", "1: rigid-model feedforward on, 0: off", min=0, max=1),
     ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
-    FEEDTHROUGH = {"tau1": tuple(s.name for s in INPUTS), "tau2": tuple(s.name for s in INPUTS)}
-    DEFAULT_STOP_TIME = 3.0
-    DEFAULT_STEP_SIZE = 1e-3
-
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
@@ -84,9 +101,3 @@ class JointPDController(Block):
             tau = tau + self.rigid.inverse_dynamics(ref_theta, ref_omega, ref_alpha)
         return np.clip(tau, -self.tau_max, self.tau_max)
 
-    def outputs(self) -> dict:
-        u = self.inputs
-        tau = self.torques((u["theta1_ref"], u["theta2_ref"]), (u["omega1_ref"], u["omega2_ref"]),
-                           (u["alpha1_ref"], u["alpha2_ref"]), (u["theta1"], u["theta2"]),
-                           (u["omega1"], u["omega2"]))
-        return {"tau1": float(tau[0]), "tau2": float(tau[1])}

@@ -46,7 +46,7 @@ import numba
 import numpy as np
 import scipy.linalg as sl
 
-from .blocks import Block, Parameter, ParameterError, Signal, StepError
+from .blocks import Parameter, ParameterError, Signal, StateVectorBlock
 from .constraints import AngleDriver, Revolute, SynchronousGear, Weld, constant_rate
 from .drive import (GEAR_PARAMETERS, MOTOR_PARAMETERS, DCMotorBody, GearTrain, MotorVoltage,
                     current_loop_gains, drive_rhs, pack_drive, gear_parameters, motor_parameters)
@@ -302,7 +302,7 @@ def _structure_of(params) -> AntennaStructure:
     return AntennaStructure.from_engine(**{k: params[k] for k in POINTING_AXIS})
 
 
-class AntennaStructureBlock(Block):
+class AntennaStructureBlock(StateVectorBlock):
     """The pointing-axis structure alone: drive torque and wind in, angles out.
 
     Linear modal model of :class:`AntennaStructure` stepped exactly for inputs held
@@ -347,17 +347,9 @@ class AntennaStructureBlock(Block):
                 "pointing_error": self.inputs["reference_angle"] - y[2],
                 "dish_deflection": y[3]}
 
-    def do_step(self, t: float, h: float) -> None:
+    def _advance(self, x, t, h):
         Ad, Bd = self._discrete(h)
-        self.x = Ad @ self.x + Bd @ np.array([self.inputs["axis_torque"],
-                                              self.inputs["wind_torque"]])
-        self.time = t + h
-
-    def _get_internal(self):
-        return {"x": self.x.copy()}
-
-    def _set_internal(self, internal):
-        self.x = np.array(internal["x"], dtype=float)
+        return Ad @ x + Bd @ np.array([self.inputs["axis_torque"], self.inputs["wind_torque"]])
 
 
 @numba.njit(cache=True)
@@ -389,7 +381,7 @@ def _axis_rk4(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode, hs,
     return x
 
 
-class PointingAxisBlock(Block):
+class PointingAxisBlock(StateVectorBlock):
     """The whole pointing axis in one process: drive motors, gear trains and structure.
 
     The same equations as :class:`~mbdcore.drive.DCMotorBlock` coupled to
@@ -461,20 +453,9 @@ class PointingAxisBlock(Block):
             out[f"speed{k}"] = self.x[base + 1] if on else 0.0
         return {k: float(v) for k, v in out.items()}
 
-    def do_step(self, t: float, h: float) -> None:
+    def _advance(self, x, t, h):
         n = self.params["substeps"]
-        x = _axis_rk4(self.x, *self._args(), h / n, n)
-        if not np.all(np.isfinite(x)):
-            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s gave a non-finite state; "
-                            f"state kept at t = {self.time:.6g} s")
-        self.x = x
-        self.time = t + h
-
-    def _get_internal(self):
-        return {"x": self.x.copy()}
-
-    def _set_internal(self, internal):
-        self.x = np.array(internal["x"], dtype=float)
+        return _axis_rk4(x, *self._args(), h / n, n)
 
 
 # ---------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
+
 
 class BlockError(RuntimeError):
     """Base class of the errors a block reports."""
@@ -238,3 +240,31 @@ class Block:
 
     def _set_internal(self, internal: Any) -> None:
         pass
+
+
+class StateVectorBlock(Block):
+    """A block whose whole internal state is one vector ``x``.
+
+    Subclasses implement ``_advance(x, t, h) -> x_new`` (inputs held); a non-finite
+    result raises StepError and keeps the state."""
+
+    x: np.ndarray
+
+    def _advance(self, x: np.ndarray, t: float, h: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def do_step(self, t: float, h: float) -> None:
+        with np.errstate(all="ignore"):
+            x = self._advance(self.x, t, h)
+        if not np.all(np.isfinite(x)):
+            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s of {type(self).__name__} gave a "
+                            f"non-finite state; state kept at t = {self.time:.6g} s")
+        self.x = x
+        self.time = t + h
+
+    def _get_internal(self):
+        return {"x": self.x.copy()}
+
+    def _set_internal(self, internal):
+        self.x = np.array(internal["x"], dtype=float)
+

@@ -57,7 +57,7 @@ import math
 import numba
 import numpy as np
 
-from .blocks import Block, Parameter, ParameterError, Signal, StepError
+from .blocks import Parameter, ParameterError, Signal, StateVectorBlock
 from .forces import Force
 from .multibody import BodyBase, BodyState
 
@@ -437,7 +437,7 @@ def drive_rk4(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked, hs, 
     return x
 
 
-class DCMotorBlock(Block):
+class DCMotorBlock(StateVectorBlock):
     """One or two DC motors with gearboxes driving one load axis.
 
     Inputs: ``voltage`` [V] (``command="voltage"``) or ``current_ref`` [A]
@@ -524,17 +524,6 @@ class DCMotorBlock(Block):
         self._update_outputs()        # the gear torques follow the axis inputs at once
         return dict(self._out)
 
-    def do_step(self, t: float, h: float) -> None:
+    def _advance(self, x, t, h):
         n = self.params["substeps"]
-        x = drive_rk4(self.x, *self._args(), h / n, n)
-        if not np.all(np.isfinite(x)):
-            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s gave a non-finite motor state; "
-                            f"state kept at t = {self.time:.6g} s")
-        self.x = x
-        self.time = t + h
-
-    def _get_internal(self):
-        return {"x": self.x.copy()}
-
-    def _set_internal(self, internal):
-        self.x = np.array(internal["x"], dtype=float)
+        return drive_rk4(x, *self._args(), h / n, n)

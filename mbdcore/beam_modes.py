@@ -128,3 +128,26 @@ class ClampedBeamModes:
         first = [ch - c, sh + s, ch + c, sh - s][derivative % 4]
         second = [sh - s, ch - c, sh + s, ch + c][derivative % 4]
         return (self.coef[:, 0] * first + self.coef[:, 1] * second) * b**derivative
+
+    def foreshortening(self, x, n_gauss: int = 60) -> np.ndarray:
+        """G(x) = int_0^x phi'(s) phi'(s)^T ds, shape (len(x), n, n) [1/m]: the axial
+        shortening of the beam at x is u(x) = -1/2 delta^T G(x) delta."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        xi, wi = np.polynomial.legendre.leggauss(n_gauss)
+        G = np.empty((len(x), self.n, self.n))
+        for p, xp in enumerate(x):
+            dphi = self.shapes(0.5 * xp * (xi + 1.0), 1)
+            G[p] = (dphi * (0.5 * xp * wi)[:, None]).T @ dphi
+        return G
+
+    def stiffness(self, n_gauss: int = 60) -> np.ndarray:
+        """Modal stiffness K_jk = int_0^l EI phi_j'' phi_k'' dx [N/m] (n, n)."""
+        xg, wg = np.polynomial.legendre.leggauss(n_gauss)
+        d2 = self.shapes(0.5 * self.length * (xg + 1.0), 2)
+        return self.ei * (d2 * (0.5 * self.length * wg)[:, None]).T @ d2
+
+    def gauss_points(self, n_quad: int):
+        """Gauss-Legendre nodes x [m] and weights [m] over [0, l]."""
+        xg, wg = np.polynomial.legendre.leggauss(n_quad)
+        return 0.5 * self.length * (xg + 1.0), 0.5 * self.length * wg
+

@@ -201,28 +201,17 @@ class ModalBeam(PointMassBody):
         self.fs = 1.0 if geometric_stiffening else 0.0
         tip = (self.tip_mass, self.tip_inertia) if mode_shapes == "clamped-mass" else (0.0, 0.0)
         self.modes = ClampedBeamModes.compute(n_modes, self.length, self.rho_a, self.ei, *tip)
-        xg, wg = np.polynomial.legendre.leggauss(n_quad)
-        self._x = 0.5 * self.length * (xg + 1.0)
-        self._w = 0.5 * self.length * wg * self.rho_a
+        self._x, w = self.modes.gauss_points(n_quad)
+        self._w = w * self.rho_a
         self._phi, self._G = self._shape_data(self._x)
-        xs, ws = np.polynomial.legendre.leggauss(60)
-        xk = 0.5 * self.length * (xs + 1.0)
-        d2 = self.modes.shapes(xk, 2)
-        self.K = self.ei * (d2 * (0.5 * self.length * ws)[:, None]).T @ d2
+        self.K = self.modes.stiffness()
         self._tip_phi, self._tip_G = self._shape_data(np.array([self.length]))
         self._tip_slope = self.modes.shapes(self.length, 1)[0]
         self._set_root_state(position, angle, velocity, omega, markers, self.length)
 
     def _shape_data(self, x):
         """phi(x) (P, N) and G(x) = int_0^x phi' phi'^T (P, N, N)."""
-        phi = self.modes.shapes(x)
-        xi, wi = np.polynomial.legendre.leggauss(40)
-        G = np.empty((len(x), self.n_modes, self.n_modes))
-        for p, xp in enumerate(x):
-            s = 0.5 * xp * (xi + 1.0)
-            dphi = self.modes.shapes(s, 1)
-            G[p] = (dphi * (0.5 * xp * wi)[:, None]).T @ dphi
-        return phi, G
+        return self.modes.shapes(x), self.modes.foreshortening(x, 40)
 
     # -- BodyBase ------------------------------------------------------------------
     def check_location(self, label, location):

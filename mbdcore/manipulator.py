@@ -255,28 +255,6 @@ def _rhs(x, tau1, tau2, nm, xq1, wq1, phi1, g1, xq2, wq2, phi2, g2,
     return out
 
 
-def _quadrature(length: float, modes: ClampedBeamModes, n_quad: int):
-    """Gauss nodes x [m], weights [m], phi(x), and G(x) = int_0^x phi' phi'^T."""
-    xg, wg = np.polynomial.legendre.leggauss(n_quad)
-    x = 0.5 * length * (xg + 1.0)
-    w = 0.5 * length * wg
-    phi = modes.shapes(x)
-    xi, wi = np.polynomial.legendre.leggauss(40)
-    G = np.empty((n_quad, modes.n, modes.n))
-    for p, xp in enumerate(x):
-        s = 0.5 * xp * (xi + 1.0)
-        dphi = modes.shapes(s, 1)
-        G[p] = (dphi * (0.5 * xp * wi)[:, None]).T @ dphi
-    return x, w, phi, G
-
-
-def _stiffness(length: float, ei: float, modes: ClampedBeamModes) -> np.ndarray:
-    xg, wg = np.polynomial.legendre.leggauss(60)
-    x = 0.5 * length * (xg + 1.0)
-    d2 = modes.shapes(x, 2)
-    return ei * (d2 * (0.5 * length * wg)[:, None]).T @ d2
-
-
 def validate_arm_parameters(**params) -> dict:
     """Checked arm parameters (defaults filled in); ParameterError names a bad one."""
     from .blocks import ParameterError
@@ -321,17 +299,19 @@ class FlexibleManipulator:
             tip1 = tip2 = (0.0, 0.0, 0.0)
         self.modes1 = ClampedBeamModes.compute(nm, p["l1"], p["rho_a1"], p["ei1"], *tip1)
         self.modes2 = ClampedBeamModes.compute(nm, p["l2"], p["rho_a2"], p["ei2"], *tip2)
-        xq1, wq1, phi1, g1 = _quadrature(p["l1"], self.modes1, N_QUAD)
-        xq2, wq2, phi2, g2 = _quadrature(p["l2"], self.modes2, N_QUAD)
-        _, _, _, gl1 = _quadrature_tip(p["l1"], self.modes1)
-        _, _, _, gl2 = _quadrature_tip(p["l2"], self.modes2)
+        xq1, wq1 = self.modes1.gauss_points(N_QUAD)
+        xq2, wq2 = self.modes2.gauss_points(N_QUAD)
+        phi1, g1 = self.modes1.shapes(xq1), self.modes1.foreshortening(xq1, 40)
+        phi2, g2 = self.modes2.shapes(xq2), self.modes2.foreshortening(xq2, 40)
+        gl1 = self.modes1.foreshortening(p["l1"])[0]
+        gl2 = self.modes2.foreshortening(p["l2"])[0]
         dphil1 = self.modes1.shapes(p["l1"], 1)[0]
         dphil2 = self.modes2.shapes(p["l2"], 1)[0]
         scal = np.array([p["l1"], p["l2"], p["m_h2"], p["m_p"], p["j_h1"], p["j_h2"],
                          p["j_s"], p["j_p"]])
         self.K = np.zeros((self.n_dof, self.n_dof))
-        self.K[2:2 + nm, 2:2 + nm] = _stiffness(p["l1"], p["ei1"], self.modes1)
-        self.K[2 + nm:, 2 + nm:] = _stiffness(p["l2"], p["ei2"], self.modes2)
+        self.K[2:2 + nm, 2:2 + nm] = self.modes1.stiffness()
+        self.K[2 + nm:, 2 + nm:] = self.modes2.stiffness()
         self.D = p["damping"] * self.K
         fs = float(p["geometric_stiffening"])
         self._geom = (nm, xq1, wq1 * p["rho_a1"], phi1, g1, xq2, wq2 * p["rho_a2"], phi2, g2,
@@ -429,14 +409,6 @@ class FlexibleManipulator:
                 raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s")
             out[k + 1] = x
         return t, out
-
-
-def _quadrature_tip(length: float, modes: ClampedBeamModes):
-    """G(l) = int_0^l phi' phi'^T (the tip foreshortening matrix)."""
-    xi, wi = np.polynomial.legendre.leggauss(60)
-    s = 0.5 * length * (xi + 1.0)
-    dphi = modes.shapes(s, 1)
-    return None, None, None, (dphi * (0.5 * length * wi)[:, None]).T @ dphi
 
 
 def bang_bang_torque(t: float) -> tuple[float, float]:

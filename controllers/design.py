@@ -3,6 +3,8 @@
 * :func:`weight_matrix` / :func:`lqr` — LQR with weights named by state, output or
   input (``Q={"w1": 1e4, "theta1": 100}``), stabilisability checked first;
 * :func:`lqg` — discrete LQR + steady-state Kalman predictor on measured outputs;
+* :func:`lqg_integral` — the same with integrators on chosen measured outputs
+  (:class:`LQIDesign`; :func:`design_from_json` reads either design);
 * :func:`modal_table` — frequencies and damping ratios of a linear system;
 * :func:`loop_margins` — loop-at-a-time gain/phase margins and sensitivity peaks at
   the plant input of a MIMO loop;
@@ -263,6 +265,137 @@ def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, 
                      measured=list(measured),
                      info={"regulator_poles": [[float(e.real), float(e.imag)] for e in E],
                            "observer_poles": [[float(e.real), float(e.imag)] for e in Eo]})
+
+
+# ----------------------------------------------------------------------------------
+# integral action
+# ----------------------------------------------------------------------------------
+__all__ += ["LQIDesign", "lqg_integral", "design_from_json", "integral_state_names"]
+
+
+def integral_state_names(integrated: Sequence[str]) -> list[str]:
+    """Names of the integrator states of :func:`lqg_integral`: ``<output>_int``."""
+    return [f"{name}_int" for name in integrated]
+
+
+@dataclass
+class LQIDesign(LQGDesign):
+    """An :class:`LQGDesign` with integral action on some measured outputs.
+
+    Law (``e`` the error of the integrated outputs against their reference, ``z`` its
+    running sum times ``dt``, in [unit of the output . s])::
+
+        u[k]     = u_ff[k] + K (x_ref[k] - xh[k]) - Ki z[k]
+        z[k+1]   = z[k] + dt e[k],     e[k] = y_int[k] - y_int,ref[k]
+        xh[k+1]  = Ad xh[k] + Bd u[k] + L (y[k] - y_lin - C xh[k])
+
+    ``integrated`` names the measured outputs integrated (a subset of ``measured``),
+    ``Ki`` has shape (inputs, integrated).  A constant input disturbance or a model
+    error then leaves no steady-state error on those outputs (the loop's equilibrium
+    needs ``e = 0``).
+    """
+
+    integrated: list = field(default_factory=list)
+    Ki: list = field(default_factory=list)
+
+    def check(self) -> None:
+        super().check()
+        unknown = [n for n in self.integrated if n not in self.measured]
+        if unknown:
+            raise DesignError(f"LQG design: integrated output(s) {unknown} are not measured "
+                              f"({', '.join(self.measured)})")
+        got, shape = np.shape(self.Ki), (len(self.inputs), len(self.integrated))
+        if got != shape:
+            raise DesignError(f"LQG design: Ki has shape {got}, expected {shape} "
+                              f"({len(self.inputs)} inputs, {len(self.integrated)} integrated)")
+
+    def integrated_rows(self) -> np.ndarray:
+        """The rows of ``C`` (and of the measurement vector) that are integrated."""
+        return np.array([self.measured.index(n) for n in self.integrated], dtype=int)
+
+    def controller(self) -> ct.StateSpace:
+        """The feedback part ``y -> u`` (references and ``u_ff`` zero, measurement
+        deviations in, no saturation) with its integrators as a discrete StateSpace;
+        states ``xh`` then ``z``, feedback sign inside (``u = -K xh - Ki z``)."""
+        Ad, Bd, C, K, L, Ki = (np.asarray(getattr(self, a), float)
+                               for a in ("Ad", "Bd", "C", "K", "L", "Ki"))
+        n, ni, p = len(Ad), len(self.integrated), len(C)
+        S = np.eye(p)[self.integrated_rows()]
+        A = np.block([[Ad - Bd @ K - L @ C, -Bd @ Ki], [np.zeros((ni, n)), np.eye(ni)]])
+        B = np.vstack([L, self.dt * S])
+        return ct.ss(A, B, np.hstack([-K, -Ki]), np.zeros((len(K), p)), self.dt,
+                     inputs=self.measured, outputs=self.inputs, name="lqg_integral",
+                     states=[f"xh_{s}" for s in self.states]
+                     + integral_state_names(self.integrated))
+
+
+def design_from_json(text: str) -> LQGDesign:
+    """An :class:`LQGDesign` or, if the text holds ``Ki``, an :class:`LQIDesign`."""
+    import json
+
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise DesignError("LQG design text is not a JSON object")
+    return (LQIDesign if "Ki" in data else LQGDesign).from_json(text)
+
+
+def lqg_integral(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise,
+                 dt: float, integrated: Sequence[str], x_lin=None) -> LQIDesign:
+    """:func:`lqg` with integral action on the measured outputs ``integrated``.
+
+    The regulator is the discrete LQR of the plant sampled at ``dt`` (zero-order hold)
+    augmented with one integrator per integrated output,
+    ``z[k+1] = z[k] + dt C_int x[k]``; its gain ``[K, Ki]`` gives the law of
+    :class:`LQIDesign`.  The observer is that of :func:`lqg` (the integrators are
+    known exactly: they are the controller's own states).
+
+    Parameters
+    ----------
+    Q : mapping or array_like
+        State weights over the augmented states: the plant's states and outputs by
+        name as in :func:`lqr`, and the integrators as ``<output>_int``
+        [1/(unit . s)^2] (:func:`integral_state_names`); or an array of shape
+        (n + len(integrated),) or its square.
+    integrated : sequence of str
+        Measured outputs to integrate (at least one).
+    Other parameters : see :func:`lqg`.
+
+    Raises
+    ------
+    SignalNameError
+        An integrated name that is not a plant output, or a weight of an unknown name.
+    DesignError
+        An integrated output that is not measured, or one the inputs cannot hold at a
+        set point (a zero of the plant at DC: the augmented plant is not stabilisable).
+    """
+    integrated = list(integrated)
+    if not integrated:
+        raise DesignError("integral action needs at least one integrated output")
+    check_names(integrated, _labels(plant, "output"), "output")
+    missing = [n for n in integrated if n not in measured]
+    if missing:
+        raise DesignError(f"integrated output(s) {', '.join(missing)} are not measured "
+                          f"(measured: {', '.join(measured)})")
+    n, ni = plant.nstates, len(integrated)
+    pd = ct.c2d(plant, dt, "zoh")
+    outputs = _labels(plant, "output")
+    C_int = np.asarray(pd.C)[[outputs.index(m) for m in integrated]]
+    A = np.block([[np.asarray(pd.A), np.zeros((n, ni))], [dt * C_int, np.eye(ni)]])
+    B = np.vstack([np.asarray(pd.B), np.zeros((ni, plant.ninputs))])
+    augmented = ct.ss(A, B, np.hstack([np.asarray(pd.C), np.zeros((len(outputs), ni))]),
+                      np.asarray(pd.D), dt, inputs=_labels(plant, "input"), outputs=outputs,
+                      states=_labels(plant, "state") + integral_state_names(integrated),
+                      name=f"{plant.name} with integrators of {', '.join(integrated)}")
+    Qa = weight_matrix(augmented, Q, "state")
+    Ka, _, E = lqr(augmented, Qa, R)
+    # the observer (and a plant-only gain, replaced below) from lqg
+    base = lqg(plant, Qa[:n, :n], R, measured, process_noise, measurement_noise, dt, x_lin)
+    Ka = np.asarray(Ka)
+    info = dict(base.info, regulator_poles=[[float(e.real), float(e.imag)] for e in E])
+    fields = {**base.__dict__, "K": Ka[:, :n].tolist(), "info": info}
+    design = LQIDesign(**fields, integrated=integrated, Ki=Ka[:, n:].tolist())
+    design.check()
+    return design
 
 
 def modal_table(sys) -> list[dict]:

@@ -29,6 +29,20 @@ flexible arm by construction and the loop corrects only the model error::
 
 :class:`FlexibleArmReference` makes ``tau_ff`` a rest-to-rest move of that linear model
 (every mode at rest at the end), so the reference leaves no vibration behind.
+
+Integral action (``design_arm_lqg(integrated=INTEGRATED)``, an
+:class:`~controllers.design.LQIDesign`): the measured joint angles' error against the
+state reference (``x_ref`` or ``r``) is summed, and its integrators are part of the
+LQR design::
+
+    tau_u = tau_ff + K (x_ref - x_lin - xh) - Ki z      # (or K (r - xh))
+    tau   = sat(tau_u)
+    z    <- z + dt (theta - theta_ref)                   # unless it winds up (below)
+
+so a constant disturbance torque or a model error leaves no joint offset at rest.
+Anti-windup by conditional integration: ``z`` keeps its value over a step in which a
+joint's torque is at its limit and the step's integration would drive ``tau_u``
+further past it.  The observer always sees the applied (clipped) torque.
 """
 from __future__ import annotations
 
@@ -43,7 +57,7 @@ from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
 from mbdcore.manipulator import ARM_PARAMETERS
 from mbdcore.rigid_arm import RigidTwoLinkArm
 
-from .design import DesignError, LQGDesign
+from .design import DesignError, LQGDesign, LQIDesign, design_from_json, integral_state_names
 from .ioadapters import VectorState
 from .joint_pd import _RIGID_NAMES, JointPDController
 from .trajectory import QuinticJointTrajectory, quintic
@@ -55,27 +69,42 @@ DEFAULT_PROCESS_NOISE = {"tau1": 1.0, "tau2": 1.0}
 DEFAULT_MEASUREMENT_NOISE = {"theta1": 1e-4, "theta2": 1e-4, "omega1": 1e-2, "omega2": 1e-2,
                              "w1": 1e-4, "w2": 1e-4}
 MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
+#: Default weights of the joint-angle integrators (``integrated=INTEGRATED``) [1/(rad s)^2].
+DEFAULT_Q_INTEGRAL = {"theta1_int": 1.0e4, "theta2_int": 5.0e3}
+INTEGRATED = ("theta1", "theta2")
 
 
 def design_arm_lqg(Q=None, R=None, process_noise=None, measurement_noise=None,
                    theta_lin=(0.0, 0.0), dt: float = 1e-3, measured=MEASURED,
-                   **arm_params) -> LQGDesign:
+                   integrated=(), **arm_params) -> LQGDesign:
     """LQG design for the arm linearised at rest at ``theta_lin`` [rad].
 
     Weights default to :data:`DEFAULT_Q` etc.; named by arm state, output or input
     (see :func:`controllers.design.lqr`).  Returns an :class:`LQGDesign` whose
     ``to_json()`` is the ``design`` parameter of :class:`ArmLQGController`.
+
+    ``integrated`` (e.g. :data:`INTEGRATED`, the joint angles) adds integral action on
+    those measured outputs (:func:`controllers.design.lqg_integral`): the result is an
+    :class:`~controllers.design.LQIDesign`, and ``Q`` may weight the integrators
+    ``theta1_int``, ``theta2_int`` [1/(rad s)^2] (default :data:`DEFAULT_Q` with
+    :data:`DEFAULT_Q_INTEGRAL`).
     """
-    from .design import lqg
+    from .design import lqg, lqg_integral
     from .ioadapters import linearize_arm
 
     plant = linearize_arm(theta=theta_lin, outputs=MEASURED, **arm_params)
     x_lin = np.zeros(plant.nstates)
     x_lin[:2] = theta_lin
-    design = lqg(plant, DEFAULT_Q if Q is None else Q, DEFAULT_R if R is None else R,
-                 list(measured), DEFAULT_PROCESS_NOISE if process_noise is None else process_noise,
-                 DEFAULT_MEASUREMENT_NOISE if measurement_noise is None else measurement_noise,
-                 dt, x_lin=x_lin)
+    noise = (DEFAULT_PROCESS_NOISE if process_noise is None else process_noise,
+             DEFAULT_MEASUREMENT_NOISE if measurement_noise is None else measurement_noise)
+    R = DEFAULT_R if R is None else R
+    if integrated:
+        Q = {**DEFAULT_Q, **DEFAULT_Q_INTEGRAL} if Q is None else Q
+        design = lqg_integral(plant, Q, R, list(measured), *noise, dt, list(integrated),
+                              x_lin=x_lin)
+    else:
+        design = lqg(plant, DEFAULT_Q if Q is None else Q, R, list(measured), *noise, dt,
+                     x_lin=x_lin)
     design.info.update(theta_lin=list(theta_lin), arm_params=arm_params)
     return design
 
@@ -114,8 +143,8 @@ FEEDFORWARD_INPUTS = (Signal("tau1_ff", "N.m", "feedforward torque, joint 1"),
 def design_parameter(text: str) -> LQGDesign:
     """The LQG design held by a ``design`` parameter ('' : the default design)."""
     try:
-        return LQGDesign.from_json(text or default_design_json())
-    except (DesignError, TypeError) as e:
+        return design_from_json(text or default_design_json())
+    except (DesignError, TypeError, ValueError) as e:
         raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
 
 
@@ -124,6 +153,8 @@ class ArmLQGController(Block):
 
     Discrete time: the block must be stepped with the design's sample time.  With
     ``reference="model"`` the move must start at the design's linearisation point.
+    A design with integrators (:class:`~controllers.design.LQIDesign`) switches on the
+    integral action and its anti-windup (module doc).
     """
 
     INPUTS = JointPDController.INPUTS + (
@@ -163,6 +194,14 @@ class ArmLQGController(Block):
         self.x_lin = np.asarray(d.x_lin, float)
         self.y_lin = np.asarray(d.y_lin, float)
         self._ref_index = [d.states.index(n) for n in ("theta1", "theta2", "omega1", "omega2")]
+        if isinstance(d, LQIDesign):
+            self.Ki = np.asarray(d.Ki, float)
+            self._int_rows = d.integrated_rows()
+            self.C_int = self.C[self._int_rows]
+        else:
+            self.Ki = np.zeros((2, 0))
+            self._int_rows = np.zeros(0, dtype=int)
+            self.C_int = np.zeros((0, len(self.Ad)))
         self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
         self.reset()
@@ -171,23 +210,30 @@ class ArmLQGController(Block):
         super().reset(t0)
         self.xh = np.zeros(len(self.Ad))
         self.r = np.zeros(len(self.Ad))
+        self.z = np.zeros(len(self._int_rows))
 
     def _feedforward(self) -> np.ndarray:
         return np.array([self.inputs["tau1_ff"], self.inputs["tau2_ff"]])
 
-    def _torques(self) -> np.ndarray:
-        u = self.inputs
+    def _reference(self):
+        """The state reference as a deviation from ``x_lin``, and the feedforward [N m]."""
         if self.params["reference"] == "model":
-            return np.clip(self._feedforward() + self.K @ (self.r - self.xh),
-                           -self.tau_max, self.tau_max)
+            return self.r, self._feedforward()
+        u = self.inputs
         th = np.array([u["theta1_ref"], u["theta2_ref"]])
         om = np.array([u["omega1_ref"], u["omega2_ref"]])
         x_ref = np.zeros(len(self.Ad))
         x_ref[self._ref_index] = np.r_[th, om]
-        tau = self.K @ (x_ref - self.x_lin - self.xh)
-        if self.params["feedforward"]:
-            tau = tau + self.rigid.inverse_dynamics(th, om, (u["alpha1_ref"], u["alpha2_ref"]))
-        return np.clip(tau, -self.tau_max, self.tau_max)
+        ff = (self.rigid.inverse_dynamics(th, om, (u["alpha1_ref"], u["alpha2_ref"]))
+              if self.params["feedforward"] else np.zeros(2))
+        return x_ref - self.x_lin, ff
+
+    def _unsaturated_torques(self) -> np.ndarray:
+        dx_ref, ff = self._reference()
+        return ff + self.K @ (dx_ref - self.xh) - self.Ki @ self.z
+
+    def _torques(self) -> np.ndarray:
+        return np.clip(self._unsaturated_torques(), -self.tau_max, self.tau_max)
 
     def outputs(self) -> dict:
         tau = self._torques()
@@ -198,7 +244,16 @@ class ArmLQGController(Block):
             raise StepError(f"{type(self).__name__} is designed for steps of "
                             f"{self.design.dt!r} s; got a step of {h!r} s at t = {t!r} s")
         y = np.array([self.inputs[m] for m in self.design.measured])
-        tau = self._torques()
+        tau_u = self._unsaturated_torques()
+        tau = np.clip(tau_u, -self.tau_max, self.tau_max)
+        if len(self.z):
+            # error of the integrated outputs against the state reference
+            e = y[self._int_rows] - self.y_lin[self._int_rows] - self.C_int @ self._reference()[0]
+            dz = self.design.dt * e
+            push = -self.Ki @ dz                       # what integrating adds to tau_u
+            winding = (np.abs(tau_u) > self.tau_max) & (push * tau_u > 0)
+            if not winding.any():
+                self.z = self.z + dz
         self.xh = self.Ad @ self.xh + self.Bd @ tau + self.L @ (y - self.y_lin - self.C @ self.xh)
         if self.params["reference"] == "model":
             self.r = self.Ad @ self.r + self.Bd @ self._feedforward()
@@ -209,17 +264,21 @@ class ArmLQGController(Block):
 
         def set_x(block, x):
             block.xh = np.array(x[:n], dtype=float)
-            block.r = np.array(x[n:], dtype=float)
+            block.r = np.array(x[n:2 * n], dtype=float)
+            block.z = np.array(x[2 * n:], dtype=float)
+        integrators = (integral_state_names(self.design.integrated)
+                       if isinstance(self.design, LQIDesign) else [])
         return VectorState([f"xh_{s}" for s in self.design.states]
-                           + [f"ref_{s}" for s in self.design.states],
-                           lambda block: np.r_[block.xh, block.r], set_x)
+                           + [f"ref_{s}" for s in self.design.states] + integrators,
+                           lambda block: np.r_[block.xh, block.r, block.z], set_x)
 
     def _get_internal(self):
-        return {"xh": self.xh.copy(), "r": self.r.copy()}
+        return {"xh": self.xh.copy(), "r": self.r.copy(), "z": self.z.copy()}
 
     def _set_internal(self, internal):
         self.xh = np.array(internal["xh"], dtype=float)
         self.r = np.array(internal["r"], dtype=float)
+        self.z = np.array(internal.get("z", ()), dtype=float)
 
 
 def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration: float,

@@ -6,7 +6,9 @@ Two references for the same regulator: the rigid one (joint quintic, straight li
 rigid feedforward), whose joints overshoot, and the two-degree-of-freedom one
 (feedforward that moves the linear flexible model rest to rest, that model as the
 state reference), compared with joint PD by move time (joints within 2 % from then on)
-and the residual vibration after it.
+and the residual vibration after it.  Then the option of integrators on the joint
+angles: margins, and the same flexible-reference move on an arm with a 50 % heavier
+payload (tests/test_control_lqg_robust.py has the figures and what they show).
 """
 import sys
 from pathlib import Path
@@ -16,7 +18,8 @@ import control as ct
 from controllers.design import loop_margins, modal_table, plot_bode
 from controllers.ioadapters import linearize_arm
 from controllers.joint_pd import JointPDController
-from controllers.lqr import MEASURED, ArmLQGController, FlexibleArmReference, design_arm_lqg
+from controllers.lqr import (INTEGRATED, MEASURED, ArmLQGController, FlexibleArmReference,
+                             design_arm_lqg)
 from controllers.trajectory import QuinticJointTrajectory
 from controllers.validation import closed_loop_move, move_report, settled_move
 from fmu.demo import plot_closed_loop
@@ -49,6 +52,20 @@ def main(out="results"):
         print(f"{label:30s} joints settled (2 %) at {s['move_time']:.3f} s, residual after "
               f"that {1000 * s['residual_vibration']:.2f} mm p-p; overshoot "
               f"{100 * r['overshoot1']:.1f} % / {100 * r['overshoot2']:.1f} %")
+    integral = design_arm_lqg(integrated=INTEGRATED)
+    for m in loop_margins(plant, integral.controller()):
+        print(f"with integrators, loop {m['input']}: gain margins {m['gain_margin_db']:.1f} / "
+              f"{m['gain_reduction_db']:.1f} dB, phase margin {m['phase_margin_deg']:.1f} deg")
+    heavy = {"m_p": 0.15}
+    for label, ctrl_heavy in (("LQG", ArmLQGController(design=design.to_json(), reference="model")),
+                              ("LQG + integrators", ArmLQGController(design=integral.to_json(),
+                                                                     reference="model"))):
+        result = closed_loop_move(ctrl_heavy, FlexibleArmReference(design=design.to_json()),
+                                  arm_params=heavy, stop_time=3.5)
+        r = move_report(result, 2.0, window=1.5)
+        print(f"payload 0.15 kg, {label:18s} final joint error {100 * r['final_error1']:+.2f} % / "
+              f"{100 * r['final_error2']:+.2f} %, residual over 2-3.5 s "
+              f"{1000 * r['residual_vibration']:.1f} mm p-p")
     plot_closed_loop(runs["LQG, rigid reference"], out / "lqg_closed_loop.png")
     plot_closed_loop(runs["LQG, flexible model reference"], out / "lqg_2dof_closed_loop.png")
     print(f"plots in {out}")

@@ -243,19 +243,28 @@ class Index1Baumgarte:
         Apply the position and velocity projections after every step.
     tol : float
         Constraint tolerance of the position projection [m or rad].
+    sparse : bool or "auto"
+        Solve the augmented system with sparse LU ("auto": above 200 coordinates, for
+        systems that assemble sparse matrices, such as :class:`~mbdcore.multibody.System`).
     """
 
+    SPARSE_AUTO_SIZE = 200
+
     def __init__(self, problem: ConstrainedProblem, alpha: float = 10.0, beta: float = 10.0,
-                 project: bool = True, tol: float = 1e-12):
+                 project: bool = True, tol: float = 1e-12, sparse="auto"):
         self.problem = problem
         self.alpha, self.beta = float(alpha), float(beta)
         self.project = project
         self.tol = tol
         self.n = problem.n
+        if sparse == "auto":
+            sparse = problem.n > self.SPARSE_AUTO_SIZE and hasattr(problem, "mass_matrix_sparse")
+        self.sparse = bool(sparse)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         n = self.n
-        a, _ = augmented_accelerations(self.problem, t, x[:n], x[n:], self.alpha, self.beta)
+        a, _ = augmented_accelerations(self.problem, t, x[:n], x[n:], self.alpha, self.beta,
+                                       sparse=self.sparse)
         return np.concatenate([x[n:], a])
 
     def correct(self, t: float, x: np.ndarray) -> np.ndarray:

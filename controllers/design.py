@@ -27,7 +27,8 @@ import numpy as np
 from .ioadapters import SignalNameError, check_names
 
 __all__ = ["DesignError", "SignalNameError", "weight_matrix", "check_stabilizable", "lqr",
-           "lqg", "LQGDesign", "modal_table", "loop_margins", "siso_margins", "tune_pid",
+           "lqg", "process_noise_covariance", "LQGDesign", "modal_table", "loop_margins",
+           "siso_margins", "tune_pid",
            "PIDTuning", "plot_bode", "plot_step"]
 
 
@@ -209,6 +210,48 @@ class LQGDesign:
                      inputs=self.measured, outputs=self.inputs, name="lqg")
 
 
+def process_noise_covariance(sys, process_noise) -> np.ndarray:
+    """Covariance (n, n) of the noise ``w`` in ``x[k+1] = Ad x[k] + Bd u[k] + w[k]``.
+
+    Parameters
+    ----------
+    sys : control.StateSpace
+        The sampled plant (``Bd`` its ``B``).
+    process_noise : mapping of str to float, or array_like
+        By name, each entry either a plant *input* (noise held at that input over a
+        step, variance [unit of the input^2]: adds ``var Bd_i Bd_i^T``) or a *state*
+        (noise added to that state each step, variance [unit of the state^2]: adds
+        ``var`` on the diagonal).  Naming states says which modes the model may get
+        wrong, so the observer corrects them from the measurements.  As an array: the
+        input covariance, shape (m, m) or (m,), as before.
+
+    Raises
+    ------
+    SignalNameError
+        A name that is neither an input nor a state.
+    DesignError
+        A negative or non-finite variance, an array of the wrong shape.
+    """
+    B = np.asarray(sys.B)
+    if not isinstance(process_noise, Mapping):
+        Wu = weight_matrix(sys, process_noise, "input")
+        return B @ Wu @ B.T
+    inputs, states = _labels(sys, "input"), _labels(sys, "state")
+    check_names(list(process_noise), inputs + states, "input or state")
+    by_input = {k: v for k, v in process_noise.items() if k in inputs}
+    W = B @ weight_matrix(sys, by_input, "input") @ B.T
+    for name, var in process_noise.items():
+        if name in inputs:
+            continue
+        var = float(var)
+        if not np.isfinite(var) or var < 0:
+            raise DesignError(f"process noise: variance of state {name!r} = {var!r} must be "
+                              "finite and >= 0")
+        i = states.index(name)
+        W[i, i] += var
+    return W
+
+
 def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, dt: float,
         x_lin=None) -> LQGDesign:
     """Discrete LQG design on a continuous-time linear plant.
@@ -222,7 +265,10 @@ def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, 
     measured : sequence of str
         Plant outputs the controller reads.
     process_noise : mapping or array_like
-        Covariance of noise entering at the plant inputs (named by input).
+        Covariance of the process noise (:func:`process_noise_covariance`): by name,
+        noise entering at a plant input (covariance ``Bd W Bd^T``) or added directly
+        to a state each sample step [unit of the state^2]; as an array, the input
+        covariance.
     measurement_noise : mapping or array_like
         Covariance of the measurement noise (named by measured output).
     dt : float
@@ -239,8 +285,7 @@ def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, 
     C = np.asarray(pd.C)[idx]
     sensed = ct.ss(pd.A.T, C.T, pd.B.T, 0, dt, states=_labels(plant, "state"),
                    inputs=list(measured), outputs=_labels(plant, "input"), name=f"{plant.name} (dual)")
-    # process noise enters at the plant inputs: covariance B W B^T
-    Wu = weight_matrix(pd, process_noise, "input")
+    Wx = process_noise_covariance(pd, process_noise)
     V = weight_matrix(sensed, measurement_noise, "input")
     if np.linalg.eigvalsh(V).min() <= 0:
         raise DesignError("measurement noise covariance must be positive definite: every "
@@ -253,8 +298,8 @@ def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, 
         raise DesignError(str(e).replace("not stabilisable from inputs",
                                          "not detectable from outputs")) from None
     B = np.asarray(pd.B)
-    L_filter, _, Eo = ct.dlqe(np.asarray(pd.A), np.eye(plant.nstates), C, B @ Wu @ B.T
-                              + 1e-12 * np.eye(plant.nstates) * np.trace(B @ Wu @ B.T), V)
+    L_filter, _, Eo = ct.dlqe(np.asarray(pd.A), np.eye(plant.nstates), C, Wx
+                              + 1e-12 * np.eye(plant.nstates) * np.trace(Wx), V)
     # dlqe gives the filter gain (current estimate); the predictor gain is A L
     L = np.asarray(pd.A) @ L_filter
     x_lin = np.zeros(plant.nstates) if x_lin is None else np.asarray(x_lin, float)
@@ -676,3 +721,101 @@ def plot_step(sys, path, t_end: float = 3.0, title: str = ""):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return path
+
+
+# ----------------------------------------------------------------------------------
+# robustness: mode weights and the closed loop over a family of plants
+# ----------------------------------------------------------------------------------
+__all__ += ["modal_weight", "RobustnessScan", "robustness_scan"]
+
+
+def modal_weight(sys, frequency_hz: float) -> np.ndarray:
+    """State weight (n, n) penalising the amplitude of one oscillating mode.
+
+    ``x^T W x = |eta|^2`` with ``eta`` the complex modal coordinate of the mode of
+    ``sys`` nearest ``frequency_hz`` (``x = Re(v eta) + other modes``, ``v`` its right
+    eigenvector scaled so that its largest entry has magnitude 1).  Added to ``Q`` it
+    asks the regulator to damp that mode without weighting any one state (a heavy
+    weight on one modal rate instead pins that coordinate and can *lower* the mode's
+    damping).
+
+    Raises
+    ------
+    DesignError
+        No oscillating mode within 20 % of ``frequency_hz``.
+    """
+    A = np.asarray(sys.A)
+    lam, V = np.linalg.eig(A)
+    lc = np.log(lam.astype(complex)) / sys.dt if sys.dt else lam.astype(complex)
+    f = np.abs(lc) / (2 * np.pi)
+    candidates = [i for i in range(len(lam)) if lc[i].imag > 0
+                  and abs(f[i] - frequency_hz) <= 0.2 * frequency_hz]
+    if not candidates:
+        known = sorted({round(float(x), 3) for x, l in zip(f, lc) if l.imag > 0})
+        raise DesignError(f"no oscillating mode of {sys.name!r} within 20 % of "
+                          f"{frequency_hz:g} Hz (modes at {known} Hz)")
+    i = min(candidates, key=lambda k: abs(f[k] - frequency_hz))
+    V = V.copy()
+    V[:, i] /= V[np.argmax(np.abs(V[:, i])), i]
+    w = np.linalg.inv(V)[i]
+    W = np.real(np.outer(w.conj(), w))
+    return (W + W.T) / 2
+
+
+@dataclass
+class RobustnessScan:
+    """Result of :func:`robustness_scan`.
+
+    ``least_damped`` maps each plant's label to its least damped closed-loop mode (a
+    row of :func:`modal_table`: ``frequency`` [Hz], ``damping``, ``eigenvalue``);
+    ``min_damping`` is the smallest of them (< 0: some plant's loop is unstable) and
+    ``worst`` the label of that plant.
+    """
+
+    least_damped: dict
+    min_damping: float
+    worst: object
+
+    def __float__(self) -> float:
+        return float(self.min_damping)
+
+
+def robustness_scan(design: LQGDesign, plants: Mapping, max_frequency: float = np.inf,
+                    ) -> RobustnessScan:
+    """Least damping of the linear closed loop of ``design`` over a family of plants.
+
+    Parameters
+    ----------
+    design : LQGDesign or LQIDesign
+        Its feedback part (:meth:`LQGDesign.controller`) closes each loop.
+    plants : mapping of label to control.StateSpace
+        Linear plants with the design's inputs and (at least) its measured outputs,
+        by name: continuous (sampled here with a zero-order hold at ``design.dt``) or
+        discrete at ``design.dt``.
+    max_frequency : float
+        Only closed-loop modes below this frequency [Hz] count (default: all).
+
+    Returns
+    -------
+    RobustnessScan
+    """
+    if not plants:
+        raise DesignError("robustness_scan needs at least one plant")
+    ctrl = design.controller()
+    least = {}
+    for label, plant in plants.items():
+        if not plant.dt:
+            plant = ct.c2d(plant, design.dt, "zoh")
+        elif abs(plant.dt - design.dt) > 1e-12 * design.dt:
+            raise DesignError(f"plant {label!r} is sampled at {plant.dt!r} s, the design at "
+                              f"{design.dt!r} s")
+        check_names(design.measured, _labels(plant, "output"), f"output of plant {label!r}")
+        check_names(design.inputs, _labels(plant, "input"), f"input of plant {label!r}")
+        idx = [_labels(plant, "output").index(m) for m in design.measured]
+        order = [_labels(plant, "input").index(u) for u in design.inputs]
+        loop = ct.feedback(plant[idx, order], ctrl, sign=1)   # ctrl carries u = -K xh
+        modes = [m for m in modal_table(loop) if m["frequency"] < max_frequency]
+        least[label] = min(modes, key=lambda m: m["damping"])
+    worst = min(least, key=lambda k: least[k]["damping"])
+    return RobustnessScan(least_damped=least, min_damping=float(least[worst]["damping"]),
+                          worst=worst)

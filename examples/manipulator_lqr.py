@@ -9,17 +9,20 @@ state reference), compared with joint PD by move time (joints within 2 % from th
 and the residual vibration after it.  Then the option of integrators on the joint
 angles: margins, and the same flexible-reference move on an arm with a 50 % heavier
 payload (tests/test_control_lqg_robust.py has the figures and what they show).
+Last, the robustness-oriented option (``design_arm_lqg_robust``): least closed-loop
+damping over payload 0.08-0.15 kg x EI +/-10 %, its margins and its moves on the
+perturbed arms (tests/test_control_lqg_robust2.py).
 """
 import sys
 from pathlib import Path
 
 import control as ct
 
-from controllers.design import loop_margins, modal_table, plot_bode
+from controllers.design import loop_margins, modal_table, plot_bode, robustness_scan
 from controllers.ioadapters import linearize_arm
 from controllers.joint_pd import JointPDController
 from controllers.lqr import (INTEGRATED, MEASURED, ArmLQGController, FlexibleArmReference,
-                             design_arm_lqg)
+                             arm_plant_grid, design_arm_lqg, design_arm_lqg_robust)
 from controllers.trajectory import QuinticJointTrajectory
 from controllers.validation import closed_loop_move, move_report, settled_move
 from fmu.demo import plot_closed_loop
@@ -66,6 +69,26 @@ def main(out="results"):
         print(f"payload 0.15 kg, {label:18s} final joint error {100 * r['final_error1']:+.2f} % / "
               f"{100 * r['final_error2']:+.2f} %, residual over 2-3.5 s "
               f"{1000 * r['residual_vibration']:.1f} mm p-p")
+    grid = arm_plant_grid()
+    robust = design_arm_lqg_robust()
+    for label, d in (("default", design), ("robust", robust)):
+        scan = robustness_scan(d, grid, max_frequency=10.0)
+        mode = scan.least_damped[scan.worst]
+        print(f"{label} LQG: least damping below 10 Hz over {len(grid)} arms "
+              f"{scan.min_damping:+.4f} at {mode['frequency']:.2f} Hz "
+              f"(payload {scan.worst[0]} kg, EI x{scan.worst[1]})")
+    for m in loop_margins(plant, robust.controller()):
+        print(f"robust LQG, loop {m['input']}: gain margins {m['gain_margin_db']:.1f} / "
+              f"{m['gain_reduction_db']:.1f} dB, phase margin {m['phase_margin_deg']:.1f} deg")
+    for label, arm in (("nominal arm", {}),
+                       ("m_p 0.15 kg, EI -10 %", {"m_p": 0.15, "ei1": 0.9, "ei2": 0.9}),
+                       ("m_p 0.15 kg, EI +10 %", {"m_p": 0.15, "ei1": 1.1, "ei2": 1.1})):
+        result = closed_loop_move(ArmLQGController(design=robust.to_json(), reference="model"),
+                                  FlexibleArmReference(design=design.to_json()),
+                                  arm_params=arm, stop_time=6.0)
+        s = settled_move(result)
+        print(f"robust LQG, {label:22s} joints settled (2 %) at {s['move_time']:.3f} s, "
+              f"residual after that {1000 * s['residual_vibration']:.2f} mm p-p")
     plot_closed_loop(runs["LQG, rigid reference"], out / "lqg_closed_loop.png")
     plot_closed_loop(runs["LQG, flexible model reference"], out / "lqg_2dof_closed_loop.png")
     print(f"plots in {out}")

@@ -46,7 +46,7 @@ import numba
 import numpy as np
 import scipy.linalg as sl
 
-from .blocks import Parameter, ParameterError, Signal, StateVectorBlock
+from .blocks import Parameter, ParameterError, Signal, StateVectorBlock, with_overrides
 from .constraints import AngleDriver, Revolute, SynchronousGear, Weld, constant_rate
 from .drive import (GEAR_PARAMETERS, MOTOR_PARAMETERS, DCMotorBody, GearTrain, MotorVoltage,
                     current_loop_gains, drive_rhs, pack_drive, gear_parameters, motor_parameters)
@@ -74,12 +74,7 @@ POINTING_AXIS = dict(
 
 
 def _structure_params(**overrides) -> dict:
-    p = dict(POINTING_AXIS)
-    unknown = set(overrides) - set(p)
-    if unknown:
-        raise ParameterError(f"unknown pointing-axis parameter(s) {sorted(unknown)}; "
-                             f"accepted: {sorted(p)}")
-    p.update(overrides)
+    p = with_overrides(POINTING_AXIS, overrides, "pointing-axis")
     for k, v in p.items():
         if k == "n_modes":
             if not (isinstance(v, int) and 1 <= v <= 10):
@@ -540,13 +535,7 @@ class HingeLatch(Force):
 
 
 def _boom_params(**overrides) -> dict:
-    p = dict(DEPLOYABLE_BOOM)
-    unknown = set(overrides) - set(p)
-    if unknown:
-        raise ParameterError(f"unknown boom parameter(s) {sorted(unknown)}; accepted: "
-                             f"{sorted(p)}")
-    p.update(overrides)
-    return p
+    return with_overrides(DEPLOYABLE_BOOM, overrides, "boom")
 
 
 def hinge_frames(k: int) -> tuple[str, str, float]:

@@ -149,6 +149,16 @@ class Parameter:
         return value
 
 
+def with_overrides(defaults: Mapping[str, Any], overrides: Mapping[str, Any], what: str) -> dict:
+    """``defaults`` updated by ``overrides``; an unknown key raises ParameterError naming
+    it and the accepted keys (``what`` names the model, e.g. "slider-crank")."""
+    unknown = sorted(set(overrides) - set(defaults))
+    if unknown:
+        raise ParameterError(f"unknown {what} parameter(s) {unknown}; accepted: "
+                             f"{sorted(defaults)}")
+    return {**defaults, **overrides}
+
+
 class Block:
     """Base class of every block (see the module docstring for the contract)."""
 

@@ -9,6 +9,7 @@ import math
 
 from .constraints import AngleDriver, Prismatic, Revolute, SynchronousGear, constant_rate
 from .forces import ConstantTorque, Contact, JointTorque, TranslationalSpringDamper
+from .blocks import with_overrides
 from .multibody import System
 
 G_STANDARD = 9.80665  # m/s^2
@@ -54,12 +55,7 @@ def slider_crank(**overrides) -> System:
     when theta1 = theta2 = 0 (straight mechanism); gravity along -y.  Parameters:
     :data:`SLIDER_CRANK` (override any by keyword).  Inputs: ``tau`` [N m] on the crank.
     """
-    p = dict(SLIDER_CRANK)
-    unknown = set(overrides) - set(p)
-    if unknown:
-        raise ValueError(f"unknown slider-crank parameter(s) {sorted(unknown)}; "
-                         f"accepted: {sorted(p)}")
-    p.update(overrides)
+    p = with_overrides(SLIDER_CRANK, overrides, "slider-crank")
     l1, l2 = p["crank_length"], p["rod_length"]
     th1 = p["theta1"]
     th2 = math.asin(-l1 * math.sin(th1) / l2)
@@ -102,8 +98,7 @@ def slider_crank_with_contact(stiffness: float = 1e6, exponent: float = 1.5,
     Contact force K delta^n (+ Hunt-Crossley damping C delta^n delta'), never pulling.
     """
     s = slider_crank(**overrides)
-    p = dict(SLIDER_CRANK)
-    p.update(overrides)
+    p = with_overrides(SLIDER_CRANK, overrides, "slider-crank")
     l1, l2 = p["crank_length"], p["rod_length"]
     a = (l1 * math.cos(touch_angle), l1 * math.sin(touch_angle))
     th2 = math.asin(-a[1] / l2)

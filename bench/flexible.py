@@ -9,7 +9,7 @@ cost of one implicit step as a chain of ANCF elements grows.
     against the finest ANCF beam.
 (b) The two-link arm (BENCHMARKS.md §1), seed's bang-bang torques, 0-1.2 s, built from
     the general engine with each beam model, against the minimal-coordinate model
-    (mbdcore.manipulator.FlexibleManipulator, 4 modes): wall time and largest
+    (mbdcore.models.manipulator.FlexibleManipulator, 4 modes): wall time and largest
     joint-angle difference.
 (c) Cost of one generalized-alpha step (modified Newton) on a hanging chain of 10 ...
     3000 ANCF elements (0.1 m each): the first step (Jacobian and factorisation fresh)
@@ -33,12 +33,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tes
 
 import numpy as np  # noqa: E402
 
-from mbdcore.ancf import ANCFBeam, cantilever  # noqa: E402
-from mbdcore.flexible import FiniteSegmentBeam, ModalBeam  # noqa: E402
-from mbdcore.formulations import assemble, simulate  # noqa: E402
-from mbdcore.implicit import GeneralizedAlpha  # noqa: E402
-from mbdcore.manipulator import FlexibleManipulator, bang_bang_torque  # noqa: E402
-from mbdcore.models import hub_beam, two_link_arm  # noqa: E402
+from mbdcore.multibody.ancf import ANCFBeam, cantilever  # noqa: E402
+from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam  # noqa: E402
+from mbdcore.dae.index1 import assemble
+from mbdcore.dae.simulate import simulate  # noqa: E402
+from mbdcore.dae.index3 import GeneralizedAlpha  # noqa: E402
+from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque  # noqa: E402
+from mbdcore.models.mechanisms import hub_beam, two_link_arm  # noqa: E402
 
 IMPLICIT = dict(formulation="index3", rho_inf=0.8)
 

@@ -27,9 +27,9 @@ import pythonfmu
 from fmpy import extract, read_model_description
 
 from controllers.joint_pd import JointPDController
-from fmu.build import _fmi2_headers
-from fmu.demo import ensure_fmu
-from fmu.slave import BlockSlave
+from fmu.fmi.build import _fmi2_headers
+from flexcosim.demo import ensure_fmu
+from fmu.fmi.slave import BlockSlave
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

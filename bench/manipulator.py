@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from fmu.demo import run_demo
-from mbdcore.manipulator import FlexibleManipulator, bang_bang_torque
+from flexcosim.demo import run_demo
+from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque
 
 SEED_SECONDS = {"gill": 176.0, "treanor": 47.0}
 

@@ -3,7 +3,7 @@
 * per-step cost of one FMU in fmpy (the C first-order lag of tests/c_fmu): fmi2DoStep
   alone and a full set-input / step / get-outputs cycle [us];
 * master per-step cost and overhead with 1, 2 and 3 FMUs in a chain;
-* the closed-loop two-link arm (fmu.demo.closed_loop_system) at 1 ms as a real-time
+* the closed-loop two-link arm (flexcosim.demo.closed_loop_system) at 1 ms as a real-time
   factor, with in-process blocks and, if they can be built, with FMUs;
 * the cost of a get/set FMU state pair (reused fmi2FMUstate, and serialized);
 * a soak of 10^6 communication steps of the C FMU under the master with the
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from c_fmu.build import build_lag_fmu  # noqa: E402
 
-from fmu.master import BlockComponent, FMUComponent, Master, System  # noqa: E402
+from fmu.cosim.master import BlockComponent, FMUComponent, Master, System  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -108,7 +108,7 @@ def master_cost(fmu_path: Path, n_fmus: int, steps: int, method: str) -> float:
 
 
 def arm(stop: float, use_fmus: bool) -> tuple[float, float]:
-    from fmu.demo import closed_loop_system
+    from flexcosim.demo import closed_loop_system
 
     folder = ROOT / "results" / "fmus" if use_fmus else None
     system = closed_loop_system(folder)
@@ -120,8 +120,8 @@ def arm(stop: float, use_fmus: bool) -> tuple[float, float]:
 
 
 def arm_state_pair(n: int) -> float | None:
-    """get+set state of the arm FMU built by fmu.build (None if it cannot)."""
-    from fmu.demo import ensure_fmu
+    """get+set state of the arm FMU built by fmu.fmi.build (None if it cannot)."""
+    from flexcosim.demo import ensure_fmu
 
     comp = FMUComponent("arm", ensure_fmu("manipulator", ROOT / "results" / "fmus"))
     if not comp.model_description.coSimulation.canGetAndSetFMUstate:

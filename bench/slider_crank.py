@@ -14,8 +14,8 @@ import sys
 import time
 
 import numpy as np
-from mbdcore.formulations import reference_solution, simulate
-from mbdcore.models import slider_crank
+from mbdcore.dae.simulate import reference_solution, simulate
+from mbdcore.models.mechanisms import slider_crank
 
 T_END = 2.0
 METHODS = [

@@ -2,9 +2,9 @@
 
 Loops, innermost first:
 
-* current loop (PI) — in the drive amplifier (:class:`mbdcore.drive.DCMotorBlock`,
+* current loop (PI) — in the drive amplifier (:class:`mbdcore.models.drive.DCMotorBlock`,
   ``command="current"``): its zero cancels the armature pole R/L, gains from
-  :func:`mbdcore.drive.current_loop_gains` at the bandwidth set here;
+  :func:`mbdcore.models.drive.current_loop_gains` at the bandwidth set here;
 * rate loop (PI) — on the axis rate measured by the motor tachometers (mean rotor
   speed / N), output the current command, clipped to the peak current;
 * position loop (PI with setpoint weight beta on the proportional part) — on the axis
@@ -39,11 +39,15 @@ from dataclasses import asdict, dataclass
 import control as ct
 import numpy as np
 
-from mbdcore.antenna import AntennaStructure
+from mbdcore.models.antenna import AntennaStructure
 from mbdcore.blocks import Block, Parameter, Signal
-from mbdcore.drive import gear_parameters, motor_parameters
+from mbdcore.models.drive import gear_parameters, motor_parameters
 
-from .design import _margins_from_response
+from controllers.design import margins_from_response
+from fmu.cosim.master import BlockComponent, FMUComponent, System
+from mbdcore.models.antenna import AntennaStructureBlock, PointingAxisBlock
+from mbdcore.models.drive import DCMotorBlock
+from fmu.fmi.build import build_fmu
 
 __all__ = ["ServoGains", "pointing_axis_plant", "design_servo", "servo_margins",
            "servo_loops", "AntennaServoController"]
@@ -184,7 +188,7 @@ def servo_margins(gains: ServoGains, plant: ct.StateSpace, sample_time: float = 
     out = {}
     for name, L in servo_loops(gains, plant, sample_time).items():
         resp = np.squeeze(ct.frequency_response(L, w).complex)
-        gm, _, pm, wgc = _margins_from_response(w, resp)
+        gm, _, pm, wgc = margins_from_response(w, resp)
         out[name] = {"gain_margin_db": float(gm), "phase_margin_deg": float(pm),
                      "crossover_hz": float(max(wgc) / (2 * math.pi)) if wgc else 0.0}
     return out
@@ -313,22 +317,19 @@ def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
                        drive=None, controller=None, structure=None, wind: Block | None = None):
     """The servo loop as a co-simulation system: ``ref`` (Python block) -> ``ctrl``
     (:class:`AntennaServoController`) -> ``drive`` (two-motor
-    :class:`~mbdcore.drive.DCMotorBlock`, current command) -> ``structure``
-    (:class:`~mbdcore.antenna.AntennaStructureBlock`), with the axis angle and rate fed
+    :class:`~mbdcore.models.drive.DCMotorBlock`, current command) -> ``structure``
+    (:class:`~mbdcore.models.antenna.AntennaStructureBlock`), with the axis angle and rate fed
     back to the drive's gears and the motor speeds to the controller.
 
     With ``fmu_dir`` the three are FMUs built there (when missing); with
     ``monolithic=True`` drive and structure are one in-process
-    :class:`~mbdcore.antenna.PointingAxisBlock` named ``structure`` (the one-process
+    :class:`~mbdcore.models.antenna.PointingAxisBlock` named ``structure`` (the one-process
     reference: no communication step between drive and structure).  Parameters:
     dicts for each block (``drive`` applies to the monolithic block too).  ``wind``: a
     block with an output ``wind_torque`` [N m], connected to the structure.
     """
     from pathlib import Path
 
-    from fmu.master import BlockComponent, FMUComponent, System
-    from mbdcore.antenna import AntennaStructureBlock, PointingAxisBlock
-    from mbdcore.drive import DCMotorBlock
 
     drive = {"n_motors": 2, "command": "current", "substeps": 10, **(drive or {})}
     controller, structure = dict(controller or {}), dict(structure or {})
@@ -349,7 +350,6 @@ def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
         if fmu_dir is None:
             comps.append(BlockComponent(name, cls(**params)))
         else:
-            from fmu.build import build_fmu
 
             path = Path(fmu_dir) / f"{FMU_NAMES[name]}.fmu"
             if not path.exists():
@@ -368,7 +368,6 @@ def servo_cosim_system(fmu_dir=None, monolithic: bool = False, reference=None,
 
 def _with_wind(system_class, comps, conn, wind):
     if wind is not None:
-        from fmu.master import BlockComponent
 
         comps = comps + [BlockComponent("wind", wind)]
         conn = {**conn, "wind.wind_torque": "structure.wind_torque"}

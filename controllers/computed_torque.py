@@ -4,17 +4,20 @@ from __future__ import annotations
 import numpy as np
 
 from mbdcore.blocks import Parameter
-from mbdcore.manipulator import ARM_PARAMETERS
-from mbdcore.rigid_arm import RigidTwoLinkArm
+from mbdcore.models.manipulator import ARM_PARAMETERS
+from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
-from .joint_pd import _RIGID_NAMES, JointTorqueLaw
+from controllers.joint_pd import JointTorqueLaw
+from controllers.ioadapters import VectorState
+
+__all__ = ["ComputedTorqueController"]
 
 
 class ComputedTorqueController(JointTorqueLaw):
     """tau = sat( M(theta) (alpha_ref + Kp e + Kd e') + c(theta, omega) ),
     e = theta_ref - theta, with ``Kp = wn^2``, ``Kd = 2 zeta wn`` per joint.
 
-    ``M`` and ``c`` are the rigid two-link arm (:class:`~mbdcore.rigid_arm.RigidTwoLinkArm`)
+    ``M`` and ``c`` are the rigid two-link arm (:class:`~mbdcore.models.rigid_arm.RigidTwoLinkArm`)
     with the inertias of the flexible arm (parameters with the arm's names, SI units).
     On that rigid arm, without saturation, the error of each joint obeys exactly
     ``e'' + 2 zeta wn e' + wn^2 e = 0``; on the flexible arm the links' deflection is
@@ -28,12 +31,12 @@ class ComputedTorqueController(JointTorqueLaw):
         Parameter("zeta2", 1.0, "", "error dynamics damping ratio, joint 2", min=0.0),
         Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
+    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
 
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
+        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
         wn = np.array([p["wn1"], p["wn2"]])
         self.kp = wn**2
         self.kd = 2.0 * np.array([p["zeta1"], p["zeta2"]]) * wn
@@ -48,6 +51,5 @@ class ComputedTorqueController(JointTorqueLaw):
         return np.clip(tau, -self.tau_max, self.tau_max)
 
     def vector_state(self):
-        from .ioadapters import VectorState
 
         return VectorState([], lambda b: np.zeros(0), lambda b, x: None)

@@ -24,7 +24,8 @@ from typing import Mapping, Sequence
 import control as ct
 import numpy as np
 
-from .ioadapters import SignalNameError, check_names
+from controllers.ioadapters import SignalNameError, check_names
+from controllers.pid import pid_transfer_function
 
 __all__ = ["DesignError", "SignalNameError", "weight_matrix", "check_stabilizable", "lqr",
            "lqg", "process_noise_covariance", "LQGDesign", "modal_table", "loop_margins",
@@ -496,7 +497,7 @@ def loop_margins(plant, controller, w=None) -> list[dict]:
         mask[i] = 0.0
         Li = ct.feedback(Lm, np.diag(mask), sign=-1)[i, i]
         L = np.squeeze(ct.frequency_response(Li, w).complex)
-        gm_up, gm_down, pms, wgc = _margins_from_response(w, L)
+        gm_up, gm_down, pms, wgc = margins_from_response(w, L)
         out.append({
             "input": _labels(plant, "input")[i],
             "gain_margin_db": gm_up,
@@ -509,7 +510,7 @@ def loop_margins(plant, controller, w=None) -> list[dict]:
     return out
 
 
-def _margins_from_response(w, L):
+def margins_from_response(w, L):
     """Margins of a SISO loop from its frequency response on a dense grid.
 
     Computed from the response rather than from polynomial roots: the loops of an
@@ -551,7 +552,7 @@ def siso_margins(loop, w=None) -> dict:
     ``crossover_hz`` (list) and ``sensitivity_peak``."""
     w = _default_grid(loop) if w is None else np.asarray(w, float)
     L = np.squeeze(ct.frequency_response(loop, w).complex)
-    up, down, pm, wgc = _margins_from_response(w, L)
+    up, down, pm, wgc = margins_from_response(w, L)
     return {"gain_margin_db": up, "gain_reduction_db": down, "phase_margin_deg": pm,
             "crossover_hz": [float(x) / (2 * np.pi) for x in wgc],
             "sensitivity_peak": float(np.abs(1.0 / (1.0 + L)).max())}
@@ -615,7 +616,6 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
         The target needs a negative gain (more phase lead or lag than the chosen PID
         form can give at ``bandwidth_hz``), or the tuned loop is unstable.
     """
-    from .pid import pid_transfer_function
 
     if kind not in ("pid", "pi", "pd"):
         raise DesignError(f"kind = {kind!r}; accepted: 'pid', 'pi', 'pd'")

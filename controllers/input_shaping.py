@@ -22,7 +22,9 @@ import numpy as np
 
 from mbdcore.blocks import Block, Parameter, ParameterError
 
-from .trajectory import QuinticJointTrajectory, quintic
+from controllers.trajectory import QuinticJointTrajectory, quintic
+
+__all__ = ["SHAPERS", "shaper", "convolve", "residual_vibration_ratio", "ShapedQuinticTrajectory"]
 
 SHAPERS = ("none", "zv", "zvd", "ei")
 

@@ -7,7 +7,7 @@
 * :func:`linearize_arm` — its linearisation as a named ``StateSpace``, with the
   analytic Jacobians of an equilibrium or with finite differences.
 * :func:`arm_modal_analysis` — the modal analysis of the model through
-  :func:`mbdcore.modal.modal_analysis` (the independent reference for the eigenvalues).
+  :func:`mbdcore.multibody.modal.modal_analysis` (the independent reference for the eigenvalues).
 * :func:`block_iosys` — any block with a numeric state vector as a discrete-time
   ``NonlinearIOSystem`` stepping exactly as the co-simulation master steps it.
 * :func:`fmu_iosys` — any FMU that can get and set its state as a discrete-time I/O
@@ -24,8 +24,14 @@ import numpy as np
 import scipy.linalg as sl
 
 from mbdcore.blocks import Block
-from mbdcore.dae import ConstrainedProblem
-from mbdcore.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
+from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
+from mbdcore.multibody.modal import modal_analysis
+from fmu.cosim.master import FMUComponent
+
+__all__ = ["ARM_INPUTS", "ARM_OUTPUTS", "SignalNameError", "check_names", "arm_state_names",
+           "arm_iosys", "linearize_arm", "ArmProblem", "arm_modal_analysis", "VectorState",
+           "vector_state", "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
 ARM_INPUTS = ("tau1", "tau2")
 ARM_OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
@@ -165,7 +171,7 @@ def linearize_arm(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
 
 class ArmProblem(ConstrainedProblem):
     """The arm's equations of motion as an unconstrained :class:`ConstrainedProblem`
-    (``M(q) q'' = F``), for :mod:`mbdcore.modal` and the DAE solvers."""
+    (``M(q) q'' = F``), for :mod:`mbdcore.multibody.modal` and the DAE solvers."""
 
     def __init__(self, model: FlexibleManipulator, tau=(0.0, 0.0)):
         self.model = model
@@ -188,13 +194,12 @@ class ArmProblem(ConstrainedProblem):
 
 def arm_modal_analysis(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
                        locked_joints: bool = False, **params):
-    """Modal analysis of the arm model at rest at ``theta`` (:func:`mbdcore.modal.modal_analysis`).
+    """Modal analysis of the arm model at rest at ``theta`` (:func:`mbdcore.multibody.modal.modal_analysis`).
 
     ``locked_joints=True`` fixes both joint angles (the locked-rotor modes); otherwise
     the joints are free (torque-free: the open-loop modes, rigid modes dropped).
-    Returns a :class:`mbdcore.modal.ModalResult` (frequencies [Hz]).
+    Returns a :class:`mbdcore.multibody.modal.ModalResult` (frequencies [Hz]).
     """
-    from mbdcore.modal import modal_analysis
 
     model = _model(model, params)
     problem = ArmProblem(model)
@@ -292,7 +297,7 @@ def block_iosys(block: Block, dt: float, name: str | None = None,
 class FMUPlant:
     """An FMI 2.0 co-simulation FMU driven step by step, with state save/restore.
 
-    A thin layer over :class:`fmu.master.FMUComponent` (fmpy), which reports FMU
+    A thin layer over :class:`fmu.cosim.master.FMUComponent` (fmpy), which reports FMU
     failures with the variable and the FMU's log.  Use as a context manager.
 
     Parameters
@@ -307,7 +312,6 @@ class FMUPlant:
     def __init__(self, fmu_path, parameters: dict | None = None,
                  inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None,
                  name: str = "fmu"):
-        from fmu.master import FMUComponent
 
         self.component = FMUComponent(name, Path(fmu_path), parameters=parameters or {})
         cs = self.component.model_description.coSimulation

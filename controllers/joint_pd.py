@@ -4,11 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from mbdcore.blocks import Block, Parameter, Signal
-from mbdcore.manipulator import ARM_PARAMETERS
-from mbdcore.rigid_arm import RigidTwoLinkArm
+from mbdcore.models.manipulator import ARM_PARAMETERS
+from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
-_RIGID_NAMES = ("l1", "l2", "rho_a1", "rho_a2", "j_h1", "j_h2", "m_h2", "j_s", "m_p", "j_p")
-
+__all__ = ["JointTorqueLaw", "JointPDController"]
 
 class JointTorqueLaw(Block):
     """Static two-joint torque law: reference angles, rates and accelerations and the
@@ -72,11 +71,11 @@ class JointPDController(JointTorqueLaw):
         Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
         Parameter("feedforward", 1, "", "1: rigid-model feedforward on, 0: off", min=0, max=1),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
+    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
+        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
         self.kp = np.array([p["kp1"], p["kp2"]])
         self.kd = np.array([p["kd1"], p["kd2"]])
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])

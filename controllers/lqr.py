@@ -54,13 +54,23 @@ import numpy as np
 import scipy.linalg as sl
 
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
-from mbdcore.manipulator import ARM_PARAMETERS
-from mbdcore.rigid_arm import RigidTwoLinkArm
+from mbdcore.models.manipulator import ARM_PARAMETERS
+from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
-from .design import DesignError, LQGDesign, LQIDesign, design_from_json, integral_state_names
-from .ioadapters import VectorState
-from .joint_pd import _RIGID_NAMES, JointPDController
-from .trajectory import QuinticJointTrajectory, quintic
+from controllers.design import (DesignError, LQGDesign, LQIDesign, design_from_json,
+    integral_state_names)
+from controllers.ioadapters import VectorState
+from controllers.joint_pd import JointPDController
+from controllers.trajectory import QuinticJointTrajectory, quintic
+from controllers.design import lqg, lqg_integral, modal_weight, weight_matrix
+from controllers.ioadapters import linearize_arm
+
+__all__ = ["DEFAULT_Q", "DEFAULT_R", "DEFAULT_PROCESS_NOISE", "DEFAULT_MEASUREMENT_NOISE",
+           "MEASURED", "DEFAULT_Q_INTEGRAL", "INTEGRATED", "design_arm_lqg",
+           "ROBUST_MODE_WEIGHTS", "ROBUST_PROCESS_NOISE", "ROBUST_PAYLOADS",
+           "ROBUST_EI_FACTORS", "design_arm_lqg_robust", "arm_plant_grid",
+           "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS", "design_parameter",
+           "ArmLQGController", "rest_to_rest_feedforward", "FlexibleArmReference"]
 
 #: Default weights of :func:`design_arm_lqg` (SI units: rad, m, N m).
 DEFAULT_Q = {"theta1": 1.0e3, "theta2": 5.0e2, "w1": 1.0e5, "w2": 2.0e4}
@@ -95,8 +105,6 @@ def design_arm_lqg(Q=None, R=None, process_noise=None, measurement_noise=None,
     (:func:`controllers.design.process_noise_covariance`).  :func:`design_arm_lqg_robust`
     uses both.
     """
-    from .design import lqg, lqg_integral
-    from .ioadapters import linearize_arm
 
     plant = linearize_arm(theta=theta_lin, outputs=MEASURED, **arm_params)
     x_lin = np.zeros(plant.nstates)
@@ -105,7 +113,6 @@ def design_arm_lqg(Q=None, R=None, process_noise=None, measurement_noise=None,
              DEFAULT_MEASUREMENT_NOISE if measurement_noise is None else measurement_noise)
     R = DEFAULT_R if R is None else R
     if mode_weights:
-        from .design import modal_weight, weight_matrix
 
         Q = (({**DEFAULT_Q, **DEFAULT_Q_INTEGRAL} if integrated else DEFAULT_Q)
              if Q is None else Q)
@@ -167,7 +174,6 @@ def arm_plant_grid(payloads=ROBUST_PAYLOADS, ei_factors=ROBUST_EI_FACTORS, theta
     payload ``m_p`` [kg] and both links' flexural stiffness ``factor`` times its value
     (``arm_params`` or the default, 1 N m^2), continuous time.
     """
-    from .ioadapters import linearize_arm
 
     ei = {k: arm_params.pop(k, 1.0) for k in ("ei1", "ei2")}
     return {(m_p, f): linearize_arm(theta=theta, outputs=outputs, m_p=m_p, ei1=f * ei["ei1"],
@@ -237,7 +243,7 @@ class ArmLQGController(Block):
         Parameter("reference", "rigid", "", "state reference: 'rigid' (theta_ref, straight "
                   "links) or 'model' (the design's model driven by tau1_ff, tau2_ff)",
                   choices=("rigid", "model")),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
+    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
     # the estimate is updated at the end of a step: tau depends on the measurements only
     # through the state, on the reference and the feedforward directly
     FEEDTHROUGH = {o: tuple(s.name for s in JointPDController.INPUTS[:6] + FEEDFORWARD_INPUTS)
@@ -268,7 +274,7 @@ class ArmLQGController(Block):
             self.Ki = np.zeros((2, 0))
             self._int_rows = np.zeros(0, dtype=int)
             self.C_int = np.zeros((0, len(self.Ad)))
-        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
+        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
         self.reset()
 
@@ -463,13 +469,13 @@ class FlexibleArmReference(QuinticJointTrajectory):
         Parameter("n_basis", 10, "", "correction functions per joint", min=1, max=40),
         Parameter("deflection_weight", 100.0, "rad2/m2", "weight of the tip deflections "
                   "against the joint deviation from the quintic", min=0.0),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in _RIGID_NAMES)
+    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
 
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
         self.design = d = design_parameter(p["design"])
-        rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in _RIGID_NAMES})
+        rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
         try:
             self.tau_ff, self.x_ref = rest_to_rest_feedforward(
                 d, (p["theta1_start"], p["theta2_start"]), (p["theta1_end"], p["theta2_end"]),

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["move_metrics", "residual_vibration"]
+
 
 def move_metrics(t, y, start: float, target: float, band: float = 0.02) -> dict:
     """Overshoot and settling of a signal ``y(t)`` moving from ``start`` to ``target``.

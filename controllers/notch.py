@@ -20,7 +20,9 @@ import numpy as np
 
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
 
-from .ioadapters import VectorState
+from controllers.ioadapters import VectorState
+
+__all__ = ["notch_coefficients", "NotchFilter"]
 
 
 def notch_coefficients(frequency: float, dt: float, zeta_zero: float = 0.0,

@@ -37,7 +37,9 @@ import numpy as np
 
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal
 
-from .ioadapters import VectorState
+from controllers.ioadapters import VectorState
+
+__all__ = ["ANTI_WINDUP", "UNBOUNDED", "pid_transfer_function", "PIDController"]
 
 ANTI_WINDUP = ("back-calculation", "clamping", "none")
 #: "no limit" for the output limits (a finite number, as FMI parameters must be)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from mbdcore.blocks import Block, Parameter, Signal
 
+__all__ = ["quintic", "QuinticJointTrajectory"]
+
 
 def quintic(t: float, start: float, end: float, duration: float):
     """Rest-to-rest quintic from ``start`` to ``end`` in ``duration`` [s].

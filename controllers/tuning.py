@@ -11,6 +11,12 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
+from controllers.input_shaping import ShapedQuinticTrajectory
+from controllers.joint_pd import JointPDController
+from controllers.trajectory import QuinticJointTrajectory
+from controllers.validation import closed_loop_move, move_report
+
+__all__ = ["sweep", "dask_executor", "evaluate_move"]
 
 
 def sweep(fn: Callable[[Any], Any], cases: Iterable[Any], executor: Executor | None = None,
@@ -51,10 +57,6 @@ def evaluate_move(case: Mapping[str, Any]) -> dict:
     the plain 2 s quintic), ``step`` [s] (default 1e-3).  Returns the case and the
     :func:`~controllers.validation.move_report` figures.
     """
-    from .input_shaping import ShapedQuinticTrajectory
-    from .joint_pd import JointPDController
-    from .trajectory import QuinticJointTrajectory
-    from .validation import closed_loop_move, move_report
 
     step = float(case.get("step", 1e-3))
     if "ref" in case:

@@ -22,7 +22,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-from .metrics import move_metrics
+from controllers.metrics import move_metrics
+from fmu.cosim.master import BlockComponent, Component, Master, System
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
+
+__all__ = ["ARM_MEASURED", "end_effector_deflection", "peak_to_peak_2d", "residual_vibration",
+           "move_report", "settled_move", "closed_loop_move"]
 
 ARM_MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
 
@@ -78,7 +83,7 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
 
     Parameters
     ----------
-    result : fmu.master.Result or mapping of str to array
+    result : fmu.cosim.master.Result or mapping of str to array
         Signals ``"time"``, ``"<arm>.theta1"`` ... ``"<arm>.y_tip"``, ``"<ctrl>.tau1/2"``.
     t_end : float
         Time the reference reaches the target [s] (start of the residual window).
@@ -140,23 +145,21 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
 
     Parameters
     ----------
-    controller : Block or fmu.master.Component
+    controller : Block or fmu.cosim.master.Component
         Inputs: the reference signals it uses and the measured arm outputs it names;
         outputs ``tau1``, ``tau2`` [N m].
     reference : Block or Component
         A joint trajectory (outputs ``theta<i>_ref``, ``omega<i>_ref``, ``alpha<i>_ref``).
     arm_params : dict, optional
-        Parameters of :class:`~mbdcore.manipulator.FlexibleManipulatorBlock`.
+        Parameters of :class:`~mbdcore.models.manipulator.FlexibleManipulatorBlock`.
     method : {"jacobi", "gauss-seidel"}
         Master stepping method.  Jacobi is the discrete-time semantics of
         python-control (every block steps from the signals of ``t_k``).
 
     Returns
     -------
-    fmu.master.Result
+    fmu.cosim.master.Result
     """
-    from fmu.master import BlockComponent, Component, Master, System
-    from mbdcore.manipulator import FlexibleManipulatorBlock
 
     def component(name, obj):
         return obj if isinstance(obj, Component) else BlockComponent(name, obj)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mbdcore.antenna import simulate_deployment
+from mbdcore.models.antenna import simulate_deployment
 
 
 def main(out="results"):

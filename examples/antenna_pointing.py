@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from controllers.antenna import (design_servo, pointing_axis_plant, servo_cosim_system,
-                                 servo_margins)
+    servo_margins)
 from controllers.metrics import move_metrics
-from fmu.master import Master
-from mbdcore.antenna import AntennaStructure
+from fmu.cosim.master import Master
+from mbdcore.models.antenna import AntennaStructure
 from mbdcore.blocks import Block, Parameter, Signal
 
 

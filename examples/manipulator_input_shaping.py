@@ -19,8 +19,8 @@ from controllers.ioadapters import linearize_arm
 from controllers.joint_pd import JointPDController
 from controllers.trajectory import QuinticJointTrajectory
 from controllers.validation import (closed_loop_move, end_effector_deflection, move_report,
-                                   settled_move)
-from fmu.demo import plot_closed_loop
+    settled_move)
+from flexcosim.demo import plot_closed_loop
 
 
 def main(out="results"):

@@ -22,10 +22,10 @@ from controllers.design import loop_margins, modal_table, plot_bode, robustness_
 from controllers.ioadapters import linearize_arm
 from controllers.joint_pd import JointPDController
 from controllers.lqr import (INTEGRATED, MEASURED, ArmLQGController, FlexibleArmReference,
-                             arm_plant_grid, design_arm_lqg, design_arm_lqg_robust)
+    arm_plant_grid, design_arm_lqg, design_arm_lqg_robust)
 from controllers.trajectory import QuinticJointTrajectory
 from controllers.validation import closed_loop_move, move_report, settled_move
-from fmu.demo import plot_closed_loop
+from flexcosim.demo import plot_closed_loop
 
 
 def main(out="results"):

@@ -1,0 +1,15 @@
+"""mbdcore: planar flexible multibody dynamics, knowing nothing of FMI or controllers.
+
+Layers, each importing only those before it:
+
+* :mod:`mbdcore.blocks` -- the Block contract (named inputs, outputs, parameters, state, step)
+* :mod:`mbdcore.integrators` -- ODE integrators and their table
+* :mod:`mbdcore.dae` -- constrained equations of motion: formulations, implicit integrators,
+  the simulation driver
+* :mod:`mbdcore.multibody` -- the general engine: bodies, joints, forces, analysis, model files
+* :mod:`mbdcore.models` -- ready-made models: mechanisms, the flexible arm, drives, antennas
+
+See ``docs/architecture.md``.
+"""
+
+__all__ = ["blocks", "integrators", "dae", "multibody", "models"]

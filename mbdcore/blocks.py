@@ -1,9 +1,10 @@
 """Blocks: systems with named inputs, outputs, parameters, state and a step.
 
-A plant, a controller and a trajectory generator are the same kind of thing here
-(see ../shared/STYLE.md, "Drake"): something with named inputs and outputs that can
-be stepped over a communication interval.  The co-simulation master runs blocks and
-FMUs side by side, and ``fmu.slave`` wraps any block as an FMI 2.0 co-simulation FMU,
+A plant, a controller and a trajectory generator are the same kind of thing here (as in
+Drake's systems framework, where plants and controllers are systems with named input and
+output ports wired into a diagram): something with named inputs and outputs that can be
+stepped over a communication interval.  The co-simulation master runs blocks and
+FMUs side by side, and ``fmu.fmi.slave`` wraps any block as an FMI 2.0 co-simulation FMU,
 so a controller moves from a tuning script into an FMU without being rewritten.
 
 This module knows nothing of FMI.
@@ -31,6 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
+
+__all__ = ["BlockError", "ParameterError", "InputError", "StepError", "Signal", "Parameter",
+           "with_overrides", "Block", "StateVectorBlock"]
 
 
 class BlockError(RuntimeError):

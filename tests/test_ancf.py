@@ -13,13 +13,13 @@ from scipy.integrate import solve_bvp
 from scipy.optimize import brentq
 from scipy.special import ellipk
 
-from mbdcore.ancf import (ANCFBeam, EquilibriumError, cantilever, hermite_shape,
-                          modal_analysis, natural_frequencies, static_equilibrium)
-from mbdcore.beam_modes import ClampedBeamModes
+from mbdcore.multibody.ancf import (ANCFBeam, EquilibriumError, cantilever, hermite_shape,
+    modal_analysis, natural_frequencies, static_equilibrium)
+from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.blocks import ParameterError
-from mbdcore.constraints import Revolute, Weld
-from mbdcore.formulations import simulate
-from mbdcore.multibody import System
+from mbdcore.multibody.constraints import Revolute, Weld
+from mbdcore.dae.simulate import simulate
+from mbdcore.multibody.system import System
 
 G0 = 9.80665
 

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from mbdcore.ancf import ANCFBeam
-from mbdcore.formulations import simulate
-from mbdcore.manipulator import FlexibleManipulator, bang_bang_torque
-from mbdcore.modal import modal_analysis
-from mbdcore.models import two_link_arm
+from mbdcore.multibody.ancf import ANCFBeam
+from mbdcore.dae.simulate import simulate
+from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque
+from mbdcore.multibody.modal import modal_analysis
+from mbdcore.models.mechanisms import two_link_arm
 
 
 def ancf_arm(n_elements=2, ea=1e4):

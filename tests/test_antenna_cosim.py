@@ -7,7 +7,7 @@ import pytest
 
 from controllers.antenna import servo_cosim_system
 from controllers.metrics import move_metrics
-from fmu.master import Master
+from fmu.cosim.master import Master
 
 STOP = 5.0
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from mbdcore.antenna import BangBangProfile, SepticProfile, simulate_deployment
+from mbdcore.models.antenna import BangBangProfile, SepticProfile, simulate_deployment
 
 DURATION, SETTLE, H = 30.0, 10.0, 0.02
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from controllers.antenna import (AntennaServoController, design_servo, pointing_axis_plant,
-                                 servo_margins)
+    servo_margins)
 from controllers.metrics import move_metrics
-from mbdcore.antenna import AntennaStructure, PointingAxisBlock, pointing_axis_system
-from mbdcore.modal import modal_analysis
+from mbdcore.models.antenna import AntennaStructure, PointingAxisBlock, pointing_axis_system
+from mbdcore.multibody.modal import modal_analysis
 
 STEP = 1e-3          # rad
 H = 1e-3             # s, controller sample time = communication step

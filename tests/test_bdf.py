@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from mbdcore.bdf import (BDF, BDF_TABLE, GearIntegrator, GearSolver, ImprovedGear,
-                         multistep_coefficients)
-from mbdcore.integrators import IntegrationError, integrate, make_integrator
+from mbdcore.integrators.multistep import (BDF, BDF_TABLE, GearIntegrator, GearSolver,
+    ImprovedGear, multistep_coefficients)
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.registry import integrate, make_integrator
 
 
 def _nonlinear(t, y):

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from controllers.design import DesignError, lqr, loop_margins, modal_table
-from controllers.input_shaping import (ShapedQuinticTrajectory, convolve, residual_vibration_ratio,
-                                       shaper)
+from controllers.input_shaping import (ShapedQuinticTrajectory, convolve,
+    residual_vibration_ratio, shaper)
 from controllers.ioadapters import SignalNameError, block_iosys, linearize_arm
 from controllers.joint_pd import JointPDController
 from controllers.lqr import MEASURED, ArmLQGController, FlexibleArmReference, design_arm_lqg
 from controllers.trajectory import QuinticJointTrajectory, quintic
 from controllers.validation import closed_loop_move, move_report, settled_move
 from mbdcore.blocks import ParameterError
-from mbdcore.manipulator import FlexibleManipulatorBlock
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
 H = 1e-3
 MOVE_TIME = 2.0
@@ -128,8 +128,8 @@ def test_lqg_with_the_flexible_model_reference_arrives_without_vibration(pd_base
 
 
 def test_same_controller_in_python_control_master_and_fmu(tmp_path):
-    from fmu.build import build_fmu
-    from fmu.master import FMUComponent
+    from fmu.fmi.build import build_fmu
+    from fmu.cosim.master import FMUComponent
 
     design = design_arm_lqg().to_json()
     stop = 0.3

@@ -16,7 +16,7 @@ from controllers.notch import NotchFilter
 from controllers.pid import PIDController, pid_transfer_function
 from controllers.trajectory import quintic
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal
-from mbdcore.rigid_arm import RigidTwoLinkArm
+from mbdcore.models.rigid_arm import RigidTwoLinkArm
 
 
 class FirstOrderLag(Block):
@@ -275,8 +275,8 @@ CASES = [
 @pytest.mark.parametrize("cls,params", CASES, ids=["pid-back-calculation", "pi-clamping",
                                                    "notch", "computed-torque"])
 def test_same_block_in_python_python_control_and_fmu(cls, params, tmp_path):
-    from fmu.build import build_fmu
-    from fmu.master import FMUComponent
+    from fmu.fmi.build import build_fmu
+    from fmu.cosim.master import FMUComponent
 
     h, n = 1e-3, 300
     names = cls.input_names()

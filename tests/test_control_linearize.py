@@ -5,9 +5,9 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.ioadapters import (ARM_OUTPUTS, SignalNameError, arm_iosys, arm_modal_analysis,
-                                    block_iosys, fmu_iosys, linearize_arm, linearize_fmu)
-from mbdcore.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
+from controllers.ioadapters import (ARM_OUTPUTS, SignalNameError, arm_iosys,
+    arm_modal_analysis, block_iosys, fmu_iosys, linearize_arm, linearize_fmu)
+from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
 
 H = 1e-3
 
@@ -26,7 +26,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def arm_fmu(tmp_path_factory):
-    from fmu.build import build_fmu
+    from fmu.fmi.build import build_fmu
 
     return build_fmu(FlexibleManipulatorBlock, tmp_path_factory.mktemp("fmu"),
                      model_name="FlexibleManipulator")

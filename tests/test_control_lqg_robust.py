@@ -23,10 +23,10 @@ from controllers.design import LQIDesign, design_from_json, loop_margins, modal_
 from controllers.ioadapters import linearize_arm
 from controllers.joint_pd import JointPDController
 from controllers.lqr import (FEEDFORWARD_INPUTS, INTEGRATED, MEASURED, ArmLQGController,
-                             FlexibleArmReference, design_arm_lqg)
+    FlexibleArmReference, design_arm_lqg)
 from controllers.trajectory import QuinticJointTrajectory
-from controllers.validation import (closed_loop_move, end_effector_deflection, peak_to_peak_2d,
-                                    settled_move)
+from controllers.validation import (closed_loop_move, end_effector_deflection,
+    peak_to_peak_2d, settled_move)
 
 H = 1e-3
 DISTURBANCE = np.array([0.2, 0.1])          # [N m] at joints 1, 2
@@ -207,8 +207,8 @@ def test_perturbed_arm_lqg_against_joint_pd_on_the_same_reference(perturbed_runs
 
 def test_integral_lqg_as_fmu_equals_the_block(designs, tmp_path):
     """The integrators are FMU state like the estimate: block and FMU agree to 1e-12."""
-    from fmu.build import build_fmu
-    from fmu.master import FMUComponent
+    from fmu.fmi.build import build_fmu
+    from fmu.cosim.master import FMUComponent
 
     fmu = build_fmu(ArmLQGController, tmp_path, model_name="ArmLQGControllerIntegral")
     params = {"design": designs["lqi"].to_json(), "reference": "model"}

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from controllers.metrics import move_metrics, residual_vibration
-from fmu.demo import closed_loop_system, run_demo
-from fmu.master import Master
+from flexcosim.demo import closed_loop_system, run_demo
+from fmu.cosim.master import Master
 
 
 @pytest.fixture(scope="module")

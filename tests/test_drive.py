@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 from mbdcore.blocks import ParameterError
-from mbdcore.constraints import AngleDriver, constant_rate
-from mbdcore.drive import (DCMotorBlock, DCMotorBody, GearTrain, MotorVoltage,
-                           electrical_time_constant, motor_parameters, smooth_dead_zone,
-                           stall_torque, steady_speed)
-from mbdcore.formulations import simulate
-from mbdcore.multibody import System
+from mbdcore.multibody.constraints import AngleDriver, constant_rate
+from mbdcore.models.drive import (DCMotorBlock, DCMotorBody, GearTrain, MotorVoltage,
+    electrical_time_constant, motor_parameters, smooth_dead_zone, stall_torque, steady_speed)
+from mbdcore.dae.simulate import simulate
+from mbdcore.multibody.system import System
 
 VOLTS = 48.0
 
@@ -124,7 +123,7 @@ def test_engine_gear_train_matches_the_block():
     s.add_body("load", mass=1.0, inertia=50.0)
     s.ground.add_marker("O", (0.0, 0.0))
     s.body("load").add_marker("O", (0.0, 0.0))
-    from mbdcore.constraints import Revolute
+    from mbdcore.multibody.constraints import Revolute
     s.add_joint(Revolute("ground.O", "load.O", name="pin"))
     s.add_joint(AngleDriver("ground", "load", constant_rate(0.0, 0.0), name="clamp"))
     s.add_force(GearTrain("motor", "ground", "load", ratio=100.0, gear_stiffness=1e4,

@@ -2,12 +2,13 @@
 import numpy as np
 import pytest
 
-from mbdcore.constraints import Weld
-from mbdcore.flexible import FiniteSegmentBeam, ModalBeam
-from mbdcore.formulations import IntegrationError, simulate
-from mbdcore.modal import linearize, modal_analysis
-from mbdcore.models import hub_beam
-from mbdcore.multibody import System
+from mbdcore.multibody.constraints import Weld
+from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.dae.simulate import simulate
+from mbdcore.multibody.modal import linearize, modal_analysis
+from mbdcore.models.mechanisms import hub_beam
+from mbdcore.multibody.system import System
 
 EB = np.array([3.516015, 22.034492, 61.697214]) / (2 * np.pi)   # Hz for EI = rho A = L = 1
 
@@ -84,7 +85,7 @@ def _hub_tip(factory, rate, t_end, h):
 
 def _hub_tip_ancf(n_elements, t_end, h):
     """ANCF links are axially stiff (EA = 2.8e7 N): generalized-alpha (GGL, rho 0.8)."""
-    from mbdcore.ancf import ANCFBeam
+    from mbdcore.multibody.ancf import ANCFBeam
 
     s = hub_beam(lambda n, L, ra, ei, ea: ANCFBeam(n, (0.0, 0.0), (L, 0.0), n_elements, ra, ei,
                                                    ea, markers={"root": 0.0, "tip": L}), 4.0)
@@ -137,8 +138,8 @@ def test_two_link_arm_from_the_general_engine_equals_the_minimal_coordinate_mode
     coordinates, 18 constraints) against the hand-derived minimal-coordinate model
     (6 coordinates): the same physics, so the joint angles agree to the integration
     error, over the seed's bang-bang case (0.6 s here)."""
-    from mbdcore.manipulator import FlexibleManipulator, bang_bang_torque
-    from mbdcore.models import two_link_arm
+    from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque
+    from mbdcore.models.mechanisms import two_link_arm
 
     s = two_link_arm(lambda n, L, ra, ei, at: ModalBeam(n, L, ra, ei, n_modes=2, position=at))
     r = simulate(s, 0.6, 1e-3, "rk4", record_every=10,

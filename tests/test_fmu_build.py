@@ -13,8 +13,8 @@ from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 
-from fmu.build import build_fmu
-from fmu.slave import _from_plain, _to_plain, si_base_exponents
+from fmu.fmi.build import build_fmu
+from fmu.fmi.slave import _from_plain, _to_plain, si_base_exponents
 from blocks_for_tests import DampedOscillator
 from fmi_instance import FMI2_DISCARD, FMI2_ERROR, Instance
 
@@ -269,7 +269,7 @@ def test_fmu_runs_on_its_embedded_sources(fmu_file, tmp_path):
                               start_values={{'force': 1.0}})
         print(result['position'][-1])
         print(sys.modules['mbdcore.blocks'].__file__)
-        print(sys.modules['fmu.slave'].__file__)
+        print(sys.modules['fmu.fmi.slave'].__file__)
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)

@@ -14,9 +14,9 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
-from mbdcore.dae import ConstrainedProblem
-from mbdcore.implicit import (HHT, Bathe, ConvergenceError, GeneralizedAlpha, Newmark,
-                              integrate_index3, make_implicit)
+from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.dae.index3 import (HHT, Bathe, ConvergenceError, GeneralizedAlpha, Newmark,
+    integrate_index3, make_implicit)
 
 G_ACC = 9.80665  # standard gravity [m/s^2]
 

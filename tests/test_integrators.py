@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from mbdcore.integrators import Gill, IntegrationError, integrate, make_integrator
+from mbdcore.integrators.runge_kutta import Gill
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.registry import integrate, make_integrator
 
 
 def _final_error(method, f, y0, t_end, n, exact):

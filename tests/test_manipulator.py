@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 
-from mbdcore.beam_modes import ClampedBeamModes
+from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.blocks import InputError, ParameterError, StepError
-from mbdcore.manipulator import (FlexibleManipulator, FlexibleManipulatorBlock,
-                                 bang_bang_torque)
-from mbdcore.rigid_arm import RigidTwoLinkArm
+from mbdcore.models.manipulator import (FlexibleManipulator, FlexibleManipulatorBlock,
+    bang_bang_torque)
+from mbdcore.models.rigid_arm import RigidTwoLinkArm
 
 EB_CLAMPED_FREE = np.array([3.516015, 22.034492, 61.697214])  # omega / sqrt(EI/(rho A l^4))
 

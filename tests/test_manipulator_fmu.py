@@ -11,8 +11,8 @@ from fmpy.validation import validate_fmu
 
 from controllers.joint_pd import JointPDController
 from fmi_instance import FMI2_DISCARD, Instance
-from fmu.cli import main as cli
-from mbdcore.manipulator import FlexibleManipulator, bang_bang_torque
+from flexcosim.cli import main as cli
+from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque
 
 H = 1e-3  # communication step [s]
 OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")

@@ -14,8 +14,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from fmu.master import (AlgebraicLoopError, BlockComponent, CosimError, FMUComponent, Master,
-                        Result, System)
+from fmu.cosim.master import (AlgebraicLoopError, BlockComponent, CosimError, FMUComponent,
+    Master, Result, System)
 
 try:
     from master_blocks import Gain, Integrator, Sqrt
@@ -257,7 +257,7 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Intege
 from pythonfmu.enums import Fmi2Status
 
 # pythonfmu 0.7.0 re-executes this script at every fmi2Instantiate and then drops one
-# reference too many to its namespace (see fmu.slave); one reference per execution
+# reference too many to its namespace (see fmu.fmi.slave); one reference per execution
 # keeps the namespace alive.
 sys.__dict__.setdefault("_master_test_namespaces", []).append(globals())
 
@@ -378,8 +378,8 @@ import json, sys
 from pathlib import Path
 import numpy as np
 sys.path.insert(0, sys.argv[2])
-from fmu.build import build_fmu
-from fmu.master import BlockComponent, CosimError, FMUComponent, Master, System
+from fmu.fmi.build import build_fmu
+from fmu.cosim.master import BlockComponent, CosimError, FMUComponent, Master, System
 from master_blocks import Gain, Integrator
 
 out = Path(sys.argv[1])
@@ -400,14 +400,14 @@ except CosimError as err:
 
 
 def test_block_exported_by_build_fmu_runs_identically(tmp_path):
-    """The same loop with plant and controller replaced by their FMUs (fmu.build)."""
-    pytest.importorskip("fmu.build")
+    """The same loop with plant and controller replaced by their FMUs (fmu.fmi.build)."""
+    pytest.importorskip("fmu.fmi.build")
     import json
     import subprocess
     import sys
     from pathlib import Path
 
-    # A fresh interpreter: an FMU built by fmu.build is instantiated once per process
+    # A fresh interpreter: an FMU built by fmu.fmi.build is instantiated once per process
     # here, since a second instance of the same model crashed the interpreter.
     script = tmp_path / "build_and_run.py"
     script.write_text(BUILD_AND_RUN)
@@ -436,7 +436,7 @@ except ImportError:  # tests/ collected as a package
     from tests.c_fmu.build import build_lag_fmu
     from tests.cosim_blocks import SmoothStep, Sleeper, Tracking
 
-from fmu.master import StepControl  # noqa: E402
+from fmu.cosim.master import StepControl  # noqa: E402
 
 
 @pytest.fixture(scope="module")

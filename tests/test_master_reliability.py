@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from fmu.master import BlockComponent, CosimError, FMUComponent, Master, StepControl, System
+from fmu.cosim.master import BlockComponent, CosimError, FMUComponent, Master, StepControl, System
 
 try:
     from c_fmu.build import build_lag_fmu

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from mbdcore import models
-from mbdcore.constraints import AngleDriver, polynomial_motion
-from mbdcore.formulations import simulate
-from mbdcore.model_file import (FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA, ModelFileError,
-                                format_reference, load_model, model_from_dict, model_to_dict,
-                                save_model, validate_model)
+from mbdcore.multibody.constraints import AngleDriver, polynomial_motion
+from mbdcore.dae.simulate import simulate
+from mbdcore.multibody.model_file import (FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA,
+    ModelFileError, format_reference, load_model, model_from_dict, model_to_dict, save_model,
+    validate_model)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "models"
 

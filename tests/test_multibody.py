@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 
 from mbdcore.blocks import ParameterError
-from mbdcore.constraints import Revolute
-from mbdcore.formulations import (AssemblyError, SingularConfigurationError, assemble,
-                                  augmented_accelerations, reference_solution, simulate)
-from mbdcore.models import four_bar, geared_bars, rigid_crank, slider_crank, slider_crank_with_contact
-from mbdcore.multibody import System
+from mbdcore.multibody.constraints import Revolute
+from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError, assemble,
+    augmented_accelerations)
+from mbdcore.dae.simulate import reference_solution, simulate
+from mbdcore.models.mechanisms import (four_bar, geared_bars, rigid_crank, slider_crank,
+    slider_crank_with_contact)
+from mbdcore.multibody.system import System
 
 
 # --- seed 000 rigid crank ---------------------------------------------------------------

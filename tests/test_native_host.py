@@ -21,8 +21,8 @@ from fmpy import extract, read_model_description
 
 from blocks_for_tests import DampedOscillator
 from fmi_instance import Instance
-from fmu.build import build_fmu, _fmi2_headers
-from fmu.demo import ensure_fmu
+from fmu.fmi.build import build_fmu, _fmi2_headers
+from flexcosim.demo import ensure_fmu
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or shutil.which("gcc") is None,
                                 reason="the C host is compiled with gcc on Linux")
@@ -140,9 +140,9 @@ def test_binary_has_no_link_time_dependency_on_python(osc):
 
 def test_without_gcc_the_fmu_keeps_pythonfmus_binary_with_a_warning(tmp_path, monkeypatch):
     import pythonfmu
-    import fmu.build
+    import fmu.fmi.build
 
-    monkeypatch.setattr(fmu.build.shutil, "which", lambda name: None)
+    monkeypatch.setattr(fmu.fmi.build.shutil, "which", lambda name: None)
     with pytest.warns(UserWarning, match="gcc"):
         # a name no FMU loaded in this process has put on sys.path
         path = build_fmu(DampedOscillator, tmp_path, model_name="LegacyOscillator")

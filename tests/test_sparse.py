@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-import mbdcore.formulations as formulations
-import mbdcore.implicit as implicit
-from mbdcore.ancf import ANCFBeam, cantilever
-from mbdcore.flexible import FiniteSegmentBeam, ModalBeam
-from mbdcore.formulations import assemble, simulate
-from mbdcore.implicit import GeneralizedAlpha
-from mbdcore.models import hub_beam, slider_crank, two_link_arm
-from mbdcore.multibody import System
+import mbdcore.dae.index1 as formulations
+import mbdcore.dae.index3 as implicit
+from mbdcore.multibody.ancf import ANCFBeam, cantilever
+from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
+from mbdcore.dae.index1 import assemble
+from mbdcore.dae.simulate import simulate
+from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.models.mechanisms import hub_beam, slider_crank, two_link_arm
+from mbdcore.multibody.system import System
 
 
 def hanging_chain(n_elements, element_length=0.1, tilt=0.3):
@@ -158,9 +159,9 @@ def test_index1_sparse_and_dense_augmented_solves_agree():
     """The index-1 formulation's augmented solve, sparse (SuperLU) and dense, on a clamped
     20-element ANCF beam swinging under gravity: the same accelerations and the same
     RK4 trajectory."""
-    from mbdcore.ancf import cantilever
-    from mbdcore.formulations import Index1Baumgarte, assemble
-    from mbdcore.integrators import integrate
+    from mbdcore.multibody.ancf import cantilever
+    from mbdcore.dae.index1 import Index1Baumgarte, assemble
+    from mbdcore.integrators.registry import integrate
 
     system = cantilever(length=1.0, n_elements=20, rho_a=1.0, ei=1.0, ea=1e4,
                         gravity=(0.0, -9.81))

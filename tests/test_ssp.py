@@ -7,9 +7,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from fmu.cli import main
-from fmu.master import BlockComponent, FMUComponent, Master, System
-from fmu.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
+from flexcosim.cli import main
+from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from fmu.cosim.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
 
 try:
     from c_fmu.build import build_lag_fmu

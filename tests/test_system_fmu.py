@@ -4,13 +4,13 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
-from fmu.cli import main as cli
-from fmu.master import FMUComponent
+from flexcosim.cli import main as cli
+from fmu.cosim.master import FMUComponent
 from mbdcore.blocks import ParameterError, StepError
-from mbdcore.formulations import simulate
-from mbdcore.model_file import load_model, model_to_dict
-from mbdcore.models import slider_crank
-from mbdcore.system_block import SystemBlock, system_block
+from mbdcore.dae.simulate import simulate
+from mbdcore.multibody.model_file import load_model, model_to_dict
+from mbdcore.models.mechanisms import slider_crank
+from mbdcore.multibody.system_block import SystemBlock, system_block
 
 OUTPUTS = ["crank.phi", "der(crank.phi)", "slider.x", "reaction.O.x", "position.rod.B.x",
            "orientation.rod.A", "energy"]

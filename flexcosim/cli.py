@@ -1,0 +1,148 @@
+"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` and
+``flexcosim cosim SYSTEM --stop 10 --step 1e-3 [--realtime] [-o results.csv]``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from flexcosim.demo import MODELS, run_demo
+from fmu.fmi.build import build_fmu
+from mbdcore.multibody.model_file import load_model, model_to_dict
+from mbdcore.multibody.system_block import SystemBlock
+from fmu.cosim.master import CosimError, Master, StepControl
+from fmu.cosim.ssp import load_system
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+
+    parser = argparse.ArgumentParser(prog="flexcosim", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="closed-loop co-simulation of the two-link flexible arm")
+    demo.add_argument("-o", "--out", default="results", help="output folder (default: results)")
+    demo.add_argument("--stop", type=float, default=3.0, help="stop time [s] (default 3)")
+    demo.add_argument("--step", type=float, default=1e-3, help="communication step [s] (default 1e-3)")
+    demo.add_argument("--method", choices=("gauss-seidel", "jacobi"), default="gauss-seidel")
+    demo.add_argument("--blocks", action="store_true",
+                      help="run the controller and the arm as in-process blocks instead of FMUs")
+
+    build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
+                           description="MODEL is one of " + ", ".join(sorted(MODELS)) +
+                           ", or a model file (.json/.yaml) of the multibody engine")
+    build.add_argument("model", help="built-in model name or model file")
+    build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
+    build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
+    build.add_argument("--inputs", help="model file: comma-separated inputs (default: all)")
+    build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
+                       "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "
+                       "(default: all coordinates)")
+
+    cosim = sub.add_parser(
+        "cosim", help="co-simulate a system file (.ssp, .ssd or .json)",
+        description="Run a system of FMUs and Python blocks described in an SSP 1.0 file "
+                    "(.ssp/.ssd) or a JSON file (see fmu.cosim.ssp).  Values not given here come "
+                    "from the file's default experiment.")
+    cosim.add_argument("system", help="system file: .ssp, .ssd or .json")
+    cosim.add_argument("--start", type=float, default=None, help="start time [s] (default 0)")
+    cosim.add_argument("--stop", type=float, default=None, help="stop time [s]")
+    cosim.add_argument("--step", type=float, default=None,
+                       help="communication step [s] (initial step with --variable-step)")
+    cosim.add_argument("--method", choices=("gauss-seidel", "jacobi"), default=None)
+    cosim.add_argument("--extrapolation", choices=("zero", "first"), default=None,
+                       help="input extrapolation order over a step (default zero)")
+    cosim.add_argument("--variable-step", action="store_true",
+                       help="variable communication step with error control and rollback")
+    cosim.add_argument("--rtol", type=float, default=1e-3, help="relative coupling tolerance")
+    cosim.add_argument("--atol", type=float, default=1e-6, help="absolute coupling tolerance")
+    cosim.add_argument("--min-step", type=float, default=None, help="minimum step [s]")
+    cosim.add_argument("--max-step", type=float, default=None, help="maximum step [s]")
+    cosim.add_argument("--realtime", action="store_true", help="pace to the wall clock")
+    cosim.add_argument("--speed", type=float, default=1.0,
+                       help="simulated seconds per wall-clock second with --realtime")
+    cosim.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    cosim.add_argument("-o", "--out", default=None,
+                       help="results CSV (written up to the failure if the run fails)")
+    cosim.add_argument("--plot", default=None, help="PNG of the outputs")
+
+    args = parser.parse_args(argv)
+    if args.command == "cosim":
+        return _cosim(args)
+    if args.command == "demo":
+
+        run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
+                 use_fmus=not args.blocks)
+        return 0
+    if args.command == "build":
+        from pathlib import Path
+
+
+        out = Path(args.out)
+        if args.model in MODELS:
+            block, name = MODELS[args.model]
+            config = None
+        elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
+
+            block = SystemBlock
+            stem = Path(args.model).stem
+            name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
+            config = {"model": model_to_dict(load_model(args.model)),
+                      "inputs": args.inputs.split(",") if args.inputs else None,
+                      "outputs": args.outputs.split(",") if args.outputs else None}
+        else:
+            parser.error(f"model {args.model!r}: accepted built-in models are "
+                         f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
+        path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
+                         model_name=name, configuration=config)
+        print(path)
+        return 0
+    return 2  # pragma: no cover
+
+
+def _cosim(args) -> int:
+
+    try:
+        system = load_system(args.system)
+    except (ValueError, OSError) as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 2
+    exp = system.experiment
+    start = args.start if args.start is not None else exp.get("start_time", 0.0)
+    stop = args.stop if args.stop is not None else exp.get("stop_time")
+    step = args.step if args.step is not None else exp.get("step")
+    missing = [n for n, v in (("--stop", stop), ("--step", step)) if v is None]
+    if missing:
+        print(f"flexcosim cosim: {args.system} has no default for {' and '.join(missing)}; "
+              "give it on the command line", file=sys.stderr)
+        return 2
+    method = args.method or exp.get("method", "gauss-seidel")
+    extrapolation = args.extrapolation or exp.get("extrapolation", 0)
+    try:
+        control = (StepControl(rtol=args.rtol, atol=args.atol, min_step=args.min_step,
+                               max_step=args.max_step) if args.variable_step else None)
+        master = Master(system, step, method=method, extrapolation=extrapolation,
+                        step_control=control)
+        result = master.run(stop, start, realtime=args.realtime, speed=args.speed,
+                            progress=args.progress, csv=args.out)
+    except CosimError as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 2
+    summary = f"{len(result)} points, t = {result.time[0]:g} .. {result.time[-1]:g} s"
+    if args.variable_step:
+        summary += (f", {len(result.steps)} steps accepted ({result.steps.min():.3g} .. "
+                    f"{result.steps.max():.3g} s), {len(result.rejected)} rejected")
+    print(summary)
+    if result.realtime is not None:
+        print(result.realtime)
+    if args.out:
+        print(f"wrote {args.out}")
+    if args.plot:
+        print(f"wrote {result.plot(args.plot)}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1796 @@
+"""Co-simulation master: Python blocks and FMI 2.0 co-simulation FMUs stepped together.
+
+A plant, a controller and a drive model meet one interface here (the Drake pattern:
+components with named ports, wired by name into a diagram and stepped by a simulator): a
+*component* has named inputs and outputs, a direct-feedthrough map and a step.
+:class:`BlockComponent` wraps a :class:`mbdcore.blocks.Block`, :class:`FMUComponent`
+wraps an FMU through fmpy, and a :class:`System` wires components by name
+(``"plant.theta" -> "ctrl.theta"``).  :class:`Master` runs a system with a fixed
+communication step.
+
+Communication point
+-------------------
+At every communication point ``t_k = t0 + k*h`` the outputs are propagated to the
+connected inputs in topological order of the direct-feedthrough graph, so a
+controller with feedthrough (``tau = -K theta``) sees the plant output of the same
+instant, and every recorded row is consistent.  A cycle through feedthrough (an
+algebraic loop) cannot be ordered; it is rejected when the master is built.
+
+Stepping
+--------
+* ``"jacobi"``: every component steps ``t_k -> t_k + h`` from the inputs of ``t_k``.
+* ``"gauss-seidel"``: components step one after the other; the new outputs of a
+  component are passed on to the components that step after it.  The default
+  order puts data sources first and breaks feedback cycles at components without
+  feedthrough (typically plants), see :meth:`Master.default_order`.
+
+Input extrapolation
+-------------------
+FMI 2.0 inputs are held constant over a step.  With ``extrapolation=0`` an input
+holds the value of its source at ``t_k``.  With ``extrapolation=1`` an input whose
+source has not stepped yet (all inputs under Jacobi) holds the mean over the step
+of the line through the source's last two communication points,
+``y_k + (h/2) (y_k - y_{k-1}) / h_{k-1}``: exact in the integral of a linearly
+varying signal, so two integrators coupled this way are the Adams–Bashforth-2
+scheme.  The first step has no history and holds ``y_0``.  The recorded inputs
+are the values of their sources at the communication point, consistent with the
+recorded outputs.
+
+Variable step
+-------------
+With a :class:`StepControl` the master estimates the coupling error of each step
+from how far every connected output moved away from the prediction its consumers
+used, rejects steps above the tolerance, restores every component (get/set FMU
+state) and retries with a smaller step; see :class:`StepControl`.  The accepted
+steps are in ``Result.steps``; ``Master.run(steps=...)`` replays them bit for bit.
+
+Real time
+---------
+``run(realtime=True, speed=s)`` sleeps until each communication point is due on
+the wall clock (``t0_wall + (t - t0)/s``); overruns and jitter are reported in
+``Result.realtime`` (:class:`RealTimeStats`).
+
+Failures
+--------
+An exception of a block, an FMI status worse than fmi2Warning, an error message an
+FMU logs during a call that returned fmi2OK (pythonfmu-based slaves such as
+:mod:`fmu.fmi.slave` report rejected inputs that way), a non-finite output, or an FMU
+input or output outside its declared ``min``/``max`` stops the run with
+:class:`CosimError`, which names the component, the variable if known and the
+time, and carries the rows recorded so far (written to CSV if asked) and the FMU's
+log.  FMU archives are unpacked by :func:`safe_extract` (no path traversal).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import shutil
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from mbdcore.blocks import Block
+
+__all__ = [
+    "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
+    "FMUComponent", "Master", "RealTimeStats", "Result", "StepControl", "System",
+    "check_archive", "safe_extract",
+]
+
+
+# ---------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------
+class ComponentError(RuntimeError):
+    """A component call failed.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong.
+    variable : str or None
+        The variable concerned, if known.
+    log : list of str
+        Log messages of the component (FMU logger) up to the failure.
+    """
+
+    def __init__(self, message: str, variable: str | None = None, log: Sequence[str] = ()):
+        super().__init__(message)
+        self.variable = variable
+        self.log = list(log)
+
+
+class CosimError(RuntimeError):
+    """The co-simulation stopped because a component failed.
+
+    Attributes
+    ----------
+    component : str
+        Name of the failing component.
+    variable : str or None
+        Variable concerned (an input that was rejected, a NaN output), if known.
+    time : float
+        Simulation time of the failure [s]: the communication point at which the
+        failing call was made (the start of the failed step).
+    result : Result
+        Rows recorded up to and including the last complete communication point.
+    log : list of str
+        Log messages of the failing component.
+    """
+
+    def __init__(self, message: str, component: str, variable: str | None, time: float,
+                 result: "Result", log: Sequence[str] = ()):
+        super().__init__(message)
+        self.component = component
+        self.variable = variable
+        self.time = time
+        self.result = result
+        self.log = list(log)
+
+
+class AlgebraicLoopError(ValueError):
+    """Outputs depend on themselves through direct feedthrough (an algebraic loop)."""
+
+    def __init__(self, message: str, loop: Sequence[str]):
+        super().__init__(message)
+        self.loop = list(loop)
+
+
+# ---------------------------------------------------------------------------------
+# archives
+# ---------------------------------------------------------------------------------
+#: Refuse archives that would unpack to more than this [bytes] (zip bombs).
+MAX_UNPACKED_BYTES = 4 << 30
+
+
+def check_archive(path: str | Path) -> list[str]:
+    """Member names of the zip archive ``path`` after checking that each is safe.
+
+    A member is refused when its name is absolute (``/x``, ``C:x``), contains a
+    backslash or a ``..`` component, or is a symbolic link, and the archive is refused
+    when it unpacks to more than :data:`MAX_UNPACKED_BYTES`.  FMUs and SSP files are
+    both zip archives and go through here before anything is written to disk.
+
+    Raises
+    ------
+    ValueError
+        Naming the archive and the offending member.
+    """
+    import stat
+    import zipfile
+
+    path = Path(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: not a readable zip archive ({e})") from None
+    with zf:
+        names, total = [], 0
+        for info in zf.infolist():
+            name = info.filename
+            parts = name.split("/")
+            if ("\\" in name or name.startswith("/") or ":" in parts[0] or ".." in parts
+                    or "\0" in name):
+                raise ValueError(f"{path}: unsafe member name {name!r} in the archive "
+                                 "(absolute, with '..' or a backslash): refusing to extract")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise ValueError(f"{path}: member {name!r} is a symbolic link: refusing to extract")
+            total += info.file_size
+            names.append(name)
+        if total > MAX_UNPACKED_BYTES:
+            raise ValueError(f"{path}: unpacks to {total} bytes, more than the limit of "
+                             f"{MAX_UNPACKED_BYTES} bytes")
+    return names
+
+
+def safe_extract(path: str | Path, dest: str | Path | None = None) -> Path:
+    """Extract the zip archive ``path`` into ``dest`` (a new temporary folder if None).
+
+    Every member is checked by :func:`check_archive` first, and each target path is
+    verified to lie inside ``dest`` before it is written.
+    """
+    import tempfile
+    import zipfile
+
+    check_archive(path)
+    dest = Path(tempfile.mkdtemp(prefix="flexcosim-") if dest is None else dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            target = (root / info.filename).resolve()
+            if target != root and root not in target.parents:
+                raise ValueError(f"{path}: member {info.filename!r} would be written outside "
+                                 f"{root}: refusing to extract")
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+    return dest
+
+
+# ---------------------------------------------------------------------------------
+# components
+# ---------------------------------------------------------------------------------
+class Component:
+    """Interface of everything the master can step.
+
+    Subclasses set ``name``, ``inputs``, ``outputs``, ``feedthrough`` and ``units``
+    and implement the methods below.  The master uses the positional fast paths
+    (:meth:`input_setter`, :meth:`get_output_values`); the name-based
+    :meth:`set_inputs` / :meth:`get_outputs` are for users.
+
+    Attributes
+    ----------
+    name : str
+        Instance name, unique in a :class:`System`; no ``"."``.
+    inputs, outputs : tuple of str
+        Variable names.
+    feedthrough : dict of str to tuple of str
+        Output name -> input names it depends on directly (at the same instant).
+    units : dict of str to str
+        Variable name -> unit (FMI notation, ``""`` if dimensionless).
+    log : collections.deque of str
+        Log messages (FMU logger callback), newest last.
+    """
+
+    name: str
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    feedthrough: dict[str, tuple[str, ...]] = {}
+    units: dict[str, str] = {}
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name or "." in name:
+            raise ValueError(f"component name {name!r} must be a non-empty string without '.'")
+        self.name = name
+        self.log: deque[str] = deque(maxlen=1000)
+
+    # -- lifecycle -------------------------------------------------------------------
+    def initialize(self, t0: float, stop_time: float | None = None) -> None:
+        """Bring the component to its initial state at ``t0`` [s]."""
+        raise NotImplementedError
+
+    def do_step(self, t: float, h: float) -> None:
+        """Advance from ``t`` to ``t + h`` [s] with the inputs held; ComponentError on failure."""
+        raise NotImplementedError
+
+    def terminate(self) -> None:
+        """Release what :meth:`initialize` acquired; safe to call more than once."""
+
+    # -- values ----------------------------------------------------------------------
+    def input_setter(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        """A function setting the inputs ``names`` (in this order) from a sequence of values.
+
+        Built once by the master so that per-step calls do no name look-ups.
+        """
+        raise NotImplementedError
+
+    def get_output_values(self) -> list[float]:
+        """All outputs at the current time, in the order of :attr:`outputs`."""
+        raise NotImplementedError
+
+    def get_input_values(self) -> list[float]:
+        """Current input values, in the order of :attr:`inputs`."""
+        raise NotImplementedError
+
+    def set_inputs(self, values: Mapping[str, float]) -> None:
+        """Set inputs by name."""
+        unknown = [n for n in values if n not in self.inputs]
+        if unknown:
+            raise ComponentError(f"{self.name!r} has no input(s) {', '.join(map(repr, unknown))}; "
+                                 f"inputs: {', '.join(self.inputs)}", variable=unknown[0])
+        names = list(values)
+        self.input_setter(names)([values[n] for n in names])
+
+    def get_outputs(self) -> dict[str, float]:
+        """All outputs at the current time, by name."""
+        return dict(zip(self.outputs, self.get_output_values()))
+
+    # -- state -----------------------------------------------------------------------
+    def get_state(self) -> Any:
+        """An opaque copy of the component state (for rollback)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot save its state")
+
+    def set_state(self, state: Any) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore its state")
+
+    def snapshot(self) -> Any:
+        """The state for a rollback of the master (valid until the next snapshot).
+
+        Unlike :meth:`get_state` it may reuse storage, so only the newest snapshot can
+        be restored; the default is :meth:`get_state`.
+        """
+        return self.get_state()
+
+    def restore(self, snap: Any) -> None:
+        """Return to the state of :meth:`snapshot`."""
+        self.set_state(snap)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.name!r}, inputs={list(self.inputs)}, "
+                f"outputs={list(self.outputs)})")
+
+
+class BlockComponent(Component):
+    """A Python :class:`~mbdcore.blocks.Block` as a co-simulation component.
+
+    Parameters
+    ----------
+    name : str
+        Instance name.
+    block : Block
+        The block; it is stepped in place.
+    """
+
+    def __init__(self, name: str, block: Block):
+        super().__init__(name)
+        if not isinstance(block, Block):
+            raise TypeError(f"component {name!r}: expected a Block, got {type(block).__name__}")
+        self.block = block
+        self.inputs = tuple(block.input_names())
+        self.outputs = tuple(block.output_names())
+        self.units = {s.name: s.unit for s in (*block.INPUTS, *block.OUTPUTS)}
+        bad = {o: tuple(ins) for o, ins in block.FEEDTHROUGH.items()
+               if o not in self.outputs or any(i not in self.inputs for i in ins)}
+        if bad:
+            raise ValueError(f"{type(block).__name__}.FEEDTHROUGH names unknown variables: {bad}")
+        self.feedthrough = {o: tuple(block.FEEDTHROUGH.get(o, ())) for o in self.outputs}
+
+    def initialize(self, t0: float, stop_time: float | None = None) -> None:
+        try:
+            self.block.reset(t0)
+        except Exception as e:
+            raise ComponentError(f"reset failed: {type(e).__name__}: {e}") from e
+
+    def do_step(self, t: float, h: float) -> None:
+        try:
+            self.block.do_step(t, h)
+        except Exception as e:
+            raise ComponentError(f"do_step failed: {type(e).__name__}: {e}") from e
+
+    def input_setter(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        names = tuple(names)
+        for n in names:
+            if n not in self.inputs:
+                raise ComponentError(f"{self.name!r} has no input {n!r}", variable=n)
+        block = self.block
+
+        def set_values(values: Sequence[float]) -> None:
+            # All or nothing, as Block.set_inputs, but knowing which input failed.
+            saved = block.inputs
+            block.inputs = dict(saved)
+            for n, v in zip(names, values):
+                try:
+                    block.set_input(n, v)
+                except Exception as e:
+                    block.inputs = saved
+                    raise ComponentError(f"input {n!r} rejected: {e}", variable=n) from e
+
+        return set_values
+
+    def get_output_values(self) -> list[float]:
+        try:
+            out = self.block.outputs()
+            return [float(out[n]) for n in self.outputs]
+        except Exception as e:
+            raise ComponentError(f"outputs() failed: {type(e).__name__}: {e}") from e
+
+    def get_input_values(self) -> list[float]:
+        return [float(self.block.inputs[n]) for n in self.inputs]
+
+    def get_state(self) -> Any:
+        return self.block.get_state()
+
+    def set_state(self, state: Any) -> None:
+        self.block.set_state(state)
+
+
+#: FMI 2.0 types that are exchanged as floats between components.
+_NUMERIC_TYPES = ("Real", "Integer", "Enumeration", "Boolean")
+
+
+class FMUComponent(Component):
+    """An FMI 2.0 co-simulation FMU as a component (through fmpy).
+
+    The model description is read when the component is created; the FMU is
+    extracted to a temporary directory and instantiated by :meth:`initialize`, and
+    freed (directory removed) by :meth:`terminate`, so one component can be run
+    several times.
+
+    Parameters
+    ----------
+    name : str
+        Instance name (also passed to ``fmi2Instantiate``).
+    fmu_path : str or Path
+        The ``.fmu`` file.
+    parameters : dict, optional
+        Start values by variable name, set in initialization mode.  Each value is
+        converted to the variable's type (Real, Integer, Boolean, String).
+    feedthrough : dict of str to sequence of str, optional
+        Overrides the direct feedthrough read from ``ModelStructure/Outputs`` (for
+        FMUs whose model description omits ``dependencies``, which FMI says means
+        "depends on every input").
+    logging_on : bool
+        Passed to ``fmi2Instantiate``; some exporters (pythonfmu) only report the
+        cause of an error when it is on.
+
+    Notes
+    -----
+    Real, Integer, Enumeration and Boolean inputs/outputs are exchanged as floats;
+    String variables are not connectable.
+    """
+
+    def __init__(self, name: str, fmu_path: str | Path, parameters: Mapping[str, Any] | None = None,
+                 feedthrough: Mapping[str, Sequence[str]] | None = None, logging_on: bool = True):
+        super().__init__(name)
+        from fmpy import read_model_description
+
+        self.fmu_path = Path(fmu_path)
+        check_archive(self.fmu_path)  # before anything is unpacked from it
+        md = read_model_description(str(self.fmu_path))
+        if md.fmiVersion != "2.0" or md.coSimulation is None:
+            raise ValueError(f"{self.fmu_path} is not an FMI 2.0 co-simulation FMU "
+                             f"(fmiVersion {md.fmiVersion})")
+        self.model_description = md
+        self.logging_on = bool(logging_on)
+        self._vars = {v.name: v for v in md.modelVariables}
+        numeric = [v for v in md.modelVariables if v.type in _NUMERIC_TYPES]
+        self.inputs = tuple(v.name for v in numeric if v.causality == "input")
+        self.outputs = tuple(v.name for v in numeric if v.causality == "output")
+        self.units = {v.name: _unit(v) for v in numeric}
+        self.feedthrough = self._feedthrough_from(md, feedthrough)
+        #: the feedthrough given by the user, if any (kept when the system is saved)
+        self.feedthrough_override = (None if feedthrough is None else
+                                     {o: tuple(i) for o, i in feedthrough.items()})
+
+        self.parameters: dict[str, Any] = {}
+        for pname, value in (parameters or {}).items():
+            v = self._vars.get(pname)
+            if v is None or not _settable(v):
+                settable = [v.name for v in md.modelVariables if _settable(v)]
+                raise ValueError(f"FMU {name!r} ({self.fmu_path.name}) has no settable variable "
+                                 f"{pname!r}; settable: {', '.join(settable)}")
+            self.parameters[pname] = _convert(v.type, value)
+
+        self._out_read = self._reader(self.outputs)
+        #: declared [min, max] of inputs and outputs (checked by the master, FMI 2.0 says
+        #: values outside them are invalid; not every FMU checks what it is given)
+        self.ranges = {n: r for n in (*self.inputs, *self.outputs)
+                       if (r := _declared_range(self._vars[n])) is not None}
+        self._out_ranges = [(p, n, *self.ranges[n]) for p, n in enumerate(self.outputs)
+                            if n in self.ranges]
+        self._fmu = None
+        self._snap = None  # the fmi2FMUstate reused by snapshot()
+        self._unzipdir: str | None = None
+        self._callbacks = None
+        self._fatal = False
+        self._errors: list[str] = []  # messages logged with status fmi2Error or worse
+        self._state_handles: list = []
+
+    # -- model description -----------------------------------------------------------
+    def _feedthrough_from(self, md, override) -> dict[str, tuple[str, ...]]:
+        if override is not None:
+            ft = {o: tuple(override.get(o, ())) for o in self.outputs}
+            for o, ins in override.items():
+                if o not in self.outputs or any(i not in self.inputs for i in ins):
+                    raise ValueError(f"feedthrough override of {self.name!r} names unknown "
+                                     f"variables: {o!r}: {list(ins)}")
+            return ft
+        declared = {u.variable.name: u.dependencies for u in md.outputs}
+        ft = {}
+        for o in self.outputs:
+            deps = declared.get(o)
+            # FMI 2.0: no "dependencies" attribute (or no Unknown) = depends on all inputs.
+            if deps is None:
+                ft[o] = self.inputs
+            else:
+                ft[o] = tuple(d.name for d in deps if d.causality == "input")
+        return ft
+
+    def _reader(self, names: Sequence[str]) -> Callable[[], list[float]]:
+        """A function reading ``names`` with one get call per FMI type."""
+        groups = self._groups(names)
+        n = len(names)
+        if len(groups) == 1 and groups[0][0] == "Real":
+            vrs = groups[0][1]
+            return lambda: self._fmu.getReal(vrs)
+
+        def read() -> list[float]:
+            values = [0.0] * n
+            for kind, vrs, pos in groups:
+                got = getattr(self._fmu, _GETTERS[kind])(vrs)
+                for p, v in zip(pos, got):
+                    values[p] = float(v)
+            return values
+
+        return read
+
+    def _groups(self, names: Sequence[str]) -> list[tuple[str, list[int], list[int]]]:
+        by_kind: dict[str, tuple[list[int], list[int]]] = {}
+        for p, n in enumerate(names):
+            v = self._vars[n]
+            kind = "Integer" if v.type == "Enumeration" else v.type
+            vrs, pos = by_kind.setdefault(kind, ([], []))
+            vrs.append(v.valueReference)
+            pos.append(p)
+        return [(k, vrs, pos) for k, (vrs, pos) in by_kind.items()]
+
+    # -- lifecycle -------------------------------------------------------------------
+    def _logger(self, env, instance_name, status, category, message) -> None:
+        label = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")[status] \
+            if 0 <= status <= 5 else str(status)
+        text = message.decode("utf-8", "replace") if message else ""
+        cat = category.decode("utf-8", "replace") if category else ""
+        line = f"[{label}] {cat + ': ' if cat else ''}{text}"
+        self.log.append(line)
+        if status >= 3:
+            self._errors.append(line)
+
+    def _check_log(self, what: str, names: Sequence[str] = ()) -> None:
+        """Raise if the last call logged an error although it returned fmi2OK.
+
+        Exporters that must not fail a call (pythonfmu slaves turn exceptions into
+        fmi2Fatal) reject a value by logging an error; see fmu.fmi.slave.
+        """
+        if self._errors:
+            errors, self._errors = self._errors, []
+            variable = names[0] if len(names) == 1 else next(
+                (n for n in names if any(f"'{n}'" in e for e in errors)), None)
+            raise ComponentError(f"{what} logged an error: {errors[-1]}", variable=variable,
+                                 log=self.log)
+
+    def _fail(self, what: str, e: Exception, variable: str | None = None) -> ComponentError:
+        self._errors.clear()  # they are in the log that goes with the error
+        status = getattr(e, "status", None)
+        if status is not None and status >= 4:  # fmi2Fatal: only fmi2FreeInstance is allowed now
+            self._fatal = True
+        text, fn = str(e), getattr(e, "function", None)
+        # fmpy's FMICallException already reads "fmi2DoStep failed with status 3 (error)."
+        msg = what + text[len(fn):] if fn and what.startswith(fn) and text.startswith(fn) \
+            else f"{what} failed: {text}"
+        return ComponentError(msg, variable=variable, log=self.log)
+
+    def initialize(self, t0: float, stop_time: float | None = None) -> None:
+        from ctypes import byref
+
+        from fmpy import calloc, free
+        from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE,
+                               fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
+                               fmi2CallbackLoggerTYPE)
+
+        self.terminate()
+        self.log.clear()
+        self._errors.clear()
+        md = self.model_description
+        self._unzipdir = str(safe_extract(self.fmu_path))
+        try:
+            cb = fmi2CallbackFunctions()
+            cb.logger = fmi2CallbackLoggerTYPE(self._logger)
+            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+            try:
+                # formats the printf-style varargs of the FMU's log calls
+                from fmpy.logging import addLoggerProxy
+                addLoggerProxy(byref(cb))
+            except Exception:  # pragma: no cover - messages then arrive unformatted
+                pass
+            self._callbacks = cb  # the FMU keeps pointers into it: keep it alive
+            fmu = FMU2Slave(guid=md.guid, unzipDirectory=self._unzipdir,
+                            modelIdentifier=md.coSimulation.modelIdentifier,
+                            instanceName=self.name)
+            fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
+            self._fmu = fmu
+            self._fatal = False
+        except Exception as e:
+            self._cleanup()
+            raise ComponentError(f"instantiation failed: {e}", log=self.log) from e
+        try:
+            fmu.setupExperiment(startTime=t0, stopTime=stop_time)
+            fmu.enterInitializationMode()
+            for pname, value in self.parameters.items():
+                v = self._vars[pname]
+                try:
+                    _set_typed(fmu, v.type, v.valueReference, value)
+                except Exception as e:
+                    raise self._fail(f"setting parameter {pname!r} = {value!r}", e, pname) from e
+            fmu.exitInitializationMode()
+            self._check_log("initialization", list(self.parameters))
+        except ComponentError:
+            self.terminate()
+            raise
+        except Exception as e:
+            err = self._fail("initialization", e)
+            self.terminate()
+            raise err from e
+
+    def do_step(self, t: float, h: float) -> None:
+        try:
+            self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+        except Exception as e:
+            raise self._fail("fmi2DoStep", e) from e
+        if self._errors:
+            self._check_log("fmi2DoStep")
+
+    def terminate(self) -> None:
+        fmu = self._fmu
+        if fmu is not None:
+            self._fmu = None
+            try:
+                for handle in self._state_handles + ([self._snap] if self._snap else []):
+                    fmu.freeFMUstate(handle)
+                if not self._fatal:
+                    fmu.terminate()
+            except Exception:
+                pass  # an FMU in error state may refuse; freeing below is still required
+            finally:
+                self._state_handles.clear()
+                self._snap = None
+                fmu.freeInstance()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._unzipdir is not None:
+            shutil.rmtree(self._unzipdir, ignore_errors=True)
+            self._unzipdir = None
+        self._callbacks = None
+
+    # -- values ----------------------------------------------------------------------
+    def input_setter(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        names = tuple(names)
+        for n in names:
+            if n not in self.inputs:
+                raise ComponentError(f"{self.name!r} has no input {n!r}", variable=n)
+        groups = self._groups(names)
+        one = names[0] if len(names) == 1 else None
+        check = self._input_checker(names)
+        if len(groups) == 1 and groups[0][0] == "Real":
+            vrs = groups[0][1]
+
+            def set_values(values: Sequence[float]) -> None:
+                check(values)
+                try:
+                    self._fmu.setReal(vrs, values)
+                except Exception as e:
+                    raise self._fail(f"fmi2SetReal of {', '.join(names)}", e, one) from e
+                if self._errors:
+                    self._check_log(f"fmi2SetReal of {', '.join(names)}", names)
+
+            return set_values
+
+        def set_mixed(values: Sequence[float]) -> None:
+            check(values)
+            try:
+                for kind, vrs, pos in groups:
+                    _set_many(self._fmu, kind, vrs, [values[p] for p in pos])
+            except Exception as e:
+                raise self._fail(f"setting {', '.join(names)}", e, one) from e
+            if self._errors:
+                self._check_log(f"setting {', '.join(names)}", names)
+
+        return set_mixed
+
+    def _input_checker(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        """Rejects non-finite values and values outside the declared [min, max]."""
+        ranged = [(p, n, *self.ranges[n]) for p, n in enumerate(names) if n in self.ranges]
+        isfinite = math.isfinite
+
+        def check(values: Sequence[float]) -> None:
+            if not isfinite(sum(values)):  # one test in the common case
+                for n, v in zip(names, values):
+                    if not isfinite(v):
+                        raise ComponentError(f"input {n!r} = {v!r} is not finite", variable=n,
+                                             log=self.log)
+            for p, n, lo, hi in ranged:
+                v = values[p]
+                if not lo <= v <= hi:
+                    raise ComponentError(f"input {n!r} = {v!r} is outside its declared range "
+                                         f"[{lo:g}, {hi:g}] {self.units.get(n, '')}".rstrip(),
+                                         variable=n, log=self.log)
+
+        return check
+
+    def get_output_values(self) -> list[float]:
+        try:
+            values = self._out_read()
+        except Exception as e:
+            raise self._fail("reading outputs", e) from e
+        if self._errors:
+            self._check_log("reading outputs", self.outputs)
+        for p, n, lo, hi in self._out_ranges:
+            v = values[p]
+            if not lo <= v <= hi and math.isfinite(v):  # non-finite: named by the master
+                raise ComponentError(f"output {n!r} = {v!r} is outside its declared range "
+                                     f"[{lo:g}, {hi:g}] {self.units.get(n, '')}".rstrip(),
+                                     variable=n, log=self.log)
+        return values
+
+    def get_input_values(self) -> list[float]:
+        if self._fmu is not None:
+            try:
+                return self._reader(self.inputs)()
+            except Exception:
+                pass  # some FMUs do not allow reading inputs: fall back to start values
+        return [_start(self._vars[n]) for n in self.inputs]
+
+    # -- state -----------------------------------------------------------------------
+    def get_state(self) -> Any:
+        """The FMU state: serialized bytes if the FMU can, otherwise an fmi2FMUstate handle.
+
+        Handles are freed by :meth:`terminate`.
+        """
+        cs = self.model_description.coSimulation
+        if not cs.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} cannot get and set its state")
+        handle = self._fmu.getFMUstate()
+        if cs.canSerializeFMUstate:
+            try:
+                return bytes(self._fmu.serializeFMUstate(handle))
+            finally:
+                self._fmu.freeFMUstate(handle)
+        self._state_handles.append(handle)
+        return handle
+
+    def set_state(self, state: Any) -> None:
+        cs = self.model_description.coSimulation
+        if not cs.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} cannot get and set its state")
+        if isinstance(state, (bytes, bytearray)):
+            handle = self._fmu.deSerializeFMUstate(state)
+            try:
+                self._fmu.setFMUstate(handle)
+            finally:
+                self._fmu.freeFMUstate(handle)
+        else:
+            self._fmu.setFMUstate(state)
+
+    def snapshot(self) -> Any:
+        """The current FMU state in one fmi2FMUstate that is reused by the next call."""
+        from ctypes import byref
+
+        from fmpy.fmi2 import fmi2FMUstate
+
+        if not self.model_description.coSimulation.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} ({self.fmu_path.name}) cannot get and "
+                                      "set its state (canGetAndSetFMUstate is false)")
+        if self._snap is None:
+            self._snap = fmi2FMUstate()
+        try:
+            # fmi2GetFMUstate overwrites a non-NULL state in place: no allocation per step
+            self._fmu.fmi2GetFMUstate(self._fmu.component, byref(self._snap))
+        except Exception as e:
+            raise self._fail("fmi2GetFMUstate", e) from e
+        return self._snap
+
+    def restore(self, snap: Any) -> None:
+        try:
+            self._fmu.setFMUstate(snap)
+        except Exception as e:
+            raise self._fail("fmi2SetFMUstate", e) from e
+        self._errors.clear()  # errors of the step that is being undone
+
+
+def _declared_range(v) -> tuple[float, float] | None:
+    """(min, max) of a Real/Integer variable from its declaration or declared type."""
+    if v.type not in ("Real", "Integer"):
+        return None
+    dt = getattr(v, "declaredType", None)
+    lo = v.min if v.min is not None else getattr(dt, "min", None)
+    hi = v.max if v.max is not None else getattr(dt, "max", None)
+    if lo is None and hi is None:
+        return None
+    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
+
+
+_GETTERS = {"Real": "getReal", "Integer": "getInteger", "Boolean": "getBoolean",
+            "String": "getString"}
+_SETTERS = {"Real": "setReal", "Integer": "setInteger", "Boolean": "setBoolean",
+            "String": "setString"}
+
+
+def _settable(v) -> bool:
+    return v.causality in ("parameter", "input") and v.variability != "constant"
+
+
+def _unit(v) -> str:
+    if getattr(v, "unit", None):
+        return v.unit
+    dt = getattr(v, "declaredType", None)
+    return (getattr(dt, "unit", None) or "") if dt is not None else ""
+
+
+def _convert(kind: str, value: Any) -> Any:
+    if kind == "Real":
+        return float(value)
+    if kind in ("Integer", "Enumeration"):
+        if isinstance(value, bool) or not float(value).is_integer():
+            raise ValueError(f"{value!r} is not an integer")
+        return int(value)
+    if kind == "Boolean":
+        return bool(value)
+    return str(value)
+
+
+def _set_typed(fmu, kind: str, vr: int, value: Any) -> None:
+    _set_many(fmu, kind, [vr], [value])
+
+
+def _set_many(fmu, kind: str, vrs: list[int], values: Sequence[Any]) -> None:
+    kind = "Integer" if kind == "Enumeration" else kind
+    if kind in ("Integer", "Boolean"):
+        values = [int(round(v)) for v in values]
+    getattr(fmu, _SETTERS[kind])(vrs, values)
+
+
+def _start(v) -> float:
+    if v.start is None:
+        return 0.0
+    if v.type == "Boolean":
+        return float(str(v.start).lower() in ("true", "1"))
+    try:
+        return float(v.start)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+# ---------------------------------------------------------------------------------
+# system
+# ---------------------------------------------------------------------------------
+def _split(ref: str) -> tuple[str, str]:
+    comp, dot, var = str(ref).partition(".")
+    if not dot or not comp or not var:
+        raise ValueError(f"connection end {ref!r} must be written 'component.variable'")
+    return comp, var
+
+
+class System:
+    """Components wired by name.
+
+    Parameters
+    ----------
+    components : sequence of Component
+        The components; names must be unique.  Their order is the default tie-break
+        of every ordering the master makes.
+    connections : dict or sequence of (str, str)
+        ``"src.output" -> "dst.input"``.  As a dict the value may also be a list of
+        inputs (one output feeding several inputs).  Every input has at most one
+        source; unconnected inputs keep their current (start) value.
+    experiment : dict, optional
+        Default experiment of the system (from a file): ``start_time``,
+        ``stop_time``, ``step`` [s], ``method``, ``extrapolation``; any may be missing.
+
+    Raises
+    ------
+    ValueError
+        Duplicate component names, unknown components or variables, an input used as
+        a source or an output as a destination, an input connected twice.
+    """
+
+    def __init__(self, components: Sequence[Component],
+                 connections: Mapping[str, str | Sequence[str]] | Iterable[tuple[str, str]] = (),
+                 experiment: Mapping[str, Any] | None = None):
+        self.components: list[Component] = list(components)
+        self.experiment: dict[str, Any] = dict(experiment or {})
+        self.by_name: dict[str, Component] = {}
+        for c in self.components:
+            if not isinstance(c, Component):
+                raise TypeError(f"expected a Component, got {type(c).__name__} "
+                                "(wrap blocks in BlockComponent, FMUs in FMUComponent)")
+            if c.name in self.by_name:
+                raise ValueError(f"two components are named {c.name!r}")
+            self.by_name[c.name] = c
+
+        pairs: list[tuple[str, str]] = []
+        if isinstance(connections, Mapping):
+            for src, dst in connections.items():
+                for d in ([dst] if isinstance(dst, str) else dst):
+                    pairs.append((src, d))
+        else:
+            pairs = [tuple(p) for p in connections]
+
+        #: destination "comp.input" -> source "comp.output"
+        self.connections: dict[str, str] = {}
+        for src, dst in pairs:
+            sc, sv = self._end(src, "output")
+            dc, dv = self._end(dst, "input")
+            key = f"{dc}.{dv}"
+            if key in self.connections:
+                raise ValueError(f"input {key!r} is connected twice: from "
+                                 f"{self.connections[key]!r} and from {sc}.{sv!s}")
+            self.connections[key] = f"{sc}.{sv}"
+
+    def _end(self, ref: str, kind: str) -> tuple[str, str]:
+        comp, var = _split(ref)
+        c = self.by_name.get(comp)
+        if c is None:
+            raise ValueError(f"connection {ref!r}: unknown component {comp!r}; "
+                             f"components: {', '.join(self.by_name)}")
+        names = c.outputs if kind == "output" else c.inputs
+        if var not in names:
+            raise ValueError(f"connection {ref!r}: {var!r} is not an {kind} of {comp!r}; "
+                             f"{kind}s: {', '.join(names) or '(none)'}")
+        return comp, var
+
+    def __repr__(self) -> str:
+        return (f"System({[c.name for c in self.components]}, "
+                f"{ {v: k for k, v in self.connections.items()} })")
+
+
+# ---------------------------------------------------------------------------------
+# result
+# ---------------------------------------------------------------------------------
+class Result:
+    """Time series of a co-simulation run.
+
+    Attributes
+    ----------
+    data : numpy.ndarray
+        Structured array, field ``"time"`` [s] then ``"comp.var"`` for every output
+        and every input of every component; one row per communication point.
+    outputs, inputs : list of str
+        Field names of the outputs and of the inputs.
+    units : dict of str to str
+        Field name -> unit.
+    steps : numpy.ndarray
+        The accepted communication steps [s], in order (``Master.run(steps=...)``
+        replays them).
+    rejected : list of (float, float, float)
+        Rejected attempts of a variable-step run: (start time [s], step [s], error
+        estimate; inf when a component failed the step).
+    forced_steps : int
+        Steps accepted at the minimum step although the error estimate exceeded 1.
+    realtime : RealTimeStats or None
+        Pacing statistics of a real-time run.
+    """
+
+    def __init__(self, data: np.ndarray, outputs: Sequence[str], inputs: Sequence[str],
+                 units: Mapping[str, str] | None = None, *, steps: np.ndarray | None = None,
+                 rejected: Sequence[tuple[float, float, float]] = (), forced_steps: int = 0,
+                 realtime: "RealTimeStats | None" = None):
+        self.data = data
+        self.outputs = list(outputs)
+        self.inputs = list(inputs)
+        self.units = dict(units or {})
+        self.steps = np.asarray(steps if steps is not None else np.diff(data["time"]), float)
+        self.rejected = list(rejected)
+        self.forced_steps = int(forced_steps)
+        self.realtime = realtime
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.data.dtype.names)
+
+    @property
+    def time(self) -> np.ndarray:
+        return self.data["time"]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.data.dtype.names:
+            raise KeyError(f"no signal {name!r}; signals: {', '.join(self.data.dtype.names)}")
+        return self.data[name]
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __repr__(self) -> str:
+        t = self.time
+        span = f"t = {t[0]:g} .. {t[-1]:g} s" if len(t) else "empty"
+        return f"Result({len(t)} rows, {span}, {len(self.names) - 1} signals)"
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write a CSV file: one header line with the field names, then the rows.
+
+        Values are written with 17 significant digits so they read back bit for bit.
+        """
+        path = Path(path)
+        np.savetxt(path, self.data.view(np.float64).reshape(len(self.data), -1),
+                   delimiter=",", header=",".join(self.names), comments="", fmt="%.17g")
+        return path
+
+    def plot(self, path: str | Path, signals: Sequence[str] | None = None) -> Path:
+        """Plot signals against time into a PNG file (matplotlib Agg, no display needed).
+
+        Parameters
+        ----------
+        path : str or Path
+            PNG file to write.
+        signals : sequence of str, optional
+            Field names, one subplot each; default: all outputs.
+        """
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        signals = list(self.outputs if signals is None else signals)
+        for s in signals:
+            self[s]  # KeyError naming the bad signal before drawing anything
+        n = max(len(signals), 1)
+        fig = Figure(figsize=(8, 1.8 * n + 0.8))
+        FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global backend
+        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+        for ax, s in zip(axes, signals):
+            ax.plot(self.time, self[s])
+            unit = self.units.get(s, "")
+            ax.set_ylabel(f"{s} [{unit}]" if unit else s)
+            ax.grid(True)
+        axes[-1].set_xlabel("time [s]")
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, format="png")
+        return path
+
+
+# ---------------------------------------------------------------------------------
+# master
+# ---------------------------------------------------------------------------------
+@dataclass
+class StepControl:
+    """Variable communication step with error control and rollback.
+
+    A step ``t -> t + h`` is accepted when every connected output ``y`` stays close
+    to the polynomial ``p`` its consumers were given over the step (the value held,
+    zero order, or the linear extrapolation, first order)::
+
+        err = max over connected outputs of |y(t+h) - p(t+h)| / (atol + rtol * max(|y(t)|, |y(t+h)|))
+
+    ``err <= 1`` accepts the step; otherwise every component is restored to its
+    state at ``t`` (get/set FMU state) and the step is retried shorter.  The next
+    step is ``h * clip(safety * err**(-1/(q+1)), max_shrink, max_growth)``, ``q``
+    the extrapolation order (the coupling error of an order-``q`` prediction is
+    ``O(h**(q+1))``); it does not grow right after a rejection.  A step a component
+    fails (a block's StepError, an FMU's fmi2Discard/fmi2Error, a non-finite or
+    out-of-range value) is retried at a quarter of its size.  At ``min_step`` the
+    step is accepted even if ``err > 1`` (counted in :attr:`Result.forced_steps`);
+    a component failure at ``min_step`` stops the run.
+
+    Parameters
+    ----------
+    rtol : float
+        Relative tolerance of the coupling signals per step.
+    atol : float
+        Absolute tolerance, in the units of each connected output.
+    min_step, max_step : float, optional
+        Bounds of the communication step [s]; default ``min_step`` is the initial
+        step / 1000, ``max_step`` unbounded (the stop time still is).
+    safety, max_growth, max_shrink : float
+        Step-size controller factors.
+    """
+
+    rtol: float = 1e-3
+    atol: float = 1e-6
+    min_step: float | None = None
+    max_step: float | None = None
+    safety: float = 0.9
+    max_growth: float = 2.0
+    max_shrink: float = 0.2
+
+    def __post_init__(self):
+        for name in ("rtol", "atol"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"StepControl.{name} = {v!r} must be finite and >= 0")
+        if self.rtol == 0.0 and self.atol == 0.0:
+            raise ValueError("StepControl: rtol and atol cannot both be 0")
+        for name in ("min_step", "max_step"):
+            v = getattr(self, name)
+            if v is not None and not (v > 0.0):
+                raise ValueError(f"StepControl.{name} = {v!r} s must be > 0")
+        if self.min_step and self.max_step and self.min_step > self.max_step:
+            raise ValueError(f"StepControl: min_step {self.min_step} s > max_step {self.max_step} s")
+        if not (0 < self.max_shrink < 1 <= self.max_growth and 0 < self.safety <= 1):
+            raise ValueError("StepControl: need 0 < max_shrink < 1 <= max_growth and 0 < safety <= 1")
+
+
+@dataclass
+class RealTimeStats:
+    """How well a real-time run kept to the wall clock.
+
+    The results of communication point ``t_k`` are due at wall time
+    ``t0_wall + (t_k - t0) / speed``.  A step whose results are ready after that is an
+    *overrun* (the master does not wait, it catches up); otherwise the master sleeps
+    until the due time, and the *jitter* is how late it actually resumed.
+
+    Attributes
+    ----------
+    speed : float
+        Simulated seconds per wall-clock second.
+    steps : int
+        Communication steps paced.
+    overruns : int
+        Steps whose results were late.
+    worst_lateness : float
+        Largest lateness of an overrun [s] (0 if none).
+    jitter_mean, jitter_std, jitter_max : float
+        Statistics of (resume time - due time) over all steps [s].
+    wall_time : float
+        Wall time from the first step to the last [s].
+    """
+
+    speed: float
+    steps: int = 0
+    overruns: int = 0
+    worst_lateness: float = 0.0
+    jitter_mean: float = 0.0
+    jitter_std: float = 0.0
+    jitter_max: float = 0.0
+    wall_time: float = 0.0
+
+    def __str__(self) -> str:
+        return (f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s, "
+                f"{self.overruns} overruns (worst {1e3 * self.worst_lateness:.3f} ms late), "
+                f"jitter mean {1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
+                f"max {1e6 * self.jitter_max:.1f} us")
+
+
+class _Pacer:
+    """Sleeps until each communication point is due on the wall clock (see RealTimeStats)."""
+
+    #: the last stretch is waited for by polling: time.sleep overshoots by ~0.1 ms
+    SPIN = 2e-4
+
+    def __init__(self, t0: float, speed: float):
+        self.t0, self.speed = t0, speed
+        self.stats = RealTimeStats(speed)
+        self._m2 = 0.0
+
+    def start(self) -> None:
+        self.wall0 = time.perf_counter()
+
+    def __call__(self, t_sim: float) -> None:
+        due = self.wall0 + (t_sim - self.t0) / self.speed
+        now = time.perf_counter()
+        st = self.stats
+        if now > due:
+            st.overruns += 1
+            st.worst_lateness = max(st.worst_lateness, now - due)
+        else:
+            if due - now > self.SPIN:
+                time.sleep(due - now - self.SPIN)
+            while (now := time.perf_counter()) < due:
+                pass
+        jitter = now - due
+        # Welford: no per-step storage, memory stays flat on long runs
+        st.steps += 1
+        d = jitter - st.jitter_mean
+        st.jitter_mean += d / st.steps
+        self._m2 += d * (jitter - st.jitter_mean)
+        st.jitter_max = max(st.jitter_max, jitter)
+
+    def finish(self) -> RealTimeStats:
+        st = self.stats
+        st.wall_time = time.perf_counter() - self.wall0
+        st.jitter_std = math.sqrt(self._m2 / st.steps) if st.steps else 0.0
+        return st
+
+
+class _Progress:
+    """A one-line progress bar on stderr, redrawn at most every ``every`` seconds."""
+
+    def __init__(self, t0: float, stop: float, stream=None, width: int = 30, every: float = 0.1):
+        self.t0, self.span = t0, max(stop - t0, 1e-300)
+        self.stream = stream if stream is not None else sys.stderr
+        self.width, self.every = width, every
+        self.wall0 = self.last = time.perf_counter()
+
+    def __call__(self, t: float, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.last < self.every:
+            return
+        self.last = now
+        frac = min(max((t - self.t0) / self.span, 0.0), 1.0)
+        n = int(round(frac * self.width))
+        wall = now - self.wall0
+        self.stream.write(f"\r[{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f} % "
+                          f"t = {t:.6g} s, wall {wall:.1f} s")
+        self.stream.flush()
+
+    def close(self, t: float) -> None:
+        self(t, force=True)
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+class Master:
+    """Co-simulation of a :class:`System`: fixed or variable communication step.
+
+    Parameters
+    ----------
+    system : System
+        Components and connections.
+    step : float
+        Communication step ``h`` [s], > 0; with ``step_control`` the initial step.
+    method : {"gauss-seidel", "jacobi"}
+        How components are stepped (see the module docstring).
+    order : sequence of str, optional
+        Gauss–Seidel stepping order (component names, each once); default
+        :meth:`default_order`.
+    extrapolation : {0, 1, "zero", "first"}
+        Order of the input extrapolation over a step: 0 holds the value of the
+        communication point, 1 holds the mean over the step of the linear
+        extrapolation through the last two points (see the module docstring).
+    step_control : StepControl, optional
+        Variable communication step with error control and rollback; every
+        component must be able to save and restore its state.
+
+    Raises
+    ------
+    AlgebraicLoopError
+        Outputs that depend on themselves through direct feedthrough.
+    """
+
+    METHODS = ("gauss-seidel", "jacobi")
+    EXTRAPOLATIONS = {0: 0, 1: 1, "zero": 0, "first": 1}
+
+    def __init__(self, system: System, step: float, method: str = "gauss-seidel",
+                 order: Sequence[str] | None = None, extrapolation: int | str = 0,
+                 step_control: StepControl | None = None):
+        step = float(step)
+        if not (math.isfinite(step) and step > 0.0):
+            raise ValueError(f"communication step {step!r} s must be finite and > 0")
+        if method not in self.METHODS:
+            raise ValueError(f"method {method!r}: accepted values are {', '.join(self.METHODS)}")
+        if extrapolation not in self.EXTRAPOLATIONS:
+            raise ValueError(f"extrapolation {extrapolation!r}: accepted values are 0, 1, "
+                             "'zero', 'first'")
+        if step_control is not None and not isinstance(step_control, StepControl):
+            raise TypeError(f"step_control must be a StepControl, got {type(step_control).__name__}")
+        self.system = system
+        self.step = step
+        self.method = method
+        self.extrapolation = self.EXTRAPOLATIONS[extrapolation]
+        self.step_control = step_control
+        comps = system.components
+        self._index = {c.name: i for i, c in enumerate(comps)}
+
+        # Flat numbering: global output g = out_off[i] + j, global input likewise.
+        self._out_off, self._in_off = [], []
+        no = ni = 0
+        for c in comps:
+            self._out_off.append(no)
+            self._in_off.append(ni)
+            no += len(c.outputs)
+            ni += len(c.inputs)
+        self._n_out, self._n_in = no, ni
+        self._out_names = [f"{c.name}.{o}" for c in comps for o in c.outputs]
+        self._in_names = [f"{c.name}.{i}" for c in comps for i in c.inputs]
+        self._out_comp = [i for i, c in enumerate(comps) for _ in c.outputs]
+        out_index = {n: g for g, n in enumerate(self._out_names)}
+        in_index = {n: g for g, n in enumerate(self._in_names)}
+        #: global input -> global output feeding it, -1 if unconnected
+        self._src = [-1] * ni
+        for dst, src in system.connections.items():
+            self._src[in_index[dst]] = out_index[src]
+
+        self._topo = self._output_order()
+        self._schedule = self._build_schedule()
+        self.order = self._check_order(order) if order is not None else self.default_order()
+
+    # -- static analysis ---------------------------------------------------------------
+    def _output_preds(self) -> list[list[tuple[int, int]]]:
+        """For each global output: (global output, global input) pairs it depends on directly."""
+        preds: list[list[tuple[int, int]]] = []
+        for i, c in enumerate(self.system.components):
+            for o in c.outputs:
+                p = []
+                for inp in c.feedthrough.get(o, ()):
+                    gi = self._in_off[i] + c.inputs.index(inp)
+                    if self._src[gi] >= 0:
+                        p.append((self._src[gi], gi))
+                preds.append(p)
+        return preds
+
+    def _output_order(self) -> list[int]:
+        """Global outputs in an order where every output follows those it depends on."""
+        preds = self._output_preds()
+        succ: list[list[int]] = [[] for _ in preds]
+        indeg = [0] * len(preds)
+        for g, p in enumerate(preds):
+            for s, _ in p:
+                succ[s].append(g)
+                indeg[g] += 1
+        # Lowest global index first: keeps the outputs of one component together.
+        ready = [g for g, d in enumerate(indeg) if d == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            g = heapq.heappop(ready)
+            order.append(g)
+            for s in succ[g]:
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    heapq.heappush(ready, s)
+        if len(order) < len(preds):
+            raise self._loop_error(preds, [g for g, d in enumerate(indeg) if d > 0])
+        return order
+
+    def _loop_error(self, preds, stuck: list[int]) -> AlgebraicLoopError:
+        # Walk backwards along dependencies inside the stuck set until a node repeats.
+        stuck_set = set(stuck)
+        path, seen = [stuck[0]], {stuck[0]: 0}
+        via: list[int] = []
+        while True:
+            g = path[-1]
+            s, gi = next((s, gi) for s, gi in preds[g] if s in stuck_set)
+            if s in seen:
+                start = seen[s]
+                outs = path[start:] + [s]
+                ins = via[start:] + [gi]
+                break
+            seen[s] = len(path)
+            path.append(s)
+            via.append(gi)
+        # path follows dependencies backwards; print it in signal-flow direction
+        outs, ins = outs[::-1], ins[::-1]
+        chain = [self._out_names[outs[0]]]
+        for g_in, g_out in zip(ins, outs[1:]):
+            chain += [self._in_names[g_in], self._out_names[g_out]]
+        comps = list(dict.fromkeys(n.partition(".")[0] for n in chain))
+        return AlgebraicLoopError(
+            f"algebraic loop through direct feedthrough between components "
+            f"{', '.join(map(repr, comps))}: {' -> '.join(chain)}; break it with a component "
+            "whose output does not depend directly on its input (a delay or a plant)", chain)
+
+    def _build_schedule(self):
+        """Propagation at a communication point: [(component, input setter data, outputs)].
+
+        Consecutive outputs of one component in topological order form one group:
+        first the feedthrough inputs of the group are set (their sources are final),
+        then the component's outputs are read.  The remaining connected inputs are
+        set at the end.
+        """
+        comps = self.system.components
+        groups: list[tuple[int, list[int]]] = []
+        for g in self._topo:
+            i = self._out_comp[g]
+            if groups and groups[-1][0] == i:
+                groups[-1][1].append(g)
+            else:
+                groups.append((i, [g]))
+        done: set[int] = set()
+        schedule = []
+        for i, gs in groups:
+            c = comps[i]
+            need = []
+            for g in gs:
+                o = c.outputs[g - self._out_off[i]]
+                for inp in c.feedthrough.get(o, ()):
+                    gi = self._in_off[i] + c.inputs.index(inp)
+                    if self._src[gi] >= 0 and gi not in done:
+                        done.add(gi)
+                        need.append(gi)
+            schedule.append((i, need, gs))
+        rest: dict[int, list[int]] = {}
+        for gi, s in enumerate(self._src):
+            if s >= 0 and gi not in done:
+                rest.setdefault(self._in_comp(gi), []).append(gi)
+        self._final_inputs = sorted(rest.items())
+        return schedule
+
+    def _in_comp(self, gi: int) -> int:
+        return next(i for i in range(len(self._in_off) - 1, -1, -1) if self._in_off[i] <= gi)
+
+    def default_order(self) -> list[str]:
+        """Gauss–Seidel order: sources before their consumers, cycles broken at plants.
+
+        Kahn's algorithm on the component graph of all connections.  When only
+        cycles remain, the first remaining component (in system order) whose outputs
+        have no direct feedthrough steps next: its new outputs do not need fresh
+        inputs, so the components it feeds can use them.
+        """
+        comps = self.system.components
+        n = len(comps)
+        preds = [set() for _ in range(n)]
+        for gi, s in enumerate(self._src):
+            if s >= 0:
+                a, b = self._out_comp[s], self._in_comp(gi)
+                if a != b:
+                    preds[b].add(a)
+        left = list(range(n))
+        order: list[int] = []
+        while left:
+            placed = set(order)
+            ready = [i for i in left if preds[i] <= placed]
+            if not ready:
+                ready = [i for i in left if not any(comps[i].feedthrough.values())] or left
+            order.append(ready[0])
+            left.remove(ready[0])
+        return [comps[i].name for i in order]
+
+    def _check_order(self, order: Sequence[str]) -> list[str]:
+        order = list(order)
+        names = [c.name for c in self.system.components]
+        if sorted(order) != sorted(names):
+            raise ValueError(f"order {order} must name every component once: {names}")
+        return order
+
+    # -- running -----------------------------------------------------------------------
+    def run(self, stop_time: float, start_time: float = 0.0, *, steps: Sequence[float] | None = None,
+            realtime: bool = False, speed: float = 1.0, progress: bool = False,
+            csv: str | Path | None = None, record_every: int = 1) -> Result:
+        """Simulate from ``start_time`` to ``stop_time`` [s].
+
+        Without ``step_control`` and ``steps``, ``stop_time - start_time`` must be a
+        whole number of steps; communication points are ``t_k = start_time + k*step``
+        (no accumulated drift).
+
+        Parameters
+        ----------
+        stop_time, start_time : float
+            Simulated interval [s].
+        steps : sequence of float, optional
+            Take exactly these communication steps [s] (their sum must reach
+            ``stop_time``), for instance ``result.steps`` of a variable-step run: the
+            replay is bit-identical to it.
+        realtime : bool
+            Pace the run to the wall clock (``result.realtime`` reports overruns and
+            jitter).
+        speed : float
+            Simulated seconds per wall-clock second in real-time mode.
+        progress : bool
+            Draw a progress bar on stderr.
+        csv : str or Path, optional
+            Write the result to this CSV file, the partial result if the run fails.
+        record_every : int
+            Record one communication point in ``record_every`` (the first and the
+            last always); memory stays flat on long runs.
+
+        Returns
+        -------
+        Result
+            One row per recorded communication point, ``start_time`` and
+            ``stop_time`` included; ``result.steps`` the accepted step sizes.
+
+        Raises
+        ------
+        CosimError
+            A component failed (exception or FMI error status, rejected input, NaN
+            or out-of-range value); ``err.result`` holds the rows up to the last
+            complete point (also written to ``csv`` if given, ``err.csv``).
+        """
+        t0, stop = float(start_time), float(stop_time)
+        span = stop - t0
+        ctrl = self.step_control
+        if steps is not None:
+            steps = [float(x) for x in steps]
+            if not all(math.isfinite(x) and x > 0.0 for x in steps):
+                raise ValueError("every step of `steps` must be finite and > 0")
+            t_end = t0
+            for x in steps:
+                t_end += x
+            if abs(t_end - stop) > 1e-9 * max(1.0, abs(span)):
+                raise ValueError(f"`steps` end at t = {t_end!r} s, not at stop_time = {stop!r} s")
+            mode, n_steps = "replay", len(steps)
+        elif ctrl is not None:
+            if not span > 0.0:
+                raise ValueError(f"stop_time {stop!r} s must be after start_time {t0!r} s")
+            mode, n_steps = "variable", None
+        else:
+            mode, n_steps = "fixed", int(round(span / self.step))
+            if n_steps < 0 or abs(n_steps * self.step - span) > 1e-9 * max(1.0, abs(span)):
+                raise ValueError(f"stop_time - start_time = {span!r} s is not a whole number "
+                                 f"of steps of {self.step!r} s")
+        record_every = int(record_every)
+        if record_every < 1:
+            raise ValueError(f"record_every = {record_every} must be >= 1")
+        speed = float(speed)
+        if realtime and not (math.isfinite(speed) and speed > 0.0):
+            raise ValueError(f"speed {speed!r} must be finite and > 0")
+        comps = self.system.components
+        if mode == "variable" or (mode == "replay" and len(set(steps)) > 1):
+            self._check_variable_step(rollback=mode == "variable")
+
+        h0 = self.step
+        if mode == "variable":
+            min_step = ctrl.min_step if ctrl.min_step is not None else h0 * 1e-3
+            max_step = ctrl.max_step if ctrl.max_step is not None else math.inf
+        ncol = 1 + self._n_out + self._n_in
+        cap = (n_steps // record_every + 2) if n_steps is not None else 1024
+        buf = [np.empty((cap, ncol))]
+        nrec = [0]
+        y = [0.0] * self._n_out
+        u: list[float] = []
+
+        # Setters are built per run: FMU instances only exist after initialize().
+        set_fns = []
+        for i, need, gs in self._schedule:
+            c = comps[i]
+            names = [c.inputs[gi - self._in_off[i]] for gi in need]
+            set_fns.append(c.input_setter(names) if need else None)
+        final_fns = [(comps[i], gis,
+                      comps[i].input_setter([comps[i].inputs[gi - self._in_off[i]] for gi in gis]))
+                     for i, gis in self._final_inputs]
+        src = self._src
+        out_off = self._out_off
+        schedule = self._schedule
+        order_idx = [self._index[n] for n in self.order]
+        gauss_seidel = self.method == "gauss-seidel"
+        extrapolate = self.extrapolation == 1
+        # Per component in stepping order: inputs set just before it steps.
+        # Gauss-Seidel: those fed by components that stepped before it ("fresh"), plus,
+        # with extrapolation, the others ("stale", extrapolated).  Jacobi: only the
+        # extrapolated ones.
+        plan = []
+        for i, fresh, stale in self._step_inputs(gauss_seidel):
+            c = comps[i]
+            stale = stale if extrapolate else []
+            gis = fresh + stale
+            setter = c.input_setter([c.inputs[gi - self._in_off[i]] for gi in gis]) if gis else None
+            plan.append((i, c, [src[gi] for gi in fresh], [src[gi] for gi in stale], setter))
+        coupled = sorted({s for s in src if s >= 0})
+
+        state = {"t": t0, "comp": None, "phase": "initialize"}
+        hist = {"y_prev": None, "h_prev": None}  # outputs and step of the previous point
+
+        def read(i: int) -> list[float]:
+            c = comps[i]
+            state["comp"], state["phase"] = c, "reading outputs"
+            vals = c.get_output_values()
+            if not math.isfinite(sum(vals)):
+                for o, v in zip(c.outputs, vals):
+                    if not math.isfinite(v):
+                        raise ComponentError(f"output {o!r} = {v!r} is not finite", variable=o,
+                                             log=c.log)
+            return vals
+
+        def propagate() -> None:
+            for (i, need, gs), setter in zip(schedule, set_fns):
+                if setter is not None:
+                    vals = [y[src[gi]] for gi in need]
+                    for gi, v in zip(need, vals):
+                        u[gi] = v
+                    state["comp"], state["phase"] = comps[i], "setting inputs"
+                    setter(vals)
+                vals = read(i)
+                off = out_off[i]
+                for g in gs:
+                    y[g] = vals[g - off]
+            for c, gis, setter in final_fns:
+                vals = [y[src[gi]] for gi in gis]
+                for gi, v in zip(gis, vals):
+                    u[gi] = v
+                state["comp"], state["phase"] = c, "setting inputs"
+                setter(vals)
+
+        def record(t: float) -> None:
+            rows = buf[0]
+            if nrec[0] == len(rows):
+                buf[0] = rows = np.concatenate([rows, np.empty_like(rows)])
+            row = rows[nrec[0]]
+            row[0] = t
+            row[1:1 + len(y)] = y
+            row[1 + len(y):] = u
+            nrec[0] += 1
+
+        def advance(t: float, h: float, t_next: float, c_ext: float | None) -> None:
+            """One communication step t -> t_next = t + h, outputs propagated at t_next.
+
+            ``c_ext``: stale inputs get y + c_ext (y - y_prev), the mean of the linear
+            extrapolation over the step; None holds y.
+            """
+            state["t"] = t
+            y_prev = hist["y_prev"]
+            for i, c, fresh, stale, setter in plan:
+                if setter is not None:
+                    vals = [y[s] for s in fresh]
+                    if stale:
+                        vals += ([y[s] + c_ext * (y[s] - y_prev[s]) for s in stale]
+                                 if c_ext is not None else [y[s] for s in stale])
+                    state["comp"], state["phase"] = c, "setting inputs"
+                    setter(vals)
+                if gauss_seidel:
+                    state["comp"], state["phase"] = c, "do_step"
+                    c.do_step(t, h)
+                    state["t"] = t_next  # the new outputs belong to the end of the step
+                    vals = read(i)
+                    state["t"] = t
+                    y[out_off[i]:out_off[i] + len(vals)] = vals
+            if not gauss_seidel:
+                for i in order_idx:
+                    c = comps[i]
+                    state["comp"], state["phase"] = c, "do_step"
+                    c.do_step(t, h)
+            state["t"] = t_next
+            propagate()
+
+        def extrapolation_factor(h: float) -> float | None:
+            return 0.5 * h / hist["h_prev"] if extrapolate and hist["y_prev"] is not None else None
+
+        def coupling_error(y_old: list[float], h: float, first_order: bool) -> float:
+            y_prev, h_prev = hist["y_prev"], hist["h_prev"]
+            atol, rtol = ctrl.atol, ctrl.rtol
+            worst = 0.0
+            for g in coupled:
+                yn, yo = y[g], y_old[g]
+                p = yo + (h / h_prev) * (yo - y_prev[g]) if first_order else yo
+                e = abs(yn - p) / (atol + rtol * max(abs(yn), abs(yo)))
+                if e > worst:
+                    worst = e
+            return worst
+
+        pacer = _Pacer(t0, speed) if realtime else None
+        bar = _Progress(t0, stop) if progress else None
+        taken: list[float] = []
+        rejected: list[tuple[float, float, float]] = []
+        forced = [0]
+        t = t0
+        started = []
+        try:
+            for c in comps:
+                state["comp"] = c
+                c.initialize(t0, stop)
+                started.append(c)
+            u = [v for c in comps for v in c.get_input_values()]
+            propagate()
+            record(t0)
+            if pacer is not None:
+                pacer.start()
+            k = 0
+            if mode != "variable":
+                for k in range(n_steps):
+                    if mode == "fixed":
+                        h, t, t_next = h0, t0 + k * h0, t0 + (k + 1) * h0
+                    else:
+                        h = steps[k]
+                        t_next = t + h
+                    y_old = y[:] if extrapolate else None
+                    advance(t, h, t_next, extrapolation_factor(h))
+                    if extrapolate:
+                        hist["y_prev"], hist["h_prev"] = y_old, h
+                    t = t_next
+                    if (k + 1) % record_every == 0 or k + 1 == n_steps:
+                        record(t)
+                    if pacer is not None:
+                        pacer(t)
+                    if bar is not None:
+                        bar(t)
+                # a read-only view: no per-step storage, memory stays flat on long runs
+                taken = np.broadcast_to(h0, (n_steps,)) if mode == "fixed" else steps
+            else:
+                eps_t = 1e-12 * max(1.0, abs(stop))
+                h = min(h0, max_step)
+                while stop - t > eps_t:
+                    remaining = stop - t
+                    if h >= remaining * (1.0 - 1e-9):
+                        h = remaining
+                    elif remaining - h < min_step:
+                        h = remaining / 2  # no sliver of a step at the end
+                    h = max(h, min(min_step, remaining))
+                    y_old, u_old = y[:], u[:]
+                    state["phase"] = "saving state"
+                    snaps = []
+                    for c in comps:
+                        state["comp"] = c
+                        snaps.append(c.snapshot())
+                    shrunk = False
+                    while True:
+                        t_next = t + h
+                        c_ext = extrapolation_factor(h)
+                        at_min = h <= min_step * (1.0 + 1e-9)
+                        try:
+                            advance(t, h, t_next, c_ext)
+                        except ComponentError:
+                            if at_min:
+                                raise
+                            err = math.inf
+                        else:
+                            err = coupling_error(y_old, h, c_ext is not None)
+                        if err <= 1.0 or at_min:
+                            break
+                        rejected.append((t, h, err))
+                        state["t"], state["phase"] = t, "restoring state"
+                        for c, snap in zip(comps, snaps):
+                            state["comp"] = c
+                            c.restore(snap)
+                        y[:], u[:] = y_old, u_old
+                        q = 1 if c_ext is not None else 0
+                        fac = ctrl.safety * err ** (-1.0 / (q + 1)) if math.isfinite(err) else 0.25
+                        h = max(h * min(max(fac, ctrl.max_shrink), 0.9), min_step)
+                        shrunk = True
+                    if err > 1.0:
+                        forced[0] += 1
+                    hist["y_prev"], hist["h_prev"] = y_old, h
+                    t = t_next
+                    k += 1
+                    taken.append(h)
+                    if k % record_every == 0 or stop - t <= eps_t:
+                        record(t)
+                    if pacer is not None:
+                        pacer(t)
+                    if bar is not None:
+                        bar(t)
+                    q = 1 if c_ext is not None else 0
+                    fac = ctrl.max_growth if err == 0.0 else ctrl.safety * err ** (-1.0 / (q + 1))
+                    fac = min(max(fac, ctrl.max_shrink), 1.0 if shrunk else ctrl.max_growth)
+                    h = min(h * fac, max_step)
+        except Exception as e:
+            c = state["comp"]
+            variable = getattr(e, "variable", None)
+            log = list(getattr(e, "log", None) or (c.log if c is not None else []))
+            where = f" at t = {state['t']:.12g} s"
+            var = f", variable {c.name}.{variable}" if (c is not None and variable) else ""
+            name = c.name if c is not None else "?"
+            msg = f"component {name!r} failed in {state['phase']}{where}{var}: {e}"
+            if log:
+                msg += "\nlog of " + repr(name) + ":\n  " + "\n  ".join(log[-20:])
+            partial = self._result(buf[0][:nrec[0]], taken, rejected, forced[0],
+                                   pacer.finish() if pacer is not None else None)
+            if csv is not None:
+                partial.to_csv(csv)
+                msg += f"\nresults up to t = {t:.12g} s written to {csv}"
+            err = CosimError(msg, name, variable, state["t"], partial, log)
+            err.csv = Path(csv) if csv is not None else None
+            raise err from e
+        finally:
+            for c in started:
+                try:
+                    c.terminate()
+                except Exception:
+                    pass  # the run's outcome (or its error) matters more than cleanup noise
+            if bar is not None:
+                bar.close(t)
+        result = self._result(buf[0][:nrec[0]], taken, rejected, forced[0],
+                              pacer.finish() if pacer is not None else None)
+        if csv is not None:
+            result.to_csv(csv)
+        return result
+
+    def _check_variable_step(self, rollback: bool) -> None:
+        """Every component must accept varying steps and, for rollback, restore its state."""
+        for c in self.system.components:
+            if isinstance(c, FMUComponent):
+                cs = c.model_description.coSimulation
+                if not cs.canHandleVariableCommunicationStepSize:
+                    raise ValueError(f"FMU {c.name!r} ({c.fmu_path.name}) cannot handle a variable "
+                                     "communication step (canHandleVariableCommunicationStepSize "
+                                     "is false)")
+                if rollback and not cs.canGetAndSetFMUstate:
+                    raise ValueError(f"FMU {c.name!r} ({c.fmu_path.name}) cannot be rolled back: "
+                                     "canGetAndSetFMUstate is false; use a fixed step")
+            elif rollback and type(c).get_state is Component.get_state and \
+                    type(c).snapshot is Component.snapshot:
+                raise ValueError(f"component {c.name!r} cannot save its state: no rollback, "
+                                 "use a fixed step")
+
+    def _step_inputs(self, gauss_seidel: bool) -> list[tuple[int, list[int], list[int]]]:
+        """Per component in stepping order: (index, fresh inputs, stale inputs).
+
+        Fresh: connected inputs whose source stepped before (Gauss-Seidel only); stale:
+        the other connected inputs, which hold (or extrapolate) the values of the
+        communication point.
+        """
+        comps = self.system.components
+        stepped: set[int] = set()
+        out = []
+        for name in self.order:
+            i = self._index[name]
+            fresh, stale = [], []
+            for j in range(len(comps[i].inputs)):
+                gi = self._in_off[i] + j
+                s = self._src[gi]
+                if s >= 0:
+                    (fresh if self._out_comp[s] in stepped else stale).append(gi)
+            out.append((i, fresh, stale))
+            if gauss_seidel:
+                stepped.add(i)
+        return out
+
+    def _result(self, rows: np.ndarray, steps=(), rejected=(), forced: int = 0,
+                realtime: RealTimeStats | None = None) -> Result:
+        names = ["time"] + self._out_names + self._in_names
+        dtype = np.dtype([(n, np.float64) for n in names])
+        data = np.ascontiguousarray(rows).view(dtype).reshape(len(rows))
+        units = {}
+        for c in self.system.components:
+            for v in (*c.outputs, *c.inputs):
+                units[f"{c.name}.{v}"] = c.units.get(v, "")
+        units["time"] = "s"
+        return Result(data.copy(), self._out_names, self._in_names, units,
+                      steps=np.asarray(steps, dtype=float), rejected=list(rejected),
+                      forced_steps=forced, realtime=realtime)

@@ -1,0 +1,623 @@
+"""Systems in files: SSP 1.0 (.ssp archive, .ssd description) and a small JSON form.
+
+SSP (System Structure and Parameterization, Modelica Association, version 1.0) is
+the standard way to hand a system of FMUs to another tool:
+
+* ``.ssp``: a zip archive with ``SystemStructure.ssd`` at its root and the FMUs in
+  ``resources/``;
+* ``.ssd``: the XML description alone, its components' ``source`` relative to it.
+
+What is written and read
+------------------------
+``ssd:System`` with ``ssd:Elements`` of ``ssd:Component`` (``source`` = the FMU,
+``ssd:Connectors`` with ``name`` and ``kind`` = input/output/parameter and the type
+``ssc:Real``/``Integer``/``Boolean``/``String``), ``ssd:ParameterBindings`` with
+inline ``ssv:ParameterSet`` values (or an ``.ssv`` file named by ``source``) for the
+parameters and input start values a component is given, ``ssd:Connections``
+(``startElement``/``startConnector``/``endElement``/``endConnector``) and
+``ssd:DefaultExperiment`` (``startTime``/``stopTime``).  The communication step,
+method and extrapolation have no place in SSP 1.0; they are in an annotation
+``org.flexcosim.master`` of the DefaultExperiment, and a component's feedthrough
+override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
+``org.flexcosim.feedthrough``.  Other tools ignore both.
+
+Not supported (refused with a message naming the element, never silently
+ignored): nested systems, connectors of the system itself, connections with a
+linear transformation, unit conversion or mapping, components that are neither
+FMUs nor Python blocks.
+
+Python blocks
+-------------
+A Python block cannot live inside an SSP archive.  It is *referenced*: a component
+of type ``application/x-flexcosim-python-block`` whose ``source`` is
+``python:package.module:ClassName``; its parameters are bound like an FMU's.  On
+import the class is imported by that path (it must be installed or on
+``sys.path``) and must be a :class:`mbdcore.blocks.Block`; ``import_ssp(...,
+allow_python_blocks=False)`` refuses such components.  Other SSP tools see a
+component they cannot load.
+
+Archives are unpacked with :func:`fmu.cosim.master.safe_extract`: member names with
+``..``, absolute names and links are refused.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from mbdcore.blocks import Block
+
+from fmu.cosim.master import (BlockComponent, Component, FMUComponent, System, check_archive,
+    safe_extract)
+
+__all__ = ["SSPError", "export_ssp", "import_ssp", "load_system", "save_system", "system_from_dict",
+           "system_to_dict"]
+
+SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
+SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
+SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+FC = "http://flexcosim.org/ssp-annotations/1.0"
+for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC)):
+    ET.register_namespace(_prefix, _uri)
+
+FMU_TYPE = "application/x-fmu-sharedlibrary"
+BLOCK_TYPE = "application/x-flexcosim-python-block"
+BLOCK_SCHEME = "python:"
+MASTER_ANNOTATION = "org.flexcosim.master"
+FEEDTHROUGH_ANNOTATION = "org.flexcosim.feedthrough"
+CONNECTOR_KINDS = ("input", "output", "parameter", "calculatedParameter", "inout", "unspecified")
+_TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration")
+
+
+class SSPError(ValueError):
+    """A system file is malformed or uses something not supported; names the element."""
+
+
+def _q(ns: str, tag: str) -> str:
+    return f"{{{ns}}}{tag}"
+
+
+# ---------------------------------------------------------------------------------
+# export
+# ---------------------------------------------------------------------------------
+def export_ssp(system: System, path: str | Path, *, name: str | None = None,
+               start_time: float | None = None, stop_time: float | None = None,
+               step: float | None = None, method: str | None = None,
+               extrapolation: int | None = None) -> Path:
+    """Write ``system`` as an SSP 1.0 archive (``.ssp``) or description (``.ssd``).
+
+    Parameters
+    ----------
+    system : System
+        FMU components and Python blocks (referenced by import path, see the module
+        docstring).
+    path : str or Path
+        ``.ssp``: the FMUs are copied into ``resources/``.  ``.ssd``: components
+        refer to the FMU files where they are, by relative path.
+    name : str, optional
+        System name (default: the file name without suffix).
+    start_time, stop_time, step, method, extrapolation : optional
+        Default experiment; each defaults to ``system.experiment``.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    path = Path(path)
+    if path.suffix not in (".ssp", ".ssd"):
+        raise ValueError(f"{path}: the file name must end in .ssp or .ssd")
+    experiment = dict(system.experiment)
+    for key, value in (("start_time", start_time), ("stop_time", stop_time), ("step", step),
+                       ("method", method), ("extrapolation", extrapolation)):
+        if value is not None:
+            experiment[key] = value
+    archive = path.suffix == ".ssp"
+    resources: dict[Path, str] = {}  # FMU file -> name inside the archive
+    sources = {}
+    for c in system.components:
+        if isinstance(c, FMUComponent):
+            fmu = c.fmu_path.resolve()
+            if archive:
+                if fmu not in resources:
+                    stem, n = fmu.stem, 1
+                    res = f"resources/{fmu.name}"
+                    while res in resources.values():
+                        n += 1
+                        res = f"resources/{stem}_{n}.fmu"
+                    resources[fmu] = res
+                sources[c.name] = resources[fmu]
+            else:
+                try:
+                    sources[c.name] = Path(os.path.relpath(fmu, path.resolve().parent)).as_posix()
+                except ValueError:  # another drive
+                    sources[c.name] = fmu.as_uri()
+        elif isinstance(c, BlockComponent):
+            cls = type(c.block)
+            sources[c.name] = f"{BLOCK_SCHEME}{cls.__module__}:{cls.__qualname__}"
+        else:
+            raise TypeError(f"component {c.name!r}: a {type(c).__name__} cannot be written to SSP "
+                            "(only FMUComponent and BlockComponent)")
+
+    root = _ssd_tree(system, name or path.stem, sources, experiment)
+    ET.indent(root)
+    xml = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if archive:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("SystemStructure.ssd", xml)
+            for fmu, res in resources.items():
+                z.write(fmu, res)
+    else:
+        path.write_bytes(xml)
+    return path
+
+
+def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
+              experiment: Mapping[str, Any]) -> ET.Element:
+    root = ET.Element(_q(SSD, "SystemStructureDescription"),
+                      {"version": "1.0", "name": name, "generationTool": "flexcosim"})
+    sysel = ET.SubElement(root, _q(SSD, "System"), {"name": name})
+    elements = ET.SubElement(sysel, _q(SSD, "Elements"))
+    for c in system.components:
+        is_fmu = isinstance(c, FMUComponent)
+        comp = ET.SubElement(elements, _q(SSD, "Component"), {
+            "name": c.name, "type": FMU_TYPE if is_fmu else BLOCK_TYPE, "source": sources[c.name]})
+        values, kinds = _bound_values(c)
+        conns = ET.SubElement(comp, _q(SSD, "Connectors"))
+        for var, kind in [(v, "input") for v in c.inputs] + [(v, "output") for v in c.outputs] + \
+                [(v, "parameter") for v in values if v not in c.inputs]:
+            conn = ET.SubElement(conns, _q(SSD, "Connector"), {"name": var, "kind": kind})
+            ET.SubElement(conn, _q(SSC, kinds.get(var, "Real")))
+        if values:
+            bindings = ET.SubElement(comp, _q(SSD, "ParameterBindings"))
+            binding = ET.SubElement(bindings, _q(SSD, "ParameterBinding"))
+            pv = ET.SubElement(binding, _q(SSD, "ParameterValues"))
+            pset = ET.SubElement(pv, _q(SSV, "ParameterSet"), {"version": "1.0", "name": c.name})
+            params = ET.SubElement(pset, _q(SSV, "Parameters"))
+            for var, value in values.items():
+                p = ET.SubElement(params, _q(SSV, "Parameter"), {"name": var})
+                ET.SubElement(p, _q(SSV, kinds.get(var, "Real")), {"value": _xml_value(value)})
+        override = getattr(c, "feedthrough_override", None)
+        if override is not None:
+            ann = ET.SubElement(ET.SubElement(comp, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
+                                {"type": FEEDTHROUGH_ANNOTATION})
+            for out, ins in override.items():
+                ET.SubElement(ann, _q(FC, "Feedthrough"), {"output": out, "inputs": " ".join(ins)})
+    connections = ET.SubElement(sysel, _q(SSD, "Connections"))
+    for dst, src in system.connections.items():
+        se, sc = src.split(".", 1)
+        de, dc = dst.split(".", 1)
+        ET.SubElement(connections, _q(SSD, "Connection"), {
+            "startElement": se, "startConnector": sc, "endElement": de, "endConnector": dc})
+    exp_attrs = {k: repr(float(experiment[key])) for k, key in
+                 (("startTime", "start_time"), ("stopTime", "stop_time")) if key in experiment}
+    master = {k: str(experiment[k]) for k in ("step", "method", "extrapolation") if k in experiment}
+    if exp_attrs or master:
+        de = ET.SubElement(root, _q(SSD, "DefaultExperiment"), exp_attrs)
+        if master:
+            ann = ET.SubElement(ET.SubElement(de, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
+                                {"type": MASTER_ANNOTATION})
+            if "step" in master:
+                master["step"] = repr(float(experiment["step"]))
+            ET.SubElement(ann, _q(FC, "Master"), master)
+    return root
+
+
+def _bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:
+    """Values to bind (parameters, input start values) and the SSP type of each variable."""
+    if isinstance(c, FMUComponent):
+        kinds = {v.name: ("Integer" if v.type == "Enumeration" else v.type)
+                 for v in c.model_description.modelVariables}
+        return dict(c.parameters), kinds
+    block = c.block
+    values: dict[str, Any] = dict(block.params)
+    kinds = {n: _kind_of(v) for n, v in values.items()}
+    for s in block.INPUTS:
+        if block.inputs[s.name] != s.start:
+            values[s.name] = block.inputs[s.name]
+    return values, kinds
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "Boolean"
+    if isinstance(value, int):
+        return "Integer"
+    if isinstance(value, str):
+        return "String"
+    return "Real"
+
+
+def _xml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # shortest repr: reads back bit for bit
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------
+# import
+# ---------------------------------------------------------------------------------
+def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
+    """Read an ``.ssp`` archive or an ``.ssd`` file into a :class:`System`.
+
+    The default experiment goes to ``system.experiment``.  For an archive the
+    resources are unpacked (safely) into a temporary folder that lives as long as
+    the returned system.
+
+    Raises
+    ------
+    SSPError
+        Malformed XML, a missing required attribute or element, an unknown
+        component, connector or parameter, an unsafe archive, or a feature not
+        supported (see the module docstring); the message names the element.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    keep = None
+    if path.suffix == ".ssd":
+        ssd, base, inside = path, path.resolve().parent, False
+    else:
+        try:
+            names = check_archive(path)
+        except ValueError as e:
+            raise SSPError(str(e)) from None
+        if "SystemStructure.ssd" not in names:
+            raise SSPError(f"{path}: an SSP archive must hold SystemStructure.ssd at its root; "
+                           f"found {', '.join(names[:10]) or 'nothing'}")
+        keep = tempfile.TemporaryDirectory(prefix="flexcosim-ssp-")
+        base = safe_extract(path, keep.name).resolve()
+        ssd, inside = base / "SystemStructure.ssd", True
+    system = _read_ssd(ssd, base, inside, allow_python_blocks, label=str(path))
+    system._resources = keep  # removed with the system
+    return system
+
+
+def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: str) -> System:
+    try:
+        root = ET.parse(ssd).getroot()
+    except ET.ParseError as e:
+        raise SSPError(f"{label}: SystemStructure.ssd is not well-formed XML: {e}") from None
+    if root.tag != _q(SSD, "SystemStructureDescription"):
+        raise SSPError(f"{label}: root element is <{_local(root.tag)}>, expected "
+                       f"<ssd:SystemStructureDescription> in namespace {SSD}")
+    where = "<ssd:SystemStructureDescription>"
+    version = _attr(root, "version", where, label)
+    if not version.startswith("1."):
+        raise SSPError(f"{label}: {where} version {version!r} is not supported; accepted: 1.0")
+    _attr(root, "name", where, label)
+    sysel = _child(root, SSD, "System", where, label, required=True)
+    sname = _attr(sysel, "name", "<ssd:System>", label)
+    swhere = f"<ssd:System name={sname!r}>"
+    if sysel.find(_q(SSD, "Connectors")) is not None and len(sysel.find(_q(SSD, "Connectors"))):
+        raise SSPError(f"{label}: {swhere} has connectors of its own: system-level connectors "
+                       "are not supported")
+    elements = _child(sysel, SSD, "Elements", swhere, label, required=True)
+    components: list[Component] = []
+    for n, el in enumerate(elements, 1):
+        tag = _local(el.tag)
+        ewhere = f"<ssd:{tag}> #{n} of {swhere}/<ssd:Elements>"
+        if el.tag == _q(SSD, "System"):
+            raise SSPError(f"{label}: {ewhere} (name={el.get('name')!r}): nested systems are "
+                           "not supported")
+        if el.tag != _q(SSD, "Component"):
+            raise SSPError(f"{label}: {ewhere}: unexpected element; expected <ssd:Component>")
+        components.append(_read_component(el, ewhere, base, inside, allow_blocks, label))
+
+    pairs = []
+    conns = sysel.find(_q(SSD, "Connections"))
+    for n, el in enumerate(conns if conns is not None else [], 1):
+        cwhere = f"<ssd:Connection> #{n} of {swhere}/<ssd:Connections>"
+        if el.tag != _q(SSD, "Connection"):
+            raise SSPError(f"{label}: {cwhere}: unexpected element <{_local(el.tag)}>")
+        for a in ("startElement", "endElement"):
+            if el.get(a) is None:
+                raise SSPError(f"{label}: {cwhere}: no {a!r}: connections to the system's own "
+                               "connectors are not supported")
+        start = f"{el.get('startElement')}.{_attr(el, 'startConnector', cwhere, label)}"
+        end = f"{el.get('endElement')}.{_attr(el, 'endConnector', cwhere, label)}"
+        for child in el:
+            raise SSPError(f"{label}: {cwhere} ({start} -> {end}): <{_local(child.tag)}> "
+                           "(transformation or unit conversion) is not supported")
+        pairs.append((start, end, cwhere))
+    try:
+        system = System(components, [(s, e) for s, e, _ in pairs])
+    except ValueError as e:
+        bad = next((w for s, e_, w in pairs if s in str(e) or e_ in str(e)), swhere)
+        raise SSPError(f"{label}: {bad}: {e}") from None
+    system.experiment = _read_experiment(root, label)
+    return system
+
+
+def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool,
+                    label: str) -> Component:
+    name = _attr(el, "name", where, label)
+    where = f"<ssd:Component name={name!r}>"
+    source = _attr(el, "source", where, label)
+    kind = el.get("type", FMU_TYPE)
+    values = _read_bindings(el, where, base, label)
+    connectors = _read_connectors(el, where, label)
+    feedthrough = None
+    for ann in el.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
+        if ann.get("type") == FEEDTHROUGH_ANNOTATION:
+            feedthrough = {f.get("output"): tuple((f.get("inputs") or "").split())
+                           for f in ann.iterfind(_q(FC, "Feedthrough"))}
+    if kind == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
+        if not allow_blocks:
+            raise SSPError(f"{label}: {where} references the Python block {source!r}; "
+                           "Python blocks are not allowed here (allow_python_blocks=False)")
+        comp = _block_component(name, source, values, where, label)
+    elif kind == FMU_TYPE:
+        fmu = _resolve_source(source, base, inside, where, label)
+        try:
+            comp = FMUComponent(name, fmu, parameters=values, feedthrough=feedthrough)
+        except (ValueError, OSError) as e:
+            raise SSPError(f"{label}: {where} (source={source!r}): {e}") from None
+    else:
+        raise SSPError(f"{label}: {where}: type {kind!r} is not supported; accepted: "
+                       f"{FMU_TYPE!r}, {BLOCK_TYPE!r}")
+    for cname, ckind in connectors:
+        ok = {"input": comp.inputs, "output": comp.outputs}.get(ckind)
+        if ok is not None and cname not in ok:
+            raise SSPError(f"{label}: {where}/<ssd:Connector name={cname!r}>: {name!r} has no "
+                           f"{ckind} {cname!r}; {ckind}s: {', '.join(ok) or '(none)'}")
+    return comp
+
+
+def _block_component(name: str, source: str, values: dict, where: str, label: str) -> Component:
+    ref = source[len(BLOCK_SCHEME):] if source.startswith(BLOCK_SCHEME) else source
+    module, _, qualname = ref.partition(":")
+    if not module or not qualname:
+        raise SSPError(f"{label}: {where}: source {source!r} must read "
+                       f"'{BLOCK_SCHEME}package.module:ClassName'")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise SSPError(f"{label}: {where}: cannot import the block {ref!r}: {e}") from None
+    if not (isinstance(obj, type) and issubclass(obj, Block)):
+        raise SSPError(f"{label}: {where}: {ref!r} is not a mbdcore.blocks.Block class")
+    inputs = {k: v for k, v in values.items() if k in obj.input_names()}
+    params = {k: v for k, v in values.items() if k not in inputs}
+    try:
+        block = obj(**params)
+        for k, v in inputs.items():
+            block.set_input(k, v)
+    except ValueError as e:
+        raise SSPError(f"{label}: {where}: {e}") from None
+    return BlockComponent(name, block)
+
+
+def _resolve_source(source: str, base: Path, inside: bool, where: str, label: str) -> Path:
+    if source.startswith("file:"):
+        if inside:
+            raise SSPError(f"{label}: {where}: source {source!r} points outside the archive")
+        from urllib.parse import unquote, urlparse
+
+        target = Path(unquote(urlparse(source).path))
+    else:
+        rel = Path(source)
+        if inside and (rel.is_absolute() or ".." in rel.parts):
+            raise SSPError(f"{label}: {where}: source {source!r} points outside the archive")
+        target = (base / rel).resolve()
+        if inside and base not in target.parents:
+            raise SSPError(f"{label}: {where}: source {source!r} points outside the archive")
+    if not target.is_file():
+        raise SSPError(f"{label}: {where}: source {source!r} not found")
+    return target
+
+
+def _read_connectors(el, where: str, label: str) -> list[tuple[str, str]]:
+    out = []
+    conns = el.find(_q(SSD, "Connectors"))
+    for n, c in enumerate(conns if conns is not None else [], 1):
+        cwhere = f"{where}/<ssd:Connector> #{n}"
+        cname = _attr(c, "name", cwhere, label)
+        kind = _attr(c, "kind", f"{where}/<ssd:Connector name={cname!r}>", label)
+        if kind not in CONNECTOR_KINDS:
+            raise SSPError(f"{label}: {where}/<ssd:Connector name={cname!r}>: kind {kind!r}; "
+                           f"accepted: {', '.join(CONNECTOR_KINDS)}")
+        out.append((cname, kind))
+    return out
+
+
+def _read_bindings(el, where: str, base: Path, label: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    pbs = el.find(_q(SSD, "ParameterBindings"))
+    for n, pb in enumerate(pbs if pbs is not None else [], 1):
+        bwhere = f"{where}/<ssd:ParameterBinding> #{n}"
+        prefix = pb.get("prefix", "")
+        if pb.get("source"):
+            src = _resolve_source(pb.get("source"), base, False, bwhere, label)
+            try:
+                pset = ET.parse(src).getroot()
+            except ET.ParseError as e:
+                raise SSPError(f"{label}: {bwhere}: {src.name} is not well-formed XML: {e}") from None
+        else:
+            pv = pb.find(_q(SSD, "ParameterValues"))
+            pset = pv.find(_q(SSV, "ParameterSet")) if pv is not None else None
+            if pset is None:
+                raise SSPError(f"{label}: {bwhere}: neither a 'source' attribute nor an inline "
+                               "<ssd:ParameterValues>/<ssv:ParameterSet>")
+        if pset.tag != _q(SSV, "ParameterSet"):
+            raise SSPError(f"{label}: {bwhere}: expected <ssv:ParameterSet>, found "
+                           f"<{_local(pset.tag)}>")
+        params = pset.find(_q(SSV, "Parameters"))
+        for m, p in enumerate(params if params is not None else [], 1):
+            pname = _attr(p, "name", f"{bwhere}/<ssv:Parameter> #{m}", label)
+            pwhere = f"{bwhere}/<ssv:Parameter name={pname!r}>"
+            typed = [c for c in p if _local(c.tag) in _TYPES]
+            if len(typed) != 1:
+                raise SSPError(f"{label}: {pwhere}: needs exactly one of "
+                               f"{', '.join('<ssv:' + t + '>' for t in _TYPES)}")
+            values[pname[len(prefix):] if prefix and pname.startswith(prefix) else pname] = \
+                _typed_value(typed[0], pwhere, label)
+    return values
+
+
+def _typed_value(el, where: str, label: str) -> Any:
+    kind = _local(el.tag)
+    text = _attr(el, "value", f"{where}/<ssv:{kind}>", label)
+    try:
+        if kind == "Real":
+            value = float(text)
+            if not math.isfinite(value):
+                raise ValueError("not finite")
+            return value
+        if kind in ("Integer", "Enumeration"):
+            return int(text)
+        if kind == "Boolean":
+            if text not in ("true", "false", "1", "0"):
+                raise ValueError("not a boolean")
+            return text in ("true", "1")
+        return text
+    except ValueError as e:
+        raise SSPError(f"{label}: {where}/<ssv:{kind}>: value {text!r} is invalid ({e})") from None
+
+
+def _read_experiment(root, label: str) -> dict[str, Any]:
+    de = root.find(_q(SSD, "DefaultExperiment"))
+    out: dict[str, Any] = {}
+    if de is None:
+        return out
+    for attr, key in (("startTime", "start_time"), ("stopTime", "stop_time")):
+        if de.get(attr) is not None:
+            try:
+                out[key] = float(de.get(attr))
+            except ValueError:
+                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={de.get(attr)!r} is not "
+                               "a number") from None
+    for ann in de.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
+        if ann.get("type") == MASTER_ANNOTATION:
+            m = ann.find(_q(FC, "Master"))
+            if m is not None:
+                try:
+                    if m.get("step") is not None:
+                        out["step"] = float(m.get("step"))
+                    if m.get("extrapolation") is not None:
+                        out["extrapolation"] = int(m.get("extrapolation"))
+                except ValueError as e:
+                    raise SSPError(f"{label}: <fc:Master> annotation: {e}") from None
+                if m.get("method") is not None:
+                    out["method"] = m.get("method")
+    return out
+
+
+def _attr(el, name: str, where: str, label: str) -> str:
+    value = el.get(name)
+    if value is None or value == "":
+        raise SSPError(f"{label}: {where}: missing required attribute {name!r}")
+    return value
+
+
+def _child(el, ns: str, tag: str, where: str, label: str, required: bool = False):
+    found = el.find(_q(ns, tag))
+    if found is None and required:
+        raise SSPError(f"{label}: {where}: missing required element <ssd:{tag}>")
+    return found
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+# ---------------------------------------------------------------------------------
+# JSON and dispatch
+# ---------------------------------------------------------------------------------
+def system_to_dict(system: System, base: str | Path | None = None) -> dict[str, Any]:
+    """A JSON-ready description: components (``fmu`` path or ``block`` import path,
+    ``parameters``, ``feedthrough``), ``connections`` as [source, destination] pairs
+    and ``experiment``.  FMU paths are made relative to ``base`` when given."""
+    comps = []
+    for c in system.components:
+        values, _ = _bound_values(c) if isinstance(c, (FMUComponent, BlockComponent)) else ({}, {})
+        if isinstance(c, FMUComponent):
+            fmu = c.fmu_path.resolve()
+            entry = {"name": c.name, "fmu": (Path(os.path.relpath(fmu, Path(base).resolve()))
+                                             .as_posix() if base is not None else str(fmu))}
+            if c.feedthrough_override is not None:
+                entry["feedthrough"] = {o: list(i) for o, i in c.feedthrough_override.items()}
+        elif isinstance(c, BlockComponent):
+            cls = type(c.block)
+            entry = {"name": c.name, "block": f"{cls.__module__}:{cls.__qualname__}"}
+        else:
+            raise TypeError(f"component {c.name!r}: a {type(c).__name__} cannot be described")
+        if values:
+            entry["parameters"] = values
+        comps.append(entry)
+    return {"components": comps,
+            "connections": [[src, dst] for dst, src in system.connections.items()],
+            "experiment": dict(system.experiment)}
+
+
+def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
+                     allow_python_blocks: bool = True, label: str = "system") -> System:
+    """Inverse of :func:`system_to_dict`; relative FMU paths are taken from ``base``."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("components"), list):
+        raise SSPError(f"{label}: expected an object with a list 'components'")
+    comps: list[Component] = []
+    for n, entry in enumerate(data["components"]):
+        where = f"components[{n}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            raise SSPError(f"{label}: {where}: needs a string 'name'")
+        where = f"components[{n}] ({entry['name']!r})"
+        params = dict(entry.get("parameters") or {})
+        if ("fmu" in entry) == ("block" in entry):
+            raise SSPError(f"{label}: {where}: needs exactly one of 'fmu' (a path) or 'block' "
+                           "('package.module:ClassName')")
+        if "fmu" in entry:
+            fmu = Path(base) / entry["fmu"]
+            if not fmu.is_file():
+                raise SSPError(f"{label}: {where}: FMU {str(fmu)!r} not found")
+            try:
+                comps.append(FMUComponent(entry["name"], fmu, parameters=params,
+                                          feedthrough=entry.get("feedthrough")))
+            except ValueError as e:
+                raise SSPError(f"{label}: {where}: {e}") from None
+        else:
+            if not allow_python_blocks:
+                raise SSPError(f"{label}: {where}: Python blocks are not allowed here")
+            comps.append(_block_component(entry["name"], str(entry["block"]), params, where, label))
+    conns = data.get("connections", [])
+    try:
+        system = System(comps, conns if isinstance(conns, Mapping) else [tuple(p) for p in conns])
+    except (ValueError, TypeError) as e:
+        raise SSPError(f"{label}: connections: {e}") from None
+    system.experiment = dict(data.get("experiment") or {})
+    return system
+
+
+def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System:
+    """A system from an ``.ssp``, ``.ssd`` or ``.json`` file."""
+    path = Path(path)
+    if path.suffix in (".ssp", ".ssd"):
+        return import_ssp(path, allow_python_blocks=allow_python_blocks)
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise SSPError(f"{path}: not valid JSON: {e}") from None
+        return system_from_dict(data, path.resolve().parent,
+                                allow_python_blocks=allow_python_blocks, label=str(path))
+    raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json")
+
+
+def save_system(system: System, path: str | Path, **experiment: Any) -> Path:
+    """Write ``system`` as ``.ssp``/``.ssd`` (:func:`export_ssp`) or ``.json``."""
+    path = Path(path)
+    if path.suffix == ".json":
+        data = system_to_dict(system, path.resolve().parent)
+        data["experiment"].update({k: v for k, v in experiment.items() if v is not None})
+        path.write_text(json.dumps(data, indent=2))
+        return path
+    return export_ssp(system, path, **experiment)

@@ -1,0 +1,933 @@
+"""Implicit integrators for the constrained (index-3) equations of motion.
+
+The problem (:class:`mbdcore.dae.ConstrainedProblem`, docs/benchmarks.md §8.1, §8.2, §8.4)::
+
+    M(q) q'' + G(q, t)^T lambda = F(t, q, q')
+    g(q, t) = 0                                  G = dg/dq
+
+is discretised without differentiating the constraints away: the position constraints
+are imposed at every solve, together with the multipliers, so there is no drift and no
+Baumgarte term.  Two constraint forms (``constraint_form=``):
+
+``"ggl"`` (default) -- stabilized index 2 (Gear, Gupta and Leimkuhler 1985)::
+
+    q' = v + G^T mu,   M v' + G^T lambda = F,   g(q, t) = 0,   G v + g_t = 0
+
+    The hidden velocity constraint is imposed too, with a second multiplier mu (zero
+    for the exact solution) that moves the positions back onto g = 0.  Arnold, Bruls
+    and Cardona (Numer. Math. 129, 2015) apply generalized-alpha to this form: no
+    order reduction, second order in q, v, lambda, and no weak instability at
+    rho_inf = 1.  The same form is used for Bathe's sub-steps.
+``"index3"`` -- the plain index-3 form (position constraints only).  Kept as an
+    option, not the default, because (measured on the slider-crank, h = 1e-3 s) with
+    rho_inf = 1 the (-1)^n multiplier component of the trapezoidal-type scheme grows
+    about 1e6 in 1.6 s until Newton diverges (t = 1.73 s; rho_inf = 0.99: 3.83 s;
+    Cardona and Geradin 1989), and Bathe's multipliers are only first order.
+
+Two families share one Newton solver (:meth:`Index3Integrator._solve`):
+
+``generalized-alpha`` / ``hht`` / ``newmark``
+    the generalized-alpha method in the Arnold-Bruls form (acceleration-like variable
+    ``a``), parameters alpha_m, alpha_f, beta, gamma as data.  HHT and Newmark are the
+    same scheme with other parameters.
+``bathe`` / ``bathe-broyden``
+    Bathe's composite scheme (Bathe & Baig 2005; docs/benchmarks.md §8.4): trapezoidal
+    rule on [t, t + gamma h], then the three-point backward Euler formula on [t, t + h];
+    each sub-step by Newton or by Broyden's quasi-Newton updates.
+
+Every solve has the same structure.  The scheme makes the velocity and acceleration at
+the new time affine in the velocity-generated part ``w`` of the position increment
+``dq = q - q_ref`` about a predictor::
+
+    q = q_ref + dq,   w = dq - G(q)^T mu   (GGL; w = dq at index 3)
+    v(w) = v_ref + c_v w          q''(w) = a_ref + c_a w
+
+and Newton solves, for (dq, lambda~, mu), the *scaled* equations (Bottasso, Bauchau and
+Cardona 2007; Arnold and Bruls 2007)::
+
+    r1 = [M(q) q''(w) + G^T lambda - F(t, q, v(w))] / c_a = 0
+    r2 = g(q, t)                                            = 0
+    r3 = [G(q) v(w) + g_t(q, t)] / c_v                      = 0      (GGL only)
+
+with the scaled multiplier ``lambda~ = lambda / c_a``; every row and unknown is then in
+position units and the iteration matrix::
+
+    [[ S      , G^T ,  -D G^T ],        S = M + (c_v C_t + K_t) / c_a
+     [ G      , 0   ,   0     ],        D = M + (c_v / c_a) C_t
+     [ G + H  , 0   ,  -G G^T ]]        H = d(G v)/dq / c_v
+                                        C_t = -dF/dv,  K_t = -dF/dq + d(M q'' + G^T lambda)/dq
+
+(first two block rows and columns at index 3) keeps an O(1) condition number as
+h -> 0 instead of growing like 1/h^4 (2.56 for the pendulum at h = 1e-2 ... 1e-5 s,
+against 4e8 ... 4e20 unscaled).
+
+Newton.  S, D and H are the expensive part (force Jacobians, finite differences of M
+and G); G is evaluated with every residual anyway, so ``"modified"`` (default) keeps
+(S, D, H) across iterations and steps and reassembles and refactors the small matrix
+with the current G at every iteration -- a stale G, not a stale S, is what slows a
+kept matrix (G turns with the bodies, S differs from M by O(h^2)).  Measured on the
+slider-crank at h = 1e-3 s: 2.2 iterations per step and one Jacobian for 10 s.
+The blocks are rebuilt when the contraction rate exceeds ``theta_refresh`` or a solve
+fails.  ``"newton"`` rebuilds them at every iteration; ``"broyden"`` keeps the inverse
+of the whole matrix and corrects it by Broyden's rank-one update (Broyden 1965;
+docs/benchmarks.md §8.4), rebuilt when the iteration stops contracting.  The starting
+guess is the previous step's (dq, mu) of the same stage.  Convergence test (Hairer and
+Wanner, Solving ODEs II, IV.8): with nu_k the k-th increment measured against the
+tolerance -- position part against tol max(1, |q|), velocity part c_v |dw| against tol
+max(1, |v|), floored at 16 eps |q| (the rounding of q_ref + dq) -- and
+theta = nu_k / nu_{k-1}, the solve has converged when theta / (1 - theta) nu_k <= 1 (the
+bound on the remaining error), or nu_k <= 0.1.  A solve that cannot converge with a
+fresh matrix raises :class:`ConvergenceError`.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections import namedtuple
+
+import numpy as np
+import scipy.sparse
+from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
+
+from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.dae.index1 import (SingularConfigurationError, augmented_accelerations,
+    sparse_constraint_terms, sparse_lu, sparse_mass_matrix)
+
+__all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_AUTO_SIZE", "ConvergenceError",
+           "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
+           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "IMPLICIT", "IMPLICIT_NAMES",
+           "make_implicit", "Index3Result", "integrate_index3"]
+
+ITERATIONS = ("modified", "newton", "broyden")
+CONSTRAINT_FORMS = ("ggl", "index3")
+#: ``sparse="auto"`` switches to sparse linear algebra above this many coordinates
+SPARSE_AUTO_SIZE = 200
+
+
+class ConvergenceError(RuntimeError):
+    """The nonlinear solve of a step did not converge (message: time, step, residual)."""
+
+
+def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v,
+                             sparse: bool = False):
+    """Accelerations and multipliers from ``[[M, G^T], [G, 0]] [q''; lam] = [F; gamma]``.
+
+    Parameters
+    ----------
+    problem : ConstrainedProblem
+    t : float
+        Time [s].
+    q, v : array_like, shape (n,)
+        Consistent positions [m, rad] and velocities [m/s, rad/s].
+    sparse : bool
+        Assemble the matrix sparse and factor it with SuperLU.
+
+    Returns
+    -------
+    qdd : ndarray, shape (n,)
+        Accelerations [m/s^2, rad/s^2].
+    lam : ndarray, shape (m,)
+        Lagrange multipliers.
+
+    Raises
+    ------
+    ConvergenceError
+        If the augmented matrix is singular (redundant constraints) or the result is not
+        finite.
+    """
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    if sparse:
+        try:
+            qdd, lam = augmented_accelerations(problem, t, q, v, sparse=True)
+        except SingularConfigurationError as exc:
+            raise ConvergenceError(f"initial accelerations: {exc}") from exc
+        if not (np.all(np.isfinite(qdd)) and np.all(np.isfinite(lam))):
+            raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
+        return qdd, lam
+    n = q.size
+    M = np.atleast_2d(problem.mass_matrix(q))
+    F = np.asarray(problem.forces(t, q, v), dtype=float)
+    G = np.asarray(problem.constraint_jacobian(t, q), dtype=float).reshape(-1, n)
+    m = G.shape[0]
+    A = np.zeros((n + m, n + m))
+    A[:n, :n] = M
+    A[:n, n:] = G.T
+    A[n:, :n] = G
+    rhs = np.concatenate([F, np.asarray(problem.gamma(t, q, v), dtype=float).reshape(m)])
+    try:
+        x = np.linalg.solve(A, rhs)
+    except np.linalg.LinAlgError as exc:
+        raise ConvergenceError(
+            f"initial accelerations: [[M, G^T], [G, 0]] is singular at t = {t:.6g} s "
+            f"(redundant constraints?)") from exc
+    if not np.all(np.isfinite(x)):
+        raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
+    return x[:n].copy(), x[n:].copy()
+
+
+def _constraint_parts(problem, t, q, sparse=False):
+    """(g, G, g_t) at (q, t), in one pass where the problem offers it (G as CSR when
+    ``sparse``)."""
+    if sparse:
+        return sparse_constraint_terms(problem, t, q, np.zeros(q.size))[:3]
+    n = q.size
+    if getattr(problem, "m", 0) == 0:
+        return np.zeros(0), np.zeros((0, n)), np.zeros(0)
+    terms = getattr(problem, "constraint_terms", None)
+    if terms is not None:
+        g, G, gt, _ = terms(t, q, np.zeros(n))
+    else:
+        g, G, gt = (problem.constraints(t, q), problem.constraint_jacobian(t, q),
+                    problem.constraint_rate(t, q))
+    G = np.asarray(G, dtype=float).reshape(-1, n)
+    m = G.shape[0]
+    return (np.asarray(g, dtype=float).reshape(m), G,
+            np.asarray(gt, dtype=float).reshape(m))
+
+
+def _sparse_geometric_terms(problem, t, q, v, x, lam):
+    """d(M(q) x + G(q)^T lam)/dq and d(G(q) v)/dq (CSR) by forward differences.
+
+    A problem may provide ``geometric_stiffness_sparse`` (System: only the coordinates
+    the joints and configuration-dependent masses read).  Otherwise every coordinate
+    is perturbed in place, with sparse M and G (no dense matrix per column)."""
+    get = getattr(problem, "geometric_stiffness_sparse", None)
+    if get is not None:
+        return get(t, q, v, x, lam)
+    n = q.size
+    M0 = sparse_mass_matrix(problem, q)
+    G0 = _constraint_parts(problem, t, q, True)[1]
+    w0 = M0 @ x + G0.T @ lam
+    Gv0 = G0 @ v
+    qp = q.copy()
+    cols_k, cols_h = [], []
+    for j in range(n):
+        e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
+        qp[j] = q[j] + e
+        Gj = _constraint_parts(problem, t, qp, True)[1]
+        cols_k.append(scipy.sparse.csc_matrix(
+            ((sparse_mass_matrix(problem, qp) @ x + Gj.T @ lam - w0) / e)[:, None]))
+        cols_h.append(scipy.sparse.csc_matrix(((Gj @ v - Gv0) / e)[:, None]))
+        qp[j] = q[j]
+    return (scipy.sparse.hstack(cols_k, format="csr"),
+            scipy.sparse.hstack(cols_h, format="csr"))
+
+
+def _copy_kept(val):
+    return tuple(x.copy() for x in val) if isinstance(val, tuple) else val.copy()
+
+
+class Index3Integrator:
+    """Base class: one step of the constrained equations, with the shared Newton solver.
+
+    Parameters
+    ----------
+    tol : float
+        Newton tolerance: the estimated remaining error of the position increment must
+        be below ``tol max(1, |q|_inf)`` [m, rad] and that of the velocity below
+        ``tol max(1, |v|_inf)`` [m/s, rad/s] (see the module docstring).
+    max_iterations : int
+        Newton iterations allowed per solve before it is declared failed.
+    iteration : {"modified", "newton", "broyden"}
+        How the iteration matrix is obtained (see the module docstring).
+    theta_refresh : float
+        Modified Newton: rebuild the kept matrix when the contraction rate (ratio of
+        successive increment norms) exceeds this.
+    geometric_stiffness : bool
+        Include ``d(M(q) q'' + G(q)^T lambda)/dq`` (and for GGL ``d(G v)/dq``) by forward
+        differences in the matrix.  Without it Newton still converges for small h (the
+        terms are O(h^2) and O(h) against M and G) but more slowly.
+    constraint_form : {"ggl", "index3"}
+        ``"ggl"`` (default): stabilized index-2 form, position *and* velocity
+        constraints imposed; ``"index3"``: position constraints only (see the module
+        docstring for why GGL is the default).
+    sparse : {"auto", True, False}
+        Linear algebra of the iteration matrix.  ``True``: M, the force Jacobians and
+        G are assembled as scipy sparse matrices (``mass_matrix_sparse``,
+        ``force_jacobians_sparse``, ``constraint_terms_sparse`` and
+        ``geometric_stiffness_sparse`` of the problem where it has them, else its
+        dense matrices converted), the matrix is built sparse and factored by SuperLU
+        (``scipy.sparse.linalg.splu``): for a chain of n beam elements a step costs
+        O(n) instead of O(n^3).  ``False``: dense LAPACK (the small-system default).
+        ``"auto"`` (default): sparse above :data:`SPARSE_AUTO_SIZE` coordinates, except
+        with ``iteration="broyden"``, whose updated inverse is dense by nature.
+
+    Attributes
+    ----------
+    name : str
+    order : int
+        Order of the position error for smooth solutions.
+    nsteps, newton_iterations, jacobian_evaluations, failures : int
+        Steps taken; linear solves of Newton corrections; builds of the iteration matrix
+        (each a ``force_jacobians`` call); solves that did not converge (those retried
+        with a fresh matrix included).
+    a, qdd, lam : ndarray or None
+        After a step: acceleration-like variable, accelerations [m/s^2] and multipliers
+        at the end of the step.
+    mu : ndarray or None
+        GGL only: the multiplier of the velocity constraint at the end of the step, as
+        the position correction ``G^T mu`` [m, rad] it made (zero for the exact
+        solution; O(h^3) per step).
+    """
+
+    name = "index3"
+    order = 0
+
+    def __init__(self, tol: float = 1e-10, max_iterations: int = 25,
+                 iteration: str = "modified", theta_refresh: float = 0.3,
+                 geometric_stiffness: bool = True, constraint_form: str = "ggl",
+                 sparse="auto"):
+        if iteration not in ITERATIONS:
+            raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
+        if constraint_form not in CONSTRAINT_FORMS:
+            raise ValueError(f"constraint_form {constraint_form!r} is unknown; accepted: "
+                             f"{CONSTRAINT_FORMS}")
+        self.tol = float(tol)
+        self.max_iterations = int(max_iterations)
+        self.iteration = iteration
+        self.theta_refresh = float(theta_refresh)
+        self.geometric_stiffness = bool(geometric_stiffness)
+        self.constraint_form = constraint_form
+        if not (sparse is True or sparse is False or sparse == "auto"):
+            raise ValueError(f"sparse = {sparse!r}: accepted True, False, 'auto'")
+        if sparse is True and iteration == "broyden":
+            raise ValueError("sparse=True cannot be used with iteration='broyden' (Broyden "
+                             "updates a dense inverse); use 'modified' or 'newton'")
+        self.sparse = sparse
+        self.reset()
+
+    @property
+    def ggl(self) -> bool:
+        return self.constraint_form == "ggl"
+
+    def uses_sparse(self, problem) -> bool:
+        """Whether steps on ``problem`` use the sparse linear algebra (see ``sparse``)."""
+        if self.sparse == "auto":
+            return self.iteration != "broyden" and int(problem.n) > SPARSE_AUTO_SIZE
+        return bool(self.sparse)
+
+    # -- history ---------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget the history and the counters (start of a new simulation)."""
+        self.nsteps = 0
+        self.newton_iterations = 0
+        self.jacobian_evaluations = 0
+        self.failures = 0
+        self.a = None
+        self.qdd = None
+        self.lam = None
+        self.mu = None
+        # Iteration matrices kept for reuse: key -> ("blocks", (S, D, H)) or ("inv", H).
+        # The key carries h, so a change of step size never reuses a stale matrix.
+        self._cache: dict = {}
+        # Last converged increment per stage: the starting guess of the next solve
+        # (the increment is smooth in time, so this cuts the initial error by O(h)).
+        self._guess: dict = {}
+
+    def initialize(self, problem: ConstrainedProblem, t: float, q, v) -> None:
+        """Start the history from consistent accelerations and multipliers at (t, q, v)."""
+        qdd, lam = consistent_accelerations(problem, t, q, v, sparse=self.uses_sparse(problem))
+        self.qdd = qdd
+        self.lam = lam
+        self.a = qdd.copy()
+        self.mu = np.zeros_like(lam) if self.ggl else None
+
+    def get_state(self) -> dict:
+        """History needed to continue bit for bit (counters and kept matrices included)."""
+        def cp(x):
+            return None if x is None else np.array(x, copy=True)
+        cache = {key: (kind, _copy_kept(val)) for key, (kind, val) in self._cache.items()}
+        return {"nsteps": self.nsteps, "newton_iterations": self.newton_iterations,
+                "jacobian_evaluations": self.jacobian_evaluations,
+                "failures": self.failures, "a": cp(self.a), "qdd": cp(self.qdd),
+                "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
+                "guess": {k: g.copy() for k, g in self._guess.items()}}
+
+    def set_state(self, state: dict) -> None:
+        """Restore what :meth:`get_state` returned."""
+        def cp(x):
+            return None if x is None else np.array(x, dtype=float, copy=True)
+        self.nsteps = int(state["nsteps"])
+        self.newton_iterations = int(state["newton_iterations"])
+        self.jacobian_evaluations = int(state["jacobian_evaluations"])
+        self.failures = int(state["failures"])
+        self.a = cp(state["a"])
+        self.qdd = cp(state["qdd"])
+        self.lam = cp(state["lam"])
+        self.mu = cp(state.get("mu"))
+        self._cache = {key: (kind, _copy_kept(val))
+                       for key, (kind, val) in state["cache"].items()}
+        self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
+
+    def stats(self) -> dict:
+        return {"method": self.name, "iteration": self.iteration,
+                "constraint_form": self.constraint_form, "sparse": self.sparse,
+                "nsteps": self.nsteps,
+                "newton_iterations": self.newton_iterations,
+                "jacobian_evaluations": self.jacobian_evaluations,
+                "failures": self.failures}
+
+    def step(self, problem: ConstrainedProblem, t: float, q, v, h: float):
+        """Advance from t to t + h [s].
+
+        Parameters
+        ----------
+        problem : ConstrainedProblem
+        t : float
+            Current time [s].
+        q, v : ndarray, shape (n,)
+            Positions [m, rad] and velocities [m/s, rad/s] at t (consistent).
+        h : float
+            Step size [s], > 0.
+
+        Returns
+        -------
+        q_new, v_new : ndarray, shape (n,)
+            At t + h; ``self.qdd``, ``self.lam`` and ``self.a`` are updated too.
+
+        Raises
+        ------
+        ConvergenceError
+            If Newton fails with a fresh iteration matrix.
+        """
+        raise NotImplementedError
+
+    # -- the shared scaled Newton solve ------------------------------------------------
+    def _blocks(self, problem, t, q, v, x_acc, lam_s, cv, ca, G):
+        """The expensive part of the scaled iteration matrix (one Jacobian evaluation).
+
+        Returns ``(S, D, H)``: S = dr1/dq = M + (c_v C_t + K_t)/c_a, D = dr1/dw =
+        M + (c_v/c_a) C_t, H = d(G v)/dq / c_v.  ``x_acc = q''/c_a`` and ``lam_s =
+        lambda/c_a`` are the scaled acceleration and multiplier, so the geometric term
+        is already divided by c_a.
+        """
+        if scipy.sparse.issparse(G):
+            return self._blocks_sparse(problem, t, q, v, x_acc, lam_s, cv, ca, G)
+        n = q.size
+        m = G.shape[0]
+        self.jacobian_evaluations += 1
+        M = np.atleast_2d(problem.mass_matrix(q))
+        dFdq, dFdv = problem.force_jacobians(t, q, v)
+        D = M - (cv / ca) * np.asarray(dFdv)
+        S = D - (1.0 / ca) * np.asarray(dFdq)
+        H = np.zeros((m, n))
+        if self.geometric_stiffness:
+            # d/dq [M(q) x + G(q)^T lam~] at fixed x, lam~: the inertia and constraint
+            # curvature terms a constant-matrix Newton would miss.
+            w0 = M @ x_acc + G.T @ lam_s
+            Gv0 = G @ v
+            for j in range(n):
+                e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
+                qj = q.copy()
+                qj[j] += e
+                Mj = np.atleast_2d(problem.mass_matrix(qj))
+                Gj = _constraint_parts(problem, t, qj)[1]
+                S[:, j] += (Mj @ x_acc + Gj.T @ lam_s - w0) / e
+                H[:, j] = (Gj @ v - Gv0) / (e * cv)
+        return S, D, H
+
+    def _blocks_sparse(self, problem, t, q, v, x_acc, lam_s, cv, ca, G):
+        """(S, D, H) of :meth:`_blocks` as CSR matrices, without an n x n array."""
+        self.jacobian_evaluations += 1
+        M = sparse_mass_matrix(problem, q)
+        get = getattr(problem, "force_jacobians_sparse", None)
+        if get is not None:
+            dFdq, dFdv = get(t, q, v)
+        else:
+            dFdq, dFdv = (scipy.sparse.csr_matrix(j) for j in problem.force_jacobians(t, q, v))
+        D = (M - (cv / ca) * dFdv).tocsr()
+        S = D - (1.0 / ca) * dFdq
+        if self.geometric_stiffness:
+            Kg, Hg = _sparse_geometric_terms(problem, t, q, v, x_acc, lam_s)
+            return (S + Kg).tocsr(), D, (Hg / cv).tocsr()
+        return S.tocsr(), D, scipy.sparse.csr_matrix(G.shape)
+
+    def _assemble(self, blocks, G):
+        """Scaled iteration matrix from the kept blocks and the current G::
+
+            index 3:  [[S, G^T], [G, 0]]                  unknowns (dq, lam~)
+            GGL:      [[S, G^T, -D G^T], [G, 0, 0], [G + H, 0, -G G^T]]
+                                                           unknowns (dq, lam~, mu)
+        """
+        S, D, H = blocks
+        n, m = S.shape[0], G.shape[0]
+        if scipy.sparse.issparse(G):
+            if m == 0:
+                return S.tocsc()
+            GT = G.T.tocsr()
+            if not self.ggl:
+                return scipy.sparse.bmat([[S, GT], [G, None]], format="csc")
+            return scipy.sparse.bmat([[S, GT, -(D @ GT)], [G, None, None],
+                                      [G + H, None, -(G @ GT)]], format="csc")
+        k = 2 * m if self.ggl else m
+        J = np.zeros((n + k, n + k))
+        J[:n, :n] = S
+        J[:n, n:n + m] = G.T
+        J[n:n + m, :n] = G
+        if self.ggl:
+            J[:n, n + m:] = -D @ G.T
+            J[n + m:, :n] = G + H
+            J[n + m:, n + m:] = -G @ G.T
+        return J
+
+    def _iteration_matrix(self, problem, t, q, v, x_acc, lam_s, cv, ca):
+        """Scaled iteration matrix at (q, v, x_acc, lam_s), all blocks fresh."""
+        G = _constraint_parts(problem, t, q, self.uses_sparse(problem))[1]
+        return self._assemble(self._blocks(problem, t, q, v, x_acc, lam_s, cv, ca, G), G)
+
+    @staticmethod
+    def _factor(J, kind):
+        """LU factors or inverse of J; None if J is singular or not finite."""
+        if scipy.sparse.issparse(J):
+            return sparse_lu(J)          # modified and full Newton only
+        if not np.all(np.isfinite(J)):
+            return None
+        if kind == "lu":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LinAlgWarning)
+                lu, piv = lu_factor(J, check_finite=False)
+            d = np.abs(np.diag(lu))
+            if d.size and (not np.all(np.isfinite(d)) or d.min() <= 1e-14 * d.max()):
+                return None
+            return (lu, piv)
+        try:
+            H = np.linalg.inv(J)
+        except np.linalg.LinAlgError:
+            return None
+        return H if np.all(np.isfinite(H)) else None
+
+    def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
+        """Solve one implicit stage (see module docstring).
+
+        Returns
+        -------
+        dq : ndarray, shape (n,)
+            Position increment q - q_ref.
+        w : ndarray, shape (n,)
+            Its part generated by the velocity, ``dq - G^T mu`` (``dq`` at index 3):
+            v = v_ref + c_v w, q'' = a_ref + c_a w.
+        lam : ndarray, shape (m,)
+        """
+        cached = self.iteration != "newton"
+        ckey = (key, float(h))
+        # A stale kept matrix may be the reason for a failure: retry once with a fresh one.
+        attempts = (False, True) if cached and ckey in self._cache else (True,)
+        last = None
+        for fresh_start in attempts:
+            ok, dq, w, lam_s, mu, info = self._newton(
+                problem, t, q_ref, v_ref, a_ref, cv, ca,
+                np.asarray(lam0, dtype=float) / ca, ckey, fresh_start)
+            if ok:
+                self._guess[ckey] = np.concatenate([dq, mu])
+                self.mu = mu
+                return dq, w, lam_s * ca
+            self.failures += 1
+            self._cache.pop(ckey, None)
+            last = info
+        its, err, why = last
+        raise ConvergenceError(
+            f"{self.name}: Newton did not converge at t = {t:.9g} s (h = {h:.3g} s) after "
+            f"{its} iterations; last increment {err:.3g} x tolerance ({why})")
+
+    def _newton(self, problem, t, q_ref, v_ref, a_ref, cv, ca, lam_s, ckey, fresh_start):
+        n = q_ref.size
+        ggl = self.ggl
+        broyden = self.iteration == "broyden"
+        x_ref = a_ref / ca
+        eps = np.finfo(float).eps
+        guess = self._guess.get(ckey)
+        dq, mu = np.zeros(n), None
+        if guess is not None and guess.size >= n:
+            dq, mu = guess[:n].copy(), guess[n:].copy()
+        # Kept: Broyden's inverse ("inv"), or the expensive blocks (S, D, H) ("blocks")
+        # that modified Newton reassembles with the current G at every iteration.
+        kept = None if (fresh_start or self.iteration == "newton") else self._cache.get(ckey)
+        kept = None if kept is None else kept[1]
+        sparse = self.uses_sparse(problem)
+        built = False            # were the blocks built during this solve?
+        nu_prev = theta = None
+        r_prev = s_prev = None
+        nu = math.inf
+        for it in range(self.max_iterations):
+            q = q_ref + dq
+            g, G, gt = _constraint_parts(problem, t, q, sparse)
+            m = g.size
+            if mu is None or mu.size != (m if ggl else 0):
+                mu = np.zeros(m if ggl else 0)
+            w = dq - G.T @ mu if ggl else dq
+            v = v_ref + cv * w
+            x = x_ref + w        # q'' / c_a
+            M = sparse_mass_matrix(problem, q) if sparse else \
+                np.atleast_2d(problem.mass_matrix(q))
+            F = np.asarray(problem.forces(t, q, v), dtype=float)
+            parts = [M @ x + G.T @ lam_s - F / ca, g]
+            if ggl:
+                parts.append((G @ v + gt) / cv)
+            r = np.concatenate(parts)
+            if not np.all(np.isfinite(r)):
+                return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
+            if broyden and kept is not None and s_prev is not None:
+                # Good Broyden on the inverse (Sherman-Morrison): H+ y = s.
+                y = r - r_prev
+                Hy = kept @ y
+                den = float(s_prev @ Hy)
+                if den != 0.0 and math.isfinite(den):
+                    kept = kept + np.outer(s_prev - Hy, s_prev @ kept) / den
+            if kept is None or self.iteration == "newton":
+                blocks = self._blocks(problem, t, q, v, x, lam_s, cv, ca, G)
+                kept = self._factor(self._assemble(blocks, G), "inv") if broyden else blocks
+                built = True
+                if self.iteration != "newton":
+                    nu_prev = None  # a new matrix starts a new contraction estimate
+            if kept is None:
+                return False, dq, w, lam_s, mu, (it, math.nan, "singular iteration matrix")
+            if broyden:
+                step = -(kept @ r)
+            else:
+                lu = self._factor(self._assemble(kept, G), "lu")
+                if lu is None:
+                    return False, dq, w, lam_s, mu, (it, math.nan,
+                                                     "singular iteration matrix")
+                step = -(lu.solve(r) if sparse else lu_solve(lu, r, check_finite=False))
+            self.newton_iterations += 1
+            if not np.all(np.isfinite(step)):
+                return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
+            dq = dq + step[:n]
+            lam_s = lam_s + step[n:n + m]
+            d_w = step[:n]
+            if ggl:
+                mu = mu + step[n + m:]
+                d_w = d_w - G.T @ step[n + m:]
+            # Increment in units of the tolerance: positions against tol |q|, velocities
+            # (c_v times the w increment) against tol |v|, floored at the rounding of q.
+            q_scale = max(1.0, float(np.max(np.abs(q), initial=0.0)))
+            tol_q = self.tol * q_scale
+            tol_w = max(self.tol * max(1.0, float(np.max(np.abs(v), initial=0.0))) / cv,
+                        16.0 * eps * q_scale)
+            nu = max(float(np.max(np.abs(step[:n]), initial=0.0)) / tol_q,
+                     float(np.max(np.abs(d_w), initial=0.0)) / tol_w)
+            if not math.isfinite(nu):
+                return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
+            theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
+            # Rate-based test (Hairer and Wanner, IV.8): with contraction theta the
+            # remaining error is at most theta/(1 - theta) times the last increment.
+            # An increment of a tenth of the tolerance is accepted outright (the first
+            # iteration, and the rounding floor where theta is meaningless).
+            if nu <= 0.1 or (theta is not None and theta < 1.0
+                             and theta / (1.0 - theta) * nu <= 1.0):
+                if self.iteration != "newton":
+                    if theta is not None and theta > self.theta_refresh and not broyden:
+                        self._cache.pop(ckey, None)   # slow: rebuild at the next step
+                    else:
+                        self._cache[ckey] = ("inv" if broyden else "blocks", kept)
+                w = dq - G.T @ mu if ggl else dq
+                return True, dq, w, lam_s, mu, (it + 1, nu, "")
+            if theta is not None and theta >= 1.0:
+                if built and not broyden:
+                    return False, dq, w, lam_s, mu, (it + 1, nu, "diverging")
+                kept = None         # a kept or updated matrix lost contraction: rebuild
+            elif self.iteration == "modified" and theta is not None \
+                    and theta > self.theta_refresh:
+                kept = None         # slow: rebuild at the next iterate
+            r_prev, s_prev = r, step
+            nu_prev = nu
+        return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")
+
+
+class GeneralizedAlphaScheme(Index3Integrator):
+    """Generalized-alpha in the Arnold-Bruls form, parameters as data.
+
+    With the acceleration-like variable a (a_0 = q''_0)::
+
+        q_{n+1} = q_n + h v_n + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}
+        v_{n+1} = v_n + h (1 - gamma) a_n + h gamma a_{n+1}
+        (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) q''_{n+1} + alpha_f q''_n
+        M q''_{n+1} + G^T lambda_{n+1} = F(t_{n+1}, q_{n+1}, v_{n+1}),  g(q_{n+1}, t_{n+1}) = 0
+
+    so c_v = gamma/(beta h) and c_a = beta' = (1 - alpha_m)/((1 - alpha_f) beta h^2).
+    In the GGL form (default) the position update gets ``+ G(q_{n+1})^T mu_{n+1}`` and
+    ``G(q_{n+1}) v_{n+1} + g_t = 0`` is imposed too (Arnold, Bruls and Cardona 2015).
+    The predictor takes q''_{n+1} = q''_n.
+
+    Parameters
+    ----------
+    alpha_m, alpha_f, beta, gamma : float
+        Scheme parameters [-] (beta > 0, alpha_m, alpha_f < 1).
+    **newton
+        See :class:`Index3Integrator`.
+    """
+
+    name = "generalized-alpha-scheme"
+
+    def __init__(self, alpha_m: float, alpha_f: float, beta: float, gamma: float, **newton):
+        if not (beta > 0.0 and alpha_m < 1.0 and alpha_f < 1.0):
+            raise ValueError("need beta > 0, alpha_m < 1 and alpha_f < 1")
+        self.alpha_m = float(alpha_m)
+        self.alpha_f = float(alpha_f)
+        self.beta = float(beta)
+        self.gamma = float(gamma)
+        # Second order exactly when gamma = 1/2 + alpha_f - alpha_m (Chung-Hulbert).
+        self.order = 2 if abs(self.gamma - (0.5 + self.alpha_f - self.alpha_m)) < 1e-12 else 1
+        super().__init__(**newton)
+
+    def step(self, problem, t, q, v, h):
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if self.qdd is None:
+            self.initialize(problem, t, q, v)
+        am, af, b, g = self.alpha_m, self.alpha_f, self.beta, self.gamma
+        a_n, qdd_n = self.a, self.qdd
+        a_pred = (qdd_n - am * a_n) / (1.0 - am)
+        q_ref = q + h * v + h * h * ((0.5 - b) * a_n + b * a_pred)
+        v_ref = v + h * ((1.0 - g) * a_n + g * a_pred)
+        cv = g / (b * h)
+        ca = (1.0 - am) / ((1.0 - af) * b * h * h)
+        dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_n, cv, ca, self.lam,
+                                 "alpha")
+        self.a = a_pred + w / (b * h * h)
+        self.qdd = qdd_n + ca * w
+        self.lam = lam
+        self.nsteps += 1
+        return q_ref + dq, v_ref + cv * w
+
+
+class GeneralizedAlpha(GeneralizedAlphaScheme):
+    """Chung-Hulbert generalized-alpha from the spectral radius at infinity (Chung & Hulbert
+    1993; docs/benchmarks.md §8.2).
+
+    alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
+    gamma = 1/2 + alpha_f - alpha_m, beta = (gamma + 1/2)^2 / 4.
+
+    Parameters
+    ----------
+    rho_inf : float
+        Spectral radius for h omega -> infinity, in [0, 1]; 1 is non-dissipative.
+
+    Notes
+    -----
+    In the default GGL form every rho_inf in [0, 1] is usable; rho_inf = 1 is
+    non-dissipative (slider-crank, h = 1e-3 s: energy level drifts 7.5e-7 in 10 s).
+    With ``constraint_form="index3"`` keep rho_inf < 1 for long runs: with rho_inf = 1
+    (alpha_m = alpha_f = 1/2, like Newmark's trapezoidal rule) the multiplier
+    component has the root -1 and the nonlinear coupling makes it grow (Cardona and
+    Geradin 1989): on the pendulum of the tests about 7x per second whatever h; on the
+    slider-crank Newton diverges at 1.73 s (rho_inf = 1) and 3.83 s (rho_inf = 0.99).
+    Arnold and Bruls prove index-3 convergence for alpha_m < alpha_f < 1/2, i.e.
+    rho_inf < 1.
+    """
+
+    name = "generalized-alpha"
+
+    def __init__(self, rho_inf: float = 0.8, **newton):
+        if not 0.0 <= rho_inf <= 1.0:
+            raise ValueError("rho_inf must be in [0, 1]")
+        am = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
+        af = rho_inf / (rho_inf + 1.0)
+        g = 0.5 + af - am
+        super().__init__(am, af, 0.25 * (g + 0.5) ** 2, g, **newton)
+        self.rho_inf = float(rho_inf)
+
+
+class HHT(GeneralizedAlphaScheme):
+    """Hilber-Hughes-Taylor alpha method as generalized-alpha with alpha_m = 0.
+
+    alpha_f = -alpha, gamma = 1/2 - alpha, beta = (1 - alpha)^2 / 4; spectral radius at
+    infinity (1 + alpha)/(1 - alpha).  (Forces enter at t_{n+1}, Arnold-Bruls style; on
+    linear problems this is the classical HHT.)
+
+    Parameters
+    ----------
+    alpha : float
+        In [-1/3, 0]; 0 is the trapezoidal rule.
+    """
+
+    name = "hht"
+
+    def __init__(self, alpha: float = -0.05, **newton):
+        if not -1.0 / 3.0 <= alpha <= 0.0:
+            raise ValueError("HHT alpha must be in [-1/3, 0]")
+        super().__init__(0.0, -alpha, 0.25 * (1.0 - alpha) ** 2, 0.5 - alpha, **newton)
+        self.alpha = float(alpha)
+
+
+class Newmark(GeneralizedAlphaScheme):
+    """Newmark's method (alpha_m = alpha_f = 0); beta = 1/4, gamma = 1/2 is trapezoidal.
+
+    Parameters
+    ----------
+    beta, gamma : float
+        beta > 0 (the explicit beta = 0 is not available at index 3); order 2 only for
+        gamma = 1/2.
+    """
+
+    name = "newmark"
+
+    def __init__(self, beta: float = 0.25, gamma: float = 0.5, **newton):
+        super().__init__(0.0, 0.0, beta, gamma, **newton)
+
+
+class Bathe(Index3Integrator):
+    """Bathe's composite scheme at index 3 (Bathe 2005, 2007; docs/benchmarks.md §8.4).
+
+    Sub-step 1, trapezoidal rule on [t, t + gamma h] (unknowns q_m, lambda_m)::
+
+        v_m   = v_n + gamma h/2 (q''_n + q''_m)
+        q_m   = q_n + gamma h/2 (v_n + v_m)
+        M q''_m + G^T lambda_m = F(t + gamma h, q_m, v_m),   g(q_m, t + gamma h) = 0
+
+    so c_v = 2/(gamma h), c_a = (2/(gamma h))^2.  Sub-step 2, three-point backward Euler
+    on [t, t + h] (unknowns q_{n+1}, lambda_{n+1})::
+
+        v_{n+1}   = c1 q_n + c2 q_m + c3 q_{n+1}
+        q''_{n+1} = c1 v_n + c2 v_m + c3 v_{n+1}
+        c1 = (1 - gamma)/(gamma h), c2 = -1/(gamma (1 - gamma) h), c3 = (2 - gamma)/((1 - gamma) h)
+        M q''_{n+1} + G^T lambda_{n+1} = F(t + h, q_{n+1}, v_{n+1}),  g(q_{n+1}, t + h) = 0
+
+    so c_v = c3, c_a = c3^2.  In the GGL form the position formulas get the
+    correction G^T mu (q_m = ... + G^T mu_m, c3 q_{n+1} = ... + c3 G^T mu_{n+1}) and
+    G v + g_t = 0 is imposed at t + gamma h and t + h.  Both sub-steps are predicted
+    with an unchanged acceleration.  Positions, velocities and (GGL) multipliers are
+    second order; with ``constraint_form="index3"`` the multipliers are only first
+    order (q''_{n+1} differentiates velocities that are themselves differences of
+    constrained positions), measured on the pendulum and the slider-crank.  The
+    history is q''_n (it satisfies the dynamic equation at t_n exactly), so ``a`` and
+    ``qdd`` coincide.  ``lam_mid`` keeps lambda_m.
+
+    Parameters
+    ----------
+    gamma : float
+        Splitting fraction, in (0, 1); 0.5 is Bathe's default.
+    iteration : {"modified", "newton", "broyden"}
+        Sub-step solver; the two sub-steps keep separate matrices (their c_v, c_a differ).
+    **newton
+        See :class:`Index3Integrator`.
+    """
+
+    name = "bathe"
+    order = 2
+
+    def __init__(self, gamma: float = 0.5, iteration: str = "modified", **newton):
+        if not 0.0 < gamma < 1.0:
+            raise ValueError("Bathe gamma must be in (0, 1)")
+        self.gamma = float(gamma)
+        super().__init__(iteration=iteration, **newton)
+        if iteration == "broyden":
+            self.name = "bathe-broyden"
+        self.lam_mid = None
+
+    def step(self, problem, t, q, v, h):
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if self.qdd is None:
+            self.initialize(problem, t, q, v)
+        g = self.gamma
+        qdd_n = self.qdd
+        hg = g * h
+        # Sub-step 1: trapezoidal rule.
+        q_ref = q + hg * v + 0.5 * hg * hg * qdd_n
+        v_ref = v + hg * qdd_n
+        cv = 2.0 / hg
+        dq, w, lam_m = self._solve(problem, t + hg, h, q_ref, v_ref, qdd_n, cv, cv * cv,
+                                   self.lam, "trapezoidal")
+        q_m = q_ref + dq
+        v_m = v_ref + cv * w
+        qdd_m = qdd_n + cv * cv * w
+        # Sub-step 2: three-point backward Euler, predicted with q''_{n+1} = q''_m.
+        c1 = (1.0 - g) / hg
+        c2 = -1.0 / (g * (1.0 - g) * h)
+        c3 = (2.0 - g) / ((1.0 - g) * h)
+        v_ref = (qdd_m - c1 * v - c2 * v_m) / c3
+        q_ref = (v_ref - c1 * q - c2 * q_m) / c3
+        dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_m, c3, c3 * c3, lam_m,
+                                 "backward")
+        self.qdd = qdd_m + c3 * c3 * w
+        self.a = self.qdd.copy()
+        self.lam = lam
+        self.lam_mid = lam_m
+        self.nsteps += 1
+        return q_ref + dq, v_ref + c3 * w
+
+    def reset(self) -> None:
+        super().reset()
+        self.lam_mid = None
+
+    def get_state(self):
+        state = super().get_state()
+        state["lam_mid"] = None if self.lam_mid is None else self.lam_mid.copy()
+        return state
+
+    def set_state(self, state):
+        super().set_state(state)
+        lm = state.get("lam_mid")
+        self.lam_mid = None if lm is None else np.array(lm, dtype=float)
+
+
+IMPLICIT = {
+    "generalized-alpha": GeneralizedAlpha,
+    "hht": HHT,
+    "newmark": Newmark,
+    "bathe": Bathe,
+    "bathe-broyden": lambda **p: Bathe(iteration="broyden", **p),
+}
+IMPLICIT_NAMES = tuple(IMPLICIT)
+
+
+def make_implicit(name: str, **params) -> Index3Integrator:
+    """Index-3 integrator by registry name, e.g. ``make_implicit("hht", alpha=-0.1)``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the accepted names.
+    """
+    key = name.lower()
+    if key not in IMPLICIT:
+        raise ValueError(f"implicit integrator {name!r} is unknown; accepted: "
+                         f"{', '.join(IMPLICIT_NAMES)}")
+    return IMPLICIT[key](**params)
+
+
+Index3Result = namedtuple("Index3Result", "t q v lam stats")
+Index3Result.__doc__ = """Result of :func:`integrate_index3` (unpacks as a tuple).
+
+t : (N+1,) times [s]; q, v : (N+1, n) positions and velocities; lam : (N+1, m)
+multipliers; stats : dict of the integrator's counters."""
+
+
+def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
+                     n_steps: int, method: str | Index3Integrator = "generalized-alpha",
+                     **params) -> Index3Result:
+    """Integrate ``n_steps`` fixed steps of size ``h`` [s] of the index-3 DAE.
+
+    Parameters
+    ----------
+    problem : ConstrainedProblem
+    q0, v0 : array_like, shape (n,)
+        Consistent initial positions [m, rad] and velocities [m/s, rad/s] (no assembly
+        is done here).
+    t0, h : float
+        Start time and step size [s].
+    n_steps : int
+    method : str or Index3Integrator
+        Registry name (see :func:`make_implicit`, ``params`` go to it) or an instance.
+
+    Returns
+    -------
+    Index3Result
+        ``(t, q, v, lam, stats)``; ``lam[0]`` and the initial accelerations come from
+        :func:`consistent_accelerations`.
+    """
+    integ = make_implicit(method, **params) if isinstance(method, str) else method
+    q = np.array(q0, dtype=float)
+    v = np.array(v0, dtype=float)
+    integ.initialize(problem, t0, q, v)
+    t = t0 + h * np.arange(n_steps + 1)
+    Q = np.empty((n_steps + 1, q.size))
+    V = np.empty_like(Q)
+    L = np.empty((n_steps + 1, integ.lam.size))
+    Q[0], V[0], L[0] = q, v, integ.lam
+    for k in range(n_steps):
+        q, v = integ.step(problem, t[k], q, v, h)
+        Q[k + 1], V[k + 1], L[k + 1] = q, v, integ.lam
+    return Index3Result(t, Q, V, L, integ.stats())

@@ -1,0 +1,80 @@
+"""The constrained equations of motion every multibody formulation works on.
+
+Lagrange's equations of the first kind (docs/benchmarks.md §8.1, §8.2), an index-3 DAE::
+
+    M(q) q'' + G(q, t)^T lambda = F(t, q, q')
+    g(q, t) = 0,                 G = dg/dq  (m x n, full row rank)
+
+Differentiating the constraints twice gives the acceleration-level equation
+``G q'' = gamma`` with ``gamma = -(G q')_q q' - 2 G_t q' - g_tt``.
+
+A model hands the formulations a :class:`ConstrainedProblem`; the index-1 formulation
+(Baumgarte + projections) and the index-3 implicit integrators (generalized-alpha,
+HHT, Newmark, Bathe) only call the methods below.  Units: q in m and rad, t in s,
+F in N and N m, lambda in the units that make G^T lambda a generalised force.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ConstrainedProblem"]
+
+
+class ConstrainedProblem:
+    """Interface of a constrained mechanical system (override what you have).
+
+    Attributes
+    ----------
+    n : int
+        Number of generalised coordinates.
+    m : int
+        Number of constraint equations (0 for an unconstrained system).
+    """
+
+    n: int = 0
+    m: int = 0
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M(q), shape (n, n), symmetric positive definite."""
+        raise NotImplementedError
+
+    def forces(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """F(t, q, q'), shape (n,): applied, elastic, damping and velocity terms."""
+        raise NotImplementedError
+
+    def constraints(self, t: float, q: np.ndarray) -> np.ndarray:
+        """g(q, t), shape (m,)."""
+        return np.zeros(0)
+
+    def constraint_jacobian(self, t: float, q: np.ndarray) -> np.ndarray:
+        """G = dg/dq, shape (m, n)."""
+        return np.zeros((0, self.n))
+
+    def constraint_rate(self, t: float, q: np.ndarray) -> np.ndarray:
+        """g_t = dg/dt at fixed q, shape (m,) (non-zero for driving constraints)."""
+        return np.zeros(self.m)
+
+    def gamma(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Right side of G q'' = gamma, shape (m,)."""
+        return np.zeros(self.m)
+
+    # -- derivatives for Newton iterations (finite differences unless overridden) --------
+    def force_jacobians(self, t: float, q: np.ndarray, v: np.ndarray):
+        """(dF/dq, dF/dv), each (n, n); default: forward differences."""
+        f0 = self.forces(t, q, v)
+        kq = np.empty((self.n, self.n))
+        kv = np.empty((self.n, self.n))
+        for j in range(self.n):
+            e = np.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
+            dq = q.copy()
+            dq[j] += e
+            kq[:, j] = (self.forces(t, dq, v) - f0) / e
+            e = np.sqrt(np.finfo(float).eps) * max(1.0, abs(v[j]))
+            dv = v.copy()
+            dv[j] += e
+            kv[:, j] = (self.forces(t, q, dv) - f0) / e
+        return kq, kv
+
+    def energy(self, t: float, q: np.ndarray, v: np.ndarray) -> float:
+        """Total mechanical energy [J] where the model defines a potential (else nan)."""
+        return float("nan")

@@ -1,0 +1,731 @@
+"""Antenna models (docs/benchmarks.md §3, §4): a pointing axis and a deployable boom.
+
+Pointing axis (after W. Gawronski's models of the NASA DSN antenna servos)
+---------------------------------------------------------------------------
+One rotation axis (azimuth or elevation, planar) of a steerable antenna:
+
+* the rigid part on the axis: a hub of inertia ``hub_inertia`` pinned to the ground;
+* flexible parts welded to the hub: the reflector (a :class:`~mbdcore.multibody.flexible.ModalBeam`
+  along +x whose tip mass and inertia stand for the dish) and the feed support (a
+  modal beam along -x whose tip mass is the feed / subreflector);
+* the drive: ``n_motors`` DC motors (:mod:`mbdcore.models.drive`) through gearboxes of ratio
+  ``ratio`` with torsional gear-train stiffness, optionally in counter-torque;
+* a wind-gust torque on the dish (at the reflector tip).
+
+Outputs: axis angle and rate, motor speeds, the pointing angle (the orientation of the
+dish, i.e. of the reflector at its tip) and the pointing error, reference minus
+pointing angle = axis error + structural deflection seen at the reflector.
+
+Parameters (:data:`POINTING_AXIS`) are chosen, not copied: a 5-m class antenna whose
+lowest locked-rotor mode is 2.0 Hz and whose second is 7.0 Hz with 1 % modal damping, as
+docs/benchmarks.md §3 asks, after Gawronski (Modeling and Control of Antennas and
+Telescopes, Springer 2008: the DSN 34-m antenna's lowest locked-rotor mode is near
+2 Hz); the beam stiffnesses and the gear stiffness were solved for those two
+frequencies (:func:`tune_pointing_axis`: reflector EI 6.11e7 N m^2, gear stiffness
+1.37e7 N m/rad per motor; with this inertia split a second mode below about 6.5 Hz is
+out of reach, so 7 Hz was taken inside the 4..8 Hz band); the motor is the industrial
+servo motor of :mod:`mbdcore.models.drive`, two per axis with gear ratio 3000
+(docs/benchmarks.md §3: 10^3..10^4), which gives about 9 deg/s and 26 kN m at the axis,
+above the 1 deg/s and 0.5 deg/s^2 operating limits.
+
+Speed: the structure rotates slowly (1 deg/s: centrifugal terms 3e-4 rad^2/s^2 against
+(2 pi 2 Hz)^2) and carries no gravity in the plane, so its equations linearised about
+the undeformed state are exact for any axis angle (rotation is a rigid mode) up to those
+terms.  :class:`AntennaStructure` takes the linear model from the engine
+(:func:`mbdcore.multibody.modal.linearize` of :func:`pointing_axis_system`), and the blocks use its
+modal form (ZOH-exact steps for the structure alone, RK4 with the nonlinear drive).
+
+Deployable boom: see :func:`deployable_boom` and :func:`simulate_deployment`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mbdcore.jit import njit
+import numpy as np
+import scipy.linalg as sl
+
+from mbdcore.blocks import Parameter, ParameterError, Signal, StateVectorBlock, with_overrides
+from mbdcore.multibody.constraints import (AngleDriver, Revolute, SynchronousGear, Weld,
+    constant_rate)
+from mbdcore.models.drive import (GEAR_PARAMETERS, MOTOR_PARAMETERS, DCMotorBody, GearTrain,
+    MotorVoltage, current_loop_gains, drive_rhs, pack_drive, gear_parameters,
+    motor_parameters)
+from mbdcore.multibody.flexible import ModalBeam
+from mbdcore.multibody.forces import Force, JointTorque
+from mbdcore.multibody.system import System
+from mbdcore.dae.index1 import assemble
+from mbdcore.multibody.modal import linearize
+from mbdcore.multibody.system import StateView
+from mbdcore.dae.index3 import make_implicit
+
+__all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_pointing_axis",
+           "STRUCTURE_PARAMETERS", "AntennaStructureBlock", "PointingAxisBlock",
+           "DEPLOYABLE_BOOM", "HingeLatch", "hinge_frames", "deployable_boom", "hinge_angles",
+           "SepticProfile", "BangBangProfile", "DeploymentResult", "simulate_deployment"]
+
+#: Structure of the pointing axis (SI units; see the module docstring for the choice).
+POINTING_AXIS = dict(
+    hub_inertia=2.0e4,          # kg m^2, rigid part on the axis (alidade / elevation wheel)
+    hub_mass=5.0e3,             # kg
+    reflector_length=5.0,       # m
+    reflector_rho_a=200.0,      # kg/m
+    reflector_ei=6.11e7,        # N m^2 (solved with the gear stiffness: 2.0 and 7.0 Hz)
+    dish_mass=3.0e3,            # kg, at the reflector tip
+    dish_inertia=5.0e3,         # kg m^2
+    feed_length=4.0,            # m
+    feed_rho_a=50.0,            # kg/m
+    feed_ei=4.0e7,              # N m^2
+    feed_mass=400.0,            # kg, feed / subreflector at the feed-support tip
+    feed_inertia=50.0,          # kg m^2
+    n_modes=3,                  # assumed modes per beam (clamped-mass shapes)
+    damping_ratio=0.01,         # modal damping of the flexible modes
+)
+
+
+def _structure_params(**overrides) -> dict:
+    p = with_overrides(POINTING_AXIS, overrides, "pointing-axis")
+    for k, v in p.items():
+        if k == "n_modes":
+            if not (isinstance(v, int) and 1 <= v <= 10):
+                raise ParameterError(f"n_modes = {v!r} is invalid: accepted 1..10")
+        elif not (math.isfinite(float(v)) and float(v) >= 0.0):
+            raise ParameterError(f"{k} = {v!r} is invalid: accepted finite numbers >= 0")
+    return p
+
+
+def pointing_axis_system(n_motors: int = 2, locked_rotor: bool = False, structure=None,
+                         motor=None, gear=None) -> System:
+    """The pointing axis built with the engine.
+
+    Bodies: ``hub`` (pinned to the ground at ``ground.axis``), ``reflector`` and ``feed``
+    (modal beams welded to the hub), and, with ``n_motors`` > 0, ``motor1``..
+    (:class:`~mbdcore.models.drive.DCMotorBody`) with gear trains ``gear1``.. to the hub and
+    voltage inputs ``u1``..  [V].  ``locked_rotor`` clamps the rotors (AngleDrivers
+    ``lock1``..).  Inputs also ``wind`` [N m] (torque on the dish, at the reflector
+    tip) and ``axis_torque`` [N m] (an external torque on the hub, ground -> hub).
+    Structural damping: stiffness-proportional on each beam, ``damping_ratio`` at the
+    beam's own first clamped-mass frequency (the blocks apply exact modal damping).
+
+    Parameters
+    ----------
+    structure, motor, gear : dict, optional
+        Overrides of :data:`POINTING_AXIS`, :data:`~mbdcore.models.drive.MOTOR_PARAMETERS`,
+        :data:`~mbdcore.models.drive.GEAR_PARAMETERS`.
+    """
+    p = _structure_params(**(structure or {}))
+    mp = motor_parameters(**(motor or {}))
+    gp = gear_parameters(**(gear or {}))
+    s = System()
+    s.ground.add_marker("axis", (0.0, 0.0))
+    s.add_body("hub", mass=p["hub_mass"], inertia=p["hub_inertia"], markers={"axis": (0.0, 0.0)})
+    for name, angle in (("reflector", 0.0), ("feed", math.pi)):
+        beam = ModalBeam(name, p[f"{name}_length"], p[f"{name}_rho_a"], p[f"{name}_ei"],
+                         n_modes=p["n_modes"], mode_shapes="clamped-mass",
+                         tip_mass=p["dish_mass" if name == "reflector" else "feed_mass"],
+                         tip_inertia=p["dish_inertia" if name == "reflector" else "feed_inertia"],
+                         angle=angle)
+        omega1 = math.sqrt(beam.K[0, 0] / _modal_mass(beam))
+        beam.damping = 2.0 * p["damping_ratio"] / omega1
+        s.add(beam)
+    s.add_joint(Revolute("ground.axis", "hub.axis", name="bearing"))
+    s.add_joint(Weld("hub.axis", "reflector.root", name="reflector_clamp"))
+    s.add_joint(Weld("hub.axis", "feed.root", name="feed_clamp"))
+    s.add_force(JointTorque("ground", "reflector.tip", "wind", name="wind_gust"))
+    s.add_force(JointTorque("ground", "hub", "axis_torque", name="external"))
+    for k in range(1, n_motors + 1):
+        s.add(DCMotorBody(f"motor{k}", **mp))
+        s.add_force(MotorVoltage(f"motor{k}", f"u{k}", name=f"amplifier{k}"))
+        s.add_force(GearTrain(f"motor{k}", "ground", "hub", name=f"gear{k}", **gp))
+        if locked_rotor:
+            s.add_joint(AngleDriver("ground", f"motor{k}", constant_rate(0.0, 0.0),
+                                    name=f"lock{k}"))
+    return s
+
+
+def _modal_mass(beam: ModalBeam) -> float:
+    """Generalised mass of the first assumed mode of a beam clamped at rest."""
+    M = beam.mass_matrix(beam.initial_coordinates()[0])
+    return float(M[3, 3])
+
+
+@dataclass
+class AntennaStructure:
+    """Linear model of the pointing-axis structure (no drive), in modal form.
+
+    ``q = q0 + Phi eta``: eta'' + 2 zeta w eta' + w^2 eta = Phi^T (b_axis T + b_wind W),
+    Phi mass-normalised over the engine's independent coordinates; outputs are linear
+    in eta: axis (hub) angle ``c_axis``, pointing angle (dish orientation) ``c_point``,
+    dish tip deflection ``c_tip`` [m].
+
+    Attributes
+    ----------
+    omega : (k,) [rad/s]        natural frequencies, the rigid axis rotation first (0)
+    zeta : (k,)                 damping ratios (0 for the rigid mode)
+    b_axis, b_wind : (k,)       modal input vectors of the axis torque and the wind torque
+    c_axis, c_point, c_tip : (k,) output rows
+    mass, stiffness : (k, k)    the reduced M and K before the modal transformation
+    """
+
+    omega: np.ndarray
+    zeta: np.ndarray
+    b_axis: np.ndarray
+    b_wind: np.ndarray
+    c_axis: np.ndarray
+    c_point: np.ndarray
+    c_tip: np.ndarray
+    mass: np.ndarray
+    stiffness: np.ndarray
+
+    @classmethod
+    def from_engine(cls, **structure) -> "AntennaStructure":
+        """Linearise :func:`pointing_axis_system` (no motors) with the engine."""
+
+        p = _structure_params(**structure)
+        s = pointing_axis_system(n_motors=0, structure=p)
+        q0, _ = assemble(s)
+        M, _, K, N = linearize(s, q0)
+        Mr, Kr = N.T @ M @ N, N.T @ K @ N
+        Mr, Kr = 0.5 * (Mr + Mr.T), 0.5 * (Kr + Kr.T)
+        w2, phi = sl.eigh(Kr, Mr)
+        w2[0] = 0.0                                     # the rigid rotation about the axis
+        omega = np.sqrt(np.maximum(w2, 0.0))
+        # input vectors: generalised forces of unit inputs (the forces are linear in them)
+        zero = np.zeros(s.n)
+        base = s.forces(0.0, q0, zero)
+
+        def unit(name):
+            s.set_input(name, 1.0)
+            f = s.forces(0.0, q0, zero) - base
+            s.set_input(name, 0.0)
+            return phi.T @ (N.T @ f)
+
+        def angle_row(frame):
+            body, loc = s.frame(frame)
+            sl_ = slice(body.index, body.index + body.n_coords)
+            J = body.state(q0[sl_], zero[sl_]).angle(loc)[2]
+            row = np.zeros(s.n)
+            row[sl_] = J
+            return row @ N @ phi
+
+        refl = s.body("reflector")
+        tip = np.zeros(s.n)
+        tip[refl.index + 3:refl.index + refl.n_coords] = 1.0    # sum of modal amplitudes
+        zeta = np.full(omega.size, p["damping_ratio"])
+        zeta[0] = 0.0
+        return cls(omega, zeta, unit("axis_torque"), unit("wind"), angle_row("hub"),
+                   angle_row("reflector.tip"), tip @ N @ phi, Mr, Kr)
+
+    @property
+    def n_modes(self) -> int:
+        return self.omega.size
+
+    @property
+    def axis_inertia(self) -> float:
+        """Inertia of the whole structure about the axis [kg m^2] (rigid mode)."""
+        return float(1.0 / self.b_axis[0] ** 2)
+
+    def frequencies_hz(self) -> np.ndarray:
+        return self.omega / (2 * math.pi)
+
+    def matrices(self):
+        """(A, B, C) of x = (eta, eta'), u = (axis torque, wind), y = (axis angle,
+        axis rate, pointing angle, dish tip deflection)."""
+        k = self.n_modes
+        A = np.zeros((2 * k, 2 * k))
+        A[:k, k:] = np.eye(k)
+        A[k:, :k] = -np.diag(self.omega ** 2)
+        A[k:, k:] = -np.diag(2 * self.zeta * self.omega)
+        B = np.zeros((2 * k, 2))
+        B[k:, 0], B[k:, 1] = self.b_axis, self.b_wind
+        C = np.zeros((4, 2 * k))
+        C[0, :k], C[1, k:], C[2, :k], C[3, :k] = self.c_axis, self.c_axis, self.c_point, \
+            self.c_tip
+        return A, B, C
+
+    def coupled_frequencies(self, n_motors: int, gear_stiffness: float, ratio: float,
+                            rotor_inertia: float, locked_rotor: bool) -> np.ndarray:
+        """Undamped natural frequencies [Hz] with the gear trains: motors locked (each
+        gear a spring from hub to ground) or free (each rotor an inertia J_m N^2 on
+        its gear spring), from the modal model."""
+        k = self.n_modes
+        Kh = n_motors * gear_stiffness
+        c = self.c_axis
+        if locked_rotor:
+            Km = np.diag(self.omega ** 2) + Kh * np.outer(c, c)
+            w2 = sl.eigvalsh(Km, np.eye(k))
+        else:
+            # coordinates (eta, motor angles / N): J_m N^2 on the load side
+            m = n_motors
+            M = np.eye(k + m)
+            M[k:, k:] *= rotor_inertia * ratio ** 2
+            K = np.zeros((k + m, k + m))
+            K[:k, :k] = np.diag(self.omega ** 2) + Kh * np.outer(c, c)
+            for j in range(m):
+                K[k + j, k + j] = gear_stiffness
+                K[:k, k + j] = K[k + j, :k] = -gear_stiffness * c
+            w2 = sl.eigvalsh(K, M)
+        return np.sqrt(np.maximum(w2, 0.0)) / (2 * math.pi)
+
+
+def tune_pointing_axis(f1: float = 2.0, f2: float = 7.0, n_motors: int = 2, **structure):
+    """(reflector_ei [N m^2], gear_stiffness [N m/rad]) that put the two lowest
+    locked-rotor modes at ``f1`` and ``f2`` [Hz], the rest of the structure as given
+    (how the defaults of :data:`POINTING_AXIS` were chosen)."""
+    from scipy.optimize import least_squares
+
+    def residual(x):
+        ei, kg = np.exp(x)
+        s = AntennaStructure.from_engine(**{**structure, "reflector_ei": ei})
+        f = s.coupled_frequencies(n_motors, kg, 1.0, 1.0, True)
+        return [math.log(f[0] / f1), math.log(f[1] / f2)]
+
+    sol = least_squares(residual, [math.log(5e7), math.log(1.5e7)], xtol=1e-12, ftol=1e-12)
+    return tuple(float(v) for v in np.exp(sol.x))
+
+
+#: The structure parameters as block parameters (defaults: :data:`POINTING_AXIS`).
+STRUCTURE_PARAMETERS: tuple[Parameter, ...] = tuple(
+    Parameter(k, v, "", f"pointing-axis structure: {k} (see POINTING_AXIS)", min=1, max=10)
+    if k == "n_modes" else Parameter(k, float(v), "", f"pointing-axis structure: {k} "
+                                     "(see POINTING_AXIS)", min=0.0)
+    for k, v in POINTING_AXIS.items())
+
+_STRUCTURE_OUTPUTS = (
+    Signal("axis_angle", "rad", "axis (hub) angle, the encoder"),
+    Signal("axis_rate", "rad/s", "axis (hub) rate"),
+    Signal("pointing_angle", "rad", "dish orientation (reflector at its tip)"),
+    Signal("pointing_error", "rad", "reference - pointing angle = axis error + structural "
+           "deflection seen at the reflector"),
+    Signal("dish_deflection", "m", "transverse deflection of the reflector tip"),
+)
+
+
+def _structure_of(params) -> AntennaStructure:
+    return AntennaStructure.from_engine(**{k: params[k] for k in POINTING_AXIS})
+
+
+class AntennaStructureBlock(StateVectorBlock):
+    """The pointing-axis structure alone: drive torque and wind in, angles out.
+
+    Linear modal model of :class:`AntennaStructure` stepped exactly for inputs held
+    over the step (zero-order-hold discretisation, cached per step size).
+    """
+
+    INPUTS = (
+        Signal("axis_torque", "N.m", "drive torque on the axis (from the gear trains)"),
+        Signal("wind_torque", "N.m", "wind-gust torque on the dish"),
+        Signal("reference_angle", "rad", "commanded pointing angle (for pointing_error)"),
+    )
+    OUTPUTS = _STRUCTURE_OUTPUTS
+    FEEDTHROUGH = {"pointing_error": ("reference_angle",)}
+    PARAMETERS = STRUCTURE_PARAMETERS
+    DEFAULT_STOP_TIME = 5.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.structure = _structure_of(self.params)
+        self.A, self.B, self.C = self.structure.matrices()
+        self._zoh: dict = {}
+        self.reset()
+
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        self.x = np.zeros(self.A.shape[0])
+
+    def _discrete(self, h):
+        key = round(h, 15)
+        if key not in self._zoh:
+            n, m = self.B.shape
+            E = np.zeros((n + m, n + m))
+            E[:n, :n], E[:n, n:] = self.A * h, self.B * h
+            F = sl.expm(E)
+            self._zoh[key] = (F[:n, :n], F[:n, n:])
+        return self._zoh[key]
+
+    def outputs(self) -> dict:
+        y = self.C @ self.x
+        return {"axis_angle": y[0], "axis_rate": y[1], "pointing_angle": y[2],
+                "pointing_error": self.inputs["reference_angle"] - y[2],
+                "dish_deflection": y[3]}
+
+    def _advance(self, x, t, h):
+        Ad, Bd = self._discrete(h)
+        return Ad @ x + Bd @ np.array([self.inputs["axis_torque"], self.inputs["wind_torque"]])
+
+
+@njit
+def _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode):
+    """Structure (modal, first-order form) coupled to the drive through the gears."""
+    ns = A.shape[0]
+    xs = x[:ns]
+    theta = c_angle @ xs
+    omega = c_rate @ xs
+    dm, tg, _ = drive_rhs(x[ns:], u, theta, omega, pk, n_motors, current_mode, False)
+    ds = A @ xs + B[:, 0] * tg.sum() + B[:, 1] * wind
+    out = np.empty(x.size)
+    out[:ns] = ds
+    out[ns:] = dm
+    return out, tg
+
+
+@njit
+def _axis_rk4(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode, hs, n):
+    for _ in range(n):
+        k1 = _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode)[0]
+        k2 = _axis_rhs(x + 0.5 * hs * k1, A, B, c_angle, c_rate, u, wind, pk, n_motors,
+                       current_mode)[0]
+        k3 = _axis_rhs(x + 0.5 * hs * k2, A, B, c_angle, c_rate, u, wind, pk, n_motors,
+                       current_mode)[0]
+        k4 = _axis_rhs(x + hs * k3, A, B, c_angle, c_rate, u, wind, pk, n_motors,
+                       current_mode)[0]
+        x = x + (hs / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return x
+
+
+class PointingAxisBlock(StateVectorBlock):
+    """The whole pointing axis in one process: drive motors, gear trains and structure.
+
+    The same equations as :class:`~mbdcore.models.drive.DCMotorBlock` coupled to
+    :class:`AntennaStructureBlock` continuously (no communication step between them),
+    integrated by RK4 with ``substeps`` per step: the one-process reference of the
+    co-simulation controller -> drive -> structure.
+    """
+
+    INPUTS = (
+        Signal("voltage", "V", "armature voltage (command='voltage')"),
+        Signal("current_ref", "A", "current command (command='current')"),
+        Signal("wind_torque", "N.m", "wind-gust torque on the dish"),
+        Signal("reference_angle", "rad", "commanded pointing angle (for pointing_error)"),
+    )
+    OUTPUTS = _STRUCTURE_OUTPUTS + tuple(
+        Signal(f"{q}{k}", u, f"motor {k} {d}")
+        for k in (1, 2)
+        for q, u, d in (("current", "A", "current"), ("speed", "rad/s", "rotor speed"))
+    ) + (Signal("axis_torque", "N.m", "total drive torque on the axis"),)
+    FEEDTHROUGH = {"pointing_error": ("reference_angle",)}
+    PARAMETERS = STRUCTURE_PARAMETERS + MOTOR_PARAMETERS + GEAR_PARAMETERS + (
+        Parameter("n_motors", 2, "", "motors on the axis", min=1, max=2),
+        Parameter("command", "current", "", "input used", choices=("voltage", "current")),
+        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0),
+        Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
+                  exclusive_min=True),
+        Parameter("substeps", 10, "", "RK4 steps per communication step", min=1, max=100000),
+    )
+    DEFAULT_STOP_TIME = 5.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        p = self.params
+        self.structure = _structure_of(p)
+        self.A, self.B, self.C = self.structure.matrices()
+        self.mp = {q.name: p[q.name] for q in MOTOR_PARAMETERS}
+        self.gp = {q.name: p[q.name] for q in GEAR_PARAMETERS}
+        kp_i, ki_i = current_loop_gains(p["resistance"], p["inductance"],
+                                        p["current_bandwidth"])
+        self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
+        self.ns = self.A.shape[0]
+        self.reset()
+
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        self.x = np.zeros(self.ns + 4 * self.params["n_motors"])
+
+    def _args(self):
+        p = self.params
+        current = p["command"] == "current"
+        u = self.inputs["current_ref"] if current else self.inputs["voltage"]
+        return (self.A, self.B, self.C[0], self.C[1], u, self.inputs["wind_torque"],
+                self.packed, p["n_motors"], current)
+
+    def _rhs(self, x):
+        return _axis_rhs(x, *self._args())
+
+    def outputs(self) -> dict:
+        y = self.C @ self.x[:self.ns]
+        _, tg = self._rhs(self.x)
+        out = {"axis_angle": y[0], "axis_rate": y[1], "pointing_angle": y[2],
+               "pointing_error": self.inputs["reference_angle"] - y[2],
+               "dish_deflection": y[3], "axis_torque": float(tg.sum())}
+        for k in (1, 2):
+            on = k <= self.params["n_motors"]
+            base = self.ns + 4 * (k - 1)
+            out[f"current{k}"] = self.x[base + 2] if on else 0.0
+            out[f"speed{k}"] = self.x[base + 1] if on else 0.0
+        return {k: float(v) for k, v in out.items()}
+
+    def _advance(self, x, t, h):
+        n = self.params["substeps"]
+        return _axis_rk4(x, *self._args(), h / n, n)
+
+
+# ---------------------------------------------------------------------------------------
+# Deployable boom (docs/benchmarks.md §4)
+# ---------------------------------------------------------------------------------------
+#: The deployable boom of docs/benchmarks.md §4 (SI units).  The panel damping, the
+#: gear-train stiffness/damping and the drive gains are this project's assumptions
+#: (docs/antenna.md); the motor is the servo motor of :mod:`mbdcore.models.drive`.
+DEPLOYABLE_BOOM = dict(
+    n_panels=4,
+    panel_length=1.5,            # m
+    rho_a=2.0,                   # kg/m
+    ei=500.0,                    # N m^2
+    fold_angle=math.radians(170.0),   # rad, hinge angle when folded (zig-zag)
+    ratio=100.0,                 # gearbox of the root drive motor
+    latch_stiffness=1.0e4,       # N m/rad
+    latch_damping=10.0,          # N m s/rad
+    n_modes=2,                   # assumed modes per panel
+    damping_ratio=0.005,         # panel structural damping at its first clamped mode
+    gear_stiffness=2.0e4,        # N m/rad, root gear train (load side)
+    gear_damping=20.0,           # N m s/rad
+)
+
+
+class HingeLatch(Force):
+    """A latch at a hinge: a rotational spring-damper on the hinge angle about
+    ``latch_angle`` [rad] that is off until the hinge reaches the end stop and then
+    holds it both ways (torque on b = -k (theta - latch) - c theta').
+
+    ``theta = sign (theta_b - theta_a)``; the latch engages when theta first comes
+    within ``tolerance`` of ``latch_angle`` from above.  :meth:`update` is called
+    between time steps (the engagement is an event, so the force stays smooth within
+    a step for the Newton iterations).
+    """
+
+    kind = "latch"
+
+    def __init__(self, a: str, b: str, stiffness: float, damping: float,
+                 latch_angle: float = 0.0, sign: float = 1.0, tolerance: float = 1e-5,
+                 name=None):
+        super().__init__(name)
+        self.a_name, self.b_name = a, b
+        self.k, self.c = float(stiffness), float(damping)
+        self.latch_angle, self.sign, self.tolerance = float(latch_angle), float(sign), \
+            float(tolerance)
+        self.engaged = False
+        self.engaged_at: float | None = None
+
+    def bind(self, system):
+        super().bind(system)
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
+
+    def angle(self, view):
+        ta, wa, _, _ = view[self.a[0]].angle(self.a[1])
+        tb, wb, _, _ = view[self.b[0]].angle(self.b[1])
+        return self.sign * (tb - ta), self.sign * (wb - wa)
+
+    def update(self, t, q, v) -> bool:
+        """Engage if the hinge has reached the stop; True when it engages now."""
+
+        if self.engaged:
+            return False
+        theta, _ = self.angle(StateView(q, v))
+        if theta <= self.latch_angle + self.tolerance:
+            self.engaged, self.engaged_at = True, float(t)
+            return True
+        return False
+
+    def apply(self, t, view, f, inputs):
+        if not self.engaged:
+            return
+        theta, rate = self.angle(view)
+        torque = self.sign * (-self.k * (theta - self.latch_angle) - self.c * rate)
+        self._add_torque(f, view, self.b, torque)
+        self._add_torque(f, view, self.a, -torque)
+
+    def potential(self, t, view):
+        if not self.engaged:
+            return 0.0
+        return 0.5 * self.k * (self.angle(view)[0] - self.latch_angle) ** 2
+
+
+def _boom_params(**overrides) -> dict:
+    return with_overrides(DEPLOYABLE_BOOM, overrides, "boom")
+
+
+def hinge_frames(k: int) -> tuple[str, str, float]:
+    """(inboard frame, outboard frame, sign) of hinge k = 1..N: the hinge angle is
+    sign (theta_out - theta_in); the zig-zag alternates the sign so that every hinge
+    angle is +fold_angle folded and 0 deployed."""
+    inboard = "ground" if k == 1 else f"panel{k - 1}.tip"
+    return inboard, f"panel{k}.root", 1.0 if k % 2 else -1.0
+
+
+def deployable_boom(motor=None, **boom) -> System:
+    """The boom of N hinged flexible panels folded in a zig-zag (docs/benchmarks.md §4).
+
+    Panel k (a :class:`~mbdcore.multibody.flexible.ModalBeam`, clamped-free shapes) is hinged to
+    the tip of panel k-1 (panel 1 to ``ground.root``); hinge k's angle (see
+    :func:`hinge_frames`) starts at ``fold_angle`` and is tied to hinge 1 by a
+    :class:`~mbdcore.multibody.constraints.SynchronousGear` ``sync<k>`` of ratio +-1 (the
+    zig-zag sign).  The root drive is a :class:`~mbdcore.models.drive.DCMotorBody` ``motor``
+    (input ``u`` [V]) through a :class:`~mbdcore.models.drive.GearTrain` of ratio ``ratio``;
+    every hinge has a :class:`HingeLatch` ``latch<k>`` at 0.
+    """
+    p = _boom_params(**boom)
+    n, length, th0 = int(p["n_panels"]), p["panel_length"], p["fold_angle"]
+    s = System()
+    s.ground.add_marker("root", (0.0, 0.0))
+    pos = np.zeros(2)
+    for k in range(1, n + 1):
+        ang = th0 if k % 2 else 0.0
+        beam = ModalBeam(f"panel{k}", length, p["rho_a"], p["ei"], n_modes=int(p["n_modes"]),
+                         position=tuple(pos), angle=ang)
+        omega1 = math.sqrt(beam.K[0, 0] / _modal_mass(beam))
+        beam.damping = 2.0 * p["damping_ratio"] / omega1
+        s.add(beam)
+        pos = pos + length * np.array([math.cos(ang), math.sin(ang)])
+    s.add_joint(Revolute("ground.root", "panel1.root", name="hinge1"))
+    for k in range(2, n + 1):
+        s.add_joint(Revolute(f"panel{k - 1}.tip", f"panel{k}.root", name=f"hinge{k}"))
+    for k in range(2, n + 1):
+        inb, outb, sign = hinge_frames(k)
+        s.add_joint(SynchronousGear(("ground", "panel1.root"), (inb, outb), ratio=sign,
+                                    name=f"sync{k}"))
+    mp = motor_parameters(**(motor or {}))
+    s.add(DCMotorBody("motor", angle=p["ratio"] * th0, **mp))
+    s.add_force(MotorVoltage("motor", "u", name="amplifier"))
+    s.add_force(GearTrain("motor", "ground", "panel1.root", name="gear", ratio=p["ratio"],
+                          gear_stiffness=p["gear_stiffness"], gear_damping=p["gear_damping"]))
+    for k in range(1, n + 1):
+        inb, outb, sign = hinge_frames(k)
+        s.add_force(HingeLatch(inb, outb, p["latch_stiffness"], p["latch_damping"], sign=sign,
+                               name=f"latch{k}"))
+    return s
+
+
+def hinge_angles(system: System, q) -> np.ndarray:
+    """Hinge angles [rad] (each with its zig-zag sign) at coordinates q."""
+
+    view = StateView(np.asarray(q, float), np.zeros(system.n))
+    out = []
+    k = 1
+    while f"panel{k}" in system._by_name:
+        inb, outb, sign = hinge_frames(k)
+        a, b = system.frame(inb), system.frame(outb)
+        out.append(sign * (view[b[0]].angle(b[1])[0] - view[a[0]].angle(a[1])[0]))
+        k += 1
+    return np.array(out)
+
+
+class SepticProfile:
+    """Rest-to-rest motion from ``start`` to ``end`` [rad] in ``duration`` [s] along the
+    7th-order polynomial with zero rate, acceleration and jerk at both ends."""
+
+    def __init__(self, start: float, end: float, duration: float):
+        self.start, self.end, self.duration = float(start), float(end), float(duration)
+
+    def __call__(self, t: float):
+        T, d = self.duration, self.end - self.start
+        s = min(max(t / T, 0.0), 1.0)
+        pos = 35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7
+        vel = (140 * s**3 - 420 * s**4 + 420 * s**5 - 140 * s**6) / T
+        acc = (420 * s**2 - 1680 * s**3 + 2100 * s**4 - 840 * s**5) / T**2
+        if t >= T:
+            vel = acc = 0.0
+        return self.start + d * pos, d * vel, d * acc
+
+
+class BangBangProfile:
+    """Rest-to-rest motion with bang-bang acceleration (+a for half the time, -a after):
+    the time-optimal profile for an acceleration limit, with jumps of acceleration at
+    the start, the middle and the end."""
+
+    def __init__(self, start: float, end: float, duration: float):
+        self.start, self.end, self.duration = float(start), float(end), float(duration)
+
+    def __call__(self, t: float):
+        T, d = self.duration, self.end - self.start
+        a = 4.0 * d / T**2
+        t = min(max(t, 0.0), T)
+        if t < T / 2:
+            return self.start + 0.5 * a * t * t, a * t, a
+        r = T - t
+        return self.end - 0.5 * a * r * r, a * r, (-a if t < T else 0.0)
+
+
+@dataclass
+class DeploymentResult:
+    """Time series of a deployment (SI units).
+
+    t (N,); hinge (N, n_panels) hinge angles [rad]; reference (N,) profile [rad];
+    voltage (N,) [V]; current (N,) [A]; tip (N, 2) tip position of the last panel [m];
+    violation (N,) max |g|; latch_time [s] (None if the latch did not engage).
+    """
+
+    t: np.ndarray
+    hinge: np.ndarray
+    reference: np.ndarray
+    voltage: np.ndarray
+    current: np.ndarray
+    tip: np.ndarray
+    violation: np.ndarray
+    latch_time: float | None
+
+    def residual_vibration(self, window: float = 5.0) -> float:
+        """Peak-to-peak transverse tip motion [m] over the last ``window`` seconds."""
+        sel = self.t >= self.t[-1] - window
+        return float(np.ptp(self.tip[sel, 1]))
+
+
+def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float = 0.01,
+                        profile: str = "smooth", kp: float = 5.0, kd: float = 0.0,
+                        rho_inf: float = 0.8, boom=None, motor=None) -> DeploymentResult:
+    """Deploy the boom from ``fold_angle`` to 0 along a ``"smooth"``
+    (:class:`SepticProfile`) or ``"bang-bang"`` (:class:`BangBangProfile`) reference in
+    ``duration`` [s], then hold for ``settle`` [s].
+
+    The drive controller (sampled every step h) commands the motor voltage
+    ``u = Ke N theta_ref' + kp (N theta_ref - phi) + kd (N theta_ref' - phi')``
+    [V]: back-EMF feedforward plus PD on the motor encoder; the latches engage at the
+    end stop.  Integrated by generalized-alpha (GGL form, ``rho_inf``) at step h.
+    The motor's Coulomb friction is regularised over ``friction_speed`` = 0.3 rad/s
+    (motor side, 3 mrad/s at the hinge; default unless ``motor`` says otherwise): with
+    the 1e-3 rad/s of the servo drive, Newton fails at h = 0.01 s where the rotor
+    stops.  The controller is a sampled PD at h without derivative action by default
+    (kd): the back-EMF damps the motor, and a derivative term sampled at 100 Hz
+    excites the 17 Hz rotor-on-gear mode.
+    """
+
+    p = _boom_params(**(boom or {}))
+    motor = {"friction_speed": 0.3, **(motor or {})}
+    s = deployable_boom(motor=motor, **(boom or {}))
+    mp = s.body("motor").params
+    n_ratio = p["ratio"]
+    ref = (SepticProfile if profile == "smooth" else BangBangProfile)(p["fold_angle"], 0.0,
+                                                                        duration)
+    latches = [f for f in s.forces_list if isinstance(f, HingeLatch)]
+    q, v = assemble(s)
+    integ = make_implicit("generalized-alpha", rho_inf=rho_inf)
+    im = s.body("motor").index
+    last = s.body(f"panel{int(p['n_panels'])}")
+    steps = int(round((duration + settle) / h))
+    rows = []
+
+    def record(t, u):
+        tip = last.state(q[last.index:last.index + last.n_coords],
+                         v[last.index:last.index + last.n_coords]).point(last.markers["tip"])[0]
+        rows.append((t, *hinge_angles(s, q), ref(t)[0], u, v[im + 1], *tip,
+                     np.abs(s.constraints(t, q)).max()))
+
+    for k in range(steps):
+        t = k * h
+        th, thd, _ = ref(t)
+        u = (mp["emf_constant"] * n_ratio * thd + kp * (n_ratio * th - q[im])
+             + kd * (n_ratio * thd - v[im]))
+        s.set_input("u", u)
+        record(t, u)
+        q, v = integ.step(s, t, q, v, h)
+        engaged = [lt.update(t + h, q, v) for lt in latches]
+        if any(engaged):
+            integ.reset()           # the forces jumped: restart from consistent accelerations
+    record(steps * h, u)
+    data = np.array(rows)
+    n = int(p["n_panels"])
+    times = [lt.engaged_at for lt in latches if lt.engaged_at is not None]
+    return DeploymentResult(data[:, 0], data[:, 1:1 + n], data[:, 1 + n], data[:, 2 + n],
+                            data[:, 3 + n], data[:, 4 + n:6 + n], data[:, 6 + n],
+                            min(times) if times else None)

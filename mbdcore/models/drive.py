@@ -1,0 +1,534 @@
+"""Drive motors: a DC servo motor with gearbox, as engine elements and as a block.
+
+Equations (one motor, SI units)
+-------------------------------
+::
+
+    L di/dt   = u - R i - Ke w                       armature circuit, u = clip(u, +-v_max)
+    J_m dw/dt = Kt i - b w - Tc tanh(w / w_c) - T_g / N
+    T_g       = k_g dz(phi/N - theta) + c_g (w/N - theta')     gear-train torque on the load
+
+with phi, w the motor angle [rad] and rate [rad/s], theta the angle of the driven load
+relative to the motor's stator, N the gearbox ratio (motor turns per load turn).  The
+Coulomb friction Tc sign(w) is regularised by ``tanh(w / w_c)``: smooth, so the
+implicit integrators' Newton iterations and the finite-difference Jacobians see no
+jump; with w_c = 1e-3 rad/s it equals Tc sign(w) to rounding error above 0.02 rad/s,
+and below w_c it acts as a steep viscous term Tc / w_c (no stiction: a motor held by a
+torque below Tc creeps at about w_c T / Tc).  ``dz`` is the backlash dead zone of half
+width ``backlash`` [rad, load side], smoothed by softplus over ``backlash_smoothing``
+(:func:`smooth_dead_zone`); with no backlash dz(x) = x exactly.
+
+Closed forms (free shaft, no gear load; :func:`steady_speed`, :func:`stall_torque`,
+:func:`electrical_time_constant`)::
+
+    w_ss  = (Kt u - R Tc) / (R b + Kt Ke)     (w_ss >> w_c)
+    T_st  = Kt u / R                           (rotor locked)
+    tau_e = L / R                              (current rise with the rotor locked)
+
+Engine elements (:mod:`mbdcore.multibody`)
+------------------------------------------
+:class:`DCMotorBody` is a body with two coordinates, the rotor angle phi [rad] and the
+armature *charge* q_e [C] (i = q_e'): with the inductance as the "mass" of the charge
+the armature circuit is a second-order equation like any other (the Lagrangian
+electromechanical analogy, L q_e'' + R q_e' + Ke phi' = u), so the motor joins the
+constrained equations of motion and every integrator of the engine.  The voltage comes
+from a system input through :class:`MotorVoltage`; :class:`GearTrain` is the gearbox
+with torsional stiffness, damping and backlash between the rotor and the driven frame.
+
+Block
+-----
+:class:`DCMotorBlock` is one or two motors (with a counter-torque bias against
+backlash) with their gear trains to one load axis, driven by voltage or, through an
+internal PI current amplifier, by a current command; the load angle and rate are
+inputs and the torque on the load an output, so the block sits between a controller
+and a structure in a co-simulation (and becomes an FMU with :func:`fmu.fmi.build.build_fmu`).
+
+Default motor: an industrial permanent-magnet servo motor from a manufacturer's table
+(310 V dc, 4600 rpm, 2.2 N m continuous, Kt = 0.49 N m/A, Ke = 51 V/krpm
+= 0.487 V s/rad, R = 3.07 Ohm, L = 6.57 mH, J_m = 1.8 kg cm^2; quoted at
+https://encyclopedia2.thefreedictionary.com/torque+constant).  The friction values,
+the 2x peak current and the gear-train values are assumptions of this project, chosen
+as described in docs/antenna.md.
+"""
+from __future__ import annotations
+
+import math
+
+from mbdcore.jit import njit
+import numpy as np
+
+from mbdcore.blocks import Parameter, ParameterError, Signal, StateVectorBlock
+from mbdcore.multibody.forces import Force
+from mbdcore.multibody.system import BodyBase, BodyState
+from mbdcore.multibody.constraints import initial_angle
+
+__all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
+           "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
+           "smooth_dead_zone", "smooth_dead_zone_slope", "current_loop_gains", "DCMotorBody",
+           "MotorVoltage", "GearTrain", "pack_drive", "drive_rhs", "drive_rk4", "DCMotorBlock"]
+
+#: Parameters of one DC servo motor (defaults: the motor of the module docstring).
+MOTOR_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("resistance", 3.07, "Ohm", "armature resistance R [Ohm]", min=0.0,
+              exclusive_min=True),
+    Parameter("inductance", 6.57e-3, "H", "armature inductance L [H]", min=0.0,
+              exclusive_min=True),
+    Parameter("torque_constant", 0.49, "N.m/A", "torque constant Kt", min=0.0,
+              exclusive_min=True),
+    Parameter("emf_constant", 0.487, "V.s/rad", "back-EMF constant Ke", min=0.0,
+              exclusive_min=True),
+    Parameter("rotor_inertia", 1.8e-4, "kg.m2", "rotor inertia J_m", min=0.0, exclusive_min=True),
+    Parameter("viscous_friction", 1.0e-4, "N.m.s/rad", "viscous friction b", min=0.0),
+    Parameter("coulomb_friction", 0.02, "N.m", "Coulomb friction Tc", min=0.0),
+    Parameter("friction_speed", 1.0e-3, "rad/s", "tanh regularisation speed w_c of Tc",
+              min=0.0, exclusive_min=True),
+    Parameter("current_limit", 9.0, "A", "peak current i_max (current command clipped)",
+              min=0.0, exclusive_min=True),
+    Parameter("voltage_limit", 310.0, "V", "supply voltage v_max (voltage clipped)",
+              min=0.0, exclusive_min=True),
+)
+
+#: Parameters of the gearbox between a motor and its load.
+GEAR_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("ratio", 3000.0, "", "gearbox ratio N (motor turns per load turn)", min=0.0,
+              exclusive_min=True),
+    Parameter("gear_stiffness", 1.37e7, "N.m/rad", "torsional stiffness of one gear train, "
+              "load side (0: free shaft)", min=0.0),
+    Parameter("gear_damping", 5.0e3, "N.m.s/rad", "torsional damping of one gear train, "
+              "load side", min=0.0),
+    Parameter("backlash", 0.0, "rad", "half width of the backlash dead zone, load side",
+              min=0.0),
+    Parameter("backlash_smoothing", 1.0e-6, "rad", "softplus width of the dead-zone corners",
+              min=0.0, exclusive_min=True),
+)
+
+
+def _p(params: dict | None, table) -> dict:
+    """Validated parameters of ``table`` (defaults filled in)."""
+    declared = {p.name: p for p in table}
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {unknown}; accepted: {list(declared)}")
+    return {n: p.validate(params.get(n, p.default)) for n, p in declared.items()}
+
+
+def motor_parameters(**params) -> dict:
+    """Checked motor parameters (defaults of :data:`MOTOR_PARAMETERS` filled in)."""
+    return _p(params, MOTOR_PARAMETERS)
+
+
+def gear_parameters(**params) -> dict:
+    """Checked gear parameters (defaults of :data:`GEAR_PARAMETERS` filled in)."""
+    return _p(params, GEAR_PARAMETERS)
+
+
+# -- closed forms and shared laws --------------------------------------------------------
+def steady_speed(voltage: float, **motor) -> float:
+    """No-load steady speed [rad/s] at constant ``voltage`` [V] (w_ss >> w_c):
+    (Kt u - R Tc) / (R b + Kt Ke)."""
+    p = motor_parameters(**motor)
+    u = float(np.clip(voltage, -p["voltage_limit"], p["voltage_limit"]))
+    r, kt, ke, b = p["resistance"], p["torque_constant"], p["emf_constant"], p["viscous_friction"]
+    return (kt * u - math.copysign(r * p["coulomb_friction"], u)) / (r * b + kt * ke)
+
+
+def stall_torque(voltage: float, **motor) -> float:
+    """Torque [N m] of the locked rotor at constant ``voltage`` [V]: Kt u / R."""
+    p = motor_parameters(**motor)
+    u = float(np.clip(voltage, -p["voltage_limit"], p["voltage_limit"]))
+    return p["torque_constant"] * u / p["resistance"]
+
+
+def electrical_time_constant(**motor) -> float:
+    """L / R [s]."""
+    p = motor_parameters(**motor)
+    return p["inductance"] / p["resistance"]
+
+
+def friction_torque(speed, viscous: float, coulomb: float, speed_scale: float):
+    """b w + Tc tanh(w / w_c) [N m] (smooth Coulomb friction, see module docstring)."""
+    return viscous * speed + coulomb * np.tanh(np.asarray(speed) / speed_scale)
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def smooth_dead_zone(x, half_width: float, smoothing: float):
+    """Backlash dead zone: 0 for |x| < half_width, x -+ half_width outside, its corners
+    rounded by softplus over ``smoothing`` (same units as x).  Odd, monotone, smooth;
+    equal to x when half_width = 0; within smoothing ln 2 of the sharp dead zone."""
+    if half_width == 0.0:
+        return np.asarray(x, dtype=float) * 1.0
+    e = smoothing
+    return e * (_softplus((x - half_width) / e) - _softplus((-x - half_width) / e))
+
+
+def smooth_dead_zone_slope(x, half_width: float, smoothing: float):
+    """d/dx of :func:`smooth_dead_zone` (the tangent gear stiffness factor, 0..1)."""
+    if half_width == 0.0:
+        return np.ones_like(np.asarray(x, dtype=float))
+    e = smoothing
+
+    def sig(z):
+        return 0.5 * (1.0 + np.tanh(0.5 * z))
+    return sig((x - half_width) / e) + sig((-x - half_width) / e)
+
+
+def current_loop_gains(resistance: float, inductance: float, bandwidth: float):
+    """PI gains (kp [V/A], ki [V/(A s)]) of a current loop whose zero cancels the
+    armature pole R/L: the closed loop is then first order with ``bandwidth`` [rad/s]
+    (back-EMF treated as a disturbance): kp = L w_c, ki = R w_c."""
+    return inductance * bandwidth, resistance * bandwidth
+
+
+# -- engine elements ---------------------------------------------------------------------
+class DCMotorBody(BodyBase):
+    """A DC motor as a body of a :class:`~mbdcore.multibody.System`.
+
+    Coordinates ``(phi, q_e)``: rotor angle [rad] relative to its stator (assumed not to
+    turn: mount the motor on the ground or a slowly moving base) and armature charge
+    [C], so that the current is ``i = q_e'`` [A].  Mass matrix diag(J_m, L); applied
+    forces ``(Kt i - b w - Tc tanh(w/w_c), -R i - Ke w)``; the voltage is added on the
+    charge coordinate by :class:`MotorVoltage`, the gear torque on the angle by
+    :class:`GearTrain`.  Joints and forces see the rotor angle through ``"name"``
+    (frame references without a marker).
+
+    Parameters
+    ----------
+    name : str
+    angle, speed : initial rotor angle [rad] and rate [rad/s].
+    current : initial current [A].
+    **motor : any of :data:`MOTOR_PARAMETERS`.
+    """
+
+    n_coords = 2
+
+    def __init__(self, name: str, angle: float = 0.0, speed: float = 0.0,
+                 current: float = 0.0, **motor):
+        super().__init__(name)
+        self.params = motor_parameters(**motor)
+        p = self.params
+        self.angle0, self.speed0, self.current0 = float(angle), float(speed), float(current)
+        self._m = np.array([p["rotor_inertia"], p["inductance"]])
+
+    def check_location(self, label, location):
+        raise ParameterError(f"{label}: a motor has no markers; refer to its rotor angle "
+                             f"as {self.name!r}")
+
+    def default_location(self):
+        return None
+
+    def initial_coordinates(self):
+        return np.array([self.angle0, 0.0]), np.array([self.speed0, self.current0])
+
+    def mass_matrix(self, qb=None):
+        return np.diag(self._m)
+
+    def applied_forces(self, t, qb, vb, gravity):
+        p = self.params
+        w, i = vb[0], vb[1]
+        torque = p["torque_constant"] * i - friction_torque(
+            w, p["viscous_friction"], p["coulomb_friction"], p["friction_speed"])
+        return np.array([torque, -p["resistance"] * i - p["emf_constant"] * w])
+
+    def force_jacobians(self, t, qb, vb, gravity):
+        p = self.params
+        w = vb[0]
+        dfric = p["viscous_friction"] + p["coulomb_friction"] / p["friction_speed"] \
+            / math.cosh(min(abs(w) / p["friction_speed"], 350.0)) ** 2
+        kv = np.array([[-dfric, p["torque_constant"]],
+                       [-p["emf_constant"], -p["resistance"]]])
+        return np.zeros((2, 2)), kv
+
+    def potential_energy(self, qb, gravity):
+        return 0.0
+
+    def state(self, qb, vb):
+        return _MotorState(self, qb, vb)
+
+    def coordinate_names(self):
+        return [f"{self.name}.phi", f"{self.name}.charge"]
+
+
+class _MotorState(BodyState):
+    _J = np.array([1.0, 0.0])
+
+    def __init__(self, body, qb, vb):
+        self.body, self.index, self.qb, self.vb = body, body.index, qb, vb
+
+    def point(self, location):
+        raise ParameterError(f"motor {self.body.name!r} has no points")
+
+    def angle(self, location=None):
+        return float(self.qb[0]), float(self.vb[0]), self._J, 0.0
+
+
+class MotorVoltage(Force):
+    """Armature voltage of a :class:`DCMotorBody` from the system input ``input`` [V],
+    clipped to the motor's voltage limit: the generalised force on the charge."""
+
+    kind = "motor_voltage"
+
+    def __init__(self, motor: str, input: str, name=None):
+        super().__init__(name)
+        self.motor_name = motor
+        self.input_names = (input,)
+
+    def bind(self, system):
+        super().bind(system)
+        self.motor = system.body(self.motor_name)
+        if not isinstance(self.motor, DCMotorBody):
+            raise ParameterError(f"{self.name}: {self.motor_name!r} is not a DCMotorBody")
+
+    def apply(self, t, view, f, inputs):
+        vmax = self.motor.params["voltage_limit"]
+        st = view[self.motor]
+        if st.index is not None:
+            f[st.index + 1] += min(max(inputs[self.input_names[0]], -vmax), vmax)
+
+    def jacobians(self, t, q, v, inputs):
+        n = len(q)
+        return np.zeros((n, n)), np.zeros((n, n))
+
+
+class GearTrain(Force):
+    """Gearbox between a motor rotor and a driven frame, with torsional stiffness,
+    damping and (smoothed) backlash.
+
+    Twist (load side) ``d = phi/N - (theta_b - theta_a) - d0``, with phi the rotor angle
+    of ``motor``, theta_a and theta_b the orientations of frames ``a`` (the stator,
+    usually "ground") and ``b`` (the load; ``"body.marker"`` for a flexible body).
+    Torque on the load ``T = k dz(d) + c d'``; -T on a, -T/N on the rotor.  ``d0``
+    defaults to the initial twist (an unloaded gear).
+
+    Parameters
+    ----------
+    motor : str
+        Name of a :class:`DCMotorBody`.
+    a, b : str
+        Frame references of the stator and the load.
+    **gear : any of :data:`GEAR_PARAMETERS`.
+    """
+
+    kind = "gear_train"
+
+    def __init__(self, motor: str, a: str, b: str, rest_twist: float | None = None,
+                 name=None, **gear):
+        super().__init__(name)
+        self.motor_name, self.a_name, self.b_name = motor, a, b
+        self.params = gear_parameters(**gear)
+        self.d0 = rest_twist
+
+    def bind(self, system):
+
+        super().bind(system)
+        self.motor = system.body(self.motor_name)
+        if not isinstance(self.motor, DCMotorBody):
+            raise ParameterError(f"{self.name}: {self.motor_name!r} is not a DCMotorBody")
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
+        if self.d0 is None:
+            phi0 = self.motor.initial_coordinates()[0][0]
+            self.d0 = phi0 / self.params["ratio"] - (initial_angle(self.b)
+                                                     - initial_angle(self.a))
+
+    def twist(self, view):
+        """(d [rad], d' [rad/s]) of the gear (load side)."""
+        n = self.params["ratio"]
+        phi, w, _, _ = view[self.motor].angle(None)
+        ta, wa, _, _ = view[self.a[0]].angle(self.a[1])
+        tb, wb, _, _ = view[self.b[0]].angle(self.b[1])
+        return phi / n - (tb - ta) - self.d0, w / n - (wb - wa)
+
+    def torque(self, view) -> float:
+        """Torque on the load [N m]."""
+        p = self.params
+        d, dd = self.twist(view)
+        return (p["gear_stiffness"] * smooth_dead_zone(d, p["backlash"], p["backlash_smoothing"])
+                + p["gear_damping"] * dd)
+
+    def apply(self, t, view, f, inputs):
+        tq = float(self.torque(view))
+        self._add_torque(f, view, self.b, tq)
+        self._add_torque(f, view, self.a, -tq)
+        self._add_torque(f, view, (self.motor, None), -tq / self.params["ratio"])
+
+    def potential(self, t, view):
+        p = self.params
+        d, _ = self.twist(view)
+        return 0.5 * p["gear_stiffness"] * float(
+            smooth_dead_zone(d, p["backlash"], p["backlash_smoothing"])) ** 2
+
+
+# -- block -------------------------------------------------------------------------------
+#: order of the numbers in the packed parameter vector of the compiled drive equations
+_PACKED = ("resistance", "inductance", "torque_constant", "emf_constant", "rotor_inertia",
+           "viscous_friction", "coulomb_friction", "friction_speed", "current_limit",
+           "voltage_limit", "ratio", "gear_stiffness", "gear_damping", "backlash",
+           "backlash_smoothing")
+
+
+def pack_drive(motor: dict, gear: dict, bias: float, kp_i: float, ki_i: float) -> np.ndarray:
+    """Parameters of :func:`drive_rhs` as one vector (motor and gear dicts, the
+    counter-torque bias [A] and the current-loop gains)."""
+    both = {**motor, **gear}
+    return np.array([both[k] for k in _PACKED] + [bias, kp_i, ki_i], dtype=float)
+
+
+@njit
+def _softplus_nb(x):
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+@njit
+def drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
+    """Derivatives of the drive state x = [phi_k, w_k, i_k, z_k] (k = motors), the
+    gear torques on the load [N m] (per motor) and the armature voltages [V];
+    ``pk`` from :func:`pack_drive`.
+
+    Voltage mode: u_cmd is the voltage [V].  Current mode: u_cmd is the current
+    command [A] of the PI amplifier (motor k: +-bias added, clipped to the current
+    limit), whose voltage is clipped to the supply with conditional integration (the
+    integrator z stops while the voltage saturates in the direction of its growth).
+    """
+    r, ind, kt, ke, jm, b, tc, wc, imax, vmax = pk[0], pk[1], pk[2], pk[3], pk[4], pk[5], \
+        pk[6], pk[7], pk[8], pk[9]
+    n, kg, cg, gap, eps, bias, kp_i, ki_i = pk[10], pk[11], pk[12], pk[13], pk[14], pk[15], \
+        pk[16], pk[17]
+    dx = np.zeros(x.size)
+    tg = np.zeros(n_motors)
+    volts = np.zeros(n_motors)
+    for k in range(n_motors):
+        phi, w, i, z = x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]
+        dz = 0.0
+        if current_mode:
+            sign = 1.0 if k == 0 else -1.0
+            iref = min(max(u_cmd + sign * bias, -imax), imax)
+            err = iref - i
+            v_raw = kp_i * err + z
+            v = min(max(v_raw, -vmax), vmax)
+            dz = ki_i * err
+            if v != v_raw and dz * v_raw > 0.0:
+                dz = 0.0
+        else:
+            v = min(max(u_cmd, -vmax), vmax)
+        volts[k] = v
+        d = phi / n - theta
+        if gap > 0.0:
+            d = eps * (_softplus_nb((d - gap) / eps) - _softplus_nb((-d - gap) / eps))
+        tg[k] = kg * d + cg * (w / n - omega_l)
+        torque = kt * i - b * w - tc * math.tanh(w / wc) - tg[k] / n
+        if not locked:
+            dx[4 * k] = w
+            dx[4 * k + 1] = torque / jm
+        dx[4 * k + 2] = (v - r * i - ke * w) / ind
+        dx[4 * k + 3] = dz
+    return dx, tg, volts
+
+
+@njit
+def drive_rk4(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked, hs, n):
+    """``n`` RK4 steps of ``hs`` [s] of :func:`drive_rhs` with the inputs held."""
+    for _ in range(n):
+        k1 = drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
+        k2 = drive_rhs(x + 0.5 * hs * k1, u_cmd, theta, omega_l, pk, n_motors, current_mode,
+                       locked)[0]
+        k3 = drive_rhs(x + 0.5 * hs * k2, u_cmd, theta, omega_l, pk, n_motors, current_mode,
+                       locked)[0]
+        k4 = drive_rhs(x + hs * k3, u_cmd, theta, omega_l, pk, n_motors, current_mode,
+                       locked)[0]
+        x = x + (hs / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return x
+
+
+class DCMotorBlock(StateVectorBlock):
+    """One or two DC motors with gearboxes driving one load axis.
+
+    Inputs: ``voltage`` [V] (``command="voltage"``) or ``current_ref`` [A]
+    (``command="current"``: a PI current amplifier per motor, gains from
+    :func:`current_loop_gains` at ``current_bandwidth``; with two motors, motor 1 gets
+    ``current_ref + bias_current`` and motor 2 ``current_ref - bias_current``, the
+    counter-torque that keeps both gear trains loaded on opposite flanks), and the load
+    ``axis_angle`` [rad] and ``axis_rate`` [rad/s] (zero: a clamped load).
+    Outputs: per motor the current [A], speed [rad/s], electromagnetic torque Kt i
+    [N m] and the gear-train torque on the load; ``axis_torque`` [N m] is their sum.
+    ``gear_stiffness = 0`` gives free shafts, ``locked_rotor = 1`` clamps the rotors
+    (stall test).  Integrated by RK4 with ``substeps`` per communication step.
+    """
+
+    INPUTS = (
+        Signal("voltage", "V", "armature voltage (command='voltage')"),
+        Signal("current_ref", "A", "current command (command='current')"),
+        Signal("axis_angle", "rad", "angle of the driven axis"),
+        Signal("axis_rate", "rad/s", "rate of the driven axis"),
+    )
+    OUTPUTS = tuple(
+        Signal(f"{q}{k}", u, f"motor {k} {d}")
+        for k in (1, 2)
+        for q, u, d in (("current", "A", "current"), ("speed", "rad/s", "rotor speed"),
+                        ("torque", "N.m", "electromagnetic torque Kt i"),
+                        ("angle", "rad", "rotor angle"),
+                        ("gear_torque", "N.m", "gear-train torque on the axis"))
+    ) + (Signal("axis_torque", "N.m", "total drive torque on the axis"),)
+    FEEDTHROUGH = {f"gear_torque{k}": ("axis_angle", "axis_rate") for k in (1, 2)}
+    FEEDTHROUGH["axis_torque"] = ("axis_angle", "axis_rate")
+    PARAMETERS = MOTOR_PARAMETERS + GEAR_PARAMETERS + (
+        Parameter("n_motors", 1, "", "motors on the axis (2: counter-torque pair)", min=1, max=2),
+        Parameter("command", "voltage", "", "input used", choices=("voltage", "current")),
+        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0),
+        Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
+                  exclusive_min=True),
+        Parameter("locked_rotor", 0, "", "1: rotors clamped (stall test)", min=0, max=1),
+        Parameter("substeps", 20, "", "RK4 steps per communication step", min=1, max=100000),
+    )
+    DEFAULT_STOP_TIME = 1.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        p = self.params
+        self.mp = {q.name: p[q.name] for q in MOTOR_PARAMETERS}
+        self.gp = {q.name: p[q.name] for q in GEAR_PARAMETERS}
+        kp_i, ki_i = current_loop_gains(p["resistance"], p["inductance"],
+                                        p["current_bandwidth"])
+        self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
+        self.reset()
+
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        self.x = np.zeros(4 * self.params["n_motors"])
+        self._update_outputs()
+
+    def _args(self):
+        p = self.params
+        current = p["command"] == "current"
+        u = self.inputs["current_ref"] if current else self.inputs["voltage"]
+        return (u, self.inputs["axis_angle"], self.inputs["axis_rate"], self.packed,
+                p["n_motors"], current, bool(p["locked_rotor"]))
+
+    def _rhs(self, x):
+        return drive_rhs(x, *self._args())
+
+    def _update_outputs(self):
+        _, tg, _ = self._rhs(self.x)
+        out = {}
+        for k in (1, 2):
+            if k <= self.params["n_motors"]:
+                phi, w, i, _ = self.x[4 * (k - 1):4 * k]
+                out.update({f"current{k}": i, f"speed{k}": w, f"angle{k}": phi,
+                            f"torque{k}": self.mp["torque_constant"] * i,
+                            f"gear_torque{k}": tg[k - 1]})
+            else:
+                out.update({f"{q}{k}": 0.0 for q in ("current", "speed", "angle", "torque",
+                                                     "gear_torque")})
+        out["axis_torque"] = float(tg.sum())
+        self._out = {k: float(v) for k, v in out.items()}
+
+    def outputs(self) -> dict:
+        self._update_outputs()        # the gear torques follow the axis inputs at once
+        return dict(self._out)
+
+    def _advance(self, x, t, h):
+        n = self.params["substeps"]
+        return drive_rk4(x, *self._args(), h / n, n)

@@ -1,0 +1,575 @@
+"""Planar ANCF beams (Shabana 1997; docs/benchmarks.md §8.2): gradient-deficient
+absolute-nodal-coordinate elements.
+
+A straight beam of length L [m] is meshed into N equal two-node elements of length
+l = L/N.  Each node j carries its position and the gradient of the position with
+respect to the undeformed arc length x [m]::
+
+    e_j = (r_x, r_y, r'_x, r'_y)        (m, m, -, -)
+
+and neighbouring elements share their node, so the beam has 4 (N + 1) coordinates,
+ordered node by node.  Inside an element, with xi = (x - x_A)/l in [0, 1], the
+position is interpolated by cubic Hermite polynomials (linear in e)::
+
+    r(x) = N1 r_A + l N2 r'_A + N3 r_B + l N4 r'_B
+    N1 = 1 - 3 xi^2 + 2 xi^3,  N2 = xi - 2 xi^2 + xi^3,  N3 = 3 xi^2 - 2 xi^3,  N4 = xi^3 - xi^2
+
+so the mass matrix ``M = int rho_a S^T S dx`` is constant (exactly integrated, the
+classical 156/22/54/13 Hermite matrix per direction) and there are no
+velocity-quadratic inertia terms: large rotations cost nothing in the inertia.
+
+Strain energy (Euler-Bernoulli, per unit undeformed length)::
+
+    U = 1/2 int ( EA eps^2 + EI kappa^2 ) dx
+    eps   = 1/2 (r'.r' - 1)                     Green-Lagrange axial strain
+    kappa = (r' x r'') / |r'|^3                 exact curvature of the deformed centreline
+
+Why these forms: the Green strain is a polynomial in e, so its energy, forces and
+tangent are exact under Gauss quadrature and cheap; it differs from the engineering
+strain |r'| - 1 only at second order in the strain, which for a beam (eps << 1) is
+irrelevant.  The curvature is the exact one of a curve parametrised by x, so it does
+not rely on |r'| = 1: it is frame invariant, zero for any rigid motion, and gives the
+large-deflection elastica without a condition on the axial stiffness.  The simplified
+r' x r'' (valid when |r'| = 1) would bias bending wherever the beam stretches.
+
+The quadrature uses 5 Gauss points per element: exact for the axial energy (a
+polynomial of degree 8 in xi) and, for the rational curvature, far more accurate than
+the discretisation.  Element loops are vectorised with numpy over all elements at
+once; the tangent stiffness is assembled block-banded (bandwidth 7: an element couples
+only its own 8 coordinates), so a force or Jacobian evaluation costs O(N).
+
+Optional material (Kelvin-Voigt) damping adds ``beta`` times the strain rates to the
+stresses: ``Q_d = -beta int (EA eps' d eps/de + EI kappa' d kappa/de) dx``.  Linearised
+about the straight beam this is stiffness-proportional damping (zeta_i = beta omega_i/2)
+and, unlike ``-beta K(q) q'``, it vanishes for any rigid motion of a pre-stressed beam.
+
+Markers are arc lengths s in [0, L] [m] along the undeformed axis from ``start``;
+``"start"`` (s = 0) and ``"end"`` (s = L) always exist.  A joint sees the point r(s) and
+the orientation of the tangent, theta(s) = angle of r'(s).
+
+Also here: :func:`cantilever`, :func:`static_equilibrium` (Newton with load stepping
+on a constrained System) and :func:`modal_analysis` / :func:`natural_frequencies`
+(constrained linearisation with a null-space basis of the constraint Jacobian, with
+the stiffness of the reactions d(G^T lambda)/dq that :mod:`mbdcore.multibody.modal` leaves out).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+
+from mbdcore.blocks import ParameterError
+from mbdcore.multibody.constraints import Weld
+from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
+# the general statics and modal analysis live in mbdcore.multibody.modal; re-exported for convenience
+from mbdcore.multibody.modal import (EquilibriumError, ModalResult, StaticSolution,
+    modal_analysis, natural_frequencies, static_equilibrium)
+
+__all__ = ["N_GAUSS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]
+
+N_GAUSS = 5
+
+
+def hermite_shape(xi, length: float, derivative: int = 0) -> np.ndarray:
+    """Cubic Hermite shape functions of an element and their x-derivatives.
+
+    Parameters
+    ----------
+    xi : array_like, shape (k,)
+        Element coordinates in [0, 1].
+    length : float
+        Element length l [m].
+    derivative : {0, 1, 2}
+        Order of the derivative with respect to the arc length x = l xi.
+
+    Returns
+    -------
+    ndarray, shape (k, 4)
+        Coefficients of (r_A, r'_A, r_B, r'_B): r^(d)(x) = sum_k S[:, k] e_k.
+        Units m^-d for the position columns and m^(1-d) for the gradient columns.
+    """
+    xi = np.atleast_1d(np.asarray(xi, dtype=float))
+    one = np.ones_like(xi)
+    if derivative == 0:
+        cols = (1 - 3 * xi**2 + 2 * xi**3, length * (xi - 2 * xi**2 + xi**3),
+                3 * xi**2 - 2 * xi**3, length * (xi**3 - xi**2))
+    elif derivative == 1:
+        cols = ((-6 * xi + 6 * xi**2) / length, 1 - 4 * xi + 3 * xi**2,
+                (6 * xi - 6 * xi**2) / length, 3 * xi**2 - 2 * xi)
+    elif derivative == 2:
+        cols = ((-6 + 12 * xi) / length**2, (-4 + 6 * xi) / length,
+                (6 - 12 * xi) / length**2, (-2 + 6 * xi) / length)
+    else:
+        raise ValueError(f"derivative = {derivative!r}: accepted 0, 1, 2")
+    return np.column_stack([c * one for c in cols])
+
+
+def _positive(beam: str, label: str, value, unit: str, allow_zero: bool = False) -> float:
+    ok = isinstance(value, (int, float, np.floating)) and math.isfinite(value) and \
+        (value >= 0.0 if allow_zero else value > 0.0)
+    if not ok:
+        rel = ">= 0" if allow_zero else "> 0"
+        raise ParameterError(f"ANCF beam {beam!r}: {label} = {value!r} is invalid: accepted "
+                             f"values are finite numbers {rel} [{unit}]")
+    return float(value)
+
+
+class ANCFBeam(BodyBase):
+    """Straight planar ANCF beam of gradient-deficient Hermite elements (Shabana 1997;
+    docs/benchmarks.md §8.2).
+
+    Parameters
+    ----------
+    name : str
+        Unique body name.
+    start, end : (float, float)
+        End points of the undeformed, unstressed beam [m]; marker ``"start"`` is at
+        ``start``.
+    n_elements : int
+        Number N of equal elements (>= 1); the body has 4 (N + 1) coordinates.
+    rho_a : float
+        Mass per unit length [kg/m].
+    ei : float
+        Flexural stiffness [N m^2].
+    ea : float
+        Axial stiffness [N].  A realistic (large) value makes the beam nearly
+        inextensible and its axial modes fast: use an implicit integrator then.
+    damping : float
+        Kelvin-Voigt coefficient beta [s] (stresses += beta * strain rates); mode i is
+        damped by about zeta_i = beta omega_i / 2.  Default 0.
+    markers : dict of str to float, optional
+        Named arc lengths s in [0, L] [m] from ``start``.
+    velocity : (float, float)
+        Initial velocity of ``start`` [m/s].
+    omega : float
+        Initial angular rate [rad/s] of a rigid rotation about ``start``.
+    n_gauss : int
+        Gauss points per element (default 5).
+
+    Notes
+    -----
+    See the module docstring for the strain measures.  ``theta(s)`` is the angle of
+    the tangent r'(s) measured continuously from the undeformed direction: it is
+    unique within +-pi of the initial orientation of the marker (an ANCF beam has no
+    rotation coordinate that could count turns).
+    """
+
+    constant_mass = True
+
+    def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ei: float,
+                 ea: float, damping: float = 0.0, markers: dict | None = None,
+                 velocity=(0.0, 0.0), omega: float = 0.0, n_gauss: int = N_GAUSS):
+        super().__init__(name)
+        self.start = finite_array(f"beam {name!r} start", start, (2,))
+        self.end = finite_array(f"beam {name!r} end", end, (2,))
+        chord = self.end - self.start
+        self.length = float(np.hypot(*chord))
+        if not self.length > 0.0:
+            raise ParameterError(f"ANCF beam {name!r}: start and end coincide")
+        if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
+            raise ParameterError(f"ANCF beam {name!r}: n_elements = {n_elements!r} is "
+                                 "invalid: accepted values are integers >= 1")
+        if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
+            raise ParameterError(f"ANCF beam {name!r}: n_gauss = {n_gauss!r}: accepted "
+                                 "integers >= 3")
+        self.n_elements = int(n_elements)
+        self.rho_a = _positive(name, "rho_a", rho_a, "kg/m")
+        self.ei = _positive(name, "ei", ei, "N.m2")
+        self.ea = _positive(name, "ea", ea, "N")
+        self.damping = _positive(name, "damping", damping, "s", allow_zero=True)
+        self.velocity = finite_array(f"beam {name!r} velocity", velocity, (2,))
+        self.omega = float(finite_array(f"beam {name!r} omega", omega))
+        self.tangent0 = chord / self.length
+        self.theta0 = math.atan2(self.tangent0[1], self.tangent0[0])
+        self.element_length = self.length / self.n_elements
+        self.n_nodes = self.n_elements + 1
+        self.n_coords = 4 * self.n_nodes
+        self._setup_quadrature(int(n_gauss))
+        self._setup_mass()
+        self._point_cache: dict[float, tuple] = {}
+        markers = dict(markers or {})
+        markers.setdefault("start", 0.0)
+        markers.setdefault("end", self.length)
+        for key, s in markers.items():
+            self.add_marker(key, s)
+
+    # -- set-up ------------------------------------------------------------------------
+    def _setup_quadrature(self, n_gauss: int) -> None:
+        x, w = np.polynomial.legendre.leggauss(n_gauss)
+        xi = 0.5 * (x + 1.0)
+        l = self.element_length
+        self.gauss_weights = 0.5 * w * l                 # dx = l dxi, dxi = dx_ref / 2
+        d1 = hermite_shape(xi, l, 1)
+        d2 = hermite_shape(xi, l, 2)
+        # B maps the 8 element coordinates to (r'_x, r'_y, r''_x, r''_y) at each point,
+        # shape (G, 4, 8): one small matrix shared by all (equal) elements
+        eye = np.eye(2)
+        self._B = np.concatenate([np.einsum("gk,ij->gikj", d1, eye),
+                                  np.einsum("gk,ij->gikj", d2, eye)],
+                                 axis=1).reshape(n_gauss, 4, 8)
+        self._Bw = self._B * self.gauss_weights[:, None, None]
+        # the element loops as single matrix products over all elements (BLAS-friendly):
+        # (a, b) at all points = X_e @ B_flat^T; element forces = s_e @ Bw_flat; element
+        # matrices K_e = sum_g Bw_g^T P_eg B_g = P_e (flattened) @ W
+        self._B_flat_t = np.ascontiguousarray(self._B.reshape(-1, 8).T)       # (8, 4G)
+        self._Bw_flat = np.ascontiguousarray(self._Bw.reshape(-1, 8))         # (4G, 8)
+        self._W = np.einsum("gik,gjl->gijkl", self._Bw, self._B).reshape(16 * n_gauss, 64)
+
+    def _setup_mass(self) -> None:
+        l = self.element_length
+        # degree-6 integrand: 4 Gauss points are exact
+        x, w = np.polynomial.legendre.leggauss(4)
+        s0 = hermite_shape(0.5 * (x + 1.0), l, 0)
+        m_el = self.rho_a * np.einsum("g,gk,gm->km", 0.5 * w * l, s0, s0)
+        self.element_mass = np.kron(m_el, np.eye(2))     # (8, 8), coordinate order
+        n_el = self.n_elements
+        self._mass_sparse = self._assemble_sparse(np.broadcast_to(self.element_mass,
+                                                                  (n_el, 8, 8)))
+        self._mass_dense = self._mass_sparse.toarray()
+        # gravity: F_g = int rho_a S^T g dx, a weight per position/gradient column
+        c_el = self.rho_a * np.einsum("g,gk->k", 0.5 * w * l, s0)   # (4,)
+        c = np.zeros((self.n_nodes, 2))
+        c[:-1] += c_el[:2]
+        c[1:] += c_el[2:]
+        self._gravity_weights = np.repeat(c.ravel(), 2)             # per coordinate
+
+    # -- assembly helpers ----------------------------------------------------------------
+    def _elements(self, qb: np.ndarray) -> np.ndarray:
+        """Element coordinate vectors, shape (N, 8): a strided view, no copy."""
+        return np.lib.stride_tricks.sliding_window_view(qb, 8)[::4]
+
+    def _assemble_vector(self, f_el: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.n_coords)
+        nodes = out.reshape(self.n_nodes, 4)
+        nodes[:-1] += f_el[:, :4]
+        nodes[1:] += f_el[:, 4:]
+        return out
+
+    def _assemble_dense(self, k_el: np.ndarray) -> np.ndarray:
+        """Dense (n, n) matrix from element blocks (N, 8, 8), filling only the band."""
+        n_n = self.n_nodes
+        out = np.zeros((self.n_coords, self.n_coords))
+        blocks = out.reshape(n_n, 4, n_n, 4)
+        i = np.arange(self.n_elements)
+        blocks[i, :, i, :] += k_el[:, :4, :4]
+        blocks[i + 1, :, i + 1, :] += k_el[:, 4:, 4:]
+        blocks[i, :, i + 1, :] += k_el[:, :4, 4:]
+        blocks[i + 1, :, i, :] += k_el[:, 4:, :4]
+        return out
+
+    def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
+        """CSR matrix from element blocks (N, 8, 8); the pattern is computed once and the
+        overlapping entries summed by one bincount (no sort per call)."""
+        n = self.n_coords
+        if not hasattr(self, "_csr_pattern"):
+            dofs = 4 * np.arange(self.n_elements)[:, None] + np.arange(8)[None, :]
+            rows = np.repeat(dofs, 8, axis=1).ravel()
+            cols = np.tile(dofs, (1, 8)).ravel()
+            keys, where = np.unique(rows * n + cols, return_inverse=True)
+            indptr = np.searchsorted(keys // n, np.arange(n + 1))
+            self._csr_pattern = (where, keys % n, indptr, keys.size)
+        where, indices, indptr, nnz = self._csr_pattern
+        data = np.bincount(where, weights=np.ascontiguousarray(k_el).ravel(), minlength=nnz)
+        return scipy.sparse.csr_matrix((data, indices.copy(), indptr.copy()), shape=(n, n))
+
+    # -- the strain field at the Gauss points ----------------------------------------------
+    def _kinematics(self, qb):
+        """a = r', b = r'' at every Gauss point, shape (N, G, 2) each."""
+        ab = (self._elements(qb) @ self._B_flat_t).reshape(self.n_elements, -1, 4)
+        return ab[..., :2], ab[..., 2:]
+
+    @staticmethod
+    def _strains(a, b):
+        """eps, kappa and their gradients with respect to a and b (see module doc)."""
+        g = np.einsum("...i,...i->...", a, a)
+        eps = 0.5 * (g - 1.0)
+        c = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+        g32 = g ** -1.5
+        kappa = c * g32
+        eb = np.stack((b[..., 1], -b[..., 0]), axis=-1)        # -E b = d(a x b)/da
+        ea_ = np.stack((-a[..., 1], a[..., 0]), axis=-1)       #  E a = d(a x b)/db
+        k_a = g32[..., None] * eb - (3.0 * kappa / g)[..., None] * a
+        k_b = g32[..., None] * ea_
+        return g, eps, c, kappa, eb, ea_, k_a, k_b
+
+    def _stress_vectors(self, qb, vb):
+        """Energy-density gradients (with damping) with respect to (a, b), (N, G, 4)."""
+        a, b = self._kinematics(qb)
+        _, eps, _, kappa, _, _, k_a, k_b = self._strains(a, b)
+        n_ax = self.ea * eps                     # axial force [N]
+        m_b = self.ei * kappa                    # bending moment [N m]
+        if self.damping and vb is not None:
+            ad, bd = self._kinematics(vb)
+            eps_d = np.einsum("...i,...i->...", a, ad)
+            kap_d = np.einsum("...i,...i->...", k_a, ad) + np.einsum("...i,...i->...", k_b, bd)
+            n_ax = n_ax + self.damping * self.ea * eps_d
+            m_b = m_b + self.damping * self.ei * kap_d
+        return np.concatenate((n_ax[..., None] * a + m_b[..., None] * k_a,
+                               m_b[..., None] * k_b), axis=-1)
+
+    def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
+        """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
+        s = self._stress_vectors(qb, vb)
+        return -self._assemble_vector(s.reshape(self.n_elements, -1) @ self._Bw_flat)
+
+    def _element_tangents(self, qb, vb):
+        """Element blocks of -dF/dq (K) and -dF/dv (C), each (N, 8, 8)."""
+        a, b = self._kinematics(qb)
+        g, eps, c, kappa, eb, ea_, k_a, k_b = self._strains(a, b)
+        shape = a.shape[:-1]
+        eye = np.eye(2)
+        E = np.array([[0.0, -1.0], [1.0, 0.0]])
+        outer = np.einsum
+        # second derivatives of kappa (kappa_bb = 0)
+        g52 = g ** -2.5
+        k_aa = (3.0 * g52)[..., None, None] * (outer("...i,...j->...ij", -eb, a)
+                                             + outer("...i,...j->...ij", a, -eb)) \
+            + (15.0 * kappa / g**2)[..., None, None] * outer("...i,...j->...ij", a, a) \
+            - (3.0 * kappa / g)[..., None, None] * eye
+        k_ab = -(g ** -1.5)[..., None, None] * E \
+            - (3.0 * g52)[..., None, None] * outer("...i,...j->...ij", a, ea_)
+        n_ax = self.ea * eps
+        m_b = self.ei * kappa
+        ad = bd = None
+        if self.damping and vb is not None:
+            ad, bd = self._kinematics(vb)
+            eps_d = np.einsum("...i,...i->...", a, ad)
+            kap_d = np.einsum("...i,...i->...", k_a, ad) + np.einsum("...i,...i->...", k_b, bd)
+            n_ax = n_ax + self.damping * self.ea * eps_d
+            m_b = m_b + self.damping * self.ei * kap_d
+        # Hessian of the energy density (Gauss-Newton part + stress part), 4 x 4 per point
+        P = np.zeros(shape + (4, 4))
+        mat_aa = self.ea * outer("...i,...j->...ij", a, a) \
+            + self.ei * outer("...i,...j->...ij", k_a, k_a)
+        mat_ab = self.ei * outer("...i,...j->...ij", k_a, k_b)
+        mat_bb = self.ei * outer("...i,...j->...ij", k_b, k_b)
+        P[..., :2, :2] = mat_aa + n_ax[..., None, None] * eye + m_b[..., None, None] * k_aa
+        P[..., :2, 2:] = mat_ab + m_b[..., None, None] * k_ab
+        P[..., 2:, :2] = np.swapaxes(mat_ab, -1, -2) \
+            + m_b[..., None, None] * np.swapaxes(k_ab, -1, -2)
+        P[..., 2:, 2:] = mat_bb
+        Cp = None
+        if ad is not None:
+            beta = self.damping
+            # d(eps')/da = a', d(kappa')/d(a, b) = (k_aa a' + k_ab b', k_ba a')
+            kd_a = np.einsum("...ij,...j->...i", k_aa, ad) + np.einsum("...ij,...j->...i",
+                                                                       k_ab, bd)
+            kd_b = np.einsum("...ji,...j->...i", k_ab, ad)
+            P[..., :2, :2] += beta * (self.ea * outer("...i,...j->...ij", a, ad)
+                                      + self.ei * outer("...i,...j->...ij", k_a, kd_a))
+            P[..., :2, 2:] += beta * self.ei * outer("...i,...j->...ij", k_a, kd_b)
+            P[..., 2:, :2] += beta * self.ei * outer("...i,...j->...ij", k_b, kd_a)
+            P[..., 2:, 2:] += beta * self.ei * outer("...i,...j->...ij", k_b, kd_b)
+            Cp = np.zeros(shape + (4, 4))
+            Cp[..., :2, :2] = mat_aa
+            Cp[..., :2, 2:] = mat_ab
+            Cp[..., 2:, :2] = np.swapaxes(mat_ab, -1, -2)
+            Cp[..., 2:, 2:] = mat_bb
+            Cp *= beta
+        # element matrices: sum_g w_g B_g^T P B_g
+        n_el = self.n_elements
+        k_el = (P.reshape(n_el, -1) @ self._W).reshape(n_el, 8, 8)
+        c_el = None if Cp is None else (Cp.reshape(n_el, -1) @ self._W).reshape(n_el, 8, 8)
+        return k_el, c_el
+
+    def tangent_matrices(self, qb, vb=None, sparse: bool = True):
+        """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m].
+
+        Returns scipy CSR matrices (``sparse=True``) or dense arrays; C is None without
+        damping.  Both are block-banded: bandwidth 7 in the coordinate order.
+        """
+        k_el, c_el = self._element_tangents(np.asarray(qb, float),
+                                            None if vb is None else np.asarray(vb, float))
+        asm = self._assemble_sparse if sparse else self._assemble_dense
+        return asm(k_el), (None if c_el is None else asm(c_el))
+
+    # -- BodyBase interface ---------------------------------------------------------------
+    def check_location(self, label, location):
+        try:
+            s = float(location)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{label}: location {location!r} must be an arc length "
+                                 f"in [0, {self.length:g}] m") from None
+        tol = 1e-12 * self.length
+        if not (math.isfinite(s) and -tol <= s <= self.length + tol):
+            raise ParameterError(f"{label}: arc length {location!r} is outside the beam: "
+                                 f"accepted values are 0 .. {self.length:g} m")
+        return min(max(s, 0.0), self.length)
+
+    def initial_coordinates(self):
+        s = np.arange(self.n_nodes) * self.element_length
+        r = self.start + np.outer(s, self.tangent0)
+        q = np.column_stack([r, np.tile(self.tangent0, (self.n_nodes, 1))]).ravel()
+        # rigid motion: r' = v + omega E (r - start), gradient rate omega E t0
+        rot = self.omega * np.array([-1.0, 1.0])
+        rd = self.velocity + rot * (r - self.start)[:, ::-1]
+        td = np.tile(rot * self.tangent0[::-1], (self.n_nodes, 1))
+        return q, np.column_stack([rd, td]).ravel()
+
+    def mass_matrix(self, qb=None):
+        return self._mass_dense.copy()
+
+    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
+        """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
+        return self._mass_sparse
+
+    def gravity_forces(self, gravity) -> np.ndarray:
+        """Generalised forces of distributed gravity [N, N m]: int rho_a S^T g dx."""
+        gravity = np.asarray(gravity, float)
+        return self._gravity_weights * np.tile(gravity, 2 * self.n_nodes)
+
+    def applied_forces(self, t, qb, vb, gravity):
+        return self.internal_forces(qb, vb) + self.gravity_forces(gravity)
+
+    def force_jacobians(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=False)
+        return -k, (np.zeros_like(k) if c is None else -c)
+
+    def force_jacobians_sparse(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=True)
+        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
+
+    def strain_energy(self, qb) -> float:
+        """Axial plus bending strain energy [J]."""
+        a, b = self._kinematics(np.asarray(qb, float))
+        _, eps, _, kappa, *_ = self._strains(a, b)
+        dens = 0.5 * (self.ea * eps**2 + self.ei * kappa**2)
+        return float((dens @ self.gauss_weights).sum())
+
+    def potential_energy(self, qb, gravity):
+        return self.strain_energy(qb) - float(self.gravity_forces(gravity) @ qb)
+
+    def kinetic_energy(self, qb, vb):
+        return 0.5 * float(vb @ (self._mass_sparse @ vb))
+
+    def state(self, qb, vb):
+        return ANCFState(self, qb, vb)
+
+    def coordinate_names(self):
+        return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
+                for c in ("rx", "ry", "dx", "dy")]
+
+    # -- fields along the beam --------------------------------------------------------------
+    def locate(self, s: float) -> tuple[int, float]:
+        """(element index, xi) of the arc length s [m]."""
+        x = s / self.element_length
+        i = min(int(x), self.n_elements - 1)
+        return i, x - i
+
+    def _interp(self, s: float):
+        """(first coordinate, S, S', J_point) of arc length s; cached, J read-only."""
+        hit = self._point_cache.get(s)
+        if hit is None:
+            i, xi = self.locate(s)
+            s0 = hermite_shape([xi], self.element_length, 0)[0]
+            s1 = hermite_shape([xi], self.element_length, 1)[0]
+            J = np.zeros((2, self.n_coords))
+            J[0, 4 * i:4 * i + 8:2] = s0
+            J[1, 4 * i + 1:4 * i + 8:2] = s0
+            J.setflags(write=False)
+            hit = (4 * i, s0, s1, J)
+            if len(self._point_cache) < 1024:
+                self._point_cache[s] = hit
+        return hit
+
+    def positions(self, qb, s) -> np.ndarray:
+        """Positions r(s) [m] of the arc lengths s (array), shape (k, 2)."""
+        s = np.atleast_1d(np.asarray(s, float))
+        out = np.empty((s.size, 2))
+        for j, sj in enumerate(s):
+            i0, s0, _, _ = self._interp(float(sj))
+            out[j] = s0 @ np.asarray(qb)[i0:i0 + 8].reshape(4, 2)
+        return out
+
+    def curvature(self, qb, s) -> np.ndarray:
+        """Curvature kappa(s) [1/m] of the deformed centreline at arc lengths s."""
+        s = np.atleast_1d(np.asarray(s, float))
+        out = np.empty(s.size)
+        for j, sj in enumerate(s):
+            i, xi = self.locate(float(sj))
+            e = np.asarray(qb)[4 * i:4 * i + 8].reshape(4, 2)
+            a = hermite_shape([xi], self.element_length, 1)[0] @ e
+            b = hermite_shape([xi], self.element_length, 2)[0] @ e
+            out[j] = (a[0] * b[1] - a[1] * b[0]) / (a @ a) ** 1.5
+        return out
+
+    def __repr__(self):
+        return (f"ANCFBeam({self.name!r}, L={self.length:g} m, N={self.n_elements}, "
+                f"rho_a={self.rho_a:g}, ei={self.ei:g}, ea={self.ea:g})")
+
+
+class ANCFState(BodyState):
+    """Kinematics of an ANCF beam in one state.
+
+    ``point(s)``: r = S(s) e is linear in e, so J = S and quad = 0.
+    ``angle(s)``: theta = theta0 + atan2(t0 x r', t0 . r'), with r' = S'(s) e and t0 the
+    undeformed tangent; J = (E r')^T S' / |r'|^2 and, since theta'' = J e'' + quad,
+    quad = -2 (r'.r'_t) theta' / |r'|^2 (r'_t the rate of r').
+    """
+
+    __slots__ = ("body", "index", "qb", "vb")
+
+    def __init__(self, body: ANCFBeam, qb, vb):
+        self.body = body
+        self.index = body.index
+        self.qb = np.asarray(qb, float)
+        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+
+    def point(self, s):
+        i0, s0, _, J = self.body._interp(s)
+        r = s0 @ self.qb[i0:i0 + 8].reshape(4, 2)
+        rd = s0 @ self.vb[i0:i0 + 8].reshape(4, 2)
+        return r, rd, J, np.zeros(2)
+
+    def angle(self, s=None):
+        if s is None:
+            self.body.default_location()
+        body = self.body
+        i0, _, s1, _ = body._interp(s)
+        a = s1 @ self.qb[i0:i0 + 8].reshape(4, 2)
+        ad = s1 @ self.vb[i0:i0 + 8].reshape(4, 2)
+        t0 = body.tangent0
+        theta = body.theta0 + math.atan2(t0[0] * a[1] - t0[1] * a[0], t0 @ a)
+        g = float(a @ a)
+        dth_da = np.array((-a[1], a[0])) / g
+        J = np.zeros(body.n_coords)
+        J[i0:i0 + 8] = np.outer(s1, dth_da).ravel()
+        thd = float(dth_da @ ad)
+        quad = -2.0 * float(a @ ad) / g * thd
+        return theta, thd, J, quad
+
+
+# -- models and analyses -----------------------------------------------------------------
+def cantilever(length: float = 1.0, n_elements: int = 8, rho_a: float = 1.0,
+               ei: float = 1.0, ea: float = 1e6, damping: float = 0.0,
+               direction: float = 0.0, gravity=(0.0, 0.0), name: str = "beam") -> System:
+    """A System with one ANCF beam clamped at its start to the ground.
+
+    The clamp is a :class:`~mbdcore.multibody.constraints.Weld` between ground marker ``"clamp"``
+    (at the origin) and ``"<name>.start"``: it fixes r(0) and the direction of r'(0),
+    leaving the stretch |r'(0)| free.  The beam points along ``direction`` [rad].
+
+    Parameters
+    ----------
+    length : float  beam length L [m]
+    n_elements : int  number of ANCF elements
+    rho_a, ei, ea, damping : see :class:`ANCFBeam`
+    direction : float  angle of the undeformed beam [rad]
+    gravity : (float, float)  [m/s^2]
+    name : str  the beam's body name
+
+    Returns
+    -------
+    System
+        with the beam as ``system.body(name)`` and the weld named ``"clamp"``.
+    """
+    system = System(gravity=gravity)
+    end = length * np.array([math.cos(direction), math.sin(direction)])
+    system.add(ANCFBeam(name, (0.0, 0.0), end, n_elements, rho_a, ei, ea, damping))
+    system.ground.add_marker("clamp", (0.0, 0.0))
+    system.add_joint(Weld("ground.clamp", f"{name}.start", name="clamp"))
+    return system
+
+

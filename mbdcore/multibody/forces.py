@@ -1,0 +1,364 @@
+"""Force elements of planar multibody systems (absolute coordinates).
+
+Each element adds its generalised forces to F(t, q, q') through ``apply`` and reports
+its potential energy [J] (0 for non-conservative parts).  Elements with ``input_names``
+read named inputs of the system: applied joint torques [N m] and forces [N] that become
+FMU inputs.  Gravity is a property of the System.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbdcore.blocks import ParameterError
+from mbdcore.multibody.system import E, StateView, rot, scatter_force
+from mbdcore.multibody.constraints import initial_angle
+
+__all__ = ["Force", "PointForce", "TranslationalSpringDamper", "RotationalSpringDamper",
+           "JointTorque", "ConstantTorque", "JointForce", "Contact"]
+
+
+def _check(name: str, label: str, value: float, minimum: float = 0.0, strict: bool = False,
+           unit: str = "") -> float:
+    value = float(value)
+    ok = math.isfinite(value) and (value > minimum if strict else value >= minimum)
+    if not ok:
+        rel = ">" if strict else ">="
+        raise ParameterError(f"{name}: {label} = {value!r} is invalid: accepted values are "
+                             f"finite numbers {rel} {minimum} {unit}".rstrip())
+    return value
+
+
+class Force:
+    """Base class of force elements."""
+
+    input_names: tuple[str, ...] = ()
+    kind = "force"
+    _count = 0
+
+    def __init__(self, name: str | None = None):
+        Force._count += 1
+        self.name = name or f"{self.kind}{Force._count}"
+        self.system = None
+
+    def bind(self, system) -> None:
+        self.system = system
+
+    def apply(self, t, view, f, inputs) -> None:
+        raise NotImplementedError
+
+    def potential(self, t, view) -> float:
+        return 0.0
+
+    def jacobians(self, t, q, v, inputs):
+        """(dF/dq, dF/dv) or None to let the system use finite differences."""
+        return None
+
+    # helpers -------------------------------------------------------------------------
+    @staticmethod
+    def _add_point_force(f, state, J, force):
+        """Generalised force J^T F of a force F [N] acting at a point with dr/dq = J."""
+        scatter_force(f, state, J, force)
+
+    @staticmethod
+    def _add_torque(f, view, frame, torque):
+        """Generalised force of a torque [N m] on the orientation of ``frame``."""
+        st = view[frame[0]]
+        scatter_force(f, st, st.angle(frame[1])[2], torque)
+
+
+class PointForce(Force):
+    """A force ``F(t) -> (Fx, Fy)`` [N] in the ground frame at a marker."""
+
+    kind = "point_force"
+
+    def __init__(self, at, force, name=None):
+        super().__init__(name)
+        self.at_ref = at
+        #: the constant force [N] when one was given (None for a function of time)
+        self.value = None if callable(force) else np.asarray(force, float)
+        self.force = force if callable(force) else (lambda t, c=self.value: c)
+
+    def bind(self, system):
+        super().bind(system)
+        self.at = system.marker(self.at_ref)
+
+    def apply(self, t, view, f, inputs):
+        s = view[self.at[0]]
+        _, _, jphi, _ = s.point(self.at[1])
+        self._add_point_force(f, s, jphi, np.asarray(self.force(t), float))
+
+
+class TranslationalSpringDamper(Force):
+    """Linear spring-damper between two markers:
+    tension = k (L - L0) + c L' along the line joining them [N].
+
+    Parameters: stiffness k [N/m] >= 0, damping c [N s/m] >= 0, rest length L0 [m]
+    (default: the initial distance).  The line must not shrink to zero length.
+    """
+
+    kind = "spring"
+
+    def __init__(self, a, b, stiffness: float, damping: float = 0.0,
+                 rest_length: float | None = None, name=None):
+        super().__init__(name)
+        self.a_ref, self.b_ref = a, b
+        self.k = _check(self.name, "stiffness", stiffness, unit="N/m")
+        self.c = _check(self.name, "damping", damping, unit="N.s/m")
+        self.l0 = None if rest_length is None else _check(self.name, "rest_length", rest_length,
+                                                          unit="m")
+
+    def bind(self, system):
+        super().bind(system)
+        self.a = system.marker(self.a_ref)
+        self.b = system.marker(self.b_ref)
+        if self.l0 is None:
+            ra = self.a[0].position + rot(self.a[0].angle) @ self.a[1]
+            rb = self.b[0].position + rot(self.b[0].angle) @ self.b[1]
+            self.l0 = float(np.linalg.norm(rb - ra))
+
+    def _geometry(self, view):
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
+        ra, rad, ja, _ = sa.point(self.a[1])
+        rb, rbd, jb, _ = sb.point(self.b[1])
+        d = rb - ra
+        length = float(np.linalg.norm(d))
+        if length == 0.0:
+            raise FloatingPointError(f"{self.name}: the spring has zero length")
+        e = d / length
+        return sa, sb, ja, jb, e, length, float(e @ (rbd - rad))
+
+    def apply(self, t, view, f, inputs):
+        sa, sb, ja, jb, e, length, rate = self._geometry(view)
+        tension = self.k * (length - self.l0) + self.c * rate
+        self._add_point_force(f, sa, ja, tension * e)
+        self._add_point_force(f, sb, jb, -tension * e)
+
+    def potential(self, t, view):
+        _, _, _, _, _, length, _ = self._geometry(view)
+        return 0.5 * self.k * (length - self.l0) ** 2
+
+
+class RotationalSpringDamper(Force):
+    """Torsion spring-damper between two bodies on the relative angle
+    theta = phi_b - phi_a: torque on b = -k (theta - theta0) - c theta' [N m].
+
+    Parameters: stiffness k [N m/rad] >= 0, damping c [N m s/rad] >= 0, rest angle
+    theta0 [rad] (default: the initial relative angle).
+    """
+
+    kind = "torsion_spring"
+
+    def __init__(self, a: str, b: str, stiffness: float, damping: float = 0.0,
+                 rest_angle: float | None = None, name=None):
+        super().__init__(name)
+        self.a_name, self.b_name = a, b
+        self.k = _check(self.name, "stiffness", stiffness, unit="N.m/rad")
+        self.c = _check(self.name, "damping", damping, unit="N.m.s/rad")
+        self.theta0 = rest_angle
+
+    def bind(self, system):
+
+        super().bind(system)
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
+        if self.theta0 is None:
+            self.theta0 = initial_angle(self.b) - initial_angle(self.a)
+        self._rigid = all(fr[0].n_coords in (0, 3) and fr[1] is None for fr in (self.a, self.b))
+
+    def _angle(self, view):
+        ta, wa, _, _ = view[self.a[0]].angle(self.a[1])
+        tb, wb, _, _ = view[self.b[0]].angle(self.b[1])
+        return tb - ta, wb - wa
+
+    def apply(self, t, view, f, inputs):
+        theta, rate = self._angle(view)
+        torque = -self.k * (theta - self.theta0) - self.c * rate
+        self._add_torque(f, view, self.b, torque)
+        self._add_torque(f, view, self.a, -torque)
+
+    def potential(self, t, view):
+        theta, _ = self._angle(view)
+        return 0.5 * self.k * (theta - self.theta0) ** 2
+
+    def jacobians(self, t, q, v, inputs):
+        if not self._rigid:
+            return None  # orientation of a flexible body: finite differences
+        n = len(q)
+        kq, kv = np.zeros((n, n)), np.zeros((n, n))
+        for (bi, _), si in ((self.b, 1.0), (self.a, -1.0)):
+            if bi.index is None:
+                continue
+            for (bj, _), sj in ((self.b, 1.0), (self.a, -1.0)):
+                if bj.index is None:
+                    continue
+                kq[bi.index + 2, bj.index + 2] -= si * sj * self.k
+                kv[bi.index + 2, bj.index + 2] -= si * sj * self.c
+        return kq, kv
+
+
+class JointTorque(Force):
+    """Applied torque between two bodies from the input ``input`` [N m]: +tau on b,
+    -tau on a (a motor whose stator is on a)."""
+
+    kind = "torque"
+
+    def __init__(self, a: str, b: str, input: str, name=None):
+        super().__init__(name)
+        self.a_name, self.b_name = a, b
+        self.input_names = (input,)
+
+    def bind(self, system):
+        super().bind(system)
+        self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
+
+    def apply(self, t, view, f, inputs):
+        tau = inputs[self.input_names[0]]
+        self._add_torque(f, view, self.b, tau)
+        self._add_torque(f, view, self.a, -tau)
+
+    def jacobians(self, t, q, v, inputs):
+        if any(fr[1] is not None for fr in (self.a, self.b)):
+            return None
+        n = len(q)
+        return np.zeros((n, n)), np.zeros((n, n))
+
+
+class ConstantTorque(JointTorque):
+    """A constant torque [N m] between two bodies (no input)."""
+
+    kind = "constant_torque"
+
+    def __init__(self, a: str, b: str, torque: float, name=None):
+        Force.__init__(self, name)
+        self.a_name, self.b_name = a, b
+        self.torque = float(torque)
+        self.input_names = ()
+
+    def apply(self, t, view, f, inputs):
+        self._add_torque(f, view, self.b, self.torque)
+        self._add_torque(f, view, self.a, -self.torque)
+
+
+class JointForce(Force):
+    """Applied force from the input ``input`` [N] along ``direction`` (fixed in body a)
+    acting on marker b, with the reaction on marker a (a linear actuator)."""
+
+    kind = "linear_actuator"
+
+    def __init__(self, a, b, input: str, direction=(1.0, 0.0), name=None):
+        super().__init__(name)
+        self.a_ref, self.b_ref = a, b
+        self.input_names = (input,)
+        u = np.asarray(direction, float)
+        self.direction = u.copy()
+        self.u = u / np.linalg.norm(u)
+
+    def bind(self, system):
+        super().bind(system)
+        self.a = system.marker(self.a_ref)
+        self.b = system.marker(self.b_ref)
+
+    def apply(self, t, view, f, inputs):
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
+        _, _, ja, _ = sa.point(self.a[1])
+        _, _, jb, _ = sb.point(self.b[1])
+        force = inputs[self.input_names[0]] * sa.vector(self.a[1], self.u)[0]
+        self._add_point_force(f, sb, jb, force)
+        self._add_point_force(f, sa, ja, -force)
+
+
+class Contact(Force):
+    """Penalty contact (docs/benchmarks.md §6): F = K delta^n + C delta^n delta'
+    (Hunt-Crossley damping), never pulling (clipped at 0), along the contact normal.
+
+    Geometry: a circle (centre marker ``a``, radius ``radius_a`` [m]) against either a
+    circle (centre marker ``b``, ``radius_b``) or, with ``line_direction``, the line
+    through marker ``b`` with that direction in b's frame (the free side is the one
+    the normal E*direction points to).  delta [m] is the penetration.
+
+    Parameters: stiffness K [N/m^n] > 0, exponent n >= 1, damping C [N s/m^(n+1)] >= 0.
+    """
+
+    kind = "contact"
+
+    def __init__(self, a, b, radius_a: float, stiffness: float, exponent: float = 1.5,
+                 damping: float = 0.0, radius_b: float | None = None, line_direction=None,
+                 name=None):
+        super().__init__(name)
+        self.a_ref, self.b_ref = a, b
+        self.ra = _check(self.name, "radius_a", radius_a, strict=True, unit="m")
+        self.k = _check(self.name, "stiffness", stiffness, strict=True)
+        self.n_exp = _check(self.name, "exponent", exponent, minimum=1.0)
+        self.c = _check(self.name, "damping", damping)
+        if (radius_b is None) == (line_direction is None):
+            raise ParameterError(f"{self.name}: give either radius_b (circle-circle) or "
+                                 "line_direction (circle-line)")
+        self.rb = None if radius_b is None else _check(self.name, "radius_b", radius_b,
+                                                        strict=True, unit="m")
+        self.line_direction = None
+        if line_direction is not None:
+            u = np.asarray(line_direction, float)
+            self.line_direction = u.copy()
+            self.normal_local = E @ (u / np.linalg.norm(u))
+        self.last_force = 0.0
+
+    def bind(self, system):
+        super().bind(system)
+        self.a = system.marker(self.a_ref)
+        self.b = system.marker(self.b_ref)
+        if self.rb is None and self.b[0].n_coords not in (0, 3):
+            raise ParameterError(f"{self.name}: the line of a circle-line contact must be on "
+                                 f"a rigid body (or the ground), not on {self.b[0].name!r}")
+
+    def _geometry(self, view):
+        """(penetration [m], its rate [m/s], normal on a (pointing from b to a),
+        states and point jacobians)."""
+        sa = view[self.a[0]]
+        sb = view[self.b[0]]
+        ca, cad, ja, _ = sa.point(self.a[1])
+        cb, cbd, jb, _ = sb.point(self.b[1])
+        if self.rb is not None:
+            d = ca - cb
+            dist = float(np.linalg.norm(d))
+            nrm = d / dist if dist > 0 else np.array([1.0, 0.0])
+            delta = self.ra + self.rb - dist
+            rate = -float(nrm @ (cad - cbd))
+            # the force acts at the centres (circles): torque-free about them
+            jb_contact = jb
+        else:
+            nrm, _, _, _ = sb.vector(self.b[1], self.normal_local)
+            dist = float(nrm @ (ca - cb))
+            delta = self.ra - dist
+            # the contact point on b's line moves with b: velocity of the material point
+            # of b under the circle's centre
+            contact_local = np.linalg.solve(sb.A, (ca - self.ra * nrm) - sb.p)
+            _, pbd, jb_contact, _ = sb.point(contact_local)
+            rate = -float(nrm @ (cad - pbd))
+        return delta, rate, nrm, sa, sb, ja, jb_contact
+
+    def force_magnitude(self, delta, rate) -> float:
+        if delta <= 0.0:
+            return 0.0
+        dn = delta**self.n_exp
+        return max(self.k * dn + self.c * dn * rate, 0.0)
+
+    def apply(self, t, view, f, inputs):
+        delta, rate, nrm, sa, sb, ja, jb = self._geometry(view)
+        mag = self.force_magnitude(delta, rate)
+        self.last_force = mag
+        if mag == 0.0:
+            return
+        self._add_point_force(f, sa, ja, mag * nrm)
+        self._add_point_force(f, sb, jb, -mag * nrm)
+
+    def potential(self, t, view):
+        delta = self._geometry(view)[0]
+        return self.k * delta ** (self.n_exp + 1) / (self.n_exp + 1) if delta > 0 else 0.0
+
+    def penetration(self, q) -> float:
+        """Penetration delta [m] (negative: gap) at coordinates q."""
+        return self._geometry(StateView(q, np.zeros_like(q)))[0]
+

@@ -1,0 +1,957 @@
+"""Planar multibody models as declarative files (JSON; YAML when PyYAML is installed).
+
+A model file describes the same :class:`~mbdcore.multibody.System` as the Python API,
+element for element: one ``type`` name per element class (the class's ``kind``) and,
+for every element, keys named after the constructor's arguments.  SI units throughout
+(m, rad, kg, s, N)::
+
+    {"format": "flexcosim-model", "version": 1,
+     "description": "optional free text",
+     "gravity": [0, -9.80665],
+     "ground": {"markers": {"O": [0, 0]}},
+     "bodies": [{"name": "crank", "mass": 0.4, "inertia": 0.0013,
+                 "position": [0.05, 0.087], "angle": 1.047, "velocity": [0, 0], "omega": 0,
+                 "markers": {"O": [-0.1, 0], "A": [0.1, 0]}}],
+     "joints": [{"type": "revolute", "name": "O", "a": "ground.O", "b": "crank.O"},
+                {"type": "driver", "name": "drive", "a": "ground", "b": "crank",
+                 "motion": {"type": "constant_rate", "angle0": 0.3, "rate": 6.0}}],
+     "forces": [{"type": "torque", "name": "motor", "a": "ground", "b": "crank",
+                 "input": "tau"}],
+     "inputs": {"tau": 0.0}}
+
+Markers are referenced as ``"body.marker"`` or, for a point that has no marker, as
+``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]).
+:data:`MODEL_SCHEMA` is the JSON Schema of the format (for editors);
+:func:`validate_model` does the checking itself so that every problem names its key
+path and the accepted values, and all problems of a file are reported at once.
+
+Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
+:func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`;
+:func:`format_reference` lists every element type with its keys and accepted values.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from mbdcore.blocks import ParameterError
+from mbdcore.multibody.constraints import (AngleDriver, ConstantRate, PointOnLine,
+    PolynomialMotion, Prismatic, Revolute, SynchronousGear, Weld, constant_rate,
+    polynomial_motion)
+from mbdcore.multibody.forces import (ConstantTorque, Contact, JointForce, JointTorque,
+    PointForce, RotationalSpringDamper, TranslationalSpringDamper)
+from mbdcore.multibody.system import System
+
+__all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "KINDS", "JOINT_TYPES",
+           "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
+           "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
+           "MODEL_SCHEMA"]
+
+FORMAT = "flexcosim-model"
+VERSION = 1
+FILE_TYPES = (".json", ".yaml", ".yml")
+
+
+class ModelFileError(ValueError):
+    """A model file or dictionary is invalid.
+
+    Attributes
+    ----------
+    problems : list of str
+        Every problem found, each naming its key path (``bodies[1].mass``) and the
+        accepted values.
+    """
+
+    def __init__(self, problems, source: str | None = None):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.source = source
+        head = f"{source}: " if source else ""
+        if len(self.problems) == 1:
+            msg = f"{head}invalid model: {self.problems[0]}"
+        else:
+            msg = (f"{head}invalid model, {len(self.problems)} problems:\n  "
+                   + "\n  ".join(self.problems))
+        super().__init__(msg)
+
+
+# --- value kinds ----------------------------------------------------------------------------
+# A kind checks one value (appending problems that name the path and the accepted values),
+# converts it for the constructor and gives its JSON Schema; the element tables below refer
+# to kinds by name so that validation, construction and MODEL_SCHEMA share one definition.
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(value) -> bool:
+    # bool is an int subclass in Python, but `true` is not a number in a model file
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite_number(value) -> bool:
+    try:
+        return _is_number(value) and math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def _yaml_hint(value) -> str:
+    # PyYAML (YAML 1.1) reads 1e-3 as a string: say so instead of a bare "invalid"
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return ""
+        return " (this is a string; write numbers unquoted, and in YAML with a dot: 1.0e-3)"
+    return ""
+
+
+@dataclass
+class _Context:
+    """What references are checked against: marker names per body (ground included)."""
+
+    markers: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    accepted: str                                     # "finite numbers > 0"
+    check: Callable[[Any, _Context], str | None]      # None if fine, else the reason
+    convert: Callable[[Any], Any]
+    schema: dict
+
+
+def _number_kind(accepted: str, test: Callable[[float], bool], schema_extra: dict) -> _Kind:
+    def check(v, ctx):
+        return None if _finite_number(v) and test(float(v)) else "invalid"
+    return _Kind(accepted, check, float, {"type": "number", **schema_extra})
+
+
+def _vector_check(nonzero: bool):
+    def check(v, ctx):
+        if not (isinstance(v, (list, tuple)) and len(v) == 2
+                and all(_finite_number(x) for x in v)):
+            return "invalid"
+        if nonzero and v[0] == 0 and v[1] == 0:
+            return "invalid"
+        return None
+    return check
+
+
+_VECTOR_SCHEMA = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+
+
+def _check_body(v, ctx: _Context) -> str | None:
+    if not isinstance(v, str):
+        return "invalid"
+    if v not in ctx.markers:
+        return f"body {v!r} does not exist; bodies: {', '.join(ctx.markers)}"
+    return None
+
+
+def _check_marker(v, ctx: _Context) -> str | None:
+    if isinstance(v, str):
+        if "." not in v:
+            return "invalid"
+        bname, mname = v.split(".", 1)
+        if bname not in ctx.markers:
+            return (f"marker {v!r} does not exist: no body {bname!r}; bodies: "
+                    f"{', '.join(ctx.markers)}")
+        if mname not in ctx.markers[bname]:
+            return (f"marker {v!r} does not exist; markers of {bname}: "
+                    f"{', '.join(ctx.markers[bname]) or '(none)'}")
+        return None
+    if isinstance(v, Mapping):
+        if set(v) != {"body", "point"} or _vector_check(False)(v["point"], ctx):
+            return "invalid"
+        return _check_body(v["body"], ctx)
+    return "invalid"
+
+
+def _convert_marker(v):
+    return v if isinstance(v, str) else (v["body"], tuple(float(x) for x in v["point"]))
+
+
+def _check_body_pair(v, ctx) -> str | None:
+    if not (isinstance(v, (list, tuple)) and len(v) == 2):
+        return "invalid"
+    for name in v:
+        reason = _check_body(name, ctx)
+        if reason:
+            return reason
+    return None
+
+
+def _check_markers(v, ctx) -> str | None:
+    # the markers of a body are checked one by one in _check_body_entry, with their paths
+    return None if isinstance(v, Mapping) else "invalid"
+
+
+def _check_coefficients(v, ctx) -> str | None:
+    ok = (isinstance(v, (list, tuple)) and len(v) >= 1
+          and all(_finite_number(x) for x in v))
+    return None if ok else "invalid"
+
+
+def _check_name(v, ctx) -> str | None:
+    return None if isinstance(v, str) and v.strip() and "." not in v else "invalid"
+
+
+def _check_body_name(v, ctx) -> str | None:
+    ok = isinstance(v, str) and v.isidentifier() and v != "ground"
+    return None if ok else "invalid"
+
+
+_MARKER_REF_SCHEMA = {"oneOf": [
+    {"type": "string", "pattern": r"^[A-Za-z_]\w*\..+$"},
+    {"type": "object", "additionalProperties": False, "required": ["body", "point"],
+     "properties": {"body": {"type": "string"}, "point": _VECTOR_SCHEMA}}]}
+
+KINDS: dict[str, _Kind] = {
+    "number": _number_kind("finite numbers", lambda x: True, {}),
+    "positive": _number_kind("finite numbers > 0", lambda x: x > 0, {"exclusiveMinimum": 0}),
+    "nonnegative": _number_kind("finite numbers >= 0", lambda x: x >= 0, {"minimum": 0}),
+    "exponent": _number_kind("finite numbers >= 1", lambda x: x >= 1, {"minimum": 1}),
+    "vector": _Kind("lists of 2 finite numbers", _vector_check(False),
+                    lambda v: tuple(float(x) for x in v), _VECTOR_SCHEMA),
+    "direction": _Kind("lists of 2 finite numbers, not both 0", _vector_check(True),
+                       lambda v: tuple(float(x) for x in v), _VECTOR_SCHEMA),
+    "coefficients": _Kind("non-empty lists of finite numbers", _check_coefficients,
+                          lambda v: [float(x) for x in v],
+                          {"type": "array", "items": {"type": "number"}, "minItems": 1}),
+    "body_name": _Kind("identifiers (letters, digits, _) other than 'ground'", _check_body_name,
+                       str, {"type": "string", "pattern": r"^[A-Za-z_]\w*$",
+                             "not": {"const": "ground"}}),
+    "name": _Kind("non-empty strings without '.'", _check_name, str,
+                  {"type": "string", "pattern": r"^[^.]*\S[^.]*$"}),
+    "body": _Kind("body names ('ground' or a name from 'bodies')", _check_body, str,
+                  {"type": "string"}),
+    "body_pair": _Kind("lists of 2 body names", _check_body_pair, tuple,
+                       {"type": "array", "items": {"type": "string"},
+                        "minItems": 2, "maxItems": 2}),
+    "marker": _Kind("marker references 'body.marker' or {\"body\": name, \"point\": [x, y]}",
+                    _check_marker, _convert_marker, _MARKER_REF_SCHEMA),
+    "markers": _Kind("objects of marker name: [x, y]", _check_markers, dict,
+                     {"type": "object", "additionalProperties": _VECTOR_SCHEMA}),
+}
+
+
+@dataclass(frozen=True)
+class _Key:
+    """One key of an element: its value kind, unit, meaning and whether it is required."""
+
+    kind: str
+    unit: str = ""
+    doc: str = ""
+    required: bool = False
+
+    def accepted(self) -> str:
+        return KINDS[self.kind].accepted + (f" [{self.unit}]" if self.unit else "")
+
+
+def _check_value(path: str, value, key: _Key, ctx: _Context, problems: list) -> bool:
+    reason = KINDS[key.kind].check(value, ctx)
+    if reason is None:
+        return True
+    if reason == "invalid":
+        problems.append(f"{path}: {_show(value)} is invalid: accepted values are "
+                        f"{key.accepted()}{_yaml_hint(value)}")
+    else:
+        problems.append(f"{path}: {reason}")
+    return False
+
+
+def _check_keys(path: str, obj: Mapping, keys: Mapping[str, _Key], ctx: _Context,
+                problems: list, checked_elsewhere: tuple = ()) -> dict:
+    """Check an object's keys and values; return the valid values by key."""
+    good = {}
+    for k in obj:
+        if k not in keys and k not in checked_elsewhere:
+            problems.append(f"{path}.{k}: unknown key; accepted keys: "
+                            f"{', '.join([*checked_elsewhere, *keys])}")
+    for k, spec in keys.items():
+        if k not in obj:
+            if spec.required:
+                problems.append(f"{path}.{k}: missing required key ({spec.accepted()})")
+        elif _check_value(f"{path}.{k}", obj[k], spec, ctx, problems):
+            good[k] = obj[k]
+    return good
+
+
+# --- element tables ------------------------------------------------------------------------
+_NAME = _Key("name", doc="unique name within its list (default: type and position)")
+
+
+@dataclass(frozen=True)
+class _Element:
+    """A describable element class: its keys (= constructor arguments) and how to read
+    them back from a built element."""
+
+    cls: type
+    keys: dict
+    describe: Callable[[Any], dict]
+    distinct: tuple[str, ...] = ()     # marker keys that must lie on different bodies
+    exactly_one: tuple[str, ...] = ()  # alternatives of which exactly one must be given
+
+    @property
+    def type(self) -> str:
+        return self.cls.kind
+
+
+def _marker_out(ref):
+    if isinstance(ref, str):
+        return ref
+    body, local = ref
+    return {"body": body, "point": [float(x) for x in local]}
+
+
+def _direction(u) -> list[float]:
+    # + 0.0 turns -0.0 into 0.0 for tidy files
+    return [float(x) + 0.0 for x in u]
+
+
+_MOTION_NAMES = ("constant_rate", "polynomial")
+
+
+def _describe_motion(motion) -> dict:
+    if isinstance(motion, ConstantRate):
+        return {"type": "constant_rate", "angle0": motion.angle0, "rate": motion.rate}
+    if isinstance(motion, PolynomialMotion):
+        return {"type": "polynomial", "coefficients": [float(x) for x in motion.coefficients]}
+    raise _Undescribable(f"the motion {motion!r} is a Python callable; accepted motions are "
+                         f"made by constant_rate() or polynomial_motion() "
+                         f"(types {', '.join(_MOTION_NAMES)})")
+
+
+def _describe_point_force(e) -> dict:
+    if e.value is None:
+        raise _Undescribable(f"the force of {e.name!r} is a function of time; accepted values "
+                             "are constant forces [Fx, Fy] [N]")
+    return {"at": _marker_out(e.at_ref), "force": [float(x) for x in e.value]}
+
+
+class _Undescribable(Exception):
+    """An element of a System that the file format cannot express."""
+
+
+_ANGLE_OPT = "(default: the initial relative angle)"
+
+JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
+    _Element(Revolute, {
+        "a": _Key("marker", doc="marker on the first body", required=True),
+        "b": _Key("marker", doc="marker on the second body, coincident with a", required=True)},
+        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref)},
+        distinct=("a", "b")),
+    _Element(Prismatic, {
+        "a": _Key("marker", doc="point of the sliding line, on body a", required=True),
+        "b": _Key("marker", doc="marker of body b that stays on the line", required=True),
+        "direction": _Key("direction", doc="line direction in body a's frame (default [1, 0])"),
+        "angle": _Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
+        lambda e: {"a": _marker_out(e.line.line_ref), "b": _marker_out(e.line.point_ref),
+                   "direction": _direction(e.line.direction),
+                   "angle": float(e.angle)},
+        distinct=("a", "b")),
+    _Element(Weld, {
+        "a": _Key("marker", doc="marker on the first body", required=True),
+        "b": _Key("marker", doc="marker on the second body", required=True),
+        "angle": _Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
+        lambda e: {"a": _marker_out(e.pin.a_ref), "b": _marker_out(e.pin.b_ref),
+                   "angle": float(e.angle)},
+        distinct=("a", "b")),
+    _Element(PointOnLine, {
+        "line": _Key("marker", doc="point of the line", required=True),
+        "point": _Key("marker", doc="marker that stays on the line", required=True),
+        "direction": _Key("direction", doc="line direction in the line body's frame "
+                          "(default [1, 0])")},
+        lambda e: {"line": _marker_out(e.line_ref), "point": _marker_out(e.point_ref),
+                   "direction": _direction(e.direction)},
+        distinct=("line", "point")),
+    _Element(SynchronousGear, {
+        "joint1": _Key("body_pair", doc="bodies [a, b] of the driving joint", required=True),
+        "joint2": _Key("body_pair", doc="bodies [c, d] of the driven joint", required=True),
+        "ratio": _Key("number", doc="(phi_d - phi_c) / (phi_b - phi_a) (default 1)"),
+        "offset": _Key("number", "rad", "angle offset (default: the initial one)")},
+        lambda e: {"joint1": list(e.joint1), "joint2": list(e.joint2),
+                   "ratio": float(e.ratio), "offset": float(e.offset_angle)}),
+    _Element(AngleDriver, {
+        "a": _Key("body", doc="reference body", required=True),
+        "b": _Key("body", doc="driven body", required=True),
+        "motion": _Key("motion", doc="prescribed relative angle phi_b - phi_a [rad] of time",
+                       required=True)},
+        lambda e: {"a": e.a_name, "b": e.b_name, "motion": _describe_motion(e.motion)}),
+)}
+
+FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
+    _Element(TranslationalSpringDamper, {
+        "a": _Key("marker", required=True), "b": _Key("marker", required=True),
+        "stiffness": _Key("nonnegative", "N/m", required=True),
+        "damping": _Key("nonnegative", "N s/m", "default 0"),
+        "rest_length": _Key("nonnegative", "m", "default: the initial distance")},
+        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref), "stiffness": e.k,
+                   "damping": e.c, "rest_length": float(e.l0)}),
+    _Element(RotationalSpringDamper, {
+        "a": _Key("body", required=True), "b": _Key("body", required=True),
+        "stiffness": _Key("nonnegative", "N m/rad", required=True),
+        "damping": _Key("nonnegative", "N m s/rad", "default 0"),
+        "rest_angle": _Key("number", "rad", "default: the initial relative angle")},
+        lambda e: {"a": e.a_name, "b": e.b_name, "stiffness": e.k, "damping": e.c,
+                   "rest_angle": float(e.theta0)}),
+    _Element(JointTorque, {
+        "a": _Key("body", doc="stator body (gets -tau)", required=True),
+        "b": _Key("body", doc="rotor body (gets +tau)", required=True),
+        "input": _Key("name", doc="name of the system input giving tau [N m]", required=True)},
+        lambda e: {"a": e.a_name, "b": e.b_name, "input": e.input_names[0]}),
+    _Element(ConstantTorque, {
+        "a": _Key("body", required=True), "b": _Key("body", required=True),
+        "torque": _Key("number", "N m", "torque on b (-torque on a)", required=True)},
+        lambda e: {"a": e.a_name, "b": e.b_name, "torque": e.torque}),
+    _Element(JointForce, {
+        "a": _Key("marker", doc="reaction point", required=True),
+        "b": _Key("marker", doc="point the force acts on", required=True),
+        "input": _Key("name", doc="name of the system input giving the force [N]",
+                      required=True),
+        "direction": _Key("direction", doc="force direction in body a's frame (default [1, 0])")},
+        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref),
+                   "input": e.input_names[0], "direction": _direction(e.direction)}),
+    _Element(PointForce, {
+        "at": _Key("marker", required=True),
+        "force": _Key("vector", "N", "constant force in the ground frame", required=True)},
+        _describe_point_force),
+    _Element(Contact, {
+        "a": _Key("marker", doc="centre of circle a", required=True),
+        "b": _Key("marker", doc="centre of circle b, or a point of line b", required=True),
+        "radius_a": _Key("positive", "m", required=True),
+        "stiffness": _Key("positive", "N/m^n", required=True),
+        "exponent": _Key("exponent", doc="n (default 1.5)"),
+        "damping": _Key("nonnegative", "N s/m^(n+1)", "Hunt-Crossley C (default 0)"),
+        "radius_b": _Key("positive", "m", "circle b (give this or line_direction)"),
+        "line_direction": _Key("direction", doc="line b's direction in b's frame")},
+        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref), "radius_a": e.ra,
+                   "stiffness": e.k, "exponent": e.n_exp, "damping": e.c,
+                   **({"radius_b": e.rb} if e.rb is not None else
+                      {"line_direction": _direction(e.line_direction)})},
+        exactly_one=("radius_b", "line_direction")),
+)}
+
+# motions of AngleDriver: a "type" and the arguments of the function that makes them
+MOTION_TYPES: dict[str, tuple[Callable, dict]] = {
+    "constant_rate": (lambda d: constant_rate(float(d["angle0"]), float(d["rate"])), {
+        "angle0": _Key("number", "rad", "angle at t = 0", required=True),
+        "rate": _Key("number", "rad/s", required=True)}),
+    "polynomial": (lambda d: polynomial_motion(*(float(c) for c in d["coefficients"])), {
+        "coefficients": _Key("coefficients", "rad/s^k",
+                             "c_k of angle(t) = sum c_k t^k", required=True)}),
+}
+
+
+def _check_motion(v, ctx) -> str | None:
+    # motion objects are checked key by key in _check_element; here only the container
+    return None if isinstance(v, Mapping) else "invalid"
+
+
+KINDS["motion"] = _Kind(
+    "objects {\"type\": " + " or ".join(repr(m) for m in MOTION_TYPES) + ", ...}",
+    _check_motion, lambda d: MOTION_TYPES[d["type"]][0](d), {"$ref": "#/$defs/motion"})
+
+BODY_KEYS = {
+    "name": _Key("body_name", doc="unique body name", required=True),
+    "mass": _Key("positive", "kg", required=True),
+    "inertia": _Key("positive", "kg m^2", "about the centre of mass", required=True),
+    "position": _Key("vector", "m", "initial centre of mass (default [0, 0])"),
+    "angle": _Key("number", "rad", "initial angle (default 0)"),
+    "velocity": _Key("vector", "m/s", "initial centre-of-mass velocity (default [0, 0])"),
+    "omega": _Key("number", "rad/s", "initial angular rate (default 0)"),
+    "markers": _Key("markers", "m", "named points in the body frame from the centre of mass"),
+}
+_MARKER_KEY = _Key("vector", "m")
+
+# top-level keys and what they hold (for messages and MODEL_SCHEMA)
+TOP_KEYS = {
+    "format": f"always {FORMAT!r}",
+    "version": f"format version, {VERSION}",
+    "description": "free text",
+    "gravity": "gravitational acceleration [m/s^2] in the ground frame (default [0, 0])",
+    "ground": "{\"markers\": {name: [x, y]}}: points fixed to the ground [m]",
+    "bodies": "list of moving bodies",
+    "joints": "list of joints, gears and drivers",
+    "forces": "list of force elements",
+    "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
+}
+_GRAVITY = _Key("vector", "m/s^2")
+_INPUT = _Key("number", "N m or N")
+
+
+# --- validation --------------------------------------------------------------------------------
+def _check_header(d: Mapping, problems: list) -> None:
+    for k in d:
+        if k not in TOP_KEYS:
+            problems.append(f"{k}: unknown key; accepted keys: {', '.join(TOP_KEYS)}")
+    if "format" not in d:
+        problems.append(f"format: missing required key (accepted: {FORMAT!r})")
+    elif d["format"] != FORMAT:
+        problems.append(f"format: {_show(d['format'])} is invalid: accepted values are {FORMAT!r}")
+    if "version" not in d:
+        problems.append(f"version: missing required key (accepted: {VERSION})")
+    elif not (_is_number(d["version"]) and d["version"] == VERSION):
+        problems.append(f"version: {_show(d['version'])} is invalid: accepted values are "
+                        f"{VERSION} (this module reads version {VERSION} only)")
+    if "description" in d and not isinstance(d["description"], str):
+        problems.append(f"description: {_show(d['description'])} is invalid: accepted values "
+                        "are strings")
+    if "gravity" in d:
+        _check_value("gravity", d["gravity"], _GRAVITY, _Context(), problems)
+
+
+def _check_marker_table(path: str, markers, problems: list) -> list[str]:
+    """Check {name: [x, y]}; return the names."""
+    if not isinstance(markers, Mapping):
+        problems.append(f"{path}: {_show(markers)} is invalid: accepted values are "
+                        f"{KINDS['markers'].accepted} [m]")
+        return []
+    for name, loc in markers.items():
+        if not (isinstance(name, str) and name):
+            problems.append(f"{path}: marker name {_show(name)} is invalid: accepted values "
+                            "are non-empty strings")
+        _check_value(f"{path}.{name}", loc, _MARKER_KEY, _Context(), problems)
+    return [str(n) for n in markers]
+
+
+def _check_list(d: Mapping, key: str, problems: list) -> list:
+    value = d.get(key, [])
+    if not isinstance(value, list):
+        problems.append(f"{key}: {_show(value)} is invalid: accepted values are lists of objects")
+        return []
+    return value
+
+
+def _check_bodies(d: Mapping, ctx: _Context, problems: list) -> None:
+    ground = d.get("ground", {})
+    if not isinstance(ground, Mapping):
+        problems.append(f"ground: {_show(ground)} is invalid: accepted values are objects "
+                        "{\"markers\": {name: [x, y]}}")
+        ground = {}
+    for k in ground:
+        if k != "markers":
+            problems.append(f"ground.{k}: unknown key; accepted keys: markers (the ground "
+                            "frame is the reference frame)")
+    ctx.markers["ground"] = _check_marker_table("ground.markers", ground.get("markers", {}),
+                                                problems)
+    for i, body in enumerate(_check_list(d, "bodies", problems)):
+        path = f"bodies[{i}]"
+        if not isinstance(body, Mapping):
+            problems.append(f"{path}: {_show(body)} is invalid: accepted values are objects "
+                            f"with keys {', '.join(BODY_KEYS)}")
+            continue
+        good = _check_keys(path, body, BODY_KEYS, ctx, problems)
+        markers = (_check_marker_table(f"{path}.markers", body["markers"], problems)
+                   if "markers" in good else [])
+        name = good.get("name")
+        if name is None:
+            continue
+        if name in ctx.markers:
+            problems.append(f"{path}.name: {name!r} is a duplicate: body names must be unique "
+                            f"(taken: {', '.join(ctx.markers)})")
+            continue
+        ctx.markers[name] = markers
+
+
+def _body_of(ref) -> str:
+    return ref.split(".", 1)[0] if isinstance(ref, str) else ref["body"]
+
+
+def _check_element(path: str, obj, registry: Mapping[str, Any], ctx: _Context,
+                   problems: list) -> dict | None:
+    """Check a typed object (joint, force or motion); return its valid values."""
+    if not isinstance(obj, Mapping):
+        problems.append(f"{path}: {_show(obj)} is invalid: accepted values are objects with a "
+                        f"\"type\" ({', '.join(registry)})")
+        return None
+    if "type" not in obj:
+        problems.append(f"{path}.type: missing required key (accepted {', '.join(registry)})")
+        return None
+    kind = obj["type"]
+    if not isinstance(kind, str) or kind not in registry:
+        problems.append(f"{path}.type: {_show(kind)} is unknown: accepted "
+                        f"{', '.join(registry)}")
+        return None
+    entry = registry[kind]
+    keys = entry[1] if isinstance(entry, tuple) else {"name": _NAME, **entry.keys}
+    good = _check_keys(path, obj, keys, ctx, problems, checked_elsewhere=("type",))
+    if "motion" in good:  # the one nested typed object
+        if _check_element(f"{path}.motion", good["motion"], MOTION_TYPES, ctx, problems) is None:
+            del good["motion"]
+    if isinstance(entry, _Element):
+        if entry.distinct and all(k in good for k in entry.distinct):
+            bodies = [_body_of(good[k]) for k in entry.distinct]
+            if bodies[0] == bodies[1]:
+                problems.append(f"{path}: {' and '.join(entry.distinct)} are both on body "
+                                f"{bodies[0]!r}; accepted: markers on two different bodies")
+        if entry.exactly_one:
+            given = [k for k in entry.exactly_one if k in obj]
+            if len(given) != 1:
+                problems.append(f"{path}: give exactly one of {', '.join(entry.exactly_one)} "
+                                f"(given: {', '.join(given) or 'none'})")
+    return {"type": kind, **good}
+
+
+def _element_names(section: str, items: list) -> list[str]:
+    # an element without a name gets its type and 1-based position: joints[2] -> revolute3
+    return [it.get("name") if isinstance(it.get("name"), str)
+            else f"{it['type']}{i + 1}" for i, it in items]
+
+
+def _check_section(d: Mapping, section: str, registry, ctx: _Context, problems: list) -> list:
+    checked = []
+    for i, obj in enumerate(_check_list(d, section, problems)):
+        good = _check_element(f"{section}[{i}]", obj, registry, ctx, problems)
+        if good is not None:
+            checked.append((i, good))
+    seen: dict[str, int] = {}
+    for (i, _), name in zip(checked, _element_names(section, checked)):
+        if name in seen:
+            problems.append(f"{section}[{i}].name: {name!r} is a duplicate of "
+                            f"{section}[{seen[name]}]: names must be unique within {section}")
+        else:
+            seen[name] = i
+    return checked
+
+
+def validate_model(d) -> list[str]:
+    """All problems of a model dictionary (empty list: valid).
+
+    Parameters
+    ----------
+    d : mapping
+        The parsed model file.
+
+    Returns
+    -------
+    list of str
+        One message per problem, each starting with the key path (``joints[2].a``) and
+        naming the accepted values.
+    """
+    if not isinstance(d, Mapping):
+        return [f"(top level): {_show(d)} is invalid: accepted values are objects "
+                f"{{\"format\": {FORMAT!r}, \"version\": {VERSION}, ...}}"]
+    problems: list[str] = []
+    _check_header(d, problems)
+    ctx = _Context()
+    _check_bodies(d, ctx, problems)
+    _check_section(d, "joints", JOINT_TYPES, ctx, problems)
+    forces = _check_section(d, "forces", FORCE_TYPES, ctx, problems)
+    declared: dict[str, int] = {}
+    for i, good in forces:
+        name = good.get("input")
+        if name is None:
+            continue
+        if name in declared:
+            problems.append(f"forces[{i}].input: {name!r} is declared by forces[{declared[name]}] "
+                            "already: every input drives one element")
+        declared.setdefault(name, i)
+    inputs = d.get("inputs", {})
+    if not isinstance(inputs, Mapping):
+        problems.append(f"inputs: {_show(inputs)} is invalid: accepted values are objects "
+                        "{input name: start value}")
+        inputs = {}
+    for name, value in inputs.items():
+        if name not in declared:
+            problems.append(f"inputs.{name}: unknown input; accepted: inputs declared by "
+                            f"forces: {', '.join(declared) or '(none)'}")
+        _check_value(f"inputs.{name}", value, _INPUT, ctx, problems)
+    return problems
+
+
+# --- building ------------------------------------------------------------------------------
+def _convert(keys: Mapping[str, _Key], obj: Mapping) -> dict:
+    return {k: KINDS[keys[k].kind].convert(v) for k, v in obj.items() if k in keys}
+
+
+def model_from_dict(d: Mapping, source: str | None = None) -> System:
+    """Build a :class:`~mbdcore.multibody.System` from a model dictionary.
+
+    Parameters
+    ----------
+    d : mapping
+        The model (see the module docstring for the keys).
+    source : str, optional
+        Where ``d`` came from, for error messages (a file name).
+
+    Raises
+    ------
+    ModelFileError
+        With all problems of ``d`` in ``.problems``.
+    """
+    problems = validate_model(d)
+    if problems:
+        raise ModelFileError(problems, source)
+    path = "(model)"
+    try:
+        s = System(gravity=d.get("gravity", (0.0, 0.0)))
+        for name, loc in d.get("ground", {}).get("markers", {}).items():
+            path = f"ground.markers.{name}"
+            s.ground.add_marker(name, loc)
+        for i, body in enumerate(d.get("bodies", [])):
+            path = f"bodies[{i}]"
+            kwargs = _convert(BODY_KEYS, body)
+            s.add_body(kwargs.pop("name"), **kwargs)
+        for section, registry, add in (("joints", JOINT_TYPES, s.add_joint),
+                                       ("forces", FORCE_TYPES, s.add_force)):
+            items = list(enumerate(d.get(section, [])))
+            for (i, obj), name in zip(items, _element_names(section, items)):
+                path = f"{section}[{i}]"
+                entry = registry[obj["type"]]
+                kwargs = _convert(entry.keys, obj)
+                add(entry.cls(**kwargs, name=name))
+        for name, value in d.get("inputs", {}).items():
+            path = f"inputs.{name}"
+            s.set_input(name, value)
+    except ParameterError as exc:  # a check the engine makes and validate_model does not
+        raise ModelFileError([f"{path}: {exc}"], source) from exc
+    return s
+
+
+def _read_file(path: Path) -> Any:
+    suffix = path.suffix.lower()
+    if suffix not in FILE_TYPES:
+        raise ModelFileError([f"(file): {path.name!r} is not a model file: accepted file "
+                              f"types are {', '.join(FILE_TYPES)}"], str(path))
+    text = path.read_text(encoding="utf-8")
+    if suffix == ".json":
+        def no_duplicates(pairs):
+            keys = [k for k, _ in pairs]
+            dup = sorted({k for k in keys if keys.count(k) > 1})
+            if dup:  # json would silently keep the last one
+                raise ModelFileError([f"(file): duplicate key(s) {', '.join(dup)} in one "
+                                      "object; accepted: each key once"], str(path))
+            return dict(pairs)
+        try:
+            return json.loads(text, object_pairs_hook=no_duplicates)
+        except json.JSONDecodeError as exc:
+            raise ModelFileError([f"(file): not valid JSON: {exc.msg} at line {exc.lineno} "
+                                  f"column {exc.colno}"], str(path)) from None
+    yaml = _import_yaml(path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ModelFileError([f"(file): not valid YAML: {exc}"], str(path)) from None
+
+
+def _import_yaml(path: Path):
+    try:
+        import yaml
+    except ImportError:
+        raise ModelFileError([f"(file): {path.suffix} files need the package PyYAML, which is "
+                              "not installed (pip install pyyaml); accepted without it: .json"],
+                             str(path)) from None
+    return yaml
+
+
+def load_model(path_or_dict) -> System:
+    """Load a model file (``.json``, or ``.yaml``/``.yml`` with PyYAML) or dictionary.
+
+    Parameters
+    ----------
+    path_or_dict : str, os.PathLike or mapping
+
+    Returns
+    -------
+    System
+        Not assembled: pass it to :func:`mbdcore.dae.simulate`, which assembles.
+
+    Raises
+    ------
+    ModelFileError
+        With every problem of the file in ``.problems``.
+    """
+    if isinstance(path_or_dict, Mapping):
+        return model_from_dict(path_or_dict)
+    path = Path(path_or_dict)
+    return model_from_dict(_read_file(path), source=str(path))
+
+
+# --- saving ------------------------------------------------------------------------------
+def _describe_section(section: str, elements, registry: Mapping[str, _Element]) -> list:
+    by_class = {e.cls: e for e in registry.values()}
+    out = []
+    for i, element in enumerate(elements):
+        # exact class: ConstantTorque is a JointTorque, an unknown subclass is neither
+        entry = by_class.get(type(element))
+        if entry is None:
+            raise ModelFileError([f"{section}[{i}] ({element.name}): class "
+                                  f"{type(element).__name__} cannot be described; accepted: "
+                                  + ", ".join(e.cls.__name__ for e in registry.values())])
+        try:
+            values = entry.describe(element)
+        except _Undescribable as exc:
+            raise ModelFileError([f"{section}[{i}] ({element.name}): {exc}"]) from None
+        out.append({"type": entry.type, "name": element.name,
+                    **{k: float(v) if isinstance(v, (float, np.floating)) else v
+                       for k, v in values.items()}})
+    return out
+
+
+def _vec(v) -> list[float]:
+    return [float(x) for x in v]
+
+
+def model_to_dict(system: System, description: str | None = None) -> dict:
+    """Describe a System as a model dictionary (every key explicit, defaults resolved).
+
+    Loading the result with :func:`model_from_dict` gives the same equations: same
+    coordinates, initial state, forces, constraints and their derivatives.
+
+    Raises
+    ------
+    ModelFileError
+        If an element cannot be expressed in the format (a Python-function motion or a
+        time-dependent point force, an unknown element class).
+    """
+    ground = system.ground
+    if np.any(ground.position != 0.0) or ground.angle != 0.0:
+        raise ModelFileError(["ground: the ground frame is moved; accepted: position [0, 0] "
+                              "and angle 0 (markers carry the offsets)"])
+    d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+    if description:
+        d["description"] = description
+    d["gravity"] = _vec(system.gravity)
+    d["ground"] = {"markers": {k: _vec(v) for k, v in ground.markers.items()}}
+    d["bodies"] = [{"name": b.name, "mass": b.mass, "inertia": b.inertia,
+                    "position": _vec(b.position), "angle": b.angle,
+                    "velocity": _vec(b.velocity), "omega": b.omega,
+                    "markers": {k: _vec(v) for k, v in b.markers.items()}}
+                   for b in system.bodies]
+    d["joints"] = _describe_section("joints", system.joints, JOINT_TYPES)
+    d["forces"] = _describe_section("forces", system.forces_list, FORCE_TYPES)
+    if system.inputs:
+        d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
+    problems = validate_model(d)
+    if problems:  # a file that would not load again is an error now, not later
+        raise ModelFileError(problems, "model_to_dict")
+    return d
+
+
+def _depth(obj) -> int:
+    if isinstance(obj, dict):
+        return 1 + max(map(_depth, obj.values()), default=0)
+    if isinstance(obj, list):
+        return 1 + max(map(_depth, obj), default=0)
+    return 0
+
+
+def _dumps(obj, indent: int = 0, width: int = 92) -> str:
+    """JSON for people: vectors, marker tables and simple elements on one line each."""
+    pad, inner = "  " * indent, "  " * (indent + 1)
+    flat = json.dumps(obj, allow_nan=False)
+    if not isinstance(obj, (dict, list)) or _depth(obj) <= 2 and len(flat) + len(inner) <= width:
+        return flat
+    if isinstance(obj, list):
+        return "[\n" + ",\n".join(inner + _dumps(v, indent + 1) for v in obj) + "\n" + pad + "]"
+    return ("{\n" + ",\n".join(f"{inner}{json.dumps(k)}: {_dumps(v, indent + 1)}"
+                               for k, v in obj.items()) + "\n" + pad + "}")
+
+
+def save_model(system: System, path, description: str | None = None) -> Path:
+    """Write ``system`` to ``path`` (``.json``, or ``.yaml``/``.yml`` with PyYAML).
+
+    Floats are written with their shortest exact representation, so the loaded system
+    has bit-identical parameters.
+    """
+    path = Path(path)
+    d = model_to_dict(system, description)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        path.write_text(_dumps(d) + "\n", encoding="utf-8")
+    elif suffix in (".yaml", ".yml"):
+        yaml = _import_yaml(path)
+        path.write_text(yaml.safe_dump(d, sort_keys=False, default_flow_style=None),
+                        encoding="utf-8")
+    else:
+        raise ModelFileError([f"(file): {path.name!r}: accepted file types are "
+                              f"{', '.join(FILE_TYPES)}"], str(path))
+    return path
+
+
+# --- JSON Schema ---------------------------------------------------------------------------
+def _key_schema(key: _Key) -> dict:
+    schema = dict(KINDS[key.kind].schema)
+    text = " ".join(p for p in (key.doc, f"[{key.unit}]" if key.unit else "") if p)
+    if text:
+        schema["description"] = text
+    return schema
+
+
+def _object_schema(keys: Mapping[str, _Key], type_name: str | None = None,
+                   doc: str | None = None) -> dict:
+    props = {k: _key_schema(v) for k, v in keys.items()}
+    required = [k for k, v in keys.items() if v.required]
+    if type_name is not None:
+        props = {"type": {"const": type_name}, **props}
+        required = ["type", *required]
+    out = {"type": "object", "additionalProperties": False, "required": required,
+           "properties": props}
+    if doc:
+        out["description"] = doc.strip().splitlines()[0]
+    return out
+
+
+def _build_schema() -> dict:
+    def typed(registry):
+        return {"oneOf": [_object_schema({"name": _NAME, **e.keys}, t, e.cls.__doc__)
+                          for t, e in registry.items()]}
+
+    top = {
+        "format": {"const": FORMAT},
+        "version": {"const": VERSION},
+        "description": {"type": "string"},
+        "gravity": _key_schema(_GRAVITY),
+        "ground": {"type": "object", "additionalProperties": False,
+                   "properties": {"markers": KINDS["markers"].schema}},
+        "bodies": {"type": "array", "items": {"$ref": "#/$defs/body"}},
+        "joints": {"type": "array", "items": {"$ref": "#/$defs/joint"}},
+        "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
+        "inputs": {"type": "object", "additionalProperties": {"type": "number"}},
+    }
+    for k, doc in TOP_KEYS.items():
+        top[k]["description"] = doc
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://flexcosim.invalid/schemas/flexcosim-model-1.json",
+        "title": "flexcosim planar multibody model",
+        "description": "Bodies, joints and forces of mbdcore.multibody.System; SI units.",
+        "type": "object", "additionalProperties": False, "required": ["format", "version"],
+        "properties": top,
+        "$defs": {
+            "body": _object_schema(BODY_KEYS),
+            "joint": typed(JOINT_TYPES),
+            "force": typed(FORCE_TYPES),
+            "motion": {"oneOf": [_object_schema(keys, t) for t, (_, keys)
+                                 in MOTION_TYPES.items()]},
+        },
+    }
+
+
+def format_reference() -> str:
+    """The element types and their keys as text (from the tables the validator uses)."""
+    def keys(table):
+        return "\n".join(f"    {k:15s}{'(required) ' if v.required else ''}{v.doc}"
+                         f"{'; ' if v.doc else ''}{v.accepted()}" for k, v in table.items())
+
+    parts = [f"bodies[]\n{keys(BODY_KEYS)}"]
+    for section, registry in (("joints", JOINT_TYPES), ("forces", FORCE_TYPES)):
+        for t, e in registry.items():
+            table = {"name": _NAME, **e.keys}
+            parts.append(f"{section}[] type {t!r} ({e.cls.__name__})\n{keys(table)}")
+    for t, (_, table) in MOTION_TYPES.items():
+        parts.append(f"driver motion type {t!r}\n{keys(table)}")
+    return "\n".join(parts)
+
+
+#: JSON Schema (draft 2020-12) of the model format, built from the same tables as
+#: :func:`validate_model` (which checks references and gives the clearer messages).
+MODEL_SCHEMA: dict = _build_schema()

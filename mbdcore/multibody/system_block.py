@@ -1,0 +1,249 @@
+"""Any multibody System as a Block (and so, through fmu.fmi.build, as an FMU).
+
+A model (the dict of a model file, see :mod:`mbdcore.multibody.model_file`) is turned into a
+block class by :meth:`SystemBlock.configured`, which fixes the signals:
+
+inputs
+    the system's inputs (applied joint torques [N m] and forces [N]); default all.
+outputs
+    names chosen among
+    * generalised coordinates, as :meth:`System.coordinate_names` gives them
+      (``"crank.phi"`` [rad], ``"slider.x"`` [m], ``"beam.delta1"`` [m], ...);
+    * their rates, ``"der(crank.phi)"``;
+    * reactions, ``"reaction.<joint>.<equation>"`` (``"reaction.pivot.x"`` [N],
+      ``"reaction.drive.torque"`` [N m]) with the sign of G^T lambda;
+    * marker positions ``"position.<body>.<marker>.x"`` / ``.y`` [m] and orientations
+      ``"orientation.<body>.<marker>"`` [rad];
+    * ``"energy"`` [J] and ``"violation"`` (max |g|).
+    Default: all coordinates.
+
+The block integrates the index-1 formulation (Baumgarte + projections) with any
+fixed-step method of :mod:`mbdcore.integrators`, or the index-3/GGL formulation with
+the implicit methods of :mod:`mbdcore.dae.index3`, over ``substeps`` steps per
+communication step, inputs held.  A failed step raises StepError and keeps the state.
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+import numpy as np
+
+from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
+from mbdcore.dae.index1 import (AssemblyError, Index1Baumgarte, SingularConfigurationError,
+    assemble, augmented_accelerations)
+from mbdcore.integrators.registry import FIXED_STEP, make_integrator
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
+from mbdcore.dae.index3 import make_implicit
+from mbdcore.multibody.system import System
+
+__all__ = ["IMPLICIT_METHODS", "METHODS", "SystemBlock", "system_block"]
+
+IMPLICIT_METHODS = ("generalized-alpha", "hht", "newmark", "bathe", "bathe-broyden")
+METHODS = tuple(k for k in FIXED_STEP if k != "gill-tableau") + tuple(
+    f"bdf{k}" for k in range(1, 7)) + IMPLICIT_METHODS
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _coordinate_unit(name: str) -> str:
+    last = name.rsplit(".", 1)[-1]
+    if last in ("phi", "theta") or last.startswith("alpha"):
+        return "rad"
+    if last in ("dx", "dy"):          # ANCF slope components
+        return "1"
+    return "m"
+
+
+def _rate_unit(unit: str) -> str:
+    return {"rad": "rad/s", "m": "m/s", "1": "1/s"}[unit]
+
+
+class SystemBlock(Block):
+    """A multibody System as a block (configure it with :meth:`configured`)."""
+
+    CONFIG: dict | None = None
+    PARAMETERS = (
+        Parameter("method", "rk4", "", "integration method (index-1: explicit and BDF; "
+                  "index-3/GGL: implicit)", choices=METHODS),
+        Parameter("substeps", 10, "", "integrator steps per communication step", min=1,
+                  max=100000),
+        Parameter("baumgarte", 10.0, "1/s", "Baumgarte alpha = beta (index-1 methods)",
+                  min=0.0, max=1e4),
+        Parameter("rho_inf", 0.8, "", "spectral radius at infinity (generalized-alpha)",
+                  min=0.0, max=1.0),
+    )
+    DEFAULT_STOP_TIME = 1.0
+    DEFAULT_STEP_SIZE = 1e-3
+
+    @classmethod
+    def configured(cls, config: dict, name: str | None = None) -> type["SystemBlock"]:
+        """A block class for ``config = {"model": <model dict>, "inputs": [...],
+        "outputs": [...]}`` (lists optional).  Unknown signal names raise
+        ParameterError listing the accepted ones."""
+
+        config = copy.deepcopy(dict(config))
+        system = model_from_dict(config["model"])
+        inputs = list(config.get("inputs") or system.inputs)
+        unknown = [u for u in inputs if u not in system.inputs]
+        if unknown:
+            raise ParameterError(f"unknown input(s) {unknown}; the model's inputs: "
+                                 f"{', '.join(system.inputs) or '(none)'}")
+        outputs = list(config.get("outputs") or system.coordinate_names())
+        available = _available_outputs(system)
+        unknown = [o for o in outputs if o not in available]
+        if unknown:
+            raise ParameterError(f"unknown output(s) {unknown}; accepted: "
+                                 f"{', '.join(sorted(available))}")
+        config["inputs"], config["outputs"] = inputs, outputs
+        attrs = {
+            "CONFIG": config,
+            "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}")
+                            for u in inputs),
+            "OUTPUTS": tuple(Signal(o, available[o][0], available[o][1]) for o in outputs),
+            "__doc__": config["model"].get("description") or cls.__doc__,
+        }
+        return type(name or "ConfiguredSystemBlock", (cls,), attrs)
+
+    def __init__(self, **params):
+        if self.CONFIG is None:
+            raise ParameterError("SystemBlock needs a model: use SystemBlock.configured(config)")
+        super().__init__(**params)
+
+        self.system = model_from_dict(self.CONFIG["model"])
+        method = self.params["method"]
+        self.implicit = method in IMPLICIT_METHODS
+        if self.implicit:
+
+            opts = {"rho_inf": self.params["rho_inf"]} if method == "generalized-alpha" else {}
+            self.integrator = make_implicit(method, **opts)
+        else:
+            self.integrator = make_integrator(method)
+            a = self.params["baumgarte"]
+            self.form = Index1Baumgarte(self.system, a, a, project=True)
+        self._index = {n: i for i, n in enumerate(self.system.coordinate_names())}
+        self._mult = {n: i for i, n in enumerate(self.system.multiplier_names())}
+        self.reset()
+
+    # -- state ------------------------------------------------------------------------
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        try:
+            self.q, self.v = assemble(self.system, t0)
+        except (AssemblyError, SingularConfigurationError) as exc:
+            raise ParameterError(f"the model cannot be assembled: {exc}") from None
+        self.integrator.reset()
+        self._out = None
+
+    def _get_internal(self):
+        return {"q": self.q.copy(), "v": self.v.copy(), "integrator": self.integrator.get_state()}
+
+    def _set_internal(self, internal):
+        self.q = np.array(internal["q"], dtype=float)
+        self.v = np.array(internal["v"], dtype=float)
+        self.integrator.set_state(internal["integrator"])
+        self._out = None
+
+    # -- stepping ---------------------------------------------------------------------
+    def do_step(self, t: float, h: float) -> None:
+        sys_ = self.system
+        for name in self.INPUTS:
+            sys_.set_input(name.name, self.inputs[name.name])
+        saved = self.integrator.get_state()
+        n_sub = self.params["substeps"]
+        hs = h / n_sub
+        q, v = self.q, self.v
+        try:
+            with np.errstate(all="ignore"):
+                for k in range(n_sub):
+                    ts = t + k * hs
+                    if self.implicit:
+                        q, v = self.integrator.step(sys_, ts, q, v, hs)
+                    else:
+                        x = self.integrator.step(self.form.rhs, ts, np.concatenate([q, v]), hs)
+                        if not np.all(np.isfinite(x)):
+                            raise IntegrationError("non-finite state")
+                        x = self.form.correct(ts + hs, x)
+                        self.integrator.accept_correction(x)
+                        q, v = x[:sys_.n], x[sys_.n:]
+                    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+                        raise IntegrationError("non-finite state")
+        except Exception as exc:  # noqa: BLE001 - every failure keeps the last good state
+            self.integrator.set_state(saved)
+            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s failed ({type(exc).__name__}: "
+                            f"{exc}); state kept at t = {self.time:.6g} s") from None
+        self.q, self.v = q, v
+        self.time = t + h
+        self._out = None
+
+    # -- outputs ----------------------------------------------------------------------
+    def outputs(self) -> dict:
+        if self._out is None:
+            self._out = {s.name: float(self._signal(s.name)) for s in self.OUTPUTS}
+        return self._out
+
+    def _signal(self, name: str) -> float:
+        sys_, q, v = self.system, self.q, self.v
+        if name in self._index:
+            return q[self._index[name]]
+        if name.startswith("der(") and name[4:-1] in self._index:
+            return v[self._index[name[4:-1]]]
+        if name == "energy":
+            return sys_.energy(self.time, q, v)
+        if name == "violation":
+            return float(np.abs(sys_.constraints(self.time, q)).max()) if sys_.m else 0.0
+        if name.startswith("reaction."):
+            lam = augmented_accelerations(sys_, self.time, q, v)[1]
+            return lam[self._mult[name[len("reaction."):]]]
+        kind, rest = name.split(".", 1)
+        if kind == "position":
+            ref, comp = rest.rsplit(".", 1)
+            body, loc = sys_.marker(ref)
+            return sys_.view(q, v)[body].point(loc)[0]["xy".index(comp)]
+        if kind == "orientation":
+            body, loc = sys_.marker(rest)
+            return sys_.view(q, v)[body].angle(loc)[0]
+        raise KeyError(name)
+
+
+def _input_unit(system, name: str) -> str:
+    for force in system.forces_list:
+        if name in force.input_names:
+            return "N.m" if force.kind == "torque" else "N"
+    return ""
+
+
+def _available_outputs(system) -> dict[str, tuple[str, str]]:
+    """Output name -> (unit, description)."""
+    out: dict[str, tuple[str, str]] = {}
+    for n in system.coordinate_names():
+        unit = _coordinate_unit(n)
+        out[n] = (unit, f"coordinate {n}")
+        out[f"der({n})"] = (_rate_unit(unit), f"rate of {n}")
+    for j in system.joints:
+        for eq in j.equation_names():
+            unit = "N.m" if eq in ("moment", "torque") else "N"
+            out[f"reaction.{j.name}.{eq}"] = (unit, f"reaction {eq} of {j.name} (G^T lambda sign)")
+    for body in [system.ground] + system.bodies:
+        for m in body.markers:
+            if _IDENT.match(m):
+                for c in "xy":
+                    out[f"position.{body.name}.{m}.{c}"] = ("m", f"{c} of marker {body.name}.{m}")
+                if not body.is_ground:
+                    out[f"orientation.{body.name}.{m}"] = ("rad", f"orientation at {body.name}.{m}")
+    out["energy"] = ("J", "total mechanical energy")
+    out["violation"] = ("", "largest constraint violation |g|")
+    return out
+
+
+def system_block(model, inputs=None, outputs=None, name: str | None = None):
+    """Block class of a model given as a path, a model dict or a System (see
+    :meth:`SystemBlock.configured`)."""
+
+    if isinstance(model, System):
+        model = model_to_dict(model)
+    elif not isinstance(model, dict):
+        model = model_to_dict(load_model(model))
+    return SystemBlock.configured({"model": model, "inputs": inputs, "outputs": outputs}, name)
+

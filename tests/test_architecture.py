@@ -1,0 +1,236 @@
+"""The layer picture of docs/architecture.md, checked on the source.
+
+The project's import graph is read with ``ast`` (imports inside functions included, so
+a lazy import cannot hide a cycle).  Layers, lowest first; a module may import its own
+layer and the layers below it, never above:
+
+    mbdcore (blocks, jit) < mbdcore.integrators < mbdcore.dae < mbdcore.multibody
+    < mbdcore.models < fmu.fmi < fmu.cosim < controllers
+    < flexcosim (application: command line, demo)
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("mbdcore", "fmu", "controllers", "flexcosim")
+
+#: Layers, lowest first; a module belongs to the longest prefix that names it.
+LAYERS = (
+    "mbdcore",
+    "mbdcore.integrators",
+    "mbdcore.dae",
+    "mbdcore.multibody",
+    "mbdcore.models",
+    "fmu",
+    "fmu.fmi",
+    "fmu.cosim",
+    "controllers",
+    "flexcosim",
+)
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[module_name(path)] = path
+    return found
+
+
+MODULES = project_modules()
+
+
+class Import:
+    def __init__(self, source, target, names, inside_function, line):
+        self.source, self.target, self.names = source, target, names
+        self.inside_function, self.line = inside_function, line
+
+    def __repr__(self):
+        where = " (inside a function)" if self.inside_function else ""
+        return f"{self.source}:{self.line} imports {self.target}{where}"
+
+
+def imports_of(module: str, path: Path, modules=MODULES) -> list[Import]:
+    """Project imports of one module; ``from a.b import c`` counts as an import of the
+    module ``a.b.c`` when there is one, else of ``a.b``."""
+    tree = ast.parse(path.read_text())
+    is_package = path.name == "__init__.py"
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                      ast.Lambda))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.split(".")[0] in PACKAGES:
+                        found.append(Import(module, alias.name, [], inner, child.lineno))
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parts = module.split(".")
+                    keep = len(parts) - child.level + (1 if is_package else 0)
+                    base = ".".join(parts[:keep] + ([base] if base else []))
+                if base.split(".")[0] in PACKAGES:
+                    names = [a.name for a in child.names]
+                    for name in names:
+                        target = f"{base}.{name}" if f"{base}.{name}" in modules else base
+                        found.append(Import(module, target, [name], inner, child.lineno))
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+ALL_IMPORTS = [imp for m, p in MODULES.items() for imp in imports_of(m, p)]
+
+
+def layer_of(module: str) -> int:
+    best = -1
+    for i, prefix in enumerate(LAYERS):
+        if module == prefix or module.startswith(prefix + "."):
+            if best < 0 or len(prefix) > len(LAYERS[best]):
+                best = i
+    if best < 0:
+        raise AssertionError(f"{module} belongs to no layer of {LAYERS}")
+    return best
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node, or with a self-loop
+    (Tarjan's algorithm, iterative)."""
+    index, low, on_stack, stack, result = {}, {}, set(), [], []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph.get(node, ()):
+                    result.append(sorted(component))
+    return result
+
+
+def module_graph(imports) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        if imp.target != imp.source:
+            graph.setdefault(imp.source, set()).add(imp.target)
+    return graph
+
+
+# -- the checker can fail -------------------------------------------------------------
+def test_cycle_finder_finds_direct_and_indirect_cycles_and_nothing_in_a_tree():
+    assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_import_reader_sees_lazy_and_relative_imports(tmp_path):
+    pkg = tmp_path / "mbdcore"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("def f():\n    from .b import g\n    return g\n")
+    (pkg / "b.py").write_text("from mbdcore.a import f\n")
+    modules = {"mbdcore.a": pkg / "a.py", "mbdcore.b": pkg / "b.py"}
+    found_a = imports_of("mbdcore.a", pkg / "a.py", modules)
+    found_b = imports_of("mbdcore.b", pkg / "b.py", modules)
+    assert [(i.target, i.inside_function) for i in found_a] == [("mbdcore.b", True)]
+    assert cycles(module_graph(found_a + found_b)) == [["mbdcore.a", "mbdcore.b"]]
+
+
+# -- the project ------------------------------------------------------------------------
+def test_no_project_import_inside_a_function():
+    lazy = [imp for imp in ALL_IMPORTS if imp.inside_function]
+    assert lazy == [], "imports inside functions (move them to the top of the module)"
+
+
+def test_no_module_cycles():
+    assert cycles(module_graph(ALL_IMPORTS)) == []
+
+
+def test_no_package_cycles():
+    top = {}
+    sub = {}
+    for imp in ALL_IMPORTS:
+        top.setdefault(imp.source.split(".")[0], set()).add(imp.target.split(".")[0])
+        sub.setdefault(LAYERS[layer_of(imp.source)], set()).add(LAYERS[layer_of(imp.target)])
+    for graph in (top, sub):
+        for node in graph:
+            graph[node].discard(node)
+    assert cycles(top) == []
+    assert cycles(sub) == []
+
+
+def test_imports_go_downward_only():
+    upward = [imp for imp in ALL_IMPORTS if layer_of(imp.target) > layer_of(imp.source)]
+    assert upward == []
+
+
+def test_mbdcore_knows_nothing_of_fmi_controllers_or_the_application():
+    outside = [imp for imp in ALL_IMPORTS
+               if imp.source.startswith("mbdcore") and not imp.target.startswith("mbdcore")]
+    assert outside == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+    private = [(imp, imp.names) for imp in ALL_IMPORTS
+               if any(n.startswith("_") for n in imp.names)]
+    assert private == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.endswith("__main__")))
+def test_every_module_declares_what_it_offers(module):
+    mod = importlib.import_module(module)
+    declared = getattr(mod, "__all__", None)
+    assert declared is not None, f"{module} has no __all__"
+    missing = [name for name in declared if not hasattr(mod, name)
+               and importlib.util.find_spec(f"{module}.{name}") is None]
+    assert missing == [], f"{module}.__all__ names what it does not define"
+
+
+def test_architecture_document_names_every_layer():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    absent = [layer for layer in LAYERS if f"`{layer}`" not in text]
+    assert absent == []

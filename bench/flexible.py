@@ -1,16 +1,16 @@
 """Benchmark of the flexible-body models (issue 4): wall time against accuracy, and the
 cost of one implicit step as a chain of ANCF elements grows.
 
-(a) Hub-beam spin-up (Kane, Ryan & Banerjee 1987; BENCHMARKS.md §2), 0-20 s, final
+(a) Hub-beam spin-up (Kane, Ryan & Banerjee 1987; docs/benchmarks.md §2), 0-20 s, final
     rate 4 rad/s: the floating-frame modal beam (2, 4 modes), the finite-segment beam
     (5, 10, 20 segments) and the ANCF beam (4, 8, 16 elements), all with
     generalized-alpha (GGL, rho_inf = 0.8) at h = 5 ms.  Peak and final transverse tip
     deflection in the hub frame, against the finest model of the same family and
     against the finest ANCF beam.
-(b) The two-link arm (BENCHMARKS.md §1), seed's bang-bang torques, 0-1.2 s, built from
-    the general engine with each beam model, against the minimal-coordinate model
-    (mbdcore.models.manipulator.FlexibleManipulator, 4 modes): wall time and largest
-    joint-angle difference.
+(b) The two-link arm of docs/benchmarks.md §1 under the bang-bang torques of load case
+    1a, 0-1.2 s, built from the general engine with each beam model, against the
+    minimal-coordinate model (mbdcore.models.manipulator.FlexibleManipulator, 4 modes):
+    wall time and largest joint-angle difference.
 (c) Cost of one generalized-alpha step (modified Newton) on a hanging chain of 10 ...
     3000 ANCF elements (0.1 m each): the first step (Jacobian and factorisation fresh)
     and a typical step, for the sparse path and, where feasible, the dense one, with

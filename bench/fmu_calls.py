@@ -26,7 +26,7 @@ from pathlib import Path
 import pythonfmu
 from fmpy import extract, read_model_description
 
-from controllers.joint_pd import JointPDController
+from controllers.laws.joint_pd import JointPDController
 from fmu.fmi.build import _fmi2_headers
 from flexcosim.demo import ensure_fmu
 from fmu.fmi.slave import BlockSlave

@@ -1,7 +1,8 @@
 """Benchmark of the two-link flexible arm (issue: first complete slice).
 
-Prints, for the seed's open-loop case (BENCHMARKS.md §1: 1.2 s at h = 1e-4 s):
-wall time with Gill, Treanor and classical RK4 against the seed 000 timings
+Prints, for the open-loop case of docs/benchmarks.md §1 (load case 1a: 1.2 s at h = 1e-4 s):
+wall time with Gill, Treanor and classical RK4 against the computing times that
+Yan & Al Dmour (2022; docs/benchmarks.md §1, §8.1) report for their two-link flexible arm
 (47 s fixed-step Treanor, 2 min 56 s Gill), and the real-time factor of the
 closed-loop demo (3 s at 1 ms) with FMUs and with in-process blocks.
 
@@ -17,6 +18,8 @@ import numpy as np
 from flexcosim.demo import run_demo
 from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque
 
+#: Computing times [s] at h = 1e-4 s published by Yan & Al Dmour (2022) for their two-link
+#: flexible arm (docs/benchmarks.md §1, load case 1a); hardware not stated.
 SEED_SECONDS = {"gill": 176.0, "treanor": 47.0}
 
 
@@ -33,7 +36,7 @@ def open_loop(method: str, h: float = 1e-4, repeats: int = 3) -> tuple[float, np
 
 def main() -> None:
     print("open-loop case, 1.2 s at h = 1e-4 s (12 000 steps), best of 3")
-    print(f"{'method':>8} {'wall [s]':>9} {'seed [s]':>9} {'speed-up':>9}  theta1(1.2) [rad]")
+    print(f"{'method':>8} {'wall [s]':>9} {'paper [s]':>9} {'speed-up':>9}  theta1(1.2) [rad]")
     finals = {}
     for method in ("gill", "treanor", "rk4"):
         wall, x = open_loop(method)

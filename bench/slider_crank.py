@@ -1,7 +1,7 @@
-"""Slider-crank 0-2 s: wall time and error of each integrator (seed 003's comparison).
+"""Slider-crank 0-2 s: wall time and error of each integrator (the comparison of Ji et al. 2020).
 
 For h = 1e-3 s and 1e-4 s, every method of the engine runs the slider-crank of
-BENCHMARKS.md §6 (mbdcore.models.slider_crank) and is compared with a reference
+docs/benchmarks.md §6 (mbdcore.models.slider_crank) and is compared with a reference
 (index-1 without stabilisation, DOP853 at rtol 1e-11): wall time [s], max error of the
 final coordinates and velocities, constraint violation, energy drift with c = 0.
 

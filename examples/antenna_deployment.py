@@ -1,4 +1,4 @@
-"""Deployment of the 4-panel boom in 60 s (BENCHMARKS.md §4).
+"""Deployment of the 4-panel boom in 60 s (docs/benchmarks.md §4).
 
     python examples/antenna_deployment.py [results_dir]
 

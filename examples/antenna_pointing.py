@@ -1,4 +1,4 @@
-"""Antenna pointing axis under the cascaded servo (BENCHMARKS.md §3).
+"""Antenna pointing axis under the cascaded servo (docs/benchmarks.md §3).
 
     python examples/antenna_pointing.py [results_dir]
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from controllers.antenna import (design_servo, pointing_axis_plant, servo_cosim_system,
-    servo_margins)
-from controllers.metrics import move_metrics
+from controllers.design.antenna_servo import (design_servo, pointing_axis_plant,
+    servo_cosim_system, servo_margins)
+from controllers.design.metrics import move_metrics
 from fmu.cosim.master import Master
 from mbdcore.models.antenna import AntennaStructure
 from mbdcore.blocks import Block, Parameter, Signal

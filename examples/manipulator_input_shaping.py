@@ -1,10 +1,10 @@
-"""Joint PD on the flexible arm, with and without a ZV input shaper (BENCHMARKS.md §1).
+"""Joint PD on the flexible arm, with and without a ZV input shaper (docs/benchmarks.md §1).
 
     python examples/manipulator_input_shaping.py [results_dir]
 
 The shaper is tuned to the 0.43 Hz link mode of the PD loop, identified on the linear
 model.  Move time: both joints within 2 % from then on; residual vibration: over the
-second after it (controllers.validation.settled_move).  The shaped move (1.2 s
+second after it (controllers.design.validation.settled_move).  The shaped move (1.2 s
 quintic + shaper) settles within 1.3x the move time of PD on the 2 s quintic.
 """
 import sys
@@ -13,13 +13,13 @@ from pathlib import Path
 import control as ct
 import numpy as np
 
-from controllers.design import modal_table
-from controllers.input_shaping import ShapedQuinticTrajectory
-from controllers.ioadapters import linearize_arm
-from controllers.joint_pd import JointPDController
-from controllers.trajectory import QuinticJointTrajectory
-from controllers.validation import (closed_loop_move, end_effector_deflection, move_report,
-    settled_move)
+from controllers.design.synthesis import modal_table
+from controllers.laws.input_shaping import ShapedQuinticTrajectory
+from controllers.design.adapters import linearize_arm
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.trajectory import QuinticJointTrajectory
+from controllers.design.validation import (closed_loop_move, end_effector_deflection,
+    move_report, settled_move)
 from flexcosim.demo import plot_closed_loop
 
 

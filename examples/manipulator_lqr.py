@@ -18,13 +18,14 @@ from pathlib import Path
 
 import control as ct
 
-from controllers.design import loop_margins, modal_table, plot_bode, robustness_scan
-from controllers.ioadapters import linearize_arm
-from controllers.joint_pd import JointPDController
-from controllers.lqr import (INTEGRATED, MEASURED, ArmLQGController, FlexibleArmReference,
-    arm_plant_grid, design_arm_lqg, design_arm_lqg_robust)
-from controllers.trajectory import QuinticJointTrajectory
-from controllers.validation import closed_loop_move, move_report, settled_move
+from controllers.design.synthesis import loop_margins, modal_table, plot_bode, robustness_scan
+from controllers.design.adapters import linearize_arm
+from controllers.laws.joint_pd import JointPDController
+from controllers.design.arm_lqg import (INTEGRATED, MEASURED, arm_plant_grid, design_arm_lqg,
+    design_arm_lqg_robust)
+from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
+from controllers.laws.trajectory import QuinticJointTrajectory
+from controllers.design.validation import closed_loop_move, move_report, settled_move
 from flexcosim.demo import plot_closed_loop
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from controllers.tuning import dask_executor, evaluate_move, sweep
+from controllers.design.tuning import dask_executor, evaluate_move, sweep
 
 
 def main(out="results", scheduler=None):

@@ -1,6 +1,6 @@
 """The main job: the two-link flexible arm, closed loop, under the co-simulation master.
 
-Three components (BENCHMARKS.md §1, closed-loop case):
+Three components (docs/benchmarks.md §1, load case 1b):
 
 * ``ref``  — quintic point-to-point reference (0, 0) -> (15 deg, 10 deg) in 2 s,
   a Python block;
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from controllers.joint_pd import JointPDController
-from controllers.metrics import move_metrics, residual_vibration
-from controllers.trajectory import QuinticJointTrajectory
+from controllers.laws.joint_pd import JointPDController
+from controllers.design.metrics import move_metrics, residual_vibration
+from controllers.laws.trajectory import QuinticJointTrajectory
 from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
 
 from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu

@@ -29,12 +29,12 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 __all__ = ["BlockError", "ParameterError", "InputError", "StepError", "Signal", "Parameter",
-           "with_overrides", "Block", "StateVectorBlock"]
+           "with_overrides", "Block", "StateVectorBlock", "VectorState"]
 
 
 class BlockError(RuntimeError):
@@ -282,3 +282,20 @@ class StateVectorBlock(Block):
     def _set_internal(self, internal):
         self.x = np.array(internal["x"], dtype=float)
 
+
+class VectorState:
+    """How a block's internal state maps to a flat vector (python-control adapters,
+    linearisation).
+
+    Parameters
+    ----------
+    names : sequence of str
+        State names.
+    get : callable(block) -> array
+    set : callable(block, array) -> None
+    """
+
+    def __init__(self, names: Sequence[str], get: Callable, set: Callable):
+        self.names = list(names)
+        self.get = get
+        self.set = set

@@ -1,4 +1,5 @@
-"""Planar ANCF beams (seed 001) against beam theory, the elastica and rigid-body mechanics.
+"""Planar ANCF beams (Shabana 1997; docs/benchmarks.md §8.2) against beam theory, the
+elastica and rigid-body mechanics.
 
 Unless stated otherwise: cantilever of L = 1 m, rho_a = 1 kg/m, EI = 1 N m^2, EA = 1e6 N
 (so the axial strains of the cases below stay under 1e-5 and the beam is, as in the

@@ -36,12 +36,13 @@ def test_ancf_arm_has_the_frequencies_of_the_minimal_model():
 
 def test_ancf_arm_matches_the_minimal_model_and_the_gap_is_geometric_nonlinearity():
     """In the linear regime (torques x 0.1) the joint angles agree to 1e-5 rad.  At the
-    seed's torques link 1 bends by 6 cm (12 % of its length) and the models differ by
-    about 3e-3 rad after 1.2 s: the gap grows as the cube of the amplitude, the order
-    of the terms the assumed-mode model leaves out (it keeps the kinetic energy to
-    second order in the deflection, with linear curvature and slope, where ANCF is
-    exact) -- a modelling difference, not a discretisation error (the ANCF result
-    does not change from 2 to 4 elements per link)."""
+    open-loop torques of docs/benchmarks.md §1 (load case 1a) link 1 bends by 6 cm (12 %
+    of its length) and the models differ by about 3e-3 rad after 1.2 s: the gap grows as
+    the cube of the amplitude, the order of the terms the assumed-mode model leaves out
+    (it keeps the kinetic energy to second order in the deflection, with linear
+    curvature and slope, where ANCF is exact) -- a modelling difference, not a
+    discretisation error (the ANCF result does not change from 2 to 4 elements per
+    link)."""
     small, amp_small = joint_angle_gap(0.1)
     assert small < 1e-5 * 1.0 and amp_small > 0.01
     half, _ = joint_angle_gap(0.5)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from controllers.antenna import servo_cosim_system
-from controllers.metrics import move_metrics
+from controllers.design.antenna_servo import servo_cosim_system
+from controllers.design.metrics import move_metrics
 from fmu.cosim.master import Master
 
 STOP = 5.0

@@ -1,4 +1,4 @@
-"""Deployable boom (BENCHMARKS.md §4): synchronous hinges, end position, latch and the
+"""Deployable boom (docs/benchmarks.md §4): synchronous hinges, end position, latch and the
 residual vibration of a smooth profile against a bang-bang drive.
 
 Scaling: the benchmark deploys in 60 s (examples/antenna_deployment.py); the test

@@ -1,4 +1,4 @@
-"""Antenna pointing axis (BENCHMARKS.md §3): structure frequencies against the engine's
+"""Antenna pointing axis (docs/benchmarks.md §3): structure frequencies against the engine's
 modal analysis, and the cascaded servo against its spec."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.antenna import (AntennaServoController, design_servo, pointing_axis_plant,
-    servo_margins)
-from controllers.metrics import move_metrics
+from controllers.laws.antenna_servo import AntennaServoController
+from controllers.design.antenna_servo import design_servo, pointing_axis_plant, servo_margins
+from controllers.design.metrics import move_metrics
 from mbdcore.models.antenna import AntennaStructure, PointingAxisBlock, pointing_axis_system
 from mbdcore.multibody.modal import modal_analysis
 

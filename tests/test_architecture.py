@@ -5,7 +5,7 @@ a lazy import cannot hide a cycle).  Layers, lowest first; a module may import i
 layer and the layers below it, never above:
 
     mbdcore (blocks, jit) < mbdcore.integrators < mbdcore.dae < mbdcore.multibody
-    < mbdcore.models < fmu.fmi < fmu.cosim < controllers
+    < mbdcore.models < fmu.fmi < fmu.cosim < controllers.laws < controllers.design
     < flexcosim (application: command line, demo)
 """
 from __future__ import annotations
@@ -31,6 +31,8 @@ LAYERS = (
     "fmu.fmi",
     "fmu.cosim",
     "controllers",
+    "controllers.laws",
+    "controllers.design",
     "flexcosim",
 )
 

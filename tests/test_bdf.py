@@ -57,7 +57,8 @@ def test_bdf_table_satisfies_the_order_conditions(k):
 
 
 def test_improved_gear_reproduces_the_seed_coefficients_for_beta_20():
-    """Seed 000: 41 y2 = 80 y1 - 39 y0 + h(40 f2 - 38 f1), and
+    """Yan & Al Dmour (2022; docs/benchmarks.md §8.1) print
+    41 y2 = 80 y1 - 39 y0 + h(40 f2 - 38 f1), and
     182 y3 = 417 y2 - 294 y1 + 59 y0 + h(120 f3 - 114 f2); with b0 + b1 = 1 these are
     the printed formulas divided by 2 and by 6."""
     np.testing.assert_allclose(2 * multistep_coefficients(2, 20.0, -19.0), [41, -80, 39])

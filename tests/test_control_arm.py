@@ -1,6 +1,7 @@
-"""Controllers of the two-link flexible arm on the closed-loop benchmark (BENCHMARKS.md §1).
+"""Controllers of the two-link flexible arm on the closed-loop benchmark
+(docs/benchmarks.md §1, load case 1b).
 
-Move time and residual vibration (controllers.validation.settled_move): the move time
+Move time and residual vibration (controllers.design.validation.settled_move): the move time
 is the time after which both joints stay within 2 % of their move until the end of the
 record; the residual vibration is the peak-to-peak end-effector deflection over the
 second that starts then.  Every controller is judged from the time its own joints
@@ -8,18 +9,22 @@ have arrived.
 """
 from __future__ import annotations
 
+import json
+
 import control as ct
 import numpy as np
 import pytest
 
-from controllers.design import DesignError, lqr, loop_margins, modal_table
-from controllers.input_shaping import (ShapedQuinticTrajectory, convolve,
+from controllers.laws.arm_lqg import DesignError
+from controllers.design.synthesis import lqr, loop_margins, modal_table
+from controllers.laws.input_shaping import (ShapedQuinticTrajectory, convolve,
     residual_vibration_ratio, shaper)
-from controllers.ioadapters import SignalNameError, block_iosys, linearize_arm
-from controllers.joint_pd import JointPDController
-from controllers.lqr import MEASURED, ArmLQGController, FlexibleArmReference, design_arm_lqg
-from controllers.trajectory import QuinticJointTrajectory, quintic
-from controllers.validation import closed_loop_move, move_report, settled_move
+from controllers.design.adapters import SignalNameError, block_iosys, linearize_arm
+from controllers.laws.joint_pd import JointPDController
+from controllers.design.arm_lqg import MEASURED, design_arm_lqg
+from controllers.laws.arm_lqg import DEFAULT_DESIGN_FILE, ArmLQGController, FlexibleArmReference
+from controllers.laws.trajectory import QuinticJointTrajectory, quintic
+from controllers.design.validation import closed_loop_move, move_report, settled_move
 from mbdcore.blocks import ParameterError
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
@@ -189,3 +194,19 @@ def test_bad_design_requests_are_named():
         ArmLQGController(design='{"dt": 0.001}')
     with pytest.raises(ParameterError, match="'design'"):
         ArmLQGController(design="not json")
+
+
+def test_stored_default_design_is_the_design_of_the_default_weights():
+    """The law reads its default design from data (controllers/laws/arm_lqg_default.json);
+    it must be what the design tools compute from the default weights and arm, or a
+    changed default went unwritten (``python -m controllers.design.arm_lqg``)."""
+    stored = json.loads(DEFAULT_DESIGN_FILE.read_text())
+    computed = json.loads(design_arm_lqg().to_json())
+    assert stored.keys() == computed.keys()
+    for key in ("states", "inputs", "measured"):
+        assert stored[key] == computed[key]
+    for key in ("dt", "Ad", "Bd", "C", "K", "L", "x_lin", "y_lin"):
+        np.testing.assert_allclose(stored[key], computed[key], rtol=1e-9, atol=1e-12,
+                                   err_msg=key)
+    default, explicit = ArmLQGController(), ArmLQGController(design=design_arm_lqg().to_json())
+    np.testing.assert_allclose(default.K, explicit.K, rtol=1e-9)

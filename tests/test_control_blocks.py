@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from controllers.computed_torque import ComputedTorqueController
-from controllers.design import DesignError, SignalNameError, tune_pid
-from controllers.ioadapters import block_iosys
-from controllers.notch import NotchFilter
-from controllers.pid import PIDController, pid_transfer_function
-from controllers.trajectory import quintic
+from controllers.laws.computed_torque import ComputedTorqueController
+from controllers.laws.arm_lqg import DesignError
+from controllers.design import SignalNameError, tune_pid
+from controllers.design.adapters import block_iosys
+from controllers.laws.notch import NotchFilter
+from controllers.laws.pid import PIDController, pid_transfer_function
+from controllers.laws.trajectory import quintic
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal
 from mbdcore.models.rigid_arm import RigidTwoLinkArm
 

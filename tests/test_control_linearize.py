@@ -5,7 +5,7 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.ioadapters import (ARM_OUTPUTS, SignalNameError, arm_iosys,
+from controllers.design.adapters import (ARM_OUTPUTS, SignalNameError, arm_iosys,
     arm_modal_analysis, block_iosys, fmu_iosys, linearize_arm, linearize_fmu)
 from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
 
@@ -41,7 +41,7 @@ def test_eigenvalues_of_the_linearised_arm_are_the_modes_of_the_model(model):
     # four rigid-body eigenvalues (two free joints) at the origin
     lam = np.linalg.eigvals(linearize_arm(model).A)
     assert np.sum(np.abs(lam) < 1e-6) == 4
-    # locked joints: the 0.43 Hz mode of BENCHMARKS.md §1
+    # locked joints: the 0.43 Hz mode (docs/benchmarks.md §1)
     assert arm_modal_analysis(model, locked_joints=True).frequencies[0] == pytest.approx(0.4306, abs=1e-3)
 
 

@@ -19,13 +19,14 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.design import LQIDesign, design_from_json, loop_margins, modal_table
-from controllers.ioadapters import linearize_arm
-from controllers.joint_pd import JointPDController
-from controllers.lqr import (FEEDFORWARD_INPUTS, INTEGRATED, MEASURED, ArmLQGController,
-    FlexibleArmReference, design_arm_lqg)
-from controllers.trajectory import QuinticJointTrajectory
-from controllers.validation import (closed_loop_move, end_effector_deflection,
+from controllers.laws.arm_lqg import LQIDesign, design_from_json
+from controllers.design.synthesis import loop_margins, modal_table
+from controllers.design.adapters import linearize_arm
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.arm_lqg import FEEDFORWARD_INPUTS, ArmLQGController, FlexibleArmReference
+from controllers.design.arm_lqg import INTEGRATED, MEASURED, design_arm_lqg
+from controllers.laws.trajectory import QuinticJointTrajectory
+from controllers.design import (closed_loop_move, end_effector_deflection,
     peak_to_peak_2d, settled_move)
 
 H = 1e-3

@@ -32,14 +32,16 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.design import (DesignError, loop_margins, modal_weight,
+from controllers.laws.arm_lqg import DesignError
+from controllers.design.synthesis import (loop_margins, modal_weight,
     process_noise_covariance, robustness_scan)
-from controllers.ioadapters import SignalNameError, linearize_arm
-from controllers.joint_pd import JointPDController
-from controllers.lqr import (DEFAULT_PROCESS_NOISE, MEASURED, ArmLQGController,
-    FlexibleArmReference, arm_plant_grid, design_arm_lqg, design_arm_lqg_robust)
-from controllers.trajectory import QuinticJointTrajectory
-from controllers.validation import (closed_loop_move, end_effector_deflection,
+from controllers.design.adapters import SignalNameError, linearize_arm
+from controllers.laws.joint_pd import JointPDController
+from controllers.design.arm_lqg import (DEFAULT_PROCESS_NOISE, MEASURED, arm_plant_grid,
+    design_arm_lqg, design_arm_lqg_robust)
+from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
+from controllers.laws.trajectory import QuinticJointTrajectory
+from controllers.design import (closed_loop_move, end_effector_deflection,
     peak_to_peak_2d, settled_move)
 from test_control_lqg_robust import PERTURBED, JointPDWithFeedforward
 

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from controllers.tuning import evaluate_move, sweep
+from controllers.design.tuning import evaluate_move, sweep
 
 # short, coarse moves: the sweep machinery is under test, not the arm
 CASES = [{"ctrl": {"kp1": kp}, "ref": {"move_time": 0.2, "shaper": "none"}, "step": 5e-3}
@@ -23,7 +23,7 @@ def test_sweep_in_processes_equals_a_loop():
 
 def test_sweep_on_a_local_dask_cluster():
     pytest.importorskip("distributed")
-    from controllers.tuning import dask_executor
+    from controllers.design.tuning import dask_executor
 
     executor, client = dask_executor(n_workers=1, threads_per_worker=1, processes=False)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from controllers.metrics import move_metrics, residual_vibration
+from controllers.design.metrics import move_metrics, residual_vibration
 from flexcosim.demo import closed_loop_system, run_demo
 from fmu.cosim.master import Master
 

@@ -1,4 +1,4 @@
-"""The DC drive motor against the closed-form DC-motor values (BENCHMARKS.md §3)."""
+"""The DC drive motor against the closed-form DC-motor values (docs/benchmarks.md §3)."""
 from __future__ import annotations
 
 import math

@@ -137,7 +137,7 @@ def test_two_link_arm_from_the_general_engine_equals_the_minimal_coordinate_mode
     """The arm assembled from rigid hubs, modal-beam links, welds and pins (22 absolute
     coordinates, 18 constraints) against the hand-derived minimal-coordinate model
     (6 coordinates): the same physics, so the joint angles agree to the integration
-    error, over the seed's bang-bang case (0.6 s here)."""
+    error, over the bang-bang case of docs/benchmarks.md §1 (0.6 s here)."""
     from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque
     from mbdcore.models.mechanisms import two_link_arm
 

@@ -1,4 +1,4 @@
-"""Implicit integrators on the undamped slider-crank (seed 003), formulation="index3".
+"""Implicit integrators on the undamped slider-crank (docs/benchmarks.md §6), formulation="index3".
 
 Reference: the index-1 equations without Baumgarte terms or projections, integrated by
 DOP853 at rtol 1e-11 (as tests/test_multibody.py::_reference); its error (~1e-10) is far

@@ -1,4 +1,4 @@
-"""Physics of the two-link flexible arm (BENCHMARKS.md §1) and its integrators."""
+"""Physics of the two-link flexible arm (docs/benchmarks.md §1) and its integrators."""
 import numpy as np
 import pytest
 import scipy.linalg as sl

@@ -9,7 +9,7 @@ from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 
-from controllers.joint_pd import JointPDController
+from controllers.laws.joint_pd import JointPDController
 from fmi_instance import FMI2_DISCARD, Instance
 from flexcosim.cli import main as cli
 from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque

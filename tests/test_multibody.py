@@ -14,7 +14,7 @@ from mbdcore.models.mechanisms import (four_bar, geared_bars, rigid_crank, slide
 from mbdcore.multibody.system import System
 
 
-# --- seed 000 rigid crank ---------------------------------------------------------------
+# --- rigid crank (docs/benchmarks.md §5) ------------------------------------------------
 def test_rigid_crank_angle_is_half_alpha_t_squared():
     alpha = 62.0 / (1.4 * 0.75**2 / 3)
     assert alpha == pytest.approx(236.19, abs=5e-3)

@@ -4,10 +4,9 @@ index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe) and th
 fixed-step simulation driver."""
 
 from mbdcore.dae.problem import (ConstrainedProblem)
-from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError,
-    problem_names, project_positions, project_velocities, assemble,
-    sparse_mass_matrix, sparse_constraint_terms, sparse_lu, augmented_accelerations,
-    Index1Baumgarte)
+from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError, problem_names,
+    project_positions, project_velocities, assemble, sparse_mass_matrix,
+    sparse_constraint_terms, sparse_lu, augmented_accelerations, Index1Baumgarte)
 from mbdcore.dae.index3 import (ITERATIONS, CONSTRAINT_FORMS, SPARSE_AUTO_SIZE,
     ConvergenceError, consistent_accelerations, Index3Integrator, GeneralizedAlphaScheme,
     GeneralizedAlpha, HHT, Newmark, Bathe, IMPLICIT, IMPLICIT_NAMES, make_implicit,

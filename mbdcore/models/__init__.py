@@ -6,11 +6,11 @@ from mbdcore.models.mechanisms import (G_STANDARD, rigid_crank, cylinder_inertia
     SpinUp, hub_beam, two_link_arm)
 from mbdcore.models.manipulator import (ARM_PARAMETERS, N_QUAD, validate_arm_parameters,
     FlexibleManipulator, bang_bang_torque, FlexibleManipulatorBlock)
-from mbdcore.models.rigid_arm import (RigidTwoLinkArm)
+from mbdcore.models.rigid_arm import (RigidTwoLinkArm, RIGID_PARAMETER_NAMES)
 from mbdcore.models.drive import (MOTOR_PARAMETERS, GEAR_PARAMETERS, motor_parameters,
     gear_parameters, steady_speed, stall_torque, electrical_time_constant, friction_torque,
-    smooth_dead_zone, smooth_dead_zone_slope, current_loop_gains, DCMotorBody, MotorVoltage,
-    GearTrain, pack_drive, drive_rhs, drive_rk4, DCMotorBlock)
+    smooth_dead_zone, current_loop_gains, DCMotorBody, MotorVoltage, GearTrain, pack_drive,
+    drive_rhs, drive_rk4, DCMotorBlock)
 from mbdcore.models.antenna import (POINTING_AXIS, pointing_axis_system, AntennaStructure,
     tune_pointing_axis, STRUCTURE_PARAMETERS, AntennaStructureBlock, PointingAxisBlock,
     DEPLOYABLE_BOOM, HingeLatch, hinge_frames, deployable_boom, hinge_angles, SepticProfile,
@@ -36,6 +36,7 @@ __all__ = [
     "bang_bang_torque",
     "FlexibleManipulatorBlock",
     "RigidTwoLinkArm",
+    "RIGID_PARAMETER_NAMES",
     "MOTOR_PARAMETERS",
     "GEAR_PARAMETERS",
     "motor_parameters",
@@ -45,7 +46,6 @@ __all__ = [
     "electrical_time_constant",
     "friction_torque",
     "smooth_dead_zone",
-    "smooth_dead_zone_slope",
     "current_loop_gains",
     "DCMotorBody",
     "MotorVoltage",

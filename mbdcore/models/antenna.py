@@ -226,9 +226,6 @@ class AntennaStructure:
         """Inertia of the whole structure about the axis [kg m^2] (rigid mode)."""
         return float(1.0 / self.b_axis[0] ** 2)
 
-    def frequencies_hz(self) -> np.ndarray:
-        return self.omega / (2 * math.pi)
-
     def matrices(self):
         """(A, B, C) of x = (eta, eta'), u = (axis torque, wind), y = (axis angle,
         axis rate, pointing angle, dish tip deflection)."""

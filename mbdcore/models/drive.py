@@ -64,7 +64,7 @@ from mbdcore.multibody.constraints import initial_angle
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
-           "smooth_dead_zone", "smooth_dead_zone_slope", "current_loop_gains", "DCMotorBody",
+           "smooth_dead_zone", "current_loop_gains", "DCMotorBody",
            "MotorVoltage", "GearTrain", "pack_drive", "drive_rhs", "drive_rk4", "DCMotorBlock"]
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).
@@ -163,17 +163,6 @@ def smooth_dead_zone(x, half_width: float, smoothing: float):
         return np.asarray(x, dtype=float) * 1.0
     e = smoothing
     return e * (_softplus((x - half_width) / e) - _softplus((-x - half_width) / e))
-
-
-def smooth_dead_zone_slope(x, half_width: float, smoothing: float):
-    """d/dx of :func:`smooth_dead_zone` (the tangent gear stiffness factor, 0..1)."""
-    if half_width == 0.0:
-        return np.ones_like(np.asarray(x, dtype=float))
-    e = smoothing
-
-    def sig(z):
-        return 0.5 * (1.0 + np.tanh(0.5 * z))
-    return sig((x - half_width) / e) + sig((-x - half_width) / e)
 
 
 def current_loop_gains(resistance: float, inductance: float, bandwidth: float):

@@ -3,8 +3,8 @@ finite-segment and ANCF beams), joints and constraints, force elements, the
 System that assembles them into a constrained problem, static and modal
 analysis, model files, and any System as a Block."""
 
-from mbdcore.multibody.system import (E, rot, BodyBase, BodyState, Body, RigidBody,
-    RigidState, scatter_jacobian, scatter_force, StateView, System)
+from mbdcore.multibody.system import (E, rot, BodyBase, BodyState, Body, RigidState,
+    scatter_jacobian, scatter_force, StateView, System)
 from mbdcore.multibody.constraints import (Constraint, Revolute, Weld, PointOnLine, Prismatic,
     SynchronousGear, AngleDriver, ConstantRate, PolynomialMotion, constant_rate,
     polynomial_motion)
@@ -28,7 +28,6 @@ __all__ = [
     "BodyBase",
     "BodyState",
     "Body",
-    "RigidBody",
     "RigidState",
     "scatter_jacobian",
     "scatter_force",

@@ -34,7 +34,7 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.problem import ConstrainedProblem
 
-__all__ = ["E", "rot", "BodyBase", "BodyState", "Body", "RigidBody", "RigidState",
+__all__ = ["E", "rot", "BodyBase", "BodyState", "Body", "RigidState",
            "scatter_jacobian", "scatter_force", "StateView", "System"]
 
 E = np.array([[0.0, -1.0], [1.0, 0.0]])
@@ -241,9 +241,6 @@ class Body(BodyBase):
 
     def __repr__(self) -> str:
         return f"Body({self.name!r}, mass={self.mass}, inertia={self.inertia})"
-
-
-RigidBody = Body
 
 
 class RigidState(BodyState):
@@ -488,8 +485,6 @@ class System(ConstrainedProblem):
         self._layouts = None
         return joint
 
-    add_constraint = add_joint
-
     def add_force(self, force):
         """Add a force element; its inputs (if any) become inputs of the system."""
         force.bind(self)
@@ -709,9 +704,6 @@ class System(ConstrainedProblem):
         ind = np.concatenate(indices) if indices else np.zeros(0, dtype=int)
         G = scipy.sparse.csr_matrix((data, ind, indptr), shape=(self.m, self.n))
         return g, G, gt, gam
-
-    def constraint_jacobian_sparse(self, t, q) -> scipy.sparse.csr_matrix:
-        return self.constraint_terms_sparse(t, q, np.zeros_like(q))[1]
 
     def force_jacobians_sparse(self, t, q, v):
         """(dF/dq, dF/dv) like :meth:`force_jacobians`, as CSR matrices.

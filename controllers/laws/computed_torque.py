@@ -7,8 +7,8 @@ from mbdcore.blocks import Parameter
 from mbdcore.models.manipulator import ARM_PARAMETERS
 from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
-from controllers.joint_pd import JointTorqueLaw
-from controllers.ioadapters import VectorState
+from controllers.laws.joint_pd import JointTorqueLaw
+from mbdcore.blocks import VectorState
 
 __all__ = ["ComputedTorqueController"]
 

@@ -1,7 +1,7 @@
 """LQG state feedback for the flexible arm: joint angles, rates and tip deflections
 measured, the modal states estimated by a Kalman predictor.
 
-:func:`design_arm_lqg` linearises the arm (:func:`~controllers.ioadapters.linearize_arm`)
+:func:`design_arm_lqg` linearises the arm (:func:`~controllers.design.adapters.linearize_arm`)
 and designs the loop (:func:`~controllers.design.lqg`); :class:`ArmLQGController` is the
 block that runs it, in Python, in python-control (``block_iosys``) and as an FMU: the
 whole design is one JSON text parameter, ``design``.
@@ -48,143 +48,166 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
 
+import control as ct
 import numpy as np
 import scipy.linalg as sl
 
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.trajectory import QuinticJointTrajectory, quintic
+from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
 from mbdcore.models.manipulator import ARM_PARAMETERS
 from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
-from controllers.design import (DesignError, LQGDesign, LQIDesign, design_from_json,
-    integral_state_names)
-from controllers.ioadapters import VectorState
-from controllers.joint_pd import JointPDController
-from controllers.trajectory import QuinticJointTrajectory, quintic
-from controllers.design import lqg, lqg_integral, modal_weight, weight_matrix
-from controllers.ioadapters import linearize_arm
+__all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
+           "DEFAULT_DESIGN_FILE", "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS",
+           "design_parameter", "ArmLQGController", "rest_to_rest_feedforward",
+           "FlexibleArmReference"]
 
-__all__ = ["DEFAULT_Q", "DEFAULT_R", "DEFAULT_PROCESS_NOISE", "DEFAULT_MEASUREMENT_NOISE",
-           "MEASURED", "DEFAULT_Q_INTEGRAL", "INTEGRATED", "design_arm_lqg",
-           "ROBUST_MODE_WEIGHTS", "ROBUST_PROCESS_NOISE", "ROBUST_PAYLOADS",
-           "ROBUST_EI_FACTORS", "design_arm_lqg_robust", "arm_plant_grid",
-           "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS", "design_parameter",
-           "ArmLQGController", "rest_to_rest_feedforward", "FlexibleArmReference"]
-
-#: Default weights of :func:`design_arm_lqg` (SI units: rad, m, N m).
-DEFAULT_Q = {"theta1": 1.0e3, "theta2": 5.0e2, "w1": 1.0e5, "w2": 2.0e4}
-DEFAULT_R = {"tau1": 1.0, "tau2": 1.0}
-DEFAULT_PROCESS_NOISE = {"tau1": 1.0, "tau2": 1.0}
-DEFAULT_MEASUREMENT_NOISE = {"theta1": 1e-4, "theta2": 1e-4, "omega1": 1e-2, "omega2": 1e-2,
-                             "w1": 1e-4, "w2": 1e-4}
-MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
-#: Default weights of the joint-angle integrators (``integrated=INTEGRATED``) [1/(rad s)^2].
-DEFAULT_Q_INTEGRAL = {"theta1_int": 1.0e4, "theta2_int": 5.0e3}
-INTEGRATED = ("theta1", "theta2")
-
-
-def design_arm_lqg(Q=None, R=None, process_noise=None, measurement_noise=None,
-                   theta_lin=(0.0, 0.0), dt: float = 1e-3, measured=MEASURED,
-                   integrated=(), mode_weights=None, **arm_params) -> LQGDesign:
-    """LQG design for the arm linearised at rest at ``theta_lin`` [rad].
-
-    Weights default to :data:`DEFAULT_Q` etc.; named by arm state, output or input
-    (see :func:`controllers.design.lqr`).  Returns an :class:`LQGDesign` whose
-    ``to_json()`` is the ``design`` parameter of :class:`ArmLQGController`.
-
-    ``integrated`` (e.g. :data:`INTEGRATED`, the joint angles) adds integral action on
-    those measured outputs (:func:`controllers.design.lqg_integral`): the result is an
-    :class:`~controllers.design.LQIDesign`, and ``Q`` may weight the integrators
-    ``theta1_int``, ``theta2_int`` [1/(rad s)^2] (default :data:`DEFAULT_Q` with
-    :data:`DEFAULT_Q_INTEGRAL`).
-
-    ``mode_weights`` ({frequency [Hz]: weight}) adds to ``Q`` a penalty on the amplitude
-    of the arm's mode nearest each frequency (:func:`controllers.design.modal_weight`);
-    ``process_noise`` may name states as well as inputs
-    (:func:`controllers.design.process_noise_covariance`).  :func:`design_arm_lqg_robust`
-    uses both.
-    """
-
-    plant = linearize_arm(theta=theta_lin, outputs=MEASURED, **arm_params)
-    x_lin = np.zeros(plant.nstates)
-    x_lin[:2] = theta_lin
-    noise = (DEFAULT_PROCESS_NOISE if process_noise is None else process_noise,
-             DEFAULT_MEASUREMENT_NOISE if measurement_noise is None else measurement_noise)
-    R = DEFAULT_R if R is None else R
-    if mode_weights:
-
-        Q = (({**DEFAULT_Q, **DEFAULT_Q_INTEGRAL} if integrated else DEFAULT_Q)
-             if Q is None else Q)
-        if integrated:      # the integrators are not plant states: weigh them apart
-            names = integral_state_names(integrated)
-            Q_int = {k: v for k, v in Q.items() if k in names} if isinstance(Q, dict) else {}
-            Q = {k: v for k, v in Q.items() if k not in names} if isinstance(Q, dict) else Q
-        Qm = weight_matrix(plant, Q, "state") + sum(
-            w * modal_weight(plant, f) for f, w in mode_weights.items())
-        if integrated:
-            n = plant.nstates
-            Qa = np.zeros((n + len(integrated),) * 2)
-            Qa[:n, :n] = Qm
-            for k, name in enumerate(integral_state_names(integrated)):
-                Qa[n + k, n + k] = float(Q_int.get(name, 0.0))
-            Qm = Qa
-        Q = Qm
-    if integrated:
-        Q = {**DEFAULT_Q, **DEFAULT_Q_INTEGRAL} if Q is None else Q
-        design = lqg_integral(plant, Q, R, list(measured), *noise, dt, list(integrated),
-                              x_lin=x_lin)
-    else:
-        design = lqg(plant, DEFAULT_Q if Q is None else Q, R, list(measured), *noise, dt,
-                     x_lin=x_lin)
-    design.info.update(theta_lin=list(theta_lin), arm_params=arm_params)
-    return design
-
-
-#: Weights of :func:`design_arm_lqg_robust`: the default ones, plus a penalty on the
-#: amplitude of the 2.63 Hz mode (link 2 bending, which the default regulator damps by
-#: only 0.06) and process noise on the modal rates of link 1 and of link 2's first mode,
-#: so that the observer corrects those modes from the measured tip deflections
-#: [(m/s)^2 per 1 ms step].  Not on ``delta2_2_rate``: that costs 25 deg of phase margin
-#: at tau2 (tests/test_control_lqg_robust2.py).
-ROBUST_MODE_WEIGHTS = {2.63: 1.0e3}
-ROBUST_PROCESS_NOISE = {**DEFAULT_PROCESS_NOISE, "delta1_1_rate": 1e-5,
-                        "delta1_2_rate": 1e-5, "delta2_1_rate": 1e-5}
-#: Plants of :func:`arm_plant_grid`: payload [kg] and factor on both links' EI.
-ROBUST_PAYLOADS = (0.08, 0.1, 0.125, 0.15)
-ROBUST_EI_FACTORS = (0.9, 1.0, 1.1)
-
-
-def design_arm_lqg_robust(**kwargs) -> LQGDesign:
-    """:func:`design_arm_lqg` with :data:`ROBUST_MODE_WEIGHTS` and
-    :data:`ROBUST_PROCESS_NOISE` (either may be overridden by keyword): the option
-    whose linear closed loop keeps its link modes damped on every arm of
-    :func:`arm_plant_grid` (payload 0.08-0.15 kg, EI +/-10 %), at the price of the
-    16 Hz mode (see tests/test_control_lqg_robust2.py for the figures)."""
-    kwargs.setdefault("mode_weights", ROBUST_MODE_WEIGHTS)
-    kwargs.setdefault("process_noise", ROBUST_PROCESS_NOISE)
-    return design_arm_lqg(**kwargs)
-
-
-def arm_plant_grid(payloads=ROBUST_PAYLOADS, ei_factors=ROBUST_EI_FACTORS, theta=(0.0, 0.0),
-                   outputs=MEASURED, **arm_params) -> dict:
-    """Linear arms for :func:`controllers.design.robustness_scan`.
-
-    Returns ``{(m_p, factor): StateSpace}``: the arm linearised at ``theta`` [rad] with
-    payload ``m_p`` [kg] and both links' flexural stiffness ``factor`` times its value
-    (``arm_params`` or the default, 1 N m^2), continuous time.
-    """
-
-    ei = {k: arm_params.pop(k, 1.0) for k in ("ei1", "ei2")}
-    return {(m_p, f): linearize_arm(theta=theta, outputs=outputs, m_p=m_p, ei1=f * ei["ei1"],
-                                    ei2=f * ei["ei2"], **arm_params)
-            for m_p in payloads for f in ei_factors}
+#: The design an empty ``design`` parameter means: the default weights on the default
+#: arm, as :func:`controllers.design.arm_lqg.design_arm_lqg` computes it, stored as data
+#: so that the law (and its FMU) needs no design tools (the tests recompute and compare).
+DEFAULT_DESIGN_FILE = Path(__file__).resolve().with_name("arm_lqg_default.json")
 
 
 @functools.lru_cache(maxsize=1)
 def default_design_json() -> str:
-    """The design used when ``design`` is empty (default weights, default arm)."""
-    return design_arm_lqg().to_json()
+    """The default design (:data:`DEFAULT_DESIGN_FILE`) as JSON text."""
+    return DEFAULT_DESIGN_FILE.read_text()
+
+
+class DesignError(ValueError):
+    """A design request that cannot be met (the message says which part and why)."""
+
+
+@dataclass
+class LQGDesign:
+    """A discrete-time LQG controller for a plant linearised at ``x_lin``.
+
+    Law (predictor form, no direct feedthrough of the measurements)::
+
+        u[k]     = u_ff[k] + K (x_ref[k] - xh[k])
+        xh[k+1]  = Ad xh[k] + Bd u[k] + L (y[k] - x_lin_y - C xh[k])
+
+    ``xh`` estimates ``x - x_lin``.  Attributes hold plain lists so the design is JSON.
+    """
+
+    dt: float
+    Ad: list
+    Bd: list
+    C: list
+    K: list
+    L: list
+    x_lin: list
+    y_lin: list
+    states: list
+    inputs: list
+    measured: list
+    info: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> "LQGDesign":
+        import json
+
+        data = json.loads(text)
+        need = [f for f in cls.__dataclass_fields__ if f != "info"]
+        missing = [f for f in need if f not in data]
+        if missing:
+            raise DesignError(f"LQG design text lacks {', '.join(missing)}")
+        design = cls(**data)
+        design.check()
+        return design
+
+    def check(self) -> None:
+        n, m, p = len(self.states), len(self.inputs), len(self.measured)
+        shapes = {"Ad": (n, n), "Bd": (n, m), "C": (p, n), "K": (m, n), "L": (n, p),
+                  "x_lin": (n,), "y_lin": (p,)}
+        for name, shape in shapes.items():
+            got = np.shape(getattr(self, name))
+            if got != shape:
+                raise DesignError(f"LQG design: {name} has shape {got}, expected {shape} "
+                                  f"({n} states, {m} inputs, {p} measured outputs)")
+
+    def controller(self) -> ct.StateSpace:
+        """The feedback part ``y -> u`` (``u_ff = x_ref = 0``, measurement deviations
+        in) as a discrete StateSpace; u = -K xh, so the loop gain is ``-ctrl * plant``."""
+        Ad, Bd, C, K, L = (np.asarray(getattr(self, a)) for a in ("Ad", "Bd", "C", "K", "L"))
+        return ct.ss(Ad - Bd @ K - L @ C, L, -K, np.zeros((len(K), len(C))), self.dt,
+                     inputs=self.measured, outputs=self.inputs, name="lqg")
+
+
+def integral_state_names(integrated: Sequence[str]) -> list[str]:
+    """Names of the integrator states of :func:`lqg_integral`: ``<output>_int``."""
+    return [f"{name}_int" for name in integrated]
+
+
+@dataclass
+class LQIDesign(LQGDesign):
+    """An :class:`LQGDesign` with integral action on some measured outputs.
+
+    Law (``e`` the error of the integrated outputs against their reference, ``z`` its
+    running sum times ``dt``, in [unit of the output . s])::
+
+        u[k]     = u_ff[k] + K (x_ref[k] - xh[k]) - Ki z[k]
+        z[k+1]   = z[k] + dt e[k],     e[k] = y_int[k] - y_int,ref[k]
+        xh[k+1]  = Ad xh[k] + Bd u[k] + L (y[k] - y_lin - C xh[k])
+
+    ``integrated`` names the measured outputs integrated (a subset of ``measured``),
+    ``Ki`` has shape (inputs, integrated).  A constant input disturbance or a model
+    error then leaves no steady-state error on those outputs (the loop's equilibrium
+    needs ``e = 0``).
+    """
+
+    integrated: list = field(default_factory=list)
+    Ki: list = field(default_factory=list)
+
+    def check(self) -> None:
+        super().check()
+        unknown = [n for n in self.integrated if n not in self.measured]
+        if unknown:
+            raise DesignError(f"LQG design: integrated output(s) {unknown} are not measured "
+                              f"({', '.join(self.measured)})")
+        got, shape = np.shape(self.Ki), (len(self.inputs), len(self.integrated))
+        if got != shape:
+            raise DesignError(f"LQG design: Ki has shape {got}, expected {shape} "
+                              f"({len(self.inputs)} inputs, {len(self.integrated)} integrated)")
+
+    def integrated_rows(self) -> np.ndarray:
+        """The rows of ``C`` (and of the measurement vector) that are integrated."""
+        return np.array([self.measured.index(n) for n in self.integrated], dtype=int)
+
+    def controller(self) -> ct.StateSpace:
+        """The feedback part ``y -> u`` (references and ``u_ff`` zero, measurement
+        deviations in, no saturation) with its integrators as a discrete StateSpace;
+        states ``xh`` then ``z``, feedback sign inside (``u = -K xh - Ki z``)."""
+        Ad, Bd, C, K, L, Ki = (np.asarray(getattr(self, a), float)
+                               for a in ("Ad", "Bd", "C", "K", "L", "Ki"))
+        n, ni, p = len(Ad), len(self.integrated), len(C)
+        S = np.eye(p)[self.integrated_rows()]
+        A = np.block([[Ad - Bd @ K - L @ C, -Bd @ Ki], [np.zeros((ni, n)), np.eye(ni)]])
+        B = np.vstack([L, self.dt * S])
+        return ct.ss(A, B, np.hstack([-K, -Ki]), np.zeros((len(K), p)), self.dt,
+                     inputs=self.measured, outputs=self.inputs, name="lqg_integral",
+                     states=[f"xh_{s}" for s in self.states]
+                     + integral_state_names(self.integrated))
+
+
+def design_from_json(text: str) -> LQGDesign:
+    """An :class:`LQGDesign` or, if the text holds ``Ki``, an :class:`LQIDesign`."""
+    import json
+
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise DesignError("LQG design text is not a JSON object")
+    return (LQIDesign if "Ki" in data else LQGDesign).from_json(text)
 
 
 @dataclass(frozen=True)
@@ -379,7 +402,7 @@ def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration
         Gives the model (``Ad``, ``Bd`` at ``dt``, state names) and its linearisation
         point, which must be the start of the move.
     rigid : RigidTwoLinkArm, optional
-        For the rigid part (default: the arm of BENCHMARKS.md §1).
+        For the rigid part (default: the arm of docs/benchmarks.md §1).
     n_basis : int
         Correction functions per joint; ``2 n_basis`` must exceed the number of states.
     deflection_weight : float

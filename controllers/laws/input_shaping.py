@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from mbdcore.blocks import Block, Parameter, ParameterError
+from mbdcore.blocks import Parameter, ParameterError
 
-from controllers.trajectory import QuinticJointTrajectory, quintic
+from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 
 __all__ = ["SHAPERS", "shaper", "convolve", "residual_vibration_ratio", "ShapedQuinticTrajectory"]
 
@@ -92,7 +92,7 @@ def residual_vibration_ratio(amplitudes, times, frequency: float, zeta: float = 
 class ShapedQuinticTrajectory(QuinticJointTrajectory):
     """The quintic joint reference convolved with an input shaper (one or two modes).
 
-    Outputs are those of :class:`~controllers.trajectory.QuinticJointTrajectory`:
+    Outputs are those of :class:`~controllers.laws.trajectory.QuinticJointTrajectory`:
     ``sum_i A_i r(t - t_i)`` for the angle, rate and acceleration of each joint.
     The move lasts ``move_time`` plus the shaper duration (:attr:`duration`).
     ``frequency2 = 0`` shapes one mode only.

@@ -20,7 +20,7 @@ import numpy as np
 
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
 
-from controllers.ioadapters import VectorState
+from mbdcore.blocks import VectorState
 
 __all__ = ["notch_coefficients", "NotchFilter"]
 

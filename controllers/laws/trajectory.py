@@ -25,7 +25,7 @@ def quintic(t: float, start: float, end: float, duration: float):
 
 
 class QuinticJointTrajectory(Block):
-    """Point-to-point joint reference for a two-joint arm (BENCHMARKS.md §1 closed loop).
+    """Point-to-point joint reference for a two-joint arm (docs/benchmarks.md §1, closed loop).
 
     Each joint moves from ``theta<i>_start`` to ``theta<i>_end`` [rad] along a
     rest-to-rest quintic that starts at ``start_time`` and lasts ``move_time`` [s].

@@ -20,13 +20,12 @@ controller is not credited for vibration that ends before its joints have arrive
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
-from controllers.metrics import move_metrics
+from controllers.design.metrics import move_metrics, residual_vibration
 from fmu.cosim.master import BlockComponent, Component, Master, System
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
-__all__ = ["ARM_MEASURED", "end_effector_deflection", "peak_to_peak_2d", "residual_vibration",
+__all__ = ["ARM_MEASURED", "end_effector_deflection",
            "move_report", "settled_move", "closed_loop_move"]
 
 ARM_MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
@@ -48,32 +47,6 @@ def end_effector_deflection(theta1, theta2, x_tip, y_tip, l1: float = 0.5, l2: f
     rigid = l1 * np.exp(1j * th1) + l2 * np.exp(1j * (th1 + th2))
     return np.column_stack([np.asarray(x_tip, float) - rigid.real,
                             np.asarray(y_tip, float) - rigid.imag])
-
-
-def peak_to_peak_2d(points) -> float:
-    """Diameter [unit of points] of a set of planar points, shape (n, 2)."""
-    p = np.asarray(points, float)
-    if len(p) < 2:
-        return 0.0
-    try:
-        p = p[ConvexHull(p).vertices]
-    except (QhullError, ValueError):
-        pass  # collinear or too few points: use them all
-    d = p[:, None, :] - p[None, :, :]
-    return float(np.sqrt((d ** 2).sum(-1)).max())
-
-
-def residual_vibration(t, deflection, t_end: float, window: float = 1.0) -> float:
-    """Peak-to-peak end-effector deflection [m] over ``[t_end, t_end + window]`` [s].
-
-    Raises ValueError if the record does not cover the window.
-    """
-    t = np.asarray(t, float)
-    if t[-1] < t_end + window - 1e-9:
-        raise ValueError(f"the record ends at {t[-1]:g} s, before the end of the residual-"
-                         f"vibration window [{t_end:g}, {t_end + window:g}] s")
-    sel = (t >= t_end - 1e-9) & (t <= t_end + window + 1e-9)
-    return peak_to_peak_2d(np.asarray(deflection)[sel])
 
 
 def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.2617993877991494,

@@ -10,7 +10,7 @@ Law (parallel form, error signals held over each sample of length ``h``)::
     D  = kd d/dt ed through the filter 1 / (tf s + 1)
 
 Discretisation, per step with the inputs held (the sampled law the co-simulation
-master and :func:`~controllers.ioadapters.block_iosys` run):
+master and :func:`~controllers.design.adapters.block_iosys` run):
 
 * integral: ``I += h ki e`` (exact for a held error);
 * derivative filter state ``xf`` (a low-pass copy of ``ed``): ``xf <- a xf + (1 - a) ed``
@@ -37,7 +37,7 @@ import numpy as np
 
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal
 
-from controllers.ioadapters import VectorState
+from mbdcore.blocks import VectorState
 
 __all__ = ["ANTI_WINDUP", "UNBOUNDED", "pid_transfer_function", "PIDController"]
 

@@ -18,23 +18,20 @@ naming it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import control as ct
 import numpy as np
 
-from controllers.ioadapters import SignalNameError, check_names
-from controllers.pid import pid_transfer_function
+from controllers.design.adapters import check_names
+from controllers.laws.arm_lqg import (DesignError, LQGDesign, LQIDesign, integral_state_names)
+from controllers.laws.pid import pid_transfer_function
 
-__all__ = ["DesignError", "SignalNameError", "weight_matrix", "check_stabilizable", "lqr",
-           "lqg", "process_noise_covariance", "LQGDesign", "modal_table", "loop_margins",
+__all__ = ["weight_matrix", "check_stabilizable", "lqr",
+           "lqg", "process_noise_covariance", "modal_table", "loop_margins",
            "siso_margins", "tune_pid",
            "PIDTuning", "plot_bode", "plot_step"]
-
-
-class DesignError(ValueError):
-    """A design request that cannot be met (the message says which part and why)."""
 
 
 def _labels(sys, kind: str) -> list[str]:
@@ -150,67 +147,6 @@ def lqr(sys, Q, R):
     return fn(np.asarray(sys.A), np.asarray(sys.B), Qm, Rm)
 
 
-@dataclass
-class LQGDesign:
-    """A discrete-time LQG controller for a plant linearised at ``x_lin``.
-
-    Law (predictor form, no direct feedthrough of the measurements)::
-
-        u[k]     = u_ff[k] + K (x_ref[k] - xh[k])
-        xh[k+1]  = Ad xh[k] + Bd u[k] + L (y[k] - x_lin_y - C xh[k])
-
-    ``xh`` estimates ``x - x_lin``.  Attributes hold plain lists so the design is JSON.
-    """
-
-    dt: float
-    Ad: list
-    Bd: list
-    C: list
-    K: list
-    L: list
-    x_lin: list
-    y_lin: list
-    states: list
-    inputs: list
-    measured: list
-    info: dict = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        import json
-
-        return json.dumps(self.__dict__)
-
-    @classmethod
-    def from_json(cls, text: str) -> "LQGDesign":
-        import json
-
-        data = json.loads(text)
-        need = [f for f in cls.__dataclass_fields__ if f != "info"]
-        missing = [f for f in need if f not in data]
-        if missing:
-            raise DesignError(f"LQG design text lacks {', '.join(missing)}")
-        design = cls(**data)
-        design.check()
-        return design
-
-    def check(self) -> None:
-        n, m, p = len(self.states), len(self.inputs), len(self.measured)
-        shapes = {"Ad": (n, n), "Bd": (n, m), "C": (p, n), "K": (m, n), "L": (n, p),
-                  "x_lin": (n,), "y_lin": (p,)}
-        for name, shape in shapes.items():
-            got = np.shape(getattr(self, name))
-            if got != shape:
-                raise DesignError(f"LQG design: {name} has shape {got}, expected {shape} "
-                                  f"({n} states, {m} inputs, {p} measured outputs)")
-
-    def controller(self) -> ct.StateSpace:
-        """The feedback part ``y -> u`` (``u_ff = x_ref = 0``, measurement deviations
-        in) as a discrete StateSpace; u = -K xh, so the loop gain is ``-ctrl * plant``."""
-        Ad, Bd, C, K, L = (np.asarray(getattr(self, a)) for a in ("Ad", "Bd", "C", "K", "L"))
-        return ct.ss(Ad - Bd @ K - L @ C, L, -K, np.zeros((len(K), len(C))), self.dt,
-                     inputs=self.measured, outputs=self.inputs, name="lqg")
-
-
 def process_noise_covariance(sys, process_noise) -> np.ndarray:
     """Covariance (n, n) of the noise ``w`` in ``x[k+1] = Ad x[k] + Bd u[k] + w[k]``.
 
@@ -260,7 +196,7 @@ def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, 
     Parameters
     ----------
     plant : control.StateSpace
-        Continuous time, named (e.g. :func:`~controllers.ioadapters.linearize_arm`).
+        Continuous time, named (e.g. :func:`~controllers.design.adapters.linearize_arm`).
     Q, R : see :func:`lqr`
         Regulator weights (on the plant discretised with a zero-order hold at ``dt``).
     measured : sequence of str
@@ -316,73 +252,7 @@ def lqg(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise, 
 # ----------------------------------------------------------------------------------
 # integral action
 # ----------------------------------------------------------------------------------
-__all__ += ["LQIDesign", "lqg_integral", "design_from_json", "integral_state_names"]
-
-
-def integral_state_names(integrated: Sequence[str]) -> list[str]:
-    """Names of the integrator states of :func:`lqg_integral`: ``<output>_int``."""
-    return [f"{name}_int" for name in integrated]
-
-
-@dataclass
-class LQIDesign(LQGDesign):
-    """An :class:`LQGDesign` with integral action on some measured outputs.
-
-    Law (``e`` the error of the integrated outputs against their reference, ``z`` its
-    running sum times ``dt``, in [unit of the output . s])::
-
-        u[k]     = u_ff[k] + K (x_ref[k] - xh[k]) - Ki z[k]
-        z[k+1]   = z[k] + dt e[k],     e[k] = y_int[k] - y_int,ref[k]
-        xh[k+1]  = Ad xh[k] + Bd u[k] + L (y[k] - y_lin - C xh[k])
-
-    ``integrated`` names the measured outputs integrated (a subset of ``measured``),
-    ``Ki`` has shape (inputs, integrated).  A constant input disturbance or a model
-    error then leaves no steady-state error on those outputs (the loop's equilibrium
-    needs ``e = 0``).
-    """
-
-    integrated: list = field(default_factory=list)
-    Ki: list = field(default_factory=list)
-
-    def check(self) -> None:
-        super().check()
-        unknown = [n for n in self.integrated if n not in self.measured]
-        if unknown:
-            raise DesignError(f"LQG design: integrated output(s) {unknown} are not measured "
-                              f"({', '.join(self.measured)})")
-        got, shape = np.shape(self.Ki), (len(self.inputs), len(self.integrated))
-        if got != shape:
-            raise DesignError(f"LQG design: Ki has shape {got}, expected {shape} "
-                              f"({len(self.inputs)} inputs, {len(self.integrated)} integrated)")
-
-    def integrated_rows(self) -> np.ndarray:
-        """The rows of ``C`` (and of the measurement vector) that are integrated."""
-        return np.array([self.measured.index(n) for n in self.integrated], dtype=int)
-
-    def controller(self) -> ct.StateSpace:
-        """The feedback part ``y -> u`` (references and ``u_ff`` zero, measurement
-        deviations in, no saturation) with its integrators as a discrete StateSpace;
-        states ``xh`` then ``z``, feedback sign inside (``u = -K xh - Ki z``)."""
-        Ad, Bd, C, K, L, Ki = (np.asarray(getattr(self, a), float)
-                               for a in ("Ad", "Bd", "C", "K", "L", "Ki"))
-        n, ni, p = len(Ad), len(self.integrated), len(C)
-        S = np.eye(p)[self.integrated_rows()]
-        A = np.block([[Ad - Bd @ K - L @ C, -Bd @ Ki], [np.zeros((ni, n)), np.eye(ni)]])
-        B = np.vstack([L, self.dt * S])
-        return ct.ss(A, B, np.hstack([-K, -Ki]), np.zeros((len(K), p)), self.dt,
-                     inputs=self.measured, outputs=self.inputs, name="lqg_integral",
-                     states=[f"xh_{s}" for s in self.states]
-                     + integral_state_names(self.integrated))
-
-
-def design_from_json(text: str) -> LQGDesign:
-    """An :class:`LQGDesign` or, if the text holds ``Ki``, an :class:`LQIDesign`."""
-    import json
-
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise DesignError("LQG design text is not a JSON object")
-    return (LQIDesign if "Ki" in data else LQGDesign).from_json(text)
+__all__ += ["lqg_integral"]
 
 
 def lqg_integral(plant, Q, R, measured: Sequence[str], process_noise, measurement_noise,
@@ -561,7 +431,7 @@ def siso_margins(loop, w=None) -> dict:
 @dataclass
 class PIDTuning:
     """Result of :func:`tune_pid`: gains (``kp``, ``ki`` [1/s], ``kd`` [s], ``tf`` [s],
-    the parameters of :class:`~controllers.pid.PIDController`), the controller
+    the parameters of :class:`~controllers.laws.pid.PIDController`), the controller
     ``C`` (e -> u, continuous or discrete as the plant) and the margins of ``C P``
     (:func:`siso_margins`)."""
 
@@ -573,7 +443,7 @@ class PIDTuning:
     margins: dict
 
     def params(self) -> dict:
-        """Keyword arguments of :class:`~controllers.pid.PIDController`."""
+        """Keyword arguments of :class:`~controllers.laws.pid.PIDController`."""
         return {"kp": self.kp, "ki": self.ki, "kd": self.kd, "tf": self.tf}
 
 
@@ -587,7 +457,7 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
     ``C(j wc) = exp(j (PM - 180 deg)) / P(j wc)``.  ``C = kp + ki I + kd D`` is linear in
     the gains once the filter ``tf = 1 / (filter_ratio wc)`` is fixed
     (``I = 1/s``, ``D = s / (tf s + 1)``, or their sampled forms of
-    :class:`~controllers.pid.PIDController` for a discrete plant), so the real and
+    :class:`~controllers.laws.pid.PIDController` for a discrete plant), so the real and
     imaginary parts of that condition are two linear equations:
 
     * ``kind="pid"``: unknowns ``kp``, ``kd``, with the integral corner a factor

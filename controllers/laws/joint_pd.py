@@ -49,7 +49,7 @@ class JointPDController(JointTorqueLaw):
     Each torque is clipped to [-tau_max_i, tau_max_i].  The law is static: the outputs
     depend directly on the inputs at the same instant (declared in FEEDTHROUGH).
 
-    Default gains: stiff enough that the joints of the BENCHMARKS.md §1 arm stay within
+    Default gains: stiff enough that the joints of the docs/benchmarks.md §1 arm stay within
     2 % of the 15 deg / 10 deg move from 1.75 s on (the joints are collocated with the
     motors, so joint PD cannot damp the link vibration: the end effector keeps swinging
     by about 20-30 cm peak to peak, the job of the better controllers).  The rates are

@@ -11,10 +11,10 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
-from controllers.input_shaping import ShapedQuinticTrajectory
-from controllers.joint_pd import JointPDController
-from controllers.trajectory import QuinticJointTrajectory
-from controllers.validation import closed_loop_move, move_report
+from controllers.laws.input_shaping import ShapedQuinticTrajectory
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.trajectory import QuinticJointTrajectory
+from controllers.design.validation import closed_loop_move, move_report
 
 __all__ = ["sweep", "dask_executor", "evaluate_move"]
 
@@ -50,12 +50,12 @@ def dask_executor(address: str | None = None, **cluster_kwargs):
 
 
 def evaluate_move(case: Mapping[str, Any]) -> dict:
-    """One point-to-point move of the arm (BENCHMARKS.md §1) with joint PD.
+    """One point-to-point move of the arm (docs/benchmarks.md §1) with joint PD.
 
     ``case`` keys: ``ctrl`` (JointPDController parameters), ``arm`` (arm parameters,
     e.g. a payload ``m_p``), ``ref`` (ShapedQuinticTrajectory parameters; absent:
     the plain 2 s quintic), ``step`` [s] (default 1e-3).  Returns the case and the
-    :func:`~controllers.validation.move_report` figures.
+    :func:`~controllers.design.validation.move_report` figures.
     """
 
     step = float(case.get("step", 1e-3))

@@ -17,20 +17,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import control as ct
 import numpy as np
 import scipy.linalg as sl
 
-from mbdcore.blocks import Block
+from mbdcore.blocks import Block, VectorState
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
 from mbdcore.multibody.modal import modal_analysis
 from fmu.cosim.master import FMUComponent
 
 __all__ = ["ARM_INPUTS", "ARM_OUTPUTS", "SignalNameError", "check_names", "arm_state_names",
-           "arm_iosys", "linearize_arm", "ArmProblem", "arm_modal_analysis", "VectorState",
+           "arm_iosys", "linearize_arm", "ArmProblem", "arm_modal_analysis",
            "vector_state", "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
 ARM_INPUTS = ("tau1", "tau2")
@@ -216,23 +216,6 @@ def arm_modal_analysis(model: FlexibleManipulator | None = None, theta=(0.0, 0.0
 # ----------------------------------------------------------------------------------
 # blocks
 # ----------------------------------------------------------------------------------
-class VectorState:
-    """How a block's internal state maps to a flat vector (for python-control).
-
-    Parameters
-    ----------
-    names : sequence of str
-        State names.
-    get : callable(block) -> array
-    set : callable(block, array) -> None
-    """
-
-    def __init__(self, names: Sequence[str], get: Callable, set: Callable):
-        self.names = list(names)
-        self.get = get
-        self.set = set
-
-
 def vector_state(block: Block) -> VectorState:
     """The :class:`VectorState` of a block: its own ``vector_state()`` if it has one
     (controllers of this package), the arm's ``x`` for the arm block."""

@@ -170,7 +170,7 @@ def step_costs(n_elements: int, sparse: bool, steps: int = 6, h: float = 1e-3):
     s = hanging_chain(n_elements)
     q, v = assemble(s)
     integ = GeneralizedAlpha(rho_inf=0.8, sparse=sparse)
-    integ.initialize(s, 0.0, q, v)
+    integ.start(s, 0.0, q, v)
     times, t = [], 0.0
     for _ in range(steps):
         t0 = time.perf_counter()

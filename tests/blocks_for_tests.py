@@ -29,7 +29,7 @@ class DampedOscillator(Block):
         Parameter("position_limit", 10.0, "m", "A step ending beyond it fails",
                   min=0.0, exclusive_min=True),
         Parameter("substeps", 4, "", "RK4 steps per communication step", min=1, max=1000),
-        Parameter("integrator", "rk4", "", "Time integration scheme", choices=("rk4",)),
+        Parameter("method", "rk4", "", "Time integration scheme", choices=("rk4",)),
     )
     FEEDTHROUGH = {"acceleration": ("force",)}
     DEFAULT_STOP_TIME = 5.0

@@ -10,7 +10,8 @@ from scipy.integrate import solve_ivp
 from mbdcore.integrators.multistep import (BDF, BDF_TABLE, GearIntegrator, GearSolver,
     ImprovedGear, multistep_coefficients)
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.registry import integrate, make_integrator
+from mbdcore.dae.methods import make_method
+from mbdcore.dae.simulate import integrate
 
 
 def _nonlinear(t, y):
@@ -161,7 +162,7 @@ def test_order_six_is_used_when_allowed():
 # -- the fixed-interval interface --------------------------------------------------------
 
 def test_gear_integrator_lands_on_each_interval_and_keeps_its_history():
-    integ = make_integrator("gear", rtol=1e-7, atol=1e-11)
+    integ = make_method("gear", rtol=1e-7, atol=1e-11)
     assert isinstance(integ, GearIntegrator)
     t, y = integrate(_robertson, [1.0, 0.0, 0.0], 0.0, 4.0, 10, integ)
     ref = solve_ivp(_robertson, (0, 40), [1.0, 0.0, 0.0], method="Radau", rtol=1e-10,
@@ -172,28 +173,28 @@ def test_gear_integrator_lands_on_each_interval_and_keeps_its_history():
     # Continuing history: an 11th interval from a restart costs the start-up again
     # (order 1, small h), continuing does not.
     internal = s["internal_nsteps"]
-    integ.step(_robertson, 40.0, y[-1], 4.0)
+    integ.step(_robertson, 4.0)
     continued = integ.stats()["internal_nsteps"] - internal
     fresh = GearIntegrator(rtol=1e-7, atol=1e-11)
-    fresh.step(_robertson, 40.0, y[-1], 4.0)
+    fresh.start(40.0, y[-1])
+    fresh.step(_robertson, 4.0)
     assert continued < fresh.stats()["internal_nsteps"]
 
 
 @pytest.mark.parametrize("name", ["bdf4", "improved-gear2", "gear"])
 def test_state_round_trip_continues_bit_for_bit(name):
-    integ = make_integrator(name)
+    integ = make_method(name)
     h = 0.05
-    y = np.array([1.0, 0.0])
+    integ.start(0.0, [1.0, 0.0])
     for k in range(6):
-        y = integ.step(_nonlinear, h * k, y, h)
-    saved, y_saved = integ.get_state(), y.copy()
+        y = integ.step(_nonlinear, h)
+    saved = integ.get_state()
     for k in range(6, 12):
-        y = integ.step(_nonlinear, h * k, y, h)
-    for target in (integ, make_integrator(name)):
+        y = integ.step(_nonlinear, h)
+    for target in (integ, make_method(name)):
         target.set_state(saved)
-        z = y_saved.copy()
         for k in range(6, 12):
-            z = target.step(_nonlinear, h * k, z, h)
+            z = target.step(_nonlinear, h)
         np.testing.assert_array_equal(y, z)
         assert target.nfev == integ.nfev
 
@@ -202,13 +203,14 @@ def test_bdf_restarts_when_the_step_size_changes():
     """A k-step history is only valid on its own grid: after a change of h the method
     continues exactly as a new one started from the current point would."""
     integ = BDF(3)
-    y = np.array([1.0, 0.0])
+    integ.start(0.0, [1.0, 0.0])
     for k in range(5):
-        y = integ.step(_nonlinear, 0.01 * k, y, 0.01)
-    fresh, z = BDF(3), y.copy()
+        y = integ.step(_nonlinear, 0.01)
+    fresh = BDF(3)
+    fresh.start(integ.t, y)
     for k in range(5):
-        y = integ.step(_nonlinear, 0.05 + 0.02 * k, y, 0.02)
-        z = fresh.step(_nonlinear, 0.05 + 0.02 * k, z, 0.02)
+        y = integ.step(_nonlinear, 0.02)
+        z = fresh.step(_nonlinear, 0.02)
     # Only the reused Jacobian differs; Newton converges to 1e-10 relative either way.
     np.testing.assert_allclose(y, z, rtol=1e-9)
 
@@ -220,7 +222,9 @@ def test_newton_failure_raises_quickly_with_time_and_step():
     no real root, so no Newton iteration can converge."""
     start = time.perf_counter()
     with pytest.raises(IntegrationError, match=r"t = 1 s.*step 1.*iterations"):
-        BDF(1).step(lambda t, y: y ** 2, 0.0, np.array([1.0]), 1.0)
+        integ = BDF(1)
+        integ.start(0.0, [1.0])
+        integ.step(lambda t, y: y ** 2, 1.0)
     assert time.perf_counter() - start < 1.0
 
 

@@ -79,7 +79,7 @@ def test_ranges_and_starts_come_from_the_block(md):
     assert (float(v["force"].min), float(v["force"].max)) == (-1e4, 1e4)
     assert v["mass"].causality == "parameter" and v["mass"].variability == "fixed"
     assert float(v["mass"].start) == 2.0 and "kg" == v["mass"].unit
-    assert v["substeps"].type == "Integer" and v["integrator"].type == "String"
+    assert v["substeps"].type == "Integer" and v["method"].type == "String"
     assert v["position"].initial == "calculated" and v["position"].start is None
     assert md.defaultExperiment.stopTime == "5.0" and md.defaultExperiment.stepSize == "0.01"
     assert md.coSimulation.canGetAndSetFMUstate and md.coSimulation.canSerializeFMUstate

@@ -222,5 +222,5 @@ def test_bad_parameters_name_the_parameter_and_range():
         FlexibleManipulator(ei1=-1.0)
     with pytest.raises(ParameterError, match="n_modes"):
         FlexibleManipulator(n_modes=9)
-    with pytest.raises(ParameterError, match="integrator"):
-        FlexibleManipulatorBlock(integrator="euler")
+    with pytest.raises(ParameterError, match="method"):
+        FlexibleManipulatorBlock(method="euler")

@@ -57,7 +57,7 @@ def test_model_description_is_standard_clean_with_units_and_experiment(arm_fmu, 
         assert var[name].unit == unit, name
     assert all(var[n].causality == "output" for n in OUTPUTS)
     assert {var["tau1"].causality, var["tau2"].causality} == {"input"}
-    for n in ("l1", "ei1", "n_modes", "integrator", "substeps", "mode_shapes"):
+    for n in ("l1", "ei1", "n_modes", "method", "substeps", "mode_shapes"):
         assert var[n].causality == "parameter"
     assert arm_md.defaultExperiment.stopTime == "3.0"
     # torques act through the dynamics only: no direct feedthrough
@@ -83,7 +83,7 @@ def test_fmu_equals_the_in_process_simulation(arm):
 
 
 def test_parameters_reach_the_model(arm):
-    fmu = arm(n_modes=3, integrator="gill", substeps=5, ei1=2.0, m_p=0.3)
+    fmu = arm(n_modes=3, method="gill", substeps=5, ei1=2.0, m_p=0.3)
     model = FlexibleManipulator(n_modes=3, ei1=2.0, m_p=0.3)
     _, x = model.simulate(bang_bang_torque, 0.2, H / 5, method="gill")
     for k in range(200):

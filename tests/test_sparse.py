@@ -15,7 +15,7 @@ import mbdcore.dae.index3 as implicit
 from mbdcore.multibody.ancf import ANCFBeam, cantilever
 from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
 from mbdcore.dae.index1 import assemble
-from mbdcore.dae.simulate import simulate
+from mbdcore.dae.simulate import integrate, simulate
 from mbdcore.dae.index3 import GeneralizedAlpha
 from mbdcore.models.mechanisms import hub_beam, slider_crank, two_link_arm
 from mbdcore.multibody.system import System
@@ -161,7 +161,6 @@ def test_index1_sparse_and_dense_augmented_solves_agree():
     RK4 trajectory."""
     from mbdcore.multibody.ancf import cantilever
     from mbdcore.dae.index1 import Index1Baumgarte, assemble
-    from mbdcore.integrators.registry import integrate
 
     system = cantilever(length=1.0, n_elements=20, rho_a=1.0, ei=1.0, ea=1e4,
                         gravity=(0.0, -9.81))

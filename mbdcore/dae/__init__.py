@@ -1,7 +1,8 @@
 """Constrained equations of motion M q'' + G^T lambda = F, g(q, t) = 0: the problem
 protocol, the index-1 formulation (Baumgarte, projections, assembly), the
-index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe) and the
-fixed-step simulation driver."""
+index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe), the one
+table of ODE and DAE methods by name (``methods``) and the fixed-step drivers
+(``simulate``, ``integrate``, ``integrate_index3``)."""
 
 from mbdcore.dae.problem import (ConstrainedProblem)
 from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError, problem_names,
@@ -9,9 +10,11 @@ from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError, probl
     sparse_constraint_terms, sparse_lu, augmented_accelerations, Index1Baumgarte)
 from mbdcore.dae.index3 import (ITERATIONS, CONSTRAINT_FORMS, SPARSE_AUTO_SIZE,
     ConvergenceError, consistent_accelerations, Index3Integrator, GeneralizedAlphaScheme,
-    GeneralizedAlpha, HHT, Newmark, Bathe, IMPLICIT, IMPLICIT_NAMES, make_implicit,
-    Index3Result, integrate_index3)
-from mbdcore.dae.simulate import (SimulationResult, simulate, reference_solution)
+    GeneralizedAlpha, HHT, Newmark, Bathe)
+from mbdcore.dae.methods import (Method, METHODS, ODE_METHODS, DAE_METHODS, method_names,
+    method_info, make_method)
+from mbdcore.dae.simulate import (SimulationResult, simulate, integrate, Index3Result,
+    integrate_index3, reference_solution)
 
 __all__ = [
     "ConstrainedProblem",
@@ -37,12 +40,17 @@ __all__ = [
     "HHT",
     "Newmark",
     "Bathe",
-    "IMPLICIT",
-    "IMPLICIT_NAMES",
-    "make_implicit",
-    "Index3Result",
-    "integrate_index3",
+    "Method",
+    "METHODS",
+    "ODE_METHODS",
+    "DAE_METHODS",
+    "method_names",
+    "method_info",
+    "make_method",
     "SimulationResult",
     "simulate",
+    "integrate",
+    "Index3Result",
+    "integrate_index3",
     "reference_solution",
 ]

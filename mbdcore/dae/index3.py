@@ -83,7 +83,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 import scipy.sparse
@@ -95,8 +94,7 @@ from mbdcore.dae.index1 import (SingularConfigurationError, augmented_accelerati
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
-           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "IMPLICIT", "IMPLICIT_NAMES",
-           "make_implicit", "Index3Result", "integrate_index3"]
+           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", ]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
@@ -325,7 +323,7 @@ class Index3Integrator:
         # (the increment is smooth in time, so this cuts the initial error by O(h)).
         self._guess: dict = {}
 
-    def initialize(self, problem: ConstrainedProblem, t: float, q, v) -> None:
+    def start(self, problem: ConstrainedProblem, t: float, q, v) -> None:
         """Start the history from consistent accelerations and multipliers at (t, q, v)."""
         qdd, lam = consistent_accelerations(problem, t, q, v, sparse=self.uses_sparse(problem))
         self.qdd = qdd
@@ -675,7 +673,7 @@ class GeneralizedAlphaScheme(Index3Integrator):
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         if self.qdd is None:
-            self.initialize(problem, t, q, v)
+            self.start(problem, t, q, v)
         am, af, b, g = self.alpha_m, self.alpha_f, self.beta, self.gamma
         a_n, qdd_n = self.a, self.qdd
         a_pred = (qdd_n - am * a_n) / (1.0 - am)
@@ -820,7 +818,7 @@ class Bathe(Index3Integrator):
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         if self.qdd is None:
-            self.initialize(problem, t, q, v)
+            self.start(problem, t, q, v)
         g = self.gamma
         qdd_n = self.qdd
         hg = g * h
@@ -861,73 +859,3 @@ class Bathe(Index3Integrator):
         super().set_state(state)
         lm = state.get("lam_mid")
         self.lam_mid = None if lm is None else np.array(lm, dtype=float)
-
-
-IMPLICIT = {
-    "generalized-alpha": GeneralizedAlpha,
-    "hht": HHT,
-    "newmark": Newmark,
-    "bathe": Bathe,
-    "bathe-broyden": lambda **p: Bathe(iteration="broyden", **p),
-}
-IMPLICIT_NAMES = tuple(IMPLICIT)
-
-
-def make_implicit(name: str, **params) -> Index3Integrator:
-    """Index-3 integrator by registry name, e.g. ``make_implicit("hht", alpha=-0.1)``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name; the message lists the accepted names.
-    """
-    key = name.lower()
-    if key not in IMPLICIT:
-        raise ValueError(f"implicit integrator {name!r} is unknown; accepted: "
-                         f"{', '.join(IMPLICIT_NAMES)}")
-    return IMPLICIT[key](**params)
-
-
-Index3Result = namedtuple("Index3Result", "t q v lam stats")
-Index3Result.__doc__ = """Result of :func:`integrate_index3` (unpacks as a tuple).
-
-t : (N+1,) times [s]; q, v : (N+1, n) positions and velocities; lam : (N+1, m)
-multipliers; stats : dict of the integrator's counters."""
-
-
-def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
-                     n_steps: int, method: str | Index3Integrator = "generalized-alpha",
-                     **params) -> Index3Result:
-    """Integrate ``n_steps`` fixed steps of size ``h`` [s] of the index-3 DAE.
-
-    Parameters
-    ----------
-    problem : ConstrainedProblem
-    q0, v0 : array_like, shape (n,)
-        Consistent initial positions [m, rad] and velocities [m/s, rad/s] (no assembly
-        is done here).
-    t0, h : float
-        Start time and step size [s].
-    n_steps : int
-    method : str or Index3Integrator
-        Registry name (see :func:`make_implicit`, ``params`` go to it) or an instance.
-
-    Returns
-    -------
-    Index3Result
-        ``(t, q, v, lam, stats)``; ``lam[0]`` and the initial accelerations come from
-        :func:`consistent_accelerations`.
-    """
-    integ = make_implicit(method, **params) if isinstance(method, str) else method
-    q = np.array(q0, dtype=float)
-    v = np.array(v0, dtype=float)
-    integ.initialize(problem, t0, q, v)
-    t = t0 + h * np.arange(n_steps + 1)
-    Q = np.empty((n_steps + 1, q.size))
-    V = np.empty_like(Q)
-    L = np.empty((n_steps + 1, integ.lam.size))
-    Q[0], V[0], L[0] = q, v, integ.lam
-    for k in range(n_steps):
-        q, v = integ.step(problem, t[k], q, v, h)
-        Q[k + 1], V[k + 1], L[k + 1] = q, v, integ.lam
-    return Index3Result(t, Q, V, L, integ.stats())

@@ -2,6 +2,7 @@
 integrator, index-3/GGL with the implicit integrators) and its result."""
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,12 +10,13 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from mbdcore.dae.index1 import Index1Baumgarte, assemble, augmented_accelerations, problem_names
-from mbdcore.dae.index3 import make_implicit
+from mbdcore.dae.index3 import Index3Integrator
+from mbdcore.dae.methods import method_info
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.integrators.base import IntegrationError, Integrator
-from mbdcore.integrators.registry import make_integrator
+from mbdcore.integrators.base import RHS, IntegrationError, Integrator
 
-__all__ = ["SimulationResult", "simulate", "reference_solution"]
+__all__ = ["SimulationResult", "simulate", "integrate", "Index3Result", "integrate_index3",
+           "reference_solution"]
 
 
 @dataclass
@@ -90,7 +92,7 @@ class SimulationResult:
 
 
 def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
-             formulation: str = "index1", alpha: float = 10.0, beta: float = 10.0,
+             formulation: str | None = None, alpha: float = 10.0, beta: float = 10.0,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, record_every: int = 1, t0: float = 0.0,
              **method_options) -> SimulationResult:
@@ -99,17 +101,19 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
 
     Parameters
     ----------
-    method : str or Integrator
-        Index-1: any name of :func:`mbdcore.integrators.make_integrator`.  Index-3: any
-        name of :func:`mbdcore.dae.index3.make_implicit` ("generalized-alpha", "hht",
-        "newmark", "bathe", "bathe-broyden"); its options (``rho_inf``,
-        ``constraint_form="ggl" | "index3"``, ``iteration="modified" | "newton" |
-        "broyden"``, ``tol``, ``sparse=True | False | "auto"``) pass through
-        ``method_options``.
-    formulation : {"index1", "index3"}
+    method : str or stepper
+        Any name of :data:`mbdcore.dae.methods.METHODS`, or a stepper instance.  An ODE
+        method integrates the index-1 form; a DAE method ("generalized-alpha", "hht",
+        "newmark", "bathe", "bathe-broyden") the index-3/GGL form.  Its options pass
+        through ``method_options`` (e.g. ``rho_inf``, ``constraint_form="ggl" |
+        "index3"``, ``iteration="modified" | "newton" | "broyden"``, ``tol``,
+        ``sparse=True | False | "auto"``; ``rtol``, ``atol`` for the BDF and scipy
+        methods); an option the method does not take is refused, naming the ones it does.
+    formulation : {"index1", "index3"}, optional
+        Follows from the method; if given it must agree with it.
     alpha, beta : Baumgarte parameters [1/s] (index-1 only).
-    project : apply the minimum-norm projections (docs/benchmarks.md §8.1) after every
-        step (index-1 only).
+    project : apply the minimum-norm position and velocity projections after every
+        step (index-1 only; docs/benchmarks.md §8).
     inputs : callable, optional
         ``inputs(t) -> dict`` of system inputs [N m / N] held over each step.
     record_every : int
@@ -118,6 +122,17 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     n_steps = int(round(t_end / h))
     if n_steps < 1 or not np.isfinite(h) or h <= 0:
         raise ValueError(f"t_end = {t_end!r} s and h = {h!r} s must give at least one step")
+    if isinstance(method, str):
+        kind = method_info(method).kind
+    else:
+        kind = "dae" if isinstance(method, Index3Integrator) else "ode"
+    implied = "index1" if kind == "ode" else "index3"
+    if formulation is not None and formulation != implied:
+        if formulation not in ("index1", "index3"):
+            raise ValueError(f"formulation {formulation!r}: accepted values are 'index1', "
+                             "'index3'")
+        raise ValueError(f"method {getattr(method, 'name', method)!r} integrates the "
+                         f"{implied} form, not formulation={formulation!r}")
     if assemble_initial:
         q, v = assemble(problem, t0, q0, v0)
     else:
@@ -132,20 +147,21 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
 
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
     set_inputs(t0)
-    if formulation == "index1":
+    if implied == "index1":
         form = Index1Baumgarte(problem, alpha, beta, project=project)
-        integ = make_integrator(method, **method_options) if isinstance(method, str) else method
+        integ = _ode_stepper(method, method_options)
         x = np.concatenate([q, v])
         lams.append(augmented_accelerations(problem, t0, q, v, alpha, beta)[1])
+        integ.start(t0, x)
         for k in range(n_steps):
             t = t0 + k * h
             set_inputs(t)
             with np.errstate(all="ignore"):
-                x = integ.step(form.rhs, t, x, h)
+                x = integ.step(form.rhs, h)
             if not np.all(np.isfinite(x)):
                 raise IntegrationError(f"non-finite state at t = {t + h:.6g} s ({integ.name})")
             x = form.correct(t + h, x)
-            integ.accept_correction(x)
+            integ.correct(x)
             if (k + 1) % record_every == 0 or k == n_steps - 1:
                 times.append(t0 + (k + 1) * h)
                 qs.append(x[:problem.n].copy())
@@ -153,8 +169,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 lams.append(augmented_accelerations(problem, times[-1], x[:problem.n],
                                                     x[problem.n:], alpha, beta)[1])
         stats = integ.stats() if isinstance(integ, Integrator) else {}
-    elif formulation == "index3":
-        integ = make_implicit(method, **method_options) if isinstance(method, str) else method
+    else:
+        integ = _dae_stepper(method, method_options)
         uses_sparse = getattr(integ, "uses_sparse", None)
         lams.append(augmented_accelerations(
             problem, t0, q, v, sparse=bool(uses_sparse and uses_sparse(problem)))[1])
@@ -168,8 +184,6 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 vs.append(v.copy())
                 lams.append(np.array(integ.lam, dtype=float).copy())
         stats = integ.stats()
-    else:
-        raise ValueError(f"formulation {formulation!r}: accepted values are 'index1', 'index3'")
 
     t_arr = np.array(times)
     q_arr, v_arr = np.array(qs), np.array(vs)
@@ -194,3 +208,100 @@ def reference_solution(problem: ConstrainedProblem, t_end: float, rtol: float = 
     if not sol.success:
         raise IntegrationError(f"reference solution failed: {sol.message}")
     return sol.y[:, -1]
+
+
+def _ode_stepper(method, options) -> Integrator:
+    if not isinstance(method, str):
+        if options:
+            raise ValueError(f"options {sorted(options)} apply to a method given by name")
+        return method
+    info = method_info(method)
+    if info.kind != "ode":
+        raise ValueError(f"method {method!r} integrates the constrained (index-3/GGL) "
+                         "equations, not an ODE y' = f(t, y)")
+    return info.make(**options)
+
+
+def _dae_stepper(method, options) -> Index3Integrator:
+    if not isinstance(method, str):
+        if options:
+            raise ValueError(f"options {sorted(options)} apply to a method given by name")
+        return method
+    info = method_info(method)
+    if info.kind != "dae":
+        raise ValueError(f"method {method!r} integrates an ODE y' = f(t, y); the "
+                         "index-3/GGL equations need one of the DAE methods")
+    return info.make(**options)
+
+
+def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
+              method: str | Integrator = "rk4", check_finite: bool = True, **options):
+    """Integrate ``n_steps`` steps of size ``h`` [s] of ``y' = fun(t, y)`` from ``(t0, y0)``
+    with an ODE method of :data:`~mbdcore.dae.methods.METHODS` (``options`` go to it) or
+    a stepper instance (which is started at ``(t0, y0)``).
+
+    Returns
+    -------
+    t : ndarray, shape (n_steps + 1,)
+        Times t0 + k h [s] (computed from k, not accumulated).
+    y : ndarray, shape (n_steps + 1, len(y0))
+        Solution at those times.
+    """
+    integ = _ode_stepper(method, options)
+    y = np.array(y0, dtype=float)
+    t = t0 + h * np.arange(n_steps + 1)
+    out = np.empty((n_steps + 1, y.size))
+    out[0] = y
+    integ.start(t0, y)
+    for k in range(n_steps):
+        y = integ.step(fun, h)
+        if check_finite and not np.all(np.isfinite(y)):
+            raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name})")
+        out[k + 1] = y
+    return t, out
+
+
+Index3Result = namedtuple("Index3Result", "t q v lam stats")
+Index3Result.__doc__ = """Result of :func:`integrate_index3` (unpacks as a tuple).
+
+t : (N+1,) times [s]; q, v : (N+1, n) positions and velocities; lam : (N+1, m)
+multipliers; stats : dict of the integrator's counters."""
+
+
+def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
+                     n_steps: int, method: str | Index3Integrator = "generalized-alpha",
+                     **params) -> Index3Result:
+    """Integrate ``n_steps`` fixed steps of size ``h`` [s] of the index-3 DAE.
+
+    Parameters
+    ----------
+    problem : ConstrainedProblem
+    q0, v0 : array_like, shape (n,)
+        Consistent initial positions [m, rad] and velocities [m/s, rad/s] (no assembly
+        is done here).
+    t0, h : float
+        Start time and step size [s].
+    n_steps : int
+    method : str or Index3Integrator
+        A DAE method of :data:`~mbdcore.dae.methods.METHODS` (``params`` go to it) or an
+        instance.
+
+    Returns
+    -------
+    Index3Result
+        ``(t, q, v, lam, stats)``; ``lam[0]`` and the initial accelerations come from
+        :func:`consistent_accelerations`.
+    """
+    integ = _dae_stepper(method, params)
+    q = np.array(q0, dtype=float)
+    v = np.array(v0, dtype=float)
+    integ.start(problem, t0, q, v)
+    t = t0 + h * np.arange(n_steps + 1)
+    Q = np.empty((n_steps + 1, q.size))
+    V = np.empty_like(Q)
+    L = np.empty((n_steps + 1, integ.lam.size))
+    Q[0], V[0], L[0] = q, v, integ.lam
+    for k in range(n_steps):
+        q, v = integ.step(problem, t[k], q, v, h)
+        Q[k + 1], V[k + 1], L[k + 1] = q, v, integ.lam
+    return Index3Result(t, Q, V, L, integ.stats())

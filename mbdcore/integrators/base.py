@@ -1,7 +1,12 @@
-"""The one-step interface of every ODE integrator: ``step(fun, t, y, h) -> y_new``.
+"""The interface of every ODE integrator of ``y' = f(t, y)``: a stepper that owns its
+state, as scipy's ``OdeSolver`` does.
 
-An integrator owns the history it carries between steps (``get_state`` /
-``set_state``) and counts its steps and right-hand-side evaluations.
+``start(t, y)`` begins (or restarts) a trajectory; each ``step(fun, h)`` advances the
+stepper's own ``(t, y)`` by ``h`` [s] and returns the new ``y``; ``correct(y)`` replaces
+the current ``y`` (a projection onto the constraint manifold, say) and keeps whatever
+history a multistep method carries.  Nothing is guessed: a method continues its history
+exactly until the next ``start``.  ``get_state`` / ``set_state`` copy everything needed to
+continue bit for bit (rollback of a co-simulation step), counters included.
 """
 from __future__ import annotations
 
@@ -19,14 +24,22 @@ class IntegrationError(RuntimeError):
 
 
 class Integrator:
-    """Base class: one step of size ``h`` of ``y' = fun(t, y)``.
+    """Base class of the ODE steppers (see the module docstring).
+
+    Subclasses implement ``_advance(fun, t, y, h) -> y_new`` and, if they carry history,
+    ``_restart()`` (forget it), ``_corrected(y)`` (take a replaced current value) and
+    ``get_state`` / ``set_state``.
 
     Attributes
     ----------
     name : str
-        Registry name.
+        Name in the method table (:mod:`mbdcore.dae.methods`).
     order : int
         Formal order of accuracy.
+    t : float or None
+        Time of the current state [s] (``None`` before :meth:`start`).
+    y : ndarray or None
+        Current state.
     nsteps, nfev : int
         Steps taken and right-hand-side evaluations since construction or reset.
     """
@@ -37,28 +50,66 @@ class Integrator:
     def __init__(self) -> None:
         self.nsteps = 0
         self.nfev = 0
+        self.t: float | None = None
+        self.y: np.ndarray | None = None
+
+    # -- the protocol ------------------------------------------------------------------
+    def start(self, t: float, y) -> None:
+        """Begin a trajectory at time ``t`` [s] from ``y`` (history forgotten, counters kept)."""
+        self.t = float(t)
+        self.y = np.array(y, dtype=float)
+        self._restart()
+
+    def step(self, fun: RHS, h: float) -> np.ndarray:
+        """Advance the current state from ``t`` to ``t + h`` [s]; returns the new ``y``
+        (a copy: the stepper keeps its own)."""
+        if self.y is None:
+            raise IntegrationError(f"{self.name}: call start(t, y) before step")
+        y_new = np.asarray(self._advance(fun, self.t, self.y, h), dtype=float)
+        self.t = self.t + h
+        self.y = y_new
+        return y_new.copy()
+
+    def correct(self, y) -> None:
+        """Replace the current ``y`` (same time); multistep history is kept."""
+        if self.y is None:
+            raise IntegrationError(f"{self.name}: call start(t, y) before correct")
+        y = np.array(y, dtype=float)
+        if y.shape != self.y.shape:
+            raise ValueError(f"{self.name}: corrected state has shape {y.shape}, "
+                             f"expected {self.y.shape}")
+        self.y = y
+        self._corrected(y)
 
     def reset(self) -> None:
-        """Forget all history (start of a new simulation)."""
+        """Forget the trajectory, the history and the counters."""
         self.nsteps = 0
         self.nfev = 0
+        self.t = None
+        self.y = None
+        self._restart()
 
-    def step(self, fun: RHS, t: float, y: np.ndarray, h: float) -> np.ndarray:
-        """Return y(t + h) [same units as y]."""
+    # -- for subclasses ----------------------------------------------------------------
+    def _advance(self, fun: RHS, t: float, y: np.ndarray, h: float) -> np.ndarray:
         raise NotImplementedError
 
-    def accept_correction(self, y: np.ndarray) -> None:
-        """The caller replaced the last result by ``y`` (for example a projection onto
-        the constraint manifold); multistep methods take it into their history instead
-        of restarting.  One-step methods need nothing."""
+    def _restart(self) -> None:
+        """Forget the history (one-step methods have none)."""
 
+    def _corrected(self, y: np.ndarray) -> None:
+        """The current value was replaced by ``y`` (one-step methods need nothing)."""
+
+    # -- state -------------------------------------------------------------------------
     def get_state(self) -> dict:
-        """History needed to continue bit for bit (counters included)."""
-        return {"nsteps": self.nsteps, "nfev": self.nfev}
+        """Everything needed to continue bit for bit (counters included)."""
+        return {"nsteps": self.nsteps, "nfev": self.nfev, "t": self.t,
+                "y": None if self.y is None else self.y.copy()}
 
     def set_state(self, state: dict) -> None:
         self.nsteps = int(state["nsteps"])
         self.nfev = int(state["nfev"])
+        self.t = state["t"]
+        self.y = None if state["y"] is None else np.array(state["y"], dtype=float)
 
     def stats(self) -> dict:
         return {"method": self.name, "nsteps": self.nsteps, "nfev": self.nfev}

@@ -42,8 +42,7 @@ from mbdcore.integrators.base import RHS, IntegrationError, Integrator
 
 __all__ = ["EPS", "BDF_TABLE", "BDF_STABILITY_ANGLE", "multistep_coefficients", "RADAU_A",
            "RADAU_C", "LinearMultistep", "BDF", "ImprovedGear", "NEWTON_MAXITER",
-           "MIN_FACTOR", "MAX_FACTOR", "GearResult", "GearSolver", "GearIntegrator",
-           "BDF_INTEGRATORS"]
+           "MIN_FACTOR", "MAX_FACTOR", "GearResult", "GearSolver", "GearIntegrator"]
 
 EPS = np.finfo(float).eps
 
@@ -212,8 +211,8 @@ class LinearMultistep(Integrator):
 
     The first k - 1 steps after a (re)start are taken with the 3-stage Radau IIA
     method (order 5, L-stable), which gives starting values accurate enough for
-    order k <= 6.  The history restarts whenever ``step`` is called with a different
-    ``h`` or from a point other than where the previous step ended.
+    order k <= 6.  The history restarts at :meth:`start` and whenever the step size
+    changes.
 
     Parameters
     ----------
@@ -272,16 +271,19 @@ class LinearMultistep(Integrator):
         self._lu = None
         self._lu_c = None       # the c of I - c J in _lu
 
+    def _restart(self) -> None:
+        self._t, self._h, self._ys, self._f = None, None, [], None
+
+    # -- state -----------------------------------------------------------------------
     def reset(self) -> None:
         super().reset()
         self._clear()
 
-    # -- state -----------------------------------------------------------------------
     def get_state(self) -> dict:
         state = super().get_state()
         state.update(
             njev=self.njev, newton_iterations=self.newton_iterations,
-            failures=self.failures, t=self._t, h=self._h,
+            failures=self.failures, history_t=self._t, h=self._h,
             ys=[y.copy() for y in self._ys],
             f=None if self._f is None else self._f.copy(),
             J=None if self._J is None else self._J.copy(),
@@ -294,7 +296,7 @@ class LinearMultistep(Integrator):
         self.njev = int(state["njev"])
         self.newton_iterations = int(state["newton_iterations"])
         self.failures = int(state["failures"])
-        self._t, self._h, self._lu_c = state["t"], state["h"], state["lu_c"]
+        self._t, self._h, self._lu_c = state["history_t"], state["h"], state["lu_c"]
         self._ys = [np.array(y, dtype=float) for y in state["ys"]]
         self._f = None if state["f"] is None else np.array(state["f"], dtype=float)
         self._J = None if state["J"] is None else np.array(state["J"], dtype=float)
@@ -309,17 +311,10 @@ class LinearMultistep(Integrator):
         return s
 
     # -- stepping --------------------------------------------------------------------
-    def _continues(self, t, y, h) -> bool:
-        if self._t is None or not self._ys:
-            return False
-        close = 8 * EPS * max(abs(t), abs(h))
-        return (abs(t - self._t) <= close and abs(h - self._h) <= 8 * EPS * abs(h)
-                and np.array_equal(y, self._ys[0]))
-
-    def accept_correction(self, y):
+    def _corrected(self, y):
         # the projected value becomes the newest history value; older values stay
-        if self._ys and np.shape(y) == self._ys[0].shape:
-            self._ys[0] = np.array(y, dtype=float)
+        if self._ys:
+            self._ys[0] = y.copy()
 
     def _jacobian(self, fun, t, y):
         self.njev += 1
@@ -339,11 +334,11 @@ class LinearMultistep(Integrator):
             f"t = {t_new:.9g} s (step {self.nsteps + 1}, h = {h:.3g} s) after {n_iter} "
             f"iterations with a fresh Jacobian (contraction rate {rate})")
 
-    def step(self, fun, t, y, h):
-        y = np.array(y, dtype=float)
+    def _advance(self, fun, t, y, h):
         fun = _Counted(fun, self)
-        if not self._continues(t, y, h):
-            self._t, self._h, self._ys, self._f = t, h, [y], None
+        if not self._ys or abs(h - self._h) > 8 * EPS * abs(h):
+            # (re)start: after start(), or the step size changed
+            self._t, self._h, self._ys, self._f = t, h, [y.copy()], None
         self._J_fresh = False
         if len(self._ys) < self.k:
             y_new = self._radau_step(fun, t, y, h)
@@ -803,11 +798,11 @@ class GearSolver:
 class GearIntegrator(Integrator):
     """The Gear solver behind the fixed-interval :class:`Integrator` interface ("gear").
 
-    ``step(fun, t, y, h)`` integrates [t, t + h] with as many internal steps as the
+    ``step(fun, h)`` integrates [t, t + h] with as many internal steps as the
     tolerances need; the last one is shortened to land on t + h (the right-hand side
     may change at t + h, e.g. a co-simulation input).  Step size, order, the difference
-    history and the Jacobian carry over to the next call when it continues from the
-    returned state, and are part of :meth:`get_state`.
+    history and the Jacobian carry over from step to step until the next :meth:`start`,
+    and are part of :meth:`get_state`.
 
     Parameters
     ----------
@@ -828,20 +823,18 @@ class GearIntegrator(Integrator):
 
     def reset(self) -> None:
         super().reset()
-        self._core.t = None
         self._core.clear_counters()
 
-    def step(self, fun, t, y, h):
+    def _restart(self) -> None:
+        self._core.t = None     # the core starts on the next step (it needs fun)
+
+    def _advance(self, fun, t, y, h):
         core = self._core
-        y = np.asarray(y, dtype=float)
-        continues = (core.t is not None
-                     and abs(t - core.t) <= 8 * EPS * max(abs(t), abs(h))
-                     and np.array_equal(y, core.y))
         nfev0 = core.nfev
-        if continues:
-            core.t = t      # absorb the caller's rounding of t
-        else:
+        if core.t is None:
             core.start(fun, t, y, h)
+        else:
+            core.t = t      # the same time up to rounding: the stepper's own
         t_end = t + h
         while core.t < t_end:
             core.step(fun, t_end)
@@ -849,10 +842,10 @@ class GearIntegrator(Integrator):
         self.nsteps += 1
         return core.y.copy()
 
-    def accept_correction(self, y):
+    def _corrected(self, y):
         core = self._core
-        if core.t is not None and np.shape(y) == core.y.shape:
-            core.D[0] = np.array(y, dtype=float)   # D[0] is y_n; differences kept
+        if core.t is not None:
+            core.D[0] = y.copy()   # D[0] is y_n; differences kept
 
     def get_state(self) -> dict:
         state = super().get_state()
@@ -868,12 +861,3 @@ class GearIntegrator(Integrator):
         s.update({f"internal_{k}" if k in ("nsteps", "nfev") else k: v
                   for k, v in self._core.stats().items()})
         return s
-
-
-#: Registry factories ``(rtol, atol) -> Integrator`` for :func:`make_integrator`.  For the
-#: fixed-step methods rtol/atol are the Newton tolerances, for "gear" the error tolerances.
-BDF_INTEGRATORS = {f"bdf{k}": (lambda rtol, atol, k=k: BDF(k, rtol=rtol, atol=atol))
-                   for k in BDF_TABLE}
-BDF_INTEGRATORS.update({f"improved-gear{k}": (lambda rtol, atol, k=k: ImprovedGear(
-    k, rtol=rtol, atol=atol)) for k in (2, 3)})
-BDF_INTEGRATORS["gear"] = lambda rtol, atol: GearIntegrator(rtol=rtol, atol=atol)

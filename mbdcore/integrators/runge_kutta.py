@@ -1,32 +1,24 @@
-"""Fixed-step and adaptive integrators for first-order systems y' = f(t, y).
+"""Explicit Runge-Kutta steppers for first-order systems y' = f(t, y).
 
-One interface, :class:`Integrator`: ``step(fun, t, y, h) -> y_new`` advances one step
-of size ``h`` [s].  Methods that differ only by coefficients are data (as in
+They implement :class:`mbdcore.integrators.base.Integrator` (``start(t, y)``,
+``step(fun, h)``).  Methods that differ only by coefficients are data (as in
 scipy.integrate, whose RK23, RK45 and DOP853 are Butcher tableaux over one step
 function): the explicit Runge-Kutta family is a Butcher tableau over one shared stage
 loop, and Gill's round-off-compensated scheme is its own four-register algorithm driven
-by its coefficient vectors.
+by its coefficient vectors.  Names (in :mod:`mbdcore.dae.methods`):
 
-Available (``make_integrator(name)``):
-
-=========  ========================================================================
-``rk4``     classical Runge-Kutta, order 4 (Butcher tableau)
-``gill``    Runge-Kutta-Gill, order 4, with Gill's round-off compensation (Gill 1951;
-            docs/benchmarks.md §8.1); the compensation register ``q`` is carried from
-            step to step and is part of the integrator state
-``treanor`` Treanor's exponentially fitted 4-stage method (Treanor 1966;
-            docs/benchmarks.md §8.1): per component a decay rate ``p`` is estimated
-            from two stages; ``p <= 0`` gives classical RK4, ``p > 0`` integrates
-            ``y' = -p y + (smooth part)`` exactly for the linear part, which tolerates
-            stiff decaying components
-``rk45``, ``dop853``, ``radau``, ``bdf``, ``lsoda``
-            scipy's adaptive solvers through :func:`scipy.integrate.solve_ivp`, run over
-            each requested step ``h`` with their own internal steps (``rtol``, ``atol``)
-=========  ========================================================================
-
-Every integrator counts ``nsteps`` and ``nfev`` (right-hand-side evaluations) and
-exposes ``get_state`` / ``set_state`` for the history it carries, so that a simulation
-can be saved and resumed bit for bit.
+=============== ===================================================================
+``rk4``         classical Runge-Kutta, order 4 (Butcher tableau)
+``gill``        Runge-Kutta-Gill, order 4, with Gill's round-off compensation (Gill
+                1951; docs/benchmarks.md §8.1); the compensation register ``q`` is
+                carried from step to step and is part of the stepper's state
+``gill-tableau`` Gill's coefficients as a plain tableau (no compensation), for checks
+``treanor``     Treanor's exponentially fitted 4-stage method (Treanor 1966;
+                docs/benchmarks.md §8.1): per component a decay rate ``p`` is estimated
+                from two stages; ``p <= 0`` gives classical RK4, ``p > 0`` integrates
+                ``y' = -p y + (smooth part)`` exactly for the linear part, which
+                tolerates stiff decaying components
+=============== ===================================================================
 """
 from __future__ import annotations
 
@@ -50,7 +42,7 @@ class ExplicitRungeKutta(Integrator):
     B: np.ndarray
     C: np.ndarray
 
-    def step(self, fun, t, y, h):
+    def _advance(self, fun, t, y, h):
         s = len(self.B)
         k = np.empty((s, y.size))
         for i in range(s):
@@ -114,15 +106,14 @@ class Gill(Integrator):
     t_frac = (0.0, 0.5, 0.5, 1.0)
 
     def __init__(self) -> None:
-        super().__init__()
         self.q: np.ndarray | None = None
+        super().__init__()
 
-    def reset(self) -> None:
-        super().reset()
+    def _restart(self) -> None:
         self.q = None
 
-    def step(self, fun, t, y, h):
-        q = np.zeros_like(y) if self.q is None or self.q.shape != y.shape else self.q
+    def _advance(self, fun, t, y, h):
+        q = np.zeros_like(y) if self.q is None else self.q
         y = np.array(y, dtype=float)
         for j in range(4):
             k = h * fun(t + self.t_frac[j] * h, y)
@@ -229,7 +220,7 @@ class Treanor(Integrator):
     name = "treanor"
     order = 4
 
-    def step(self, fun, t, y, h):
+    def _advance(self, fun, t, y, h):
         w1 = np.asarray(y, dtype=float)
         q1 = fun(t, w1)
         w2 = w1 + 0.5 * h * q1

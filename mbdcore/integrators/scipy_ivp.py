@@ -24,7 +24,7 @@ class ScipyAdaptive(Integrator):
         self.rtol = rtol
         self.atol = atol
 
-    def step(self, fun, t, y, h):
+    def _advance(self, fun, t, y, h):
         sol = solve_ivp(fun, (t, t + h), y, method=self.method, rtol=self.rtol,
                         atol=self.atol)
         self.nfev += int(sol.nfev)

@@ -58,7 +58,7 @@ from mbdcore.multibody.system import System
 from mbdcore.dae.index1 import assemble
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView
-from mbdcore.dae.index3 import make_implicit
+from mbdcore.dae.methods import make_method
 
 __all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_pointing_axis",
            "STRUCTURE_PARAMETERS", "AntennaStructureBlock", "PointingAxisBlock",
@@ -696,7 +696,7 @@ def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float =
                                                                         duration)
     latches = [f for f in s.forces_list if isinstance(f, HingeLatch)]
     q, v = assemble(s)
-    integ = make_implicit("generalized-alpha", rho_inf=rho_inf)
+    integ = make_method("generalized-alpha", rho_inf=rho_inf)
     im = s.body("motor").index
     last = s.body(f"panel{int(p['n_panels'])}")
     steps = int(round((duration + settle) / h))

@@ -57,7 +57,7 @@ import numpy as np
 
 from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.blocks import Block, Parameter, Signal, StepError
-from mbdcore.integrators.registry import INTEGRATOR_NAMES, make_integrator
+from mbdcore.dae.methods import ODE_METHODS, method_info
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.blocks import ParameterError
 
@@ -398,22 +398,31 @@ class FlexibleManipulator:
 
         Returns ``(t, x)`` with t of shape (n+1,) and x of shape (n+1, 2 n_dof).
         """
-        integ = make_integrator(method)
+        integ = _ode_method(method)
         n = int(round(t_end / h))
         x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
         t = h * np.arange(n + 1)
         out = np.empty((n + 1, x.size))
         out[0] = x
         hs = h / substeps
+        integ.start(0.0, x)
         for k in range(n):
             tau1, tau2 = torque(t[k])
             f = self.rhs_function(float(tau1), float(tau2))
             for s in range(substeps):
-                x = integ.step(f, t[k] + s * hs, x, hs)
+                x = integ.step(f, hs)
             if not np.all(np.isfinite(x)):
                 raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s")
             out[k + 1] = x
         return t, out
+
+
+def _ode_method(name: str):
+    info = method_info(name)
+    if info.kind != "ode":
+        raise ValueError(f"method {name!r} is a DAE method; the arm in minimal coordinates "
+                         f"is an ODE: one of {', '.join(ODE_METHODS)}")
+    return info.make()
 
 
 def bang_bang_torque(t: float) -> tuple[float, float]:
@@ -442,7 +451,8 @@ class FlexibleManipulatorBlock(Block):
     """The arm as a block: joint torques in, link states out.
 
     The torques are held constant over each communication step, which is divided into
-    ``substeps`` integrator steps of the chosen ``integrator``.  A step that produces a
+    ``substeps`` steps of the chosen ``method`` (an ODE method of
+    :mod:`mbdcore.dae.methods`).  A step that produces a
     non-finite state or fails in the solver raises StepError and leaves the state as
     it was.  Start: straight and at rest at (theta1_0, theta2_0).
     """
@@ -453,7 +463,7 @@ class FlexibleManipulatorBlock(Block):
     )
     OUTPUTS = _OUT
     PARAMETERS = ARM_PARAMETERS + (
-        Parameter("integrator", "rk4", "", "integration method", choices=INTEGRATOR_NAMES),
+        Parameter("method", "rk4", "", "integration method", choices=ODE_METHODS),
         Parameter("substeps", 10, "", "integrator steps per communication step", min=1,
                   max=100000),
         Parameter("theta1_0", 0.0, "rad", "initial joint 1 angle", min=-10.0, max=10.0),
@@ -466,14 +476,24 @@ class FlexibleManipulatorBlock(Block):
         super().__init__(**params)
         arm = {p.name: self.params[p.name] for p in ARM_PARAMETERS}
         self.model = FlexibleManipulator(**arm)
-        self.integrator = make_integrator(self.params["integrator"])
+        self.integrator = _ode_method(self.params["method"])
         self.reset()
+
+    @property
+    def x(self) -> np.ndarray:
+        """The state (q, q') [rad, m, rad/s, m/s]; setting it restarts the integrator there."""
+        return self._x
+
+    @x.setter
+    def x(self, value) -> None:
+        self._x = np.array(value, dtype=float)
+        self.integrator.start(self.time, self._x)
+        self._out = self.model.outputs(self._x)
 
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
-        self.x = self.model.initial_state(self.params["theta1_0"], self.params["theta2_0"])
         self.integrator.reset()
-        self._out = self.model.outputs(self.x)
+        self.x = self.model.initial_state(self.params["theta1_0"], self.params["theta2_0"])
 
     def outputs(self) -> dict:
         return self._out
@@ -481,13 +501,13 @@ class FlexibleManipulatorBlock(Block):
     def do_step(self, t: float, h: float) -> None:
         f = self.model.rhs_function(self.inputs["tau1"], self.inputs["tau2"])
         saved = self.integrator.get_state()
-        x = self.x
+        x = self._x
         n = self.params["substeps"]
         hs = h / n
         try:
             with np.errstate(all="ignore"):
                 for s in range(n):
-                    x = self.integrator.step(f, t + s * hs, x, hs)
+                    x = self.integrator.step(f, hs)
                     if not np.all(np.isfinite(x)):
                         raise IntegrationError("non-finite state")
         except (IntegrationError, np.linalg.LinAlgError, ZeroDivisionError) as exc:
@@ -495,7 +515,7 @@ class FlexibleManipulatorBlock(Block):
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s failed ({exc}); "
                             f"inputs tau1={self.inputs['tau1']!r}, tau2={self.inputs['tau2']!r} N.m; "
                             f"state kept at t = {self.time:.6g} s") from None
-        self.x = x
+        self._x = x
         self.time = t + h
         self._out = self.model.outputs(x)
 
@@ -507,6 +527,6 @@ class FlexibleManipulatorBlock(Block):
         return {"x": self.x.copy(), "integrator": self.integrator.get_state()}
 
     def _set_internal(self, internal):
-        self.x = np.array(internal["x"], dtype=float)
+        self._x = np.array(internal["x"], dtype=float)
         self.integrator.set_state(internal["integrator"])
-        self._out = self.model.outputs(self.x)
+        self._out = self.model.outputs(self._x)

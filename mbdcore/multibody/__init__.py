@@ -19,8 +19,7 @@ from mbdcore.multibody.modal import (ModalResult, null_space, reaction_stiffness
 from mbdcore.multibody.model_file import (FORMAT, VERSION, FILE_TYPES, ModelFileError, KINDS,
     JOINT_TYPES, FORCE_TYPES, MOTION_TYPES, BODY_KEYS, TOP_KEYS, validate_model,
     model_from_dict, load_model, model_to_dict, save_model, format_reference, MODEL_SCHEMA)
-from mbdcore.multibody.system_block import (IMPLICIT_METHODS, METHODS, SystemBlock,
-    system_block)
+from mbdcore.multibody.system_block import (SystemBlock, system_block)
 
 __all__ = [
     "E",
@@ -88,8 +87,6 @@ __all__ = [
     "save_model",
     "format_reference",
     "MODEL_SCHEMA",
-    "IMPLICIT_METHODS",
-    "METHODS",
     "SystemBlock",
     "system_block",
 ]

@@ -18,8 +18,8 @@ outputs
     Default: all coordinates.
 
 The block integrates the index-1 formulation (Baumgarte + projections) with any
-fixed-step method of :mod:`mbdcore.integrators`, or the index-3/GGL formulation with
-the implicit methods of :mod:`mbdcore.dae.index3`, over ``substeps`` steps per
+ODE method of :mod:`mbdcore.dae.methods`, or the index-3/GGL formulation with
+a DAE method of that table, over ``substeps`` steps per
 communication step, inputs held.  A failed step raises StepError and keeps the state.
 """
 from __future__ import annotations
@@ -32,17 +32,12 @@ import numpy as np
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
 from mbdcore.dae.index1 import (AssemblyError, Index1Baumgarte, SingularConfigurationError,
     assemble, augmented_accelerations)
-from mbdcore.integrators.registry import FIXED_STEP, make_integrator
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
-from mbdcore.dae.index3 import make_implicit
+from mbdcore.dae.methods import METHODS as METHOD_TABLE, method_info
 from mbdcore.multibody.system import System
 
-__all__ = ["IMPLICIT_METHODS", "METHODS", "SystemBlock", "system_block"]
-
-IMPLICIT_METHODS = ("generalized-alpha", "hht", "newmark", "bathe", "bathe-broyden")
-METHODS = tuple(k for k in FIXED_STEP if k != "gill-tableau") + tuple(
-    f"bdf{k}" for k in range(1, 7)) + IMPLICIT_METHODS
+__all__ = ["SystemBlock", "system_block"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -65,8 +60,8 @@ class SystemBlock(Block):
 
     CONFIG: dict | None = None
     PARAMETERS = (
-        Parameter("method", "rk4", "", "integration method (index-1: explicit and BDF; "
-                  "index-3/GGL: implicit)", choices=METHODS),
+        Parameter("method", "rk4", "", "integration method (ODE methods: index-1 form; "
+                  "DAE methods: index-3/GGL form)", choices=tuple(METHOD_TABLE)),
         Parameter("substeps", 10, "", "integrator steps per communication step", min=1,
                   max=100000),
         Parameter("baumgarte", 10.0, "1/s", "Baumgarte alpha = beta (index-1 methods)",
@@ -112,14 +107,13 @@ class SystemBlock(Block):
         super().__init__(**params)
 
         self.system = model_from_dict(self.CONFIG["model"])
-        method = self.params["method"]
-        self.implicit = method in IMPLICIT_METHODS
+        info = method_info(self.params["method"])
+        self.implicit = info.kind == "dae"
         if self.implicit:
-
-            opts = {"rho_inf": self.params["rho_inf"]} if method == "generalized-alpha" else {}
-            self.integrator = make_implicit(method, **opts)
+            opts = {"rho_inf": self.params["rho_inf"]} if "rho_inf" in info.options else {}
+            self.integrator = info.make(**opts)
         else:
-            self.integrator = make_integrator(method)
+            self.integrator = info.make()
             a = self.params["baumgarte"]
             self.form = Index1Baumgarte(self.system, a, a, project=True)
         self._index = {n: i for i, n in enumerate(self.system.coordinate_names())}
@@ -134,6 +128,8 @@ class SystemBlock(Block):
         except (AssemblyError, SingularConfigurationError) as exc:
             raise ParameterError(f"the model cannot be assembled: {exc}") from None
         self.integrator.reset()
+        if not self.implicit:
+            self.integrator.start(t0, np.concatenate([self.q, self.v]))
         self._out = None
 
     def _get_internal(self):
@@ -161,11 +157,11 @@ class SystemBlock(Block):
                     if self.implicit:
                         q, v = self.integrator.step(sys_, ts, q, v, hs)
                     else:
-                        x = self.integrator.step(self.form.rhs, ts, np.concatenate([q, v]), hs)
+                        x = self.integrator.step(self.form.rhs, hs)
                         if not np.all(np.isfinite(x)):
                             raise IntegrationError("non-finite state")
                         x = self.form.correct(ts + hs, x)
-                        self.integrator.accept_correction(x)
+                        self.integrator.correct(x)
                         q, v = x[:sys_.n], x[sys_.n:]
                     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
                         raise IntegrationError("non-finite state")

@@ -8,7 +8,8 @@ from flexcosim.demo import MODELS, run_demo
 from fmu.fmi.build import build_fmu
 from mbdcore.multibody.model_file import load_model, model_to_dict
 from mbdcore.multibody.system_block import SystemBlock
-from fmu.cosim.master import CosimError, Master, StepControl
+from fmu.cosim.master import CosimError, StepControl
+from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
 
 __all__ = ["main"]
@@ -106,27 +107,22 @@ def _cosim(args) -> int:
     except (ValueError, OSError) as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2
-    exp = system.experiment
-    start = args.start if args.start is not None else exp.get("start_time", 0.0)
-    stop = args.stop if args.stop is not None else exp.get("stop_time")
-    step = args.step if args.step is not None else exp.get("step")
-    missing = [n for n, v in (("--stop", stop), ("--step", step)) if v is None]
-    if missing:
-        print(f"flexcosim cosim: {args.system} has no default for {' and '.join(missing)}; "
-              "give it on the command line", file=sys.stderr)
-        return 2
-    method = args.method or exp.get("method", "gauss-seidel")
-    extrapolation = args.extrapolation or exp.get("extrapolation", 0)
     try:
         control = (StepControl(rtol=args.rtol, atol=args.atol, min_step=args.min_step,
                                max_step=args.max_step) if args.variable_step else None)
-        master = Master(system, step, method=method, extrapolation=extrapolation,
-                        step_control=control)
-        result = master.run(stop, start, realtime=args.realtime, speed=args.speed,
-                            progress=args.progress, csv=args.out)
+        result = cosimulate(system, stop_time=args.stop, step_size=args.step,
+                            start_time=args.start, method=args.method,
+                            extrapolation=args.extrapolation, step_control=control,
+                            realtime=args.realtime, speed=args.speed, progress=args.progress,
+                            output_file=args.out)
     except CosimError as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 1
+    except MissingExperimentError as e:
+        flags = " and ".join({"stop_time": "--stop", "step_size": "--step"}[n] for n in e.missing)
+        print(f"flexcosim cosim: {args.system} has no default for {flags}; give it on the "
+              "command line", file=sys.stderr)
+        return 2
     except ValueError as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2
@@ -140,7 +136,8 @@ def _cosim(args) -> int:
     if args.out:
         print(f"wrote {args.out}")
     if args.plot:
-        print(f"wrote {result.plot(args.plot)}")
+        result.plot(args.plot)
+        print(f"wrote {args.plot}")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Layers, each importing only those before it:
 
-* :mod:`mbdcore.blocks` -- the Block contract (named inputs, outputs, parameters, state, step)
+* :mod:`mbdcore.blocks` -- the Block contract (named inputs, outputs, parameters, state, step);
+  :mod:`mbdcore.timeseries` -- the one result type; :mod:`mbdcore.jit` -- compiled kernels
 * :mod:`mbdcore.integrators` -- ODE integrators and their table
 * :mod:`mbdcore.dae` -- constrained equations of motion: formulations, implicit integrators,
   the simulation driver
@@ -12,4 +13,4 @@ Layers, each importing only those before it:
 See ``docs/architecture.md``.
 """
 
-__all__ = ["blocks", "integrators", "dae", "multibody", "models"]
+__all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "models"]

@@ -228,8 +228,11 @@ def test_csv_round_trip_and_png(tmp_path):
     assert back.dtype.names == r.data.dtype.names
     for name in r.names:
         np.testing.assert_array_equal(back[name], r[name])
-    png = r.plot(tmp_path / "loop.png")
+    fig = r.plot(tmp_path / "loop.png")
+    png = tmp_path / "loop.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert [ax.get_ylabel().split(" [")[0] for ax in fig.axes] == r.outputs
+    assert all(ax.get_ylabel().endswith("]") for ax in fig.axes)    # a unit on every axis
     r.plot(tmp_path / "one.png", signals=["plant.x"])
     with pytest.raises(KeyError, match="nope"):
         r.plot(tmp_path / "bad.png", signals=["nope"])

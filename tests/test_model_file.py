@@ -76,7 +76,7 @@ def test_saved_and_loaded_benchmark_simulates_identically(name):
     # same parameters to the last bit, same code: the same numbers, not just close ones
     np.testing.assert_array_equal(loaded.q, api.q)
     np.testing.assert_array_equal(loaded.lam, api.lam)
-    assert loaded.multiplier_names == api.multiplier_names
+    assert loaded.multipliers == api.multipliers and loaded.units == api.units
 
 
 def test_contact_round_trip_through_the_impact():

@@ -200,7 +200,11 @@ def test_results_save_to_csv_and_plot(tmp_path):
     data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
     np.testing.assert_array_equal(data["crank.phi"], r["crank.phi"])
     assert "lambda(pivot.x)" in data.dtype.names and "violation" in data.dtype.names
-    assert r.plot(tmp_path / "crank.png", ["crank.phi", "energy"]).stat().st_size > 5000
+    fig = r.plot(tmp_path / "crank.png", ["crank.phi", "energy"])
+    assert (tmp_path / "crank.png").stat().st_size > 5000
+    assert [ax.get_ylabel() for ax in fig.axes] == ["crank.phi [rad]", "energy [J]"]
+    assert fig.axes[-1].get_xlabel() == "time [s]"
+    assert r.unit("d(crank.x)") == "m/s" and r.unit("lambda(pivot.x)") == "N"
 
 
 def test_accelerations_solve_the_augmented_system():

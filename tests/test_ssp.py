@@ -9,6 +9,7 @@ import pytest
 
 from flexcosim.cli import main
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
 
 try:
@@ -175,3 +176,18 @@ def test_cosim_command_runs_a_system_file(lag_fmu, tmp_path, capsys):
     assert "rejected" in capsys.readouterr().out
     assert main(["cosim", str(tmp_path / "nothing.ssp")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_cosimulate_takes_what_is_not_given_from_the_default_experiment(lag_fmu, tmp_path):
+    """fmpy.simulate_fmu-style: a file in, its result out; the experiment in the file
+    supplies stop time, step and coupling method, arguments override them."""
+    path = save_system(two_lags(lag_fmu), tmp_path / "loop.ssp", stop_time=1.0, step=0.01,
+                       method="jacobi")
+    by_file = cosimulate(path)
+    by_hand = Master(load_system(path), 0.01, "jacobi").run(1.0)
+    np.testing.assert_array_equal(by_file.data, by_hand.data)
+    shorter = cosimulate(path, stop_time=0.5, step_size=0.005, method="gauss-seidel")
+    assert shorter.time[-1] == pytest.approx(0.5) and len(shorter) == 101
+    with pytest.raises(MissingExperimentError, match="stop_time and step_size") as err:
+        cosimulate(two_lags(lag_fmu))
+    assert err.value.missing == ["stop_time", "step_size"]

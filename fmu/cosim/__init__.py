@@ -6,6 +6,7 @@ from fmu.cosim.master import (AlgebraicLoopError, BlockComponent, Component, Com
     check_archive, safe_extract)
 from fmu.cosim.ssp import (SSPError, export_ssp, import_ssp, load_system, save_system,
     system_from_dict, system_to_dict)
+from fmu.cosim.simulate import (cosimulate, MissingExperimentError)
 
 __all__ = [
     "AlgebraicLoopError",
@@ -28,4 +29,6 @@ __all__ = [
     "save_system",
     "system_from_dict",
     "system_to_dict",
+    "cosimulate",
+    "MissingExperimentError",
 ]

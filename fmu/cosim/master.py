@@ -75,6 +75,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from mbdcore.blocks import Block
+from mbdcore.timeseries import TimeSeries
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
@@ -927,8 +928,8 @@ class System:
 # ---------------------------------------------------------------------------------
 # result
 # ---------------------------------------------------------------------------------
-class Result:
-    """Time series of a co-simulation run.
+class Result(TimeSeries):
+    """Time series of a co-simulation run (a :class:`~mbdcore.timeseries.TimeSeries`).
 
     Attributes
     ----------
@@ -955,76 +956,22 @@ class Result:
                  units: Mapping[str, str] | None = None, *, steps: np.ndarray | None = None,
                  rejected: Sequence[tuple[float, float, float]] = (), forced_steps: int = 0,
                  realtime: "RealTimeStats | None" = None):
-        self.data = data
+        super().__init__(data, units)
         self.outputs = list(outputs)
         self.inputs = list(inputs)
-        self.units = dict(units or {})
         self.steps = np.asarray(steps if steps is not None else np.diff(data["time"]), float)
         self.rejected = list(rejected)
         self.forced_steps = int(forced_steps)
         self.realtime = realtime
-
-    @property
-    def names(self) -> list[str]:
-        return list(self.data.dtype.names)
-
-    @property
-    def time(self) -> np.ndarray:
-        return self.data["time"]
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        if name not in self.data.dtype.names:
-            raise KeyError(f"no signal {name!r}; signals: {', '.join(self.data.dtype.names)}")
-        return self.data[name]
-
-    def __len__(self) -> int:
-        return len(self.data)
 
     def __repr__(self) -> str:
         t = self.time
         span = f"t = {t[0]:g} .. {t[-1]:g} s" if len(t) else "empty"
         return f"Result({len(t)} rows, {span}, {len(self.names) - 1} signals)"
 
-    def to_csv(self, path: str | Path) -> Path:
-        """Write a CSV file: one header line with the field names, then the rows.
-
-        Values are written with 17 significant digits so they read back bit for bit.
-        """
-        path = Path(path)
-        np.savetxt(path, self.data.view(np.float64).reshape(len(self.data), -1),
-                   delimiter=",", header=",".join(self.names), comments="", fmt="%.17g")
-        return path
-
-    def plot(self, path: str | Path, signals: Sequence[str] | None = None) -> Path:
-        """Plot signals against time into a PNG file (matplotlib Agg, no display needed).
-
-        Parameters
-        ----------
-        path : str or Path
-            PNG file to write.
-        signals : sequence of str, optional
-            Field names, one subplot each; default: all outputs.
-        """
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        signals = list(self.outputs if signals is None else signals)
-        for s in signals:
-            self[s]  # KeyError naming the bad signal before drawing anything
-        n = max(len(signals), 1)
-        fig = Figure(figsize=(8, 1.8 * n + 0.8))
-        FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global backend
-        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
-        for ax, s in zip(axes, signals):
-            ax.plot(self.time, self[s])
-            unit = self.units.get(s, "")
-            ax.set_ylabel(f"{s} [{unit}]" if unit else s)
-            ax.grid(True)
-        axes[-1].set_xlabel("time [s]")
-        fig.tight_layout()
-        path = Path(path)
-        fig.savefig(path, format="png")
-        return path
+    def default_signals(self) -> list[str]:
+        """The outputs."""
+        return list(self.outputs)
 
 
 # ---------------------------------------------------------------------------------
@@ -1195,6 +1142,205 @@ class _Progress:
         self(t, force=True)
         self.stream.write("\n")
         self.stream.flush()
+
+
+class _Run:
+    """The working state of one :meth:`Master.run`: the coupling vectors (``y`` every
+    connected output, ``u`` every input), the recorded rows, the input setters of the
+    schedule, and where the run is (``state``: time, component, phase) for the message
+    of a failure."""
+
+    def __init__(self, master: "Master", t0: float, n_steps: int | None, record_every: int,
+                 pacer: "_Pacer | None", progress: "_Progress | None"):
+        self.master = master
+        self.comps = master.system.components
+        self.record_every = record_every
+        self.pacer, self.progress = pacer, progress
+        ncol = 1 + master._n_out + master._n_in
+        cap = (n_steps // record_every + 2) if n_steps is not None else 1024
+        self.rows = np.empty((cap, ncol))
+        self.nrec = 0
+        self.y = [0.0] * master._n_out
+        self.u: list[float] = []
+        self.y_prev: list[float] | None = None   # outputs and step of the previous point
+        self.h_prev: float | None = None
+        self.taken: Any = []
+        self.rejected: list[tuple[float, float, float]] = []
+        self.forced = 0
+        self.t = t0
+        self.started: list[Component] = []
+        self.state = {"t": t0, "comp": None, "phase": "initialize"}
+        # Setters are built per run: FMU instances only exist after initialize().
+        self._in_off = master._in_off
+        self.src = master._src
+        self.out_off = master._out_off
+        self.schedule = master._schedule
+        self.order_idx = [master._index[n] for n in master.order]
+        self.gauss_seidel = master.method == "gauss-seidel"
+        self.extrapolate = master.extrapolation == 1
+        self.coupled = sorted({s for s in self.src if s >= 0})
+
+    def _setter(self, i: int, gis: list[int]):
+        c = self.comps[i]
+        return c.input_setter([c.inputs[gi - self._in_off[i]] for gi in gis])
+
+    def start(self, t0: float, stop: float) -> None:
+        """Initialise every component, propagate and record the first point."""
+        state = self.state
+        for c in self.comps:
+            state["comp"] = c
+            c.initialize(t0, stop)
+            self.started.append(c)
+        self.set_fns = [self._setter(i, need) if need else None
+                        for i, need, gs in self.schedule]
+        self.final_fns = [(self.comps[i], gis, self._setter(i, gis))
+                          for i, gis in self.master._final_inputs]
+        # Per component in stepping order: inputs set just before it steps.
+        # Gauss-Seidel: those fed by components that stepped before it ("fresh"), plus,
+        # with extrapolation, the others ("stale", extrapolated).  Jacobi: only the
+        # extrapolated ones.
+        self.plan = []
+        for i, fresh, stale in self.master._step_inputs(self.gauss_seidel):
+            stale = stale if self.extrapolate else []
+            gis = fresh + stale
+            self.plan.append((i, self.comps[i], [self.src[gi] for gi in fresh],
+                              [self.src[gi] for gi in stale],
+                              self._setter(i, gis) if gis else None))
+        self.u = [v for c in self.comps for v in c.get_input_values()]
+        self.propagate()
+        self.record(t0)
+        if self.pacer is not None:
+            self.pacer.start()
+
+    def finish(self) -> None:
+        """Terminate every started component; the run's outcome (or its error) matters
+        more than cleanup noise."""
+        for c in self.started:
+            try:
+                c.terminate()
+            except Exception:
+                pass
+        if self.progress is not None:
+            self.progress.close(self.t)
+
+    def result(self) -> Result:
+        return self.master._result(self.rows[:self.nrec], self.taken, self.rejected,
+                                   self.forced,
+                                   self.pacer.finish() if self.pacer is not None else None)
+
+    # -- the coupling ------------------------------------------------------------------
+    def read(self, i: int) -> list[float]:
+        c = self.comps[i]
+        self.state["comp"], self.state["phase"] = c, "reading outputs"
+        vals = c.get_output_values()
+        if not math.isfinite(sum(vals)):
+            for o, v in zip(c.outputs, vals):
+                if not math.isfinite(v):
+                    raise ComponentError(f"output {o!r} = {v!r} is not finite", variable=o,
+                                         log=c.log)
+        return vals
+
+    def propagate(self) -> None:
+        """Outputs to inputs at a communication point, in feedthrough order."""
+        y, u, src, state = self.y, self.u, self.src, self.state
+        for (i, need, gs), setter in zip(self.schedule, self.set_fns):
+            if setter is not None:
+                vals = [y[src[gi]] for gi in need]
+                for gi, v in zip(need, vals):
+                    u[gi] = v
+                state["comp"], state["phase"] = self.comps[i], "setting inputs"
+                setter(vals)
+            vals = self.read(i)
+            off = self.out_off[i]
+            for g in gs:
+                y[g] = vals[g - off]
+        for c, gis, setter in self.final_fns:
+            vals = [y[src[gi]] for gi in gis]
+            for gi, v in zip(gis, vals):
+                u[gi] = v
+            state["comp"], state["phase"] = c, "setting inputs"
+            setter(vals)
+
+    def record(self, t: float) -> None:
+        rows = self.rows
+        if self.nrec == len(rows):
+            self.rows = rows = np.concatenate([rows, np.empty_like(rows)])
+        row = rows[self.nrec]
+        y = self.y
+        row[0] = t
+        row[1:1 + len(y)] = y
+        row[1 + len(y):] = self.u
+        self.nrec += 1
+
+    def advance(self, t: float, h: float, t_next: float, c_ext: float | None) -> None:
+        """One communication step t -> t_next = t + h, outputs propagated at t_next.
+
+        ``c_ext``: stale inputs get y + c_ext (y - y_prev), the mean of the linear
+        extrapolation over the step; None holds y.
+        """
+        state, y = self.state, self.y
+        state["t"] = t
+        y_prev = self.y_prev
+        gauss_seidel = self.gauss_seidel
+        for i, c, fresh, stale, setter in self.plan:
+            if setter is not None:
+                vals = [y[s] for s in fresh]
+                if stale:
+                    vals += ([y[s] + c_ext * (y[s] - y_prev[s]) for s in stale]
+                             if c_ext is not None else [y[s] for s in stale])
+                state["comp"], state["phase"] = c, "setting inputs"
+                setter(vals)
+            if gauss_seidel:
+                state["comp"], state["phase"] = c, "do_step"
+                c.do_step(t, h)
+                state["t"] = t_next  # the new outputs belong to the end of the step
+                vals = self.read(i)
+                state["t"] = t
+                off = self.out_off[i]
+                y[off:off + len(vals)] = vals
+        if not gauss_seidel:
+            for i in self.order_idx:
+                c = self.comps[i]
+                state["comp"], state["phase"] = c, "do_step"
+                c.do_step(t, h)
+        state["t"] = t_next
+        self.propagate()
+
+    def fixed_step(self, t: float, h: float, t_next: float, k: int, n_steps: int) -> None:
+        """A step of a run whose steps are given: advance, record, pace."""
+        extrapolate = self.extrapolate
+        y_old = self.y[:] if extrapolate else None
+        self.advance(t, h, t_next, self.extrapolation_factor(h))
+        if extrapolate:
+            self.y_prev, self.h_prev = y_old, h
+        self.t = t_next
+        if (k + 1) % self.record_every == 0 or k + 1 == n_steps:
+            self.record(t_next)
+        self.tick(t_next)
+
+    def tick(self, t: float) -> None:
+        if self.pacer is not None:
+            self.pacer(t)
+        if self.progress is not None:
+            self.progress(t)
+
+    def extrapolation_factor(self, h: float) -> float | None:
+        return 0.5 * h / self.h_prev if self.extrapolate and self.y_prev is not None else None
+
+    def coupling_error(self, y_old: list[float], h: float, first_order: bool) -> float:
+        """Largest error of the connected outputs against the prediction their consumers
+        were given over the step, relative to the tolerances."""
+        y, y_prev, h_prev = self.y, self.y_prev, self.h_prev
+        ctrl = self.master.step_control
+        atol, rtol = ctrl.atol, ctrl.rtol
+        worst = 0.0
+        for g in self.coupled:
+            yn, yo = y[g], y_old[g]
+            p = yo + (h / h_prev) * (yo - y_prev[g]) if first_order else yo
+            e = abs(yn - p) / (atol + rtol * max(abs(yn), abs(yo)))
+            if e > worst:
+                worst = e
+        return worst
 
 
 class Master:
@@ -1456,7 +1602,6 @@ class Master:
         """
         t0, stop = float(start_time), float(stop_time)
         span = stop - t0
-        ctrl = self.step_control
         if steps is not None:
             steps = [float(x) for x in steps]
             if not all(math.isfinite(x) and x > 0.0 for x in steps):
@@ -1467,7 +1612,7 @@ class Master:
             if abs(t_end - stop) > 1e-9 * max(1.0, abs(span)):
                 raise ValueError(f"`steps` end at t = {t_end!r} s, not at stop_time = {stop!r} s")
             mode, n_steps = "replay", len(steps)
-        elif ctrl is not None:
+        elif self.step_control is not None:
             if not span > 0.0:
                 raise ValueError(f"stop_time {stop!r} s must be after start_time {t0!r} s")
             mode, n_steps = "variable", None
@@ -1482,264 +1627,131 @@ class Master:
         speed = float(speed)
         if realtime and not (math.isfinite(speed) and speed > 0.0):
             raise ValueError(f"speed {speed!r} must be finite and > 0")
-        comps = self.system.components
         if mode == "variable" or (mode == "replay" and len(set(steps)) > 1):
             self._check_variable_step(rollback=mode == "variable")
 
-        h0 = self.step
-        if mode == "variable":
-            min_step = ctrl.min_step if ctrl.min_step is not None else h0 * 1e-3
-            max_step = ctrl.max_step if ctrl.max_step is not None else math.inf
-        ncol = 1 + self._n_out + self._n_in
-        cap = (n_steps // record_every + 2) if n_steps is not None else 1024
-        buf = [np.empty((cap, ncol))]
-        nrec = [0]
-        y = [0.0] * self._n_out
-        u: list[float] = []
-
-        # Setters are built per run: FMU instances only exist after initialize().
-        set_fns = []
-        for i, need, gs in self._schedule:
-            c = comps[i]
-            names = [c.inputs[gi - self._in_off[i]] for gi in need]
-            set_fns.append(c.input_setter(names) if need else None)
-        final_fns = [(comps[i], gis,
-                      comps[i].input_setter([comps[i].inputs[gi - self._in_off[i]] for gi in gis]))
-                     for i, gis in self._final_inputs]
-        src = self._src
-        out_off = self._out_off
-        schedule = self._schedule
-        order_idx = [self._index[n] for n in self.order]
-        gauss_seidel = self.method == "gauss-seidel"
-        extrapolate = self.extrapolation == 1
-        # Per component in stepping order: inputs set just before it steps.
-        # Gauss-Seidel: those fed by components that stepped before it ("fresh"), plus,
-        # with extrapolation, the others ("stale", extrapolated).  Jacobi: only the
-        # extrapolated ones.
-        plan = []
-        for i, fresh, stale in self._step_inputs(gauss_seidel):
-            c = comps[i]
-            stale = stale if extrapolate else []
-            gis = fresh + stale
-            setter = c.input_setter([c.inputs[gi - self._in_off[i]] for gi in gis]) if gis else None
-            plan.append((i, c, [src[gi] for gi in fresh], [src[gi] for gi in stale], setter))
-        coupled = sorted({s for s in src if s >= 0})
-
-        state = {"t": t0, "comp": None, "phase": "initialize"}
-        hist = {"y_prev": None, "h_prev": None}  # outputs and step of the previous point
-
-        def read(i: int) -> list[float]:
-            c = comps[i]
-            state["comp"], state["phase"] = c, "reading outputs"
-            vals = c.get_output_values()
-            if not math.isfinite(sum(vals)):
-                for o, v in zip(c.outputs, vals):
-                    if not math.isfinite(v):
-                        raise ComponentError(f"output {o!r} = {v!r} is not finite", variable=o,
-                                             log=c.log)
-            return vals
-
-        def propagate() -> None:
-            for (i, need, gs), setter in zip(schedule, set_fns):
-                if setter is not None:
-                    vals = [y[src[gi]] for gi in need]
-                    for gi, v in zip(need, vals):
-                        u[gi] = v
-                    state["comp"], state["phase"] = comps[i], "setting inputs"
-                    setter(vals)
-                vals = read(i)
-                off = out_off[i]
-                for g in gs:
-                    y[g] = vals[g - off]
-            for c, gis, setter in final_fns:
-                vals = [y[src[gi]] for gi in gis]
-                for gi, v in zip(gis, vals):
-                    u[gi] = v
-                state["comp"], state["phase"] = c, "setting inputs"
-                setter(vals)
-
-        def record(t: float) -> None:
-            rows = buf[0]
-            if nrec[0] == len(rows):
-                buf[0] = rows = np.concatenate([rows, np.empty_like(rows)])
-            row = rows[nrec[0]]
-            row[0] = t
-            row[1:1 + len(y)] = y
-            row[1 + len(y):] = u
-            nrec[0] += 1
-
-        def advance(t: float, h: float, t_next: float, c_ext: float | None) -> None:
-            """One communication step t -> t_next = t + h, outputs propagated at t_next.
-
-            ``c_ext``: stale inputs get y + c_ext (y - y_prev), the mean of the linear
-            extrapolation over the step; None holds y.
-            """
-            state["t"] = t
-            y_prev = hist["y_prev"]
-            for i, c, fresh, stale, setter in plan:
-                if setter is not None:
-                    vals = [y[s] for s in fresh]
-                    if stale:
-                        vals += ([y[s] + c_ext * (y[s] - y_prev[s]) for s in stale]
-                                 if c_ext is not None else [y[s] for s in stale])
-                    state["comp"], state["phase"] = c, "setting inputs"
-                    setter(vals)
-                if gauss_seidel:
-                    state["comp"], state["phase"] = c, "do_step"
-                    c.do_step(t, h)
-                    state["t"] = t_next  # the new outputs belong to the end of the step
-                    vals = read(i)
-                    state["t"] = t
-                    y[out_off[i]:out_off[i] + len(vals)] = vals
-            if not gauss_seidel:
-                for i in order_idx:
-                    c = comps[i]
-                    state["comp"], state["phase"] = c, "do_step"
-                    c.do_step(t, h)
-            state["t"] = t_next
-            propagate()
-
-        def extrapolation_factor(h: float) -> float | None:
-            return 0.5 * h / hist["h_prev"] if extrapolate and hist["y_prev"] is not None else None
-
-        def coupling_error(y_old: list[float], h: float, first_order: bool) -> float:
-            y_prev, h_prev = hist["y_prev"], hist["h_prev"]
-            atol, rtol = ctrl.atol, ctrl.rtol
-            worst = 0.0
-            for g in coupled:
-                yn, yo = y[g], y_old[g]
-                p = yo + (h / h_prev) * (yo - y_prev[g]) if first_order else yo
-                e = abs(yn - p) / (atol + rtol * max(abs(yn), abs(yo)))
-                if e > worst:
-                    worst = e
-            return worst
-
-        pacer = _Pacer(t0, speed) if realtime else None
-        bar = _Progress(t0, stop) if progress else None
-        taken: list[float] = []
-        rejected: list[tuple[float, float, float]] = []
-        forced = [0]
-        t = t0
-        started = []
+        run = _Run(self, t0, n_steps, record_every,
+                   _Pacer(t0, speed) if realtime else None,
+                   _Progress(t0, stop) if progress else None)
         try:
-            for c in comps:
-                state["comp"] = c
-                c.initialize(t0, stop)
-                started.append(c)
-            u = [v for c in comps for v in c.get_input_values()]
-            propagate()
-            record(t0)
-            if pacer is not None:
-                pacer.start()
-            k = 0
-            if mode != "variable":
-                for k in range(n_steps):
-                    if mode == "fixed":
-                        h, t, t_next = h0, t0 + k * h0, t0 + (k + 1) * h0
-                    else:
-                        h = steps[k]
-                        t_next = t + h
-                    y_old = y[:] if extrapolate else None
-                    advance(t, h, t_next, extrapolation_factor(h))
-                    if extrapolate:
-                        hist["y_prev"], hist["h_prev"] = y_old, h
-                    t = t_next
-                    if (k + 1) % record_every == 0 or k + 1 == n_steps:
-                        record(t)
-                    if pacer is not None:
-                        pacer(t)
-                    if bar is not None:
-                        bar(t)
-                # a read-only view: no per-step storage, memory stays flat on long runs
-                taken = np.broadcast_to(h0, (n_steps,)) if mode == "fixed" else steps
+            run.start(t0, stop)
+            if mode == "fixed":
+                self._run_fixed(run, t0, n_steps)
+            elif mode == "replay":
+                self._run_replay(run, t0, steps)
             else:
-                eps_t = 1e-12 * max(1.0, abs(stop))
-                h = min(h0, max_step)
-                while stop - t > eps_t:
-                    remaining = stop - t
-                    if h >= remaining * (1.0 - 1e-9):
-                        h = remaining
-                    elif remaining - h < min_step:
-                        h = remaining / 2  # no sliver of a step at the end
-                    h = max(h, min(min_step, remaining))
-                    y_old, u_old = y[:], u[:]
-                    state["phase"] = "saving state"
-                    snaps = []
-                    for c in comps:
-                        state["comp"] = c
-                        snaps.append(c.snapshot())
-                    shrunk = False
-                    while True:
-                        t_next = t + h
-                        c_ext = extrapolation_factor(h)
-                        at_min = h <= min_step * (1.0 + 1e-9)
-                        try:
-                            advance(t, h, t_next, c_ext)
-                        except ComponentError:
-                            if at_min:
-                                raise
-                            err = math.inf
-                        else:
-                            err = coupling_error(y_old, h, c_ext is not None)
-                        if err <= 1.0 or at_min:
-                            break
-                        rejected.append((t, h, err))
-                        state["t"], state["phase"] = t, "restoring state"
-                        for c, snap in zip(comps, snaps):
-                            state["comp"] = c
-                            c.restore(snap)
-                        y[:], u[:] = y_old, u_old
-                        q = 1 if c_ext is not None else 0
-                        fac = ctrl.safety * err ** (-1.0 / (q + 1)) if math.isfinite(err) else 0.25
-                        h = max(h * min(max(fac, ctrl.max_shrink), 0.9), min_step)
-                        shrunk = True
-                    if err > 1.0:
-                        forced[0] += 1
-                    hist["y_prev"], hist["h_prev"] = y_old, h
-                    t = t_next
-                    k += 1
-                    taken.append(h)
-                    if k % record_every == 0 or stop - t <= eps_t:
-                        record(t)
-                    if pacer is not None:
-                        pacer(t)
-                    if bar is not None:
-                        bar(t)
-                    q = 1 if c_ext is not None else 0
-                    fac = ctrl.max_growth if err == 0.0 else ctrl.safety * err ** (-1.0 / (q + 1))
-                    fac = min(max(fac, ctrl.max_shrink), 1.0 if shrunk else ctrl.max_growth)
-                    h = min(h * fac, max_step)
+                self._run_variable(run, t0, stop)
         except Exception as e:
-            c = state["comp"]
-            variable = getattr(e, "variable", None)
-            log = list(getattr(e, "log", None) or (c.log if c is not None else []))
-            where = f" at t = {state['t']:.12g} s"
-            var = f", variable {c.name}.{variable}" if (c is not None and variable) else ""
-            name = c.name if c is not None else "?"
-            msg = f"component {name!r} failed in {state['phase']}{where}{var}: {e}"
-            if log:
-                msg += "\nlog of " + repr(name) + ":\n  " + "\n  ".join(log[-20:])
-            partial = self._result(buf[0][:nrec[0]], taken, rejected, forced[0],
-                                   pacer.finish() if pacer is not None else None)
-            if csv is not None:
-                partial.to_csv(csv)
-                msg += f"\nresults up to t = {t:.12g} s written to {csv}"
-            err = CosimError(msg, name, variable, state["t"], partial, log)
-            err.csv = Path(csv) if csv is not None else None
-            raise err from e
+            raise self._failure(run, e, csv) from e
         finally:
-            for c in started:
-                try:
-                    c.terminate()
-                except Exception:
-                    pass  # the run's outcome (or its error) matters more than cleanup noise
-            if bar is not None:
-                bar.close(t)
-        result = self._result(buf[0][:nrec[0]], taken, rejected, forced[0],
-                              pacer.finish() if pacer is not None else None)
+            run.finish()
+        result = run.result()
         if csv is not None:
             result.to_csv(csv)
         return result
+
+    # -- one loop per stepping mode -----------------------------------------------------
+    def _run_fixed(self, run: "_Run", t0: float, n_steps: int) -> None:
+        """Fixed communication step: t_k = t0 + k h, no accumulated drift."""
+        h = self.step
+        for k in range(n_steps):
+            run.fixed_step(t0 + k * h, h, t0 + (k + 1) * h, k, n_steps)
+        # a read-only view: no per-step storage, memory stays flat on long runs
+        run.taken = np.broadcast_to(h, (n_steps,))
+
+    def _run_replay(self, run: "_Run", t0: float, steps: list[float]) -> None:
+        """The given steps, in order (a replay of a variable-step run, bit for bit)."""
+        t = t0
+        n_steps = len(steps)
+        for k, h in enumerate(steps):
+            t_next = t + h
+            run.fixed_step(t, h, t_next, k, n_steps)
+            t = t_next
+        run.taken = steps
+
+    def _run_variable(self, run: "_Run", t0: float, stop: float) -> None:
+        """Variable step: a step is repeated from the saved component states with a
+        smaller h while the coupling error estimate exceeds 1 (module docstring)."""
+        ctrl = self.step_control
+        comps = self.system.components
+        min_step = ctrl.min_step if ctrl.min_step is not None else self.step * 1e-3
+        max_step = ctrl.max_step if ctrl.max_step is not None else math.inf
+        eps_t = 1e-12 * max(1.0, abs(stop))
+        state = run.state
+        t = t0
+        k = 0
+        h = min(self.step, max_step)
+        while stop - t > eps_t:
+            remaining = stop - t
+            if h >= remaining * (1.0 - 1e-9):
+                h = remaining
+            elif remaining - h < min_step:
+                h = remaining / 2  # no sliver of a step at the end
+            h = max(h, min(min_step, remaining))
+            y_old, u_old = run.y[:], run.u[:]
+            state["phase"] = "saving state"
+            snaps = []
+            for c in comps:
+                state["comp"] = c
+                snaps.append(c.snapshot())
+            shrunk = False
+            while True:
+                t_next = t + h
+                c_ext = run.extrapolation_factor(h)
+                at_min = h <= min_step * (1.0 + 1e-9)
+                try:
+                    run.advance(t, h, t_next, c_ext)
+                except ComponentError:
+                    if at_min:
+                        raise
+                    err = math.inf
+                else:
+                    err = run.coupling_error(y_old, h, c_ext is not None)
+                if err <= 1.0 or at_min:
+                    break
+                run.rejected.append((t, h, err))
+                state["t"], state["phase"] = t, "restoring state"
+                for c, snap in zip(comps, snaps):
+                    state["comp"] = c
+                    c.restore(snap)
+                run.y[:], run.u[:] = y_old, u_old
+                q = 1 if c_ext is not None else 0
+                fac = ctrl.safety * err ** (-1.0 / (q + 1)) if math.isfinite(err) else 0.25
+                h = max(h * min(max(fac, ctrl.max_shrink), 0.9), min_step)
+                shrunk = True
+            if err > 1.0:
+                run.forced += 1
+            run.y_prev, run.h_prev = y_old, h
+            t = run.t = t_next
+            k += 1
+            run.taken.append(h)
+            if k % run.record_every == 0 or stop - t <= eps_t:
+                run.record(t)
+            run.tick(t)
+            q = 1 if c_ext is not None else 0
+            fac = ctrl.max_growth if err == 0.0 else ctrl.safety * err ** (-1.0 / (q + 1))
+            fac = min(max(fac, ctrl.max_shrink), 1.0 if shrunk else ctrl.max_growth)
+            h = min(h * fac, max_step)
+
+    def _failure(self, run: "_Run", e: Exception, csv) -> CosimError:
+        """The CosimError of a failed run: which component, where, the log, the rows so
+        far (written to ``csv`` if given)."""
+        c = run.state["comp"]
+        variable = getattr(e, "variable", None)
+        log = list(getattr(e, "log", None) or (c.log if c is not None else []))
+        where = f" at t = {run.state['t']:.12g} s"
+        var = f", variable {c.name}.{variable}" if (c is not None and variable) else ""
+        name = c.name if c is not None else "?"
+        msg = f"component {name!r} failed in {run.state['phase']}{where}{var}: {e}"
+        if log:
+            msg += "\nlog of " + repr(name) + ":\n  " + "\n  ".join(log[-20:])
+        partial = run.result()
+        if csv is not None:
+            partial.to_csv(csv)
+            msg += f"\nresults up to t = {run.t:.12g} s written to {csv}"
+        err = CosimError(msg, name, variable, run.state["t"], partial, log)
+        err.csv = Path(csv) if csv is not None else None
+        return err
 
     def _check_variable_step(self, rollback: bool) -> None:
         """Every component must accept varying steps and, for rollback, restore its state."""

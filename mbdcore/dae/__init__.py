@@ -1,8 +1,7 @@
 """Constrained equations of motion M q'' + G^T lambda = F, g(q, t) = 0: the problem
 protocol, the index-1 formulation (Baumgarte, projections, assembly), the
-index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe), the one
-table of ODE and DAE methods by name (``methods``) and the fixed-step drivers
-(``simulate``, ``integrate``, ``integrate_index3``)."""
+index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe) and the
+fixed-step simulation driver."""
 
 from mbdcore.dae.problem import (ConstrainedProblem)
 from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError, problem_names,

@@ -3,8 +3,6 @@ integrator, index-3/GGL with the implicit integrators) and its result."""
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -14,81 +12,54 @@ from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, IntegrationError, Integrator
+from mbdcore.timeseries import TimeSeries
 
 __all__ = ["SimulationResult", "simulate", "integrate", "Index3Result", "integrate_index3",
            "reference_solution"]
 
 
-@dataclass
-class SimulationResult:
-    """Named time series of a simulation.
+class SimulationResult(TimeSeries):
+    """The time series of :func:`simulate` (a :class:`~mbdcore.timeseries.TimeSeries`).
+
+    Columns: ``"time"`` [s], each coordinate ``"body.x"`` [m or rad], its rate
+    ``"d(body.x)"`` [m/s or rad/s], each multiplier ``"lambda(joint.x)"`` (reaction force
+    [N] or moment [N.m], G^T lambda sign), ``"violation"`` (max |g| [m, rad]) and
+    ``"energy"`` (total mechanical energy [J], nan where undefined).
 
     Attributes
     ----------
     t : ndarray (N,)          times [s]
-    q, v : ndarray (N, n)     coordinates [m, rad] and velocities [m/s, rad/s]
-    lam : ndarray (N, m)      Lagrange multipliers (reaction forces/torques)
-    violation : ndarray (N,)  max |g| [m or rad]
-    energy : ndarray (N,)     total mechanical energy [J] (nan where undefined)
-    names, multiplier_names : signal names of q and lam
+    q, v : ndarray (N, n)     coordinates and velocities
+    lam : ndarray (N, m)      Lagrange multipliers
+    violation, energy : ndarray (N,)
+    coordinates, multipliers : names of the columns of q and lam
     stats : dict              integrator statistics
     """
 
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    lam: np.ndarray
-    violation: np.ndarray
-    energy: np.ndarray
-    names: list = field(default_factory=list)
-    multiplier_names: list = field(default_factory=list)
-    stats: dict = field(default_factory=dict)
+    def __init__(self, t, q, v, lam, violation, energy, coordinates=(), multipliers=(),
+                 stats=None, coordinate_units=None, multiplier_units=None):
+        self.t, self.q, self.v, self.lam = t, q, v, lam
+        self.violation, self.energy = violation, energy
+        self.coordinates, self.multipliers = list(coordinates), list(multipliers)
+        self.stats = dict(stats or {})
+        cu = list(coordinate_units or [""] * len(self.coordinates))
+        mu = list(multiplier_units or [""] * len(self.multipliers))
+        columns = {"time": t}
+        units = {}
+        for i, (n, u) in enumerate(zip(self.coordinates, cu)):
+            columns[n], units[n] = q[:, i], u
+        for i, (n, u) in enumerate(zip(self.coordinates, cu)):
+            columns[f"d({n})"], units[f"d({n})"] = v[:, i], _rate_unit(u)
+        for i, (n, u) in enumerate(zip(self.multipliers, mu)):
+            columns[f"lambda({n})"], units[f"lambda({n})"] = lam[:, i], u
+        columns["violation"], units["violation"] = violation, "m, rad"
+        columns["energy"], units["energy"] = energy, "J"
+        ts = TimeSeries.from_columns(columns, units)
+        super().__init__(ts.data, ts.units)
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        """A series by name: ``"body.x"``, ``"body.phi"``, ``"d(body.x)"`` (velocity),
-        ``"lambda(joint.x)"``, ``"violation"``, ``"energy"``, ``"time"``."""
-        if name in ("time", "t"):
-            return self.t
-        if name in ("violation", "energy"):
-            return getattr(self, name)
-        if name in self.names:
-            return self.q[:, self.names.index(name)]
-        if name.startswith("d(") and name[2:-1] in self.names:
-            return self.v[:, self.names.index(name[2:-1])]
-        if name.startswith("lambda(") and name[7:-1] in self.multiplier_names:
-            return self.lam[:, self.multiplier_names.index(name[7:-1])]
-        raise KeyError(f"no series {name!r}; coordinates: {', '.join(self.names)}")
-
-    def columns(self) -> dict:
-        cols = {"time": self.t}
-        cols.update({n: self.q[:, i] for i, n in enumerate(self.names)})
-        cols.update({f"d({n})": self.v[:, i] for i, n in enumerate(self.names)})
-        cols.update({f"lambda({n})": self.lam[:, i] for i, n in enumerate(self.multiplier_names)})
-        cols.update(violation=self.violation, energy=self.energy)
-        return cols
-
-    def to_csv(self, path) -> Path:
-        cols = self.columns()
-        np.savetxt(path, np.column_stack(list(cols.values())), delimiter=",",
-                   header=",".join(cols), comments="", fmt="%.17g")
-        return Path(path)
-
-    def plot(self, path, signals=None) -> Path:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        signals = list(signals or self.names)
-        fig = Figure(figsize=(8, 1.8 * len(signals) + 0.8))
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(len(signals), 1, sharex=True, squeeze=False)[:, 0]
-        for ax, s in zip(axes, signals):
-            ax.plot(self.t, self[s])
-            ax.set_ylabel(s)
-            ax.grid(True, alpha=0.3)
-        axes[-1].set_xlabel("time [s]")
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        return Path(path)
+    def default_signals(self) -> list[str]:
+        """The coordinates."""
+        return list(self.coordinates)
 
 
 def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
@@ -193,7 +164,18 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     energy = np.array([problem.energy(ti, qi, vi) for ti, qi, vi in zip(t_arr, q_arr, v_arr)])
     return SimulationResult(t_arr, q_arr, v_arr, lam_arr, viol, energy,
                             problem_names(problem, "coordinate", problem.n),
-                            problem_names(problem, "multiplier", problem.m), stats)
+                            problem_names(problem, "multiplier", problem.m), stats,
+                            _units(problem, "coordinate", problem.n),
+                            _units(problem, "multiplier", problem.m))
+
+
+def _rate_unit(unit: str) -> str:
+    return {"": "", "1": "1/s"}.get(unit, f"{unit}/s")
+
+
+def _units(problem, kind: str, count: int) -> list[str]:
+    getter = getattr(problem, f"{kind}_units", None)
+    return list(getter()) if getter else [""] * count
 
 
 def reference_solution(problem: ConstrainedProblem, t_end: float, rtol: float = 1e-11,

@@ -3,8 +3,8 @@ finite-segment and ANCF beams), joints and constraints, force elements, the
 System that assembles them into a constrained problem, static and modal
 analysis, model files, and any System as a Block."""
 
-from mbdcore.multibody.system import (E, rot, BodyBase, BodyState, Body, RigidState,
-    scatter_jacobian, scatter_force, StateView, System)
+from mbdcore.multibody.system import (E, rot, coordinate_unit, reaction_unit, BodyBase,
+    BodyState, Body, RigidState, scatter_jacobian, scatter_force, StateView, System)
 from mbdcore.multibody.constraints import (Constraint, Revolute, Weld, PointOnLine, Prismatic,
     SynchronousGear, AngleDriver, ConstantRate, PolynomialMotion, constant_rate,
     polynomial_motion)
@@ -24,6 +24,8 @@ from mbdcore.multibody.system_block import (SystemBlock, system_block)
 __all__ = [
     "E",
     "rot",
+    "coordinate_unit",
+    "reaction_unit",
     "BodyBase",
     "BodyState",
     "Body",

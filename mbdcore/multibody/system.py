@@ -34,7 +34,7 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.problem import ConstrainedProblem
 
-__all__ = ["E", "rot", "BodyBase", "BodyState", "Body", "RigidState",
+__all__ = ["E", "rot", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState", "Body", "RigidState",
            "scatter_jacobian", "scatter_force", "StateView", "System"]
 
 E = np.array([[0.0, -1.0], [1.0, 0.0]])
@@ -53,6 +53,25 @@ def finite_array(name: str, value, shape=None) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ParameterError(f"{name} = {value!r} must be finite")
     return arr
+
+
+def coordinate_unit(name: str) -> str:
+    """SI unit of a generalised coordinate from its name ``body.coordinate``: angles
+    (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``)
+    dimensionless, every other coordinate (positions, modal amplitudes scaled to a
+    deflection) in m."""
+    last = name.rsplit(".", 1)[-1]
+    if last in ("phi", "theta") or last.startswith("alpha"):
+        return "rad"
+    if last in ("dx", "dy"):
+        return "1"
+    return "m"
+
+
+def reaction_unit(equation: str) -> str:
+    """SI unit of the reaction (multiplier) of a constraint equation: N.m for a moment or
+    torque row, N for a force row."""
+    return "N.m" if equation in ("moment", "torque") else "N"
 
 
 class BodyBase:
@@ -520,6 +539,14 @@ class System(ConstrainedProblem):
 
     def multiplier_names(self) -> list[str]:
         return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
+
+    def coordinate_units(self) -> list[str]:
+        """SI unit of each coordinate (:func:`coordinate_unit`)."""
+        return [coordinate_unit(n) for n in self.coordinate_names()]
+
+    def multiplier_units(self) -> list[str]:
+        """SI unit of each multiplier, a reaction force [N] or moment [N.m]."""
+        return [reaction_unit(k) for j in self.joints for k in j.equation_names()]
 
     def view(self, q, v) -> StateView:
         return StateView(q, v)

@@ -35,20 +35,11 @@ from mbdcore.dae.index1 import (AssemblyError, Index1Baumgarte, SingularConfigur
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
 from mbdcore.dae.methods import METHODS as METHOD_TABLE, method_info
-from mbdcore.multibody.system import System
+from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 
 __all__ = ["SystemBlock", "system_block"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _coordinate_unit(name: str) -> str:
-    last = name.rsplit(".", 1)[-1]
-    if last in ("phi", "theta") or last.startswith("alpha"):
-        return "rad"
-    if last in ("dx", "dy"):          # ANCF slope components
-        return "1"
-    return "m"
 
 
 def _rate_unit(unit: str) -> str:
@@ -214,12 +205,12 @@ def _available_outputs(system) -> dict[str, tuple[str, str]]:
     """Output name -> (unit, description)."""
     out: dict[str, tuple[str, str]] = {}
     for n in system.coordinate_names():
-        unit = _coordinate_unit(n)
+        unit = coordinate_unit(n)
         out[n] = (unit, f"coordinate {n}")
         out[f"der({n})"] = (_rate_unit(unit), f"rate of {n}")
     for j in system.joints:
         for eq in j.equation_names():
-            unit = "N.m" if eq in ("moment", "torque") else "N"
+            unit = reaction_unit(eq)
             out[f"reaction.{j.name}.{eq}"] = (unit, f"reaction {eq} of {j.name} (G^T lambda sign)")
     for body in [system.ground] + system.bodies:
         for m in body.markers:

@@ -154,6 +154,7 @@ def _contact_events(method, h):
     return r, r.t[edges], np.array(forces)
 
 
+@pytest.mark.slow
 def test_contact_onset_and_release_agree_between_integrators_and_force_never_pulls():
     h = 1e-4
     r1, ev1, f1 = _contact_events("rk4", h)

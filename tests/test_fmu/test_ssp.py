@@ -13,18 +13,11 @@ from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
 
 try:
-    from c_fmu.build import build_lag_fmu
     from cosim_blocks import SmoothStep, Tracking
 except ImportError:  # tests/ collected as a package
-    from tests.c_fmu.build import build_lag_fmu
     from tests.cosim_blocks import SmoothStep, Tracking
 
 
-@pytest.fixture(scope="module")
-def lag_fmu(tmp_path_factory):
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not available")
-    return build_lag_fmu(tmp_path_factory.mktemp("c_fmu"))
 
 
 def two_lags(fmu):

@@ -134,6 +134,7 @@ def hunting(estimate):
     return np.abs(STEP - calm[:, 1]).max()
 
 
+@pytest.mark.slow
 def test_coulomb_friction_compensation_bounds_the_friction_limit_cycle():
     """With Coulomb friction (0.02 N m per motor) the step error cannot be held at zero:
     at rest the motors stick (the tanh law creeps at w_c T/Tc), and the rate and position

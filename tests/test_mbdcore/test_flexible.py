@@ -100,6 +100,7 @@ def _hub_tip_ancf(n_elements, t_end, h):
     return np.array(tips)
 
 
+@pytest.mark.slow
 def test_hub_beam_spin_up_three_beam_models_agree():
     """Kane, Ryan & Banerjee (1987), Omega_s = 4 rad/s: the modal, finite-segment and
     ANCF beams all bend back by about 0.40 m near t = 7 s and agree within 3 % of that

@@ -34,6 +34,7 @@ def test_ancf_arm_has_the_frequencies_of_the_minimal_model():
     np.testing.assert_allclose(f, expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_ancf_arm_matches_the_minimal_model_and_the_gap_is_geometric_nonlinearity():
     """In the linear regime (torques x 0.1) the joint angles agree to 1e-5 rad.  At the
     open-loop torques of docs/benchmarks.md §1 (load case 1a) link 1 bends by 6 cm (12 %

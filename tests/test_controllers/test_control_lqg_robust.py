@@ -10,7 +10,7 @@ linear one).
 Robustness: the flexible-model reference (:class:`FlexibleArmReference`, designed on the
 nominal arm) drives the LQG (with and without integrators) and joint PD with the same
 feedforward torques on an arm with a 50 % heavier payload and link stiffness EI -10 % or
-+10 %.  Move time and residual vibration as in tests/test_control_arm.py
++10 %.  Move time and residual vibration as in tests/test_controllers/test_control_arm.py
 (``settled_move``); also the end-effector vibration over the last second of the record.
 """
 from __future__ import annotations
@@ -175,6 +175,7 @@ def perturbed_runs(designs):
     return out
 
 
+@pytest.mark.slow
 def test_perturbed_arm_lqg_against_joint_pd_on_the_same_reference(perturbed_runs):
     """Payload 0.1 -> 0.15 kg and EI -10 % / +10 %, flexible reference of the nominal
     model, 2 s move; measured (move time [s]; residual vibration after it [mm];

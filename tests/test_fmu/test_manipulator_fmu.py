@@ -18,11 +18,12 @@ H = 1e-3  # communication step [s]
 OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
 
 
-@pytest.fixture(scope="module")
-def arm_fmu(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fmus")
-    assert cli(["build", "manipulator", "-o", str(out)]) == 0
-    return out / "FlexibleManipulator.fmu"
+def test_the_command_line_builds_the_arm_fmu(tmp_path, arm_fmu):
+    """``flexcosim build manipulator`` writes the same model as the session's FMU."""
+    assert cli(["build", "manipulator", "-o", str(tmp_path)]) == 0
+    built = read_model_description(str(tmp_path / "FlexibleManipulator.fmu"))
+    shared = read_model_description(str(arm_fmu))
+    assert [v.name for v in built.modelVariables] == [v.name for v in shared.modelVariables]
 
 
 @pytest.fixture(scope="module")

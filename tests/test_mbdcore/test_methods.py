@@ -37,7 +37,7 @@ def test_every_name_makes_a_stepper_of_its_kind_and_order():
 def test_fixed_step_ode_methods_have_the_order_the_table_gives(name):
     """Error on the harmonic oscillator over 1 s at h and h/2: ratio 2^order (for the
     BDF the Radau start-up is of order 5, so the multistep order shows; the improved
-    Gear formulas reach their order only at finer steps: tests/test_bdf.py).  Treanor's
+    Gear formulas reach their order only at finer steps: tests/test_mbdcore/test_bdf.py).  Treanor's
     per-component exponential fit makes it third order on coupled components (its
     docstring): that is what is asserted for it."""
     exact = np.cos(1.0)

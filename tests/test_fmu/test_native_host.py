@@ -27,7 +27,7 @@ from flexcosim.demo import ensure_fmu
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or shutil.which("gcc") is None,
                                 reason="the C host is compiled with gcc on Linux")
 
-HOST_SOURCE = Path(__file__).parent / "c_host" / "host.c"
+HOST_SOURCE = Path(__file__).resolve().parents[1] / "c_host" / "host.c"
 CLEAN_ENV = {"PATH": "/usr/bin:/bin"}
 OK, DISCARD, ERROR = 0, 2, 3
 H = 0.01  # communication step of the oscillator [s]
@@ -154,6 +154,7 @@ def test_without_gcc_the_fmu_keeps_pythonfmus_binary_with_a_warning(tmp_path, mo
 
 # -- running -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_c_host_runs_the_arm_like_fmpy(host, arm, tmp_path):
     """1000 steps of known joint torques: same outputs as fmpy to 1e-12."""
     torques = [(0.5 * math.sin(0.01 * k), -0.2 * math.cos(0.013 * k)) for k in range(1000)]

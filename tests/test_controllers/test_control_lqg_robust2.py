@@ -1,6 +1,6 @@
 """A robustness-oriented LQG for the arm (``design_arm_lqg_robust``) against the default one.
 
-The default LQG (tests/test_control_lqg_robust.py) loses its link-mode damping off the
+The default LQG (tests/test_controllers/test_control_lqg_robust.py) loses its link-mode damping off the
 design model: its observer barely corrects the 2.63 Hz mode (link 2 bending) and its
 regulator damps it by only 0.06.  The robust option adds
 
@@ -13,7 +13,7 @@ regulator damps it by only 0.06.  The robust option adds
 Robustness is the least damping of the linear closed loop over the arms of
 ``arm_plant_grid()``: payload 0.08, 0.1, 0.125, 0.15 kg x EI 0.9, 1.0, 1.1 of nominal
 (:func:`controllers.design.robustness_scan`).  Move time and residual vibration as in
-tests/test_control_arm.py (``settled_move``).
+tests/test_controllers/test_control_arm.py (``settled_move``).
 
 What is not met, measured: "every closed-loop mode damped > 0.02".  The 16 Hz mode
 (link 1's second mode; the plant has no structural damping) is nearly unreachable from
@@ -127,6 +127,7 @@ def runs(designs):
     return out
 
 
+@pytest.mark.slow
 def test_robust_lqg_on_the_nominal_arm_meets_the_benchmark(runs):
     """Flexible-model reference, 2 s move, nominal arm; measured: move time 1.946 s
     (1.11x joint PD's 1.748 s on the quintic), residual 4.28 mm (PD 195.7 mm: 46x
@@ -150,7 +151,7 @@ def test_robust_lqg_on_the_perturbed_arms(runs):
     ================  ============================  ============================
 
     (default LQG: not settled at 6 s with EI -10 %, 34.0 mm over 5-6 s; 1.950 s, 13.9
-    mm, 8.2 mm with EI +10 %; tests/test_control_lqg_robust.py.)  The link vibration
+    mm, 8.2 mm with EI +10 %; tests/test_controllers/test_control_lqg_robust.py.)  The link vibration
     is gone: the robust LQG now settles with EI -10 % and leaves 270x (EI -10 %) and
     105x (EI +10 %) less end-effector vibration than joint PD late in the record.  What
     it does not fix: off the model the joints overshoot the target by 2-4 % and creep

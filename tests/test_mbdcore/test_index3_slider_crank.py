@@ -1,7 +1,7 @@
 """Implicit integrators on the undamped slider-crank (docs/benchmarks.md §6), formulation="index3".
 
 Reference: the index-1 equations without Baumgarte terms or projections, integrated by
-DOP853 at rtol 1e-11 (as tests/test_multibody.py::_reference); its error (~1e-10) is far
+DOP853 at rtol 1e-11 (as tests/test_mbdcore/test_multibody.py::_reference); its error (~1e-10) is far
 below the errors measured here.  Default constraint form is GGL (stabilized index 2: the
 velocity constraint G v + g_t = 0 is imposed together with g = 0); see mbdcore.dae.index3.
 
@@ -63,6 +63,7 @@ def velocity_violation(system, res):
 
 @pytest.mark.parametrize("method, options", [
     ("generalized-alpha", {"rho_inf": 1.0}), ("bathe", {})], ids=["ga-rho=1", "bathe"])
+@pytest.mark.slow
 def test_energy_does_not_drift_over_10_s_and_constraints_hold(method, options):
     """Energy is E0 (to 1e-6) between the passages through the straight (dead-centre)
     position, and the passages dip it by a bounded O(h^2) amount (next test).

@@ -22,7 +22,7 @@ from mbdcore.multibody.model_file import (FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA
     ModelFileError, format_reference, load_model, model_from_dict, model_to_dict, save_model,
     validate_model)
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "models"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models"
 
 BUILDERS = {
     "rigid_crank": models.rigid_crank,

@@ -24,14 +24,6 @@ def model():
     return FlexibleManipulator()
 
 
-@pytest.fixture(scope="module")
-def arm_fmu(tmp_path_factory):
-    from fmu.fmi.build import build_fmu
-
-    return build_fmu(FlexibleManipulatorBlock, tmp_path_factory.mktemp("fmu"),
-                     model_name="FlexibleManipulator")
-
-
 def test_eigenvalues_of_the_linearised_arm_are_the_modes_of_the_model(model):
     modal = arm_modal_analysis(model).frequencies
     modal = modal[modal > 1e-3]                      # free joints: rigid modes are 0 Hz

@@ -8,7 +8,6 @@ variable and the time, keep the results so far, and never hang.
 from __future__ import annotations
 
 import math
-import shutil
 import signal
 from contextlib import contextmanager
 
@@ -18,22 +17,15 @@ import pytest
 from fmu.cosim.master import BlockComponent, CosimError, FMUComponent, Master, StepControl, System
 
 try:
-    from c_fmu.build import build_lag_fmu
     from fmi_instance import Instance
     from master_blocks import Gain
 except ImportError:  # tests/ collected as a package
-    from tests.c_fmu.build import build_lag_fmu
     from tests.fmi_instance import Instance
     from tests.master_blocks import Gain
 
 FMI2_ERROR = 3
 
 
-@pytest.fixture(scope="module")
-def lag_fmu(tmp_path_factory):
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not available")
-    return build_lag_fmu(tmp_path_factory.mktemp("c_fmu"))
 
 
 @contextmanager

@@ -1,0 +1,47 @@
+"""Every example runs as a user runs it (``python examples/<name>.py DIR``) and writes
+what its docstring promises: a smoke test of the whole stack, not of numbers (the
+numbers the examples print are asserted by the physics and controller tests)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+WRITES = {
+    "manipulator_input_shaping": ["input_shaping_closed_loop.png",
+                                  "input_shaping_deflection.png"],
+    "manipulator_lqr": ["lqg_closed_loop.png", "lqg_2dof_closed_loop.png",
+                        "lqg_loops_bode.png"],
+    "tune_manipulator": ["tune_manipulator.png"],
+    "antenna_pointing": ["pointing_step.csv", "pointing_ramp.csv", "pointing_ramp_gust.csv",
+                         "antenna_pointing.png"],
+    "antenna_deployment": ["deployment_smooth.csv", "deployment_bang-bang.csv",
+                           "antenna_deployment.png"],
+}
+
+
+def test_every_example_is_listed():
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(WRITES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_example_runs_and_writes_its_files(name, tmp_path):
+    run = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr
+    for file in WRITES[name]:
+        path = tmp_path / file
+        assert path.is_file() and path.stat().st_size > 0, f"{name} did not write {file}"
+        if file.endswith(".png"):
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        else:
+            data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
+            assert data.dtype.names[0] == "time" and len(data) > 10
+            assert np.all(np.isfinite(data.view(np.float64)))

@@ -255,6 +255,21 @@ class Block:
     def _set_internal(self, internal: Any) -> None:
         pass
 
+    # -- the state as a named flat vector ------------------------------------------------
+    def vector_state(self) -> "VectorState":
+        """The block's state as a named flat vector (as MuJoCo's ``mjData`` holds a
+        model's state): its names and how to read and write it.  Linearisation and the
+        python-control adapters work on it for every block alike.
+
+        A block without internal state has an empty one; a block that keeps internal
+        state must say how it maps (:class:`StateVectorBlock` and every block of this
+        project do), else TypeError names it.
+        """
+        if self._get_internal() is None:
+            return VectorState([], lambda block: np.zeros(0), lambda block, x: None)
+        raise TypeError(f"{type(self).__name__} keeps internal state but declares no "
+                        "vector_state()")
+
 
 class StateVectorBlock(Block):
     """A block whose whole internal state is one vector ``x``.
@@ -281,6 +296,15 @@ class StateVectorBlock(Block):
 
     def _set_internal(self, internal):
         self.x = np.array(internal["x"], dtype=float)
+
+    def state_names(self) -> list[str]:
+        """Names of the entries of ``x`` (subclasses name them by their physics)."""
+        return [f"x{i}" for i in range(len(self.x))]
+
+    def vector_state(self) -> "VectorState":
+        def set_x(block, x):
+            block._set_internal({"x": x})
+        return VectorState(self.state_names(), lambda block: block.x.copy(), set_x)
 
 
 class VectorState:

@@ -4,8 +4,8 @@ PID tuning, the arm's LQG and the antenna servo designs, closed-loop
 validation in co-simulation, move metrics and parameter sweeps."""
 
 from controllers.design.adapters import (ARM_INPUTS, ARM_OUTPUTS, SignalNameError,
-    check_names, arm_state_names, arm_iosys, linearize_arm, ArmProblem, arm_modal_analysis,
-    vector_state, block_iosys, FMUPlant, fmu_iosys, linearize_fmu)
+    check_names, arm_iosys, linearize_arm, ArmProblem, arm_modal_analysis, block_iosys,
+    FMUPlant, fmu_iosys, linearize_fmu)
 from controllers.design.synthesis import (weight_matrix, check_stabilizable, lqr, lqg,
     process_noise_covariance, modal_table, loop_margins, siso_margins, tune_pid, PIDTuning,
     plot_bode, plot_step)
@@ -25,12 +25,10 @@ __all__ = [
     "ARM_OUTPUTS",
     "SignalNameError",
     "check_names",
-    "arm_state_names",
     "arm_iosys",
     "linearize_arm",
     "ArmProblem",
     "arm_modal_analysis",
-    "vector_state",
     "block_iosys",
     "FMUPlant",
     "fmu_iosys",

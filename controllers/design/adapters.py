@@ -23,15 +23,15 @@ import control as ct
 import numpy as np
 import scipy.linalg as sl
 
-from mbdcore.blocks import Block, VectorState
+from mbdcore.blocks import Block
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
+from mbdcore.models.manipulator import FlexibleManipulator
 from mbdcore.multibody.modal import modal_analysis
 from fmu.cosim.master import FMUComponent
 
-__all__ = ["ARM_INPUTS", "ARM_OUTPUTS", "SignalNameError", "check_names", "arm_state_names",
+__all__ = ["ARM_INPUTS", "ARM_OUTPUTS", "SignalNameError", "check_names",
            "arm_iosys", "linearize_arm", "ArmProblem", "arm_modal_analysis",
-           "vector_state", "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
+           "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
 ARM_INPUTS = ("tau1", "tau2")
 ARM_OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
@@ -61,13 +61,6 @@ def _model(model, params) -> FlexibleManipulator:
     return model if model is not None else FlexibleManipulator(**params)
 
 
-def arm_state_names(model: FlexibleManipulator) -> list[str]:
-    """Names of x = (q, q'): joint angles, modal amplitudes ``delta<link>_<mode>`` [m],
-    joint rates ``omega1/2`` and modal rates ``delta<link>_<mode>_rate`` [m/s]."""
-    modal = [f"delta{i}_{j + 1}" for i in (1, 2) for j in range(model.n_modes)]
-    return ["theta1", "theta2", *modal, "omega1", "omega2", *[m + "_rate" for m in modal]]
-
-
 def arm_iosys(model: FlexibleManipulator | None = None, name: str = "arm",
               outputs: Sequence[str] = ARM_OUTPUTS, **params) -> ct.NonlinearIOSystem:
     """The arm as a continuous-time ``NonlinearIOSystem``.
@@ -84,7 +77,7 @@ def arm_iosys(model: FlexibleManipulator | None = None, name: str = "arm",
     Returns
     -------
     control.NonlinearIOSystem
-        Inputs ``tau1``, ``tau2`` [N m]; states :func:`arm_state_names`; ``outputs``.
+        Inputs ``tau1``, ``tau2`` [N m]; states :meth:`~mbdcore.models.manipulator.FlexibleManipulator.state_names`; ``outputs``.
         ``sys.model`` is the FlexibleManipulator.
     """
     model = _model(model, params)
@@ -100,7 +93,7 @@ def arm_iosys(model: FlexibleManipulator | None = None, name: str = "arm",
         return np.array([y[n] for n in outputs])
 
     sys = ct.NonlinearIOSystem(updfcn, outfcn, inputs=list(ARM_INPUTS), outputs=outputs,
-                               states=arm_state_names(model), name=name)
+                               states=model.state_names(), name=name)
     sys.model = model
     return sys
 
@@ -166,7 +159,7 @@ def linearize_arm(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
     B = np.vstack([np.zeros((n, 2)), np.linalg.solve(M, S)])
     C = _arm_output_jacobian(model, theta, outputs)
     return ct.ss(A, B, C, np.zeros((len(outputs), 2)), inputs=list(ARM_INPUTS),
-                 outputs=outputs, states=arm_state_names(model), name=name)
+                 outputs=outputs, states=model.state_names(), name=name)
 
 
 class ArmProblem(ConstrainedProblem):
@@ -216,20 +209,6 @@ def arm_modal_analysis(model: FlexibleManipulator | None = None, theta=(0.0, 0.0
 # ----------------------------------------------------------------------------------
 # blocks
 # ----------------------------------------------------------------------------------
-def vector_state(block: Block) -> VectorState:
-    """The :class:`VectorState` of a block: its own ``vector_state()`` if it has one
-    (controllers of this package), the arm's ``x`` for the arm block."""
-    if hasattr(block, "vector_state"):
-        return block.vector_state()
-    if isinstance(block, FlexibleManipulatorBlock):
-        def set_x(b, x):
-            b.x = np.array(x, dtype=float)
-            b._set_internal(b._get_internal())  # refresh the cached outputs
-        return VectorState(arm_state_names(block.model), lambda b: b.x.copy(), set_x)
-    raise TypeError(f"{type(block).__name__} has no vector_state(): python-control needs "
-                    "its state as a vector")
-
-
 def block_iosys(block: Block, dt: float, name: str | None = None,
                 inputs: Sequence[str] | None = None) -> ct.NonlinearIOSystem:
     """A block as a discrete-time ``NonlinearIOSystem`` with sample time ``dt`` [s].
@@ -246,7 +225,7 @@ def block_iosys(block: Block, dt: float, name: str | None = None,
     inputs : sequence of str, optional
         The inputs exposed (default all); the others keep their current values.
     """
-    vs = vector_state(block)
+    vs = block.vector_state()
     inputs = list(block.input_names() if inputs is None else inputs)
     check_names(inputs, block.input_names(), f"input of {type(block).__name__}")
     outputs = block.output_names()

@@ -37,8 +37,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 
-from mbdcore.blocks import Block, Parameter, Signal
+from mbdcore.blocks import Block, Parameter, Signal, VectorState
 
 __all__ = ["ServoGains", "AntennaServoController", "PointingReference"]
 
@@ -156,6 +157,12 @@ class AntennaServoController(Block):
     def _set_internal(self, internal):
         self.z_pos = float(internal["z_pos"])
         self.z_rate = float(internal["z_rate"])
+
+    def vector_state(self) -> VectorState:
+        """The two loop integrators: ``z_pos`` [rad/s] and ``z_rate`` [A]."""
+        def set_x(block, x):
+            block.z_pos, block.z_rate = float(x[0]), float(x[1])
+        return VectorState(["z_pos", "z_rate"], lambda b: np.array([b.z_pos, b.z_rate]), set_x)
 
 
 class PointingReference(Block):

@@ -10,7 +10,7 @@ from mbdcore.models.rigid_arm import (RigidTwoLinkArm, RIGID_PARAMETER_NAMES)
 from mbdcore.models.drive import (MOTOR_PARAMETERS, GEAR_PARAMETERS, motor_parameters,
     gear_parameters, steady_speed, stall_torque, electrical_time_constant, friction_torque,
     smooth_dead_zone, current_loop_gains, DCMotorBody, MotorVoltage, GearTrain, pack_drive,
-    drive_rhs, drive_rk4, DCMotorBlock)
+    drive_state_names, drive_rhs, drive_rk4, DCMotorBlock)
 from mbdcore.models.antenna import (POINTING_AXIS, pointing_axis_system, AntennaStructure,
     tune_pointing_axis, STRUCTURE_PARAMETERS, AntennaStructureBlock, PointingAxisBlock,
     DEPLOYABLE_BOOM, HingeLatch, hinge_frames, deployable_boom, hinge_angles, SepticProfile,
@@ -51,6 +51,7 @@ __all__ = [
     "MotorVoltage",
     "GearTrain",
     "pack_drive",
+    "drive_state_names",
     "drive_rhs",
     "drive_rk4",
     "DCMotorBlock",

@@ -50,7 +50,7 @@ from mbdcore.blocks import Parameter, ParameterError, Signal, StateVectorBlock, 
 from mbdcore.multibody.constraints import (AngleDriver, Revolute, SynchronousGear, Weld,
     constant_rate)
 from mbdcore.models.drive import (GEAR_PARAMETERS, MOTOR_PARAMETERS, DCMotorBody, GearTrain,
-    MotorVoltage, current_loop_gains, drive_rhs, pack_drive, gear_parameters,
+    MotorVoltage, current_loop_gains, drive_rhs, drive_state_names, pack_drive, gear_parameters,
     motor_parameters)
 from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
@@ -226,6 +226,12 @@ class AntennaStructure:
         """Inertia of the whole structure about the axis [kg m^2] (rigid mode)."""
         return float(1.0 / self.b_axis[0] ** 2)
 
+    def state_names(self) -> list[str]:
+        """Names of x = (eta, eta'): ``eta<j>`` (modal amplitude, scaled so that the axis
+        angle is a sum of them [rad]) and ``eta<j>_rate`` [rad/s]."""
+        modes = [f"eta{j + 1}" for j in range(self.n_modes)]
+        return modes + [m + "_rate" for m in modes]
+
     def matrices(self):
         """(A, B, C) of x = (eta, eta'), u = (axis torque, wind), y = (axis angle,
         axis rate, pointing angle, dish tip deflection)."""
@@ -332,6 +338,10 @@ class AntennaStructureBlock(StateVectorBlock):
         super().reset(t0)
         self.x = np.zeros(self.A.shape[0])
 
+    def state_names(self) -> list[str]:
+        """Modal amplitudes ``eta<j>`` and rates ``eta<j>_rate`` of the structure."""
+        return self.structure.state_names()
+
     def _discrete(self, h):
         key = round(h, 15)
         if key not in self._zoh:
@@ -430,6 +440,10 @@ class PointingAxisBlock(StateVectorBlock):
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
         self.x = np.zeros(self.ns + 4 * self.params["n_motors"])
+
+    def state_names(self) -> list[str]:
+        """The structure's modal states, then the drive's (:func:`drive_state_names`)."""
+        return self.structure.state_names() + drive_state_names(self.params["n_motors"])
 
     def _args(self):
         p = self.params

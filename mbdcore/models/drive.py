@@ -65,7 +65,7 @@ from mbdcore.multibody.constraints import initial_angle
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
            "smooth_dead_zone", "current_loop_gains", "DCMotorBody",
-           "MotorVoltage", "GearTrain", "pack_drive", "drive_rhs", "drive_rk4", "DCMotorBlock"]
+           "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names", "drive_rhs", "drive_rk4", "DCMotorBlock"]
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).
 MOTOR_PARAMETERS: tuple[Parameter, ...] = (
@@ -370,6 +370,11 @@ def _softplus_nb(x):
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
 
+def drive_state_names(n_motors: int) -> list[str]:
+    """Names of the drive state [phi_k, w_k, i_k, z_k] of :func:`drive_rhs`."""
+    return [f"{q}{k}" for k in range(1, n_motors + 1) for q in ("phi", "speed", "current", "z")]
+
+
 @njit
 def drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
     """Derivatives of the drive state x = [phi_k, w_k, i_k, z_k] (k = motors), the
@@ -487,6 +492,15 @@ class DCMotorBlock(StateVectorBlock):
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
         self.x = np.zeros(4 * self.params["n_motors"])
+        self._update_outputs()
+
+    def state_names(self) -> list[str]:
+        """Per motor k: rotor angle ``phi<k>`` [rad], speed ``speed<k>`` [rad/s],
+        armature current ``current<k>`` [A], current-loop integrator ``z<k>`` [V s]."""
+        return drive_state_names(self.params["n_motors"])
+
+    def _set_internal(self, internal):
+        super()._set_internal(internal)
         self._update_outputs()
 
     def _args(self):

@@ -56,10 +56,9 @@ from mbdcore.jit import njit
 import numpy as np
 
 from mbdcore.multibody.beam_modes import ClampedBeamModes
-from mbdcore.blocks import Block, Parameter, Signal, StepError
+from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
 from mbdcore.dae.methods import ODE_METHODS, method_info
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.blocks import ParameterError
 
 __all__ = ["ARM_PARAMETERS", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
            "bang_bang_torque", "FlexibleManipulatorBlock"]
@@ -359,6 +358,13 @@ class FlexibleManipulator:
         """First-order form x' = f(x) with x = (q, q')."""
         return _rhs(x, tau1, tau2, *self._args)
 
+    def state_names(self) -> list[str]:
+        """Names of x = (q, q'): joint angles ``theta1/2`` [rad], modal amplitudes
+        ``delta<link>_<mode>`` [m], joint rates ``omega1/2`` [rad/s] and modal rates
+        ``delta<link>_<mode>_rate`` [m/s]."""
+        modal = [f"delta{i}_{j + 1}" for i in (1, 2) for j in range(self.n_modes)]
+        return ["theta1", "theta2", *modal, "omega1", "omega2", *[m + "_rate" for m in modal]]
+
     def rhs_function(self, tau1: float, tau2: float):
         """f(t, x) with the torques [N m] held (zero-order hold over a step)."""
         args = self._args
@@ -522,6 +528,13 @@ class FlexibleManipulatorBlock(Block):
     def energy(self) -> float:
         """Total mechanical energy [J]."""
         return self.model.energy(self.x)
+
+    def vector_state(self) -> VectorState:
+        """x = (q, q') named by :meth:`FlexibleManipulator.state_names`; writing it
+        restarts the integrator there."""
+        def set_x(block, x):
+            block.x = x
+        return VectorState(self.model.state_names(), lambda block: block.x.copy(), set_x)
 
     def _get_internal(self):
         return {"x": self.x.copy(), "integrator": self.integrator.get_state()}

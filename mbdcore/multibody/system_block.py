@@ -29,7 +29,7 @@ import re
 
 import numpy as np
 
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
+from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
 from mbdcore.dae.index1 import (AssemblyError, Index1Baumgarte, SingularConfigurationError,
     assemble, augmented_accelerations)
 from mbdcore.integrators.base import IntegrationError
@@ -131,6 +131,21 @@ class SystemBlock(Block):
         self.v = np.array(internal["v"], dtype=float)
         self.integrator.set_state(internal["integrator"])
         self._out = None
+
+    def vector_state(self) -> VectorState:
+        """(q, v): the coordinates by name, then ``der(<coordinate>)``; writing it
+        restarts the integrator there."""
+        names = self.system.coordinate_names()
+        n = len(names)
+
+        def set_x(block, x):
+            x = np.array(x, dtype=float)
+            block.q, block.v = x[:n].copy(), x[n:].copy()
+            if not block.implicit:
+                block.integrator.start(block.time, x)
+            block._out = None
+        return VectorState(names + [f"der({c})" for c in names],
+                           lambda block: np.concatenate([block.q, block.v]), set_x)
 
     # -- stepping ---------------------------------------------------------------------
     def do_step(self, t: float, h: float) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from controllers.laws.joint_pd import JointPDController
 from controllers.design.metrics import move_metrics, residual_vibration
 from controllers.laws.trajectory import QuinticJointTrajectory
-from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
+from mbdcore.models.manipulator import JOINT_STATES, FlexibleManipulator, FlexibleManipulatorBlock
 
 from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
@@ -37,7 +37,8 @@ MODELS = {
     "trajectory": (QuinticJointTrajectory, "QuinticJointTrajectory"),
 }
 
-MEASURED = ("theta1", "theta2", "omega1", "omega2")
+#: What the joint PD controller measures: the joint states.
+MEASURED = JOINT_STATES
 
 
 def _newest_source_mtime() -> float:

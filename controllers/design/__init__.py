@@ -3,9 +3,8 @@ named I/O systems and their linearisation, LQR/LQG/LQI synthesis, margins,
 PID tuning, the arm's LQG and the antenna servo designs, closed-loop
 validation in co-simulation, move metrics and parameter sweeps."""
 
-from controllers.design.adapters import (ARM_INPUTS, ARM_OUTPUTS, SignalNameError,
-    check_names, arm_iosys, linearize_arm, ArmProblem, arm_modal_analysis, block_iosys,
-    FMUPlant, fmu_iosys, linearize_fmu)
+from controllers.design.adapters import (SignalNameError, check_names, arm_iosys,
+    linearize_arm, arm_modal_analysis, block_iosys, FMUPlant, fmu_iosys, linearize_fmu)
 from controllers.design.synthesis import (weight_matrix, check_stabilizable, lqr, lqg,
     process_noise_covariance, modal_table, loop_margins, siso_margins, tune_pid, PIDTuning,
     plot_bode, plot_step)
@@ -16,18 +15,15 @@ from controllers.design.arm_lqg import (DEFAULT_Q, DEFAULT_R, DEFAULT_PROCESS_NO
 from controllers.design.antenna_servo import (pointing_axis_plant, design_servo, servo_loops,
     servo_margins, FMU_NAMES, servo_cosim_system)
 from controllers.design.metrics import (move_metrics, peak_to_peak_2d, residual_vibration)
-from controllers.design.validation import (ARM_MEASURED, end_effector_deflection, move_report,
-    settled_move, closed_loop_move)
+from controllers.design.validation import (end_effector_deflection, move_report, settled_move,
+    closed_loop_move)
 from controllers.design.tuning import (sweep, dask_executor, evaluate_move)
 
 __all__ = [
-    "ARM_INPUTS",
-    "ARM_OUTPUTS",
     "SignalNameError",
     "check_names",
     "arm_iosys",
     "linearize_arm",
-    "ArmProblem",
     "arm_modal_analysis",
     "block_iosys",
     "FMUPlant",
@@ -69,7 +65,6 @@ __all__ = [
     "move_metrics",
     "peak_to_peak_2d",
     "residual_vibration",
-    "ARM_MEASURED",
     "end_effector_deflection",
     "move_report",
     "settled_move",

@@ -24,17 +24,14 @@ import numpy as np
 import scipy.linalg as sl
 
 from mbdcore.blocks import Block
-from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.models.manipulator import FlexibleManipulator
+from mbdcore.models.manipulator import ARM_INPUTS, ARM_OUTPUTS, ArmProblem, FlexibleManipulator
 from mbdcore.multibody.modal import modal_analysis
 from fmu.cosim.master import FMUComponent
 
-__all__ = ["ARM_INPUTS", "ARM_OUTPUTS", "SignalNameError", "check_names",
-           "arm_iosys", "linearize_arm", "ArmProblem", "arm_modal_analysis",
+__all__ = ["SignalNameError", "check_names",
+           "arm_iosys", "linearize_arm", "arm_modal_analysis",
            "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
-ARM_INPUTS = ("tau1", "tau2")
-ARM_OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
 
 
 class SignalNameError(KeyError):
@@ -160,29 +157,6 @@ def linearize_arm(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
     C = _arm_output_jacobian(model, theta, outputs)
     return ct.ss(A, B, C, np.zeros((len(outputs), 2)), inputs=list(ARM_INPUTS),
                  outputs=outputs, states=model.state_names(), name=name)
-
-
-class ArmProblem(ConstrainedProblem):
-    """The arm's equations of motion as an unconstrained :class:`ConstrainedProblem`
-    (``M(q) q'' = F``), for :mod:`mbdcore.multibody.modal` and the DAE solvers."""
-
-    def __init__(self, model: FlexibleManipulator, tau=(0.0, 0.0)):
-        self.model = model
-        self.n = model.n_dof
-        self.m = 0
-        self.tau = np.asarray(tau, float)
-
-    def mass_matrix(self, q):
-        return self.model.mass_matrix(q)
-
-    def forces(self, t, q, v):
-        m = self.model
-        f = -m.velocity_terms(q, v) - m.K @ q - m.D @ v
-        f[:2] += self.tau
-        return f
-
-    def initial_state(self):
-        return np.zeros(self.n), np.zeros(self.n)
 
 
 def arm_modal_analysis(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),

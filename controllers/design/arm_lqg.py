@@ -15,6 +15,7 @@ import numpy as np
 
 from controllers.design.adapters import linearize_arm
 from controllers.design.synthesis import lqg, lqg_integral, modal_weight, weight_matrix
+from mbdcore.models.manipulator import ARM_MEASURED
 from controllers.laws.arm_lqg import (DEFAULT_DESIGN_FILE, LQGDesign, integral_state_names)
 
 __all__ = ["DEFAULT_Q", "DEFAULT_R", "DEFAULT_PROCESS_NOISE", "DEFAULT_MEASUREMENT_NOISE",
@@ -29,7 +30,8 @@ DEFAULT_R = {"tau1": 1.0, "tau2": 1.0}
 DEFAULT_PROCESS_NOISE = {"tau1": 1.0, "tau2": 1.0}
 DEFAULT_MEASUREMENT_NOISE = {"theta1": 1e-4, "theta2": 1e-4, "omega1": 1e-2, "omega2": 1e-2,
                              "w1": 1e-4, "w2": 1e-4}
-MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
+#: The LQG measures every sensor of the arm.
+MEASURED = ARM_MEASURED
 #: Default weights of the joint-angle integrators (``integrated=INTEGRATED``) [1/(rad s)^2].
 DEFAULT_Q_INTEGRAL = {"theta1_int": 1.0e4, "theta2_int": 5.0e3}
 INTEGRATED = ("theta1", "theta2")

@@ -23,12 +23,11 @@ import numpy as np
 
 from controllers.design.metrics import move_metrics, residual_vibration
 from fmu.cosim.master import BlockComponent, Component, Master, System
-from mbdcore.models.manipulator import FlexibleManipulatorBlock
+from mbdcore.models.manipulator import ARM_MEASURED, FlexibleManipulatorBlock
 
-__all__ = ["ARM_MEASURED", "end_effector_deflection",
+__all__ = ["end_effector_deflection",
            "move_report", "settled_move", "closed_loop_move"]
 
-ARM_MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
 
 
 def end_effector_deflection(theta1, theta2, x_tip, y_tip, l1: float = 0.5, l2: float = 0.5):

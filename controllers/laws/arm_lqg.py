@@ -59,7 +59,7 @@ import scipy.linalg as sl
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
-from mbdcore.models.manipulator import ARM_PARAMETERS
+from mbdcore.models.manipulator import ARM_PARAMETERS, JOINT_STATES
 from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
 __all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
@@ -288,7 +288,7 @@ class ArmLQGController(Block):
                                                     for a in ("Ad", "Bd", "C", "K", "L"))
         self.x_lin = np.asarray(d.x_lin, float)
         self.y_lin = np.asarray(d.y_lin, float)
-        self._ref_index = [d.states.index(n) for n in ("theta1", "theta2", "omega1", "omega2")]
+        self._ref_index = [d.states.index(n) for n in JOINT_STATES]
         if isinstance(d, LQIDesign):
             self.Ki = np.asarray(d.Ki, float)
             self._int_rows = d.integrated_rows()
@@ -505,7 +505,7 @@ class FlexibleArmReference(QuinticJointTrajectory):
                 p["move_time"], rigid, p["n_basis"], p["deflection_weight"])
         except DesignError as e:
             raise ParameterError(f"FlexibleArmReference: {e}") from None
-        idx = [d.states.index(n) for n in ("theta1", "theta2", "omega1", "omega2")]
+        idx = [d.states.index(n) for n in JOINT_STATES]
         self._joint = self.x_ref[:, idx]
         self._alpha = np.vstack([np.diff(self._joint[:, 2:], axis=0) / d.dt, np.zeros((1, 2))])
 

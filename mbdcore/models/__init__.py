@@ -4,7 +4,8 @@ rigid counterpart, DC drive motors, and the antenna pointing axis and boom."""
 from mbdcore.models.mechanisms import (G_STANDARD, rigid_crank, cylinder_inertia,
     SLIDER_CRANK, slider_crank, slider_crank_with_contact, four_bar, geared_bars, HUB_BEAM,
     SpinUp, hub_beam, two_link_arm)
-from mbdcore.models.manipulator import (ARM_PARAMETERS, N_QUAD, validate_arm_parameters,
+from mbdcore.models.manipulator import (ArmProblem, ARM_OUTPUT_SIGNALS, ARM_INPUTS,
+    ARM_OUTPUTS, ARM_MEASURED, JOINT_STATES, ARM_PARAMETERS, N_QUAD, validate_arm_parameters,
     FlexibleManipulator, bang_bang_torque, FlexibleManipulatorBlock)
 from mbdcore.models.rigid_arm import (RigidTwoLinkArm, RIGID_PARAMETER_NAMES)
 from mbdcore.models.drive import (MOTOR_PARAMETERS, GEAR_PARAMETERS, motor_parameters,
@@ -29,6 +30,12 @@ __all__ = [
     "SpinUp",
     "hub_beam",
     "two_link_arm",
+    "ArmProblem",
+    "ARM_OUTPUT_SIGNALS",
+    "ARM_INPUTS",
+    "ARM_OUTPUTS",
+    "ARM_MEASURED",
+    "JOINT_STATES",
     "ARM_PARAMETERS",
     "N_QUAD",
     "validate_arm_parameters",

@@ -55,12 +55,14 @@ import math
 from mbdcore.jit import njit
 import numpy as np
 
-from mbdcore.multibody.beam_modes import ClampedBeamModes
+from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
 from mbdcore.dae.methods import ODE_METHODS, method_info
+from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import IntegrationError
 
-__all__ = ["ARM_PARAMETERS", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
+__all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
+           "ARM_PARAMETERS", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
            "bang_bang_torque", "FlexibleManipulatorBlock"]
 
 #: Physical parameters of the arm (docs/benchmarks.md §1) with their accepted ranges.
@@ -112,34 +114,15 @@ def _add_rotor(M, c, jr):
 
 @njit
 def _link_point(J, x, phi, G, d, dd, w_om, i0, fs):
-    """Frame-components of one link point: fills the delta columns of J and returns
-    (s_x, s_y, sd_x, sd_y, quad_x, quad_y) where s = (x+u, w), sd = s', and quad is
-    the velocity-quadratic part of s'' (= -dd^T G dd on the axial component).
-
-    ``fs`` is 1.0 with foreshortening, 0.0 without.
+    """Frame-components of one link point (:func:`frame_point`): fills the delta
+    columns of J and returns (s_x, s_y, sd_x, sd_y, quad_x, quad_y) where s = (x+u, w),
+    sd = s', and quad is the velocity-quadratic part of s'' (= -dd^T G dd on the axial
+    component).  ``fs`` is 1.0 with foreshortening, 0.0 without.
     """
     nm = phi.shape[0]
-    u = 0.0
-    w = 0.0
-    ud = 0.0
-    wd = 0.0
-    udd = 0.0
-    for j in range(nm):
-        gd = 0.0
-        gdd = 0.0
-        for k in range(nm):
-            gd += G[j, k] * d[k]
-            gdd += G[j, k] * dd[k]
-        gd *= fs
-        gdd *= fs
-        u += -0.5 * d[j] * gd
-        ud += -gd * dd[j]
-        udd += -dd[j] * gdd
-        w += phi[j] * d[j]
-        wd += phi[j] * dd[j]
-        J[0, i0 + j] = -gd
-        J[1, i0 + j] = phi[j]
-    return x + u, w, ud, wd, udd, 0.0
+    # the delta columns of J are the frame derivatives themselves (a view, no copy)
+    sx, sy, sdx, sdy, udd = frame_point(x, phi, G, d, dd, fs, J[:, i0:i0 + nm])
+    return sx, sy, sdx, sdy, udd, 0.0
 
 
 @njit
@@ -423,6 +406,29 @@ class FlexibleManipulator:
         return t, out
 
 
+class ArmProblem(ConstrainedProblem):
+    """The arm's equations of motion as an unconstrained :class:`ConstrainedProblem`
+    (``M(q) q'' = F``), for :mod:`mbdcore.multibody.modal` and the DAE solvers."""
+
+    def __init__(self, model: FlexibleManipulator, tau=(0.0, 0.0)):
+        self.model = model
+        self.n = model.n_dof
+        self.m = 0
+        self.tau = np.asarray(tau, float)
+
+    def mass_matrix(self, q):
+        return self.model.mass_matrix(q)
+
+    def forces(self, t, q, v):
+        m = self.model
+        f = -m.velocity_terms(q, v) - m.K @ q - m.D @ v
+        f[:2] += self.tau
+        return f
+
+    def initial_state(self):
+        return np.zeros(self.n), np.zeros(self.n)
+
+
 def _ode_method(name: str):
     info = method_info(name)
     if info.kind != "ode":
@@ -441,7 +447,8 @@ def bang_bang_torque(t: float) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-_OUT = (
+#: Output signals of the arm (:class:`FlexibleManipulatorBlock`), with units.
+ARM_OUTPUT_SIGNALS = (
     Signal("theta1", "rad", "joint 1 angle (link 1 relative to ground)"),
     Signal("theta2", "rad", "joint 2 angle (link 2 relative to the tip tangent of link 1)"),
     Signal("omega1", "rad/s", "joint 1 rate"),
@@ -451,6 +458,12 @@ _OUT = (
     Signal("x_tip", "m", "end-effector x position"),
     Signal("y_tip", "m", "end-effector y position"),
 )
+#: The arm's signal names, defined here once: inputs [N m], outputs, what its sensors
+#: measure (joint encoders and tachometers, tip-deflection gauges) and the joint states.
+ARM_INPUTS = ("tau1", "tau2")
+ARM_OUTPUTS = tuple(s.name for s in ARM_OUTPUT_SIGNALS)
+ARM_MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
+JOINT_STATES = ("theta1", "theta2", "omega1", "omega2")
 
 
 class FlexibleManipulatorBlock(Block):
@@ -467,7 +480,7 @@ class FlexibleManipulatorBlock(Block):
         Signal("tau1", "N.m", "joint 1 motor torque"),
         Signal("tau2", "N.m", "joint 2 motor torque"),
     )
-    OUTPUTS = _OUT
+    OUTPUTS = ARM_OUTPUT_SIGNALS
     PARAMETERS = ARM_PARAMETERS + (
         Parameter("method", "rk4", "", "integration method", choices=ODE_METHODS),
         Parameter("substeps", 10, "", "integrator steps per communication step", min=1,

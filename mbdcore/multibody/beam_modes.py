@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-__all__ = ["ClampedBeamModes"]
+from mbdcore.jit import njit
+
+__all__ = ["ClampedBeamModes", "frame_point"]
 
 
 def _char_matrix(bl, length, rho_a, tip_mass, tip_inertia, tip_moment):
@@ -153,3 +155,40 @@ class ClampedBeamModes:
         xg, wg = np.polynomial.legendre.leggauss(n_quad)
         return 0.5 * self.length * (xg + 1.0), 0.5 * self.length * wg
 
+
+@njit
+def frame_point(x, phi, G, d, dd, fs, dS):
+    """Floating-frame kinematics of one beam point, shared by every assumed-mode model
+    (the minimal-coordinate arm and the engine's modal beam).
+
+    The point at distance ``x`` [m] along the undeformed beam sits, in the frame clamped
+    at the root, at s = (x + u, w) with w = phi . d and the foreshortening
+    u = -1/2 d^T G d (``fs`` = 1.0; 0.0 drops it).  ``d``, ``dd``: modal amplitudes [m]
+    and their rates [m/s]; ``phi``, ``G``: the shapes and foreshortening matrix at x.
+
+    Returns (s_x, s_y, s'_x, s'_y, u''_quad) -- u''_quad = -dd^T G dd, the
+    velocity-quadratic part of the axial acceleration -- and fills ``dS`` (2 x N) with
+    ds/d(delta_j) = (-(G d)_j, phi_j).
+    """
+    nm = phi.shape[0]
+    u = 0.0
+    w = 0.0
+    ud = 0.0
+    wd = 0.0
+    udd = 0.0
+    for j in range(nm):
+        gd = 0.0
+        gdd = 0.0
+        for k in range(nm):
+            gd += G[j, k] * d[k]
+            gdd += G[j, k] * dd[k]
+        gd *= fs
+        gdd *= fs
+        u -= 0.5 * d[j] * gd
+        ud -= gd * dd[j]
+        udd -= dd[j] * gdd
+        w += phi[j] * d[j]
+        wd += phi[j] * dd[j]
+        dS[0, j] = -gd
+        dS[1, j] = phi[j]
+    return x + u, w, ud, wd, udd

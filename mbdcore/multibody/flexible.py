@@ -21,7 +21,7 @@ import math
 from mbdcore.jit import njit
 import numpy as np
 
-from mbdcore.multibody.beam_modes import ClampedBeamModes
+from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.system import BodyBase, BodyState
 
@@ -112,29 +112,13 @@ def _modal_kinematics(qb, vb, x, phi, G, fs):
     rd = np.empty((P, 2))
     J = np.zeros((P, 2, n))
     quad = np.empty((P, 2))
+    dS = np.empty((2, nm))
     for p in range(P):
-        u = 0.0
-        w = 0.0
-        ud = 0.0
-        wd = 0.0
-        udd = 0.0
+        sx, w, ud, wd, udd = frame_point(x[p], phi[p], G[p], qb[3:], vb[3:], fs, dS)
         for j in range(nm):
-            gd = 0.0
-            gdd = 0.0
-            for k in range(nm):
-                gd += G[p, j, k] * qb[3 + k]
-                gdd += G[p, j, k] * vb[3 + k]
-            gd *= fs
-            gdd *= fs
-            u -= 0.5 * qb[3 + j] * gd
-            ud -= gd * vb[3 + j]
-            udd -= vb[3 + j] * gdd
-            w += phi[p, j] * qb[3 + j]
-            wd += phi[p, j] * vb[3 + j]
-            # d r / d delta_j = A (-gd, phi_j)
-            J[p, 0, 3 + j] = -c * gd - sn * phi[p, j]
-            J[p, 1, 3 + j] = -sn * gd + c * phi[p, j]
-        sx = x[p] + u
+            # d r / d delta_j = A ds/d delta_j
+            J[p, 0, 3 + j] = c * dS[0, j] - sn * dS[1, j]
+            J[p, 1, 3 + j] = sn * dS[0, j] + c * dS[1, j]
         asx = c * sx - sn * w
         asy = sn * sx + c * w
         asdx = c * ud - sn * wd

@@ -5,9 +5,9 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.design.adapters import (ARM_OUTPUTS, SignalNameError, arm_iosys,
+from controllers.design.adapters import (SignalNameError, arm_iosys,
     arm_modal_analysis, block_iosys, fmu_iosys, linearize_arm, linearize_fmu)
-from mbdcore.models.manipulator import FlexibleManipulator, FlexibleManipulatorBlock
+from mbdcore.models.manipulator import ARM_OUTPUTS, FlexibleManipulator, FlexibleManipulatorBlock
 
 H = 1e-3
 

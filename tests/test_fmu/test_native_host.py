@@ -22,6 +22,7 @@ from fmpy import extract, read_model_description
 from blocks_for_tests import DampedOscillator
 from fmi_instance import Instance
 from fmu.fmi.build import build_fmu, _fmi2_headers
+from mbdcore.models.manipulator import ARM_OUTPUTS
 from flexcosim.demo import ensure_fmu
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or shutil.which("gcc") is None,
@@ -32,7 +33,6 @@ CLEAN_ENV = {"PATH": "/usr/bin:/bin"}
 OK, DISCARD, ERROR = 0, 2, 3
 H = 0.01  # communication step of the oscillator [s]
 ARM_H = 1e-3
-ARM_OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
 OSC_OUTPUTS = ("position", "velocity", "acceleration")
 
 

@@ -62,10 +62,10 @@ BDF_TABLE = {
     6: ((147, -360, 450, -400, 225, -72, 10), 60, 147),
 }
 
-#: Angle alpha [deg] of A(alpha)-stability of BDF-k (90 = A-stable).  86.9 and 73.2 are the
-#: angles printed by Yan & Al Dmour (2022); the boundary-locus values are 86.03, 73.35,
-#: 51.84 and 17.84 deg (Hairer & Wanner 1996, ch. V; docs/benchmarks.md §8.7).
-BDF_STABILITY_ANGLE = {1: 90.0, 2: 90.0, 3: 86.9, 4: 73.2, 5: 51.8, 6: 17.8}
+#: Angle alpha [deg] of A(alpha)-stability of BDF-k (90 = A-stable), from the boundary
+#: locus (Hairer & Wanner 1996, ch. V.2; checked by the tests).  Yan & Al Dmour (2022)
+#: print 86.9 and 73.2 for BDF3 and BDF4 (docs/benchmarks.md §8.7).
+BDF_STABILITY_ANGLE = {1: 90.0, 2: 90.0, 3: 86.03, 4: 73.35, 5: 51.84, 6: 17.84}
 
 
 def multistep_coefficients(k: int, beta_new: float, beta_old: float = 0.0) -> np.ndarray:

@@ -120,7 +120,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     set_inputs(t0)
     if implied == "index1":
         form = Index1Baumgarte(problem, alpha, beta, project=project)
-        integ = _ode_stepper(method, method_options)
+        integ = _stepper(method, method_options, "ode")
         x = np.concatenate([q, v])
         lams.append(augmented_accelerations(problem, t0, q, v, alpha, beta)[1])
         integ.start(t0, x)
@@ -141,7 +141,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                                                     x[problem.n:], alpha, beta)[1])
         stats = integ.stats() if isinstance(integ, Integrator) else {}
     else:
-        integ = _dae_stepper(method, method_options)
+        integ = _stepper(method, method_options, "dae")
         uses_sparse = getattr(integ, "uses_sparse", None)
         lams.append(augmented_accelerations(
             problem, t0, q, v, sparse=bool(uses_sparse and uses_sparse(problem)))[1])
@@ -192,27 +192,20 @@ def reference_solution(problem: ConstrainedProblem, t_end: float, rtol: float = 
     return sol.y[:, -1]
 
 
-def _ode_stepper(method, options) -> Integrator:
+_KIND_TEXT = {"ode": "an ODE y' = f(t, y)", "dae": "the constrained (index-3/GGL) equations"}
+
+
+def _stepper(method, options, kind: str):
+    """A stepper of ``kind`` ("ode" or "dae"): a new one for a name of the method table
+    (``options`` go to it), or the instance given."""
     if not isinstance(method, str):
         if options:
             raise ValueError(f"options {sorted(options)} apply to a method given by name")
         return method
     info = method_info(method)
-    if info.kind != "ode":
-        raise ValueError(f"method {method!r} integrates the constrained (index-3/GGL) "
-                         "equations, not an ODE y' = f(t, y)")
-    return info.make(**options)
-
-
-def _dae_stepper(method, options) -> Index3Integrator:
-    if not isinstance(method, str):
-        if options:
-            raise ValueError(f"options {sorted(options)} apply to a method given by name")
-        return method
-    info = method_info(method)
-    if info.kind != "dae":
-        raise ValueError(f"method {method!r} integrates an ODE y' = f(t, y); the "
-                         "index-3/GGL equations need one of the DAE methods")
+    if info.kind != kind:
+        raise ValueError(f"method {method!r} integrates {_KIND_TEXT[info.kind]}, not "
+                         f"{_KIND_TEXT[kind]}")
     return info.make(**options)
 
 
@@ -229,7 +222,7 @@ def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
     y : ndarray, shape (n_steps + 1, len(y0))
         Solution at those times.
     """
-    integ = _ode_stepper(method, options)
+    integ = _stepper(method, options, "ode")
     y = np.array(y0, dtype=float)
     t = t0 + h * np.arange(n_steps + 1)
     out = np.empty((n_steps + 1, y.size))
@@ -274,7 +267,7 @@ def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
         ``(t, q, v, lam, stats)``; ``lam[0]`` and the initial accelerations come from
         :func:`consistent_accelerations`.
     """
-    integ = _dae_stepper(method, params)
+    integ = _stepper(method, params, "dae")
     q = np.array(q0, dtype=float)
     v = np.array(v0, dtype=float)
     integ.start(problem, t0, q, v)

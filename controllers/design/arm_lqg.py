@@ -138,13 +138,10 @@ def write_default_design(path=DEFAULT_DESIGN_FILE) -> Path:
     """Write the default design (:func:`design_arm_lqg` with its defaults) to ``path``
     (default: the file :class:`~controllers.laws.arm_lqg.ArmLQGController` reads when
     its ``design`` parameter is empty).  Run after changing a default weight or an arm
-    default: ``python -m controllers.design.arm_lqg``."""
+    default: ``python -m controllers.design default-lqg``."""
     path = Path(path)
     path.write_text(json.dumps(json.loads(design_arm_lqg().to_json()), indent=1) + "\n")
     return path
 
-
-if __name__ == "__main__":
-    print(write_default_design())
 
 

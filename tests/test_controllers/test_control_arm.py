@@ -199,7 +199,7 @@ def test_bad_design_requests_are_named():
 def test_stored_default_design_is_the_design_of_the_default_weights():
     """The law reads its default design from data (controllers/laws/arm_lqg_default.json);
     it must be what the design tools compute from the default weights and arm, or a
-    changed default went unwritten (``python -m controllers.design.arm_lqg``)."""
+    changed default went unwritten (``python -m controllers.design default-lqg``)."""
     stored = json.loads(DEFAULT_DESIGN_FILE.read_text())
     computed = json.loads(design_arm_lqg().to_json())
     assert stored.keys() == computed.keys()

@@ -12,8 +12,8 @@ from mbdcore.dae.index3 import (ITERATIONS, CONSTRAINT_FORMS, SPARSE_AUTO_SIZE,
     GeneralizedAlpha, HHT, Newmark, Bathe)
 from mbdcore.dae.methods import (Method, METHODS, ODE_METHODS, DAE_METHODS, method_names,
     method_info, make_method)
-from mbdcore.dae.simulate import (SimulationResult, simulate, integrate, Index3Result,
-    integrate_index3, reference_solution)
+from mbdcore.dae.simulate import (SimulationResult, simulate, integrate, integrate_index3,
+    reference_solution)
 
 __all__ = [
     "ConstrainedProblem",
@@ -49,7 +49,6 @@ __all__ = [
     "SimulationResult",
     "simulate",
     "integrate",
-    "Index3Result",
     "integrate_index3",
     "reference_solution",
 ]

@@ -2,7 +2,6 @@
 integrator, index-3/GGL with the implicit integrators) and its result."""
 from __future__ import annotations
 
-from collections import namedtuple
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -14,7 +13,7 @@ from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, IntegrationError, Integrator
 from mbdcore.timeseries import TimeSeries
 
-__all__ = ["SimulationResult", "simulate", "integrate", "Index3Result", "integrate_index3",
+__all__ = ["SimulationResult", "simulate", "integrate", "integrate_index3",
            "reference_solution"]
 
 
@@ -107,9 +106,12 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     if assemble_initial:
         q, v = assemble(problem, t0, q0, v0)
     else:
-        q0_, v0_ = problem.initial_state()
-        q = np.array(q0_ if q0 is None else q0, float)
-        v = np.array(v0_ if v0 is None else v0, float)
+        if q0 is None or v0 is None:
+            q0_, v0_ = problem.initial_state()
+            q0 = q0_ if q0 is None else q0
+            v0 = v0_ if v0 is None else v0
+        q = np.array(q0, dtype=float)
+        v = np.array(v0, dtype=float)
 
     def set_inputs(t):
         if inputs is not None:
@@ -142,9 +144,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         stats = integ.stats() if isinstance(integ, Integrator) else {}
     else:
         integ = _stepper(method, method_options, "dae")
-        uses_sparse = getattr(integ, "uses_sparse", None)
-        lams.append(augmented_accelerations(
-            problem, t0, q, v, sparse=bool(uses_sparse and uses_sparse(problem)))[1])
+        integ.start(problem, t0, q, v)          # consistent accelerations and multipliers
+        lams.append(np.array(integ.lam, dtype=float).copy())
         for k in range(n_steps):
             t = t0 + k * h
             set_inputs(t)
@@ -236,17 +237,11 @@ def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
     return t, out
 
 
-Index3Result = namedtuple("Index3Result", "t q v lam stats")
-Index3Result.__doc__ = """Result of :func:`integrate_index3` (unpacks as a tuple).
-
-t : (N+1,) times [s]; q, v : (N+1, n) positions and velocities; lam : (N+1, m)
-multipliers; stats : dict of the integrator's counters."""
-
-
 def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
                      n_steps: int, method: str | Index3Integrator = "generalized-alpha",
-                     **params) -> Index3Result:
-    """Integrate ``n_steps`` fixed steps of size ``h`` [s] of the index-3 DAE.
+                     **params) -> SimulationResult:
+    """Integrate ``n_steps`` fixed steps of size ``h`` [s] of the index-3/GGL DAE from a
+    given consistent state: :func:`simulate` with a DAE method and no assembly.
 
     Parameters
     ----------
@@ -263,20 +258,10 @@ def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
 
     Returns
     -------
-    Index3Result
-        ``(t, q, v, lam, stats)``; ``lam[0]`` and the initial accelerations come from
-        :func:`consistent_accelerations`.
+    SimulationResult
+        ``t``, ``q``, ``v``, ``lam`` (``lam[0]`` and the initial accelerations from
+        :func:`~mbdcore.dae.index3.consistent_accelerations`), ``stats``.
     """
     integ = _stepper(method, params, "dae")
-    q = np.array(q0, dtype=float)
-    v = np.array(v0, dtype=float)
-    integ.start(problem, t0, q, v)
-    t = t0 + h * np.arange(n_steps + 1)
-    Q = np.empty((n_steps + 1, q.size))
-    V = np.empty_like(Q)
-    L = np.empty((n_steps + 1, integ.lam.size))
-    Q[0], V[0], L[0] = q, v, integ.lam
-    for k in range(n_steps):
-        q, v = integ.step(problem, t[k], q, v, h)
-        Q[k + 1], V[k + 1], L[k + 1] = q, v, integ.lam
-    return Index3Result(t, Q, V, L, integ.stats())
+    return simulate(problem, n_steps * h, h, integ, q0=q0, v0=v0, assemble_initial=False,
+                    t0=t0)

@@ -10,7 +10,7 @@ from mbdcore.multibody.constraints import (Constraint, Revolute, Weld, PointOnLi
     polynomial_motion)
 from mbdcore.multibody.forces import (Force, PointForce, TranslationalSpringDamper,
     RotationalSpringDamper, JointTorque, ConstantTorque, JointForce, Contact)
-from mbdcore.multibody.beam_modes import (ClampedBeamModes)
+from mbdcore.multibody.beam_modes import (ClampedBeamModes, frame_point)
 from mbdcore.multibody.flexible import (E2, PointMassBody, ModalBeam, FiniteSegmentBeam)
 from mbdcore.multibody.ancf import (N_GAUSS, hermite_shape, ANCFBeam, ANCFState, cantilever)
 from mbdcore.multibody.modal import (ModalResult, null_space, reaction_stiffness_terms,
@@ -54,6 +54,7 @@ __all__ = [
     "JointForce",
     "Contact",
     "ClampedBeamModes",
+    "frame_point",
     "E2",
     "PointMassBody",
     "ModalBeam",

@@ -324,7 +324,11 @@ class Index3Integrator:
         self._guess: dict = {}
 
     def start(self, problem: ConstrainedProblem, t: float, q, v) -> None:
-        """Start the history from consistent accelerations and multipliers at (t, q, v)."""
+        """Start the history from consistent accelerations and multipliers at (t, q, v);
+        kept iteration matrices and Newton guesses of an earlier trajectory (perhaps of
+        another problem) are forgotten, counters kept."""
+        self._cache = {}
+        self._guess = {}
         qdd, lam = consistent_accelerations(problem, t, q, v, sparse=self.uses_sparse(problem))
         self.qdd = qdd
         self.lam = lam

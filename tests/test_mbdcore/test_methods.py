@@ -121,3 +121,14 @@ def test_a_stepper_must_be_started_and_continues_its_history_until_restarted():
     exact = np.array([np.cos(a.t), -np.sin(a.t)])
     np.testing.assert_allclose(ya, exact, atol=1e-4)
     np.testing.assert_allclose(yb, exact, atol=1e-4)
+
+
+def test_a_stepper_given_twice_starts_afresh_each_run():
+    """simulate() starts the stepper it is given (explicit history): a second run with
+    the same instance is the first run again, not its continuation."""
+    from mbdcore.dae.index3 import GeneralizedAlpha
+    stepper = GeneralizedAlpha(rho_inf=0.8)
+    first = simulate(slider_crank(), 0.05, 1e-3, stepper)
+    again = simulate(slider_crank(), 0.05, 1e-3, stepper)
+    np.testing.assert_array_equal(first.q, again.q)
+    np.testing.assert_array_equal(first.lam, again.lam)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+
 from flexcosim.demo import MODELS, run_demo
-from fmu.fmi.build import build_fmu
-from mbdcore.multibody.model_file import load_model, model_to_dict
-from mbdcore.multibody.system_block import SystemBlock
 from fmu.cosim.master import CosimError, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
+from fmu.fmi.build import build_fmu
+from mbdcore.multibody.model_file import load_model, model_to_dict
+from mbdcore.multibody.system_block import SystemBlock
 
 __all__ = ["main"]
 

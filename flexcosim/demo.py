@@ -19,13 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
-from controllers.laws.joint_pd import JointPDController
 from controllers.design.metrics import move_metrics, residual_vibration
+from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
-from mbdcore.models.manipulator import JOINT_STATES, FlexibleManipulator, FlexibleManipulatorBlock
-
-from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
+from mbdcore.models.manipulator import (
+    JOINT_STATES,
+    FlexibleManipulator,
+    FlexibleManipulatorBlock,
+)
 
 __all__ = ["MODELS", "MEASURED", "ensure_fmu", "closed_loop_system", "demo_metrics",
            "plot_closed_loop", "run_demo"]

@@ -3,21 +3,64 @@ named I/O systems and their linearisation, LQR/LQG/LQI synthesis, margins,
 PID tuning, the arm's LQG and the antenna servo designs, closed-loop
 validation in co-simulation, move metrics and parameter sweeps."""
 
-from controllers.design.adapters import (SignalNameError, check_names, arm_iosys,
-    linearize_arm, arm_modal_analysis, block_iosys, FMUPlant, fmu_iosys, linearize_fmu)
-from controllers.design.synthesis import (weight_matrix, check_stabilizable, lqr, lqg,
-    process_noise_covariance, modal_table, loop_margins, siso_margins, tune_pid, PIDTuning,
-    plot_bode, plot_step)
-from controllers.design.arm_lqg import (DEFAULT_Q, DEFAULT_R, DEFAULT_PROCESS_NOISE,
-    DEFAULT_MEASUREMENT_NOISE, MEASURED, DEFAULT_Q_INTEGRAL, INTEGRATED, design_arm_lqg,
-    ROBUST_MODE_WEIGHTS, ROBUST_PROCESS_NOISE, ROBUST_PAYLOADS, ROBUST_EI_FACTORS,
-    design_arm_lqg_robust, arm_plant_grid, write_default_design)
-from controllers.design.antenna_servo import (pointing_axis_plant, design_servo, servo_loops,
-    servo_margins, FMU_NAMES, servo_cosim_system)
-from controllers.design.metrics import (move_metrics, peak_to_peak_2d, residual_vibration)
-from controllers.design.validation import (end_effector_deflection, move_report, settled_move,
-    closed_loop_move)
-from controllers.design.tuning import (sweep, dask_executor, evaluate_move)
+from controllers.design.adapters import (
+    FMUPlant,
+    SignalNameError,
+    arm_iosys,
+    arm_modal_analysis,
+    block_iosys,
+    check_names,
+    fmu_iosys,
+    linearize_arm,
+    linearize_fmu,
+)
+from controllers.design.antenna_servo import (
+    FMU_NAMES,
+    design_servo,
+    pointing_axis_plant,
+    servo_cosim_system,
+    servo_loops,
+    servo_margins,
+)
+from controllers.design.arm_lqg import (
+    DEFAULT_MEASUREMENT_NOISE,
+    DEFAULT_PROCESS_NOISE,
+    DEFAULT_Q,
+    DEFAULT_Q_INTEGRAL,
+    DEFAULT_R,
+    INTEGRATED,
+    MEASURED,
+    ROBUST_EI_FACTORS,
+    ROBUST_MODE_WEIGHTS,
+    ROBUST_PAYLOADS,
+    ROBUST_PROCESS_NOISE,
+    arm_plant_grid,
+    design_arm_lqg,
+    design_arm_lqg_robust,
+    write_default_design,
+)
+from controllers.design.metrics import move_metrics, peak_to_peak_2d, residual_vibration
+from controllers.design.synthesis import (
+    PIDTuning,
+    check_stabilizable,
+    loop_margins,
+    lqg,
+    lqr,
+    modal_table,
+    plot_bode,
+    plot_step,
+    process_noise_covariance,
+    siso_margins,
+    tune_pid,
+    weight_matrix,
+)
+from controllers.design.tuning import dask_executor, evaluate_move, sweep
+from controllers.design.validation import (
+    closed_loop_move,
+    end_effector_deflection,
+    move_report,
+    settled_move,
+)
 
 __all__ = [
     "SignalNameError",

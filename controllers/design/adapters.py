@@ -23,10 +23,15 @@ import control as ct
 import numpy as np
 import scipy.linalg as sl
 
-from mbdcore.blocks import Block
-from mbdcore.models.manipulator import ARM_INPUTS, ARM_OUTPUTS, ArmProblem, FlexibleManipulator
-from mbdcore.multibody.modal import modal_analysis
 from fmu.cosim.master import FMUComponent
+from mbdcore.blocks import Block
+from mbdcore.models.manipulator import (
+    ARM_INPUTS,
+    ARM_OUTPUTS,
+    ArmProblem,
+    FlexibleManipulator,
+)
+from mbdcore.multibody.modal import modal_analysis
 
 __all__ = ["SignalNameError", "check_names",
            "arm_iosys", "linearize_arm", "arm_modal_analysis",

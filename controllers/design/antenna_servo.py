@@ -15,11 +15,19 @@ import control as ct
 import numpy as np
 
 from controllers.design.synthesis import margins_from_response
-from controllers.laws.antenna_servo import AntennaServoController, PointingReference, ServoGains
+from controllers.laws.antenna_servo import (
+    AntennaServoController,
+    PointingReference,
+    ServoGains,
+)
 from fmu.cosim.master import BlockComponent, FMUComponent, System
 from fmu.fmi.build import build_fmu
 from mbdcore.blocks import Block
-from mbdcore.models.antenna import AntennaStructure, AntennaStructureBlock, PointingAxisBlock
+from mbdcore.models.antenna import (
+    AntennaStructure,
+    AntennaStructureBlock,
+    PointingAxisBlock,
+)
 from mbdcore.models.drive import DCMotorBlock, gear_parameters, motor_parameters
 
 __all__ = ["pointing_axis_plant", "design_servo", "servo_loops", "servo_margins", "FMU_NAMES",

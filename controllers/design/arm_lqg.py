@@ -15,8 +15,12 @@ import numpy as np
 
 from controllers.design.adapters import linearize_arm
 from controllers.design.synthesis import lqg, lqg_integral, modal_weight, weight_matrix
+from controllers.laws.arm_lqg import (
+    DEFAULT_DESIGN_FILE,
+    LQGDesign,
+    integral_state_names,
+)
 from mbdcore.models.manipulator import ARM_MEASURED
-from controllers.laws.arm_lqg import (DEFAULT_DESIGN_FILE, LQGDesign, integral_state_names)
 
 __all__ = ["DEFAULT_Q", "DEFAULT_R", "DEFAULT_PROCESS_NOISE", "DEFAULT_MEASUREMENT_NOISE",
            "MEASURED", "DEFAULT_Q_INTEGRAL", "INTEGRATED", "design_arm_lqg",

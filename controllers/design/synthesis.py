@@ -25,7 +25,12 @@ import control as ct
 import numpy as np
 
 from controllers.design.adapters import check_names
-from controllers.laws.arm_lqg import (DesignError, LQGDesign, LQIDesign, integral_state_names)
+from controllers.laws.arm_lqg import (
+    DesignError,
+    LQGDesign,
+    LQIDesign,
+    integral_state_names,
+)
 from controllers.laws.pid import pid_transfer_function
 
 __all__ = ["weight_matrix", "check_stabilizable", "lqr",

@@ -11,10 +11,11 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
+
+from controllers.design.validation import closed_loop_move, move_report
 from controllers.laws.input_shaping import ShapedQuinticTrajectory
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
-from controllers.design.validation import closed_loop_move, move_report
 
 __all__ = ["sweep", "dask_executor", "evaluate_move"]
 

@@ -58,7 +58,14 @@ import scipy.linalg as sl
 
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
+from mbdcore.blocks import (
+    Block,
+    Parameter,
+    ParameterError,
+    Signal,
+    StepError,
+    VectorState,
+)
 from mbdcore.models.manipulator import ARM_PARAMETERS, JOINT_STATES
 from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 

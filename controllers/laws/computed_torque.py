@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbdcore.blocks import Parameter
+from controllers.laws.joint_pd import JointTorqueLaw
+from mbdcore.blocks import Parameter, VectorState
 from mbdcore.models.manipulator import ARM_PARAMETERS
 from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
-
-from controllers.laws.joint_pd import JointTorqueLaw
-from mbdcore.blocks import VectorState
 
 __all__ = ["ComputedTorqueController"]
 

@@ -20,9 +20,8 @@ import math
 
 import numpy as np
 
-from mbdcore.blocks import Parameter, ParameterError
-
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
+from mbdcore.blocks import Parameter, ParameterError
 
 __all__ = ["SHAPERS", "shaper", "convolve", "residual_vibration_ratio", "ShapedQuinticTrajectory"]
 

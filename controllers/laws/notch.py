@@ -18,9 +18,14 @@ import math
 import control as ct
 import numpy as np
 
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError
-
-from mbdcore.blocks import VectorState
+from mbdcore.blocks import (
+    Block,
+    Parameter,
+    ParameterError,
+    Signal,
+    StepError,
+    VectorState,
+)
 
 __all__ = ["notch_coefficients", "NotchFilter"]
 

@@ -35,9 +35,7 @@ import math
 import control as ct
 import numpy as np
 
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal
-
-from mbdcore.blocks import VectorState
+from mbdcore.blocks import Block, Parameter, ParameterError, Signal, VectorState
 
 __all__ = ["ANTI_WINDUP", "UNBOUNDED", "pid_transfer_function", "PIDController"]
 

@@ -1,12 +1,32 @@
 """The co-simulation side: components (Python blocks and FMUs), systems of
-connected components, the master that steps them, and SSP import/export."""
+connected components, the master that steps them, SSP import/export, and
+``cosimulate`` (one call from a system or file to its result)."""
 
-from fmu.cosim.master import (AlgebraicLoopError, BlockComponent, Component, ComponentError,
-    CosimError, FMUComponent, Master, RealTimeStats, Result, StepControl, System,
-    check_archive, safe_extract)
-from fmu.cosim.ssp import (SSPError, export_ssp, import_ssp, load_system, save_system,
-    system_from_dict, system_to_dict)
-from fmu.cosim.simulate import (cosimulate, MissingExperimentError)
+from fmu.cosim.master import (
+    AlgebraicLoopError,
+    BlockComponent,
+    Component,
+    ComponentError,
+    CosimError,
+    FMUComponent,
+    Master,
+    RealTimeStats,
+    Result,
+    StepControl,
+    System,
+    check_archive,
+    safe_extract,
+)
+from fmu.cosim.simulate import MissingExperimentError, cosimulate
+from fmu.cosim.ssp import (
+    SSPError,
+    export_ssp,
+    import_ssp,
+    load_system,
+    save_system,
+    system_from_dict,
+    system_to_dict,
+)
 
 __all__ = [
     "AlgebraicLoopError",

@@ -564,9 +564,13 @@ class FMUComponent(Component):
         from ctypes import byref
 
         from fmpy import calloc, free
-        from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE,
-                               fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
-                               fmi2CallbackLoggerTYPE)
+        from fmpy.fmi2 import (
+            FMU2Slave,
+            fmi2CallbackAllocateMemoryTYPE,
+            fmi2CallbackFreeMemoryTYPE,
+            fmi2CallbackFunctions,
+            fmi2CallbackLoggerTYPE,
+        )
 
         self.terminate()
         self.log.clear()

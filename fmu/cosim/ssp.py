@@ -51,10 +51,15 @@ import zipfile
 from pathlib import Path
 from typing import Any, Mapping
 
+from fmu.cosim.master import (
+    BlockComponent,
+    Component,
+    FMUComponent,
+    System,
+    check_archive,
+    safe_extract,
+)
 from mbdcore.blocks import Block
-
-from fmu.cosim.master import (BlockComponent, Component, FMUComponent, System, check_archive,
-    safe_extract)
 
 __all__ = ["SSPError", "export_ssp", "import_ssp", "load_system", "save_system", "system_from_dict",
            "system_to_dict"]

@@ -15,10 +15,10 @@ Without gcc the FMU keeps pythonfmu's binary, which runs in Python hosts only.
 from __future__ import annotations
 
 import hashlib
-import json
 import importlib
 import importlib.util
 import inspect
+import json
 import keyword
 import os
 import shutil

@@ -57,11 +57,26 @@ from typing import Any, Callable, Mapping
 from xml.etree.ElementTree import Element, SubElement
 
 import numpy as np
-from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Integer, Real, String
+from pythonfmu import (
+    Fmi2Causality,
+    Fmi2Initial,
+    Fmi2Slave,
+    Fmi2Variability,
+    Integer,
+    Real,
+    String,
+)
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
-from mbdcore.blocks import Block, InputError, Parameter, ParameterError, Signal, StepError
+from mbdcore.blocks import (
+    Block,
+    InputError,
+    Parameter,
+    ParameterError,
+    Signal,
+    StepError,
+)
 
 __all__ = ["BlockSlave", "si_base_exponents", "STATE_OPTIONS"]
 

@@ -1,19 +1,52 @@
 """Constrained equations of motion M q'' + G^T lambda = F, g(q, t) = 0: the problem
 protocol, the index-1 formulation (Baumgarte, projections, assembly), the
-index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe) and the
-fixed-step simulation driver."""
+index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe), the one
+table of ODE and DAE methods by name (``methods``) and the fixed-step drivers
+(``simulate``, ``integrate``, ``integrate_index3``)."""
 
-from mbdcore.dae.problem import (ConstrainedProblem)
-from mbdcore.dae.index1 import (AssemblyError, SingularConfigurationError, problem_names,
-    project_positions, project_velocities, assemble, sparse_mass_matrix,
-    sparse_constraint_terms, sparse_lu, augmented_accelerations, Index1Baumgarte)
-from mbdcore.dae.index3 import (ITERATIONS, CONSTRAINT_FORMS, SPARSE_AUTO_SIZE,
-    ConvergenceError, consistent_accelerations, Index3Integrator, GeneralizedAlphaScheme,
-    GeneralizedAlpha, HHT, Newmark, Bathe)
-from mbdcore.dae.methods import (Method, METHODS, ODE_METHODS, DAE_METHODS, method_names,
-    method_info, make_method)
-from mbdcore.dae.simulate import (SimulationResult, simulate, integrate, integrate_index3,
-    reference_solution)
+from mbdcore.dae.index1 import (
+    AssemblyError,
+    Index1Baumgarte,
+    SingularConfigurationError,
+    assemble,
+    augmented_accelerations,
+    problem_names,
+    project_positions,
+    project_velocities,
+    sparse_constraint_terms,
+    sparse_lu,
+    sparse_mass_matrix,
+)
+from mbdcore.dae.index3 import (
+    CONSTRAINT_FORMS,
+    HHT,
+    ITERATIONS,
+    SPARSE_AUTO_SIZE,
+    Bathe,
+    ConvergenceError,
+    GeneralizedAlpha,
+    GeneralizedAlphaScheme,
+    Index3Integrator,
+    Newmark,
+    consistent_accelerations,
+)
+from mbdcore.dae.methods import (
+    DAE_METHODS,
+    METHODS,
+    ODE_METHODS,
+    Method,
+    make_method,
+    method_info,
+    method_names,
+)
+from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.dae.simulate import (
+    SimulationResult,
+    integrate,
+    integrate_index3,
+    reference_solution,
+    simulate,
+)
 
 __all__ = [
     "ConstrainedProblem",

@@ -88,9 +88,14 @@ import numpy as np
 import scipy.sparse
 from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 
+from mbdcore.dae.index1 import (
+    SingularConfigurationError,
+    augmented_accelerations,
+    sparse_constraint_terms,
+    sparse_lu,
+    sparse_mass_matrix,
+)
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.dae.index1 import (SingularConfigurationError, augmented_accelerations,
-    sparse_constraint_terms, sparse_lu, sparse_mass_matrix)
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",

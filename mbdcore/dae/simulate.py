@@ -2,11 +2,15 @@
 integrator, index-3/GGL with the implicit integrators) and its result."""
 from __future__ import annotations
 
-
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from mbdcore.dae.index1 import Index1Baumgarte, assemble, augmented_accelerations, problem_names
+from mbdcore.dae.index1 import (
+    Index1Baumgarte,
+    assemble,
+    augmented_accelerations,
+    problem_names,
+)
 from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.problem import ConstrainedProblem

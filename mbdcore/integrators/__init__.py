@@ -1,14 +1,34 @@
-"""Integrators of first-order ODEs y' = f(t, y): one-step interface, Runge-Kutta
-family (RK4, Gill, Treanor), BDF/Gear multistep methods, scipy's adaptive
-solvers (their table of names is mbdcore.dae.methods)."""
+"""Integrators of first-order ODEs y' = f(t, y): the stepper protocol (a stepper owns
+its state: start / step / correct), the Runge-Kutta family (RK4, Gill, Treanor), BDF and
+Gear multistep methods, scipy's adaptive solvers.  Their names are in the one method
+table, :mod:`mbdcore.dae.methods`."""
 
-from mbdcore.integrators.base import (RHS, IntegrationError, Integrator)
-from mbdcore.integrators.runge_kutta import (ExplicitRungeKutta, RK4, GillTableau, Gill,
-    Treanor)
-from mbdcore.integrators.multistep import (EPS, BDF_TABLE, BDF_STABILITY_ANGLE,
-    multistep_coefficients, RADAU_A, RADAU_C, LinearMultistep, BDF, ImprovedGear,
-    NEWTON_MAXITER, MIN_FACTOR, MAX_FACTOR, GearResult, GearSolver, GearIntegrator)
-from mbdcore.integrators.scipy_ivp import (ScipyAdaptive)
+from mbdcore.integrators.base import RHS, IntegrationError, Integrator
+from mbdcore.integrators.multistep import (
+    BDF,
+    BDF_STABILITY_ANGLE,
+    BDF_TABLE,
+    EPS,
+    MAX_FACTOR,
+    MIN_FACTOR,
+    NEWTON_MAXITER,
+    RADAU_A,
+    RADAU_C,
+    GearIntegrator,
+    GearResult,
+    GearSolver,
+    ImprovedGear,
+    LinearMultistep,
+    multistep_coefficients,
+)
+from mbdcore.integrators.runge_kutta import (
+    RK4,
+    ExplicitRungeKutta,
+    Gill,
+    GillTableau,
+    Treanor,
+)
+from mbdcore.integrators.scipy_ivp import ScipyAdaptive
 
 __all__ = [
     "RHS",

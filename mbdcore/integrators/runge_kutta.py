@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 
-from mbdcore.jit import njit
 import numpy as np
 
 from mbdcore.integrators.base import Integrator
+from mbdcore.jit import njit
 
 __all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor"]
 

@@ -1,21 +1,73 @@
 """Ready-made models: the benchmark mechanisms, the two-link flexible arm and its
 rigid counterpart, DC drive motors, and the antenna pointing axis and boom."""
 
-from mbdcore.models.mechanisms import (G_STANDARD, rigid_crank, cylinder_inertia,
-    SLIDER_CRANK, slider_crank, slider_crank_with_contact, four_bar, geared_bars, HUB_BEAM,
-    SpinUp, hub_beam, two_link_arm)
-from mbdcore.models.manipulator import (ArmProblem, ARM_OUTPUT_SIGNALS, ARM_INPUTS,
-    ARM_OUTPUTS, ARM_MEASURED, JOINT_STATES, ARM_PARAMETERS, N_QUAD, validate_arm_parameters,
-    FlexibleManipulator, bang_bang_torque, FlexibleManipulatorBlock)
-from mbdcore.models.rigid_arm import (RigidTwoLinkArm, RIGID_PARAMETER_NAMES)
-from mbdcore.models.drive import (MOTOR_PARAMETERS, GEAR_PARAMETERS, motor_parameters,
-    gear_parameters, steady_speed, stall_torque, electrical_time_constant, friction_torque,
-    smooth_dead_zone, current_loop_gains, DCMotorBody, MotorVoltage, GearTrain, pack_drive,
-    drive_state_names, drive_rhs, drive_rk4, DCMotorBlock)
-from mbdcore.models.antenna import (POINTING_AXIS, pointing_axis_system, AntennaStructure,
-    tune_pointing_axis, STRUCTURE_PARAMETERS, AntennaStructureBlock, PointingAxisBlock,
-    DEPLOYABLE_BOOM, HingeLatch, hinge_frames, deployable_boom, hinge_angles, SepticProfile,
-    BangBangProfile, DeploymentResult, simulate_deployment)
+from mbdcore.models.antenna import (
+    DEPLOYABLE_BOOM,
+    POINTING_AXIS,
+    STRUCTURE_PARAMETERS,
+    AntennaStructure,
+    AntennaStructureBlock,
+    BangBangProfile,
+    DeploymentResult,
+    HingeLatch,
+    PointingAxisBlock,
+    SepticProfile,
+    deployable_boom,
+    hinge_angles,
+    hinge_frames,
+    pointing_axis_system,
+    simulate_deployment,
+    tune_pointing_axis,
+)
+from mbdcore.models.drive import (
+    GEAR_PARAMETERS,
+    MOTOR_PARAMETERS,
+    DCMotorBlock,
+    DCMotorBody,
+    GearTrain,
+    MotorVoltage,
+    current_loop_gains,
+    drive_rhs,
+    drive_rk4,
+    drive_state_names,
+    electrical_time_constant,
+    friction_torque,
+    gear_parameters,
+    motor_parameters,
+    pack_drive,
+    smooth_dead_zone,
+    stall_torque,
+    steady_speed,
+)
+from mbdcore.models.manipulator import (
+    ARM_INPUTS,
+    ARM_MEASURED,
+    ARM_OUTPUT_SIGNALS,
+    ARM_OUTPUTS,
+    ARM_PARAMETERS,
+    JOINT_STATES,
+    N_QUAD,
+    ArmProblem,
+    FlexibleManipulator,
+    FlexibleManipulatorBlock,
+    bang_bang_torque,
+    validate_arm_parameters,
+)
+from mbdcore.models.mechanisms import (
+    G_STANDARD,
+    HUB_BEAM,
+    SLIDER_CRANK,
+    SpinUp,
+    cylinder_inertia,
+    four_bar,
+    geared_bars,
+    hub_beam,
+    rigid_crank,
+    slider_crank,
+    slider_crank_with_contact,
+    two_link_arm,
+)
+from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
 __all__ = [
     "G_STANDARD",

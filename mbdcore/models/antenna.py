@@ -42,23 +42,43 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mbdcore.jit import njit
 import numpy as np
 import scipy.linalg as sl
 
-from mbdcore.blocks import Parameter, ParameterError, Signal, StateVectorBlock, with_overrides
-from mbdcore.multibody.constraints import (AngleDriver, Revolute, SynchronousGear, Weld,
-    constant_rate)
-from mbdcore.models.drive import (GEAR_PARAMETERS, MOTOR_PARAMETERS, DCMotorBody, GearTrain,
-    MotorVoltage, current_loop_gains, drive_rhs, drive_state_names, pack_drive, gear_parameters,
-    motor_parameters)
+from mbdcore.blocks import (
+    Parameter,
+    ParameterError,
+    Signal,
+    StateVectorBlock,
+    with_overrides,
+)
+from mbdcore.dae.index1 import assemble
+from mbdcore.dae.methods import make_method
+from mbdcore.jit import njit
+from mbdcore.models.drive import (
+    GEAR_PARAMETERS,
+    MOTOR_PARAMETERS,
+    DCMotorBody,
+    GearTrain,
+    MotorVoltage,
+    current_loop_gains,
+    drive_rhs,
+    drive_state_names,
+    gear_parameters,
+    motor_parameters,
+    pack_drive,
+)
+from mbdcore.multibody.constraints import (
+    AngleDriver,
+    Revolute,
+    SynchronousGear,
+    Weld,
+    constant_rate,
+)
 from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
-from mbdcore.multibody.system import System
-from mbdcore.dae.index1 import assemble
 from mbdcore.multibody.modal import linearize
-from mbdcore.multibody.system import StateView
-from mbdcore.dae.methods import make_method
+from mbdcore.multibody.system import StateView, System
 
 __all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_pointing_axis",
            "STRUCTURE_PARAMETERS", "AntennaStructureBlock", "PointingAxisBlock",

@@ -54,13 +54,13 @@ from __future__ import annotations
 
 import math
 
-from mbdcore.jit import njit
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError, Signal, StateVectorBlock
+from mbdcore.jit import njit
+from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
-from mbdcore.multibody.constraints import initial_angle
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",

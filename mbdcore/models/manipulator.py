@@ -52,14 +52,21 @@ from __future__ import annotations
 
 import math
 
-from mbdcore.jit import njit
 import numpy as np
 
-from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
+from mbdcore.blocks import (
+    Block,
+    Parameter,
+    ParameterError,
+    Signal,
+    StepError,
+    VectorState,
+)
 from mbdcore.dae.methods import ODE_METHODS, method_info
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import IntegrationError
+from mbdcore.jit import njit
+from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
            "ARM_PARAMETERS", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",

@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import math
 
-from mbdcore.multibody.constraints import (AngleDriver, Prismatic, Revolute, SynchronousGear,
-    constant_rate)
-from mbdcore.multibody.forces import (ConstantTorque, Contact, JointTorque,
-    TranslationalSpringDamper)
 from mbdcore.blocks import with_overrides
-from mbdcore.multibody.system import System
-from mbdcore.multibody.constraints import Weld
 from mbdcore.models.manipulator import validate_arm_parameters
+from mbdcore.multibody.constraints import (
+    AngleDriver,
+    Prismatic,
+    Revolute,
+    SynchronousGear,
+    Weld,
+    constant_rate,
+)
+from mbdcore.multibody.forces import (
+    ConstantTorque,
+    Contact,
+    JointTorque,
+    TranslationalSpringDamper,
+)
+from mbdcore.multibody.system import System
 
 __all__ = ["G_STANDARD", "rigid_crank", "cylinder_inertia", "SLIDER_CRANK", "slider_crank",
            "slider_crank_with_contact", "four_bar", "geared_bars", "HUB_BEAM", "SpinUp",

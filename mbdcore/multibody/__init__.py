@@ -3,23 +3,83 @@ finite-segment and ANCF beams), joints and constraints, force elements, the
 System that assembles them into a constrained problem, static and modal
 analysis, model files, and any System as a Block."""
 
-from mbdcore.multibody.system import (E, rot, coordinate_unit, reaction_unit, BodyBase,
-    BodyState, Body, RigidState, scatter_jacobian, scatter_force, StateView, System)
-from mbdcore.multibody.constraints import (Constraint, Revolute, Weld, PointOnLine, Prismatic,
-    SynchronousGear, AngleDriver, ConstantRate, PolynomialMotion, constant_rate,
-    polynomial_motion)
-from mbdcore.multibody.forces import (Force, PointForce, TranslationalSpringDamper,
-    RotationalSpringDamper, JointTorque, ConstantTorque, JointForce, Contact)
-from mbdcore.multibody.beam_modes import (ClampedBeamModes, frame_point)
-from mbdcore.multibody.flexible import (E2, PointMassBody, ModalBeam, FiniteSegmentBeam)
-from mbdcore.multibody.ancf import (N_GAUSS, hermite_shape, ANCFBeam, ANCFState, cantilever)
-from mbdcore.multibody.modal import (ModalResult, null_space, reaction_stiffness_terms,
-    EquilibriumError, StaticSolution, static_equilibrium, modal_analysis, natural_frequencies,
-    linearize)
-from mbdcore.multibody.model_file import (FORMAT, VERSION, FILE_TYPES, ModelFileError, KINDS,
-    JOINT_TYPES, FORCE_TYPES, MOTION_TYPES, BODY_KEYS, TOP_KEYS, validate_model,
-    model_from_dict, load_model, model_to_dict, save_model, format_reference, MODEL_SCHEMA)
-from mbdcore.multibody.system_block import (SystemBlock, system_block)
+from mbdcore.multibody.ancf import (
+    N_GAUSS,
+    ANCFBeam,
+    ANCFState,
+    cantilever,
+    hermite_shape,
+)
+from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
+from mbdcore.multibody.constraints import (
+    AngleDriver,
+    ConstantRate,
+    Constraint,
+    PointOnLine,
+    PolynomialMotion,
+    Prismatic,
+    Revolute,
+    SynchronousGear,
+    Weld,
+    constant_rate,
+    polynomial_motion,
+)
+from mbdcore.multibody.flexible import E2, FiniteSegmentBeam, ModalBeam, PointMassBody
+from mbdcore.multibody.forces import (
+    ConstantTorque,
+    Contact,
+    Force,
+    JointForce,
+    JointTorque,
+    PointForce,
+    RotationalSpringDamper,
+    TranslationalSpringDamper,
+)
+from mbdcore.multibody.modal import (
+    EquilibriumError,
+    ModalResult,
+    StaticSolution,
+    linearize,
+    modal_analysis,
+    natural_frequencies,
+    null_space,
+    reaction_stiffness_terms,
+    static_equilibrium,
+)
+from mbdcore.multibody.model_file import (
+    BODY_KEYS,
+    FILE_TYPES,
+    FORCE_TYPES,
+    FORMAT,
+    JOINT_TYPES,
+    KINDS,
+    MODEL_SCHEMA,
+    MOTION_TYPES,
+    TOP_KEYS,
+    VERSION,
+    ModelFileError,
+    format_reference,
+    load_model,
+    model_from_dict,
+    model_to_dict,
+    save_model,
+    validate_model,
+)
+from mbdcore.multibody.system import (
+    Body,
+    BodyBase,
+    BodyState,
+    E,
+    RigidState,
+    StateView,
+    System,
+    coordinate_unit,
+    reaction_unit,
+    rot,
+    scatter_force,
+    scatter_jacobian,
+)
+from mbdcore.multibody.system_block import SystemBlock, system_block
 
 __all__ = [
     "E",

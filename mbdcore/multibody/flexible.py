@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 
-from mbdcore.jit import njit
 import numpy as np
 
-from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
 from mbdcore.blocks import ParameterError
+from mbdcore.jit import njit
+from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
 from mbdcore.multibody.system import BodyBase, BodyState
 
 __all__ = ["E2", "PointMassBody", "ModalBeam", "FiniteSegmentBeam"]

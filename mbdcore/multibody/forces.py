@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.multibody.system import E, StateView, rot, scatter_force
 from mbdcore.multibody.constraints import initial_angle
+from mbdcore.multibody.system import E, StateView, rot, scatter_force
 
 __all__ = ["Force", "PointForce", "TranslationalSpringDamper", "RotationalSpringDamper",
            "JointTorque", "ConstantTorque", "JointForce", "Contact"]

@@ -20,8 +20,8 @@ import numpy as np
 import scipy.linalg as sl
 
 from mbdcore.blocks import ParameterError
-from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.index1 import AssemblyError, project_positions
+from mbdcore.dae.problem import ConstrainedProblem
 
 __all__ = ["ModalResult", "null_space", "reaction_stiffness_terms", "EquilibriumError",
            "StaticSolution", "static_equilibrium", "modal_analysis", "natural_frequencies",

@@ -40,11 +40,27 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.multibody.constraints import (AngleDriver, ConstantRate, PointOnLine,
-    PolynomialMotion, Prismatic, Revolute, SynchronousGear, Weld, constant_rate,
-    polynomial_motion)
-from mbdcore.multibody.forces import (ConstantTorque, Contact, JointForce, JointTorque,
-    PointForce, RotationalSpringDamper, TranslationalSpringDamper)
+from mbdcore.multibody.constraints import (
+    AngleDriver,
+    ConstantRate,
+    PointOnLine,
+    PolynomialMotion,
+    Prismatic,
+    Revolute,
+    SynchronousGear,
+    Weld,
+    constant_rate,
+    polynomial_motion,
+)
+from mbdcore.multibody.forces import (
+    ConstantTorque,
+    Contact,
+    JointForce,
+    JointTorque,
+    PointForce,
+    RotationalSpringDamper,
+    TranslationalSpringDamper,
+)
 from mbdcore.multibody.system import System
 
 __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "KINDS", "JOINT_TYPES",

@@ -29,12 +29,25 @@ import re
 
 import numpy as np
 
-from mbdcore.blocks import Block, Parameter, ParameterError, Signal, StepError, VectorState
-from mbdcore.dae.index1 import (AssemblyError, Index1Baumgarte, SingularConfigurationError,
-    assemble, augmented_accelerations)
+from mbdcore.blocks import (
+    Block,
+    Parameter,
+    ParameterError,
+    Signal,
+    StepError,
+    VectorState,
+)
+from mbdcore.dae.index1 import (
+    AssemblyError,
+    Index1Baumgarte,
+    SingularConfigurationError,
+    assemble,
+    augmented_accelerations,
+)
+from mbdcore.dae.methods import METHODS as METHOD_TABLE
+from mbdcore.dae.methods import method_info
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
-from mbdcore.dae.methods import METHODS as METHOD_TABLE, method_info
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 
 __all__ = ["SystemBlock", "system_block"]

@@ -75,6 +75,11 @@ class ConstrainedProblem:
             kv[:, j] = (self.forces(t, q, dv) - f0) / e
         return kq, kv
 
+    def update(self, t: float, q: np.ndarray, v: np.ndarray) -> bool:
+        """Events between time steps at the accepted state; True when the forces jumped
+        (the drivers then restart the integrator).  None by default."""
+        return False
+
     def energy(self, t: float, q: np.ndarray, v: np.ndarray) -> float:
         """Total mechanical energy [J] where the model defines a potential (else nan)."""
         return float("nan")

@@ -139,6 +139,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 raise IntegrationError(f"non-finite state at t = {t + h:.6g} s ({integ.name})")
             x = form.correct(t + h, x)
             integ.correct(x)
+            if problem.update(t + h, x[:problem.n], x[problem.n:]):
+                integ.start(t + h, x)       # a force jumped: the history is void
             if (k + 1) % record_every == 0 or k == n_steps - 1:
                 times.append(t0 + (k + 1) * h)
                 qs.append(x[:problem.n].copy())
@@ -154,6 +156,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             t = t0 + k * h
             set_inputs(t)
             q, v = integ.step(problem, t, q, v, h)
+            if problem.update(t + h, q, v):
+                integ.start(problem, t + h, q, v)   # a force jumped: consistent restart
             if (k + 1) % record_every == 0 or k == n_steps - 1:
                 times.append(t0 + (k + 1) * h)
                 qs.append(q.copy())

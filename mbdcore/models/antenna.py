@@ -559,6 +559,13 @@ class HingeLatch(Force):
             return True
         return False
 
+    def discrete_state(self):
+        return {"engaged": self.engaged, "engaged_at": self.engaged_at}
+
+    def set_discrete_state(self, state) -> None:
+        self.engaged = bool(state["engaged"])
+        self.engaged_at = None if state["engaged_at"] is None else float(state["engaged_at"])
+
     def apply(self, t, view, f, inputs):
         if not self.engaged:
             return
@@ -750,9 +757,8 @@ def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float =
         s.set_input("u", u)
         record(t, u)
         q, v = integ.step(s, t, q, v, h)
-        engaged = [lt.update(t + h, q, v) for lt in latches]
-        if any(engaged):
-            integ.reset()           # the forces jumped: restart from consistent accelerations
+        if s.update(t + h, q, v):
+            integ.start(s, t + h, q, v)   # a latch engaged: restart from consistent accelerations
     record(steps * h, u)
     data = np.array(rows)
     n = int(p["n_panels"])

@@ -55,6 +55,20 @@ class Force:
         """(dF/dq, dF/dv) or None to let the system use finite differences."""
         return None
 
+    # events and discrete state (a latch that engages, say) ------------------------------
+    def update(self, t, q, v) -> bool:
+        """An event between time steps, at the accepted state (t, q, v); True when the
+        element's forces jumped (the integrator must then restart).  Most have none."""
+        return False
+
+    def discrete_state(self):
+        """What the element keeps between steps besides (q, v), as plain data, or None:
+        saved and restored with the state of a simulation (FMU rollback)."""
+        return None
+
+    def set_discrete_state(self, state) -> None:
+        """Restore what :meth:`discrete_state` returned."""
+
     # helpers -------------------------------------------------------------------------
     @staticmethod
     def _add_point_force(f, state, J, force):

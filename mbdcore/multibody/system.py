@@ -515,6 +515,23 @@ class System(ConstrainedProblem):
         self._layouts = None
         return force
 
+    def update(self, t: float, q, v) -> bool:
+        """Events between time steps (e.g. a latch engaging) at the accepted state;
+        True when a force jumped, so that the integrator restarts there."""
+        jumped = False
+        for force in self.forces_list:
+            jumped |= bool(force.update(t, q, v))
+        return jumped
+
+    def discrete_state(self) -> dict:
+        """The elements' discrete state by element name (what they keep besides q, v)."""
+        return {f.name: s for f in self.forces_list if (s := f.discrete_state()) is not None}
+
+    def set_discrete_state(self, state: dict) -> None:
+        for force in self.forces_list:
+            if force.name in state:
+                force.set_discrete_state(state[force.name])
+
     def set_input(self, name: str, value: float) -> None:
         """Set an input (an applied joint torque or force) [N m or N]."""
         if name not in self.inputs:

@@ -120,6 +120,7 @@ class SystemBlock(Block):
             self.integrator = info.make()
             a = self.params["baumgarte"]
             self.form = Index1Baumgarte(self.system, a, a, project=True)
+        self._discrete0 = copy.deepcopy(self.system.discrete_state())
         self._index = {n: i for i, n in enumerate(self.system.coordinate_names())}
         self._mult = {n: i for i, n in enumerate(self.system.multiplier_names())}
         self.reset()
@@ -131,18 +132,21 @@ class SystemBlock(Block):
             self.q, self.v = assemble(self.system, t0)
         except (AssemblyError, SingularConfigurationError) as exc:
             raise ParameterError(f"the model cannot be assembled: {exc}") from None
+        self.system.set_discrete_state(copy.deepcopy(self._discrete0))
         self.integrator.reset()
         if not self.implicit:
             self.integrator.start(t0, np.concatenate([self.q, self.v]))
         self._out = None
 
     def _get_internal(self):
-        return {"q": self.q.copy(), "v": self.v.copy(), "integrator": self.integrator.get_state()}
+        return {"q": self.q.copy(), "v": self.v.copy(), "integrator": self.integrator.get_state(),
+                "discrete": copy.deepcopy(self.system.discrete_state())}
 
     def _set_internal(self, internal):
         self.q = np.array(internal["q"], dtype=float)
         self.v = np.array(internal["v"], dtype=float)
         self.integrator.set_state(internal["integrator"])
+        self.system.set_discrete_state(copy.deepcopy(internal.get("discrete", {})))
         self._out = None
 
     def vector_state(self) -> VectorState:
@@ -166,6 +170,7 @@ class SystemBlock(Block):
         for name in self.INPUTS:
             sys_.set_input(name.name, self.inputs[name.name])
         saved = self.integrator.get_state()
+        saved_discrete = copy.deepcopy(sys_.discrete_state())
         n_sub = self.params["substeps"]
         hs = h / n_sub
         q, v = self.q, self.v
@@ -184,8 +189,14 @@ class SystemBlock(Block):
                         q, v = x[:sys_.n], x[sys_.n:]
                     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
                         raise IntegrationError("non-finite state")
+                    if sys_.update(ts + hs, q, v):      # a force jumped (a latch engaged)
+                        if self.implicit:
+                            self.integrator.start(sys_, ts + hs, q, v)
+                        else:
+                            self.integrator.start(ts + hs, np.concatenate([q, v]))
         except Exception as exc:  # noqa: BLE001 - every failure keeps the last good state
             self.integrator.set_state(saved)
+            sys_.set_discrete_state(saved_discrete)
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s failed ({type(exc).__name__}: "
                             f"{exc}); state kept at t = {self.time:.6g} s") from None
         self.q, self.v = q, v

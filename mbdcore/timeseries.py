@@ -14,7 +14,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["TimeSeries"]
+__all__ = ["TimeSeries", "rate_unit"]
+
+
+def rate_unit(unit: str) -> str:
+    """Unit of the time derivative of a quantity in ``unit``: "rad" -> "rad/s", "m" ->
+    "m/s", "1" (dimensionless) -> "1/s"; "" (unknown) stays "".
+    """
+    return {"": "", "1": "1/s"}.get(unit, f"{unit}/s")
 
 
 class TimeSeries:

@@ -66,8 +66,8 @@ from mbdcore.blocks import (
     StepError,
     VectorState,
 )
-from mbdcore.models.manipulator import ARM_PARAMETERS, JOINT_STATES
-from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
+from mbdcore.models.manipulator import JOINT_STATES
+from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RigidTwoLinkArm
 
 __all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
            "DEFAULT_DESIGN_FILE", "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS",
@@ -273,7 +273,7 @@ class ArmLQGController(Block):
         Parameter("reference", "rigid", "", "state reference: 'rigid' (theta_ref, straight "
                   "links) or 'model' (the design's model driven by tau1_ff, tau2_ff)",
                   choices=("rigid", "model")),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
+    ) + RIGID_ARM_PARAMETERS
     # the estimate is updated at the end of a step: tau depends on the measurements only
     # through the state, on the reference and the feedforward directly
     FEEDTHROUGH = {o: tuple(s.name for s in JointPDController.INPUTS[:6] + FEEDFORWARD_INPUTS)
@@ -304,7 +304,7 @@ class ArmLQGController(Block):
             self.Ki = np.zeros((2, 0))
             self._int_rows = np.zeros(0, dtype=int)
             self.C_int = np.zeros((0, len(self.Ad)))
-        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
+        self.rigid = RigidTwoLinkArm.from_flexible(**p)
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
         self.reset()
 
@@ -499,13 +499,13 @@ class FlexibleArmReference(QuinticJointTrajectory):
         Parameter("n_basis", 10, "", "correction functions per joint", min=1, max=40),
         Parameter("deflection_weight", 100.0, "rad2/m2", "weight of the tip deflections "
                   "against the joint deviation from the quintic", min=0.0),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
+    ) + RIGID_ARM_PARAMETERS
 
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
         self.design = d = design_parameter(p["design"])
-        rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
+        rigid = RigidTwoLinkArm.from_flexible(**p)
         try:
             self.tau_ff, self.x_ref = rest_to_rest_feedforward(
                 d, (p["theta1_start"], p["theta2_start"]), (p["theta1_end"], p["theta2_end"]),

@@ -5,8 +5,7 @@ import numpy as np
 
 from controllers.laws.joint_pd import JointTorqueLaw
 from mbdcore.blocks import Parameter, VectorState
-from mbdcore.models.manipulator import ARM_PARAMETERS
-from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
+from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RigidTwoLinkArm
 
 __all__ = ["ComputedTorqueController"]
 
@@ -29,12 +28,12 @@ class ComputedTorqueController(JointTorqueLaw):
         Parameter("zeta2", 1.0, "", "error dynamics damping ratio, joint 2", min=0.0),
         Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
+    ) + RIGID_ARM_PARAMETERS
 
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
+        self.rigid = RigidTwoLinkArm.from_flexible(**p)
         wn = np.array([p["wn1"], p["wn2"]])
         self.kp = wn**2
         self.kd = 2.0 * np.array([p["zeta1"], p["zeta2"]]) * wn

@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbdcore.blocks import Block, Parameter, Signal
-from mbdcore.models.manipulator import ARM_PARAMETERS
-from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
+from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RigidTwoLinkArm
 
 __all__ = ["JointTorqueLaw", "JointPDController"]
 
@@ -71,11 +70,11 @@ class JointPDController(JointTorqueLaw):
         Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
         Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
         Parameter("feedforward", 1, "", "1: rigid-model feedforward on, 0: off", min=0, max=1),
-    ) + tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
+    ) + RIGID_ARM_PARAMETERS
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        self.rigid = RigidTwoLinkArm.from_flexible(**{k: p[k] for k in RIGID_PARAMETER_NAMES})
+        self.rigid = RigidTwoLinkArm.from_flexible(**p)
         self.kp = np.array([p["kp1"], p["kp2"]])
         self.kd = np.array([p["kd1"], p["kd2"]])
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])

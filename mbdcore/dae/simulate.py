@@ -15,7 +15,7 @@ from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, IntegrationError, Integrator
-from mbdcore.timeseries import TimeSeries
+from mbdcore.timeseries import TimeSeries, rate_unit
 
 __all__ = ["SimulationResult", "simulate", "integrate", "integrate_index3",
            "reference_solution"]
@@ -52,7 +52,7 @@ class SimulationResult(TimeSeries):
         for i, (n, u) in enumerate(zip(self.coordinates, cu)):
             columns[n], units[n] = q[:, i], u
         for i, (n, u) in enumerate(zip(self.coordinates, cu)):
-            columns[f"d({n})"], units[f"d({n})"] = v[:, i], _rate_unit(u)
+            columns[f"d({n})"], units[f"d({n})"] = v[:, i], rate_unit(u)
         for i, (n, u) in enumerate(zip(self.multipliers, mu)):
             columns[f"lambda({n})"], units[f"lambda({n})"] = lam[:, i], u
         columns["violation"], units["violation"] = violation, "m, rad"
@@ -176,10 +176,6 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                             problem_names(problem, "multiplier", problem.m), stats,
                             _units(problem, "coordinate", problem.n),
                             _units(problem, "multiplier", problem.m))
-
-
-def _rate_unit(unit: str) -> str:
-    return {"": "", "1": "1/s"}.get(unit, f"{unit}/s")
 
 
 def _units(problem, kind: str, count: int) -> list[str]:

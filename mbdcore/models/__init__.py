@@ -67,7 +67,7 @@ from mbdcore.models.mechanisms import (
     slider_crank_with_contact,
     two_link_arm,
 )
-from mbdcore.models.rigid_arm import RIGID_PARAMETER_NAMES, RigidTwoLinkArm
+from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RIGID_PARAMETER_NAMES, RigidTwoLinkArm
 
 __all__ = [
     "G_STANDARD",
@@ -96,6 +96,7 @@ __all__ = [
     "FlexibleManipulatorBlock",
     "RigidTwoLinkArm",
     "RIGID_PARAMETER_NAMES",
+    "RIGID_ARM_PARAMETERS",
     "MOTOR_PARAMETERS",
     "GEAR_PARAMETERS",
     "motor_parameters",

@@ -27,11 +27,13 @@ import numpy as np
 
 from mbdcore.models.manipulator import ARM_PARAMETERS
 
-__all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES"]
+__all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES", "RIGID_ARM_PARAMETERS"]
 
 #: The flexible arm's parameters that its rigid counterpart uses (lengths and inertias).
 RIGID_PARAMETER_NAMES = ("l1", "l2", "rho_a1", "rho_a2", "j_h1", "j_h2", "m_h2", "j_s", "m_p", "j_p")
-_RIGID_DEFAULTS = {p.name: p.default for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES}
+#: Those parameters as declared by the flexible arm (for blocks built on the rigid model).
+RIGID_ARM_PARAMETERS = tuple(p for p in ARM_PARAMETERS if p.name in RIGID_PARAMETER_NAMES)
+_RIGID_DEFAULTS = {p.name: p.default for p in RIGID_ARM_PARAMETERS}
 
 
 @dataclass(frozen=True)

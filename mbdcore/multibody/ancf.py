@@ -62,16 +62,6 @@ import scipy.sparse
 
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Weld
-
-# the general statics and modal analysis live in mbdcore.multibody.modal; re-exported for convenience
-from mbdcore.multibody.modal import (
-    EquilibriumError,
-    ModalResult,
-    StaticSolution,
-    modal_analysis,
-    natural_frequencies,
-    static_equilibrium,
-)
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
 
 __all__ = ["N_GAUSS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]

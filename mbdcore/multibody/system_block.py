@@ -49,14 +49,11 @@ from mbdcore.dae.methods import method_info
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
+from mbdcore.timeseries import rate_unit
 
 __all__ = ["SystemBlock", "system_block"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _rate_unit(unit: str) -> str:
-    return {"rad": "rad/s", "m": "m/s", "1": "1/s"}[unit]
 
 
 class SystemBlock(Block):
@@ -246,7 +243,7 @@ def _available_outputs(system) -> dict[str, tuple[str, str]]:
     for n in system.coordinate_names():
         unit = coordinate_unit(n)
         out[n] = (unit, f"coordinate {n}")
-        out[f"der({n})"] = (_rate_unit(unit), f"rate of {n}")
+        out[f"der({n})"] = (rate_unit(unit), f"rate of {n}")
     for j in system.joints:
         for eq in j.equation_names():
             unit = reaction_unit(eq)

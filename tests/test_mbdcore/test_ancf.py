@@ -14,8 +14,9 @@ from scipy.integrate import solve_bvp
 from scipy.optimize import brentq
 from scipy.special import ellipk
 
-from mbdcore.multibody.ancf import (ANCFBeam, EquilibriumError, cantilever, hermite_shape,
-    modal_analysis, natural_frequencies, static_equilibrium)
+from mbdcore.multibody.ancf import ANCFBeam, cantilever, hermite_shape
+from mbdcore.multibody.modal import (EquilibriumError, modal_analysis, natural_frequencies,
+                                     static_equilibrium)
 from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Revolute, Weld

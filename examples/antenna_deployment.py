@@ -21,12 +21,7 @@ def main(out="results"):
     runs = {}
     for profile in ("smooth", "bang-bang"):
         r = runs[profile] = simulate_deployment(60.0, 10.0, 0.02, profile=profile)
-        cols = {"time": r.t, "reference": r.reference, "voltage": r.voltage,
-                "current": r.current, "tip_x": r.tip[:, 0], "tip_y": r.tip[:, 1],
-                "violation": r.violation}
-        cols.update({f"hinge{k + 1}": r.hinge[:, k] for k in range(r.hinge.shape[1])})
-        np.savetxt(out / f"deployment_{profile}.csv", np.column_stack(list(cols.values())),
-                   delimiter=",", header=",".join(cols), comments="", fmt="%.10g")
+        r.to_csv(out / f"deployment_{profile}.csv")
         print(f"{profile}: latched at {r.latch_time:.2f} s, final hinge angle "
               f"{np.degrees(r.hinge[-1, 0]):.4f} deg, hinge spread "
               f"{np.abs(r.hinge - r.hinge[:, :1]).max():.1e} rad, residual tip vibration "

@@ -1,8 +1,9 @@
 """Constrained equations of motion M q'' + G^T lambda = F, g(q, t) = 0: the problem
 protocol, the index-1 formulation (Baumgarte, projections, assembly), the
 index-3/GGL implicit integrators (generalized-alpha, HHT, Newmark, Bathe), the one
-table of ODE and DAE methods by name (``methods``) and the fixed-step drivers
-(``simulate``, ``integrate``, ``integrate_index3``)."""
+table of ODE and DAE methods by name (``methods``), the fixed-step drivers
+(``simulate``, ``integrate``, ``integrate_held``, ``integrate_index3``) and the base of the
+continuous-time blocks (``OdeBlock``)."""
 
 from mbdcore.dae.index1 import (
     AssemblyError,
@@ -39,10 +40,12 @@ from mbdcore.dae.methods import (
     method_info,
     method_names,
 )
+from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import (
     SimulationResult,
     integrate,
+    integrate_held,
     integrate_index3,
     reference_solution,
     simulate,
@@ -78,10 +81,14 @@ __all__ = [
     "DAE_METHODS",
     "method_names",
     "method_info",
+    "OdeBlock",
+    "ode_stepper",
+    "stepping_parameters",
     "make_method",
     "SimulationResult",
     "simulate",
     "integrate",
+    "integrate_held",
     "integrate_index3",
     "reference_solution",
 ]

@@ -17,7 +17,7 @@ from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, IntegrationError, Integrator
 from mbdcore.timeseries import TimeSeries, rate_unit
 
-__all__ = ["SimulationResult", "simulate", "integrate", "integrate_index3",
+__all__ = ["SimulationResult", "simulate", "integrate", "integrate_held", "integrate_index3",
            "reference_solution"]
 
 
@@ -68,7 +68,7 @@ class SimulationResult(TimeSeries):
 def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
              formulation: str | None = None, alpha: float = 10.0, beta: float = 10.0,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
-             inputs=None, record_every: int = 1, t0: float = 0.0,
+             inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
              **method_options) -> SimulationResult:
     """Simulate a constrained system from ``t0`` to ``t0 + t_end`` [s] with fixed steps
     ``h`` [s].
@@ -90,6 +90,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         step (index-1 only; docs/benchmarks.md §8).
     inputs : callable, optional
         ``inputs(t) -> dict`` of system inputs [N m / N] held over each step.
+    feedback : callable, optional
+        ``feedback(t, q, v) -> dict`` of system inputs from the state at the start of
+        each step, held over the step: a controller sampled at the step size (applied
+        after ``inputs``).
     record_every : int
         Keep every k-th step in the result.
     """
@@ -117,13 +121,14 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         q = np.array(q0, dtype=float)
         v = np.array(v0, dtype=float)
 
-    def set_inputs(t):
-        if inputs is not None:
-            for key, val in inputs(t).items():
-                problem.set_input(key, val)
+    def set_inputs(t, q, v):
+        for source in (inputs and (lambda: inputs(t)), feedback and (lambda: feedback(t, q, v))):
+            if source:
+                for key, val in source().items():
+                    problem.set_input(key, val)
 
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
-    set_inputs(t0)
+    set_inputs(t0, q, v)
     if implied == "index1":
         form = Index1Baumgarte(problem, alpha, beta, project=project)
         integ = _stepper(method, method_options, "ode")
@@ -132,7 +137,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         integ.start(t0, x)
         for k in range(n_steps):
             t = t0 + k * h
-            set_inputs(t)
+            set_inputs(t, x[:problem.n], x[problem.n:])
             with np.errstate(all="ignore"):
                 x = integ.step(form.rhs, h)
             if not np.all(np.isfinite(x)):
@@ -154,7 +159,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         lams.append(np.array(integ.lam, dtype=float).copy())
         for k in range(n_steps):
             t = t0 + k * h
-            set_inputs(t)
+            set_inputs(t, q, v)
             q, v = integ.step(problem, t, q, v, h)
             if problem.update(t + h, q, v):
                 integ.start(problem, t + h, q, v)   # a force jumped: consistent restart
@@ -228,13 +233,39 @@ def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
         Solution at those times.
     """
     integ = _stepper(method, options, "ode")
+    return _fixed_steps(integ, y0, t0, h, n_steps, lambda t: integ.step(fun, h), check_finite)
+
+
+def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
+                   method: str | Integrator = "rk4", substeps: int = 1, **options):
+    """Integrate ``y' = rhs(y, *args)`` with its inputs sampled and held: ``args =
+    held_args(t_k)`` at the start of each step ``[t_k, t_k + h]``, divided into
+    ``substeps`` steps of the method (a sampled-data loop: a zero-order hold in front of
+    a continuous model).  ``rhs`` is a compiled kernel, so the tableau methods and
+    Gill's take each step in compiled code
+    (:meth:`~mbdcore.integrators.Integrator.step_autonomous`).
+
+    Returns ``(t, y)`` as :func:`integrate`.
+    """
+    integ = _stepper(method, options, "ode")
+    hs = h / substeps
+
+    def advance(t):
+        with np.errstate(all="ignore"):
+            return integ.step_autonomous(rhs, tuple(held_args(t)), hs, substeps)
+    return _fixed_steps(integ, y0, t0, h, n_steps, advance, True)
+
+
+def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite):
+    """The loop of :func:`integrate` and :func:`integrate_held`: ``advance(t_k)`` takes
+    the stepper from t_k to t_k + h."""
     y = np.array(y0, dtype=float)
     t = t0 + h * np.arange(n_steps + 1)
     out = np.empty((n_steps + 1, y.size))
     out[0] = y
     integ.start(t0, y)
     for k in range(n_steps):
-        y = integ.step(fun, h)
+        y = advance(t[k])
         if check_finite and not np.all(np.isfinite(y)):
             raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name})")
         out[k + 1] = y

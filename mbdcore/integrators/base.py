@@ -7,6 +7,12 @@ the current ``y`` (a projection onto the constraint manifold, say) and keeps wha
 history a multistep method carries.  Nothing is guessed: a method continues its history
 exactly until the next ``start``.  ``get_state`` / ``set_state`` copy everything needed to
 continue bit for bit (rollback of a co-simulation step), counters included.
+
+``step_autonomous(rhs, args, h, n)`` is the same stepping for a right-hand side with its
+inputs held, ``y' = rhs(y, *args)``, when ``rhs`` is a compiled kernel
+(:func:`mbdcore.jit.njit`): methods that are data (the Butcher tableaux, Gill's
+coefficients) then run all ``n`` steps in compiled code, one crossing from Python per
+call; any other method takes its ordinary steps.
 """
 from __future__ import annotations
 
@@ -70,6 +76,26 @@ class Integrator:
         self.y = y_new
         return y_new.copy()
 
+    def step_autonomous(self, rhs: Callable, args: tuple, h: float, n: int = 1) -> np.ndarray:
+        """``n`` steps of ``h`` [s] of ``y' = rhs(y, *args)`` (no explicit time
+        dependence: the inputs in ``args`` are held); returns the new ``y``.
+
+        ``rhs`` is a compiled kernel; methods with a compiled stepping loop override
+        :meth:`_advance_compiled`, the others step through :meth:`step`.
+        """
+        if self.y is None:
+            raise IntegrationError(f"{self.name}: call start(t, y) before step")
+        y_new = self._advance_compiled(rhs, args, self.y, h, int(n))
+        if y_new is None:
+            def fun(t, y):
+                return rhs(y, *args)
+            for _ in range(int(n)):
+                y_new = self.step(fun, h)
+            return y_new
+        self.t = self.t + n * h
+        self.y = np.asarray(y_new, dtype=float)
+        return self.y.copy()
+
     def correct(self, y) -> None:
         """Replace the current ``y`` (same time); multistep history is kept."""
         if self.y is None:
@@ -92,6 +118,10 @@ class Integrator:
     # -- for subclasses ----------------------------------------------------------------
     def _advance(self, fun: RHS, t: float, y: np.ndarray, h: float) -> np.ndarray:
         raise NotImplementedError
+
+    def _advance_compiled(self, rhs, args, y, h, n):
+        """``n`` steps in compiled code, or None where the method has no compiled loop."""
+        return None
 
     def _restart(self) -> None:
         """Forget the history (one-step methods have none)."""

@@ -29,7 +29,8 @@ import numpy as np
 from mbdcore.integrators.base import Integrator
 from mbdcore.jit import njit
 
-__all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor"]
+__all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor",
+           "explicit_rk_steps", "gill_steps"]
 
 
 class ExplicitRungeKutta(Integrator):
@@ -53,7 +54,15 @@ class ExplicitRungeKutta(Integrator):
             k[i] = fun(t + self.C[i] * h, yi)
         self.nfev += s
         self.nsteps += 1
-        return y + h * (self.B @ k)
+        inc = np.zeros(y.size)          # summed as explicit_rk_steps does: bit-equal paths
+        for i in range(s):
+            inc = inc + self.B[i] * k[i]
+        return y + h * inc
+
+    def _advance_compiled(self, rhs, args, y, h, n):
+        self.nfev += n * len(self.B)
+        self.nsteps += n
+        return explicit_rk_steps(rhs, np.array(y, dtype=float), args, self.A, self.B, h, n)
 
 
 class RK4(ExplicitRungeKutta):
@@ -126,6 +135,14 @@ class Gill(Integrator):
         self.nsteps += 1
         return y
 
+    def _advance_compiled(self, rhs, args, y, h, n):
+        q = np.zeros_like(y) if self.q is None else self.q
+        y, self.q = gill_steps(rhs, np.array(y, dtype=float), q.copy(), args,
+                               np.array(self.a), np.array(self.b), np.array(self.c), h, n)
+        self.nfev += 4 * n
+        self.nsteps += n
+        return y
+
     def get_state(self):
         state = super().get_state()
         state["q"] = None if self.q is None else self.q.copy()
@@ -135,6 +152,41 @@ class Gill(Integrator):
         super().set_state(state)
         q = state.get("q")
         self.q = None if q is None else np.array(q, dtype=float)
+
+
+@njit
+def explicit_rk_steps(rhs, y, args, A, B, h, n):
+    """``n`` steps of ``h`` [s] of the explicit Runge-Kutta method with tableau (A, B) for
+    ``y' = rhs(y, *args)``: the stage loop of :class:`ExplicitRungeKutta` compiled (the
+    same operations in the same order)."""
+    s = B.shape[0]
+    k = np.empty((s, y.shape[0]))
+    for _ in range(n):
+        for i in range(s):
+            yi = y
+            for j in range(i):
+                if A[i, j] != 0.0:
+                    yi = yi + (h * A[i, j]) * k[j]
+            k[i] = rhs(yi, *args)
+        inc = np.zeros(y.shape[0])
+        for i in range(s):
+            inc = inc + B[i] * k[i]
+        y = y + h * inc
+    return y
+
+
+@njit
+def gill_steps(rhs, y, q, args, a, b, c, h, n):
+    """``n`` steps of :class:`Gill` (with its compensation register ``q``) for
+    ``y' = rhs(y, *args)``, compiled; returns (y, q)."""
+    for _ in range(n):
+        for j in range(4):
+            k = h * rhs(y, *args)
+            y_new = y + a[j] * (k - b[j] * q)
+            r = y_new - y
+            y = y_new
+            q = q + 3.0 * r - c[j] * k
+    return y, q
 
 
 @njit

@@ -27,12 +27,14 @@ from mbdcore.models.drive import (
     GearTrain,
     MotorVoltage,
     current_loop_gains,
+    drive_derivatives,
     drive_rhs,
-    drive_rk4,
     drive_state_names,
     electrical_time_constant,
     friction_torque,
     gear_parameters,
+    gear_torque,
+    motor_forces,
     motor_parameters,
     pack_drive,
     smooth_dead_zone,
@@ -67,7 +69,11 @@ from mbdcore.models.mechanisms import (
     slider_crank_with_contact,
     two_link_arm,
 )
-from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RIGID_PARAMETER_NAMES, RigidTwoLinkArm
+from mbdcore.models.rigid_arm import (
+    RIGID_ARM_PARAMETERS,
+    RIGID_PARAMETER_NAMES,
+    RigidTwoLinkArm,
+)
 
 __all__ = [
     "G_STANDARD",
@@ -113,7 +119,9 @@ __all__ = [
     "pack_drive",
     "drive_state_names",
     "drive_rhs",
-    "drive_rk4",
+    "drive_derivatives",
+    "gear_torque",
+    "motor_forces",
     "DCMotorBlock",
     "POINTING_AXIS",
     "pointing_axis_system",

@@ -53,7 +53,8 @@ from mbdcore.blocks import (
     with_overrides,
 )
 from mbdcore.dae.index1 import assemble
-from mbdcore.dae.methods import make_method
+from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
+from mbdcore.dae.simulate import simulate
 from mbdcore.jit import njit
 from mbdcore.models.drive import (
     GEAR_PARAMETERS,
@@ -79,6 +80,7 @@ from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
+from mbdcore.timeseries import TimeSeries
 
 __all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_pointing_axis",
            "STRUCTURE_PARAMETERS", "AntennaStructureBlock", "PointingAxisBlock",
@@ -399,26 +401,18 @@ def _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode):
 
 
 @njit
-def _axis_rk4(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode, hs, n):
-    for _ in range(n):
-        k1 = _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode)[0]
-        k2 = _axis_rhs(x + 0.5 * hs * k1, A, B, c_angle, c_rate, u, wind, pk, n_motors,
-                       current_mode)[0]
-        k3 = _axis_rhs(x + 0.5 * hs * k2, A, B, c_angle, c_rate, u, wind, pk, n_motors,
-                       current_mode)[0]
-        k4 = _axis_rhs(x + hs * k3, A, B, c_angle, c_rate, u, wind, pk, n_motors,
-                       current_mode)[0]
-        x = x + (hs / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return x
+def _axis_derivatives(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode):
+    return _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode)[0]
 
 
-class PointingAxisBlock(StateVectorBlock):
+class PointingAxisBlock(OdeBlock):
     """The whole pointing axis in one process: drive motors, gear trains and structure.
 
     The same equations as :class:`~mbdcore.models.drive.DCMotorBlock` coupled to
     :class:`AntennaStructureBlock` continuously (no communication step between them),
-    integrated by RK4 with ``substeps`` per step: the one-process reference of the
-    co-simulation controller -> drive -> structure.
+    integrated by ``substeps`` steps of ``method`` per communication step
+    (:class:`~mbdcore.dae.OdeBlock`): the one-process reference of the co-simulation
+    controller -> drive -> structure.
     """
 
     INPUTS = (
@@ -439,8 +433,7 @@ class PointingAxisBlock(StateVectorBlock):
         Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0),
         Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
                   exclusive_min=True),
-        Parameter("substeps", 10, "", "RK4 steps per communication step", min=1, max=100000),
-    )
+    ) + stepping_parameters(10)
     DEFAULT_STOP_TIME = 5.0
     DEFAULT_STEP_SIZE = 1e-3
 
@@ -457,9 +450,8 @@ class PointingAxisBlock(StateVectorBlock):
         self.ns = self.A.shape[0]
         self.reset()
 
-    def reset(self, t0: float = 0.0) -> None:
-        super().reset(t0)
-        self.x = np.zeros(self.ns + 4 * self.params["n_motors"])
+    def initial_state(self) -> np.ndarray:
+        return np.zeros(self.ns + 4 * self.params["n_motors"])
 
     def state_names(self) -> list[str]:
         """The structure's modal states, then the drive's (:func:`drive_state_names`)."""
@@ -488,9 +480,8 @@ class PointingAxisBlock(StateVectorBlock):
             out[f"speed{k}"] = self.x[base + 1] if on else 0.0
         return {k: float(v) for k, v in out.items()}
 
-    def _advance(self, x, t, h):
-        n = self.params["substeps"]
-        return _axis_rk4(x, *self._args(), h / n, n)
+    def derivatives(self):
+        return _axis_derivatives, self._args()
 
 
 # ---------------------------------------------------------------------------------------
@@ -685,23 +676,34 @@ class BangBangProfile:
         return self.end - 0.5 * a * r * r, a * r, (-a if t < T else 0.0)
 
 
-@dataclass
-class DeploymentResult:
-    """Time series of a deployment (SI units).
+class DeploymentResult(TimeSeries):
+    """Time series of a deployment (a :class:`~mbdcore.timeseries.TimeSeries`, SI units).
 
-    t (N,); hinge (N, n_panels) hinge angles [rad]; reference (N,) profile [rad];
-    voltage (N,) [V]; current (N,) [A]; tip (N, 2) tip position of the last panel [m];
-    violation (N,) max |g|; latch_time [s] (None if the latch did not engage).
+    Columns ``hinge<k>`` [rad] (hinge angles), ``reference`` [rad] (the profile),
+    ``voltage`` [V], ``current`` [A] (motor), ``tip_x``, ``tip_y`` [m] (tip of the last
+    panel), ``violation`` (max |g|).  Array views: t (N,); hinge (N, n_panels);
+    reference, voltage, current, violation (N,); tip (N, 2); latch_time [s] (None if
+    the latch did not engage).
     """
 
-    t: np.ndarray
-    hinge: np.ndarray
-    reference: np.ndarray
-    voltage: np.ndarray
-    current: np.ndarray
-    tip: np.ndarray
-    violation: np.ndarray
-    latch_time: float | None
+    def __init__(self, t, hinge, reference, voltage, current, tip, violation,
+                 latch_time: float | None):
+        columns = {"time": t, **{f"hinge{k + 1}": hinge[:, k] for k in range(hinge.shape[1])},
+                   "reference": reference, "voltage": voltage, "current": current,
+                   "tip_x": tip[:, 0], "tip_y": tip[:, 1], "violation": violation}
+        units = {**{f"hinge{k + 1}": "rad" for k in range(hinge.shape[1])},
+                 "reference": "rad", "voltage": "V", "current": "A", "tip_x": "m",
+                 "tip_y": "m", "violation": "m, rad"}
+        ts = TimeSeries.from_columns(columns, units)
+        super().__init__(ts.data, ts.units)
+        self.t, self.hinge, self.reference = self.time, np.asarray(hinge), self["reference"]
+        self.voltage, self.current, self.violation = (self["voltage"], self["current"],
+                                                      self["violation"])
+        self.tip = np.asarray(tip)
+        self.latch_time = latch_time
+
+    def default_signals(self) -> list[str]:
+        return ["hinge1", "reference", "current", "tip_y"]
 
     def residual_vibration(self, window: float = 5.0) -> float:
         """Peak-to-peak transverse tip motion [m] over the last ``window`` seconds."""
@@ -719,7 +721,8 @@ def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float =
     The drive controller (sampled every step h) commands the motor voltage
     ``u = Ke N theta_ref' + kp (N theta_ref - phi) + kd (N theta_ref' - phi')``
     [V]: back-EMF feedforward plus PD on the motor encoder; the latches engage at the
-    end stop.  Integrated by generalized-alpha (GGL form, ``rho_inf``) at step h.
+    end stop.  Integrated by generalized-alpha (GGL form, ``rho_inf``) at step h, by
+    :func:`mbdcore.dae.simulate` with the controller as its sampled ``feedback``.
     The motor's Coulomb friction is regularised over ``friction_speed`` = 0.3 rad/s
     (motor side, 3 mrad/s at the hinge; default unless ``motor`` says otherwise): with
     the 1e-3 rad/s of the servo drive, Newton fails at h = 0.01 s where the rotor
@@ -735,34 +738,22 @@ def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float =
     n_ratio = p["ratio"]
     ref = (SepticProfile if profile == "smooth" else BangBangProfile)(p["fold_angle"], 0.0,
                                                                         duration)
-    latches = [f for f in s.forces_list if isinstance(f, HingeLatch)]
-    q, v = assemble(s)
-    integ = make_method("generalized-alpha", rho_inf=rho_inf)
     im = s.body("motor").index
-    last = s.body(f"panel{int(p['n_panels'])}")
-    steps = int(round((duration + settle) / h))
-    rows = []
 
-    def record(t, u):
-        tip = last.state(q[last.index:last.index + last.n_coords],
-                         v[last.index:last.index + last.n_coords]).point(last.markers["tip"])[0]
-        rows.append((t, *hinge_angles(s, q), ref(t)[0], u, v[im + 1], *tip,
-                     np.abs(s.constraints(t, q)).max()))
-
-    for k in range(steps):
-        t = k * h
+    def voltage(t, q, v):
         th, thd, _ = ref(t)
-        u = (mp["emf_constant"] * n_ratio * thd + kp * (n_ratio * th - q[im])
-             + kd * (n_ratio * thd - v[im]))
-        s.set_input("u", u)
-        record(t, u)
-        q, v = integ.step(s, t, q, v, h)
-        if s.update(t + h, q, v):
-            integ.start(s, t + h, q, v)   # a latch engaged: restart from consistent accelerations
-    record(steps * h, u)
-    data = np.array(rows)
-    n = int(p["n_panels"])
-    times = [lt.engaged_at for lt in latches if lt.engaged_at is not None]
-    return DeploymentResult(data[:, 0], data[:, 1:1 + n], data[:, 1 + n], data[:, 2 + n],
-                            data[:, 3 + n], data[:, 4 + n:6 + n], data[:, 6 + n],
-                            min(times) if times else None)
+        return (mp["emf_constant"] * n_ratio * thd + kp * (n_ratio * th - q[im])
+                + kd * (n_ratio * thd - v[im]))
+
+    res = simulate(s, duration + settle, h, "generalized-alpha", rho_inf=rho_inf,
+                   feedback=lambda t, q, v: {"u": voltage(t, q, v)})
+    last = s.body(f"panel{int(p['n_panels'])}")
+    cut = slice(last.index, last.index + last.n_coords)
+    tip = np.array([last.state(q[cut], v[cut]).point(last.markers["tip"])[0]
+                    for q, v in zip(res.q, res.v)])
+    times = [f.engaged_at for f in s.forces_list
+             if isinstance(f, HingeLatch) and f.engaged_at is not None]
+    return DeploymentResult(res.t, np.array([hinge_angles(s, q) for q in res.q]),
+                            np.array([ref(t)[0] for t in res.t]),
+                            np.array([voltage(t, q, v) for t, q, v in zip(res.t, res.q, res.v)]),
+                            res.v[:, im + 1], tip, res.violation, min(times) if times else None)

@@ -56,16 +56,18 @@ import math
 
 import numpy as np
 
-from mbdcore.blocks import Parameter, ParameterError, Signal, StateVectorBlock
-from mbdcore.jit import njit
+from mbdcore.blocks import Parameter, ParameterError, Signal
+from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
+from mbdcore.jit import njit, vectorize
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
-           "smooth_dead_zone", "current_loop_gains", "DCMotorBody",
-           "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names", "drive_rhs", "drive_rk4", "DCMotorBlock"]
+           "smooth_dead_zone", "motor_forces", "gear_torque", "current_loop_gains",
+           "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
+           "drive_rhs", "drive_derivatives", "DCMotorBlock"]
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).
 MOTOR_PARAMETERS: tuple[Parameter, ...] = (
@@ -146,23 +148,46 @@ def electrical_time_constant(**motor) -> float:
     return p["inductance"] / p["resistance"]
 
 
-def friction_torque(speed, viscous: float, coulomb: float, speed_scale: float):
+@njit
+def friction_torque(speed: float, viscous: float, coulomb: float, speed_scale: float) -> float:
     """b w + Tc tanh(w / w_c) [N m] (smooth Coulomb friction, see module docstring)."""
-    return viscous * speed + coulomb * np.tanh(np.asarray(speed) / speed_scale)
+    return viscous * speed + coulomb * math.tanh(speed / speed_scale)
 
 
+@njit
 def _softplus(x):
-    return np.logaddexp(0.0, x)
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
 
-def smooth_dead_zone(x, half_width: float, smoothing: float):
+@vectorize(["float64(float64, float64, float64)"])
+def smooth_dead_zone(x, half_width, smoothing):
     """Backlash dead zone: 0 for |x| < half_width, x -+ half_width outside, its corners
     rounded by softplus over ``smoothing`` (same units as x).  Odd, monotone, smooth;
-    equal to x when half_width = 0; within smoothing ln 2 of the sharp dead zone."""
+    equal to x when half_width = 0; within smoothing ln 2 of the sharp dead zone.
+    (A ufunc: numbers in compiled code, arrays from Python.)"""
     if half_width == 0.0:
-        return np.asarray(x, dtype=float) * 1.0
+        return x
     e = smoothing
     return e * (_softplus((x - half_width) / e) - _softplus((-x - half_width) / e))
+
+
+@njit
+def motor_forces(speed, current, torque_constant, emf_constant, resistance, viscous,
+                 coulomb, speed_scale):
+    """The DC motor's own generalised forces: (torque on the rotor Kt i - b w - Tc
+    tanh(w/w_c) [N m], armature voltage balance -R i - Ke w [V]); the supply voltage
+    and the gear torque come on top.  Written once: :class:`DCMotorBody` (the engine
+    element) and :func:`drive_rhs` (the block) both evaluate it."""
+    return (torque_constant * current - friction_torque(speed, viscous, coulomb, speed_scale),
+            -resistance * current - emf_constant * speed)
+
+
+@njit
+def gear_torque(twist, twist_rate, stiffness, damping, backlash, smoothing):
+    """Torque of a gear train on its load [N m] from its load-side twist [rad] and twist
+    rate [rad/s]: k dz(d) + c d' (:func:`smooth_dead_zone`); used by
+    :class:`GearTrain` and :func:`drive_rhs`."""
+    return stiffness * smooth_dead_zone(twist, backlash, smoothing) + damping * twist_rate
 
 
 def current_loop_gains(resistance: float, inductance: float, bandwidth: float):
@@ -217,10 +242,9 @@ class DCMotorBody(BodyBase):
 
     def applied_forces(self, t, qb, vb, gravity):
         p = self.params
-        w, i = vb[0], vb[1]
-        torque = p["torque_constant"] * i - friction_torque(
-            w, p["viscous_friction"], p["coulomb_friction"], p["friction_speed"])
-        return np.array([torque, -p["resistance"] * i - p["emf_constant"] * w])
+        return np.array(motor_forces(
+            float(vb[0]), float(vb[1]), p["torque_constant"], p["emf_constant"],
+            p["resistance"], p["viscous_friction"], p["coulomb_friction"], p["friction_speed"]))
 
     def force_jacobians(self, t, qb, vb, gravity):
         p = self.params
@@ -334,8 +358,8 @@ class GearTrain(Force):
         """Torque on the load [N m]."""
         p = self.params
         d, dd = self.twist(view)
-        return (p["gear_stiffness"] * smooth_dead_zone(d, p["backlash"], p["backlash_smoothing"])
-                + p["gear_damping"] * dd)
+        return gear_torque(float(d), float(dd), p["gear_stiffness"], p["gear_damping"],
+                           p["backlash"], p["backlash_smoothing"])
 
     def apply(self, t, view, f, inputs):
         tq = float(self.torque(view))
@@ -347,7 +371,7 @@ class GearTrain(Force):
         p = self.params
         d, _ = self.twist(view)
         return 0.5 * p["gear_stiffness"] * float(
-            smooth_dead_zone(d, p["backlash"], p["backlash_smoothing"])) ** 2
+            smooth_dead_zone(float(d), p["backlash"], p["backlash_smoothing"])) ** 2
 
 
 # -- block -------------------------------------------------------------------------------
@@ -363,11 +387,6 @@ def pack_drive(motor: dict, gear: dict, bias: float, kp_i: float, ki_i: float) -
     counter-torque bias [A] and the current-loop gains)."""
     both = {**motor, **gear}
     return np.array([both[k] for k in _PACKED] + [bias, kp_i, ki_i], dtype=float)
-
-
-@njit
-def _softplus_nb(x):
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
 
 def drive_state_names(n_motors: int) -> list[str]:
@@ -408,35 +427,24 @@ def drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
         else:
             v = min(max(u_cmd, -vmax), vmax)
         volts[k] = v
-        d = phi / n - theta
-        if gap > 0.0:
-            d = eps * (_softplus_nb((d - gap) / eps) - _softplus_nb((-d - gap) / eps))
-        tg[k] = kg * d + cg * (w / n - omega_l)
-        torque = kt * i - b * w - tc * math.tanh(w / wc) - tg[k] / n
+        tg[k] = gear_torque(phi / n - theta, w / n - omega_l, kg, cg, gap, eps)
+        torque, back_emf = motor_forces(w, i, kt, ke, r, b, tc, wc)
         if not locked:
             dx[4 * k] = w
-            dx[4 * k + 1] = torque / jm
-        dx[4 * k + 2] = (v - r * i - ke * w) / ind
+            dx[4 * k + 1] = (torque - tg[k] / n) / jm
+        dx[4 * k + 2] = (v + back_emf) / ind
         dx[4 * k + 3] = dz
     return dx, tg, volts
 
 
 @njit
-def drive_rk4(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked, hs, n):
-    """``n`` RK4 steps of ``hs`` [s] of :func:`drive_rhs` with the inputs held."""
-    for _ in range(n):
-        k1 = drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
-        k2 = drive_rhs(x + 0.5 * hs * k1, u_cmd, theta, omega_l, pk, n_motors, current_mode,
-                       locked)[0]
-        k3 = drive_rhs(x + 0.5 * hs * k2, u_cmd, theta, omega_l, pk, n_motors, current_mode,
-                       locked)[0]
-        k4 = drive_rhs(x + hs * k3, u_cmd, theta, omega_l, pk, n_motors, current_mode,
-                       locked)[0]
-        x = x + (hs / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return x
+def drive_derivatives(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
+    """The derivatives alone of :func:`drive_rhs` (the right-hand side the block's
+    integrator steps)."""
+    return drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
 
 
-class DCMotorBlock(StateVectorBlock):
+class DCMotorBlock(OdeBlock):
     """One or two DC motors with gearboxes driving one load axis.
 
     Inputs: ``voltage`` [V] (``command="voltage"``) or ``current_ref`` [A]
@@ -448,7 +456,8 @@ class DCMotorBlock(StateVectorBlock):
     Outputs: per motor the current [A], speed [rad/s], electromagnetic torque Kt i
     [N m] and the gear-train torque on the load; ``axis_torque`` [N m] is their sum.
     ``gear_stiffness = 0`` gives free shafts, ``locked_rotor = 1`` clamps the rotors
-    (stall test).  Integrated by RK4 with ``substeps`` per communication step.
+    (stall test).  Integrated by ``substeps`` steps of ``method`` per communication
+    step (:class:`~mbdcore.dae.OdeBlock`).
     """
 
     INPUTS = (
@@ -474,8 +483,7 @@ class DCMotorBlock(StateVectorBlock):
         Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
                   exclusive_min=True),
         Parameter("locked_rotor", 0, "", "1: rotors clamped (stall test)", min=0, max=1),
-        Parameter("substeps", 20, "", "RK4 steps per communication step", min=1, max=100000),
-    )
+    ) + stepping_parameters(20)
     DEFAULT_STOP_TIME = 1.0
     DEFAULT_STEP_SIZE = 1e-3
 
@@ -489,19 +497,13 @@ class DCMotorBlock(StateVectorBlock):
         self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
         self.reset()
 
-    def reset(self, t0: float = 0.0) -> None:
-        super().reset(t0)
-        self.x = np.zeros(4 * self.params["n_motors"])
-        self._update_outputs()
+    def initial_state(self) -> np.ndarray:
+        return np.zeros(4 * self.params["n_motors"])
 
     def state_names(self) -> list[str]:
         """Per motor k: rotor angle ``phi<k>`` [rad], speed ``speed<k>`` [rad/s],
         armature current ``current<k>`` [A], current-loop integrator ``z<k>`` [V s]."""
         return drive_state_names(self.params["n_motors"])
-
-    def _set_internal(self, internal):
-        super()._set_internal(internal)
-        self._update_outputs()
 
     def _args(self):
         p = self.params
@@ -510,11 +512,12 @@ class DCMotorBlock(StateVectorBlock):
         return (u, self.inputs["axis_angle"], self.inputs["axis_rate"], self.packed,
                 p["n_motors"], current, bool(p["locked_rotor"]))
 
-    def _rhs(self, x):
-        return drive_rhs(x, *self._args())
+    def derivatives(self):
+        return drive_derivatives, self._args()
 
-    def _update_outputs(self):
-        _, tg, _ = self._rhs(self.x)
+    def outputs(self) -> dict:
+        # the gear torques follow the axis inputs at once (feedthrough)
+        _, tg, _ = drive_rhs(self.x, *self._args())
         out = {}
         for k in (1, 2):
             if k <= self.params["n_motors"]:
@@ -526,12 +529,4 @@ class DCMotorBlock(StateVectorBlock):
                 out.update({f"{q}{k}": 0.0 for q in ("current", "speed", "angle", "torque",
                                                      "gear_torque")})
         out["axis_torque"] = float(tg.sum())
-        self._out = {k: float(v) for k, v in out.items()}
-
-    def outputs(self) -> dict:
-        self._update_outputs()        # the gear torques follow the axis inputs at once
-        return dict(self._out)
-
-    def _advance(self, x, t, h):
-        n = self.params["substeps"]
-        return drive_rk4(x, *self._args(), h / n, n)
+        return {k: float(v) for k, v in out.items()}

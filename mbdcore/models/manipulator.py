@@ -55,16 +55,13 @@ import math
 import numpy as np
 
 from mbdcore.blocks import (
-    Block,
     Parameter,
     ParameterError,
     Signal,
-    StepError,
-    VectorState,
 )
-from mbdcore.dae.methods import ODE_METHODS, method_info
+from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.integrators.base import IntegrationError
+from mbdcore.dae.simulate import integrate_held
 from mbdcore.jit import njit
 from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
 
@@ -355,11 +352,6 @@ class FlexibleManipulator:
         modal = [f"delta{i}_{j + 1}" for i in (1, 2) for j in range(self.n_modes)]
         return ["theta1", "theta2", *modal, "omega1", "omega2", *[m + "_rate" for m in modal]]
 
-    def rhs_function(self, tau1: float, tau2: float):
-        """f(t, x) with the torques [N m] held (zero-order hold over a step)."""
-        args = self._args
-        return lambda t, x: _rhs(x, tau1, tau2, *args)
-
     def energy(self, x) -> float:
         """Total mechanical energy T + V [J] of state x = (q, q')."""
         x = np.asarray(x, dtype=float)
@@ -390,27 +382,19 @@ class FlexibleManipulator:
 
     def simulate(self, torque, t_end: float, h: float, method: str = "rk4", x0=None,
                  substeps: int = 1):
-        """Simulate with ``torque(t) -> (tau1, tau2)`` [N m] held over each step ``h`` [s].
+        """Simulate with ``torque(t) -> (tau1, tau2)`` [N m] held over each step ``h`` [s]
+        (:func:`mbdcore.dae.integrate_held`; ``method`` an ODE method of the table).
 
         Returns ``(t, x)`` with t of shape (n+1,) and x of shape (n+1, 2 n_dof).
         """
-        integ = _ode_method(method)
-        n = int(round(t_end / h))
         x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
-        t = h * np.arange(n + 1)
-        out = np.empty((n + 1, x.size))
-        out[0] = x
-        hs = h / substeps
-        integ.start(0.0, x)
-        for k in range(n):
-            tau1, tau2 = torque(t[k])
-            f = self.rhs_function(float(tau1), float(tau2))
-            for s in range(substeps):
-                x = integ.step(f, hs)
-            if not np.all(np.isfinite(x)):
-                raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s")
-            out[k + 1] = x
-        return t, out
+        return integrate_held(_rhs, lambda t: (*map(float, torque(t)), *self._args), x,
+                              0.0, h, int(round(t_end / h)), ode_stepper(method), substeps)
+
+    def derivatives(self, tau1: float, tau2: float):
+        """(rhs, args): the compiled right-hand side ``rhs(x, *args)`` with the torques
+        [N m] held (for :meth:`~mbdcore.integrators.Integrator.step_autonomous`)."""
+        return _rhs, (float(tau1), float(tau2), *self._args)
 
 
 class ArmProblem(ConstrainedProblem):
@@ -434,14 +418,6 @@ class ArmProblem(ConstrainedProblem):
 
     def initial_state(self):
         return np.zeros(self.n), np.zeros(self.n)
-
-
-def _ode_method(name: str):
-    info = method_info(name)
-    if info.kind != "ode":
-        raise ValueError(f"method {name!r} is a DAE method; the arm in minimal coordinates "
-                         f"is an ODE: one of {', '.join(ODE_METHODS)}")
-    return info.make()
 
 
 def bang_bang_torque(t: float) -> tuple[float, float]:
@@ -473,12 +449,12 @@ ARM_MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
 JOINT_STATES = ("theta1", "theta2", "omega1", "omega2")
 
 
-class FlexibleManipulatorBlock(Block):
+class FlexibleManipulatorBlock(OdeBlock):
     """The arm as a block: joint torques in, link states out.
 
     The torques are held constant over each communication step, which is divided into
     ``substeps`` steps of the chosen ``method`` (an ODE method of
-    :mod:`mbdcore.dae.methods`).  A step that produces a
+    :mod:`mbdcore.dae.methods`; :class:`~mbdcore.dae.OdeBlock`).  A step that produces a
     non-finite state or fails in the solver raises StepError and leaves the state as
     it was.  Start: straight and at rest at (theta1_0, theta2_0).
     """
@@ -488,10 +464,7 @@ class FlexibleManipulatorBlock(Block):
         Signal("tau2", "N.m", "joint 2 motor torque"),
     )
     OUTPUTS = ARM_OUTPUT_SIGNALS
-    PARAMETERS = ARM_PARAMETERS + (
-        Parameter("method", "rk4", "", "integration method", choices=ODE_METHODS),
-        Parameter("substeps", 10, "", "integrator steps per communication step", min=1,
-                  max=100000),
+    PARAMETERS = ARM_PARAMETERS + stepping_parameters(10) + (
         Parameter("theta1_0", 0.0, "rad", "initial joint 1 angle", min=-10.0, max=10.0),
         Parameter("theta2_0", 0.0, "rad", "initial joint 2 angle", min=-10.0, max=10.0),
     )
@@ -502,64 +475,24 @@ class FlexibleManipulatorBlock(Block):
         super().__init__(**params)
         arm = {p.name: self.params[p.name] for p in ARM_PARAMETERS}
         self.model = FlexibleManipulator(**arm)
-        self.integrator = _ode_method(self.params["method"])
         self.reset()
 
-    @property
-    def x(self) -> np.ndarray:
-        """The state (q, q') [rad, m, rad/s, m/s]; setting it restarts the integrator there."""
-        return self._x
+    def initial_state(self) -> np.ndarray:
+        return self.model.initial_state(self.params["theta1_0"], self.params["theta2_0"])
 
-    @x.setter
-    def x(self, value) -> None:
-        self._x = np.array(value, dtype=float)
-        self.integrator.start(self.time, self._x)
+    def state_names(self) -> list[str]:
+        """x = (q, q') named by :meth:`FlexibleManipulator.state_names`."""
+        return self.model.state_names()
+
+    def derivatives(self):
+        return self.model.derivatives(self.inputs["tau1"], self.inputs["tau2"])
+
+    def _state_changed(self) -> None:
         self._out = self.model.outputs(self._x)
-
-    def reset(self, t0: float = 0.0) -> None:
-        super().reset(t0)
-        self.integrator.reset()
-        self.x = self.model.initial_state(self.params["theta1_0"], self.params["theta2_0"])
 
     def outputs(self) -> dict:
         return self._out
 
-    def do_step(self, t: float, h: float) -> None:
-        f = self.model.rhs_function(self.inputs["tau1"], self.inputs["tau2"])
-        saved = self.integrator.get_state()
-        x = self._x
-        n = self.params["substeps"]
-        hs = h / n
-        try:
-            with np.errstate(all="ignore"):
-                for s in range(n):
-                    x = self.integrator.step(f, hs)
-                    if not np.all(np.isfinite(x)):
-                        raise IntegrationError("non-finite state")
-        except (IntegrationError, np.linalg.LinAlgError, ZeroDivisionError) as exc:
-            self.integrator.set_state(saved)
-            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s failed ({exc}); "
-                            f"inputs tau1={self.inputs['tau1']!r}, tau2={self.inputs['tau2']!r} N.m; "
-                            f"state kept at t = {self.time:.6g} s") from None
-        self._x = x
-        self.time = t + h
-        self._out = self.model.outputs(x)
-
     def energy(self) -> float:
         """Total mechanical energy [J]."""
         return self.model.energy(self.x)
-
-    def vector_state(self) -> VectorState:
-        """x = (q, q') named by :meth:`FlexibleManipulator.state_names`; writing it
-        restarts the integrator there."""
-        def set_x(block, x):
-            block.x = x
-        return VectorState(self.model.state_names(), lambda block: block.x.copy(), set_x)
-
-    def _get_internal(self):
-        return {"x": self.x.copy(), "integrator": self.integrator.get_state()}
-
-    def _set_internal(self, internal):
-        self._x = np.array(internal["x"], dtype=float)
-        self.integrator.set_state(internal["integrator"])
-        self._out = self.model.outputs(self._x)

@@ -1,0 +1,122 @@
+"""Blocks whose state obeys an ODE x' = f(x, inputs), stepped by a method of the table.
+
+A continuous-time model (the flexible arm in minimal coordinates, the drive motors, the
+antenna's pointing axis) is a block with a state vector ``x``, a compiled right-hand
+side ``rhs(x, *args)`` (:func:`mbdcore.jit.njit`) whose ``args`` carry the inputs, held
+over each communication step, and two parameters every such block shares: ``method``
+(an ODE method of :data:`mbdcore.dae.methods.METHODS`) and ``substeps`` (integrator
+steps per communication step).  The stepping is the stepper's
+:meth:`~mbdcore.integrators.Integrator.step_autonomous`: the tableau methods and Gill's
+run all substeps in compiled code; the others (BDF, Treanor, scipy's) step through the
+right-hand side from Python.  A step that fails or gives a non-finite state raises
+:class:`~mbdcore.blocks.StepError` and leaves the block as it was.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from mbdcore.blocks import Block, Parameter, StepError, VectorState
+from mbdcore.dae.methods import ODE_METHODS, method_info
+from mbdcore.integrators.base import IntegrationError, Integrator
+
+__all__ = ["OdeBlock", "ode_stepper", "stepping_parameters"]
+
+
+def ode_stepper(name: str) -> Integrator:
+    """A new stepper of the ODE method ``name`` (a DAE method is refused, naming the
+    ODE ones)."""
+    info = method_info(name)
+    if info.kind != "ode":
+        raise ValueError(f"method {name!r} integrates the constrained (index-3/GGL) "
+                         f"equations; this model is an ODE: one of {', '.join(ODE_METHODS)}")
+    return info.make()
+
+
+def stepping_parameters(substeps: int, method: str = "rk4") -> tuple[Parameter, ...]:
+    """The ``method`` and ``substeps`` parameters of an :class:`OdeBlock` (defaults given)."""
+    return (
+        Parameter("method", method, "", "integration method", choices=ODE_METHODS),
+        Parameter("substeps", substeps, "", "integrator steps per communication step",
+                  min=1, max=100000),
+    )
+
+
+class OdeBlock(Block):
+    """Base class of the continuous-time blocks (module docstring).
+
+    Subclasses declare :func:`stepping_parameters` among their PARAMETERS and implement
+    ``initial_state()``, ``state_names()``, ``derivatives() -> (rhs, args)`` for the
+    current inputs, and ``outputs()``; ``_state_changed()`` is called whenever ``x``
+    changes (to refresh cached outputs).
+    """
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.integrator = ode_stepper(self.params["method"])
+
+    # -- for subclasses ------------------------------------------------------------------
+    def initial_state(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def state_names(self) -> list[str]:
+        return [f"x{i}" for i in range(len(self.x))]
+
+    def derivatives(self) -> tuple[Callable, tuple]:
+        raise NotImplementedError
+
+    def _state_changed(self) -> None:
+        pass
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def x(self) -> np.ndarray:
+        """The state vector (named by :meth:`state_names`); setting it restarts the
+        integrator there."""
+        return self._x
+
+    @x.setter
+    def x(self, value) -> None:
+        self._x = np.array(value, dtype=float)
+        self.integrator.start(self.time, self._x)
+        self._state_changed()
+
+    def reset(self, t0: float = 0.0) -> None:
+        super().reset(t0)
+        self.integrator.reset()
+        self.x = self.initial_state()
+
+    def vector_state(self) -> VectorState:
+        def set_x(block, x):
+            block.x = x
+        return VectorState(self.state_names(), lambda block: block.x.copy(), set_x)
+
+    def _get_internal(self):
+        return {"x": self._x.copy(), "integrator": self.integrator.get_state()}
+
+    def _set_internal(self, internal):
+        self._x = np.array(internal["x"], dtype=float)
+        self.integrator.set_state(internal["integrator"])
+        self._state_changed()
+
+    # -- stepping ------------------------------------------------------------------------
+    def do_step(self, t: float, h: float) -> None:
+        rhs, args = self.derivatives()
+        saved = self.integrator.get_state()
+        n = self.params["substeps"]
+        try:
+            with np.errstate(all="ignore"):
+                x = self.integrator.step_autonomous(rhs, args, h / n, n)
+            if not np.all(np.isfinite(x)):
+                raise IntegrationError("non-finite state")
+        except (IntegrationError, np.linalg.LinAlgError, ZeroDivisionError) as exc:
+            self.integrator.set_state(saved)
+            held = ", ".join(f"{s.name}={self.inputs[s.name]!r} {s.unit}"
+                             for s in self.INPUTS)
+            raise StepError(f"step [{t:.6g}, {t + h:.6g}] s of {type(self).__name__} failed "
+                            f"({exc}); inputs {held}; state kept at t = {self.time:.6g} s"
+                            ) from None
+        self._x = x
+        self.time = t + h
+        self._state_changed()

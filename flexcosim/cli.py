@@ -1,15 +1,20 @@
-"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` and
+"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR``,
+``flexcosim export-c MODEL -o DIR`` (a C-source FMU, no Python needed to run it) and
 ``flexcosim cosim SYSTEM --stop 10 --step 1e-3 [--realtime] [-o results.csv]``."""
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from flexcosim.demo import MODELS, run_demo
 from fmu.cosim.master import CosimError, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
 from fmu.fmi.build import build_fmu
+from fmu.fmi.export_c import CExportError, export_c_fmu
+from mbdcore.blocks import ParameterError
+from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.multibody.model_file import load_model, model_to_dict
 from mbdcore.multibody.system_block import SystemBlock
 
@@ -39,6 +44,22 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
                        "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "
                        "(default: all coordinates)")
+
+    export = sub.add_parser(
+        "export-c", help="export a C-source FMU (runs without Python: real-time targets)",
+        description="Write an FMI 2.0 co-simulation FMU with its C sources (C99, libm only) "
+                    "and a linux64 binary compiled here.  MODEL is one of: "
+                    + "; ".join(f"{k} ({v})" for k, v in C_MODELS.items()))
+    export.add_argument("model", help="model to export")
+    export.add_argument("--from", dest="source", metavar="FILE",
+                        help="statespace: the state-space JSON file "
+                             "(mbdcore.models.linear.save_state_space)")
+    export.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
+    export.add_argument("--name", help="model identifier (default: from the model)")
+    export.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a parameter's start value, e.g. method=gill (repeatable)")
+    export.add_argument("--no-compile", action="store_true",
+                        help="write the sources only (compile on the target)")
 
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json)",
@@ -70,15 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "cosim":
         return _cosim(args)
+    if args.command == "export-c":
+        return _export_c(args)
     if args.command == "demo":
 
         run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
                  use_fmus=not args.blocks)
         return 0
     if args.command == "build":
-        from pathlib import Path
-
-
         out = Path(args.out)
         if args.model in MODELS:
             block, name = MODELS[args.model]
@@ -99,6 +119,48 @@ def main(argv: list[str] | None = None) -> int:
         print(path)
         return 0
     return 2  # pragma: no cover
+
+
+#: Models with C equations, for ``flexcosim export-c``.
+C_MODELS = {"statespace": "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE"}
+
+
+def _export_c(args) -> int:
+    try:
+        if args.model != "statespace":
+            raise CExportError(f"model {args.model!r}: accepted models are "
+                               f"{', '.join(C_MODELS)}")
+        if not args.source:
+            raise CExportError("statespace needs --from FILE (a state-space JSON file)")
+        block = LinearSystemBlock.configured(load_state_space(args.source),
+                                             args.name or "StateSpace")
+        params = _parameter_values(block, args.set)
+        out = Path(args.out)
+        path = export_c_fmu(block, out, model_name=args.name or "StateSpace",
+                            parameters=params, compile=not args.no_compile)
+    except (CExportError, ParameterError, ValueError, OSError) as e:
+        print(f"flexcosim export-c: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def _parameter_values(block, settings: list[str]) -> dict:
+    """``NAME=VALUE`` strings as typed values of the block's parameters."""
+    declared = {p.name: p for p in block.PARAMETERS}
+    values = {}
+    for item in settings:
+        name, sep, text = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: expected NAME=VALUE")
+        if name not in declared:
+            raise ValueError(f"--set {name}: no such parameter; parameters: "
+                             f"{', '.join(declared)}")
+        try:
+            values[name] = declared[name].kind(text)
+        except ValueError:
+            raise ValueError(f"--set {name}={text}: not a {declared[name].kind.__name__}") from None
+    return values
 
 
 def _cosim(args) -> int:

@@ -22,8 +22,10 @@ import pytest  # noqa: E402
 
 try:
     from c_fmu.build import build_lag_fmu
+    from fmi_host import make_host
 except ImportError:  # tests/ collected as a package
     from tests.c_fmu.build import build_lag_fmu
+    from tests.fmi_host import make_host
 from fmu.fmi.build import build_fmu  # noqa: E402
 from mbdcore.models.manipulator import FlexibleManipulatorBlock  # noqa: E402
 
@@ -37,7 +39,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if "lag_fmu" in getattr(item, "fixturenames", ()):
+        if {"lag_fmu", "host"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.gcc)
         if GCC is None and "gcc" in item.keywords:
             item.add_marker(pytest.mark.skip(reason="gcc not available"))
@@ -56,3 +58,12 @@ def lag_fmu(tmp_path_factory):
     if GCC is None:
         pytest.skip("gcc not available")
     return build_lag_fmu(tmp_path_factory.mktemp("c_fmu"))
+
+
+@pytest.fixture(scope="session")
+def host(tmp_path_factory):
+    """The plain C FMI host (tests/c_host/host.c), compiled once per session:
+    ``host(script, env=None) -> HostRun`` (tests/fmi_host.py)."""
+    if GCC is None:
+        pytest.skip("gcc not available")
+    return make_host(tmp_path_factory.mktemp("c_host"))

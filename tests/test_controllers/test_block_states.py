@@ -16,6 +16,7 @@ from controllers.laws import (AntennaServoController, ArmLQGController, Computed
                               ShapedQuinticTrajectory)
 from mbdcore.blocks import Block, StateVectorBlock
 from mbdcore.dae import OdeBlock
+from mbdcore.models.linear import LinearSystemBlock
 from mbdcore.models import (AntennaStructureBlock, DCMotorBlock, FlexibleManipulatorBlock,
                             PointingAxisBlock)
 from mbdcore.models.mechanisms import slider_crank
@@ -46,6 +47,9 @@ BLOCKS = {
     "quintic": QuinticJointTrajectory,
     "shaped quintic": ShapedQuinticTrajectory,
     "flexible reference": FlexibleArmReference,
+    "linear plant": lambda: LinearSystemBlock.configured(
+        {"A": [[0.0, 1.0], [-4.0, -0.4]], "B": [[0.0], [1.0]], "C": [[1.0, 0.0]],
+         "D": [[0.5]]})(),
 }
 
 
@@ -64,8 +68,9 @@ def test_every_block_class_of_the_project_is_covered():
     bases = {StateVectorBlock, OdeBlock, JointTorqueLaw}   # shared bases, not blocks
     project = {c for c in subclasses(Block)
                if c.__module__.split(".")[0] in ("mbdcore", "controllers")
-               and c not in bases and not c.__name__.startswith("Configured")}
-    covered = {type(make()) for make in BLOCKS.values()} | {SystemBlock}  # configured subclass
+               and c not in bases and not c.__name__.startswith("Configured")
+               and not c.__dict__.get("CONFIGURED", False)}
+    covered = {type(make()) for make in BLOCKS.values()} | {SystemBlock, LinearSystemBlock}
     assert project <= covered, sorted(c.__name__ for c in project - covered)
 
 

@@ -1,0 +1,69 @@
+/*
+ * flexcosim C-source FMU: the interface between the FMI 2.0 co-simulation wrapper
+ * (fmi2_cs.c, the same for every model) and one generated model (model.c, with its
+ * sizes in model_config.h).  Plain C99, no allocation after fmi2Instantiate, libm only.
+ *
+ * Every variable of the FMU is one entry of VARS, indexed by its value reference; its
+ * value lives in Instance.r (Real), Instance.i (Integer) or Instance.s (String: the index
+ * of the chosen value among the variable's choices).  A model reads its parameters and
+ * inputs and writes its outputs there (model.c names them by macros), keeps its
+ * continuous state in x (integrated by the wrapper: RK4 or Gill, `substeps` per
+ * communication step) and its discrete state in z (advanced by model_update once per
+ * communication step).
+ */
+#ifndef FLEXCOSIM_MODEL_H
+#define FLEXCOSIM_MODEL_H
+
+#include <stddef.h>
+
+#include "model_config.h"
+
+#define FLEXCOSIM_HIDDEN __attribute__((visibility("hidden")))
+
+enum { VAR_REAL = 0, VAR_INTEGER = 1, VAR_STRING = 2 };
+enum { VAR_PARAMETER = 0, VAR_INPUT = 1, VAR_OUTPUT = 2 };
+
+#define MAX_CHOICES 8
+
+typedef struct {
+    const char *name;
+    int type;          /* VAR_REAL, VAR_INTEGER, VAR_STRING */
+    int causality;     /* VAR_PARAMETER, VAR_INPUT, VAR_OUTPUT */
+    double start;      /* Real, Integer: start value; String: index of the default choice */
+    double min, max;   /* accepted range (parameters and inputs) */
+    int has_min, has_max, exclusive_min;
+    const char *unit;
+    int n_choices;     /* String: the accepted values */
+    const char *choices[MAX_CHOICES];
+} VarInfo;
+
+/* Array sizes: C99 forbids zero-length arrays. */
+#define SIZE_OR_1(n) ((n) > 0 ? (n) : 1)
+
+typedef struct {
+    /* everything a saved FMU state holds: plain data, copied and serialized as bytes */
+    double time;
+    double r[N_VARS];
+    int i[N_VARS];
+    int s[N_VARS];
+    double x[SIZE_OR_1(N_X)];
+    double gill_q[SIZE_OR_1(N_X)];   /* Gill's round-off register, carried across steps */
+    double z[SIZE_OR_1(N_Z)];
+    double w[SIZE_OR_1(N_W)];        /* quantities derived from the parameters at start */
+} ModelData;
+
+FLEXCOSIM_HIDDEN extern const VarInfo VARS[N_VARS];
+
+/* Check the parameters together (ranges are checked one by one by the wrapper) and fill
+   d->w; return 0, or 1 with a message naming the parameter(s) in msg. */
+FLEXCOSIM_HIDDEN int model_setup(ModelData *d, char *msg, size_t n);
+/* The state at the start time (after model_setup). */
+FLEXCOSIM_HIDDEN void model_initial(ModelData *d);
+/* dx = f(x, inputs, parameters) at the current inputs (continuous models). */
+FLEXCOSIM_HIDDEN void model_derivatives(const ModelData *d, const double *x, double *dx);
+/* Advance the discrete state over one communication step of h [s], inputs held. */
+FLEXCOSIM_HIDDEN void model_update(ModelData *d, double h);
+/* Write the outputs into d->r from the state and the current inputs. */
+FLEXCOSIM_HIDDEN void model_outputs(ModelData *d);
+
+#endif

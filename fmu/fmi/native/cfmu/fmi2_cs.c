@@ -1,0 +1,574 @@
+/*
+ * flexcosim C-source FMU: the FMI 2.0 co-simulation interface, the same for every model
+ * (the model is model.c, see flexcosim_model.h).  Plain C99 and libm; memory is taken
+ * only in fmi2Instantiate and fmi2GetFMUstate, through the host's callbacks.
+ *
+ * Behaviour (as the project's Python FMUs):
+ *  - a parameter is set before fmi2ExitInitializationMode only; a value that is not
+ *    finite, outside its range or not one of its choices is refused with fmi2Error and a
+ *    log message naming the variable and the accepted values; the old value stays;
+ *  - an input that is not finite or outside its range is refused the same way;
+ *  - fmi2DoStep integrates the continuous state with RK4 or Gill (parameter "method",
+ *    "substeps" steps per communication step) and advances the discrete state; a step
+ *    that gives a non-finite state is undone and returns fmi2Discard with a message;
+ *  - the whole state (time, values, continuous and discrete state) is saved by
+ *    fmi2GetFMUstate and serialized as bytes with a header that is checked on reading.
+ * Messages with status fmi2Error reach the logger whatever loggingOn says.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi2Functions.h"
+#include "flexcosim_model.h"
+
+typedef enum { ST_INSTANTIATED, ST_INITIALIZATION, ST_STEPPING, ST_TERMINATED, ST_ERROR } Phase;
+
+typedef struct {
+    ModelData d;
+    Phase phase;
+    int logging_on;
+    char name[128];
+    fmi2CallbackFunctions cb;
+} Instance;
+
+#define STATE_MAGIC 0x46435346u   /* "FCSF" */
+typedef struct {
+    unsigned magic;
+    unsigned size;
+    char guid[64];
+} StateHeader;
+
+/* ---------------------------------------------------------------- logging ---------- */
+static void logv_(Instance *c, fmi2Status status, const char *category, const char *fmt, va_list args) {
+    char text[1024], escaped[2100];
+    size_t k = 0;
+    const char *p;
+    if (!c || !c->cb.logger) return;
+    if (status == fmi2OK && !c->logging_on) return;
+    vsnprintf(text, sizeof text, fmt, args);
+    /* the logger takes a printf format, and '#' starts a variable reference: escape both */
+    for (p = text; *p && k + 2 < sizeof escaped; p++) {
+        if (*p == '%' || *p == '#') escaped[k++] = *p;
+        escaped[k++] = *p;
+    }
+    escaped[k] = '\0';
+    c->cb.logger(c->cb.componentEnvironment, c->name, status, category, escaped);
+}
+
+static void logf_(Instance *c, fmi2Status status, const char *category, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    logv_(c, status, category, fmt, args);
+    va_end(args);
+}
+
+/* Log an error (whatever loggingOn says) and return fmi2Error. */
+static fmi2Status fail(Instance *c, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    logv_(c, fmi2Error, "logStatusError", fmt, args);
+    va_end(args);
+    return fmi2Error;
+}
+
+/* ---------------------------------------------------------------- values ----------- */
+static void set_defaults(ModelData *d) {
+    int k;
+    memset(d, 0, sizeof *d);
+    for (k = 0; k < N_VARS; k++) {
+        if (VARS[k].type == VAR_REAL) d->r[k] = VARS[k].start;
+        else if (VARS[k].type == VAR_INTEGER) d->i[k] = (int)VARS[k].start;
+        else d->s[k] = (int)VARS[k].start;
+    }
+}
+
+static void range_text(const VarInfo *v, char *out, size_t n) {
+    char lo[40] = "-inf", hi[40] = "inf";
+    if (v->has_min) snprintf(lo, sizeof lo, "%.17g", v->min);
+    if (v->has_max) snprintf(hi, sizeof hi, "%.17g", v->max);
+    snprintf(out, n, "%s%s, %s]%s%s", (v->has_min && !v->exclusive_min) ? "[" : "(", lo, hi,
+             v->unit && v->unit[0] ? " " : "", v->unit ? v->unit : "");
+}
+
+static int in_range(const VarInfo *v, double value) {
+    if (!isfinite(value)) return 0;
+    if (v->has_min && (v->exclusive_min ? value <= v->min : value < v->min)) return 0;
+    if (v->has_max && value > v->max) return 0;
+    return 1;
+}
+
+/* May a variable of this causality be set now? */
+static fmi2Status check_settable(Instance *c, const VarInfo *v) {
+    if (v->causality == VAR_OUTPUT)
+        return fail(c, "%s: %s is an output and cannot be set", c->name, v->name);
+    if (v->causality == VAR_PARAMETER && c->phase != ST_INSTANTIATED && c->phase != ST_INITIALIZATION)
+        return fail(c, "%s: parameter %s is fixed after initialization", c->name, v->name);
+    if (c->phase == ST_ERROR || c->phase == ST_TERMINATED)
+        return fail(c, "%s: the instance is %s", c->name,
+                     c->phase == ST_ERROR ? "in error" : "terminated");
+    return fmi2OK;
+}
+
+static const VarInfo *lookup(Instance *c, fmi2ValueReference vr, int type, const char *what) {
+    if (vr >= (fmi2ValueReference)N_VARS || VARS[vr].type != type) {
+        fail(c, "%s: %s: no variable of this type has value reference %u", c->name, what, vr);
+        return NULL;
+    }
+    return &VARS[vr];
+}
+
+/* ---------------------------------------------------------------- stepping --------- */
+static int method_is_gill(const ModelData *d) {
+#if VR_METHOD >= 0
+    return strcmp(VARS[VR_METHOD].choices[d->s[VR_METHOD]], "gill") == 0;
+#else
+    (void)d;
+    return 0;
+#endif
+}
+
+static int substeps(const ModelData *d) {
+#if VR_SUBSTEPS >= 0
+    return d->i[VR_SUBSTEPS];
+#else
+    (void)d;
+    return 1;
+#endif
+}
+
+#if N_X > 0
+/* Classical RK4, summed as the Python tableau stepper sums (mbdcore.integrators). */
+static void rk4_step(ModelData *d, double h) {
+    double k[4][N_X], y[N_X];
+    int i;
+    model_derivatives(d, d->x, k[0]);
+    for (i = 0; i < N_X; i++) y[i] = d->x[i] + (h * 0.5) * k[0][i];
+    model_derivatives(d, y, k[1]);
+    for (i = 0; i < N_X; i++) y[i] = d->x[i] + (h * 0.5) * k[1][i];
+    model_derivatives(d, y, k[2]);
+    for (i = 0; i < N_X; i++) y[i] = d->x[i] + h * k[2][i];
+    model_derivatives(d, y, k[3]);
+    for (i = 0; i < N_X; i++) {
+        double inc = 0.0;
+        inc = inc + (1.0 / 6.0) * k[0][i];
+        inc = inc + (2.0 / 6.0) * k[1][i];
+        inc = inc + (2.0 / 6.0) * k[2][i];
+        inc = inc + (1.0 / 6.0) * k[3][i];
+        d->x[i] = d->x[i] + h * inc;
+    }
+}
+
+/* Runge-Kutta-Gill with round-off compensation (Gill 1951), register q carried. */
+static void gill_step(ModelData *d, double h) {
+    static const double R = 0.70710678118654757;   /* sqrt(1/2) */
+    const double a[4] = {0.5, 1 - R, 1 + R, 1.0 / 6.0};
+    const double b[4] = {2.0, 1.0, 1.0, 2.0};
+    const double cc[4] = {0.5, 1 - R, 1 + R, 0.5};
+    double f[N_X];
+    int j, i;
+    for (j = 0; j < 4; j++) {
+        model_derivatives(d, d->x, f);
+        for (i = 0; i < N_X; i++) {
+            double k = h * f[i];
+            double y_new = d->x[i] + a[j] * (k - b[j] * d->gill_q[i]);
+            double r = y_new - d->x[i];
+            d->x[i] = y_new;
+            d->gill_q[i] = d->gill_q[i] + 3.0 * r - cc[j] * k;
+        }
+    }
+}
+#endif
+
+static int state_finite(const ModelData *d) {
+    int i;
+    for (i = 0; i < N_X; i++) if (!isfinite(d->x[i])) return 0;
+    for (i = 0; i < N_Z; i++) if (!isfinite(d->z[i])) return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- FMI: common ------ */
+const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
+const char *fmi2GetVersion(void) { return fmi2Version; }
+
+fmi2Status fmi2SetDebugLogging(fmi2Component comp, fmi2Boolean on, size_t n, const fmi2String cats[]) {
+    Instance *c = (Instance *)comp;
+    (void)n; (void)cats;
+    if (!c) return fmi2Error;
+    c->logging_on = on ? 1 : 0;
+    return fmi2OK;
+}
+
+fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, fmi2String resources,
+                              const fmi2CallbackFunctions *functions, fmi2Boolean visible,
+                              fmi2Boolean logging_on) {
+    Instance *c;
+    (void)resources; (void)visible;
+    if (!functions || !functions->logger) return NULL;
+    if (!name || !name[0] || type != fmi2CoSimulation || !guid || strcmp(guid, MODEL_GUID) != 0) {
+        functions->logger(functions->componentEnvironment, name ? name : "", fmi2Error,
+                          "logStatusError",
+                          type != fmi2CoSimulation ? "this FMU supports co-simulation only"
+                          : (!name || !name[0]) ? "an instance name is required"
+                          : "GUID does not match this FMU (" MODEL_GUID ")");
+        return NULL;
+    }
+    c = functions->allocateMemory ? (Instance *)functions->allocateMemory(1, sizeof *c)
+                                  : (Instance *)calloc(1, sizeof *c);
+    if (!c) {
+        functions->logger(functions->componentEnvironment, name, fmi2Error, "logStatusError",
+                          "out of memory");
+        return NULL;
+    }
+    c->cb = *functions;
+    c->logging_on = logging_on ? 1 : 0;
+    snprintf(c->name, sizeof c->name, "%s", name);
+    set_defaults(&c->d);
+    c->phase = ST_INSTANTIATED;
+    return c;
+}
+
+void fmi2FreeInstance(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return;
+    if (c->cb.freeMemory) c->cb.freeMemory(c);
+    else free(c);
+}
+
+fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean tol_defined, fmi2Real tol,
+                               fmi2Real start, fmi2Boolean stop_defined, fmi2Real stop) {
+    Instance *c = (Instance *)comp;
+    (void)tol_defined; (void)tol; (void)stop_defined; (void)stop;
+    if (!c) return fmi2Error;
+    if (c->phase != ST_INSTANTIATED) return fail(c, "%s: fmi2SetupExperiment only after fmi2Instantiate", c->name);
+    if (!isfinite(start)) return fail(c, "%s: start time %g is not finite", c->name, start);
+    c->d.time = start;
+    return fmi2OK;
+}
+
+static fmi2Status start_model(Instance *c) {
+    char msg[512] = "";
+    if (model_setup(&c->d, msg, sizeof msg)) {
+        c->phase = ST_ERROR;
+        return fail(c, "%s: %s", c->name, msg);
+    }
+    memset(c->d.gill_q, 0, sizeof c->d.gill_q);
+    model_initial(&c->d);
+    model_outputs(&c->d);
+    return fmi2OK;
+}
+
+fmi2Status fmi2EnterInitializationMode(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (c->phase != ST_INSTANTIATED) return fail(c, "%s: fmi2EnterInitializationMode out of order", c->name);
+    c->phase = ST_INITIALIZATION;
+    return fmi2OK;
+}
+
+fmi2Status fmi2ExitInitializationMode(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    fmi2Status status;
+    if (!c) return fmi2Error;
+    if (c->phase != ST_INITIALIZATION) return fail(c, "%s: fmi2ExitInitializationMode out of order", c->name);
+    status = start_model(c);
+    if (status == fmi2OK) c->phase = ST_STEPPING;
+    return status;
+}
+
+fmi2Status fmi2Terminate(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    c->phase = ST_TERMINATED;
+    return fmi2OK;
+}
+
+fmi2Status fmi2Reset(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    set_defaults(&c->d);
+    c->phase = ST_INSTANTIATED;
+    return fmi2OK;
+}
+
+/* ---------------------------------------------------------------- getters ---------- */
+static void refresh_outputs(Instance *c) {
+    if (c->phase == ST_STEPPING || c->phase == ST_TERMINATED) model_outputs(&c->d);
+}
+
+fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    if (!c || (n && (!vr || !value))) return fmi2Error;
+    refresh_outputs(c);
+    for (k = 0; k < n; k++) {
+        if (!lookup(c, vr[k], VAR_REAL, "fmi2GetReal")) return fmi2Error;
+        value[k] = c->d.r[vr[k]];
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2Integer value[]) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    if (!c || (n && (!vr || !value))) return fmi2Error;
+    for (k = 0; k < n; k++) {
+        if (!lookup(c, vr[k], VAR_INTEGER, "fmi2GetInteger")) return fmi2Error;
+        value[k] = c->d.i[vr[k]];
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2Boolean value[]) {
+    Instance *c = (Instance *)comp;
+    (void)value;
+    if (!c) return fmi2Error;
+    if (n == 0) return fmi2OK;
+    return fail(c, "%s: fmi2GetBoolean: no Boolean variable has value reference %u", c->name, vr ? vr[0] : 0u);
+}
+
+fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2String value[]) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    if (!c || (n && (!vr || !value))) return fmi2Error;
+    for (k = 0; k < n; k++) {
+        const VarInfo *v = lookup(c, vr[k], VAR_STRING, "fmi2GetString");
+        if (!v) return fmi2Error;
+        value[k] = v->choices[c->d.s[vr[k]]];
+    }
+    return fmi2OK;
+}
+
+/* ---------------------------------------------------------------- setters ---------- */
+fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n, const fmi2Real value[]) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    char range[160];
+    if (!c || (n && (!vr || !value))) return fmi2Error;
+    for (k = 0; k < n; k++) {     /* all checked before any is applied */
+        const VarInfo *v = lookup(c, vr[k], VAR_REAL, "fmi2SetReal");
+        if (!v || check_settable(c, v) != fmi2OK) return fmi2Error;
+        if (!in_range(v, value[k])) {
+            range_text(v, range, sizeof range);
+            return fail(c, "%s: %s %s = %.17g refused: accepted %s; the value stays %.17g",
+                         c->name, v->causality == VAR_INPUT ? "input" : "parameter", v->name,
+                         value[k], range, c->d.r[vr[k]]);
+        }
+    }
+    for (k = 0; k < n; k++) c->d.r[vr[k]] = value[k];
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n, const fmi2Integer value[]) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    char range[160];
+    if (!c || (n && (!vr || !value))) return fmi2Error;
+    for (k = 0; k < n; k++) {
+        const VarInfo *v = lookup(c, vr[k], VAR_INTEGER, "fmi2SetInteger");
+        if (!v || check_settable(c, v) != fmi2OK) return fmi2Error;
+        if (!in_range(v, (double)value[k])) {
+            range_text(v, range, sizeof range);
+            return fail(c, "%s: parameter %s = %d refused: accepted %s; the value stays %d",
+                         c->name, v->name, (int)value[k], range, c->d.i[vr[k]]);
+        }
+    }
+    for (k = 0; k < n; k++) c->d.i[vr[k]] = value[k];
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t n, const fmi2Boolean value[]) {
+    Instance *c = (Instance *)comp;
+    (void)value;
+    if (!c) return fmi2Error;
+    if (n == 0) return fmi2OK;
+    return fail(c, "%s: fmi2SetBoolean: no Boolean variable has value reference %u", c->name, vr ? vr[0] : 0u);
+}
+
+fmi2Status fmi2SetString(fmi2Component comp, const fmi2ValueReference vr[], size_t n, const fmi2String value[]) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    int j, chosen[64];
+    if (!c || (n && (!vr || !value))) return fmi2Error;
+    if (n > 64) return fail(c, "%s: fmi2SetString: at most 64 values per call", c->name);
+    for (k = 0; k < n; k++) {
+        const VarInfo *v = lookup(c, vr[k], VAR_STRING, "fmi2SetString");
+        char accepted[400] = "";
+        if (!v || check_settable(c, v) != fmi2OK) return fmi2Error;
+        chosen[k] = -1;
+        for (j = 0; j < v->n_choices; j++)
+            if (value[k] && strcmp(value[k], v->choices[j]) == 0) chosen[k] = j;
+        if (chosen[k] < 0) {
+            for (j = 0; j < v->n_choices; j++) {
+                strncat(accepted, j ? ", '" : "'", sizeof accepted - strlen(accepted) - 1);
+                strncat(accepted, v->choices[j], sizeof accepted - strlen(accepted) - 1);
+                strncat(accepted, "'", sizeof accepted - strlen(accepted) - 1);
+            }
+            return fail(c, "%s: parameter %s = '%s' refused: accepted one of %s", c->name, v->name,
+                         value[k] ? value[k] : "(null)", accepted);
+        }
+    }
+    for (k = 0; k < n; k++) c->d.s[vr[k]] = chosen[k];
+    return fmi2OK;
+}
+
+/* ---------------------------------------------------------------- stepping --------- */
+fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no_prior) {
+    Instance *c = (Instance *)comp;
+    ModelData saved;
+    (void)no_prior;
+    if (!c) return fmi2Error;
+    if (c->phase != ST_STEPPING) return fail(c, "%s: fmi2DoStep before initialization or after an error", c->name);
+    if (!(h > 0.0) || !isfinite(h) || !isfinite(t))
+        return fail(c, "%s: fmi2DoStep(t = %g s, h = %g s): the step must be finite and positive", c->name, t, h);
+    if (fabs(t - c->d.time) > 1e-9 * (1.0 + fabs(t)))
+        return fail(c, "%s: fmi2DoStep at t = %.17g s, but the FMU is at %.17g s", c->name, t, c->d.time);
+    saved = c->d;
+#if N_X > 0
+    {
+        int n = substeps(&c->d), s;
+        double hs = h / n;
+        int gill = method_is_gill(&c->d);
+        for (s = 0; s < n; s++) {
+            if (gill) gill_step(&c->d, hs);
+            else rk4_step(&c->d, hs);
+        }
+    }
+#endif
+#if N_Z > 0
+    model_update(&c->d, h);
+#endif
+    if (!state_finite(&c->d)) {
+        c->d = saved;
+        logf_(c, fmi2Discard, "logStatusDiscard",
+              "%s: step [%.9g, %.9g] s gave a non-finite state; the state is kept at t = %.9g s",
+              c->name, t, t + h, c->d.time);
+        return fmi2Discard;
+    }
+    c->d.time = t + h;
+    return fmi2OK;
+}
+
+fmi2Status fmi2CancelStep(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    return fail(c, "%s: fmi2CancelStep: steps are never asynchronous here", c->name);
+}
+
+static fmi2Status status_unknown(fmi2Component comp, const char *what) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    return fail(c, "%s: %s: no asynchronous step, no status to report", c->name, what);
+}
+
+fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetStatus"); }
+fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetRealStatus"); }
+fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetIntegerStatus"); }
+fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetBooleanStatus"); }
+fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetStringStatus"); }
+
+fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                                       const fmi2Integer order[], const fmi2Real value[]) {
+    (void)vr; (void)n; (void)order; (void)value;
+    return status_unknown(comp, "fmi2SetRealInputDerivatives (canInterpolateInputs is false)");
+}
+
+fmi2Status fmi2GetRealOutputDerivatives(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                                        const fmi2Integer order[], fmi2Real value[]) {
+    (void)vr; (void)n; (void)order; (void)value;
+    return status_unknown(comp, "fmi2GetRealOutputDerivatives (maxOutputDerivativeOrder is 0)");
+}
+
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueReference u[], size_t nu,
+                                        const fmi2ValueReference z[], size_t nz, const fmi2Real du[],
+                                        fmi2Real dz[]) {
+    (void)u; (void)nu; (void)z; (void)nz; (void)du; (void)dz;
+    return status_unknown(comp, "fmi2GetDirectionalDerivative (not provided)");
+}
+
+/* ---------------------------------------------------------------- FMU state -------- */
+fmi2Status fmi2GetFMUstate(fmi2Component comp, fmi2FMUstate *state) {
+    Instance *c = (Instance *)comp;
+    ModelData *copy;
+    if (!c || !state) return fmi2Error;
+    copy = (ModelData *)*state;
+    if (!copy) {
+        copy = c->cb.allocateMemory ? (ModelData *)c->cb.allocateMemory(1, sizeof *copy)
+                                    : (ModelData *)calloc(1, sizeof *copy);
+        if (!copy) return fail(c, "%s: fmi2GetFMUstate: out of memory", c->name);
+    }
+    *copy = c->d;
+    *state = copy;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetFMUstate(fmi2Component comp, fmi2FMUstate state) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (!state) return fail(c, "%s: fmi2SetFMUstate: no state given", c->name);
+    c->d = *(const ModelData *)state;
+    if (c->phase == ST_ERROR || c->phase == ST_TERMINATED) c->phase = ST_STEPPING;
+    return fmi2OK;
+}
+
+fmi2Status fmi2FreeFMUstate(fmi2Component comp, fmi2FMUstate *state) {
+    Instance *c = (Instance *)comp;
+    if (!c || !state) return fmi2Error;
+    if (*state) {
+        if (c->cb.freeMemory) c->cb.freeMemory(*state);
+        else free(*state);
+    }
+    *state = NULL;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate state, size_t *size) {
+    Instance *c = (Instance *)comp;
+    (void)state;
+    if (!c || !size) return fmi2Error;
+    *size = sizeof(StateHeader) + sizeof(ModelData);
+    return fmi2OK;
+}
+
+fmi2Status fmi2SerializeFMUstate(fmi2Component comp, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
+    Instance *c = (Instance *)comp;
+    StateHeader head;
+    if (!c || !state || !bytes) return fmi2Error;
+    if (size < sizeof head + sizeof(ModelData))
+        return fail(c, "%s: fmi2SerializeFMUstate: %lu bytes given, %lu needed", c->name,
+                     (unsigned long)size, (unsigned long)(sizeof head + sizeof(ModelData)));
+    memset(&head, 0, sizeof head);
+    head.magic = STATE_MAGIC;
+    head.size = (unsigned)sizeof(ModelData);
+    snprintf(head.guid, sizeof head.guid, "%s", MODEL_GUID);
+    memcpy(bytes, &head, sizeof head);
+    memcpy(bytes + sizeof head, state, sizeof(ModelData));
+    return fmi2OK;
+}
+
+fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], size_t size, fmi2FMUstate *state) {
+    Instance *c = (Instance *)comp;
+    StateHeader head;
+    ModelData data;
+    int k;
+    if (!c || !bytes || !state) return fmi2Error;
+    if (size != sizeof head + sizeof(ModelData))
+        return fail(c, "%s: fmi2DeSerializeFMUstate: %lu bytes are not a state of this FMU (%lu expected)",
+                     c->name, (unsigned long)size, (unsigned long)(sizeof head + sizeof(ModelData)));
+    memcpy(&head, bytes, sizeof head);
+    if (head.magic != STATE_MAGIC || head.size != sizeof(ModelData)
+        || strncmp(head.guid, MODEL_GUID, sizeof head.guid) != 0)
+        return fail(c, "%s: fmi2DeSerializeFMUstate: the bytes are not a state of this FMU", c->name);
+    memcpy(&data, bytes + sizeof head, sizeof data);
+    for (k = 0; k < N_VARS; k++)     /* a state from elsewhere must not index out of bounds */
+        if (VARS[k].type == VAR_STRING && (data.s[k] < 0 || data.s[k] >= VARS[k].n_choices))
+            return fail(c, "%s: fmi2DeSerializeFMUstate: corrupt state (%s)", c->name, VARS[k].name);
+#if VR_SUBSTEPS >= 0
+    if (data.i[VR_SUBSTEPS] < 1) return fail(c, "%s: fmi2DeSerializeFMUstate: corrupt state (substeps)", c->name);
+#endif
+    if (fmi2GetFMUstate(comp, state) != fmi2OK) return fmi2Error;
+    *(ModelData *)*state = data;
+    return fmi2OK;
+}

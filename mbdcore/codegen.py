@@ -1,0 +1,87 @@
+"""A block's equations as plain C99: what a model must say so that it runs without Python.
+
+A block that can be compiled returns a :class:`CModel` from ``c_model()``: the sizes of
+its continuous state ``x`` (integrated by the fixed-step RK4 or Gill of the C wrapper,
+the block's ``method`` and ``substeps`` parameters), of its discrete state ``z`` and of a
+work array ``w`` (quantities derived from the parameters once, at start), and the C text
+of five functions (their contract is in ``fmu/fmi/native/cfmu/flexcosim_model.h``)::
+
+    int  model_setup(ModelData *d, char *msg, size_t n);    /* check parameters, fill w */
+    void model_initial(ModelData *d);                        /* x, z at the start time */
+    void model_derivatives(const ModelData *d, const double *x, double *dx);
+    void model_update(ModelData *d, double h);               /* z over one step h [s] */
+    void model_outputs(ModelData *d);                        /* outputs from x, z, inputs */
+
+The text names the block's variables by macros the exporter defines from the block's own
+declarations (so the C FMU has the Python FMU's names, units, ranges and defaults):
+``IN_<input>``, ``PAR_<parameter>`` and ``OUT_<output>`` (lvalues), ``X(i)``, ``Z(i)``,
+``W(i)``.  Numbers come in as tables (:func:`c_array`): the equations are written once,
+here over the block's numeric data; nothing in C repeats a formula of the Python model
+that the data could carry.  No allocation, no library beyond libm.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["CModel", "c_array", "c_identifier", "C_FUNCTIONS"]
+
+#: The functions a CModel's source defines.
+C_FUNCTIONS = ("model_setup", "model_initial", "model_derivatives", "model_update",
+               "model_outputs")
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def c_identifier(name: str) -> str:
+    """``name`` if it is a C identifier, else ValueError naming it."""
+    if not _IDENTIFIER.match(name):
+        raise ValueError(f"{name!r} is not a C identifier: a compiled block's signals and "
+                         "parameters need names of letters, digits and '_'")
+    return name
+
+
+def c_array(name: str, values) -> str:
+    """``static const double name[n] = {...};`` with every value to 17 significant digits
+    (read back bit for bit), row-major for a matrix."""
+    flat = np.asarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(flat)):
+        raise ValueError(f"table {name}: non-finite values cannot be compiled")
+    body = ",\n    ".join(", ".join(f"{v:.17g}" for v in flat[i:i + 4])
+                          for i in range(0, max(flat.size, 1), 4)) if flat.size else "0.0"
+    return f"static const double {c_identifier(name)}[{max(flat.size, 1)}] = {{\n    {body}\n}};\n"
+
+
+@dataclass(frozen=True)
+class CModel:
+    """The C99 source of one block's equations (module docstring).
+
+    Attributes
+    ----------
+    source : str
+        Definitions of the five :data:`C_FUNCTIONS` (and static tables and helpers).
+    n_states : int
+        Size of the continuous state x (0: none, the wrapper does not integrate).
+    n_discrete : int
+        Size of the discrete state z.
+    n_work : int
+        Size of the work array w.
+    state_names : tuple of str
+        Names of x then z (as the block's ``state_names()``), for documentation.
+    """
+
+    source: str
+    n_states: int = 0
+    n_discrete: int = 0
+    n_work: int = 0
+    state_names: tuple = field(default_factory=tuple)
+
+    def __post_init__(self):
+        missing = [f for f in C_FUNCTIONS if not re.search(rf"\b{f}\s*\(", self.source)]
+        if missing:
+            raise ValueError(f"C model source lacks {', '.join(missing)}")
+        for size in ("n_states", "n_discrete", "n_work"):
+            if int(getattr(self, size)) < 0:
+                raise ValueError(f"{size} must be >= 0")

@@ -1,0 +1,92 @@
+"""The plain C FMI host of ``tests/c_host/host.c`` for the tests: compiled once per
+session (the ``host`` fixture of conftest.py), run in a subprocess whose environment holds
+nothing but ``PATH=/usr/bin:/bin``; what it printed, and unzipped FMUs to point it at."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from fmpy import extract, read_model_description
+
+from fmu.fmi.build import _fmi2_headers
+
+HOST_SOURCE = Path(__file__).resolve().parent / "c_host" / "host.c"
+CLEAN_ENV = {"PATH": "/usr/bin:/bin"}
+OK, DISCARD, ERROR = 0, 2, 3
+
+
+class Unzipped:
+    """An extracted FMU: where its binary and resources are, its GUID and value references."""
+
+    def __init__(self, fmu_file: Path, folder: Path):
+        self.fmu_file = fmu_file
+        self.dir = Path(extract(str(fmu_file), str(folder)))
+        self.md = read_model_description(str(fmu_file))
+        self.identifier = self.md.coSimulation.modelIdentifier
+        self.guid = self.md.guid
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self.binary = self.dir / "binaries" / "linux64" / f"{self.identifier}.so"
+        self.resources = self.dir / "resources"
+
+    def uri(self) -> str:
+        return self.resources.as_uri()
+
+    def vrs(self, *names) -> str:
+        return " ".join(str(self.vr[n]) for n in names)
+
+    def copy(self, folder: Path) -> "Unzipped":
+        """A copy to break things in."""
+        twin = object.__new__(Unzipped)
+        twin.__dict__.update(self.__dict__)
+        twin.dir = Path(shutil.copytree(self.dir, folder))
+        twin.binary = twin.dir / "binaries" / "linux64" / f"{self.identifier}.so"
+        twin.resources = twin.dir / "resources"
+        return twin
+
+
+class HostRun:
+    """What one run of the C host printed."""
+
+    def __init__(self, stdout: str):
+        self.lines = stdout.splitlines()
+        self.logs = [line.split(" ", 4)[1:] for line in self.lines if line.startswith("LOG ")]
+
+    def statuses(self, command: str) -> list[int]:
+        return [int(line.split()[-1]) for line in self.lines if line.startswith(f"{command} status ")]
+
+    def values(self) -> list[list[float]]:
+        return [[float(v) for v in line.split()[1:]] for line in self.lines if line.startswith("values")]
+
+    def instantiated(self) -> list[bool]:
+        return [line == "instantiate ok" for line in self.lines if line.startswith("instantiate ")]
+
+    def errors(self) -> list[str]:
+        return [message for _, status, _, message in self.logs if int(status) >= ERROR]
+
+
+def make_host(folder: Path):
+    """Compile the host into ``folder``; returns run(script, env=None) -> HostRun."""
+    exe = folder / "host"
+    subprocess.run(["gcc", "-O2", "-Wall", f"-I{_fmi2_headers()}", str(HOST_SOURCE), "-o", str(exe),
+                    "-ldl"], check=True, capture_output=True)
+
+    def run(script: str, env: dict | None = None) -> HostRun:
+        done = subprocess.run([str(exe)], input=script, capture_output=True, text=True,
+                              env=dict(CLEAN_ENV, **(env or {})), cwd=folder, timeout=120)
+        # The process ends normally: no abort at exit, nothing on stderr (glibc's
+        # "free(): corrupted ..." and Python's fatal errors would go there).
+        assert done.returncode == 0 and done.stdout.endswith("host done\n"), \
+            f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.stderr == ""
+        return HostRun(done.stdout)
+
+    return run
+
+
+
+def start(fmu: Unzipped, slot=0, name="inst", logging=0, uri=None, params="") -> str:
+    """Script lines: load, instantiate, initialise (params: extra lines in init mode)."""
+    return (f"load {fmu.binary}\n"
+            f"instantiate {slot} {name} {fmu.guid} {uri or fmu.uri()} {logging}\n"
+            f"init {slot} 0\n{params}exit_init {slot}\n")

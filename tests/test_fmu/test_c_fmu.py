@@ -1,0 +1,256 @@
+"""C-source FMUs (fmu.fmi.export_c): Python-free, the same numbers as the Python block.
+
+The model is a linear plant from the control-design plugin's file format
+(mbdcore.models.linear): a mass-spring-damper with two inputs and an acceleration output
+with direct feedthrough.  Its C FMU is checked in fmpy and in the plain C host started
+with an empty environment, against the Python block (to 1e-12), against the exact
+zero-order-hold solution (physics), for bad values, and for its saved states.
+"""
+from __future__ import annotations
+
+import subprocess
+import zipfile
+
+import control as ct
+import fmpy
+import numpy as np
+import pytest
+import scipy.linalg as sl
+from fmpy.validation import validate_fmu
+
+from fmi_host import OK, ERROR, Unzipped, start
+from fmi_instance import Instance
+from flexcosim.cli import main
+from fmu.fmi.export_c import GCC_COMMAND, CExportError, export_c_fmu
+from mbdcore.blocks import ParameterError
+from mbdcore.models.linear import (LinearSystemBlock, load_state_space, save_state_space,
+                                   state_space_config)
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
+
+pytestmark = pytest.mark.gcc
+
+H = 1e-3
+N = 600
+K, C, M = 400.0, 4.0, 2.0          # N/m, N s/m, kg: 14.1 rad/s, 7 % damping
+
+
+def _plant():
+    A = [[0.0, 1.0], [-K / M, -C / M]]
+    B = [[0.0, 0.0], [1.0 / M, 0.5 / M]]
+    Cm = [[1.0, 0.0], [0.0, 1.0], [-K / M, -C / M]]
+    D = [[0.0, 0.0], [0.0, 0.0], [1.0 / M, 0.5 / M]]
+    return ct.ss(A, B, Cm, D, inputs=["force", "disturbance"],
+                 outputs=["position", "velocity", "acceleration"], states=["x", "v"])
+
+
+def _forces(n=N):
+    k = np.arange(n)
+    return np.column_stack([20.0 * np.sin(0.011 * k) + 5.0 * (k > 200), 3.0 * np.cos(0.05 * k)])
+
+
+@pytest.fixture(scope="module")
+def plant(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cfmu")
+    path = save_state_space(_plant(), folder / "plant.json", input_units=["N", "N"],
+                            output_units=["m", "m/s", "m/s2"], state_units=["m", "m/s"])
+    block_class = LinearSystemBlock.configured(load_state_space(path), "Plant")
+    fmu = export_c_fmu(block_class, folder)
+    return block_class, Unzipped(fmu, folder / "unzipped")
+
+
+def _python_run(block_class, forces, **params):
+    b = block_class(**params)
+    rows = []
+    for k, (f, d) in enumerate(forces):
+        b.set_inputs({"force": f, "disturbance": d})
+        b.do_step(k * H, H)
+        out = b.outputs()
+        rows.append([out["position"], out["velocity"], out["acceleration"]])
+    return np.array(rows)
+
+
+def _fmpy_run(fmu: Unzipped, forces, **start_values):
+    t = H * np.arange(len(forces))
+    signals = np.array(list(zip(t, forces[:, 0], forces[:, 1])),
+                       dtype=[("time", float), ("force", float), ("disturbance", float)])
+    res = fmpy.simulate_fmu(str(fmu.fmu_file), stop_time=len(forces) * H, step_size=H,
+                            output_interval=H, input=signals, start_values=start_values,
+                            output=["position", "velocity", "acceleration"])
+    return np.column_stack([res["position"], res["velocity"], res["acceleration"]])[1:]
+
+
+@pytest.mark.parametrize("method", ["rk4", "gill"])
+def test_c_fmu_equals_the_python_block_and_the_exact_solution(plant, method):
+    block_class, fmu = plant
+    forces = _forces()
+    in_python = _python_run(block_class, forces, method=method, substeps=4)
+    in_c = _fmpy_run(fmu, forces, method=method, substeps=4)
+    np.testing.assert_allclose(in_c, in_python, rtol=0, atol=1e-12)
+    # physics: the exact zero-order-hold response of the same plant
+    sysd = ct.c2d(_plant(), H, "zoh")
+    x = np.zeros(2)
+    exact = []
+    for u in forces:
+        x = sysd.A @ x + sysd.B @ u
+        exact.append(sysd.C @ x + sysd.D @ u)
+    np.testing.assert_allclose(in_c, np.array(exact), rtol=0, atol=1e-9)
+    assert np.abs(in_c[:, 0]).max() > 0.02            # it moved
+
+
+def test_model_description_is_valid_and_matches_the_python_fmu_variables(plant):
+    block_class, fmu = plant
+    assert validate_fmu(str(fmu.fmu_file)) == []
+    md = fmu.md
+    units = {v.name: v.unit for v in md.modelVariables}
+    assert units["force"] == "N" and units["acceleration"] == "m/s2"
+    method = next(v for v in md.modelVariables if v.name == "method")
+    assert method.start == "rk4" and "'gill'" in method.description
+    substeps = next(v for v in md.modelVariables if v.name == "substeps")
+    assert substeps.start == "10" and substeps.min == "1"
+    assert md.coSimulation.canGetAndSetFMUstate and md.coSimulation.canSerializeFMUstate
+    # direct feedthrough only where D has entries
+    structure = {md.modelVariables[u.variable.valueReference].name if False else u.variable.name:
+                 [d.name for d in (u.dependencies or [])] for u in md.outputs}
+    assert structure["acceleration"] == ["force", "disturbance"]
+    assert structure["position"] == []
+
+
+def test_sources_compile_alone_without_warnings_and_without_python(plant, tmp_path):
+    _, fmu = plant
+    with zipfile.ZipFile(fmu.fmu_file) as z:
+        z.extractall(tmp_path)
+    (tmp_path / "binaries" / "linux64").mkdir(parents=True, exist_ok=True)
+    command = GCC_COMMAND.format(id="again").split() + ["-pedantic"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    for binary in (tmp_path / "binaries" / "linux64" / "again.so", fmu.binary):
+        symbols = subprocess.run(["nm", "-D", str(binary)], capture_output=True,
+                                 text=True).stdout.split()
+        assert not [s for s in symbols if "Py" in s]
+        exported = {s for line in subprocess.run(["nm", "-D", "--defined-only", str(binary)],
+                                                 capture_output=True, text=True).stdout.splitlines()
+                    for s in line.split()[2:]}
+        assert exported and all(s.startswith("fmi2") for s in exported)
+    needed = subprocess.run(["readelf", "-d", str(fmu.binary)], capture_output=True,
+                            text=True).stdout
+    assert "python" not in needed.lower()
+
+
+def test_c_host_with_an_empty_environment_gives_the_fmpy_outputs(host, plant, tmp_path):
+    _, fmu = plant
+    forces = _forces()
+    inputs = tmp_path / "u.txt"
+    inputs.write_text("".join(f"{float(f)!r} {float(d)!r}\n" for f, d in forces))
+    outputs = tmp_path / "y.csv"
+    run = host(start(fmu) + f"run 0 {H} 2 {fmu.vrs('force', 'disturbance')} 3 "
+               f"{fmu.vrs('position', 'velocity', 'acceleration')} {inputs} {outputs}\n"
+               "terminate 0\nfree 0\n", env={})
+    assert run.statuses("run") == [OK] and f"run steps {N}" in run.lines
+    fmu_in_fmpy = Instance(fmu.md, str(fmu.dir), step=H)      # fmpy's own FMI calls
+    in_fmpy = []
+    for f, d in forces:
+        fmu_in_fmpy.set("force", float(f))
+        fmu_in_fmpy.set("disturbance", float(d))
+        fmu_in_fmpy.step()
+        in_fmpy.append(fmu_in_fmpy.get("position", "velocity", "acceleration"))
+    fmu_in_fmpy.close()
+    np.testing.assert_array_equal(np.loadtxt(outputs, delimiter=","), np.array(in_fmpy))
+
+
+def _steps(fmu, forces, k0, slot=0):
+    force, dist = fmu.vr["force"], fmu.vr["disturbance"]
+    outs = fmu.vrs("position", "velocity", "acceleration")
+    return "".join(f"set_real {slot} {force} {float(f)!r}\nset_real {slot} {dist} {float(d)!r}\n"
+                   f"step {slot} {(k0 + k) * H!r} {H}\nget_real {slot} {outs}\n"
+                   for k, (f, d) in enumerate(forces))
+
+
+def test_bad_values_are_refused_naming_the_variable_and_the_state_is_kept(host, plant):
+    _, fmu = plant
+    forces = _forces(20)
+    clean = host(start(fmu) + _steps(fmu, forces, 0))
+    bad_params = (f"set_integer 0 {fmu.vr['substeps']} 0\n"
+                  f"set_string 0 {fmu.vr['method']} bdf2\n")
+    run = host(start(fmu, params=bad_params) + _steps(fmu, forces[:10], 0) +
+               f"set_real 0 {fmu.vr['force']} nan\nset_real 0 {fmu.vr['disturbance']} inf\n"
+               f"set_real 0 {fmu.vr['substeps']} 3\n"
+               f"set_integer 0 {fmu.vr['substeps']} 5\n" + _steps(fmu, forces[10:], 10))
+    errors = run.errors()
+    assert any("substeps = 0 refused" in e and "[1, 100000]" in e for e in errors)
+    assert any("method = 'bdf2' refused" in e and "'rk4', 'gill'" in e for e in errors)
+    assert any("input force = nan refused" in e for e in errors)
+    assert any("input disturbance = inf refused" in e for e in errors)
+    assert any("no variable of this type" in e for e in errors)       # a Real write to an Integer
+    assert any("substeps is fixed after initialization" in e for e in errors)
+    assert run.statuses("set_real").count(ERROR) == 3
+    # nothing refused changed anything: the same trajectory as the clean run
+    assert run.values() == clean.values()
+
+
+def test_state_get_set_and_serialization_continue_bit_for_bit(host, plant, tmp_path):
+    _, fmu = plant
+    forces = _forces(40)
+    blob = tmp_path / "state.bin"
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x00" * 64)
+    run = host(start(fmu, params=f"set_string 0 {fmu.vr['method']} gill\n")
+               + _steps(fmu, forces[:17], 0) +
+               f"get_state 0 0\nserialize 0 0 {blob}\n" +
+               _steps(fmu, forces[17:], 17) +
+               "set_state 0 0\n" + _steps(fmu, forces[17:], 17) +
+               f"instantiate 1 other {fmu.guid} {fmu.uri()} 0\ninit 1 0\nexit_init 1\n"
+               f"deserialize 1 {blob} 1\nset_state 1 1\n" + _steps(fmu, forces[17:], 17, slot=1) +
+               f"deserialize 1 {junk} 2\n"
+               "free_state 0 0\nfree_state 1 1\nfree 0\nfree 1\n")
+    assert set(run.statuses("get_state") + run.statuses("set_state") + run.statuses("serialize")
+               + run.statuses("free_state")) == {OK}
+    assert run.statuses("deserialize") == [OK, ERROR]
+    assert any("not a state of this FMU" in e for e in run.errors())
+    values = run.values()[17:]
+    first, rolled_back, restored = values[:23], values[23:46], values[46:]
+    assert rolled_back == first and restored == first  # exact float equality
+
+
+def test_export_refuses_what_c_cannot_do(tmp_path):
+    with pytest.raises(CExportError, match="no C equations"):
+        export_c_fmu(FlexibleManipulatorBlock, tmp_path)
+    plant_class = LinearSystemBlock.configured(state_space_config(_plant()), "Plant")
+    with pytest.raises(CExportError, match="'bdf2' has no C implementation.*rk4, gill"):
+        export_c_fmu(plant_class, tmp_path, parameters={"method": "bdf2"})
+
+
+def test_bad_state_space_files_are_named(tmp_path):
+    with pytest.raises(ParameterError, match=r"inconsistent shapes A \(2, 2\), B \(3, 1\)"):
+        state_space_config(A=np.eye(2), B=np.ones((3, 1)), C=np.ones((1, 2)), D=[[0.0]])
+    with pytest.raises(ParameterError, match="not a C identifier"):
+        state_space_config(A=[[-1.0]], B=[[1.0]], C=[[1.0]], D=[[0.0]], inputs=["u 1"])
+    with pytest.raises(ParameterError, match="discrete-time"):
+        state_space_config(ct.c2d(_plant(), 0.01))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"A": [[0]], "B": [[1]], "C": [[1]], "D": [[0]], "stats": 1}')
+    with pytest.raises(ParameterError, match=r"unknown key\(s\) \['stats'\]"):
+        load_state_space(bad)
+    assert sl.norm(np.asarray(state_space_config(_plant())["A"])) > 0
+
+
+def test_command_line_export_and_its_messages(tmp_path, capsys):
+    path = save_state_space(_plant(), tmp_path / "plant.json")
+    assert main(["export-c", "statespace", "--from", str(path), "-o", str(tmp_path),
+                 "--name", "Plant2", "--set", "method=gill", "--set", "substeps=3"]) == 0
+    fmu = tmp_path / "Plant2.fmu"
+    md = fmpy.read_model_description(str(fmu))
+    start_values = {v.name: v.start for v in md.modelVariables}
+    assert start_values["method"] == "gill" and start_values["substeps"] == "3"
+    assert {v.name for v in md.modelVariables} >= {"force", "disturbance", "acceleration"}
+    capsys.readouterr()
+    for argv, message in (
+            (["export-c", "statespace", "--from", str(path), "--set", "metod=gill"],
+             "--set metod: no such parameter; parameters: method, substeps"),
+            (["export-c", "statespace", "--from", str(path), "--set", "substeps=0"],
+             "'substeps' = 0 is invalid"),
+            (["export-c", "statespace", "--from", str(tmp_path / "none.json")],
+             "not a readable state-space file"),
+            (["export-c", "manipulatr"], "accepted models are statespace")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err

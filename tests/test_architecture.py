@@ -11,8 +11,10 @@ layer and the layers below it, never above:
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib
 import importlib.util
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -236,3 +238,23 @@ def test_architecture_document_names_every_layer():
     text = (ROOT / "docs" / "architecture.md").read_text()
     absent = [layer for layer in LAYERS if f"`{layer}`" not in text]
     assert absent == []
+
+
+def test_every_data_file_of_a_package_is_installed():
+    """A non-editable install (the README's first command) copies only what
+    pyproject's package-data names: every other file inside a package must match it."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]
+    missing = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*"):
+            if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(ROOT)
+            owner = max((p for p in data if rel.as_posix().startswith(p.replace(".", "/") + "/")),
+                        key=len, default=None)
+            inside = rel.relative_to(owner.replace(".", "/")).as_posix() if owner else None
+            if owner is None or not any(fnmatch.fnmatch(inside, g) and
+                                        inside.count("/") == g.count("/") for g in data[owner]):
+                missing.append(rel.as_posix())
+    assert not missing, f"not in [tool.setuptools.package-data]: {missing}"

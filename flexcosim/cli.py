@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from flexcosim.demo import MODELS, run_demo
@@ -21,7 +22,13 @@ from mbdcore.multibody.system_block import SystemBlock
 __all__ = ["main"]
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    return f"flexcosim: warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
+    # warnings (a real-time overrun, a model leaving its range) as messages, no source lines
+    warnings.formatwarning = _one_line_warning
 
     parser = argparse.ArgumentParser(prog="flexcosim", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

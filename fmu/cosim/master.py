@@ -67,6 +67,7 @@ import math
 import shutil
 import sys
 import time
+import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,7 @@ from mbdcore.timeseries import TimeSeries
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
-    "FMUComponent", "Master", "RealTimeStats", "Result", "StepControl", "System",
+    "FMUComponent", "Master", "RealTimeStats", "RealTimeWarning", "Result", "StepControl", "System",
     "check_archive", "safe_extract",
 ]
 
@@ -1058,6 +1059,10 @@ class RealTimeStats:
         Steps whose results were late.
     worst_lateness : float
         Largest lateness of an overrun [s] (0 if none).
+    min_slack : float
+        Smallest margin between a step's results being ready and their due time [s],
+        over all steps: how close the run came to an overrun (negative: the worst
+        overrun's lateness).
     jitter_mean, jitter_std, jitter_max : float
         Statistics of (resume time - due time) over all steps [s].
     wall_time : float
@@ -1068,6 +1073,7 @@ class RealTimeStats:
     steps: int = 0
     overruns: int = 0
     worst_lateness: float = 0.0
+    min_slack: float = math.inf
     jitter_mean: float = 0.0
     jitter_std: float = 0.0
     jitter_max: float = 0.0
@@ -1076,8 +1082,14 @@ class RealTimeStats:
     def __str__(self) -> str:
         return (f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s, "
                 f"{self.overruns} overruns (worst {1e3 * self.worst_lateness:.3f} ms late), "
+                f"least slack {1e3 * self.min_slack:.3f} ms, "
                 f"jitter mean {1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
                 f"max {1e6 * self.jitter_max:.1f} us")
+
+
+class RealTimeWarning(RuntimeWarning):
+    """A real-time run fell behind the wall clock (issued once per run, at the first
+    overrun; :class:`RealTimeStats` counts them all)."""
 
 
 class _Pacer:
@@ -1098,7 +1110,13 @@ class _Pacer:
         due = self.wall0 + (t_sim - self.t0) / self.speed
         now = time.perf_counter()
         st = self.stats
+        st.min_slack = min(st.min_slack, due - now)
         if now > due:
+            if st.overruns == 0:
+                warnings.warn(f"real-time overrun at t = {t_sim:.6g} s: the step's results were "
+                              f"{1e3 * (now - due):.3f} ms late (speed x{self.speed:g}); later "
+                              "overruns are counted in Result.realtime", RealTimeWarning,
+                              stacklevel=2)
             st.overruns += 1
             st.worst_lateness = max(st.worst_lateness, now - due)
         else:

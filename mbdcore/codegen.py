@@ -70,6 +70,9 @@ class CModel:
         Size of the work array w.
     state_names : tuple of str
         Names of x then z (as the block's ``state_names()``), for documentation.
+    fixed_parameters : tuple of str
+        Parameters whose values are built into the tables: the C FMU accepts only the
+        value it was exported with (its range is that value; export again to change it).
     """
 
     source: str
@@ -77,6 +80,7 @@ class CModel:
     n_discrete: int = 0
     n_work: int = 0
     state_names: tuple = field(default_factory=tuple)
+    fixed_parameters: tuple = field(default_factory=tuple)
 
     def __post_init__(self):
         missing = [f for f in C_FUNCTIONS if not re.search(rf"\b{f}\s*\(", self.source)]

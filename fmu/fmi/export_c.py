@@ -143,6 +143,16 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
             spec = Parameter(spec.name, spec.default, spec.unit,
                              "integration method (C FMU)", choices=C_METHODS)
             sv.set("description", f"integration method (one of {', '.join(map(repr, C_METHODS))})")
+        if name in model.fixed_parameters and causality == "parameter":
+            value = values[name]
+            hint = f"fixed when exported: export again with --set {name}=VALUE to change it"
+            if fmi_type == "String":
+                spec = Parameter(name, value, spec.unit, spec.description, choices=(value,))
+            else:
+                spec = Parameter(name, value, spec.unit, spec.description, min=value, max=value)
+                sv[0].set("min", repr(value))
+                sv[0].set("max", repr(value))
+            sv.set("description", f"{sv.get('description') or name} ({hint})")
         if fmi_type == "String" and not getattr(spec, "choices", None):
             raise CExportError(f"string parameter {name!r} has no fixed choices; a C FMU "
                                "needs them")

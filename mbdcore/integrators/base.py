@@ -52,6 +52,8 @@ class Integrator:
 
     name = "base"
     order = 0
+    #: right-hand-side evaluations per step
+    stages = 1
 
     def __init__(self) -> None:
         self.nsteps = 0
@@ -81,11 +83,20 @@ class Integrator:
         dependence: the inputs in ``args`` are held); returns the new ``y``.
 
         ``rhs`` is a compiled kernel; methods with a compiled stepping loop override
-        :meth:`_advance_compiled`, the others step through :meth:`step`.
+        :meth:`_advance_compiled`, the others step through :meth:`step`.  A kernel
+        written in C may carry its own loop: ``rhs.advance(stepper, y, args, h, n)``
+        returns the new y after n steps of ``stepper``'s method (and updates what the
+        stepper carries, Gill's register), or None for a method it does not have.
         """
         if self.y is None:
             raise IntegrationError(f"{self.name}: call start(t, y) before step")
-        y_new = self._advance_compiled(rhs, args, self.y, h, int(n))
+        own_loop = getattr(rhs, "advance", None)
+        y_new = own_loop(self, self.y, args, h, int(n)) if own_loop is not None else None
+        if y_new is not None:
+            self.nsteps += int(n)
+            self.nfev += int(n) * self.stages
+        elif hasattr(rhs, "py_func"):        # a numba kernel: the method's compiled loop
+            y_new = self._advance_compiled(rhs, args, self.y, h, int(n))
         if y_new is None:
             def fun(t, y):
                 return rhs(y, *args)

@@ -70,6 +70,7 @@ class RK4(ExplicitRungeKutta):
 
     name = "rk4"
     order = 4
+    stages = 4
     A = np.array([[0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 1.0, 0]])
     B = np.array([1, 2, 2, 1]) / 6.0
     C = np.array([0, 0.5, 0.5, 1.0])
@@ -109,6 +110,7 @@ class Gill(Integrator):
 
     name = "gill"
     order = 4
+    stages = 4
     a = (0.5, 1 - _R, 1 + _R, 1.0 / 6.0)
     b = (2.0, 1.0, 1.0, 2.0)
     c = (0.5, 1 - _R, 1 + _R, 0.5)

@@ -50,7 +50,8 @@ energy T + V is conserved exactly by the continuous model without damping and in
 """
 from __future__ import annotations
 
-import math
+import ctypes
+from pathlib import Path
 
 import numpy as np
 
@@ -59,11 +60,14 @@ from mbdcore.blocks import (
     ParameterError,
     Signal,
 )
+from mbdcore.codegen import CModel, c_array
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
-from mbdcore.jit import njit
-from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.runge_kutta import RK4, Gill
+from mbdcore.multibody.beam_modes import ClampedBeamModes
+from mbdcore.native import load_kernel
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
            "ARM_PARAMETERS", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
@@ -95,155 +99,68 @@ ARM_PARAMETERS: tuple[Parameter, ...] = (
 N_QUAD = 24  # Gauss points per link: exact to ~1e-13 for the mode products up to N = 5
 
 
-@njit
-def _add_point(M, hq, J, ax, ay, m):
-    """M += m J^T J and hq += m J^T a for one mass point (J is 2 x n)."""
-    n = M.shape[0]
-    for a in range(n):
-        ja0 = m * J[0, a]
-        ja1 = m * J[1, a]
-        hq[a] += ja0 * ax + ja1 * ay
-        for b in range(a, n):
-            M[a, b] += ja0 * J[0, b] + ja1 * J[1, b]
+#: The arm's equations in C (one implementation: ctypes here, compiled into the C FMU).
+ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "arm.c"
+_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 
 
-@njit
-def _add_rotor(M, c, jr):
-    n = M.shape[0]
-    for a in range(n):
-        if c[a] != 0.0:
-            for b in range(a, n):
-                M[a, b] += jr * c[a] * c[b]
+def _arm_library():
+    lib = load_kernel(ARM_C_SOURCE, "arm")
+    if not getattr(lib, "_flexcosim_typed", False):
+        lib.arm_table_length.argtypes = [_ARRAY]
+        lib.arm_table_length.restype = ctypes.c_long
+        lib.arm_eom.argtypes = [_ARRAY, _ARRAY, _ARRAY, _ARRAY, _ARRAY]
+        lib.arm_rhs.argtypes = [_ARRAY, _ARRAY, ctypes.c_double, ctypes.c_double, _ARRAY]
+        lib.arm_advance.argtypes = [_ARRAY, _ARRAY, _ARRAY, ctypes.c_double, ctypes.c_double,
+                                    ctypes.c_double, ctypes.c_int, ctypes.c_int]
+        lib.arm_outputs.argtypes = [_ARRAY, _ARRAY, _ARRAY]
+        for f in (lib.arm_eom, lib.arm_rhs, lib.arm_advance, lib.arm_outputs):
+            f.restype = ctypes.c_int
+        lib._flexcosim_typed = True
+    return lib
 
 
-@njit
-def _link_point(J, x, phi, G, d, dd, w_om, i0, fs):
-    """Frame-components of one link point (:func:`frame_point`): fills the delta
-    columns of J and returns (s_x, s_y, sd_x, sd_y, quad_x, quad_y) where s = (x+u, w),
-    sd = s', and quad is the velocity-quadratic part of s'' (= -dd^T G dd on the axial
-    component).  ``fs`` is 1.0 with foreshortening, 0.0 without.
-    """
-    nm = phi.shape[0]
-    # the delta columns of J are the frame derivatives themselves (a view, no copy)
-    sx, sy, sdx, sdy, udd = frame_point(x, phi, G, d, dd, fs, J[:, i0:i0 + nm])
-    return sx, sy, sdx, sdy, udd, 0.0
+class ArmKernel:
+    """The compiled right-hand side of the arm, ``kernel(x, tau1, tau2) -> x'``, with its
+    own stepping loop for RK4 and Gill (``advance``, used by
+    :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
+    step)."""
 
+    def __init__(self, table: np.ndarray):
+        self.table = np.ascontiguousarray(table, dtype=float)
+        self.lib = _arm_library()
+        if self.lib.arm_table_length(self.table) != self.table.size:
+            raise ValueError("arm table does not match the layout of arm.c")
 
-@njit
-def _eom(q, qd, nm, xq1, wq1, phi1, g1, xq2, wq2, phi2, g2,
-         dphil1, gl1, dphil2, gl2, scal, fs):
-    """Mass matrix M (full, symmetric) and velocity term hq of M q'' = Q - hq - K q."""
-    l1, l2, m_h2, m_p, j_h1, j_h2, j_s, j_p = (scal[0], scal[1], scal[2], scal[3],
-                                                scal[4], scal[5], scal[6], scal[7])
-    n = 2 + 2 * nm
-    M = np.zeros((n, n))
-    hq = np.zeros(n)
-    J = np.zeros((2, n))
-    th1d = qd[0]
-    d1 = q[2:2 + nm]
-    dd1 = qd[2:2 + nm]
-    d2 = q[2 + nm:]
-    dd2 = qd[2 + nm:]
+    def __call__(self, x, tau1, tau2):
+        x = np.ascontiguousarray(x, dtype=float)
+        dx = np.empty_like(x)
+        if self.lib.arm_rhs(self.table, x, float(tau1), float(tau2), dx):
+            raise IntegrationError("singular mass matrix")
+        return dx
 
-    # --- link 1 (frame 1 components) ---
-    for p in range(xq1.shape[0]):
-        J[:, :] = 0.0
-        sx, sy, sdx, sdy, qx, qy = _link_point(J, xq1[p], phi1[p], g1[p], d1, dd1, th1d, 2, fs)
-        J[0, 0] = -sy
-        J[1, 0] = sx
-        # a_q = -th1d^2 s + 2 th1d E sd + quad
-        ax = -th1d * th1d * sx - 2.0 * th1d * sdy + qx
-        ay = -th1d * th1d * sy + 2.0 * th1d * sdx + qy
-        _add_point(M, hq, J, ax, ay, wq1[p])
+    def advance(self, stepper, y, args, h, n):
+        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
+        if isinstance(stepper, Gill):
+            method = 1
+            register = (np.zeros(y.size) if stepper.q is None
+                        else np.array(stepper.q, dtype=float))
+        elif type(stepper) is RK4:
+            method, register = 0, np.zeros(y.size)
+        else:
+            return None
+        x = np.array(y, dtype=float)
+        if self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
+                                float(h), int(n), method):
+            raise IntegrationError("singular mass matrix or non-finite state")
+        if method == 1:
+            stepper.q = register
+        return x
 
-    # tip of link 1 = origin of link 2 (and the joint-2 hub mass)
-    J1l = np.zeros((2, n))
-    ones = np.ones(nm)
-    sx, sy, sdx, sdy, qx, qy = _link_point(J1l, l1, ones, gl1, d1, dd1, th1d, 2, fs)
-    J1l[0, 0] = -sy
-    J1l[1, 0] = sx
-    a1x = -th1d * th1d * sx - 2.0 * th1d * sdy + qx
-    a1y = -th1d * th1d * sy + 2.0 * th1d * sdx + qy
-    _add_point(M, hq, J1l, a1x, a1y, m_h2)
-
-    # --- link 2 (frame 2 components) ---
-    alpha = 0.0
-    alphad = 0.0
-    for j in range(nm):
-        alpha += dphil1[j] * d1[j]
-        alphad += dphil1[j] * dd1[j]
-    beta = q[1] + alpha
-    cb = math.cos(beta)
-    sb = math.sin(beta)
-    ph2d = th1d + qd[1] + alphad
-    # base Jacobian and base quadratic acceleration rotated into frame 2: R(-beta)
-    Jo = np.empty((2, n))
-    for a in range(n):
-        Jo[0, a] = cb * J1l[0, a] + sb * J1l[1, a]
-        Jo[1, a] = -sb * J1l[0, a] + cb * J1l[1, a]
-    aox = cb * a1x + sb * a1y
-    aoy = -sb * a1x + cb * a1y
-    cphi2 = np.zeros(n)  # d(phi_2')/d(q')
-    cphi2[0] = 1.0
-    cphi2[1] = 1.0
-    for j in range(nm):
-        cphi2[2 + j] = dphil1[j]
-
-    for p in range(xq2.shape[0] + 1):
-        J[:, :] = 0.0
-        if p < xq2.shape[0]:
-            sx, sy, sdx, sdy, qx, qy = _link_point(J, xq2[p], phi2[p], g2[p], d2, dd2, ph2d,
-                                                   2 + nm, fs)
-            m = wq2[p]
-        else:  # payload at the tip
-            sx, sy, sdx, sdy, qx, qy = _link_point(J, l2, ones, gl2, d2, dd2, ph2d, 2 + nm, fs)
-            m = m_p
-        for a in range(n):
-            J[0, a] += Jo[0, a] - sy * cphi2[a]
-            J[1, a] += Jo[1, a] + sx * cphi2[a]
-        ax = aox - ph2d * ph2d * sx - 2.0 * ph2d * sdy + qx
-        ay = aoy - ph2d * ph2d * sy + 2.0 * ph2d * sdx + qy
-        _add_point(M, hq, J, ax, ay, m)
-
-    # --- rotary inertias (angles linear in q: no velocity terms) ---
-    c = np.zeros(n)
-    c[0] = 1.0
-    _add_rotor(M, c, j_h1)
-    for j in range(nm):
-        c[2 + j] = dphil1[j]
-    _add_rotor(M, c, j_s)
-    c[1] = 1.0
-    _add_rotor(M, c, j_h2)
-    for j in range(nm):
-        c[2 + nm + j] = dphil2[j]
-    _add_rotor(M, c, j_p)
-
-    for a in range(n):
-        for b in range(a):
-            M[a, b] = M[b, a]
-    return M, hq
-
-
-@njit
-def _accel(q, qd, tau1, tau2, nm, xq1, wq1, phi1, g1, xq2, wq2, phi2, g2,
-           dphil1, gl1, dphil2, gl2, scal, fs, K, D):
-    M, hq = _eom(q, qd, nm, xq1, wq1, phi1, g1, xq2, wq2, phi2, g2,
-                 dphil1, gl1, dphil2, gl2, scal, fs)
-    f = -hq - K @ q - D @ qd
-    f[0] += tau1
-    f[1] += tau2
-    return np.linalg.solve(M, f)
-
-
-@njit
-def _rhs(x, tau1, tau2, nm, xq1, wq1, phi1, g1, xq2, wq2, phi2, g2,
-         dphil1, gl1, dphil2, gl2, scal, fs, K, D):
-    n = x.shape[0] // 2
-    out = np.empty_like(x)
-    out[:n] = x[n:]
-    out[n:] = _accel(x[:n], x[n:], tau1, tau2, nm, xq1, wq1, phi1, g1, xq2, wq2, phi2, g2,
-                     dphil1, gl1, dphil2, gl2, scal, fs, K, D)
-    return out
+    def outputs(self, x) -> np.ndarray:
+        out = np.empty(8)
+        self.lib.arm_outputs(self.table, np.ascontiguousarray(x, dtype=float), out)
+        return out
 
 
 def validate_arm_parameters(**params) -> dict:
@@ -298,17 +215,15 @@ class FlexibleManipulator:
         gl2 = self.modes2.foreshortening(p["l2"])[0]
         dphil1 = self.modes1.shapes(p["l1"], 1)[0]
         dphil2 = self.modes2.shapes(p["l2"], 1)[0]
-        scal = np.array([p["l1"], p["l2"], p["m_h2"], p["m_p"], p["j_h1"], p["j_h2"],
-                         p["j_s"], p["j_p"]])
         self.K = np.zeros((self.n_dof, self.n_dof))
         self.K[2:2 + nm, 2:2 + nm] = self.modes1.stiffness()
         self.K[2 + nm:, 2 + nm:] = self.modes2.stiffness()
         self.D = p["damping"] * self.K
-        fs = float(p["geometric_stiffening"])
-        self._geom = (nm, xq1, wq1 * p["rho_a1"], phi1, g1, xq2, wq2 * p["rho_a2"], phi2, g2,
-                      dphil1, gl1, dphil2, gl2, scal, fs)
-        self._args = self._geom + (self.K, self.D)
-        self._tip_geometry = (dphil1, gl1, gl2, fs)
+        head = [nm, len(xq1), len(xq2), float(p["geometric_stiffening"]), p["l1"], p["l2"],
+                p["m_h2"], p["m_p"], p["j_h1"], p["j_h2"], p["j_s"], p["j_p"]]
+        parts = [head, xq1, wq1 * p["rho_a1"], phi1, g1, xq2, wq2 * p["rho_a2"], phi2, g2,
+                 dphil1, gl1, dphil2, gl2, self.K, self.D]
+        self.kernel = ArmKernel(np.concatenate([np.ravel(np.asarray(a, float)) for a in parts]))
 
     # -- properties of the arm ---------------------------------------------------------
     def tip_load_link1(self) -> tuple[float, float, float]:
@@ -329,21 +244,27 @@ class FlexibleManipulator:
     # -- equations of motion -------------------------------------------------------------
     def mass_matrix(self, q) -> np.ndarray:
         """M(q), shape (n_dof, n_dof) [kg, kg m, kg m^2 by block]."""
-        q = np.asarray(q, dtype=float)
-        return _eom(q, np.zeros_like(q), *self._geom)[0]
+        return self._eom(q, np.zeros(self.n_dof))[0]
 
     def velocity_terms(self, q, qd) -> np.ndarray:
         """hq(q, q'): Coriolis/centrifugal generalised forces moved to the left side."""
-        return _eom(np.asarray(q, float), np.asarray(qd, float), *self._geom)[1]
+        return self._eom(q, qd)[1]
+
+    def _eom(self, q, qd):
+        n = self.n_dof
+        M, hq = np.empty((n, n)), np.empty(n)
+        self.kernel.lib.arm_eom(self.kernel.table, np.ascontiguousarray(q, dtype=float),
+                                np.ascontiguousarray(qd, dtype=float), M, hq)
+        return M, hq
 
     def accelerations(self, q, qd, tau=(0.0, 0.0)) -> np.ndarray:
         """q'' for joint torques tau = (tau1, tau2) [N m]."""
-        return _accel(np.asarray(q, float), np.asarray(qd, float), float(tau[0]),
-                      float(tau[1]), *self._args)
+        x = np.concatenate([np.asarray(q, float), np.asarray(qd, float)])
+        return self.kernel(x, tau[0], tau[1])[self.n_dof:]
 
     def rhs(self, t: float, x: np.ndarray, tau1: float = 0.0, tau2: float = 0.0) -> np.ndarray:
         """First-order form x' = f(x) with x = (q, q')."""
-        return _rhs(x, tau1, tau2, *self._args)
+        return self.kernel(x, tau1, tau2)
 
     def state_names(self) -> list[str]:
         """Names of x = (q, q'): joint angles ``theta1/2`` [rad], modal amplitudes
@@ -366,19 +287,7 @@ class FlexibleManipulator:
     def outputs(self, x) -> dict:
         """Measured signals of state x: joint angles [rad] and rates [rad/s], tip
         deflections w1, w2 [m] in each link's frame, end-effector x_tip, y_tip [m]."""
-        nm, n = self.n_modes, self.n_dof
-        q, qd = x[:n], x[n:]
-        d1, d2 = q[2:2 + nm], q[2 + nm:n]
-        dphil1, gl1, gl2, fs = self._tip_geometry
-        l1, l2 = self.params["l1"], self.params["l2"]
-        w1, w2 = float(d1.sum()), float(d2.sum())
-        s1 = complex(l1 - 0.5 * fs * d1 @ gl1 @ d1, w1)
-        s2 = complex(l2 - 0.5 * fs * d2 @ gl2 @ d2, w2)
-        phi2 = q[0] + q[1] + dphil1 @ d1
-        tip = np.exp(1j * q[0]) * s1 + np.exp(1j * phi2) * s2
-        return {"theta1": float(q[0]), "theta2": float(q[1]), "omega1": float(qd[0]),
-                "omega2": float(qd[1]), "w1": w1, "w2": w2,
-                "x_tip": float(tip.real), "y_tip": float(tip.imag)}
+        return dict(zip(ARM_OUTPUTS, map(float, self.kernel.outputs(x))))
 
     def simulate(self, torque, t_end: float, h: float, method: str = "rk4", x0=None,
                  substeps: int = 1):
@@ -388,13 +297,13 @@ class FlexibleManipulator:
         Returns ``(t, x)`` with t of shape (n+1,) and x of shape (n+1, 2 n_dof).
         """
         x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
-        return integrate_held(_rhs, lambda t: (*map(float, torque(t)), *self._args), x,
+        return integrate_held(self.kernel, lambda t: tuple(map(float, torque(t))), x,
                               0.0, h, int(round(t_end / h)), ode_stepper(method), substeps)
 
     def derivatives(self, tau1: float, tau2: float):
         """(rhs, args): the compiled right-hand side ``rhs(x, *args)`` with the torques
         [N m] held (for :meth:`~mbdcore.integrators.Integrator.step_autonomous`)."""
-        return _rhs, (float(tau1), float(tau2), *self._args)
+        return self.kernel, (float(tau1), float(tau2))
 
 
 class ArmProblem(ConstrainedProblem):
@@ -496,3 +405,49 @@ class FlexibleManipulatorBlock(OdeBlock):
     def energy(self) -> float:
         """Total mechanical energy [J]."""
         return self.model.energy(self.x)
+
+    def c_model(self) -> CModel:
+        """The arm's C equations (``native/arm.c``, the code this block runs) over its
+        table: the physical parameters, the number of modes, the shape family and the
+        stiffening switch are built in; torques, initial angles, method and substeps
+        stay settable."""
+        table = self.model.kernel.table
+        outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(ARM_OUTPUTS))
+        glue = f"""
+#define ARM_TABLE_SIZE {table.size}
+
+int model_setup(ModelData *d, char *msg, size_t n) {{
+    (void)d;
+    if (arm_table_length(ARM_TABLE) != ARM_TABLE_SIZE) {{
+        snprintf(msg, n, "the arm's table is corrupt");
+        return 1;
+    }}
+    return 0;
+}}
+
+void model_initial(ModelData *d) {{
+    int i;
+    for (i = 0; i < N_X; i++) d->x[i] = 0.0;
+    X(0) = PAR_theta1_0;
+    X(1) = PAR_theta2_0;
+}}
+
+void model_derivatives(const ModelData *d, const double *x, double *dx) {{
+    int i;
+    if (arm_rhs(ARM_TABLE, x, IN_tau1, IN_tau2, dx))   /* singular M: the step is undone */
+        for (i = 0; i < N_X; i++) dx[i] = NAN;
+}}
+
+void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
+
+void model_outputs(ModelData *d) {{
+    double y[8] = {{0.0}};
+    arm_outputs(ARM_TABLE, d->x, y);
+{outputs}
+}}
+"""
+        source = ("#define ARM_API static __attribute__((unused))\n" + ARM_C_SOURCE.read_text()
+                  + "\n" + c_array("ARM_TABLE", table) + glue)
+        return CModel(source, n_states=2 * self.model.n_dof,
+                      state_names=tuple(self.model.state_names()),
+                      fixed_parameters=tuple(p.name for p in ARM_PARAMETERS))

@@ -8,8 +8,12 @@ zero-order-hold solution (physics), for bad values, and for its saved states.
 """
 from __future__ import annotations
 
+import math
+import os
 import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import control as ct
 import fmpy
@@ -25,7 +29,10 @@ from fmu.fmi.export_c import GCC_COMMAND, CExportError, export_c_fmu
 from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import (LinearSystemBlock, load_state_space, save_state_space,
                                    state_space_config)
-from mbdcore.models.manipulator import FlexibleManipulatorBlock
+import mbdcore
+from mbdcore.models.drive import DCMotorBlock
+from mbdcore.models.manipulator import (ARM_INPUTS, ARM_OUTPUTS, FlexibleManipulatorBlock,
+                                        bang_bang_torque)
 
 pytestmark = pytest.mark.gcc
 
@@ -213,7 +220,7 @@ def test_state_get_set_and_serialization_continue_bit_for_bit(host, plant, tmp_p
 
 def test_export_refuses_what_c_cannot_do(tmp_path):
     with pytest.raises(CExportError, match="no C equations"):
-        export_c_fmu(FlexibleManipulatorBlock, tmp_path)
+        export_c_fmu(DCMotorBlock, tmp_path)
     plant_class = LinearSystemBlock.configured(state_space_config(_plant()), "Plant")
     with pytest.raises(CExportError, match="'bdf2' has no C implementation.*rk4, gill"):
         export_c_fmu(plant_class, tmp_path, parameters={"method": "bdf2"})
@@ -254,3 +261,68 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+# -- the flexible arm ----------------------------------------------------------------------
+
+ARM_H = 1e-3
+
+
+def _arm_python(shapes, method, t):
+    b = FlexibleManipulatorBlock(mode_shapes=shapes, n_modes=3, method=method, substeps=10)
+    rows = []
+    for k, tk in enumerate(t):
+        b.set_inputs(dict(zip(ARM_INPUTS, bang_bang_torque(tk))))
+        b.do_step(k * ARM_H, ARM_H)
+        rows.append([b.outputs()[n] for n in ARM_OUTPUTS])
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("shapes", ["clamped-mass", "clamped-free"])
+def test_c_arm_fmu_equals_the_python_arm_on_the_open_loop_case(shapes, tmp_path):
+    """The open-loop benchmark case (docs/benchmarks.md §1, 1.2 s): the C FMU run by fmpy
+    against the Python arm block, same method and step, to 1e-9 (both RK4 and Gill)."""
+    fmu = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC",
+                       parameters={"mode_shapes": shapes, "n_modes": 3})
+    assert validate_fmu(str(fmu)) == []
+    t = ARM_H * np.arange(1200)
+    signals = np.array([(tk, *bang_bang_torque(tk)) for tk in t],
+                       dtype=[("time", float), ("tau1", float), ("tau2", float)])
+    for method in ("rk4", "gill"):
+        res = fmpy.simulate_fmu(str(fmu), stop_time=1.2, step_size=ARM_H, output_interval=ARM_H,
+                                input=signals, start_values={"method": method, "substeps": 10},
+                                output=list(ARM_OUTPUTS))
+        in_c = np.column_stack([res[n] for n in ARM_OUTPUTS])[1:]
+        np.testing.assert_allclose(in_c, _arm_python(shapes, method, t), rtol=0, atol=1e-9)
+    assert abs(in_c[:, 4]).max() > 1e-3             # link 1 bent
+
+
+def test_c_arm_fmu_in_the_c_host_refuses_changing_a_built_in_parameter(host, tmp_path):
+    fmu = Unzipped(export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC"),
+                   tmp_path / "x")
+    run = host(start(fmu, params=f"set_real 0 {fmu.vr['l1']} 0.6\n"
+                                 f"set_real 0 {fmu.vr['theta1_0']} 0.3\n") +
+               f"set_real 0 {fmu.vr['tau1']} 0.2\nstep 0 0 {ARM_H}\n"
+               f"get_real 0 {fmu.vrs('theta1', 'x_tip')}\n", env={})
+    assert any("parameter l1 = 0.59999999999999998 refused: accepted [0.5, 0.5] m" in e
+               for e in run.errors())
+    l1 = next(v for v in fmu.md.modelVariables if v.name == "l1")
+    assert l1.min == l1.max == "0.5" and "export again with --set l1=VALUE" in l1.description
+    theta1, x_tip = run.values()[0]
+    assert theta1 == pytest.approx(0.3, abs=1e-3)          # theta1_0 stays settable
+    assert x_tip == pytest.approx(math.cos(0.3), abs=2e-3)  # the arm (2 x 0.5 m) at 0.3 rad
+    symbols = subprocess.run(["nm", "-D", str(fmu.binary)], capture_output=True, text=True).stdout
+    assert "Py" not in symbols
+
+
+def test_the_arm_kernel_is_compiled_into_the_user_cache_not_the_package(tmp_path):
+    script = ("from mbdcore.models.manipulator import FlexibleManipulator\n"
+              "print(FlexibleManipulator().accelerations([0.1, 0, 0, 0, 0, 0], [0] * 6, (1, 0))[0])")
+    env = dict(os.environ, FLEXCOSIM_KERNEL_DIR=str(tmp_path / "kernels"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) > 0
+    built = list((tmp_path / "kernels").glob("arm-*.so"))
+    assert len(built) == 1
+    package = Path(mbdcore.__file__).resolve().parent
+    assert not list(package.rglob("*.so"))

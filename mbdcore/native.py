@@ -56,10 +56,11 @@ def _compiler() -> str:
                       "(the flexible arm) are built from C once per machine")
 
 
-def load_kernel(source: Path, name: str) -> ctypes.CDLL:
-    """The compiled ``source`` (a C file), built if the cache lacks it, loaded once per
-    process."""
-    text = Path(source).read_bytes()
+def load_kernel(source: Path, name: str, headers: tuple = ()) -> ctypes.CDLL:
+    """The compiled ``source`` (a C file including ``headers`` by their file names),
+    built if the cache lacks it, loaded once per process."""
+    text = Path(source).read_bytes() + b"".join(Path(h).read_bytes() for h in headers)
+    includes = [f"-I{d}" for d in dict.fromkeys(str(Path(h).resolve().parent) for h in headers)]
     cc = _compiler()
     key = hashlib.sha256(text + " ".join((cc, *KERNEL_FLAGS, sys.platform)).encode()).hexdigest()[:16]
     if key in _LOADED:
@@ -70,7 +71,8 @@ def load_kernel(source: Path, name: str) -> ctypes.CDLL:
     if not library.exists():
         with tempfile.TemporaryDirectory(dir=folder) as tmp:
             built = Path(tmp) / library.name
-            done = subprocess.run([cc, *KERNEL_FLAGS, str(source), "-o", str(built), "-lm"],
+            done = subprocess.run([cc, *KERNEL_FLAGS, *includes, str(source), "-o", str(built),
+                                   "-lm"],
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 raise KernelError(f"compiling {source} failed:\n{done.stderr.strip()}")

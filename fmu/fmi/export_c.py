@@ -4,7 +4,8 @@ FMI 2.0 co-simulation wrapper, for hosts without Python (real-time targets, HIL 
 :func:`export_c_fmu` writes an FMU with
 
 * ``sources/``: the wrapper ``fmi2_cs.c`` and ``flexcosim_model.h`` (the same for every
-  model, ``fmu/fmi/native/cfmu``), the generated ``model_config.h`` (sizes, variable
+  model, ``fmu/fmi/native/cfmu``), the fixed-step methods ``fixed_step.h``
+  (:data:`mbdcore.integrators.runge_kutta.C_FIXED_STEP_HEADER`), the generated ``model_config.h`` (sizes, variable
   macros) and ``model.c`` (the variable table and the block's equations), the FMI 2.0
   headers, and ``buildDescription.xml``; they compile alone with the one line of
   :data:`GCC_COMMAND` (C99, libm only, no allocation after instantiation);
@@ -32,6 +33,7 @@ import fmpy
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
 from mbdcore.codegen import CModel, c_identifier
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
 __all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "CExportError", "c_sources_dir"]
 
@@ -214,6 +216,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         src.mkdir()
         for f in ("fmi2_cs.c", "flexcosim_model.h"):
             shutil.copy(c_sources_dir() / f, src / f)
+        shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
         headers = Path(fmpy.__file__).resolve().parent / "c-code"
         for h in _HEADERS:
             shutil.copy(headers / h, src / h)

@@ -23,6 +23,7 @@ by its coefficient vectors.  Names (in :mod:`mbdcore.dae.methods`):
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -30,7 +31,11 @@ from mbdcore.integrators.base import Integrator
 from mbdcore.jit import njit
 
 __all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor",
-           "explicit_rk_steps", "gill_steps"]
+           "explicit_rk_steps", "gill_steps", "C_FIXED_STEP_HEADER"]
+
+#: RK4 and Gill in C99 (for models whose equations are C: the arm's kernel, the C FMUs),
+#: summed as the steppers below sum them.
+C_FIXED_STEP_HEADER = Path(__file__).resolve().parent / "native" / "fixed_step.h"
 
 
 class ExplicitRungeKutta(Integrator):

@@ -65,7 +65,7 @@ from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import RK4, Gill
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, RK4, Gill
 from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.native import load_kernel
 
@@ -105,7 +105,7 @@ _ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 
 
 def _arm_library():
-    lib = load_kernel(ARM_C_SOURCE, "arm")
+    lib = load_kernel(ARM_C_SOURCE, "arm", (C_FIXED_STEP_HEADER,))
     if not getattr(lib, "_flexcosim_typed", False):
         lib.arm_table_length.argtypes = [_ARRAY]
         lib.arm_table_length.restype = ctypes.c_long

@@ -17,6 +17,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fixed_step.h"
+
 #define ARM_MAX_MODES 5
 #define ARM_MAX_DOF (2 + 2 * ARM_MAX_MODES)
 
@@ -261,51 +263,31 @@ ARM_API int arm_rhs(const double *tab, const double *x, double tau1, double tau2
     return accel(&A, x, x + A.n, tau1, tau2, dx + A.n);
 }
 
-/* n steps of h [s]: method 0 classical RK4 (stages summed as mbdcore's tableau stepper
-   sums them), 1 Runge-Kutta-Gill with its round-off register gq carried.  Returns 0, or
-   1 if a step met a singular mass matrix or a non-finite state (x is then unchanged). */
+typedef struct { const double *tab; double tau1, tau2; } ArmInputs;
+
+static int arm_rhs_held(void *ctx, const double *x, double *dx) {
+    const ArmInputs *in = (const ArmInputs *)ctx;
+    return arm_rhs(in->tab, x, in->tau1, in->tau2, dx);
+}
+
+/* n steps of h [s] with the torques held: method 0 classical RK4, 1 Runge-Kutta-Gill with
+   its round-off register gq carried (fixed_step.h, as mbdcore's steppers sum them).
+   Returns 0, or 1 if a step met a singular mass matrix or a non-finite state (x and gq
+   are then unchanged). */
 ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, double tau2,
                         double h, int n, int method) {
-    static const double R = 0.70710678118654757;   /* sqrt(1/2) */
-    const double ga[4] = {0.5, 1 - R, 1 + R, 1.0 / 6.0}, gb[4] = {2.0, 1.0, 1.0, 2.0},
-                 gc[4] = {0.5, 1 - R, 1 + R, 0.5};
-    double y[2 * ARM_MAX_DOF], k[4][2 * ARM_MAX_DOF], yi[2 * ARM_MAX_DOF], q[2 * ARM_MAX_DOF];
+    double y[2 * ARM_MAX_DOF], q[2 * ARM_MAX_DOF], scratch[10 * ARM_MAX_DOF];
+    ArmInputs in;
     Arm A;
-    int s, i, j, m;
+    int s, i, m;
     if (!arm_unpack(tab, &A)) return 1;
     m = 2 * A.n;
+    in.tab = tab; in.tau1 = tau1; in.tau2 = tau2;
     memcpy(y, x, sizeof(double) * m);
     memcpy(q, gq, sizeof(double) * m);
-    for (s = 0; s < n; s++) {
-        if (method == 1) {
-            for (j = 0; j < 4; j++) {
-                if (arm_rhs(tab, y, tau1, tau2, k[0])) return 1;
-                for (i = 0; i < m; i++) {
-                    double kk = h * k[0][i];
-                    double y_new = y[i] + ga[j] * (kk - gb[j] * q[i]);
-                    double r = y_new - y[i];
-                    y[i] = y_new;
-                    q[i] = q[i] + 3.0 * r - gc[j] * kk;
-                }
-            }
-        } else {
-            if (arm_rhs(tab, y, tau1, tau2, k[0])) return 1;
-            for (i = 0; i < m; i++) yi[i] = y[i] + (h * 0.5) * k[0][i];
-            if (arm_rhs(tab, yi, tau1, tau2, k[1])) return 1;
-            for (i = 0; i < m; i++) yi[i] = y[i] + (h * 0.5) * k[1][i];
-            if (arm_rhs(tab, yi, tau1, tau2, k[2])) return 1;
-            for (i = 0; i < m; i++) yi[i] = y[i] + h * k[2][i];
-            if (arm_rhs(tab, yi, tau1, tau2, k[3])) return 1;
-            for (i = 0; i < m; i++) {
-                double inc = 0.0;
-                inc = inc + (1.0 / 6.0) * k[0][i];
-                inc = inc + (2.0 / 6.0) * k[1][i];
-                inc = inc + (2.0 / 6.0) * k[2][i];
-                inc = inc + (1.0 / 6.0) * k[3][i];
-                y[i] = y[i] + h * inc;
-            }
-        }
-    }
+    for (s = 0; s < n; s++)
+        if (method == 1 ? fs_gill_step(arm_rhs_held, &in, y, q, m, h, scratch)
+                        : fs_rk4_step(arm_rhs_held, &in, y, m, h, scratch)) return 1;
     for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
     memcpy(x, y, sizeof(double) * m);
     memcpy(gq, q, sizeof(double) * m);

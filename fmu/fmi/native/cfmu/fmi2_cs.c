@@ -8,7 +8,7 @@
  *    finite, outside its range or not one of its choices is refused with fmi2Error and a
  *    log message naming the variable and the accepted values; the old value stays;
  *  - an input that is not finite or outside its range is refused the same way;
- *  - fmi2DoStep integrates the continuous state with RK4 or Gill (parameter "method",
+ *  - fmi2DoStep integrates the continuous state with RK4 or Gill (fixed_step.h, "method",
  *    "substeps" steps per communication step) and advances the discrete state; a step
  *    that gives a non-finite state is undone and returns fmi2Discard with a message;
  *  - the whole state (time, values, continuous and discrete state) is saved by
@@ -23,6 +23,7 @@
 
 #include "fmi2Functions.h"
 #include "flexcosim_model.h"
+#include "fixed_step.h"    /* RK4 and Gill, as mbdcore.integrators sums them */
 
 typedef enum { ST_INSTANTIATED, ST_INITIALIZATION, ST_STEPPING, ST_TERMINATED, ST_ERROR } Phase;
 
@@ -140,45 +141,9 @@ static int substeps(const ModelData *d) {
 }
 
 #if N_X > 0
-/* Classical RK4, summed as the Python tableau stepper sums (mbdcore.integrators). */
-static void rk4_step(ModelData *d, double h) {
-    double k[4][N_X], y[N_X];
-    int i;
-    model_derivatives(d, d->x, k[0]);
-    for (i = 0; i < N_X; i++) y[i] = d->x[i] + (h * 0.5) * k[0][i];
-    model_derivatives(d, y, k[1]);
-    for (i = 0; i < N_X; i++) y[i] = d->x[i] + (h * 0.5) * k[1][i];
-    model_derivatives(d, y, k[2]);
-    for (i = 0; i < N_X; i++) y[i] = d->x[i] + h * k[2][i];
-    model_derivatives(d, y, k[3]);
-    for (i = 0; i < N_X; i++) {
-        double inc = 0.0;
-        inc = inc + (1.0 / 6.0) * k[0][i];
-        inc = inc + (2.0 / 6.0) * k[1][i];
-        inc = inc + (2.0 / 6.0) * k[2][i];
-        inc = inc + (1.0 / 6.0) * k[3][i];
-        d->x[i] = d->x[i] + h * inc;
-    }
-}
-
-/* Runge-Kutta-Gill with round-off compensation (Gill 1951), register q carried. */
-static void gill_step(ModelData *d, double h) {
-    static const double R = 0.70710678118654757;   /* sqrt(1/2) */
-    const double a[4] = {0.5, 1 - R, 1 + R, 1.0 / 6.0};
-    const double b[4] = {2.0, 1.0, 1.0, 2.0};
-    const double cc[4] = {0.5, 1 - R, 1 + R, 0.5};
-    double f[N_X];
-    int j, i;
-    for (j = 0; j < 4; j++) {
-        model_derivatives(d, d->x, f);
-        for (i = 0; i < N_X; i++) {
-            double k = h * f[i];
-            double y_new = d->x[i] + a[j] * (k - b[j] * d->gill_q[i]);
-            double r = y_new - d->x[i];
-            d->x[i] = y_new;
-            d->gill_q[i] = d->gill_q[i] + 3.0 * r - cc[j] * k;
-        }
-    }
+static int model_rhs(void *ctx, const double *x, double *dx) {
+    model_derivatives((const ModelData *)ctx, x, dx);
+    return 0;
 }
 #endif
 
@@ -431,9 +396,10 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
         int n = substeps(&c->d), s;
         double hs = h / n;
         int gill = method_is_gill(&c->d);
+        double scratch[5 * N_X];
         for (s = 0; s < n; s++) {
-            if (gill) gill_step(&c->d, hs);
-            else rk4_step(&c->d, hs);
+            if (gill) fs_gill_step(model_rhs, &c->d, c->d.x, c->d.gill_q, N_X, hs, scratch);
+            else fs_rk4_step(model_rhs, &c->d, c->d.x, N_X, hs, scratch);
         }
     }
 #endif

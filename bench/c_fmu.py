@@ -7,8 +7,8 @@ For each exported model: the median, 99.9th percentile and worst time of one
 in a plain C harness (dlopen, no Python; CLOCK_MONOTONIC around every step), and the
 time from the start of a fresh process to the first completed ``fmi2DoStep``
 (process start, dlopen, instantiate, initialise, one step).  Models: the 2-state
-mass-spring-damper plant and a 24-state linear plant (a stand-in of the linearised
-arm with 5 modes per link), RK4 with 10 substeps, as a HIL bench would run them.
+mass-spring-damper plant, a 24-state linear plant, the flexible arm with 2 and 5 modes
+per link (RK4, 10 substeps per step: its FMU default) and the joint PD law.
 """
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ import numpy as np
 from fmpy import extract, read_model_description
 
 from fmu.fmi.export_c import export_c_fmu
+from controllers.laws import JointPDController
 from mbdcore.models.linear import LinearSystemBlock, state_space_config
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
 HARNESS = r"""
 #include <dlfcn.h>
@@ -50,13 +52,14 @@ int main(int argc, char **argv) {
     fmi2Component c = fmi2Instantiate("bench", fmi2CoSimulation, argv[2], "file:///tmp", &cb, 0, 0);
     fmi2ValueReference in = (fmi2ValueReference)atoi(argv[3]), out = (fmi2ValueReference)atoi(argv[4]);
     long n = atol(argv[5]);
+    double scale = atof(argv[6]);
     double h = 1e-3, u, y, *dt = malloc(n * sizeof *dt);
     fmi2SetupExperiment(c, 0, 0, 0.0, 0, 0);
     fmi2EnterInitializationMode(c);
     fmi2ExitInitializationMode(c);
     for (long k = 0; k < n; k++) {
         double t0 = now();
-        u = (k / 500) % 2 ? 1.0 : -1.0;
+        u = ((k / 500) % 2 ? 1.0 : -1.0) * scale;
         fmi2SetReal(c, &in, 1, &u);
         if (fmi2DoStep(c, k * h, h, fmi2True) != fmi2OK) { printf("step failed\n"); return 1; }
         fmi2GetReal(c, &out, 1, &y);
@@ -70,6 +73,16 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+
+
+def _models():
+    """label -> (block class, export parameters, input name, output name)."""
+    out = {label: (LinearSystemBlock.configured(state_space_config(system), "Bench"), {},
+                   "u0", "y0") for label, system in _plants().items()}
+    out["arm, 2 modes/link"] = (FlexibleManipulatorBlock, {}, "tau1", "theta1")
+    out["arm, 5 modes/link"] = (FlexibleManipulatorBlock, {"n_modes": 5}, "tau1", "theta1")
+    out["joint PD"] = (JointPDController, {}, "theta1", "tau1")
+    return out
 
 
 def _plants():
@@ -94,19 +107,22 @@ def main(steps: int) -> None:
         (tmp / "harness.c").write_text(HARNESS)
         subprocess.run(["gcc", "-O2", "-std=gnu99", f"-I{headers}", str(tmp / "harness.c"),
                         "-o", str(tmp / "harness"), "-ldl"], check=True)
-        print(f"C-source FMUs, 1 ms communication step, RK4 x 10 substeps, {steps} steps")
+        print(f"C-source FMUs, 1 ms communication step, RK4 x 10 substeps, {steps} steps "
+              "(input: +-1 square wave, the arm's torque 0.02 x that)")
         print(f"{'model':>20} {'median [us]':>12} {'p99.9 [us]':>11} {'worst [us]':>11} "
               f"{'start->1st step [ms]':>21} {'process [ms]':>13}")
-        for label, system in _plants().items():
-            block = LinearSystemBlock.configured(state_space_config(system), "Bench")
-            fmu = export_c_fmu(block, tmp / label.replace(" ", "_").replace(",", ""))
+        for label, (block, params, u_name, y_name) in _models().items():
+            folder = tmp / "".join(ch if ch.isalnum() else "_" for ch in label)
+            fmu = export_c_fmu(block, folder, model_name="Bench", parameters=params)
             md = read_model_description(str(fmu))
-            folder = extract(str(fmu), str(tmp / (fmu.stem + "_x")))
+            folder = extract(str(fmu), str(folder / "x"))
             binary = Path(folder) / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
             vr = {v.name: v.valueReference for v in md.modelVariables}
             wall = time.perf_counter()
-            done = subprocess.run([str(tmp / "harness"), str(binary), md.guid, str(vr["u0"]),
-                                   str(vr["y0"]), str(steps)], capture_output=True, text=True,
+            done = subprocess.run([str(tmp / "harness"), str(binary), md.guid, str(vr[u_name]),
+                                   str(vr[y_name]), str(steps),
+                                   "0.02" if u_name == "tau1" else "1.0"],
+                                  capture_output=True, text=True,
                                   env={"PATH": "/usr/bin:/bin"}, check=True)
             wall = time.perf_counter() - wall
             fields = dict(zip(done.stdout.split()[::2], done.stdout.split()[1::2]))

@@ -4,7 +4,8 @@ Prints, for the open-loop case of docs/benchmarks.md §1 (load case 1a: 1.2 s at
 wall time with Gill, Treanor and classical RK4 against the computing times that
 Yan & Al Dmour (2022; docs/benchmarks.md §1, §8.1) report for their two-link flexible arm
 (47 s fixed-step Treanor, 2 min 56 s Gill), and the real-time factor of the
-closed-loop demo (3 s at 1 ms) with FMUs and with in-process blocks.
+closed-loop demo (3 s at 1 ms) with Python FMUs, with C-source FMUs and with in-process
+blocks.
 
     python bench/manipulator.py
 """
@@ -49,9 +50,11 @@ def main() -> None:
     print("\nclosed-loop demo, 3 s at 1 ms communication step")
     with tempfile.TemporaryDirectory() as tmp:
         run_demo(tmp, verbose=False)  # builds the FMUs, warms up
-        for use_fmus in (True, False):
-            fig = run_demo(tmp, verbose=False, use_fmus=use_fmus)
-            print(f"  {'FMUs  ' if use_fmus else 'blocks'}: wall {fig['wall_time']:.2f} s, "
+        run_demo(tmp, verbose=False, c_fmus=True)
+        for label, kwargs in (("Python FMUs", {}), ("C FMUs", {"c_fmus": True}),
+                              ("blocks", {"use_fmus": False})):
+            fig = run_demo(tmp, verbose=False, **kwargs)
+            print(f"  {label:>11}: wall {fig['wall_time']:.2f} s, "
                   f"real-time factor {fig['real_time_factor']:.2f}")
 
 

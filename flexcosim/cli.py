@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--method", choices=("gauss-seidel", "jacobi"), default="gauss-seidel")
     demo.add_argument("--blocks", action="store_true",
                       help="run the controller and the arm as in-process blocks instead of FMUs")
+    demo.add_argument("--c-fmus", action="store_true",
+                      help="run reference, controller and arm as C-source FMUs (no Python inside)")
 
     build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(MODELS)) +
@@ -102,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         return _export_c(args)
     if args.command == "demo":
 
+        if args.blocks and args.c_fmus:
+            parser.error("--blocks and --c-fmus exclude each other")
         run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
-                 use_fmus=not args.blocks)
+                 use_fmus=not args.blocks, c_fmus=args.c_fmus)
         return 0
     if args.command == "build":
         out = Path(args.out)
@@ -129,22 +133,33 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: Models with C equations, for ``flexcosim export-c``.
-C_MODELS = {"statespace": "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE"}
+C_MODELS = {
+    "joint-pd": "the joint PD controller with rigid feedforward (the rigid arm built in)",
+    "trajectory": "the quintic joint reference",
+    "manipulator": "the two-link flexible arm (--set n_modes=3, mode_shapes=clamped-free, "
+                   "l1=0.6, ...: built in at export)",
+    "statespace": "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE",
+}
 
 
 def _export_c(args) -> int:
     try:
-        if args.model != "statespace":
+        if args.model in ("manipulator", "joint-pd", "trajectory"):
+            block, name = MODELS[args.model]
+            name = args.name or f"{name}C"
+        elif args.model == "statespace":
+            if not args.source:
+                raise CExportError("statespace needs --from FILE (a state-space JSON file)")
+            name = args.name or "StateSpace"
+            block = LinearSystemBlock.configured(load_state_space(args.source), name)
+        else:
             raise CExportError(f"model {args.model!r}: accepted models are "
                                f"{', '.join(C_MODELS)}")
-        if not args.source:
-            raise CExportError("statespace needs --from FILE (a state-space JSON file)")
-        block = LinearSystemBlock.configured(load_state_space(args.source),
-                                             args.name or "StateSpace")
+        if args.source and args.model != "statespace":
+            raise CExportError(f"--from is for statespace, not {args.model}")
         params = _parameter_values(block, args.set)
-        out = Path(args.out)
-        path = export_c_fmu(block, out, model_name=args.name or "StateSpace",
-                            parameters=params, compile=not args.no_compile)
+        path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
+                            compile=not args.no_compile)
     except (CExportError, ParameterError, ValueError, OSError) as e:
         print(f"flexcosim export-c: {e}", file=sys.stderr)
         return 2

@@ -24,14 +24,15 @@ from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
 from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
+from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import (
     JOINT_STATES,
     FlexibleManipulator,
     FlexibleManipulatorBlock,
 )
 
-__all__ = ["MODELS", "MEASURED", "ensure_fmu", "closed_loop_system", "demo_metrics",
-           "plot_closed_loop", "run_demo"]
+__all__ = ["MODELS", "MEASURED", "ensure_fmu", "ensure_c_fmu", "closed_loop_system",
+           "demo_metrics", "plot_closed_loop", "run_demo"]
 
 #: name on the command line -> (block class, FMU model name)
 MODELS = {
@@ -50,31 +51,52 @@ def _newest_source_mtime() -> float:
     newest = 0.0
     for package in EMBEDDED_PACKAGES:
         folder = Path(importlib.import_module(package).__file__).parent
-        newest = max([newest] + [p.stat().st_mtime for p in folder.rglob("*.py")])
+        newest = max([newest] + [p.stat().st_mtime for p in folder.rglob("*")
+                                 if p.suffix in (".py", ".c", ".h")])
     return newest
 
 
 def ensure_fmu(model: str, folder: str | Path, force: bool = False) -> Path:
     """Path of the FMU of ``model`` (a key of :data:`MODELS`) in ``folder``, built if
     missing, older than the package sources, or if ``force``."""
+    return _ensure(model, folder, force, "", lambda block, path, name:
+                   build_fmu(block, path, model_name=name))
+
+
+def ensure_c_fmu(model: str, folder: str | Path, force: bool = False) -> Path:
+    """Path of the C-source FMU of ``model`` (a key of :data:`MODELS`; model name with a
+    ``C`` appended) in ``folder``, exported as :func:`ensure_fmu` builds."""
+    return _ensure(model, folder, force, "C", lambda block, path, name:
+                   export_c_fmu(block, path, model_name=name))
+
+
+def _ensure(model, folder, force, suffix, make) -> Path:
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; accepted: {', '.join(MODELS)}")
     block, name = MODELS[model]
-    path = Path(folder) / f"{name}.fmu"
+    path = Path(folder) / f"{name}{suffix}.fmu"
     if force or not path.exists() or path.stat().st_mtime < _newest_source_mtime():
         path.parent.mkdir(parents=True, exist_ok=True)
-        build_fmu(block, path, model_name=name)
+        make(block, path, name + suffix)
     return path
 
 
 def closed_loop_system(fmu_dir: str | Path | None = None, arm_params: dict | None = None,
-                       ctrl_params: dict | None = None, ref_params: dict | None = None) -> System:
+                       ctrl_params: dict | None = None, ref_params: dict | None = None,
+                       c_fmus: bool = False) -> System:
     """The closed-loop system; with ``fmu_dir`` the controller and the arm are FMUs
-    built there, without it all three are in-process blocks (same equations)."""
+    built there (with ``c_fmus`` the reference, the controller and the arm are C-source
+    FMUs, no Python inside), without it all three are in-process blocks (same
+    equations)."""
     arm_params = dict(arm_params or {})
     ctrl_params = dict(ctrl_params or {})
     ref = BlockComponent("ref", QuinticJointTrajectory(**(ref_params or {})))
-    if fmu_dir is None:
+    if fmu_dir is not None and c_fmus:
+        ref = FMUComponent("ref", ensure_c_fmu("trajectory", fmu_dir),
+                           parameters=dict(ref_params or {}))
+        ctrl = FMUComponent("ctrl", ensure_c_fmu("joint-pd", fmu_dir), parameters=ctrl_params)
+        arm = FMUComponent("arm", ensure_c_fmu("manipulator", fmu_dir), parameters=arm_params)
+    elif fmu_dir is None:
         ctrl = BlockComponent("ctrl", JointPDController(**ctrl_params))
         arm = BlockComponent("arm", FlexibleManipulatorBlock(**arm_params))
     else:
@@ -128,14 +150,16 @@ def plot_closed_loop(result, path: str | Path) -> Path:
 
 
 def run_demo(out_dir: str | Path = "results", stop_time: float = 3.0, step: float = 1e-3,
-             method: str = "gauss-seidel", use_fmus: bool = True, verbose: bool = True) -> dict:
+             method: str = "gauss-seidel", use_fmus: bool = True, verbose: bool = True,
+             c_fmus: bool = False) -> dict:
     """Run the closed-loop case, write ``results.csv`` and ``closed_loop.png`` into
-    ``out_dir`` and return the metrics (plus wall time [s] and real-time factor)."""
+    ``out_dir`` and return the metrics (plus wall time [s] and real-time factor); with
+    ``c_fmus`` the three components are C-source FMUs."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    system = closed_loop_system(out / "fmus" if use_fmus else None)
+    system = closed_loop_system(out / "fmus" if use_fmus or c_fmus else None, c_fmus=c_fmus)
     master = Master(system, step, method=method)
-    # compile the arm's equations (numba, cached on disk after the first run) before the
+    # compile the arm's equations (C, cached per machine after the first run) before the
     # clock starts: the real-time factor is the simulation's, not the compiler's
     arm = FlexibleManipulator()
     arm.rhs(0.0, arm.initial_state())
@@ -148,7 +172,7 @@ def run_demo(out_dir: str | Path = "results", stop_time: float = 3.0, step: floa
     figures.update(wall_time=wall, real_time_factor=stop_time / wall)
     if verbose:
         print(f"closed loop, {stop_time:g} s at {step:g} s ({method}, "
-              f"{'FMUs' if use_fmus else 'blocks'}): wall {wall:.2f} s, "
+              f"{'C FMUs' if c_fmus else 'FMUs' if use_fmus else 'blocks'}): wall {wall:.2f} s, "
               f"{stop_time / wall:.2f}x real time")
         for i, target in ((1, 15.0), (2, 10.0)):
             print(f"  joint {i} -> {target:g} deg: overshoot {100 * figures[f'overshoot{i}']:.2f} %, "

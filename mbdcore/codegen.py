@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CModel", "c_array", "c_identifier", "C_FUNCTIONS"]
+__all__ = ["CModel", "c_array", "c_identifier", "embed_c", "stateless_functions", "C_FUNCTIONS"]
 
 #: The functions a CModel's source defines.
 C_FUNCTIONS = ("model_setup", "model_initial", "model_derivatives", "model_update",
@@ -52,6 +53,27 @@ def c_array(name: str, values) -> str:
     body = ",\n    ".join(", ".join(f"{v:.17g}" for v in flat[i:i + 4])
                           for i in range(0, max(flat.size, 1), 4)) if flat.size else "0.0"
     return f"static const double {c_identifier(name)}[{max(flat.size, 1)}] = {{\n    {body}\n}};\n"
+
+
+def embed_c(*sources, api: tuple = ()) -> str:
+    """The text of C files that Python loads as a library (their functions exported
+    under the ``api`` macros, e.g. ``ARM_API``), made private to the FMU: each macro
+    becomes ``static`` (and unused functions draw no warning)."""
+    head = "".join(f"#define {m} static __attribute__((unused))\n" for m in api)
+    return head + "".join(f"/* ---- {Path(s).name} ---- */\n{Path(s).read_text()}\n"
+                          for s in sources)
+
+
+def stateless_functions(outputs_body: str) -> str:
+    """The five functions of a law without state: nothing to set up, start, integrate or
+    update; ``model_outputs`` runs ``outputs_body`` (C statements over ``d``)."""
+    return ("int model_setup(ModelData *d, char *msg, size_t n) "
+            "{ (void)d; (void)msg; (void)n; return 0; }\n"
+            "void model_initial(ModelData *d) { (void)d; }\n"
+            "void model_derivatives(const ModelData *d, const double *x, double *dx) "
+            "{ (void)d; (void)x; (void)dx; }\n"
+            "void model_update(ModelData *d, double h) { (void)d; (void)h; }\n\n"
+            f"void model_outputs(ModelData *d) {{\n{outputs_body}\n}}\n")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ __all__ = ["KernelError", "load_kernel", "kernel_dir", "KERNEL_FLAGS"]
 #: Flags of every kernel build (part of the cache key).
 KERNEL_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra")
 
-_LOADED: dict[str, ctypes.CDLL] = {}
+_LOADED: dict = {}   # by content hash and by request
 
 
 class KernelError(RuntimeError):
@@ -56,29 +56,38 @@ def _compiler() -> str:
                       "(the flexible arm) are built from C once per machine")
 
 
-def load_kernel(source: Path, name: str, headers: tuple = ()) -> ctypes.CDLL:
-    """The compiled ``source`` (a C file including ``headers`` by their file names),
-    built if the cache lacks it, loaded once per process."""
-    text = Path(source).read_bytes() + b"".join(Path(h).read_bytes() for h in headers)
+def load_kernel(sources, name: str, headers: tuple = ()) -> ctypes.CDLL:
+    """The compiled C ``sources`` (a path, or several compiled as one translation unit in
+    that order), including ``headers`` by their file names; built if the cache lacks it,
+    loaded once per process."""
+    sources = [Path(sources)] if isinstance(sources, (str, Path)) else [Path(s) for s in sources]
+    request = (tuple(map(str, sources)), name, tuple(map(str, headers)))
+    if request in _LOADED:          # the same files again in this process: no disk access
+        return _LOADED[request]
+    code = b"".join(f"#line 1 \"{s}\"\n".encode() + s.read_bytes() + b"\n" for s in sources)
+    text = code + b"".join(Path(h).read_bytes() for h in headers)
     includes = [f"-I{d}" for d in dict.fromkeys(str(Path(h).resolve().parent) for h in headers)]
     cc = _compiler()
     key = hashlib.sha256(text + " ".join((cc, *KERNEL_FLAGS, sys.platform)).encode()).hexdigest()[:16]
     if key in _LOADED:
+        _LOADED[request] = _LOADED[key]
         return _LOADED[key]
     folder = kernel_dir()
     folder.mkdir(parents=True, exist_ok=True)
     library = folder / f"{name}-{key}.so"
     if not library.exists():
         with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            unit = Path(tmp) / f"{name}.c"
+            unit.write_bytes(code)
             built = Path(tmp) / library.name
-            done = subprocess.run([cc, *KERNEL_FLAGS, *includes, str(source), "-o", str(built),
-                                   "-lm"],
-                                  capture_output=True, text=True)
+            done = subprocess.run([cc, *KERNEL_FLAGS, *includes, str(unit), "-o", str(built),
+                                   "-lm"], capture_output=True, text=True)
             if done.returncode != 0:
-                raise KernelError(f"compiling {source} failed:\n{done.stderr.strip()}")
+                raise KernelError(f"compiling {', '.join(map(str, sources))} failed:\n"
+                                  f"{done.stderr.strip()}")
             os.replace(built, library)       # atomic: concurrent builds cannot clash
     try:
-        _LOADED[key] = ctypes.CDLL(str(library))
+        _LOADED[key] = _LOADED[request] = ctypes.CDLL(str(library))
     except OSError as exc:
         raise KernelError(f"cannot load {library}: {exc}") from None
     return _LOADED[key]

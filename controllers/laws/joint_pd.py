@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from mbdcore.blocks import Block, Parameter, Signal
-from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RigidTwoLinkArm
+from mbdcore.codegen import CModel, c_array, embed_c, stateless_functions
+from mbdcore.models.rigid_arm import (
+    RIGID_ARM_PARAMETERS,
+    RIGID_PARAMETER_NAMES,
+    RigidTwoLinkArm,
+)
 
 __all__ = ["JointTorqueLaw", "JointPDController"]
 
@@ -78,6 +84,9 @@ class JointPDController(JointTorqueLaw):
         self.kp = np.array([p["kp1"], p["kp2"]])
         self.kd = np.array([p["kd1"], p["kd2"]])
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
+        self._c_gains = np.array([p["kp1"], p["kd1"], p["kp2"], p["kd2"], p["tau_max1"],
+                                  p["tau_max2"], float(p["feedforward"])])
+        self._c_rigid = self.rigid.c_parameters
 
     def feedback_system(self):
         """The feedback part ``(theta1, theta2, omega1, omega2) -> (tau1, tau2)``
@@ -93,9 +102,29 @@ class JointPDController(JointTorqueLaw):
                      outputs=["tau1", "tau2"], name="joint_pd")
 
     def torques(self, ref_theta, ref_omega, ref_alpha, theta, omega) -> np.ndarray:
-        """The control law on arrays (rad, rad/s, rad/s^2 in; N m out)."""
-        tau = self.kp * (np.asarray(ref_theta) - theta) + self.kd * (np.asarray(ref_omega) - omega)
-        if self.params["feedforward"]:
-            tau = tau + self.rigid.inverse_dynamics(ref_theta, ref_omega, ref_alpha)
-        return np.clip(tau, -self.tau_max, self.tau_max)
+        """The control law on arrays (rad, rad/s, rad/s^2 in; N m out), evaluated by the
+        C law (``native/joint_laws.c``, the one its C FMU runs)."""
+        ref = np.array([*ref_theta, *ref_omega, *ref_alpha], dtype=float)
+        meas = np.array([*theta, *omega], dtype=float)
+        tau = np.empty(2)
+        joint_laws().joint_pd_torques(self._c_gains, self._c_rigid, ref, meas, tau)
+        return tau
+
+    def c_model(self) -> CModel:
+        """The law in C (``native/joint_laws.c``, the code this block runs): the gains,
+        limits and feedforward switch stay settable; the rigid arm of the feedforward is
+        built in at export."""
+        rigid = c_array("RIGID", self._c_rigid)
+        glue = stateless_functions("""
+    const double g[7] = {PAR_kp1, PAR_kd1, PAR_kp2, PAR_kd2, PAR_tau_max1, PAR_tau_max2,
+                         (double)PAR_feedforward};
+    const double ref[6] = {IN_theta1_ref, IN_theta2_ref, IN_omega1_ref, IN_omega2_ref,
+                           IN_alpha1_ref, IN_alpha2_ref};
+    const double meas[4] = {IN_theta1, IN_theta2, IN_omega1, IN_omega2};
+    double tau[2];
+    joint_pd_torques(g, RIGID, ref, meas, tau);
+    OUT_tau1 = tau[0];
+    OUT_tau2 = tau[1];""")
+        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + rigid
+                      + glue, fixed_parameters=RIGID_PARAMETER_NAMES)
 

@@ -1,7 +1,11 @@
 """Reference trajectories as blocks (no inputs; outputs are functions of time)."""
 from __future__ import annotations
 
+import numpy as np
+
+from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from mbdcore.blocks import Block, Parameter, Signal
+from mbdcore.codegen import CModel, embed_c, stateless_functions
 
 __all__ = ["quintic", "QuinticJointTrajectory"]
 
@@ -11,17 +15,11 @@ def quintic(t: float, start: float, end: float, duration: float):
 
     Returns position, rate and acceleration (in the units of start/end, per s, per s^2);
     s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5 has zero rate and acceleration at both ends.
+    Evaluated by the C law (``native/joint_laws.c``), the one its C FMU runs.
     """
-    if t <= 0.0:
-        return start, 0.0, 0.0
-    if t >= duration:
-        return end, 0.0, 0.0
-    tau = t / duration
-    d = end - start
-    s = tau**3 * (10.0 - 15.0 * tau + 6.0 * tau**2)
-    ds = 30.0 * tau**2 * (1.0 - tau) ** 2 / duration
-    dds = 60.0 * tau * (1.0 - tau) * (1.0 - 2.0 * tau) / duration**2
-    return start + d * s, d * ds, d * dds
+    out = np.empty(3)
+    joint_laws().quintic(float(t), float(start), float(end), float(duration), out)
+    return float(out[0]), float(out[1]), float(out[2])
 
 
 class QuinticJointTrajectory(Block):
@@ -59,3 +57,14 @@ class QuinticJointTrajectory(Block):
             th, om, al = quintic(t, p[f"theta{i}_start"], p[f"theta{i}_end"], p["move_time"])
             out[f"theta{i}_ref"], out[f"omega{i}_ref"], out[f"alpha{i}_ref"] = th, om, al
         return out
+
+    def c_model(self) -> CModel:
+        """The reference in C (``native/joint_laws.c``, the code this block runs)."""
+        joints = "".join(f"""
+    quintic(t, PAR_theta{i}_start, PAR_theta{i}_end, PAR_move_time, o);
+    OUT_theta{i}_ref = o[0];
+    OUT_omega{i}_ref = o[1];
+    OUT_alpha{i}_ref = o[2];""" for i in (1, 2))
+        glue = stateless_functions("    double t = d->time - PAR_start_time, o[3];" + joints)
+        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + glue)
+

@@ -60,7 +60,7 @@ from mbdcore.blocks import (
     ParameterError,
     Signal,
 )
-from mbdcore.codegen import CModel, c_array
+from mbdcore.codegen import CModel, c_array, embed_c
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
@@ -446,8 +446,7 @@ void model_outputs(ModelData *d) {{
 {outputs}
 }}
 """
-        source = ("#define ARM_API static __attribute__((unused))\n" + ARM_C_SOURCE.read_text()
-                  + "\n" + c_array("ARM_TABLE", table) + glue)
+        source = embed_c(ARM_C_SOURCE, api=("ARM_API",)) + c_array("ARM_TABLE", table) + glue
         return CModel(source, n_states=2 * self.model.n_dof,
                       state_names=tuple(self.model.state_names()),
                       fixed_parameters=tuple(p.name for p in ARM_PARAMETERS))

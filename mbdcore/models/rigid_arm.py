@@ -20,14 +20,16 @@ controllers.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from mbdcore.models.manipulator import ARM_PARAMETERS
+from mbdcore.native import load_kernel
 
-__all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES", "RIGID_ARM_PARAMETERS"]
+__all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES", "RIGID_ARM_PARAMETERS",
+           "RIGID_ARM_C_SOURCE"]
 
 #: The flexible arm's parameters that its rigid counterpart uses (lengths and inertias).
 RIGID_PARAMETER_NAMES = ("l1", "l2", "rho_a1", "rho_a2", "j_h1", "j_h2", "m_h2", "j_s", "m_p", "j_p")
@@ -61,23 +63,52 @@ class RigidTwoLinkArm:
         i_b = j_h2 + m2 * l2**2 / 3.0 + m_p * l2**2 + j_p
         return cls(l1=l1, i_a=i_a, m_b=m_b, s_b=s_b, i_b=i_b)
 
+    @property
+    def c_parameters(self) -> np.ndarray:
+        """(l1, i_a, m_b, s_b, i_b): the parameters of ``native/rigid_arm.c``."""
+        return np.array([self.l1, self.i_a, self.m_b, self.s_b, self.i_b])
+
+    def _terms(self, theta, omega):
+        M, c = np.empty(4), np.empty(2)
+        _rigid_library().rigid_arm_terms(self.c_parameters, _vec2(theta), _vec2(omega), M, c)
+        return M.reshape(2, 2), c
+
     def mass_matrix(self, theta) -> np.ndarray:
         """M(theta) [kg m^2], shape (2, 2)."""
-        c = self.s_b * self.l1 * math.cos(theta[1])
-        m11 = self.i_a + self.i_b + self.m_b * self.l1**2 + 2.0 * c
-        m12 = self.i_b + c
-        return np.array([[m11, m12], [m12, self.i_b]])
+        return self._terms(theta, (0.0, 0.0))[0]
 
     def velocity_torques(self, theta, omega) -> np.ndarray:
         """c(theta, theta') [N m]: Coriolis and centrifugal terms."""
-        s = self.s_b * self.l1 * math.sin(theta[1])
-        return np.array([-s * (2.0 * omega[0] * omega[1] + omega[1] ** 2), s * omega[0] ** 2])
+        return self._terms(theta, omega)[1]
 
     def accelerations(self, theta, omega, tau) -> np.ndarray:
         """theta'' [rad/s^2] for joint torques tau [N m] (forward dynamics)."""
-        return np.linalg.solve(self.mass_matrix(theta),
-                               np.asarray(tau, float) - self.velocity_torques(theta, omega))
+        M, c = self._terms(theta, omega)
+        return np.linalg.solve(M, np.asarray(tau, float) - c)
 
     def inverse_dynamics(self, theta, omega, alpha) -> np.ndarray:
         """Joint torques [N m] that produce accelerations alpha [rad/s^2]."""
-        return self.mass_matrix(theta) @ np.asarray(alpha, float) + self.velocity_torques(theta, omega)
+        tau = np.empty(2)
+        _rigid_library().rigid_arm_inverse_dynamics(self.c_parameters, _vec2(theta),
+                                                    _vec2(omega), _vec2(alpha), tau)
+        return tau
+
+
+#: The rigid arm's equations in C (one implementation; also compiled into C FMUs).
+RIGID_ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "rigid_arm.c"
+_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+
+
+def _vec2(v) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(v, dtype=float).reshape(2))
+
+
+def _rigid_library():
+    lib = load_kernel(RIGID_ARM_C_SOURCE, "rigid_arm")
+    if not getattr(lib, "_flexcosim_typed", False):
+        lib.rigid_arm_terms.argtypes = [_ARRAY] * 5
+        lib.rigid_arm_terms.restype = None
+        lib.rigid_arm_inverse_dynamics.argtypes = [_ARRAY] * 5
+        lib.rigid_arm_inverse_dynamics.restype = None
+        lib._flexcosim_typed = True
+    return lib

@@ -1,6 +1,8 @@
 """The main job: the closed-loop arm under the master, with real FMUs."""
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 import pytest
 
@@ -43,6 +45,23 @@ def test_fmus_and_in_process_blocks_give_the_same_closed_loop(demo):
     blocks = Master(closed_loop_system(None), 1e-3).run(3.0)
     for name in ("arm.theta1", "arm.theta2", "arm.w1", "ctrl.tau1", "ctrl.tau2"):
         np.testing.assert_allclose(blocks[name], data[name], rtol=0, atol=1e-12)
+
+
+@pytest.mark.gcc
+def test_c_fmus_give_the_same_move_as_the_python_fmus(demo, tmp_path):
+    """Reference, controller and arm as C-source FMUs (no Python inside): the same
+    closed loop as with the Python FMUs, every signal to 1e-9 (issue 11 acceptance)."""
+    _, figures, data = demo
+    c_figures = run_demo(tmp_path, verbose=False, c_fmus=True)
+    c_data = np.genfromtxt(tmp_path / "results.csv", delimiter=",", names=True, deletechars="")
+    assert c_data.dtype.names == data.dtype.names
+    for name in data.dtype.names:
+        np.testing.assert_allclose(c_data[name], data[name], rtol=0, atol=1e-9)
+    assert c_figures["settling_time1"] == pytest.approx(figures["settling_time1"], abs=1e-3)
+    for fmu in (tmp_path / "fmus").glob("*C.fmu"):
+        with zipfile.ZipFile(fmu) as z:
+            assert "sources/model.c" in z.namelist()
+            assert not [n for n in z.namelist() if n.endswith(".py")]
 
 
 def test_move_metrics_on_a_known_response():

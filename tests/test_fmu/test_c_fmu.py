@@ -30,6 +30,7 @@ from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import (LinearSystemBlock, load_state_space, save_state_space,
                                    state_space_config)
 import mbdcore
+from controllers.laws import JointPDController, QuinticJointTrajectory
 from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.manipulator import (ARM_INPUTS, ARM_OUTPUTS, FlexibleManipulatorBlock,
                                         bang_bang_torque)
@@ -244,6 +245,13 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
     path = save_state_space(_plant(), tmp_path / "plant.json")
     assert main(["export-c", "statespace", "--from", str(path), "-o", str(tmp_path),
                  "--name", "Plant2", "--set", "method=gill", "--set", "substeps=3"]) == 0
+    assert main(["export-c", "manipulator", "-o", str(tmp_path), "--set", "n_modes=3",
+                 "--set", "mode_shapes=clamped-free", "--no-compile"]) == 0
+    with zipfile.ZipFile(tmp_path / "FlexibleManipulatorC.fmu") as z:
+        assert "sources/model.c" in z.namelist() and not [n for n in z.namelist()
+                                                           if n.startswith("binaries/")]
+    md = fmpy.read_model_description(str(tmp_path / "FlexibleManipulatorC.fmu"))
+    assert {v.name: v.start for v in md.modelVariables}["n_modes"] == "3"
     fmu = tmp_path / "Plant2.fmu"
     md = fmpy.read_model_description(str(fmu))
     start_values = {v.name: v.start for v in md.modelVariables}
@@ -257,7 +265,10 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
              "'substeps' = 0 is invalid"),
             (["export-c", "statespace", "--from", str(tmp_path / "none.json")],
              "not a readable state-space file"),
-            (["export-c", "manipulatr"], "accepted models are statespace")):
+            (["export-c", "manipulatr"], "accepted models are joint-pd, trajectory, manipulator, statespace"),
+            (["export-c", "manipulator", "--set", "n_modes=9"], "'n_modes' = 9 is invalid"),
+            (["export-c", "manipulator", "--set", "mode_shapes=pinned"],
+             "one of 'clamped-mass', 'clamped-free'")):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
@@ -326,3 +337,38 @@ def test_the_arm_kernel_is_compiled_into_the_user_cache_not_the_package(tmp_path
     assert len(built) == 1
     package = Path(mbdcore.__file__).resolve().parent
     assert not list(package.rglob("*.so"))
+
+
+# -- the joint controllers -----------------------------------------------------------------
+
+def test_c_joint_pd_and_trajectory_equal_their_python_blocks(tmp_path):
+    """Random references and measurements (saturating half of the time) through the C
+    joint PD FMU and the Python law; the C quintic reference against the Python one."""
+    pd_fmu = Unzipped(export_c_fmu(JointPDController, tmp_path, model_name="PDC"), tmp_path / "pd")
+    ref_fmu = Unzipped(export_c_fmu(QuinticJointTrajectory, tmp_path, model_name="RefC"),
+                       tmp_path / "ref")
+    rng = np.random.default_rng(5)
+    law = JointPDController(kp1=150.0, tau_max2=0.4)
+    c_law = Instance(pd_fmu.md, str(pd_fmu.dir), step=1e-3, kp1=150.0, tau_max2=0.4)
+    saturated = 0
+    for _ in range(200):
+        values = dict(zip(law.input_names(), rng.normal(scale=0.5, size=10)))
+        law.set_inputs(values)
+        for name, v in values.items():
+            c_law.set(name, float(v))
+        expected = [law.outputs()["tau1"], law.outputs()["tau2"]]
+        got = c_law.get("tau1", "tau2")
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+        saturated += abs(expected[1]) == 0.4
+        c_law.step()
+    assert saturated > 20
+    c_law.close()
+    ref = QuinticJointTrajectory(move_time=1.5, start_time=0.2)
+    c_ref = Instance(ref_fmu.md, str(ref_fmu.dir), step=1e-2, move_time=1.5, start_time=0.2)
+    for k in range(200):
+        expected = [ref.outputs()[n] for n in ref.output_names()]
+        np.testing.assert_allclose(c_ref.get(*ref.output_names()), expected, rtol=0, atol=1e-12)
+        ref.do_step(k * 1e-2, 1e-2)
+        c_ref.step()
+    assert ref.outputs()["theta1_ref"] == pytest.approx(ref.params["theta1_end"])
+    c_ref.close()

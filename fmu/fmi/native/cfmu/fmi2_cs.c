@@ -122,6 +122,7 @@ static const VarInfo *lookup(Instance *c, fmi2ValueReference vr, int type, const
 }
 
 /* ---------------------------------------------------------------- stepping --------- */
+#if N_X > 0
 static int method_is_gill(const ModelData *d) {
 #if VR_METHOD >= 0
     return strcmp(VARS[VR_METHOD].choices[d->s[VR_METHOD]], "gill") == 0;
@@ -139,6 +140,7 @@ static int substeps(const ModelData *d) {
     return 1;
 #endif
 }
+#endif
 
 #if N_X > 0
 static int model_rhs(void *ctx, const double *x, double *dx) {

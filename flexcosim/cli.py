@@ -8,6 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from controllers.laws import PIDController
 from flexcosim.demo import MODELS, run_demo
 from fmu.cosim.master import CosimError, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
@@ -136,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 C_MODELS = {
     "joint-pd": "the joint PD controller with rigid feedforward (the rigid arm built in)",
     "trajectory": "the quintic joint reference",
+    "pid": "the sampled PID with anti-windup, derivative filter and limits",
     "manipulator": "the two-link flexible arm (--set n_modes=3, mode_shapes=clamped-free, "
                    "l1=0.6, ...: built in at export)",
     "statespace": "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE",
@@ -147,6 +149,8 @@ def _export_c(args) -> int:
         if args.model in ("manipulator", "joint-pd", "trajectory"):
             block, name = MODELS[args.model]
             name = args.name or f"{name}C"
+        elif args.model == "pid":
+            block, name = PIDController, args.name or "PIDControllerC"
         elif args.model == "statespace":
             if not args.source:
                 raise CExportError("statespace needs --from FILE (a state-space JSON file)")

@@ -30,12 +30,15 @@ Unsaturated, the block is the linear discrete system :func:`pid_transfer_functio
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import control as ct
 import numpy as np
 
+from controllers.laws.kernels import PID_C_SOURCE, pid_law
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, VectorState
+from mbdcore.codegen import CModel, embed_c
 
 __all__ = ["ANTI_WINDUP", "UNBOUNDED", "pid_transfer_function", "PIDController"]
 
@@ -114,59 +117,45 @@ class PIDController(Block):
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        if p["u_min"] >= p["u_max"]:
-            raise ParameterError(f"parameters 'u_min' = {p['u_min']!r} and 'u_max' = "
-                                 f"{p['u_max']!r}: u_min must be below u_max")
-        _check_filter(p["kd"], p["tf"])
-        self.tt = p["tt"] or self.default_tracking_time(p["kp"], p["ki"], p["kd"])
+        self._c_params = np.array([p["kp"], p["ki"], p["kd"], p["tf"], p["b"], p["c"],
+                                   p["u_min"], p["u_max"], ANTI_WINDUP.index(p["anti_windup"]),
+                                   p["tt"]])
+        message = ctypes.create_string_buffer(512)
+        if pid_law().pid_check(self._c_params, message, len(message)):
+            raise ParameterError(message.value.decode())
+        self.tt = pid_law().pid_tracking_time(self._c_params)
         self.reset()
 
     @staticmethod
     def default_tracking_time(kp: float, ki: float, kd: float) -> float:
         """Astrom & Hagglund's rule: ``tt = sqrt(Ti Td)`` with D, ``Ti`` without [s]."""
-        if ki == 0.0:
-            return 1.0                     # no integral: nothing to track
-        ti = abs(kp / ki) if kp else 1.0 / abs(ki)
-        return math.sqrt(ti * abs(kd / kp)) if (kd and kp) else ti
+        return pid_law().pid_tracking_time(np.array([kp, ki, kd, 0.0, 1.0, 0.0, -1.0, 1.0,
+                                                     0.0, 0.0]))
 
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
-        self.integral = 0.0
-        self.xf = 0.0
+        self._z = np.zeros(2)           # the integral I and the derivative filter state xf
 
-    # -- the law ---------------------------------------------------------------------
-    def _terms(self):
-        """Integral error e, derivative error ed and unlimited output v now."""
-        p, u = self.params, self.inputs
-        r, y = u["r"], u["y"]
-        e, ed = r - y, p["c"] * r - y
-        d = p["kd"] * (ed - self.xf) / p["tf"] if p["kd"] else 0.0
-        return e, ed, p["kp"] * (p["b"] * r - y) + self.integral + d + u["u_ff"]
+    @property
+    def integral(self) -> float:
+        """The integral term I (unit of u)."""
+        return float(self._z[0])
+
+    @property
+    def xf(self) -> float:
+        """The derivative filter's state (unit of y)."""
+        return float(self._z[1])
+
+    # -- the law (native/pid.c, the code of the C FMU) ------------------------------------
+    def _u(self) -> np.ndarray:
+        u = self.inputs
+        return np.array([u["r"], u["y"], u["u_ff"]])
 
     def outputs(self) -> dict:
-        v = self._terms()[2]
-        return {"u": min(max(v, self.params["u_min"]), self.params["u_max"])}
+        return {"u": pid_law().pid_output(self._c_params, self._z, self._u())}
 
     def do_step(self, t: float, h: float) -> None:
-        p = self.params
-        e, ed, v = self._terms()
-        u = min(max(v, p["u_min"]), p["u_max"])
-        saturated = u != v
-        mode = p["anti_windup"]
-        if not saturated or mode == "none":
-            self.integral += h * p["ki"] * e
-        elif mode == "clamping":
-            if p["ki"] * e * (v - u) < 0.0:        # the error pulls back out of the limit
-                self.integral += h * p["ki"] * e
-        else:
-            # I' = ki e + (u - (v - I) - I) / tt, exact over the step with e, u, v - I held
-            target = p["ki"] * e * self.tt + u - (v - self.integral)
-            self.integral = target + (self.integral - target) * math.exp(-h / self.tt)
-        if p["tf"] > 0.0:
-            a = math.exp(-h / p["tf"])
-            self.xf = a * self.xf + (1.0 - a) * ed
-        else:
-            self.xf = ed
+        pid_law().pid_update(self._c_params, self._z, self._u(), float(h))
         self.time = t + h
 
     # -- linear analysis and python-control ------------------------------------------
@@ -179,12 +168,44 @@ class PIDController(Block):
 
     def vector_state(self) -> VectorState:
         def set_x(block, x):
-            block.integral, block.xf = float(x[0]), float(x[1])
-        return VectorState(["integral", "filter"], lambda b: np.array([b.integral, b.xf]), set_x)
+            block._z = np.array(x, dtype=float).reshape(2)
+        return VectorState(["integral", "filter"], lambda b: b._z.copy(), set_x)
 
     def _get_internal(self):
         return {"integral": self.integral, "xf": self.xf}
 
     def _set_internal(self, internal):
-        self.integral = float(internal["integral"])
-        self.xf = float(internal["xf"])
+        self._z = np.array([internal["integral"], internal["xf"]], dtype=float)
+
+    def c_model(self) -> CModel:
+        """The PID in C (``native/pid.c``, the code this block runs); every parameter
+        stays settable (their consistency is checked at initialisation)."""
+        params = ("{PAR_kp, PAR_ki, PAR_kd, PAR_tf, PAR_b, PAR_c, PAR_u_min, PAR_u_max, "
+                  "(double)AW_INDEX(PAR_anti_windup), PAR_tt}")
+        glue = f"""
+/* the choices of anti_windup in ANTI_WINDUP order, as pid.c numbers them */
+#define AW_INDEX(s) (s)
+#define PID_PARAMS const double p[10] = {params}
+
+int model_setup(ModelData *d, char *msg, size_t n) {{
+    PID_PARAMS;
+    return pid_check(p, msg, n);
+}}
+
+void model_initial(ModelData *d) {{ Z(0) = 0.0; Z(1) = 0.0; }}
+void model_derivatives(const ModelData *d, const double *x, double *dx) {{ (void)d; (void)x; (void)dx; }}
+
+void model_update(ModelData *d, double h) {{
+    PID_PARAMS;
+    const double u[3] = {{IN_r, IN_y, IN_u_ff}};
+    pid_update(p, d->z, u, h);
+}}
+
+void model_outputs(ModelData *d) {{
+    PID_PARAMS;
+    const double u[3] = {{IN_r, IN_y, IN_u_ff}};
+    OUT_u = pid_output(p, d->z, u);
+}}
+"""
+        return CModel(embed_c(PID_C_SOURCE, api=("LAWS_API",)) + glue, n_discrete=2,
+                      state_names=("integral", "filter"))

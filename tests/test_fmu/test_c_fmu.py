@@ -30,7 +30,7 @@ from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import (LinearSystemBlock, load_state_space, save_state_space,
                                    state_space_config)
 import mbdcore
-from controllers.laws import JointPDController, QuinticJointTrajectory
+from controllers.laws import JointPDController, PIDController, QuinticJointTrajectory
 from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.manipulator import (ARM_INPUTS, ARM_OUTPUTS, FlexibleManipulatorBlock,
                                         bang_bang_torque)
@@ -265,7 +265,7 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
              "'substeps' = 0 is invalid"),
             (["export-c", "statespace", "--from", str(tmp_path / "none.json")],
              "not a readable state-space file"),
-            (["export-c", "manipulatr"], "accepted models are joint-pd, trajectory, manipulator, statespace"),
+            (["export-c", "manipulatr"], "accepted models are joint-pd, trajectory, pid, manipulator, statespace"),
             (["export-c", "manipulator", "--set", "n_modes=9"], "'n_modes' = 9 is invalid"),
             (["export-c", "manipulator", "--set", "mode_shapes=pinned"],
              "one of 'clamped-mass', 'clamped-free'")):
@@ -372,3 +372,33 @@ def test_c_joint_pd_and_trajectory_equal_their_python_blocks(tmp_path):
         c_ref.step()
     assert ref.outputs()["theta1_ref"] == pytest.approx(ref.params["theta1_end"])
     c_ref.close()
+
+
+@pytest.mark.parametrize("anti_windup", ["back-calculation", "clamping", "none"])
+def test_c_pid_equals_the_python_pid_through_saturation(anti_windup, tmp_path, host):
+    """A PID that saturates and winds back: the C FMU and the Python block (the same
+    C law through ctypes) to 1e-12, and a refused combination of parameters is named."""
+    params = dict(kp=2.0, ki=5.0, kd=0.05, tf=0.01, u_min=-1.0, u_max=1.5, b=0.8, c=0.3,
+                  anti_windup=anti_windup)
+    fmu = Unzipped(export_c_fmu(PIDController, tmp_path, model_name="PIDC"), tmp_path / "x")
+    block = PIDController(**params)
+    c_pid = Instance(fmu.md, str(fmu.dir), step=1e-2, **params)
+    assert not c_pid.refused
+    lo_hi = []
+    for k in range(300):
+        inputs = {"r": 1.0 if k < 150 else -1.5, "y": 0.3 * math.sin(0.05 * k), "u_ff": 0.1}
+        block.set_inputs(inputs)
+        for name, v in inputs.items():
+            c_pid.set(name, v)
+        expected = block.outputs()["u"]
+        assert c_pid.get("u")[0] == pytest.approx(expected, abs=1e-12)
+        lo_hi.append(expected)
+        block.do_step(k * 1e-2, 1e-2)
+        c_pid.step()
+    assert max(lo_hi) == 1.5 and min(lo_hi) == -1.0          # both limits reached
+    c_pid.close()
+    run = host(start(fmu, params=f"set_real 0 {fmu.vr['u_min']} 2\n"
+                                 f"set_real 0 {fmu.vr['u_max']} 1\n") + f"step 0 0 0.01\n")
+    assert run.statuses("exit_init") == [ERROR] and run.statuses("step") == [ERROR]
+    assert any("'u_min' = 2.0 and 'u_max' = 1.0: u_min must be below u_max" in e
+               for e in run.errors())

@@ -33,8 +33,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["BlockError", "ParameterError", "InputError", "StepError", "Signal", "Parameter",
-           "with_overrides", "Block", "StateVectorBlock", "VectorState"]
+__all__ = ["BlockError", "ParameterError", "InputError", "StepError", "ModelRangeWarning",
+           "Signal", "Parameter", "with_overrides", "Block", "StateVectorBlock", "VectorState"]
 
 
 class BlockError(RuntimeError):
@@ -51,6 +51,11 @@ class InputError(ValueError):
 
 class StepError(BlockError):
     """A step could not be taken (divergence, solver failure); the state is unchanged."""
+
+
+class ModelRangeWarning(UserWarning):
+    """The state has left the range where the model is accurate (issued once per run; an
+    FMU logs it with status fmi2Warning)."""
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@ A block that can be compiled returns a :class:`CModel` from ``c_model()``: the s
 its continuous state ``x`` (integrated by the fixed-step RK4 or Gill of the C wrapper,
 the block's ``method`` and ``substeps`` parameters), of its discrete state ``z`` and of a
 work array ``w`` (quantities derived from the parameters once, at start), and the C text
-of five functions (their contract is in ``fmu/fmi/native/cfmu/flexcosim_model.h``)::
+of six functions (their contract is in ``fmu/fmi/native/cfmu/flexcosim_model.h``)::
 
     int  model_setup(ModelData *d, char *msg, size_t n);    /* check parameters, fill w */
     void model_initial(ModelData *d);                        /* x, z at the start time */
     void model_derivatives(const ModelData *d, const double *x, double *dx);
     void model_update(ModelData *d, double h);               /* z over one step h [s] */
     void model_outputs(ModelData *d);                        /* outputs from x, z, inputs */
+    int  model_validity(const ModelData *d, char *msg, size_t n); /* 1: left its range */
 
 The text names the block's variables by macros the exporter defines from the block's own
 declarations (so the C FMU has the Python FMU's names, units, ranges and defaults):
@@ -31,7 +32,7 @@ __all__ = ["CModel", "c_array", "c_identifier", "embed_c", "stateless_functions"
 
 #: The functions a CModel's source defines.
 C_FUNCTIONS = ("model_setup", "model_initial", "model_derivatives", "model_update",
-               "model_outputs")
+               "model_outputs", "model_validity")
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -65,14 +66,16 @@ def embed_c(*sources, api: tuple = ()) -> str:
 
 
 def stateless_functions(outputs_body: str) -> str:
-    """The five functions of a law without state: nothing to set up, start, integrate or
+    """The six functions of a law without state: nothing to set up, start, integrate or
     update; ``model_outputs`` runs ``outputs_body`` (C statements over ``d``)."""
     return ("int model_setup(ModelData *d, char *msg, size_t n) "
             "{ (void)d; (void)msg; (void)n; return 0; }\n"
             "void model_initial(ModelData *d) { (void)d; }\n"
             "void model_derivatives(const ModelData *d, const double *x, double *dx) "
             "{ (void)d; (void)x; (void)dx; }\n"
-            "void model_update(ModelData *d, double h) { (void)d; (void)h; }\n\n"
+            "void model_update(ModelData *d, double h) { (void)d; (void)h; }\n"
+            "int model_validity(const ModelData *d, char *msg, size_t n) "
+            "{ (void)d; (void)msg; (void)n; return 0; }\n\n"
             f"void model_outputs(ModelData *d) {{\n{outputs_body}\n}}\n")
 
 
@@ -83,7 +86,7 @@ class CModel:
     Attributes
     ----------
     source : str
-        Definitions of the five :data:`C_FUNCTIONS` (and static tables and helpers).
+        Definitions of the six :data:`C_FUNCTIONS` (and static tables and helpers).
     n_states : int
         Size of the continuous state x (0: none, the wrapper does not integrate).
     n_discrete : int

@@ -194,6 +194,7 @@ int model_setup(ModelData *d, char *msg, size_t n) {{
 
 void model_initial(ModelData *d) {{ Z(0) = 0.0; Z(1) = 0.0; }}
 void model_derivatives(const ModelData *d, const double *x, double *dx) {{ (void)d; (void)x; (void)dx; }}
+int model_validity(const ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
 
 void model_update(ModelData *d, double h) {{
     PID_PARAMS;

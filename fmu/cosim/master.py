@@ -62,6 +62,7 @@ log.  FMU archives are unpacked by :func:`safe_extract` (no path traversal).
 """
 from __future__ import annotations
 
+import ctypes
 import heapq
 import math
 import shutil
@@ -76,6 +77,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from mbdcore.blocks import Block
+from mbdcore.native import KernelError, load_kernel
 from mbdcore.timeseries import TimeSeries
 
 __all__ = [
@@ -400,6 +402,31 @@ class BlockComponent(Component):
 _NUMERIC_TYPES = ("Real", "Integer", "Enumeration", "Boolean")
 
 
+#: The per-instance logger proxy (``native/log_proxy.c``).
+LOG_PROXY_C_SOURCE = Path(__file__).resolve().parent / "native" / "log_proxy.c"
+_TEXT_LOGGER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                ctypes.c_char_p, ctypes.c_char_p)
+
+
+class _LogRoute(ctypes.Structure):
+    _fields_ = [("target", _TEXT_LOGGER), ("env", ctypes.c_void_p)]
+
+
+def _log_proxy_address():
+    return ctypes.cast(load_kernel(LOG_PROXY_C_SOURCE, "log_proxy").flexcosim_log_proxy,
+                       ctypes.c_void_p).value
+
+
+def _log_route(logger) -> "_LogRoute | None":
+    """A route to ``logger(env, instance, status, category, text)`` for the proxy, or
+    None where the proxy cannot be built (no C compiler)."""
+    try:
+        _log_proxy_address()
+    except KernelError:
+        return None
+    return _LogRoute(_TEXT_LOGGER(logger), None)
+
+
 class FMUComponent(Component):
     """An FMI 2.0 co-simulation FMU as a component (through fmpy).
 
@@ -562,8 +589,6 @@ class FMUComponent(Component):
         return ComponentError(msg, variable=variable, log=self.log)
 
     def initialize(self, t0: float, stop_time: float | None = None) -> None:
-        from ctypes import byref
-
         from fmpy import calloc, free
         from fmpy.fmi2 import (
             FMU2Slave,
@@ -580,16 +605,16 @@ class FMUComponent(Component):
         self._unzipdir = str(safe_extract(self.fmu_path))
         try:
             cb = fmi2CallbackFunctions()
-            cb.logger = fmi2CallbackLoggerTYPE(self._logger)
             cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
             cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-            try:
-                # formats the printf-style varargs of the FMU's log calls
-                from fmpy.logging import addLoggerProxy
-                addLoggerProxy(byref(cb))
-            except Exception:  # pragma: no cover - messages then arrive unformatted
-                pass
-            self._callbacks = cb  # the FMU keeps pointers into it: keep it alive
+            route = _log_route(self._logger)
+            if route is None:       # no C compiler: messages arrive unformatted
+                cb.logger = fmi2CallbackLoggerTYPE(self._logger)
+            else:                   # this instance's own formatting proxy (native/log_proxy.c)
+                cb.logger = fmi2CallbackLoggerTYPE(_log_proxy_address())
+                cb.componentEnvironment = ctypes.cast(ctypes.pointer(route), ctypes.c_void_p)
+            # the FMU keeps pointers into these: keep them alive with the instance
+            self._callbacks = (cb, route)
             fmu = FMU2Slave(guid=md.guid, unzipDirectory=self._unzipdir,
                             modelIdentifier=md.coSimulation.modelIdentifier,
                             instanceName=self.name)

@@ -53,6 +53,7 @@ import json
 import math
 import re
 import sys
+import warnings
 from typing import Any, Callable, Mapping
 from xml.etree.ElementTree import Element, SubElement
 
@@ -454,7 +455,12 @@ class BlockSlave(Fmi2Slave):
         # that hold for any exception, since a broken state cannot be reported later.
         snapshot = self._block.get_state()
         try:
-            self._block.do_step(current_time, step_size)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                self._block.do_step(current_time, step_size)
+            for w in caught:        # a model leaving its range: logged, the step stands
+                self.log(f"{self.instance_name}: t = {current_time + step_size!r} s: "
+                         f"{w.message}", Fmi2Status.warning)
         except Exception as exc:  # noqa: BLE001 - see module docstring
             self._block.set_state(snapshot)
             cause = str(exc) if isinstance(exc, StepError) else f"{type(exc).__name__}: {exc}"

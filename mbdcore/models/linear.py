@@ -216,6 +216,8 @@ void model_derivatives(const ModelData *d, const double *x, double *dx) {{
 
 void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
 
+int model_validity(const ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
+
 void model_outputs(ModelData *d) {{
     const double u[NU > 0 ? NU : 1] = {{{u}}};
     double y[NY > 0 ? NY : 1];

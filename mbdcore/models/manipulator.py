@@ -51,11 +51,13 @@ energy T + V is conserved exactly by the continuous model without damping and in
 from __future__ import annotations
 
 import ctypes
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from mbdcore.blocks import (
+    ModelRangeWarning,
     Parameter,
     ParameterError,
     Signal,
@@ -70,8 +72,18 @@ from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.native import load_kernel
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
-           "ARM_PARAMETERS", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
+           "ARM_PARAMETERS", "KINEMATICS", "KINEMATICS_RANGE", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
            "bang_bang_torque", "FlexibleManipulatorBlock"]
+
+#: The link kinematics (module docstring): the second-order form of the literature and the
+#: exact inextensible form.
+KINEMATICS = ("second-order", "exact")
+#: Gauss nodes per segment between quadrature points of the exact kinematics
+SEGMENT_NODES = 4
+#: Largest tip deflection, as a fraction of the link length, up to which each kinematics
+#: is accurate (docs/manipulator.md, "Range of validity": against a converged ANCF arm on
+#: the open-loop case); beyond it the arm warns once.
+KINEMATICS_RANGE = {"second-order": 0.05, "exact": 0.30}
 
 #: Physical parameters of the arm (docs/benchmarks.md §1) with their accepted ranges.
 ARM_PARAMETERS: tuple[Parameter, ...] = (
@@ -90,10 +102,13 @@ ARM_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("n_modes", 2, "", "assumed modes per link", min=1, max=5),
     Parameter("mode_shapes", "clamped-mass", "", "shape functions",
               choices=("clamped-mass", "clamped-free")),
-    Parameter("geometric_stiffening", 1, "", "1: keep the foreshortening terms, 0: drop them",
-              min=0, max=1),
+    Parameter("geometric_stiffening", 1, "", "1: keep the foreshortening terms, 0: drop them "
+              "(second-order kinematics only)", min=0, max=1),
     Parameter("damping", 0.0, "s", "stiffness-proportional structural damping D = c K",
               min=0.0),
+    Parameter("kinematics", "exact", "", "link kinematics: 'second-order' "
+              "(foreshortening to second order in the deflection) or 'exact' (inextensible, "
+              "slope angle = modal sum)", choices=KINEMATICS),
 )
 
 N_QUAD = 24  # Gauss points per link: exact to ~1e-13 for the mode products up to N = 5
@@ -118,6 +133,22 @@ def _arm_library():
             f.restype = ctypes.c_int
         lib._flexcosim_typed = True
     return lib
+
+
+def _segment_tables(modes: ClampedBeamModes, xq: np.ndarray, m: int) -> list:
+    """Weights [m] and slopes phi' [1/m] at m Gauss nodes of each segment [0, x_1], ...,
+    [x_nq, l] of a link (the exact kinematics integrate cos and sin of the slope angle
+    along them); empty for m = 0."""
+    if m == 0:
+        return [np.zeros(0), np.zeros(0)]
+    t, w = np.polynomial.legendre.leggauss(m)
+    ends = np.concatenate([[0.0], np.sort(xq), [modes.length]])
+    if not np.all(np.diff(ends) > 0.0):
+        raise ValueError("quadrature points must lie strictly inside the link")
+    a, b = ends[:-1, None], ends[1:, None]
+    nodes = a + 0.5 * (b - a) * (t + 1.0)
+    weights = 0.5 * (b - a) * w
+    return [weights.ravel(), modes.shapes(nodes.ravel(), 1)]
 
 
 class ArmKernel:
@@ -170,7 +201,12 @@ def validate_arm_parameters(**params) -> dict:
     unknown = sorted(set(params) - set(declared))
     if unknown:
         raise ParameterError(f"unknown arm parameter(s) {unknown}; accepted: {list(declared)}")
-    return {name: p.validate(params.get(name, p.default)) for name, p in declared.items()}
+    checked = {name: p.validate(params.get(name, p.default)) for name, p in declared.items()}
+    if checked["kinematics"] == "exact" and not checked["geometric_stiffening"]:
+        raise ParameterError("geometric_stiffening = 0 drops the foreshortening of the "
+                             "second-order kinematics; the exact kinematics always have it: "
+                             "choose kinematics = 'second-order' to drop it")
+    return checked
 
 
 class FlexibleManipulator:
@@ -219,10 +255,15 @@ class FlexibleManipulator:
         self.K[2:2 + nm, 2:2 + nm] = self.modes1.stiffness()
         self.K[2 + nm:, 2 + nm:] = self.modes2.stiffness()
         self.D = p["damping"] * self.K
+        exact = p["kinematics"] == "exact"
+        m_seg = SEGMENT_NODES if exact else 0
         head = [nm, len(xq1), len(xq2), float(p["geometric_stiffening"]), p["l1"], p["l2"],
-                p["m_h2"], p["m_p"], p["j_h1"], p["j_h2"], p["j_s"], p["j_p"]]
+                p["m_h2"], p["m_p"], p["j_h1"], p["j_h2"], p["j_s"], p["j_p"], float(exact),
+                m_seg]
         parts = [head, xq1, wq1 * p["rho_a1"], phi1, g1, xq2, wq2 * p["rho_a2"], phi2, g2,
                  dphil1, gl1, dphil2, gl2, self.K, self.D]
+        for modes, xq in ((self.modes1, xq1), (self.modes2, xq2)):
+            parts += _segment_tables(modes, xq, m_seg)
         self.kernel = ArmKernel(np.concatenate([np.ravel(np.asarray(a, float)) for a in parts]))
 
     # -- properties of the arm ---------------------------------------------------------
@@ -283,6 +324,22 @@ class FlexibleManipulator:
         x = np.zeros(2 * self.n_dof)
         x[0], x[1] = theta1, theta2
         return x
+
+    def range_message(self, outputs: dict) -> str:
+        """Why the state with these outputs is outside the range where the chosen
+        kinematics are accurate (:data:`KINEMATICS_RANGE`), or "" inside it."""
+        p = self.params
+        limit = KINEMATICS_RANGE[p["kinematics"]]
+        for i in (1, 2):
+            ratio = abs(outputs[f"w{i}"]) / p[f"l{i}"]
+            if ratio > limit:
+                return (f"link {i} tip deflection {outputs[f'w{i}']:.4g} m is "
+                        f"{100 * ratio:.0f} % of its length, beyond the {100 * limit:.0f} % "
+                        f"where the {p['kinematics']} kinematics are accurate "
+                        f"(docs/manipulator.md)"
+                        + ("; kinematics = 'exact' extends it"
+                           if p["kinematics"] == "second-order" else ""))
+        return ""
 
     def outputs(self, x) -> dict:
         """Measured signals of state x: joint angles [rad] and rates [rad/s], tip
@@ -398,6 +455,15 @@ class FlexibleManipulatorBlock(OdeBlock):
 
     def _state_changed(self) -> None:
         self._out = self.model.outputs(self._x)
+        if not self._warned:
+            message = self.model.range_message(self._out)
+            if message:
+                self._warned = True
+                warnings.warn(message, ModelRangeWarning, stacklevel=2)
+
+    def reset(self, t0: float = 0.0) -> None:
+        self._warned = False         # the range warning, once per run
+        super().reset(t0)
 
     def outputs(self) -> dict:
         return self._out
@@ -412,6 +478,9 @@ class FlexibleManipulatorBlock(OdeBlock):
         stiffening switch are built in; torques, initial angles, method and substeps
         stay settable."""
         table = self.model.kernel.table
+        kin = self.params["kinematics"]
+        limit = KINEMATICS_RANGE[kin]
+        hint = "; kinematics = 'exact' extends it" if kin == "second-order" else ""
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(ARM_OUTPUTS))
         glue = f"""
 #define ARM_TABLE_SIZE {table.size}
@@ -444,6 +513,23 @@ void model_outputs(ModelData *d) {{
     double y[8] = {{0.0}};
     arm_outputs(ARM_TABLE, d->x, y);
 {outputs}
+}}
+
+/* the range of the kinematics (KINEMATICS_RANGE, docs/manipulator.md) */
+int model_validity(const ModelData *d, char *msg, size_t n) {{
+    double y[8] = {{0.0}};
+    int i;
+    arm_outputs(ARM_TABLE, d->x, y);
+    for (i = 0; i < 2; i++) {{
+        double len = ARM_TABLE[4 + i], ratio = fabs(y[4 + i]) / len;
+        if (ratio > {limit!r}) {{
+            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+                     "the {100 * limit:.0f} %% where the {kin} kinematics are accurate "
+                     "(docs/manipulator.md){hint}", i + 1, y[4 + i], 100.0 * ratio);
+            return 1;
+        }}
+    }}
+    return 0;
 }}
 """
         source = embed_c(ARM_C_SOURCE, api=("ARM_API",)) + c_array("ARM_TABLE", table) + glue

@@ -279,8 +279,9 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
 ARM_H = 1e-3
 
 
-def _arm_python(shapes, method, t):
-    b = FlexibleManipulatorBlock(mode_shapes=shapes, n_modes=3, method=method, substeps=10)
+def _arm_python(shapes, method, t, kinematics):
+    b = FlexibleManipulatorBlock(mode_shapes=shapes, n_modes=3, method=method, substeps=10,
+                                 kinematics=kinematics)
     rows = []
     for k, tk in enumerate(t):
         b.set_inputs(dict(zip(ARM_INPUTS, bang_bang_torque(tk))))
@@ -289,12 +290,17 @@ def _arm_python(shapes, method, t):
     return np.array(rows)
 
 
-@pytest.mark.parametrize("shapes", ["clamped-mass", "clamped-free"])
-def test_c_arm_fmu_equals_the_python_arm_on_the_open_loop_case(shapes, tmp_path):
+@pytest.mark.parametrize("shapes, kinematics", [("clamped-mass", "second-order"),
+                                                ("clamped-free", "second-order"),
+                                                ("clamped-mass", "exact"),
+                                                ("clamped-free", "exact")])
+def test_c_arm_fmu_equals_the_python_arm_on_the_open_loop_case(shapes, kinematics, tmp_path):
     """The open-loop benchmark case (docs/benchmarks.md §1, 1.2 s): the C FMU run by fmpy
-    against the Python arm block, same method and step, to 1e-9 (both RK4 and Gill)."""
+    against the Python arm block, same method and step, to 1e-9 (both RK4 and Gill), for
+    both shape families and both kinematics."""
     fmu = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC",
-                       parameters={"mode_shapes": shapes, "n_modes": 3})
+                       parameters={"mode_shapes": shapes, "n_modes": 3,
+                                   "kinematics": kinematics})
     assert validate_fmu(str(fmu)) == []
     t = ARM_H * np.arange(1200)
     signals = np.array([(tk, *bang_bang_torque(tk)) for tk in t],
@@ -304,7 +310,8 @@ def test_c_arm_fmu_equals_the_python_arm_on_the_open_loop_case(shapes, tmp_path)
                                 input=signals, start_values={"method": method, "substeps": 10},
                                 output=list(ARM_OUTPUTS))
         in_c = np.column_stack([res[n] for n in ARM_OUTPUTS])[1:]
-        np.testing.assert_allclose(in_c, _arm_python(shapes, method, t), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(in_c, _arm_python(shapes, method, t, kinematics), rtol=0,
+                                   atol=1e-9)
     assert abs(in_c[:, 4]).max() > 1e-3             # link 1 bent
 
 
@@ -402,3 +409,34 @@ def test_c_pid_equals_the_python_pid_through_saturation(anti_windup, tmp_path, h
     assert run.statuses("exit_init") == [ERROR] and run.statuses("step") == [ERROR]
     assert any("'u_min' = 2.0 and 'u_max' = 1.0: u_min must be below u_max" in e
                for e in run.errors())
+
+
+def test_master_logs_reach_their_own_component_and_never_a_freed_one(tmp_path):
+    """Two FMUs under the master, then fmpy.simulate_fmu in the same process.  The
+    master's log routing was fmpy's process-wide logger proxy: every message went to the
+    last FMU registered, and once it was freed the next message of any FMU called freed
+    memory (segmentation fault).  Run in a subprocess, which then crashed."""
+    script = f"""
+import gc, fmpy, numpy as np
+from fmu.cosim.master import FMUComponent, Master, System
+from fmu.fmi.export_c import export_c_fmu
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
+from controllers.laws import PIDController
+arm = export_c_fmu(FlexibleManipulatorBlock, {str(tmp_path)!r}, model_name="ArmLog",
+                   parameters={{"kinematics": "second-order"}})
+pid = export_c_fmu(PIDController, {str(tmp_path)!r}, model_name="PIDLog")
+s = System([FMUComponent("arm", arm, parameters={{"tau1": 0.6}}),
+            FMUComponent("pid", pid)], {{}})
+Master(s, 1e-3).run(0.5)
+arm_log, pid_log = s.components[0].log, s.components[1].log
+assert any("tip deflection" in line for line in arm_log), arm_log
+assert not any("tip deflection" in line for line in pid_log), pid_log
+del s
+gc.collect()
+sig = np.array([(0.0, 0.6, 0.0)], dtype=[("time", float), ("tau1", float), ("tau2", float)])
+fmpy.simulate_fmu(str(arm), stop_time=0.5, step_size=1e-3, input=sig)   # it logs
+print("survived")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]

@@ -128,6 +128,32 @@ def test_energy_is_conserved_without_input_and_damping():
     assert np.abs(x[:, 2:arm.n_dof]).max() > 1e-3           # the links really deformed
 
 
+def test_exact_kinematics_conserve_energy_at_large_deflection():
+    """The exact (inextensible) kinematics keep T + V exactly too: here with the links
+    bent by a third of their length (far outside the second-order form's range)."""
+    arm = FlexibleManipulator(kinematics="exact", n_modes=3)
+    x0 = arm.initial_state()
+    x0[arm.n_dof:arm.n_dof + 5] = [1.5, -2.0, 2.0, -1.0, 0.3]
+    _, x = arm.simulate(lambda t: (0.0, 0.0), 1.0, 5e-5, method="rk4", x0=x0)
+    energy = np.array([arm.energy(xi) for xi in x[::200]])
+    assert np.abs(energy - energy[0]).max() / energy[0] < 1e-8
+    w1 = np.array([arm.outputs(xi)["w1"] for xi in x[::200]])
+    assert np.abs(w1).max() > 0.15                   # 30 % of the 0.5 m link
+
+
+def test_exact_and_second_order_kinematics_agree_to_third_order_in_the_amplitude():
+    """The second-order form is the exact one truncated: on the open-loop case their
+    joint angles differ by a gap that shrinks as the cube of the torque scale."""
+    def gap(scale):
+        torque = lambda t: [scale * u for u in bang_bang_torque(t)]
+        runs = [FlexibleManipulator(kinematics=k).simulate(torque, 1.2, 1e-4)[1]
+                for k in ("second-order", "exact")]
+        return np.abs(runs[0][:, :2] - runs[1][:, :2]).max()
+    small, large = gap(0.1), gap(0.5)
+    assert small < 1e-5                                  # rad, in the linear regime
+    assert 60.0 < large / small < 200.0                  # ~ (0.5 / 0.1)^3 = 125
+
+
 def test_damping_dissipates_energy():
     arm = FlexibleManipulator(damping=1e-2)
     x0 = arm.initial_state()
@@ -144,7 +170,7 @@ def test_geometric_stiffening_raises_bending_frequency_of_a_spinning_link():
     def bending_period(stiffening, omega_spin):
         arm = FlexibleManipulator(n_modes=1, mode_shapes="clamped-free", rho_a2=1e-3,
                                   m_h2=0, j_s=0, j_h2=0, m_p=0, j_p=0, j_h1=100.0,
-                                  geometric_stiffening=stiffening)
+                                  geometric_stiffening=stiffening, kinematics="second-order")
         x0 = arm.initial_state()
         x0[arm.n_dof] = omega_spin
         x0[2] = 1e-4
@@ -215,6 +241,13 @@ def test_block_reports_divergence_and_keeps_last_good_state():
     assert blk.time < 1.0
     assert np.all(np.isfinite(list(blk.outputs().values())))
     del x_before
+
+
+def test_exact_kinematics_always_stiffen_and_refuse_dropping_it():
+    with pytest.raises(ParameterError, match="geometric_stiffening = 0.*kinematics = "
+                                             "'second-order'"):
+        FlexibleManipulator(geometric_stiffening=0)
+    FlexibleManipulator(geometric_stiffening=0, kinematics="second-order")
 
 
 def test_bad_parameters_name_the_parameter_and_range():

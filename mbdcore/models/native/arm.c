@@ -8,11 +8,21 @@
  *
  *   [0] n_modes N  [1] n_quad1  [2] n_quad2  [3] fs (1: foreshortening kept, 0: dropped)
  *   [4..11] l1, l2, m_h2, m_p, j_h1, j_h2, j_s, j_p
- *   then for link 1 and link 2: x_q (nq), m_q = rho_A w_q (nq), phi (nq x N),
+ *   [12] kinematics (0: second order, 1: exact)  [13] m: nodes per segment (exact only)
+ *   then for link 1 and link 2: x_q (nq, ascending), m_q = rho_A w_q (nq), phi (nq x N),
  *                               G (nq x N x N)
  *   then dphi1(l1) (N), G1(l1) (N x N), dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n)
+ *   then, for the exact kinematics, for link 1 and link 2: the weights (nq+1) x m and the
+ *   slopes phi' (nq+1) x m x N at Gauss nodes of the segments [0, x_1], [x_1, x_2], ...,
+ *   [x_nq, l] (empty when m = 0)
  *
- * with n = 2 + 2N.  No allocation; arrays are sized for N <= ARM_MAX_MODES.
+ * with n = 2 + 2N.  No allocation; arrays are sized for N <= ARM_MAX_MODES and
+ * nq <= ARM_MAX_QUAD.
+ *
+ * Kinematics of a link point at x in its floating frame, s(x) = (s_x, s_y):
+ *   second order: s = (x - fs/2 d^T G(x) d, phi(x).d)   (foreshortening to second order)
+ *   exact:        s = int_0^x (cos psi, sin psi) dxi,  psi = phi'(xi).d  (inextensible,
+ *                 psi the slope angle), integrated segment by segment along the link.
  */
 #include <math.h>
 #include <string.h>
@@ -21,25 +31,31 @@
 
 #define ARM_MAX_MODES 5
 #define ARM_MAX_DOF (2 + 2 * ARM_MAX_MODES)
+#define ARM_MAX_QUAD 64
+#define ARM_MAX_SEG_NODES 8
 
 #ifndef ARM_API
 #define ARM_API
 #endif
 
 typedef struct {
-    int nm, nq1, nq2, n;
+    int nm, nq1, nq2, n, exact, m_seg;
     double fs, l1, l2, m_h2, m_p, j_h1, j_h2, j_s, j_p;
     const double *xq1, *wq1, *phi1, *g1, *xq2, *wq2, *phi2, *g2;
     const double *dphil1, *gl1, *dphil2, *gl2, *K, *D;
+    const double *wseg1, *dseg1, *wseg2, *dseg2;
 } Arm;
 
 /* Read the table; returns its length in doubles, or 0 if it is not a valid table. */
 static long arm_unpack(const double *tab, Arm *a) {
-    const double *p = tab + 12;
-    int nm = (int)tab[0], nq1 = (int)tab[1], nq2 = (int)tab[2], n;
-    if (nm < 1 || nm > ARM_MAX_MODES || nq1 < 1 || nq2 < 1) return 0;
+    const double *p = tab + 14;
+    int nm = (int)tab[0], nq1 = (int)tab[1], nq2 = (int)tab[2], n, m = (int)tab[13];
+    if (nm < 1 || nm > ARM_MAX_MODES || nq1 < 1 || nq2 < 1 || nq1 > ARM_MAX_QUAD
+        || nq2 > ARM_MAX_QUAD || m < 0 || m > ARM_MAX_SEG_NODES || (tab[12] != 0.0 && m < 1))
+        return 0;
     n = 2 + 2 * nm;
     a->nm = nm; a->nq1 = nq1; a->nq2 = nq2; a->n = n;
+    a->exact = tab[12] != 0.0; a->m_seg = m;
     a->fs = tab[3]; a->l1 = tab[4]; a->l2 = tab[5]; a->m_h2 = tab[6]; a->m_p = tab[7];
     a->j_h1 = tab[8]; a->j_h2 = tab[9]; a->j_s = tab[10]; a->j_p = tab[11];
     a->xq1 = p; p += nq1;
@@ -56,6 +72,10 @@ static long arm_unpack(const double *tab, Arm *a) {
     a->gl2 = p; p += nm * nm;
     a->K = p; p += n * n;
     a->D = p; p += n * n;
+    a->wseg1 = p; p += (nq1 + 1) * m;
+    a->dseg1 = p; p += (nq1 + 1) * m * nm;
+    a->wseg2 = p; p += (nq2 + 1) * m;
+    a->dseg2 = p; p += (nq2 + 1) * m * nm;
     return (long)(p - tab);
 }
 
@@ -64,32 +84,94 @@ ARM_API long arm_table_length(const double *tab) {
     return arm_unpack(tab, &a);
 }
 
-/* Floating-frame kinematics of one beam point (docs/manipulator.md): s = (x + u, w) with
-   w = phi.d and u = -1/2 d^T G d (times fs); returns s, s' and the velocity-quadratic
-   axial acceleration -dd^T G dd; dS (row-major 2 x ld, columns col..col+N-1) gets
-   ds/d(delta_j) = (-(G d)_j, phi_j). */
-static void frame_point(double x, const double *phi, const double *G, const double *d,
-                        const double *dd, double fs, int nm, double *dS, int ld, int col,
-                        double *sx, double *sy, double *sdx, double *sdy, double *udd) {
-    double u = 0.0, w = 0.0, ud = 0.0, wd = 0.0, q = 0.0;
-    int j, k;
-    for (j = 0; j < nm; j++) {
-        double gd = 0.0, gdd = 0.0;
-        for (k = 0; k < nm; k++) {
-            gd += G[j * nm + k] * d[k];
-            gdd += G[j * nm + k] * dd[k];
+/* The kinematics of every quadrature point of one link and of its tip (index nq), in the
+   link's floating frame: s, s', the velocity-quadratic part of s'' and ds/d(delta_j)
+   (module comment: second order or exact). */
+typedef struct {
+    double sx[ARM_MAX_QUAD + 1], sy[ARM_MAX_QUAD + 1], sdx[ARM_MAX_QUAD + 1],
+        sdy[ARM_MAX_QUAD + 1], qx[ARM_MAX_QUAD + 1], qy[ARM_MAX_QUAD + 1];
+    double dsx[ARM_MAX_QUAD + 1][ARM_MAX_MODES], dsy[ARM_MAX_QUAD + 1][ARM_MAX_MODES];
+} LinkPoints;
+
+static void link_points(const Arm *A, int link, const double *d, const double *dd,
+                        LinkPoints *L) {
+    const int nm = A->nm, nq = link == 1 ? A->nq1 : A->nq2;
+    const double *xq = link == 1 ? A->xq1 : A->xq2, *phi = link == 1 ? A->phi1 : A->phi2;
+    const double *G = link == 1 ? A->g1 : A->g2, *Gl = link == 1 ? A->gl1 : A->gl2;
+    const double len = link == 1 ? A->l1 : A->l2;
+    int p, j, k;
+    if (!A->exact) {
+        /* second order: s = (x + u, w), w = phi.d, u = -1/2 d^T G d (times fs) */
+        for (p = 0; p <= nq; p++) {
+            const double *Gp = p < nq ? G + p * nm * nm : Gl;
+            double u = 0.0, w = 0.0, ud = 0.0, wd = 0.0, q = 0.0;
+            for (j = 0; j < nm; j++) {
+                double gd = 0.0, gdd = 0.0, ph = p < nq ? phi[p * nm + j] : 1.0;
+                for (k = 0; k < nm; k++) {
+                    gd += Gp[j * nm + k] * d[k];
+                    gdd += Gp[j * nm + k] * dd[k];
+                }
+                gd *= A->fs;
+                gdd *= A->fs;
+                u -= 0.5 * d[j] * gd;
+                ud -= gd * dd[j];
+                q -= dd[j] * gdd;
+                w += ph * d[j];
+                wd += ph * dd[j];
+                L->dsx[p][j] = -gd;
+                L->dsy[p][j] = ph;
+            }
+            L->sx[p] = (p < nq ? xq[p] : len) + u;
+            L->sy[p] = w; L->sdx[p] = ud; L->sdy[p] = wd; L->qx[p] = q; L->qy[p] = 0.0;
         }
-        gd *= fs;
-        gdd *= fs;
-        u -= 0.5 * d[j] * gd;
-        ud -= gd * dd[j];
-        q -= dd[j] * gdd;
-        w += phi[j] * d[j];
-        wd += phi[j] * dd[j];
-        dS[col + j] = -gd;
-        dS[ld + col + j] = phi[j];
+        return;
     }
-    *sx = x + u; *sy = w; *sdx = ud; *sdy = wd; *udd = q;
+    {
+        /* exact: integrate (cos psi, sin psi) segment by segment from the root */
+        const double *wseg = link == 1 ? A->wseg1 : A->wseg2;
+        const double *dseg = link == 1 ? A->dseg1 : A->dseg2;
+        double sx = 0.0, sy = 0.0, sdx = 0.0, sdy = 0.0, qx = 0.0, qy = 0.0;
+        double dsx[ARM_MAX_MODES] = {0.0}, dsy[ARM_MAX_MODES] = {0.0};
+        int i;
+        for (p = 0; p <= nq; p++) {
+            for (i = 0; i < A->m_seg; i++) {
+                const double wgt = wseg[p * A->m_seg + i];
+                const double *dphi = dseg + (p * A->m_seg + i) * nm;
+                double psi = 0.0, psid = 0.0, c, sn;
+                for (j = 0; j < nm; j++) {
+                    psi += dphi[j] * d[j];
+                    psid += dphi[j] * dd[j];
+                }
+                c = cos(psi);
+                sn = sin(psi);
+                sx += wgt * c;
+                sy += wgt * sn;
+                sdx -= wgt * sn * psid;
+                sdy += wgt * c * psid;
+                qx -= wgt * c * psid * psid;
+                qy -= wgt * sn * psid * psid;
+                for (j = 0; j < nm; j++) {
+                    dsx[j] -= wgt * sn * dphi[j];
+                    dsy[j] += wgt * c * dphi[j];
+                }
+            }
+            L->sx[p] = sx; L->sy[p] = sy; L->sdx[p] = sdx; L->sdy[p] = sdy;
+            L->qx[p] = qx; L->qy[p] = qy;
+            for (j = 0; j < nm; j++) {
+                L->dsx[p][j] = dsx[j];
+                L->dsy[p][j] = dsy[j];
+            }
+        }
+    }
+}
+
+/* Fill the delta columns col.. of J (row-major 2 x n) with ds/d(delta) of point p. */
+static void point_jacobian(const LinkPoints *L, int p, int nm, double *J, int n, int col) {
+    int j;
+    for (j = 0; j < nm; j++) {
+        J[col + j] = L->dsx[p][j];
+        J[n + col + j] = L->dsy[p][j];
+    }
 }
 
 /* M += m J^T J and hq += m J^T a for one mass point (J row-major 2 x n; upper triangle). */
@@ -113,36 +195,34 @@ static void add_rotor(double *M, const double *c, double jr, int n) {
 static void eom(const Arm *A, const double *q, const double *qd, double *M, double *hq) {
     const int nm = A->nm, n = A->n;
     double J[2 * ARM_MAX_DOF], J1l[2 * ARM_MAX_DOF], Jo[2 * ARM_MAX_DOF], c[ARM_MAX_DOF];
-    double cphi2[ARM_MAX_DOF], ones[ARM_MAX_MODES];
+    double cphi2[ARM_MAX_DOF];
     const double *d1 = q + 2, *dd1 = qd + 2, *d2 = q + 2 + nm, *dd2 = qd + 2 + nm;
-    double th1d = qd[0], sx, sy, sdx, sdy, qx, ax, ay, a1x, a1y;
+    double th1d = qd[0], ax, ay, a1x = 0.0, a1y = 0.0;
     double alpha = 0.0, alphad = 0.0, beta, cb, sb, ph2d, aox, aoy, m;
-    int p, a, b, j;
+    LinkPoints L;
+    int p, a, b, j, tip;
 
     memset(M, 0, sizeof(double) * n * n);
     memset(hq, 0, sizeof(double) * n);
-    for (j = 0; j < nm; j++) ones[j] = 1.0;
 
-    /* link 1 (frame 1 components) */
-    for (p = 0; p < A->nq1; p++) {
+    /* link 1 (frame 1 components); its tip (p = nq1) is the origin of link 2 and carries
+       the joint-2 hub mass */
+    link_points(A, 1, d1, dd1, &L);
+    tip = A->nq1;
+    for (p = 0; p <= tip; p++) {
         memset(J, 0, sizeof(double) * 2 * n);
-        frame_point(A->xq1[p], A->phi1 + p * nm, A->g1 + p * nm * nm, d1, dd1, A->fs, nm,
-                    J, n, 2, &sx, &sy, &sdx, &sdy, &qx);
-        J[0] = -sy;
-        J[n] = sx;
-        ax = -th1d * th1d * sx - 2.0 * th1d * sdy + qx;
-        ay = -th1d * th1d * sy + 2.0 * th1d * sdx;
-        add_point(M, hq, J, ax, ay, A->wq1[p], n);
+        point_jacobian(&L, p, nm, J, n, 2);
+        J[0] = -L.sy[p];
+        J[n] = L.sx[p];
+        ax = -th1d * th1d * L.sx[p] - 2.0 * th1d * L.sdy[p] + L.qx[p];
+        ay = -th1d * th1d * L.sy[p] + 2.0 * th1d * L.sdx[p] + L.qy[p];
+        add_point(M, hq, J, ax, ay, p < tip ? A->wq1[p] : A->m_h2, n);
+        if (p == tip) {
+            memcpy(J1l, J, sizeof(double) * 2 * n);
+            a1x = ax;
+            a1y = ay;
+        }
     }
-
-    /* tip of link 1 = origin of link 2 (and the joint-2 hub mass) */
-    memset(J1l, 0, sizeof(double) * 2 * n);
-    frame_point(A->l1, ones, A->gl1, d1, dd1, A->fs, nm, J1l, n, 2, &sx, &sy, &sdx, &sdy, &qx);
-    J1l[0] = -sy;
-    J1l[n] = sx;
-    a1x = -th1d * th1d * sx - 2.0 * th1d * sdy + qx;
-    a1y = -th1d * th1d * sy + 2.0 * th1d * sdx;
-    add_point(M, hq, J1l, a1x, a1y, A->m_h2, n);
 
     /* link 2 (frame 2 components) */
     for (j = 0; j < nm; j++) {
@@ -165,23 +245,18 @@ static void eom(const Arm *A, const double *q, const double *qd, double *M, doub
     cphi2[1] = 1.0;
     for (j = 0; j < nm; j++) cphi2[2 + j] = A->dphil1[j];
 
-    for (p = 0; p <= A->nq2; p++) {
+    link_points(A, 2, d2, dd2, &L);
+    tip = A->nq2;
+    for (p = 0; p <= tip; p++) {           /* the last point is the payload at the tip */
         memset(J, 0, sizeof(double) * 2 * n);
-        if (p < A->nq2) {
-            frame_point(A->xq2[p], A->phi2 + p * nm, A->g2 + p * nm * nm, d2, dd2, A->fs, nm,
-                        J, n, 2 + nm, &sx, &sy, &sdx, &sdy, &qx);
-            m = A->wq2[p];
-        } else {   /* payload at the tip */
-            frame_point(A->l2, ones, A->gl2, d2, dd2, A->fs, nm, J, n, 2 + nm,
-                        &sx, &sy, &sdx, &sdy, &qx);
-            m = A->m_p;
-        }
+        point_jacobian(&L, p, nm, J, n, 2 + nm);
+        m = p < tip ? A->wq2[p] : A->m_p;
         for (a = 0; a < n; a++) {
-            J[a] += Jo[a] - sy * cphi2[a];
-            J[n + a] += Jo[n + a] + sx * cphi2[a];
+            J[a] += Jo[a] - L.sy[p] * cphi2[a];
+            J[n + a] += Jo[n + a] + L.sx[p] * cphi2[a];
         }
-        ax = aox - ph2d * ph2d * sx - 2.0 * ph2d * sdy + qx;
-        ay = aoy - ph2d * ph2d * sy + 2.0 * ph2d * sdx;
+        ax = aox - ph2d * ph2d * L.sx[p] - 2.0 * ph2d * L.sdy[p] + L.qx[p];
+        ay = aoy - ph2d * ph2d * L.sy[p] + 2.0 * ph2d * L.sdx[p] + L.qy[p];
         add_point(M, hq, J, ax, ay, m, n);
     }
 
@@ -298,32 +373,28 @@ ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, d
    deflections in each link's frame, x_tip, y_tip [m] end-effector position. */
 ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     Arm A;
-    const double *q;
-    double w1 = 0.0, w2 = 0.0, u1 = 0.0, u2 = 0.0, phi2, s1x, s2x, c1, n1, c2, n2;
-    int j, k, nm;
+    LinkPoints L;
+    double zeros[ARM_MAX_MODES] = {0.0};
+    double s1x, s1y, s2x, s2y, phi2, c1, n1, c2, n2;
+    int j, nm;
     if (!arm_unpack(tab, &A)) return 1;
     nm = A.nm;
-    q = x;
-    for (j = 0; j < nm; j++) {
-        w1 += q[2 + j];
-        w2 += q[2 + nm + j];
-        for (k = 0; k < nm; k++) {
-            u1 += q[2 + j] * A.gl1[j * nm + k] * q[2 + k];
-            u2 += q[2 + nm + j] * A.gl2[j * nm + k] * q[2 + nm + k];
-        }
-    }
-    s1x = A.l1 - 0.5 * A.fs * u1;
-    s2x = A.l2 - 0.5 * A.fs * u2;
-    phi2 = q[0] + q[1];
-    for (j = 0; j < nm; j++) phi2 += A.dphil1[j] * q[2 + j];
-    c1 = cos(q[0]); n1 = sin(q[0]); c2 = cos(phi2); n2 = sin(phi2);
-    out[0] = q[0];
-    out[1] = q[1];
+    link_points(&A, 1, x + 2, zeros, &L);
+    s1x = L.sx[A.nq1];
+    s1y = L.sy[A.nq1];
+    link_points(&A, 2, x + 2 + nm, zeros, &L);
+    s2x = L.sx[A.nq2];
+    s2y = L.sy[A.nq2];
+    phi2 = x[0] + x[1];
+    for (j = 0; j < nm; j++) phi2 += A.dphil1[j] * x[2 + j];
+    c1 = cos(x[0]); n1 = sin(x[0]); c2 = cos(phi2); n2 = sin(phi2);
+    out[0] = x[0];
+    out[1] = x[1];
     out[2] = x[A.n];
     out[3] = x[A.n + 1];
-    out[4] = w1;
-    out[5] = w2;
-    out[6] = c1 * s1x - n1 * w1 + c2 * s2x - n2 * w2;
-    out[7] = n1 * s1x + c1 * w1 + n2 * s2x + c2 * w2;
+    out[4] = s1y;
+    out[5] = s2y;
+    out[6] = c1 * s1x - n1 * s1y + c2 * s2x - n2 * s2y;
+    out[7] = n1 * s1x + c1 * s1y + n2 * s2x + c2 * s2y;
     return 0;
 }

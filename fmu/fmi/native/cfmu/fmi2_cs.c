@@ -11,6 +11,8 @@
  *  - fmi2DoStep integrates the continuous state with RK4 or Gill (fixed_step.h, "method",
  *    "substeps" steps per communication step) and advances the discrete state; a step
  *    that gives a non-finite state is undone and returns fmi2Discard with a message;
+ *  - when the model leaves the range where it is accurate (model_validity), a warning is
+ *    logged once per run (status fmi2Warning; the step stands);
  *  - the whole state (time, values, continuous and discrete state) is saved by
  *    fmi2GetFMUstate and serialized as bytes with a header that is checked on reading.
  * Messages with status fmi2Error reach the logger whatever loggingOn says.
@@ -31,6 +33,7 @@ typedef struct {
     ModelData d;
     Phase phase;
     int logging_on;
+    int range_warned;      /* model_validity has been reported in this run */
     char name[128];
     fmi2CallbackFunctions cb;
 } Instance;
@@ -222,6 +225,7 @@ static fmi2Status start_model(Instance *c) {
         return fail(c, "%s: %s", c->name, msg);
     }
     memset(c->d.gill_q, 0, sizeof c->d.gill_q);
+    c->range_warned = 0;
     model_initial(&c->d);
     model_outputs(&c->d);
     return fmi2OK;
@@ -416,6 +420,14 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
         return fmi2Discard;
     }
     c->d.time = t + h;
+    if (!c->range_warned) {
+        char why[512] = "";
+        if (model_validity(&c->d, why, sizeof why)) {
+            c->range_warned = 1;
+            logf_(c, fmi2Warning, "logStatusWarning", "%s: t = %.9g s: %s", c->name,
+                  c->d.time, why);
+        }
+    }
     return fmi2OK;
 }
 

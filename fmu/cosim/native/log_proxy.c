@@ -1,0 +1,33 @@
+/*
+ * The FMI 2.0 logger the co-simulation master gives every FMU instance: it formats the
+ * printf-style message with its variadic arguments (which ctypes cannot receive) and
+ * hands the text to the instance's own Python callback, found through the
+ * componentEnvironment pointer of that instance's callback structure.
+ *
+ * Why not fmpy's proxy (fmpy.logging.addLoggerProxy): it keeps ONE process-wide callback,
+ * so with two FMUs alive every message went to the last one registered, and after that
+ * one was freed, the next message of any FMU (fmpy.simulate_fmu's too) called freed
+ * memory (a segmentation fault, seen in the test suite).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+typedef void (*text_logger)(void *env, const char *instance, int status, const char *category,
+                            const char *text);
+
+typedef struct {
+    text_logger target;   /* the instance's Python callback */
+    void *env;            /* passed back to it */
+} LogRoute;
+
+void flexcosim_log_proxy(void *component_environment, const char *instance, int status,
+                         const char *category, const char *message, ...) {
+    LogRoute *route = (LogRoute *)component_environment;
+    char text[8192];
+    va_list args;
+    if (!route || !route->target) return;
+    va_start(args, message);
+    vsnprintf(text, sizeof text, message ? message : "", args);
+    va_end(args);
+    route->target(route->env, instance ? instance : "", status, category ? category : "", text);
+}

@@ -25,9 +25,9 @@ import fmpy
 import numpy as np
 from fmpy import extract, read_model_description
 
+from controllers.laws import JointPDController
 from fmu.fmi.build import build_fmu
 from fmu.fmi.export_c import export_c_fmu
-from controllers.laws import JointPDController
 from mbdcore.models.linear import LinearSystemBlock, state_space_config
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 

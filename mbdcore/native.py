@@ -17,14 +17,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 
-__all__ = ["KernelError", "load_kernel", "kernel_dir", "KERNEL_FLAGS"]
+import numpy as np
+
+__all__ = ["KernelError", "load_kernel", "kernel_library", "kernel_dir", "KERNEL_FLAGS",
+           "C_ARRAY"]
 
 #: Flags of every kernel build (part of the cache key).
 KERNEL_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra")
 
 _LOADED: dict = {}   # by content hash and by request
+
+#: ctypes type of a C-contiguous float64 array argument (``const double *``).
+C_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 
 
 class KernelError(RuntimeError):
@@ -91,3 +98,19 @@ def load_kernel(sources, name: str, headers: tuple = ()) -> ctypes.CDLL:
     except OSError as exc:
         raise KernelError(f"cannot load {library}: {exc}") from None
     return _LOADED[key]
+
+
+def kernel_library(sources, name: str, signatures: dict, headers: tuple = ()):
+    """A loader of a kernel with typed functions: ``loader()`` returns the library
+    (:func:`load_kernel`) with ``signatures`` = {function: (argtypes, restype)} applied,
+    built and typed once per process (the loader is cached, so a hot path calling it
+    pays a function call, no hashing or file access)."""
+    @cache
+    def loader():
+        lib = load_kernel(sources, name, headers)
+        for function, (argtypes, restype) in signatures.items():
+            f = getattr(lib, function)
+            f.argtypes, f.restype = list(argtypes), restype
+        return lib
+    return loader
+

@@ -77,7 +77,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from mbdcore.blocks import Block
-from mbdcore.native import KernelError, load_kernel
+from mbdcore.native import KernelError, kernel_library
 from mbdcore.timeseries import TimeSeries
 
 __all__ = [
@@ -412,9 +412,11 @@ class _LogRoute(ctypes.Structure):
     _fields_ = [("target", _TEXT_LOGGER), ("env", ctypes.c_void_p)]
 
 
+_log_proxy_library = kernel_library(LOG_PROXY_C_SOURCE, "log_proxy", {})
+
+
 def _log_proxy_address():
-    return ctypes.cast(load_kernel(LOG_PROXY_C_SOURCE, "log_proxy").flexcosim_log_proxy,
-                       ctypes.c_void_p).value
+    return ctypes.cast(_log_proxy_library().flexcosim_log_proxy, ctypes.c_void_p).value
 
 
 def _log_route(logger) -> "_LogRoute | None":

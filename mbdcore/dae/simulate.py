@@ -122,10 +122,11 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         v = np.array(v0, dtype=float)
 
     def set_inputs(t, q, v):
-        for source in (inputs and (lambda: inputs(t)), feedback and (lambda: feedback(t, q, v))):
-            if source:
-                for key, val in source().items():
-                    problem.set_input(key, val)
+        values = dict(inputs(t)) if inputs is not None else {}
+        if feedback is not None:
+            values.update(feedback(t, q, v))
+        for key, val in values.items():
+            problem.set_input(key, val)
 
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
     set_inputs(t0, q, v)

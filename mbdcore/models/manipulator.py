@@ -69,7 +69,7 @@ from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, RK4, Gill
 from mbdcore.multibody.beam_modes import ClampedBeamModes
-from mbdcore.native import load_kernel
+from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
            "ARM_PARAMETERS", "KINEMATICS", "KINEMATICS_RANGE", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
@@ -116,23 +116,15 @@ N_QUAD = 24  # Gauss points per link: exact to ~1e-13 for the mode products up t
 
 #: The arm's equations in C (one implementation: ctypes here, compiled into the C FMU).
 ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "arm.c"
-_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
-
-
-def _arm_library():
-    lib = load_kernel(ARM_C_SOURCE, "arm", (C_FIXED_STEP_HEADER,))
-    if not getattr(lib, "_flexcosim_typed", False):
-        lib.arm_table_length.argtypes = [_ARRAY]
-        lib.arm_table_length.restype = ctypes.c_long
-        lib.arm_eom.argtypes = [_ARRAY, _ARRAY, _ARRAY, _ARRAY, _ARRAY]
-        lib.arm_rhs.argtypes = [_ARRAY, _ARRAY, ctypes.c_double, ctypes.c_double, _ARRAY]
-        lib.arm_advance.argtypes = [_ARRAY, _ARRAY, _ARRAY, ctypes.c_double, ctypes.c_double,
-                                    ctypes.c_double, ctypes.c_int, ctypes.c_int]
-        lib.arm_outputs.argtypes = [_ARRAY, _ARRAY, _ARRAY]
-        for f in (lib.arm_eom, lib.arm_rhs, lib.arm_advance, lib.arm_outputs):
-            f.restype = ctypes.c_int
-        lib._flexcosim_typed = True
-    return lib
+_D, _I = ctypes.c_double, ctypes.c_int
+_arm_library = kernel_library(ARM_C_SOURCE, "arm", {
+    "arm_table_length": ([C_ARRAY], ctypes.c_long),
+    "arm_eom": ([C_ARRAY] * 5, _I),
+    "arm_rhs": ([C_ARRAY, C_ARRAY, _D, _D, C_ARRAY], _I),
+    "arm_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I], _I),
+    "arm_outputs": ([C_ARRAY, C_ARRAY, C_ARRAY], _I),
+    "arm_range": ([C_ARRAY, C_ARRAY, _D, ctypes.c_char_p, ctypes.c_size_t], _I),
+}, (C_FIXED_STEP_HEADER,))
 
 
 def _segment_tables(modes: ClampedBeamModes, xq: np.ndarray, m: int) -> list:
@@ -325,20 +317,15 @@ class FlexibleManipulator:
         x[0], x[1] = theta1, theta2
         return x
 
-    def range_message(self, outputs: dict) -> str:
-        """Why the state with these outputs is outside the range where the chosen
-        kinematics are accurate (:data:`KINEMATICS_RANGE`), or "" inside it."""
-        p = self.params
-        limit = KINEMATICS_RANGE[p["kinematics"]]
-        for i in (1, 2):
-            ratio = abs(outputs[f"w{i}"]) / p[f"l{i}"]
-            if ratio > limit:
-                return (f"link {i} tip deflection {outputs[f'w{i}']:.4g} m is "
-                        f"{100 * ratio:.0f} % of its length, beyond the {100 * limit:.0f} % "
-                        f"where the {p['kinematics']} kinematics are accurate "
-                        f"(docs/manipulator.md)"
-                        + ("; kinematics = 'exact' extends it"
-                           if p["kinematics"] == "second-order" else ""))
+    def range_message(self, x) -> str:
+        """Why state x is outside the range where the chosen kinematics are accurate
+        (:data:`KINEMATICS_RANGE`), or "" inside it (``arm_range`` in ``native/arm.c``,
+        the check of the C FMU too)."""
+        message = ctypes.create_string_buffer(512)
+        limit = KINEMATICS_RANGE[self.params["kinematics"]]
+        if self.kernel.lib.arm_range(self.kernel.table, np.ascontiguousarray(x, dtype=float),
+                                     limit, message, len(message)):
+            return message.value.decode()
         return ""
 
     def outputs(self, x) -> dict:
@@ -456,7 +443,7 @@ class FlexibleManipulatorBlock(OdeBlock):
     def _state_changed(self) -> None:
         self._out = self.model.outputs(self._x)
         if not self._warned:
-            message = self.model.range_message(self._out)
+            message = self.model.range_message(self._x)
             if message:
                 self._warned = True
                 warnings.warn(message, ModelRangeWarning, stacklevel=2)
@@ -478,9 +465,7 @@ class FlexibleManipulatorBlock(OdeBlock):
         stiffening switch are built in; torques, initial angles, method and substeps
         stay settable."""
         table = self.model.kernel.table
-        kin = self.params["kinematics"]
-        limit = KINEMATICS_RANGE[kin]
-        hint = "; kinematics = 'exact' extends it" if kin == "second-order" else ""
+        limit = KINEMATICS_RANGE[self.params["kinematics"]]
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(ARM_OUTPUTS))
         glue = f"""
 #define ARM_TABLE_SIZE {table.size}
@@ -517,19 +502,7 @@ void model_outputs(ModelData *d) {{
 
 /* the range of the kinematics (KINEMATICS_RANGE, docs/manipulator.md) */
 int model_validity(const ModelData *d, char *msg, size_t n) {{
-    double y[8] = {{0.0}};
-    int i;
-    arm_outputs(ARM_TABLE, d->x, y);
-    for (i = 0; i < 2; i++) {{
-        double len = ARM_TABLE[4 + i], ratio = fabs(y[4 + i]) / len;
-        if (ratio > {limit!r}) {{
-            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
-                     "the {100 * limit:.0f} %% where the {kin} kinematics are accurate "
-                     "(docs/manipulator.md){hint}", i + 1, y[4 + i], 100.0 * ratio);
-            return 1;
-        }}
-    }}
-    return 0;
+    return arm_range(ARM_TABLE, d->x, {limit!r}, msg, n);
 }}
 """
         source = embed_c(ARM_C_SOURCE, api=("ARM_API",)) + c_array("ARM_TABLE", table) + glue

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.models.manipulator import ARM_PARAMETERS
-from mbdcore.native import load_kernel
+from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES", "RIGID_ARM_PARAMETERS",
            "RIGID_ARM_C_SOURCE"]
@@ -96,19 +96,11 @@ class RigidTwoLinkArm:
 
 #: The rigid arm's equations in C (one implementation; also compiled into C FMUs).
 RIGID_ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "rigid_arm.c"
-_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+_rigid_library = kernel_library(RIGID_ARM_C_SOURCE, "rigid_arm", {
+    "rigid_arm_terms": ([C_ARRAY] * 5, None),
+    "rigid_arm_inverse_dynamics": ([C_ARRAY] * 5, None),
+})
 
 
 def _vec2(v) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(v, dtype=float).reshape(2))
-
-
-def _rigid_library():
-    lib = load_kernel(RIGID_ARM_C_SOURCE, "rigid_arm")
-    if not getattr(lib, "_flexcosim_typed", False):
-        lib.rigid_arm_terms.argtypes = [_ARRAY] * 5
-        lib.rigid_arm_terms.restype = None
-        lib.rigid_arm_inverse_dynamics.argtypes = [_ARRAY] * 5
-        lib.rigid_arm_inverse_dynamics.restype = None
-        lib._flexcosim_typed = True
-    return lib

@@ -1,10 +1,12 @@
 """Physics of the two-link flexible arm (docs/benchmarks.md §1) and its integrators."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg as sl
 
 from mbdcore.multibody.beam_modes import ClampedBeamModes
-from mbdcore.blocks import InputError, ParameterError, StepError
+from mbdcore.blocks import InputError, ModelRangeWarning, ParameterError, StepError
 from mbdcore.models.manipulator import (FlexibleManipulator, FlexibleManipulatorBlock,
     bang_bang_torque)
 from mbdcore.models.rigid_arm import RigidTwoLinkArm
@@ -257,3 +259,23 @@ def test_bad_parameters_name_the_parameter_and_range():
         FlexibleManipulator(n_modes=9)
     with pytest.raises(ParameterError, match="method"):
         FlexibleManipulatorBlock(method="euler")
+
+
+def test_block_warns_once_when_a_link_leaves_the_range_of_its_kinematics():
+    """Second-order kinematics at the open-loop torques: link 1 bends past 5 % of its
+    length; the block warns once (not every step), naming the link and the remedy."""
+    block = FlexibleManipulatorBlock(kinematics="second-order")
+    with pytest.warns(ModelRangeWarning) as seen:
+        for k in range(600):
+            block.set_inputs(dict(zip(("tau1", "tau2"), bang_bang_torque(k * 1e-3))))
+            block.do_step(k * 1e-3, 1e-3)
+    assert len(seen) == 1
+    message = str(seen[0].message)
+    assert message.startswith("link 1 tip deflection") and "beyond the 5 %" in message
+    assert "kinematics = 'exact' extends it" in message
+    quiet = FlexibleManipulatorBlock()                 # exact: 12 % is inside its 30 %
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelRangeWarning)
+        for k in range(600):
+            quiet.set_inputs(dict(zip(("tau1", "tau2"), bang_bang_torque(k * 1e-3))))
+            quiet.do_step(k * 1e-3, 1e-3)

@@ -25,6 +25,8 @@
  *                 psi the slope angle), integrated segment by segment along the link.
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fixed_step.h"
@@ -396,5 +398,26 @@ ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     out[5] = s2y;
     out[6] = c1 * s1x - n1 * s1y + c2 * s2x - n2 * s2y;
     out[7] = n1 * s1x + c1 * s1y + n2 * s2x + c2 * s2y;
+    return 0;
+}
+
+/* 0 while both tip deflections stay within `limit` times their link's length (the range
+   where the kinematics of the table are accurate, docs/manipulator.md); else 1 with why
+   in msg.  The one check behind the warning of the Python block and of the C FMU. */
+ARM_API int arm_range(const double *tab, const double *x, double limit, char *msg, size_t n) {
+    double y[8];
+    int i, exact = tab[12] != 0.0;
+    if (arm_outputs(tab, x, y)) return 0;
+    for (i = 0; i < 2; i++) {
+        double ratio = fabs(y[4 + i]) / tab[4 + i];
+        if (ratio > limit) {
+            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+                     "the %.0f %% where the %s kinematics are accurate (docs/manipulator.md)%s",
+                     i + 1, y[4 + i], 100.0 * ratio, 100.0 * limit,
+                     exact ? "exact" : "second-order",
+                     exact ? "" : "; kinematics = 'exact' extends it");
+            return 1;
+        }
+    }
     return 0;
 }

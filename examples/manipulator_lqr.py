@@ -17,15 +17,26 @@ import sys
 from pathlib import Path
 
 import control as ct
+import numpy as np
 
-from controllers.design.synthesis import loop_margins, modal_table, plot_bode, robustness_scan
 from controllers.design.adapters import linearize_arm
-from controllers.laws.joint_pd import JointPDController
-from controllers.design.arm_lqg import (INTEGRATED, MEASURED, arm_plant_grid, design_arm_lqg,
-    design_arm_lqg_robust)
-from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
-from controllers.laws.trajectory import QuinticJointTrajectory
+from controllers.design.arm_lqg import (
+    INTEGRATED,
+    MEASURED,
+    arm_plant_grid,
+    design_arm_lqg,
+    design_arm_lqg_robust,
+)
+from controllers.design.synthesis import (
+    loop_margins,
+    modal_table,
+    plot_bode,
+    robustness_scan,
+)
 from controllers.design.validation import closed_loop_move, move_report, settled_move
+from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.trajectory import QuinticJointTrajectory
 from flexcosim.demo import plot_closed_loop
 
 
@@ -41,7 +52,8 @@ def main(out="results"):
               f"sensitivity peak {m['sensitivity_peak']:.2f}")
     plot_bode({f"L at {m['input']}": m["loop"] for m in margins}, out / "lqg_loops_bode.png")
     ctrl = ArmLQGController(design=design.to_json())
-    closed = ct.ss(ctrl.Ad - ctrl.Bd @ ctrl.K, ctrl.Bd, ctrl.K, 0, design.dt)
+    Ad, Bd, K = (np.asarray(getattr(design, a)) for a in ("Ad", "Bd", "K"))
+    closed = ct.ss(Ad - Bd @ K, Bd, K, 0, design.dt)
     for m in modal_table(closed)[:4]:
         print(f"regulator mode {m['frequency']:.3f} Hz, damping {m['damping']:.3f}")
     runs = {

@@ -8,7 +8,14 @@ import sys
 import warnings
 from pathlib import Path
 
-from controllers.laws import PIDController
+from controllers.laws import (
+    ArmLQGController,
+    JointPDController,
+    NotchFilter,
+    PIDController,
+    QuinticJointTrajectory,
+    ShapedQuinticTrajectory,
+)
 from flexcosim.demo import MODELS, run_demo
 from fmu.cosim.master import CosimError, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
@@ -17,6 +24,7 @@ from fmu.fmi.build import build_fmu
 from fmu.fmi.export_c import CExportError, export_c_fmu
 from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
 from mbdcore.multibody.model_file import load_model, model_to_dict
 from mbdcore.multibody.system_block import SystemBlock
 
@@ -59,11 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         "export-c", help="export a C-source FMU (runs without Python: real-time targets)",
         description="Write an FMI 2.0 co-simulation FMU with its C sources (C99, libm only) "
                     "and a linux64 binary compiled here.  MODEL is one of: "
-                    + "; ".join(f"{k} ({v})" for k, v in C_MODELS.items()))
+                    + "; ".join(f"{k} ({what})" for k, (_, _, what) in C_MODELS.items()))
     export.add_argument("model", help="model to export")
     export.add_argument("--from", dest="source", metavar="FILE",
-                        help="statespace: the state-space JSON file "
-                             "(mbdcore.models.linear.save_state_space)")
+                        help="; ".join(f"{k}: {v}" for k, v in _FROM.items()))
     export.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
     export.add_argument("--name", help="model identifier (default: from the model)")
     export.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -133,35 +140,50 @@ def main(argv: list[str] | None = None) -> int:
     return 2  # pragma: no cover
 
 
-#: Models with C equations, for ``flexcosim export-c``.
+#: Models with C equations, for ``flexcosim export-c``: the block (None: made from the
+#: ``--from`` file), the default model identifier, and what it is.
 C_MODELS = {
-    "joint-pd": "the joint PD controller with rigid feedforward (the rigid arm built in)",
-    "trajectory": "the quintic joint reference",
-    "pid": "the sampled PID with anti-windup, derivative filter and limits",
-    "manipulator": "the two-link flexible arm (--set n_modes=3, mode_shapes=clamped-free, "
-                   "l1=0.6, ...: built in at export)",
-    "statespace": "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE",
+    "manipulator": (FlexibleManipulatorBlock, "FlexibleManipulatorC",
+                    "the two-link flexible arm (--set n_modes=3, mode_shapes=clamped-free, "
+                    "l1=0.6, ...: built in at export)"),
+    "joint-pd": (JointPDController, "JointPDControllerC",
+                 "the joint PD controller with rigid feedforward (the rigid arm built in)"),
+    "lqg": (ArmLQGController, "ArmLQGControllerC",
+            "the LQG/LQI state feedback of the flexible arm (--from DESIGN.json, an "
+            "LQGDesign.to_json() text; default: the stored default design; built in)"),
+    "trajectory": (QuinticJointTrajectory, "QuinticJointTrajectoryC",
+                   "the quintic joint reference"),
+    "shaped-trajectory": (ShapedQuinticTrajectory, "ShapedQuinticTrajectoryC",
+                          "the quintic joint reference through an input shaper (--set "
+                          "shaper=zvd, frequency1=...: built in at export)"),
+    "pid": (PIDController, "PIDControllerC",
+            "the sampled PID with anti-windup, derivative filter and limits"),
+    "notch": (NotchFilter, "NotchFilterC", "the discrete notch filter (biquad)"),
+    "statespace": (None, "StateSpace",
+                   "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE"),
 }
+
+#: What ``--from FILE`` is, per model that takes one.
+_FROM = {"statespace": "a state-space JSON file (mbdcore.models.linear.save_state_space)",
+         "lqg": "an LQG design JSON file (LQGDesign.to_json())"}
 
 
 def _export_c(args) -> int:
     try:
-        if args.model in ("manipulator", "joint-pd", "trajectory"):
-            block, name = MODELS[args.model]
-            name = args.name or f"{name}C"
-        elif args.model == "pid":
-            block, name = PIDController, args.name or "PIDControllerC"
-        elif args.model == "statespace":
-            if not args.source:
-                raise CExportError("statespace needs --from FILE (a state-space JSON file)")
-            name = args.name or "StateSpace"
-            block = LinearSystemBlock.configured(load_state_space(args.source), name)
-        else:
+        if args.model not in C_MODELS:
             raise CExportError(f"model {args.model!r}: accepted models are "
                                f"{', '.join(C_MODELS)}")
-        if args.source and args.model != "statespace":
-            raise CExportError(f"--from is for statespace, not {args.model}")
+        block, name, _ = C_MODELS[args.model]
+        name = args.name or name
+        if args.source and args.model not in _FROM:
+            raise CExportError(f"--from is for {' and '.join(_FROM)}, not {args.model}")
+        if args.model == "statespace":
+            if not args.source:
+                raise CExportError(f"statespace needs --from FILE ({_FROM['statespace']})")
+            block = LinearSystemBlock.configured(load_state_space(args.source), name)
         params = _parameter_values(block, args.set)
+        if args.model == "lqg" and args.source:
+            params["design"] = Path(args.source).read_text()
         path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
                             compile=not args.no_compile)
     except (CExportError, ParameterError, ValueError, OSError) as e:

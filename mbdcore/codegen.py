@@ -98,6 +98,10 @@ class CModel:
     fixed_parameters : tuple of str
         Parameters whose values are built into the tables: the C FMU accepts only the
         value it was exported with (its range is that value; export again to change it).
+    sample_time : str
+        For a sampled law designed for one step size: a C expression of that step [s]
+        over ``d`` (e.g. ``"PAR_dt"``); the FMU refuses other communication steps with
+        fmi2Discard and a message, as the Python block does.  ``""``: any step.
     """
 
     source: str
@@ -106,6 +110,7 @@ class CModel:
     n_work: int = 0
     state_names: tuple = field(default_factory=tuple)
     fixed_parameters: tuple = field(default_factory=tuple)
+    sample_time: str = ""
 
     def __post_init__(self):
         missing = [f for f in C_FUNCTIONS if not re.search(rf"\b{f}\s*\(", self.source)]

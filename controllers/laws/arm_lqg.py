@@ -57,6 +57,7 @@ import numpy as np
 import scipy.linalg as sl
 
 from controllers.laws.joint_pd import JointPDController
+from controllers.laws.kernels import LQG_C_SOURCES, lqg_law
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 from mbdcore.blocks import (
     Block,
@@ -66,13 +67,18 @@ from mbdcore.blocks import (
     StepError,
     VectorState,
 )
+from mbdcore.codegen import CModel, c_array, embed_c
 from mbdcore.models.manipulator import JOINT_STATES
-from mbdcore.models.rigid_arm import RIGID_ARM_PARAMETERS, RigidTwoLinkArm
+from mbdcore.models.rigid_arm import (
+    RIGID_ARM_PARAMETERS,
+    RIGID_PARAMETER_NAMES,
+    RigidTwoLinkArm,
+)
 
 __all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
            "DEFAULT_DESIGN_FILE", "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS",
            "design_parameter", "ArmLQGController", "rest_to_rest_feedforward",
-           "FlexibleArmReference"]
+           "FlexibleArmReference", "lqg_table"]
 
 #: The design an empty ``design`` parameter means: the default weights on the default
 #: arm, as :func:`controllers.design.arm_lqg.design_arm_lqg` computes it, stored as data
@@ -116,14 +122,10 @@ class LQGDesign:
     info: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
-        import json
-
         return json.dumps(self.__dict__)
 
     @classmethod
     def from_json(cls, text: str) -> "LQGDesign":
-        import json
-
         data = json.loads(text)
         need = [f for f in cls.__dataclass_fields__ if f != "info"]
         missing = [f for f in need if f not in data]
@@ -209,8 +211,6 @@ class LQIDesign(LQGDesign):
 
 def design_from_json(text: str) -> LQGDesign:
     """An :class:`LQGDesign` or, if the text holds ``Ki``, an :class:`LQIDesign`."""
-    import json
-
     data = json.loads(text)
     if not isinstance(data, dict):
         raise DesignError("LQG design text is not a JSON object")
@@ -248,6 +248,11 @@ def design_parameter(text: str) -> LQGDesign:
         return design_from_json(text or default_design_json())
     except (DesignError, TypeError, ValueError) as e:
         raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
+
+
+#: The controller's inputs in the order of the C law's input vector (``native/lqg.c``).
+_C_INPUTS = ("theta1_ref", "theta2_ref", "omega1_ref", "omega2_ref", "alpha1_ref", "alpha2_ref",
+             "theta1", "theta2", "omega1", "omega2", "w1", "w2", "tau1_ff", "tau2_ff")
 
 
 class ArmLQGController(Block):
@@ -291,51 +296,58 @@ class ArmLQGController(Block):
         if bad:
             raise ParameterError(f"parameter 'design' measures {bad}, which are not inputs of "
                                  f"{type(self).__name__}: {', '.join(self._input_spec)}")
-        self.Ad, self.Bd, self.C, self.K, self.L = (np.asarray(getattr(d, a), float)
-                                                    for a in ("Ad", "Bd", "C", "K", "L"))
-        self.x_lin = np.asarray(d.x_lin, float)
-        self.y_lin = np.asarray(d.y_lin, float)
-        self._ref_index = [d.states.index(n) for n in JOINT_STATES]
-        if isinstance(d, LQIDesign):
-            self.Ki = np.asarray(d.Ki, float)
-            self._int_rows = d.integrated_rows()
-            self.C_int = self.C[self._int_rows]
-        else:
-            self.Ki = np.zeros((2, 0))
-            self._int_rows = np.zeros(0, dtype=int)
-            self.C_int = np.zeros((0, len(self.Ad)))
+        self._table = lqg_table(d, _C_INPUTS)
         self.rigid = RigidTwoLinkArm.from_flexible(**p)
+        self._rigid_c = self.rigid.c_parameters
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
+        self._gains = np.array([p["tau_max1"], p["tau_max2"], float(p["feedforward"]),
+                                float(p["reference"] == "model")])
+        self._n = len(d.states)
+        self._ni = len(d.integrated) if isinstance(d, LQIDesign) else 0
         self.reset()
 
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
-        self.xh = np.zeros(len(self.Ad))
-        self.r = np.zeros(len(self.Ad))
-        self.z = np.zeros(len(self._int_rows))
+        # estimate, model reference and integrators in one array: the C law's state
+        self._s = np.zeros(2 * self._n + self._ni)
 
-    def _feedforward(self) -> np.ndarray:
-        return np.array([self.inputs["tau1_ff"], self.inputs["tau2_ff"]])
+    # views of the C law's state (in-place changes reach it)
+    @property
+    def xh(self) -> np.ndarray:
+        """The estimate of the deviation from the linearisation point."""
+        return self._s[:self._n]
 
-    def _reference(self):
-        """The state reference as a deviation from ``x_lin``, and the feedforward [N m]."""
-        if self.params["reference"] == "model":
-            return self.r, self._feedforward()
+    @xh.setter
+    def xh(self, value):
+        self._s[:self._n] = value
+
+    @property
+    def r(self) -> np.ndarray:
+        """The design model's state reference (``reference="model"``)."""
+        return self._s[self._n:2 * self._n]
+
+    @r.setter
+    def r(self, value):
+        self._s[self._n:2 * self._n] = value
+
+    @property
+    def z(self) -> np.ndarray:
+        """The integrators (an LQI design) [unit of the integrated output . s]."""
+        return self._s[2 * self._n:]
+
+    @z.setter
+    def z(self, value):
+        self._s[2 * self._n:] = value
+
+    def _u(self) -> np.ndarray:
         u = self.inputs
-        th = np.array([u["theta1_ref"], u["theta2_ref"]])
-        om = np.array([u["omega1_ref"], u["omega2_ref"]])
-        x_ref = np.zeros(len(self.Ad))
-        x_ref[self._ref_index] = np.r_[th, om]
-        ff = (self.rigid.inverse_dynamics(th, om, (u["alpha1_ref"], u["alpha2_ref"]))
-              if self.params["feedforward"] else np.zeros(2))
-        return x_ref - self.x_lin, ff
-
-    def _unsaturated_torques(self) -> np.ndarray:
-        dx_ref, ff = self._reference()
-        return ff + self.K @ (dx_ref - self.xh) - self.Ki @ self.z
+        return np.array([u[name] for name in _C_INPUTS], dtype=float)
 
     def _torques(self) -> np.ndarray:
-        return np.clip(self._unsaturated_torques(), -self.tau_max, self.tau_max)
+        tau_u, tau = np.empty(2), np.empty(2)
+        lqg_law().lqg_torques(self._table, self._gains, self._rigid_c, self._s,
+                              self._u(), tau_u, tau)
+        return tau
 
     def outputs(self) -> dict:
         tau = self._torques()
@@ -345,42 +357,86 @@ class ArmLQGController(Block):
         if abs(h - self.design.dt) > 1e-9 * self.design.dt:
             raise StepError(f"{type(self).__name__} is designed for steps of "
                             f"{self.design.dt!r} s; got a step of {h!r} s at t = {t!r} s")
-        y = np.array([self.inputs[m] for m in self.design.measured])
-        tau_u = self._unsaturated_torques()
-        tau = np.clip(tau_u, -self.tau_max, self.tau_max)
-        if len(self.z):
-            # error of the integrated outputs against the state reference
-            e = y[self._int_rows] - self.y_lin[self._int_rows] - self.C_int @ self._reference()[0]
-            dz = self.design.dt * e
-            push = -self.Ki @ dz                       # what integrating adds to tau_u
-            winding = (np.abs(tau_u) > self.tau_max) & (push * tau_u > 0)
-            if not winding.any():
-                self.z = self.z + dz
-        self.xh = self.Ad @ self.xh + self.Bd @ tau + self.L @ (y - self.y_lin - self.C @ self.xh)
-        if self.params["reference"] == "model":
-            self.r = self.Ad @ self.r + self.Bd @ self._feedforward()
+        lqg_law().lqg_update(self._table, self._gains, self._rigid_c, self._s,
+                             self._u())
         self.time = t + h
 
     def vector_state(self) -> VectorState:
-        n = len(self.Ad)
-
         def set_x(block, x):
-            block.xh = np.array(x[:n], dtype=float)
-            block.r = np.array(x[n:2 * n], dtype=float)
-            block.z = np.array(x[2 * n:], dtype=float)
+            block._s[:] = np.asarray(x, dtype=float)
         integrators = (integral_state_names(self.design.integrated)
                        if isinstance(self.design, LQIDesign) else [])
         return VectorState([f"xh_{s}" for s in self.design.states]
                            + [f"ref_{s}" for s in self.design.states] + integrators,
-                           lambda block: np.r_[block.xh, block.r, block.z], set_x)
+                           lambda block: block._s.copy(), set_x)
 
     def _get_internal(self):
         return {"xh": self.xh.copy(), "r": self.r.copy(), "z": self.z.copy()}
 
     def _set_internal(self, internal):
-        self.xh = np.array(internal["xh"], dtype=float)
-        self.r = np.array(internal["r"], dtype=float)
-        self.z = np.array(internal.get("z", ()), dtype=float)
+        self.xh = np.asarray(internal["xh"], dtype=float)
+        self.r = np.asarray(internal["r"], dtype=float)
+        self.z = np.asarray(internal.get("z", ()), dtype=float)
+
+    def c_model(self) -> CModel:
+        """The law in C (``native/lqg.c``, the code this block runs): the design and the
+        rigid arm of the feedforward are built in at export (tables); the torque limits,
+        the feedforward switch and the reference stay settable.  The FMU refuses steps
+        other than the design's sample time."""
+        glue = f"""
+#define LQG_GAINS const double g[4] = {{PAR_tau_max1, PAR_tau_max2, (double)PAR_feedforward, \
+                                       (double)PAR_reference}}
+#define LQG_INPUTS_NOW const double u[{len(_C_INPUTS)}] = {{{", ".join(
+            f"IN_{name}" for name in _C_INPUTS)}}}
+
+int model_setup(ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
+void model_initial(ModelData *d) {{
+    int k;
+    for (k = 0; k < {len(self._s)}; k++) Z(k) = 0.0;
+}}
+void model_derivatives(const ModelData *d, const double *x, double *dx) {{ (void)d; (void)x; (void)dx; }}
+int model_validity(const ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
+
+void model_update(ModelData *d, double h) {{
+    LQG_GAINS;
+    LQG_INPUTS_NOW;
+    (void)h;
+    lqg_update(LQG_TABLE, g, RIGID, d->z, u);
+}}
+
+void model_outputs(ModelData *d) {{
+    LQG_GAINS;
+    LQG_INPUTS_NOW;
+    double tau_u[2], tau[2];
+    lqg_torques(LQG_TABLE, g, RIGID, d->z, u, tau_u, tau);
+    OUT_tau1 = tau[0];
+    OUT_tau2 = tau[1];
+}}
+"""
+        tables = c_array("LQG_TABLE", self._table) + c_array("RIGID", self._rigid_c)
+        return CModel(embed_c(*LQG_C_SOURCES, api=("RIGID_API", "LAWS_API")) + tables + glue,
+                      n_discrete=len(self._s), state_names=tuple(self.vector_state().names),
+                      fixed_parameters=("design",) + RIGID_PARAMETER_NAMES,
+                      sample_time=repr(float(self.design.dt)))
+
+
+def lqg_table(design: LQGDesign, input_names: Sequence[str] = _C_INPUTS) -> np.ndarray:
+    """The design as the table of ``native/lqg.c`` (its header comment): sizes, matrices
+    and the index of each measured output among ``input_names`` (the C law's inputs)."""
+    n, p = len(design.states), len(design.measured)
+    lqi = isinstance(design, LQIDesign)
+    Ki = np.asarray(design.Ki, float) if lqi else np.zeros((2, 0))
+    rows = design.integrated_rows() if lqi else np.zeros(0)
+    table = np.concatenate([
+        [n, 2, p, Ki.shape[1], design.dt],
+        *(np.asarray(getattr(design, a), float).ravel()
+          for a in ("Ad", "Bd", "C", "K", "L", "x_lin", "y_lin")),
+        Ki.ravel(), rows, [list(input_names).index(m) for m in design.measured],
+        [design.states.index(name) for name in JOINT_STATES]]).astype(float)
+    if lqg_law().lqg_table_length(table) != table.size:
+        raise DesignError(f"LQG design of {n} states and {p} measured outputs does not fit "
+                          "the C law (at most 64 of each)")
+    return table
 
 
 def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration: float,

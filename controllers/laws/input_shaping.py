@@ -20,10 +20,13 @@ import math
 
 import numpy as np
 
-from controllers.laws.trajectory import QuinticJointTrajectory, quintic
+from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
+from controllers.laws.trajectory import QuinticJointTrajectory
 from mbdcore.blocks import Parameter, ParameterError
+from mbdcore.codegen import CModel, c_array, embed_c, stateless_functions
 
-__all__ = ["SHAPERS", "shaper", "convolve", "residual_vibration_ratio", "ShapedQuinticTrajectory"]
+__all__ = ["SHAPERS", "shaper", "convolve", "residual_vibration_ratio", "ShapedQuinticTrajectory",
+           "SHAPER_PARAMETER_NAMES"]
 
 SHAPERS = ("none", "zv", "zvd", "ei")
 
@@ -88,6 +91,10 @@ def residual_vibration_ratio(amplitudes, times, frequency: float, zeta: float = 
     return float(math.hypot(np.sum(a * decay * np.cos(wd * t)), np.sum(a * decay * np.sin(wd * t))))
 
 
+#: The parameters of the shaper itself (built into a C FMU's impulse tables).
+SHAPER_PARAMETER_NAMES = ("shaper", "frequency1", "zeta1", "frequency2", "zeta2", "vtol")
+
+
 class ShapedQuinticTrajectory(QuinticJointTrajectory):
     """The quintic joint reference convolved with an input shaper (one or two modes).
 
@@ -125,11 +132,26 @@ class ShapedQuinticTrajectory(QuinticJointTrajectory):
     def outputs(self) -> dict:
         p = self.params
         t = self.time - p["start_time"]
-        out = {}
+        out, o = {}, np.empty(3)
         for i in (1, 2):
-            th = om = al = 0.0
-            for a, ti in zip(self.amplitudes, self.times):
-                x, v, acc = quintic(t - ti, p[f"theta{i}_start"], p[f"theta{i}_end"], p["move_time"])
-                th, om, al = th + a * x, om + a * v, al + a * acc
-            out[f"theta{i}_ref"], out[f"omega{i}_ref"], out[f"alpha{i}_ref"] = th, om, al
+            joint_laws().shaped_quintic(len(self.amplitudes), self.amplitudes, self.times, t,
+                                        p[f"theta{i}_start"], p[f"theta{i}_end"],
+                                        p["move_time"], o)
+            out[f"theta{i}_ref"], out[f"omega{i}_ref"], out[f"alpha{i}_ref"] = map(float, o)
         return out
+
+    def c_model(self) -> CModel:
+        """The shaped reference in C (``native/joint_laws.c``, the code this block runs):
+        the impulses are built in at export (the shaper's parameters fixed), the move's
+        start, end and timing stay settable."""
+        joints = "".join(f"""
+    shaped_quintic({len(self.amplitudes)}, SHAPER_AMPLITUDES, SHAPER_TIMES, t,
+                   PAR_theta{i}_start, PAR_theta{i}_end, PAR_move_time, o);
+    OUT_theta{i}_ref = o[0];
+    OUT_omega{i}_ref = o[1];
+    OUT_alpha{i}_ref = o[2];""" for i in (1, 2))
+        glue = stateless_functions("    double t = d->time - PAR_start_time, o[3];" + joints)
+        tables = c_array("SHAPER_AMPLITUDES", self.amplitudes) + c_array("SHAPER_TIMES",
+                                                                         self.times)
+        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + tables
+                      + glue, fixed_parameters=SHAPER_PARAMETER_NAMES)

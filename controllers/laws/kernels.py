@@ -4,7 +4,9 @@ A law that also runs in a C-source FMU is written once, in C: the Python block c
 compiled function (:func:`mbdcore.native.load_kernel`: built once per machine into the
 user's cache), the FMU compiles the same text in.  Here: the quintic reference and the
 joint PD law with the rigid arm's feedforward (``native/joint_laws.c``, which uses
-``mbdcore/models/native/rigid_arm.c``) and the sampled PID (``native/pid.c``).
+``mbdcore/models/native/rigid_arm.c``), the sampled PID (``native/pid.c``), the LQG/LQI
+state feedback (``native/lqg.c``, also with the rigid arm) and the notch filter
+(``native/notch.c``).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE
 from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
-           "pid_law"]
+           "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -25,11 +27,18 @@ JOINT_LAWS_C_SOURCES = (RIGID_ARM_C_SOURCE, JOINT_LAWS_C_SOURCE)
 #: The sampled PID in C.
 PID_C_SOURCE = Path(__file__).resolve().parent / "native" / "pid.c"
 
+#: The LQG/LQI law in C, after the rigid arm it uses for the feedforward.
+LQG_C_SOURCES = (RIGID_ARM_C_SOURCE, Path(__file__).resolve().parent / "native" / "lqg.c")
+
+#: The notch filter in C.
+NOTCH_C_SOURCE = Path(__file__).resolve().parent / "native" / "notch.c"
+
 _D = ctypes.c_double
 
 #: The compiled joint laws (``quintic``, ``joint_pd_torques``), typed; cached per process.
 joint_laws = kernel_library(JOINT_LAWS_C_SOURCES, "joint_laws", {
     "quintic": ([_D, _D, _D, _D, C_ARRAY], None),
+    "shaped_quintic": ([ctypes.c_int, C_ARRAY, C_ARRAY, _D, _D, _D, _D, C_ARRAY], None),
     "joint_pd_torques": ([C_ARRAY] * 5, None),
 })
 
@@ -40,4 +49,20 @@ pid_law = kernel_library(PID_C_SOURCE, "pid", {
     "pid_tracking_time": ([C_ARRAY], _D),
     "pid_output": ([C_ARRAY] * 3, _D),
     "pid_update": ([C_ARRAY] * 3 + [_D], None),
+})
+
+#: The compiled LQG/LQI law (``lqg_table_length``, ``lqg_torques``, ``lqg_update``),
+#: typed; cached per process.
+lqg_law = kernel_library(LQG_C_SOURCES, "lqg", {
+    "lqg_table_length": ([C_ARRAY], ctypes.c_long),
+    "lqg_torques": ([C_ARRAY] * 7, None),
+    "lqg_update": ([C_ARRAY] * 5, None),
+})
+
+#: The compiled notch filter (``notch_coefficients``, ``notch_output``, ``notch_update``),
+#: typed; cached per process.
+notch_law = kernel_library(NOTCH_C_SOURCE, "notch", {
+    "notch_coefficients": ([C_ARRAY, C_ARRAY, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
+    "notch_output": ([C_ARRAY, C_ARRAY, _D], _D),
+    "notch_update": ([C_ARRAY, C_ARRAY, _D], None),
 })

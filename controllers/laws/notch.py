@@ -13,11 +13,12 @@ high frequency; ``zeta_pole`` sets the width (the -3 dB band of the full notch i
 """
 from __future__ import annotations
 
-import math
+import ctypes
 
 import control as ct
 import numpy as np
 
+from controllers.laws.kernels import NOTCH_C_SOURCE, notch_law
 from mbdcore.blocks import (
     Block,
     Parameter,
@@ -26,13 +27,15 @@ from mbdcore.blocks import (
     StepError,
     VectorState,
 )
+from mbdcore.codegen import CModel, embed_c
 
 __all__ = ["notch_coefficients", "NotchFilter"]
 
 
 def notch_coefficients(frequency: float, dt: float, zeta_zero: float = 0.0,
                        zeta_pole: float = 0.3):
-    """Biquad coefficients ``(b0, b1, b2), (1, a1, a2)`` of the notch (module docstring).
+    """Biquad coefficients ``(b0, b1, b2), (1, a1, a2)`` of the notch (module docstring),
+    computed by the C law (``native/notch.c``, the code the block and its C FMU run).
 
     Parameters
     ----------
@@ -44,16 +47,12 @@ def notch_coefficients(frequency: float, dt: float, zeta_zero: float = 0.0,
         Damping ratios of the zeros (depth) and of the poles (width), 0 <= zeta_zero,
         0 < zeta_pole.
     """
-    if not (0.0 < frequency < 0.5 / dt):
-        raise ParameterError(f"notch frequency = {frequency!r} Hz must lie in (0, "
-                             f"{0.5 / dt:g}) Hz, below the Nyquist frequency of dt = {dt!r} s")
-    w0 = 2.0 * math.pi * frequency
-    k = w0 / math.tan(w0 * dt / 2.0)            # prewarped bilinear constant
-    def quadratic(zeta):                        # k^2 (z-1)^2 + 2 zeta w0 k (z^2-1) + w0^2 (z+1)^2
-        return np.array([k * k + 2 * zeta * w0 * k + w0 * w0, 2 * (w0 * w0 - k * k),
-                         k * k - 2 * zeta * w0 * k + w0 * w0])
-    num, den = quadratic(zeta_zero), quadratic(zeta_pole)
-    return num / den[0], den / den[0]
+    c = np.empty(5)
+    msg = ctypes.create_string_buffer(256)
+    if notch_law().notch_coefficients(np.array([frequency, zeta_zero, zeta_pole, dt], float),
+                                      c, msg, len(msg)):
+        raise ParameterError(msg.value.decode())
+    return c[:3].copy(), np.array([1.0, c[3], c[4]])
 
 
 class NotchFilter(Block):
@@ -81,6 +80,7 @@ class NotchFilter(Block):
         p = self.params
         self.num, self.den = notch_coefficients(p["frequency"], p["dt"], p["zeta_zero"],
                                                 p["zeta_pole"])
+        self._coefficients = np.r_[self.num, self.den[1:]]
         self.reset()
 
     def reset(self, t0: float = 0.0) -> None:
@@ -88,18 +88,32 @@ class NotchFilter(Block):
         self.s = np.zeros(2)
 
     def outputs(self) -> dict:
-        return {"y": float(self.num[0] * self.inputs["u"] + self.s[0])}
+        return {"y": notch_law().notch_output(self._coefficients, self.s, self.inputs["u"])}
 
     def do_step(self, t: float, h: float) -> None:
         dt = self.params["dt"]
         if abs(h - dt) > 1e-9 * dt:
             raise StepError(f"{type(self).__name__} is designed for steps of {dt!r} s; got "
                             f"a step of {h!r} s at t = {t!r} s")
-        (b0, b1, b2), (_, a1, a2) = self.num, self.den
-        u = self.inputs["u"]
-        y = b0 * u + self.s[0]
-        self.s = np.array([b1 * u - a1 * y + self.s[1], b2 * u - a2 * y])
+        notch_law().notch_update(self._coefficients, self.s, self.inputs["u"])
         self.time = t + h
+
+    def c_model(self) -> CModel:
+        """The filter in C (``native/notch.c``, the code this block runs); every parameter
+        stays settable (the coefficients are computed at initialisation)."""
+        glue = """
+int model_setup(ModelData *d, char *msg, size_t n) {
+    const double p[4] = {PAR_frequency, PAR_zeta_zero, PAR_zeta_pole, PAR_dt};
+    return notch_coefficients(p, d->w, msg, n);
+}
+void model_initial(ModelData *d) { Z(0) = 0.0; Z(1) = 0.0; }
+void model_derivatives(const ModelData *d, const double *x, double *dx) { (void)d; (void)x; (void)dx; }
+int model_validity(const ModelData *d, char *msg, size_t n) { (void)d; (void)msg; (void)n; return 0; }
+void model_update(ModelData *d, double h) { (void)h; notch_update(d->w, d->z, IN_u); }
+void model_outputs(ModelData *d) { OUT_y = notch_output(d->w, d->z, IN_u); }
+"""
+        return CModel(embed_c(NOTCH_C_SOURCE, api=("LAWS_API",)) + glue, n_discrete=2,
+                      n_work=5, state_names=("s1", "s2"), sample_time="PAR_dt")
 
     def transfer_function(self, name: str = "notch"):
         """The filter as a discrete ``control.TransferFunction`` u -> y."""
@@ -107,11 +121,11 @@ class NotchFilter(Block):
 
     def vector_state(self) -> VectorState:
         def set_s(block, x):
-            block.s = np.array(x, dtype=float)
+            block.s = np.array(x, dtype=float).reshape(2)
         return VectorState(["s1", "s2"], lambda b: b.s.copy(), set_s)
 
     def _get_internal(self):
         return {"s": self.s.copy()}
 
     def _set_internal(self, internal):
-        self.s = np.array(internal["s"], dtype=float)
+        self.s = np.array(internal["s"], dtype=float).reshape(2)

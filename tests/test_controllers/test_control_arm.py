@@ -15,16 +15,24 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.laws.arm_lqg import DesignError
-from controllers.design.synthesis import lqr, loop_margins, modal_table
-from controllers.laws.input_shaping import (ShapedQuinticTrajectory, convolve,
-    residual_vibration_ratio, shaper)
 from controllers.design.adapters import SignalNameError, block_iosys, linearize_arm
-from controllers.laws.joint_pd import JointPDController
 from controllers.design.arm_lqg import MEASURED, design_arm_lqg
-from controllers.laws.arm_lqg import DEFAULT_DESIGN_FILE, ArmLQGController, FlexibleArmReference
-from controllers.laws.trajectory import QuinticJointTrajectory, quintic
+from controllers.design.synthesis import loop_margins, lqr, modal_table
 from controllers.design.validation import closed_loop_move, move_report, settled_move
+from controllers.laws.arm_lqg import (
+    DEFAULT_DESIGN_FILE,
+    ArmLQGController,
+    DesignError,
+    FlexibleArmReference,
+)
+from controllers.laws.input_shaping import (
+    ShapedQuinticTrajectory,
+    convolve,
+    residual_vibration_ratio,
+    shaper,
+)
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 from mbdcore.blocks import ParameterError
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
@@ -105,8 +113,8 @@ def test_lqg_with_the_rigid_reference_overshoots(pd_baseline):
     assert report["residual_vibration"] < pd_baseline["residual_after_reference"] / 10
     assert min(report["overshoot1"], report["overshoot2"]) > 0.1
     assert settled_move(result)["move_time"] == np.inf
-    reg = modal_table(ct.ss(np.array(lqg.Ad) - np.array(lqg.Bd) @ lqg.K, np.zeros((12, 1)),
-                            np.zeros((1, 12)), 0, H))
+    Ad, Bd, K = (np.array(getattr(lqg.design, a)) for a in ("Ad", "Bd", "K"))
+    reg = modal_table(ct.ss(Ad - Bd @ K, np.zeros((12, 1)), np.zeros((1, 12)), 0, H))
     assert reg[0]["damping"] > 0.5                   # PD leaves it at 0.005
 
 
@@ -133,8 +141,8 @@ def test_lqg_with_the_flexible_model_reference_arrives_without_vibration(pd_base
 
 
 def test_same_controller_in_python_control_master_and_fmu(tmp_path):
-    from fmu.fmi.build import build_fmu
     from fmu.cosim.master import FMUComponent
+    from fmu.fmi.build import build_fmu
 
     design = design_arm_lqg().to_json()
     stop = 0.3
@@ -209,4 +217,4 @@ def test_stored_default_design_is_the_design_of_the_default_weights():
         np.testing.assert_allclose(stored[key], computed[key], rtol=1e-9, atol=1e-12,
                                    err_msg=key)
     default, explicit = ArmLQGController(), ArmLQGController(design=design_arm_lqg().to_json())
-    np.testing.assert_allclose(default.K, explicit.K, rtol=1e-9)
+    np.testing.assert_allclose(default.design.K, explicit.design.K, rtol=1e-9)

@@ -43,3 +43,18 @@ LAWS_API void joint_pd_torques(const double *g, const double *rigid, const doubl
         tau[i] = t < -lim ? -lim : (t > lim ? lim : t);
     }
 }
+
+/* The quintic convolved with an input shaper of n impulses (amplitudes a, times ti [s]):
+   sum_k a_k quintic(t - ti_k) for position, rate and acceleration. */
+LAWS_API void shaped_quintic(int n, const double *a, const double *ti, double t, double start,
+                             double end, double duration, double *out) {
+    double one[3];
+    int k;
+    out[0] = out[1] = out[2] = 0.0;
+    for (k = 0; k < n; k++) {
+        quintic(t - ti[k], start, end, duration, one);
+        out[0] += a[k] * one[0];
+        out[1] += a[k] * one[1];
+        out[2] += a[k] * one[2];
+    }
+}

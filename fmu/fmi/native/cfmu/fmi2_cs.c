@@ -89,10 +89,25 @@ static void set_defaults(ModelData *d) {
     }
 }
 
+/* x in the fewest significant digits that read back exactly (0.9, not
+   0.90000000000000002): messages show the numbers the user typed. */
+static const char *shortest(char *out, size_t n, double x) {
+    int digits;
+    if (isfinite(x) && fabs(x) < 1e15 && x == floor(x)) {   /* 100000, not 1e+05 */
+        snprintf(out, n, "%.0f", x);
+        return out;
+    }
+    for (digits = 1; digits <= 17; digits++) {
+        snprintf(out, n, "%.*g", digits, x);
+        if (!isfinite(x) || strtod(out, NULL) == x) break;
+    }
+    return out;
+}
+
 static void range_text(const VarInfo *v, char *out, size_t n) {
     char lo[40] = "-inf", hi[40] = "inf";
-    if (v->has_min) snprintf(lo, sizeof lo, "%.17g", v->min);
-    if (v->has_max) snprintf(hi, sizeof hi, "%.17g", v->max);
+    if (v->has_min) shortest(lo, sizeof lo, v->min);
+    if (v->has_max) shortest(hi, sizeof hi, v->max);
     snprintf(out, n, "%s%s, %s]%s%s", (v->has_min && !v->exclusive_min) ? "[" : "(", lo, hi,
              v->unit && v->unit[0] ? " " : "", v->unit ? v->unit : "");
 }
@@ -322,10 +337,12 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
         const VarInfo *v = lookup(c, vr[k], VAR_REAL, "fmi2SetReal");
         if (!v || check_settable(c, v) != fmi2OK) return fmi2Error;
         if (!in_range(v, value[k])) {
+            char got[32], kept[32];
             range_text(v, range, sizeof range);
-            return fail(c, "%s: %s %s = %.17g refused: accepted %s; the value stays %.17g",
+            return fail(c, "%s: %s %s = %s refused: accepted %s; the value stays %s",
                          c->name, v->causality == VAR_INPUT ? "input" : "parameter", v->name,
-                         value[k], range, c->d.r[vr[k]]);
+                         shortest(got, sizeof got, value[k]), range,
+                         shortest(kept, sizeof kept, c->d.r[vr[k]]));
         }
     }
     for (k = 0; k < n; k++) c->d.r[vr[k]] = value[k];
@@ -396,6 +413,20 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
         return fail(c, "%s: fmi2DoStep(t = %g s, h = %g s): the step must be finite and positive", c->name, t, h);
     if (fabs(t - c->d.time) > 1e-9 * (1.0 + fabs(t)))
         return fail(c, "%s: fmi2DoStep at t = %.17g s, but the FMU is at %.17g s", c->name, t, c->d.time);
+#ifdef SAMPLE_TIME
+    {   /* a sampled law designed for one step size (its discretisation depends on it) */
+        const ModelData *d = &c->d;
+        double dt = SAMPLE_TIME;
+        (void)d;                        /* a constant sample time does not read it */
+        if (fabs(h - dt) > 1e-9 * dt) {
+            char a[32], b[32], e[32];
+            logf_(c, fmi2Discard, "logStatusDiscard",
+                  "%s is designed for steps of %s s; got a step of %s s at t = %s s", c->name,
+                  shortest(a, sizeof a, dt), shortest(b, sizeof b, h), shortest(e, sizeof e, t));
+            return fmi2Discard;
+        }
+    }
+#endif
     saved = c->d;
 #if N_X > 0
     {

@@ -4,7 +4,8 @@ A law that also runs in a C-source FMU is written once, in C: the Python block c
 compiled function (:func:`mbdcore.native.load_kernel`: built once per machine into the
 user's cache), the FMU compiles the same text in.  Here: the quintic reference and the
 joint PD law with the rigid arm's feedforward (``native/joint_laws.c``, which uses
-``mbdcore/models/native/rigid_arm.c``) and the sampled PID (``native/pid.c``).
+``mbdcore/models/native/rigid_arm.c``), the sampled PID (``native/pid.c``) and the antenna
+servo cascade with its pointing reference (``native/antenna_servo.c``).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE
 from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
-           "pid_law"]
+           "pid_law", "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -24,6 +25,9 @@ JOINT_LAWS_C_SOURCES = (RIGID_ARM_C_SOURCE, JOINT_LAWS_C_SOURCE)
 
 #: The sampled PID in C.
 PID_C_SOURCE = Path(__file__).resolve().parent / "native" / "pid.c"
+
+#: The antenna servo cascade and its pointing reference in C.
+ANTENNA_SERVO_C_SOURCE = Path(__file__).resolve().parent / "native" / "antenna_servo.c"
 
 _D = ctypes.c_double
 
@@ -40,4 +44,13 @@ pid_law = kernel_library(PID_C_SOURCE, "pid", {
     "pid_tracking_time": ([C_ARRAY], _D),
     "pid_output": ([C_ARRAY] * 3, _D),
     "pid_update": ([C_ARRAY] * 3 + [_D], None),
+})
+
+#: The compiled antenna servo (``servo_n_params``, ``servo_outputs``, ``servo_update``,
+#: ``pointing_reference``), typed; cached per process.
+antenna_servo_law = kernel_library(ANTENNA_SERVO_C_SOURCE, "antenna_servo", {
+    "servo_n_params": ([], ctypes.c_int),
+    "servo_outputs": ([C_ARRAY] * 4, None),
+    "servo_update": ([C_ARRAY] * 3 + [_D], None),
+    "pointing_reference": ([C_ARRAY, _D, C_ARRAY], None),
 })

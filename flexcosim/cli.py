@@ -8,7 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from controllers.laws import PIDController
+from controllers.laws import AntennaServoController, PIDController
 from flexcosim.demo import MODELS, run_demo
 from fmu.cosim.master import CosimError, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
@@ -16,6 +16,8 @@ from fmu.cosim.ssp import load_system
 from fmu.fmi.build import build_fmu
 from fmu.fmi.export_c import CExportError, export_c_fmu
 from mbdcore.blocks import ParameterError
+from mbdcore.models.antenna import PointingAxisBlock
+from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.multibody.model_file import load_model, model_to_dict
 from mbdcore.multibody.system_block import SystemBlock
@@ -141,6 +143,11 @@ C_MODELS = {
     "manipulator": "the two-link flexible arm (--set n_modes=3, mode_shapes=clamped-free, "
                    "l1=0.6, ...: built in at export)",
     "statespace": "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE",
+    "antenna-axis": "the antenna pointing axis: drive motors, gear trains, flexible structure "
+                    "(--set n_motors=2, reflector_ei=..., ...: structure built in at export)",
+    "antenna-servo": "the antenna servo cascade (position and rate PI, friction feedforward)",
+    "drive": "DC servo motors with gearboxes and current amplifiers (--set n_motors=2: built "
+             "in at export)",
 }
 
 
@@ -151,6 +158,12 @@ def _export_c(args) -> int:
             name = args.name or f"{name}C"
         elif args.model == "pid":
             block, name = PIDController, args.name or "PIDControllerC"
+        elif args.model == "antenna-axis":
+            block, name = PointingAxisBlock, args.name or "PointingAxisC"
+        elif args.model == "antenna-servo":
+            block, name = AntennaServoController, args.name or "AntennaServoC"
+        elif args.model == "drive":
+            block, name = DCMotorBlock, args.name or "DCMotorC"
         elif args.model == "statespace":
             if not args.source:
                 raise CExportError("statespace needs --from FILE (a state-space JSON file)")

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 from controllers.laws import (
+    AntennaServoController,
     ArmLQGController,
     JointPDController,
     NotchFilter,
@@ -23,6 +24,8 @@ from fmu.cosim.ssp import load_system
 from fmu.fmi.build import build_fmu
 from fmu.fmi.export_c import CExportError, export_c_fmu
 from mbdcore.blocks import ParameterError
+from mbdcore.models.antenna import PointingAxisBlock
+from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 from mbdcore.multibody.model_file import load_model, model_to_dict
@@ -161,6 +164,13 @@ C_MODELS = {
     "notch": (NotchFilter, "NotchFilterC", "the discrete notch filter (biquad)"),
     "statespace": (None, "StateSpace",
                    "a linear(ised) plant x' = A x + B u, y = C x + D u from --from FILE"),
+    "antenna-axis": (PointingAxisBlock, "PointingAxisC",
+                     "the antenna pointing axis: drive motors, gear trains, flexible structure "
+                     "(--set n_motors=2, reflector_ei=..., ...: structure built in at export)"),
+    "antenna-servo": (AntennaServoController, "AntennaServoC",
+                      "the antenna servo cascade (position and rate PI, friction feedforward)"),
+    "drive": (DCMotorBlock, "DCMotorC", "DC servo motors with gearboxes and current amplifiers "
+              "(--set n_motors=2: built in at export)"),
 }
 
 #: What ``--from FILE`` is, per model that takes one.

@@ -21,6 +21,10 @@ residual error scales with the error of the friction estimate (docs/antenna.md).
 a feedforward of a friction the linear design model leaves out, so it does not enter
 :func:`servo_margins`.
 
+The law is written once, in C (``native/antenna_servo.c``): the blocks call it through
+ctypes, and their C-source FMUs (:meth:`AntennaServoController.c_model`,
+:meth:`PointingReference.c_model`) compile the same text.
+
 Anti-windup: conditional integration — an integrator stops while its loop's output is
 saturated in the direction the integrator would push it.  The controller is a discrete
 block: its output at t_k uses the measurements of t_k (feedthrough) and is held over the
@@ -39,7 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from controllers.laws.kernels import ANTENNA_SERVO_C_SOURCE, antenna_servo_law
 from mbdcore.blocks import Block, Parameter, Signal, VectorState
+from mbdcore.codegen import CModel, embed_c, stateless_functions
 
 __all__ = ["ServoGains", "AntennaServoController", "PointingReference"]
 
@@ -114,55 +120,82 @@ class AntennaServoController(Block):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._c_params = np.array([float(self.params[q.name]) for q in self.PARAMETERS])
+        if self._c_params.size != antenna_servo_law().servo_n_params():
+            raise ValueError("AntennaServoController.PARAMETERS do not match antenna_servo.c")
+        self._out = np.empty(2)
         self.reset()
 
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
-        self.z_pos = 0.0
-        self.z_rate = 0.0
+        self._z = np.zeros(2)
 
-    def _law(self):
-        p, u = self.params, self.inputs
-        e_pos = u["reference_angle"] - u["axis_angle"]
-        w_raw = (p["feedforward"] * u["reference_rate"]
-                 + p["kp_pos"] * (p["beta"] * u["reference_angle"] - u["axis_angle"])
-                 + self.z_pos)
-        w_cmd = min(max(w_raw, -p["rate_limit"]), p["rate_limit"])
-        speeds = [u["speed1"], u["speed2"]][:p["n_motors"]]
-        w_meas = sum(speeds) / len(speeds) / p["ratio"]
-        e_rate = w_cmd - w_meas
-        i_raw = (p["kp_rate"] * e_rate + self.z_rate
-                 + p["friction_current"] * math.tanh(w_cmd / p["friction_rate"]))
-        i_cmd = min(max(i_raw, -p["current_limit"]), p["current_limit"])
-        return e_pos, w_raw, w_cmd, e_rate, i_raw, i_cmd
+    @property
+    def z_pos(self) -> float:
+        """Position-loop integrator [rad/s]."""
+        return float(self._z[0])
+
+    @property
+    def z_rate(self) -> float:
+        """Rate-loop integrator [A]."""
+        return float(self._z[1])
+
+    def _u(self) -> np.ndarray:
+        u = self.inputs
+        return np.array([u["reference_angle"], u["reference_rate"], u["axis_angle"],
+                         u["speed1"], u["speed2"]], dtype=float)
 
     def outputs(self) -> dict:
-        _, _, w_cmd, _, _, i_cmd = self._law()
-        return {"current_ref": i_cmd, "rate_command": w_cmd}
+        antenna_servo_law().servo_outputs(self._c_params, self._z, self._u(), self._out)
+        return {"current_ref": float(self._out[0]), "rate_command": float(self._out[1])}
 
     def do_step(self, t: float, h: float) -> None:
-        p = self.params
-        e_pos, w_raw, w_cmd, e_rate, i_raw, i_cmd = self._law()
-        dz = h * p["ki_pos"] * e_pos
-        if not (w_raw != w_cmd and dz * w_raw > 0.0):
-            self.z_pos += dz
-        dz = h * p["ki_rate"] * e_rate
-        if not (i_raw != i_cmd and dz * i_raw > 0.0):
-            self.z_rate += dz
+        antenna_servo_law().servo_update(self._c_params, self._z, self._u(), float(h))
         self.time = t + h
 
     def _get_internal(self):
         return {"z_pos": self.z_pos, "z_rate": self.z_rate}
 
     def _set_internal(self, internal):
-        self.z_pos = float(internal["z_pos"])
-        self.z_rate = float(internal["z_rate"])
+        self._z = np.array([internal["z_pos"], internal["z_rate"]], dtype=float)
 
     def vector_state(self) -> VectorState:
         """The two loop integrators: ``z_pos`` [rad/s] and ``z_rate`` [A]."""
         def set_x(block, x):
-            block.z_pos, block.z_rate = float(x[0]), float(x[1])
-        return VectorState(["z_pos", "z_rate"], lambda b: np.array([b.z_pos, b.z_rate]), set_x)
+            block._z = np.array(x[:2], dtype=float)
+        return VectorState(["z_pos", "z_rate"], lambda b: b._z.copy(), set_x)
+
+    def c_model(self) -> CModel:
+        """The cascade in C (``native/antenna_servo.c``, the code this block runs); every
+        parameter stays settable."""
+        params = ", ".join(f"(double)PAR_{q.name}" for q in self.PARAMETERS)
+        glue = f"""
+#define SERVO_PARAMS const double p[{len(self.PARAMETERS)}] = {{{params}}}
+#define SERVO_INPUTS const double u[5] = {{IN_reference_angle, IN_reference_rate, \\
+    IN_axis_angle, IN_speed1, IN_speed2}}
+
+int model_setup(ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
+void model_initial(ModelData *d) {{ Z(0) = 0.0; Z(1) = 0.0; }}
+void model_derivatives(const ModelData *d, const double *x, double *dx) {{ (void)d; (void)x; (void)dx; }}
+int model_validity(const ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
+
+void model_update(ModelData *d, double h) {{
+    SERVO_PARAMS;
+    SERVO_INPUTS;
+    servo_update(p, d->z, u, h);
+}}
+
+void model_outputs(ModelData *d) {{
+    double out[2];
+    SERVO_PARAMS;
+    SERVO_INPUTS;
+    servo_outputs(p, d->z, u, out);
+    OUT_current_ref = out[0];
+    OUT_rate_command = out[1];
+}}
+"""
+        return CModel(embed_c(ANTENNA_SERVO_C_SOURCE, api=("LAWS_API",)) + glue, n_discrete=2,
+                      state_names=("z_pos", "z_rate"))
 
 
 class PointingReference(Block):
@@ -181,7 +214,19 @@ class PointingReference(Block):
     DEFAULT_STEP_SIZE = 1e-3
 
     def outputs(self) -> dict:
-        p, t = self.params, self.time
-        ramp = max(t - p["ramp_time"], 0.0)
-        return {"reference_angle": (p["step"] if t >= p["step_time"] else 0.0) + p["rate"] * ramp,
-                "reference_rate": p["rate"] if t >= p["ramp_time"] else 0.0}
+        p, out = self.params, np.empty(2)
+        antenna_servo_law().pointing_reference(
+            np.array([p["step"], p["step_time"], p["rate"], p["ramp_time"]], dtype=float),
+            float(self.time), out)
+        return {"reference_angle": float(out[0]), "reference_rate": float(out[1])}
+
+    def c_model(self) -> CModel:
+        """The reference in C (``native/antenna_servo.c``, the code this block runs);
+        every parameter stays settable."""
+        body = ("    const double p[4] = {PAR_step, PAR_step_time, PAR_rate, PAR_ramp_time};\n"
+                "    double out[2];\n"
+                "    pointing_reference(p, d->time, out);\n"
+                "    OUT_reference_angle = out[0];\n"
+                "    OUT_reference_rate = out[1];")
+        return CModel(embed_c(ANTENNA_SERVO_C_SOURCE, api=("LAWS_API",))
+                      + stateless_functions(body))

@@ -5,8 +5,9 @@ compiled function (:func:`mbdcore.native.load_kernel`: built once per machine in
 user's cache), the FMU compiles the same text in.  Here: the quintic reference and the
 joint PD law with the rigid arm's feedforward (``native/joint_laws.c``, which uses
 ``mbdcore/models/native/rigid_arm.c``), the sampled PID (``native/pid.c``), the LQG/LQI
-state feedback (``native/lqg.c``, also with the rigid arm) and the notch filter
-(``native/notch.c``).
+state feedback (``native/lqg.c``, also with the rigid arm), the notch filter
+(``native/notch.c``) and the antenna servo cascade with its pointing reference
+(``native/antenna_servo.c``).
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE
 from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
-           "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law"]
+           "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law",
+           "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -32,6 +34,9 @@ LQG_C_SOURCES = (RIGID_ARM_C_SOURCE, Path(__file__).resolve().parent / "native" 
 
 #: The notch filter in C.
 NOTCH_C_SOURCE = Path(__file__).resolve().parent / "native" / "notch.c"
+
+#: The antenna servo cascade and its pointing reference in C.
+ANTENNA_SERVO_C_SOURCE = Path(__file__).resolve().parent / "native" / "antenna_servo.c"
 
 _D = ctypes.c_double
 
@@ -65,4 +70,13 @@ notch_law = kernel_library(NOTCH_C_SOURCE, "notch", {
     "notch_coefficients": ([C_ARRAY, C_ARRAY, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
     "notch_output": ([C_ARRAY, C_ARRAY, _D], _D),
     "notch_update": ([C_ARRAY, C_ARRAY, _D], None),
+})
+
+#: The compiled antenna servo (``servo_n_params``, ``servo_outputs``, ``servo_update``,
+#: ``pointing_reference``), typed; cached per process.
+antenna_servo_law = kernel_library(ANTENNA_SERVO_C_SOURCE, "antenna_servo", {
+    "servo_n_params": ([], ctypes.c_int),
+    "servo_outputs": ([C_ARRAY] * 4, None),
+    "servo_update": ([C_ARRAY] * 3 + [_D], None),
+    "pointing_reference": ([C_ARRAY, _D, C_ARRAY], None),
 })

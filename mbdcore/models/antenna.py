@@ -39,8 +39,10 @@ Deployable boom: see :func:`deployable_boom` and :func:`simulate_deployment`.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg as sl
@@ -52,18 +54,22 @@ from mbdcore.blocks import (
     StateVectorBlock,
     with_overrides,
 )
+from mbdcore.codegen import CModel, c_array, embed_c
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.dae.simulate import simulate
-from mbdcore.jit import njit
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 from mbdcore.models.drive import (
+    DRIVE_C_SOURCE,
+    DRIVE_PACKED,
     GEAR_PARAMETERS,
     MOTOR_PARAMETERS,
     DCMotorBody,
     GearTrain,
     MotorVoltage,
+    c_stepping,
     current_loop_gains,
-    drive_rhs,
     drive_state_names,
     gear_parameters,
     motor_parameters,
@@ -80,12 +86,15 @@ from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
+from mbdcore.native import C_ARRAY, kernel_library
 from mbdcore.timeseries import TimeSeries
 
 __all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_pointing_axis",
            "STRUCTURE_PARAMETERS", "AntennaStructureBlock", "PointingAxisBlock",
            "DEPLOYABLE_BOOM", "HingeLatch", "hinge_frames", "deployable_boom", "hinge_angles",
-           "SepticProfile", "BangBangProfile", "DeploymentResult", "simulate_deployment"]
+           "SepticProfile", "BangBangProfile", "DeploymentResult", "simulate_deployment",
+           "AXIS_C_SOURCE", "AXIS_C_SOURCES", "AXIS_OUTPUTS", "axis_library", "axis_table",
+           "AxisKernel"]
 
 #: Structure of the pointing axis (SI units; see the module docstring for the choice).
 POINTING_AXIS = dict(
@@ -385,24 +394,80 @@ class AntennaStructureBlock(StateVectorBlock):
         return Ad @ x + Bd @ np.array([self.inputs["axis_torque"], self.inputs["wind_torque"]])
 
 
-@njit
-def _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode):
-    """Structure (modal, first-order form) coupled to the drive through the gears."""
+#: The pointing axis's one implementation, in C (compiled after ``drive.c``).
+AXIS_C_SOURCE = Path(__file__).resolve().parent / "native" / "antenna_axis.c"
+#: What the axis compiles from, in order.
+AXIS_C_SOURCES = (DRIVE_C_SOURCE, AXIS_C_SOURCE)
+_D, _I = ctypes.c_double, ctypes.c_int
+#: The compiled axis (``native/antenna_axis.c`` over ``drive.c``), typed; cached per process.
+axis_library = kernel_library(AXIS_C_SOURCES, "antenna_axis", {
+    "axis_table_length": ([C_ARRAY], ctypes.c_long),
+    "axis_rhs": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _I, _I, C_ARRAY, C_ARRAY], _I),
+    "axis_outputs": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, C_ARRAY], _I),
+    "axis_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _I, _I, _D, _I, _I], _I),
+}, (C_FIXED_STEP_HEADER,))
+
+#: The pointing axis's outputs in the order of ``axis_outputs`` in ``native/antenna_axis.c``.
+AXIS_OUTPUTS = ("axis_angle", "axis_rate", "pointing_angle", "pointing_error",
+                "dish_deflection", "current1", "speed1", "current2", "speed2", "axis_torque")
+
+
+def axis_table(A, B, C) -> np.ndarray:
+    """The structure of the axis as ``antenna_axis.c`` reads it: (ns, A, B, C) flattened,
+    from :meth:`AntennaStructure.matrices`."""
+    A, B, C = (np.asarray(m, dtype=float) for m in (A, B, C))
     ns = A.shape[0]
-    xs = x[:ns]
-    theta = c_angle @ xs
-    omega = c_rate @ xs
-    dm, tg, _ = drive_rhs(x[ns:], u, theta, omega, pk, n_motors, current_mode, False)
-    ds = A @ xs + B[:, 0] * tg.sum() + B[:, 1] * wind
-    out = np.empty(x.size)
-    out[:ns] = ds
-    out[ns:] = dm
-    return out, tg
+    if A.shape != (ns, ns) or B.shape != (ns, 2) or C.shape != (4, ns):
+        raise ValueError(f"axis matrices of shapes A {A.shape}, B {B.shape}, C {C.shape}: "
+                         "expected (ns, ns), (ns, 2), (4, ns)")
+    return np.concatenate([[float(ns)], A.ravel(), B.ravel(), C.ravel()])
 
 
-@njit
-def _axis_derivatives(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode):
-    return _axis_rhs(x, A, B, c_angle, c_rate, u, wind, pk, n_motors, current_mode)[0]
+class AxisKernel:
+    """The compiled pointing axis: ``kernel(x, u, wind) -> x'`` (the drive command and
+    the wind torque [N m] held) with its own stepping loop for RK4 and Gill
+    (``advance``: one call per communication step), and the block's outputs."""
+
+    def __init__(self, table, packed, n_motors: int, current_mode: bool):
+        self.lib = axis_library()
+        self.table = np.ascontiguousarray(table, dtype=float)
+        if self.lib.axis_table_length(self.table) != self.table.size:
+            raise ValueError("axis table does not match the layout of antenna_axis.c")
+        self.packed = np.ascontiguousarray(packed, dtype=float)
+        self.n_motors, self.current_mode = int(n_motors), int(bool(current_mode))
+        if not 1 <= self.n_motors <= 2:
+            raise ValueError(f"n_motors = {n_motors} is invalid: accepted 1 or 2")
+        self.size = int(self.table[0]) + 4 * self.n_motors
+        self._tg = np.empty(2)
+
+    def __call__(self, x, u, wind):
+        dx = np.empty(self.size)
+        self.lib.axis_rhs(self.table, self.packed, np.ascontiguousarray(x, dtype=float),
+                          float(u), float(wind), self.n_motors, self.current_mode, dx, self._tg)
+        return dx
+
+    def advance(self, stepper, y, args, h, n):
+        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
+        chosen = c_stepping(stepper, y.size)
+        if chosen is None:
+            return None
+        method, register = chosen
+        x = np.array(y, dtype=float)
+        if self.lib.axis_advance(self.table, self.packed, x, register, float(args[0]),
+                                 float(args[1]), self.n_motors, self.current_mode, float(h),
+                                 int(n), method):
+            raise IntegrationError("non-finite state")
+        if method == 1:
+            stepper.q = register
+        return x
+
+    def outputs(self, x, u, wind, reference) -> dict:
+        """The block's outputs (:data:`AXIS_OUTPUTS`) at state x and the inputs."""
+        out = np.empty(len(AXIS_OUTPUTS))
+        self.lib.axis_outputs(self.table, self.packed, np.ascontiguousarray(x, dtype=float),
+                              float(u), float(wind), float(reference), self.n_motors,
+                              self.current_mode, out)
+        return dict(zip(AXIS_OUTPUTS, out.tolist()))
 
 
 class PointingAxisBlock(OdeBlock):
@@ -448,6 +513,8 @@ class PointingAxisBlock(OdeBlock):
                                         p["current_bandwidth"])
         self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
         self.ns = self.A.shape[0]
+        self.kernel = AxisKernel(axis_table(self.A, self.B, self.C), self.packed,
+                                 p["n_motors"], p["command"] == "current")
         self.reset()
 
     def initial_state(self) -> np.ndarray:
@@ -458,30 +525,73 @@ class PointingAxisBlock(OdeBlock):
         return self.structure.state_names() + drive_state_names(self.params["n_motors"])
 
     def _args(self):
-        p = self.params
-        current = p["command"] == "current"
-        u = self.inputs["current_ref"] if current else self.inputs["voltage"]
-        return (self.A, self.B, self.C[0], self.C[1], u, self.inputs["wind_torque"],
-                self.packed, p["n_motors"], current)
-
-    def _rhs(self, x):
-        return _axis_rhs(x, *self._args())
+        u = self.inputs["current_ref" if self.params["command"] == "current" else "voltage"]
+        return u, self.inputs["wind_torque"]
 
     def outputs(self) -> dict:
-        y = self.C @ self.x[:self.ns]
-        _, tg = self._rhs(self.x)
-        out = {"axis_angle": y[0], "axis_rate": y[1], "pointing_angle": y[2],
-               "pointing_error": self.inputs["reference_angle"] - y[2],
-               "dish_deflection": y[3], "axis_torque": float(tg.sum())}
-        for k in (1, 2):
-            on = k <= self.params["n_motors"]
-            base = self.ns + 4 * (k - 1)
-            out[f"current{k}"] = self.x[base + 2] if on else 0.0
-            out[f"speed{k}"] = self.x[base + 1] if on else 0.0
-        return {k: float(v) for k, v in out.items()}
+        return self.kernel.outputs(self.x, *self._args(), self.inputs["reference_angle"])
 
     def derivatives(self):
-        return _axis_derivatives, self._args()
+        return self.kernel, self._args()
+
+    def c_model(self) -> CModel:
+        """The axis in C (``native/antenna_axis.c`` over ``drive.c``, the code this block
+        runs) over the structure's table: the structure parameters (they make the modal
+        matrices) and ``n_motors`` (the state's size) are built in at export; the motor,
+        gear and amplifier parameters, method and substeps stay settable."""
+        table = self.kernel.table
+        packed = ", ".join(f"PAR_{name}" for name in DRIVE_PACKED)
+        outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(AXIS_OUTPUTS))
+        glue = f"""
+#define AXIS_TABLE_SIZE {table.size}
+/* the choices of 'command' in the block's order: voltage, current */
+#define AXIS_CURRENT_MODE (PAR_command == 1)
+#define AXIS_COMMAND (AXIS_CURRENT_MODE ? IN_current_ref : IN_voltage)
+
+int model_setup(ModelData *d, char *msg, size_t n) {{
+    const double given[] = {{{packed}, PAR_bias_current}};
+    int k;
+    if (axis_table_length(AXIS_TABLE) != AXIS_TABLE_SIZE) {{
+        snprintf(msg, n, "the pointing axis's table is corrupt");
+        return 1;
+    }}
+    for (k = 0; k < DRIVE_BIAS + 1; k++) W(k) = given[k];
+    drive_current_loop_gains(PAR_resistance, PAR_inductance, PAR_current_bandwidth,
+                             d->w + DRIVE_KP_I);
+    return 0;
+}}
+
+void model_initial(ModelData *d) {{
+    int i;
+    for (i = 0; i < N_X; i++) X(i) = 0.0;
+}}
+
+void model_derivatives(const ModelData *d, const double *x, double *dx) {{
+    axis_rhs(AXIS_TABLE, d->w, x, AXIS_COMMAND, IN_wind_torque, PAR_n_motors,
+             AXIS_CURRENT_MODE, dx, NULL);
+}}
+
+void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
+
+void model_outputs(ModelData *d) {{
+    double y[{len(AXIS_OUTPUTS)}] = {{0.0}};
+    axis_outputs(AXIS_TABLE, d->w, d->x, AXIS_COMMAND, IN_wind_torque, IN_reference_angle,
+                 PAR_n_motors, AXIS_CURRENT_MODE, y);
+{outputs}
+}}
+
+/* no range to check: the linear structure is exact for any axis angle at the rates of
+   the module docstring, the drive's equations for every state */
+int model_validity(const ModelData *d, char *msg, size_t n) {{
+    (void)d; (void)msg; (void)n;
+    return 0;
+}}
+"""
+        source = (embed_c(*AXIS_C_SOURCES, api=("DRIVE_API", "AXIS_API"))
+                  + c_array("AXIS_TABLE", table) + glue)
+        return CModel(source, n_states=self.ns + 4 * self.params["n_motors"],
+                      n_work=len(self.packed), state_names=tuple(self.state_names()),
+                      fixed_parameters=tuple(POINTING_AXIS) + ("n_motors",))
 
 
 # ---------------------------------------------------------------------------------------

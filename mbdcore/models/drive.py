@@ -52,22 +52,45 @@ as described in docs/antenna.md.
 """
 from __future__ import annotations
 
+import ctypes
 import math
+from pathlib import Path
 
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
+from mbdcore.codegen import CModel, embed_c
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
-from mbdcore.jit import njit, vectorize
+from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, RK4, Gill
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
+from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
            "smooth_dead_zone", "motor_forces", "gear_torque", "current_loop_gains",
            "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
-           "drive_rhs", "drive_derivatives", "DCMotorBlock"]
+           "drive_rhs", "drive_derivatives", "DCMotorBlock", "DRIVE_C_SOURCE", "drive_library",
+           "DRIVE_OUTPUTS", "DRIVE_PACKED", "c_stepping", "DriveKernel"]
+
+#: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
+DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
+_D, _I = ctypes.c_double, ctypes.c_int
+#: The compiled drive (``native/drive.c``), typed; built once per machine, cached per process.
+drive_library = kernel_library(DRIVE_C_SOURCE, "drive", {
+    "drive_packed_size": ([], _I),
+    "drive_friction_torque": ([_D] * 4, _D),
+    "drive_dead_zone": ([_D] * 3, _D),
+    "drive_dead_zones": ([C_ARRAY] * 4 + [ctypes.c_long], None),
+    "drive_motor_forces": ([_D] * 8 + [C_ARRAY], None),
+    "drive_gear_torque": ([_D] * 6, _D),
+    "drive_current_loop_gains": ([_D] * 3 + [C_ARRAY], None),
+    "drive_rhs": ([C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, _I, C_ARRAY, C_ARRAY, C_ARRAY], _I),
+    "drive_outputs": ([C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, _I, C_ARRAY], _I),
+    "drive_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, _I, _D, _I, _I], _I),
+}, (C_FIXED_STEP_HEADER,))
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).
 MOTOR_PARAMETERS: tuple[Parameter, ...] = (
@@ -148,53 +171,62 @@ def electrical_time_constant(**motor) -> float:
     return p["inductance"] / p["resistance"]
 
 
-@njit
 def friction_torque(speed: float, viscous: float, coulomb: float, speed_scale: float) -> float:
-    """b w + Tc tanh(w / w_c) [N m] (smooth Coulomb friction, see module docstring)."""
-    return viscous * speed + coulomb * math.tanh(speed / speed_scale)
+    """b w + Tc tanh(w / w_c) [N m] (smooth Coulomb friction, see module docstring;
+    computed by ``native/drive.c``)."""
+    return drive_library().drive_friction_torque(float(speed), float(viscous), float(coulomb),
+                                                 float(speed_scale))
 
 
-@njit
-def _softplus(x):
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
-
-
-@vectorize(["float64(float64, float64, float64)"])
 def smooth_dead_zone(x, half_width, smoothing):
     """Backlash dead zone: 0 for |x| < half_width, x -+ half_width outside, its corners
     rounded by softplus over ``smoothing`` (same units as x).  Odd, monotone, smooth;
     equal to x when half_width = 0; within smoothing ln 2 of the sharp dead zone.
-    (A ufunc: numbers in compiled code, arrays from Python.)"""
-    if half_width == 0.0:
-        return x
-    e = smoothing
-    return e * (_softplus((x - half_width) / e) - _softplus((-x - half_width) / e))
+    Numbers or arrays (broadcast); computed by ``native/drive.c``."""
+    lib = drive_library()
+    if np.ndim(x) == 0 and np.ndim(half_width) == 0 and np.ndim(smoothing) == 0:
+        return lib.drive_dead_zone(float(x), float(half_width), float(smoothing))
+    xs, hs, es = np.broadcast_arrays(np.asarray(x, dtype=float),
+                                     np.asarray(half_width, dtype=float),
+                                     np.asarray(smoothing, dtype=float))
+    flat = [np.ascontiguousarray(a.ravel()) for a in (xs, hs, es)]
+    y = np.empty(xs.size)
+    lib.drive_dead_zones(*flat, y, y.size)
+    return y.reshape(xs.shape)
 
 
-@njit
 def motor_forces(speed, current, torque_constant, emf_constant, resistance, viscous,
                  coulomb, speed_scale):
     """The DC motor's own generalised forces: (torque on the rotor Kt i - b w - Tc
     tanh(w/w_c) [N m], armature voltage balance -R i - Ke w [V]); the supply voltage
-    and the gear torque come on top.  Written once: :class:`DCMotorBody` (the engine
-    element) and :func:`drive_rhs` (the block) both evaluate it."""
-    return (torque_constant * current - friction_torque(speed, viscous, coulomb, speed_scale),
-            -resistance * current - emf_constant * speed)
+    and the gear torque come on top.  Written once, in ``native/drive.c``:
+    :class:`DCMotorBody` (the engine element, through this function) and the drive's
+    right-hand side (the block, in C) both evaluate it."""
+    out = np.empty(2)
+    drive_library().drive_motor_forces(float(speed), float(current), float(torque_constant),
+                                       float(emf_constant), float(resistance), float(viscous),
+                                       float(coulomb), float(speed_scale), out)
+    return float(out[0]), float(out[1])
 
 
-@njit
 def gear_torque(twist, twist_rate, stiffness, damping, backlash, smoothing):
     """Torque of a gear train on its load [N m] from its load-side twist [rad] and twist
-    rate [rad/s]: k dz(d) + c d' (:func:`smooth_dead_zone`); used by
-    :class:`GearTrain` and :func:`drive_rhs`."""
-    return stiffness * smooth_dead_zone(twist, backlash, smoothing) + damping * twist_rate
+    rate [rad/s]: k dz(d) + c d' (:func:`smooth_dead_zone`); written once, in
+    ``native/drive.c``, used by :class:`GearTrain` and the drive's right-hand side."""
+    return drive_library().drive_gear_torque(float(twist), float(twist_rate), float(stiffness),
+                                             float(damping), float(backlash),
+                                             float(smoothing))
 
 
 def current_loop_gains(resistance: float, inductance: float, bandwidth: float):
     """PI gains (kp [V/A], ki [V/(A s)]) of a current loop whose zero cancels the
     armature pole R/L: the closed loop is then first order with ``bandwidth`` [rad/s]
-    (back-EMF treated as a disturbance): kp = L w_c, ki = R w_c."""
-    return inductance * bandwidth, resistance * bandwidth
+    (back-EMF treated as a disturbance): kp = L w_c, ki = R w_c (``native/drive.c``,
+    which the C FMUs use too)."""
+    out = np.empty(2)
+    drive_library().drive_current_loop_gains(float(resistance), float(inductance),
+                                             float(bandwidth), out)
+    return float(out[0]), float(out[1])
 
 
 # -- engine elements ---------------------------------------------------------------------
@@ -376,7 +408,8 @@ class GearTrain(Force):
 
 # -- block -------------------------------------------------------------------------------
 #: order of the numbers in the packed parameter vector of the compiled drive equations
-_PACKED = ("resistance", "inductance", "torque_constant", "emf_constant", "rotor_inertia",
+#: (the DRIVE_* indices of native/drive.c), then the bias current and the two gains
+DRIVE_PACKED = ("resistance", "inductance", "torque_constant", "emf_constant", "rotor_inertia",
            "viscous_friction", "coulomb_friction", "friction_speed", "current_limit",
            "voltage_limit", "ratio", "gear_stiffness", "gear_damping", "backlash",
            "backlash_smoothing")
@@ -386,7 +419,7 @@ def pack_drive(motor: dict, gear: dict, bias: float, kp_i: float, ki_i: float) -
     """Parameters of :func:`drive_rhs` as one vector (motor and gear dicts, the
     counter-torque bias [A] and the current-loop gains)."""
     both = {**motor, **gear}
-    return np.array([both[k] for k in _PACKED] + [bias, kp_i, ki_i], dtype=float)
+    return np.array([both[k] for k in DRIVE_PACKED] + [bias, kp_i, ki_i], dtype=float)
 
 
 def drive_state_names(n_motors: int) -> list[str]:
@@ -394,54 +427,101 @@ def drive_state_names(n_motors: int) -> list[str]:
     return [f"{q}{k}" for k in range(1, n_motors + 1) for q in ("phi", "speed", "current", "z")]
 
 
-@njit
+def _flags(n_motors, current_mode, locked):
+    return int(n_motors), int(bool(current_mode)), int(bool(locked))
+
+
 def drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
     """Derivatives of the drive state x = [phi_k, w_k, i_k, z_k] (k = motors), the
     gear torques on the load [N m] (per motor) and the armature voltages [V];
-    ``pk`` from :func:`pack_drive`.
+    ``pk`` from :func:`pack_drive` (``native/drive.c``: ``drive_rhs``).
 
     Voltage mode: u_cmd is the voltage [V].  Current mode: u_cmd is the current
     command [A] of the PI amplifier (motor k: +-bias added, clipped to the current
     limit), whose voltage is clipped to the supply with conditional integration (the
     integrator z stops while the voltage saturates in the direction of its growth).
     """
-    r, ind, kt, ke, jm, b, tc, wc, imax, vmax = pk[0], pk[1], pk[2], pk[3], pk[4], pk[5], \
-        pk[6], pk[7], pk[8], pk[9]
-    n, kg, cg, gap, eps, bias, kp_i, ki_i = pk[10], pk[11], pk[12], pk[13], pk[14], pk[15], \
-        pk[16], pk[17]
-    dx = np.zeros(x.size)
-    tg = np.zeros(n_motors)
-    volts = np.zeros(n_motors)
-    for k in range(n_motors):
-        phi, w, i, z = x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]
-        dz = 0.0
-        if current_mode:
-            sign = 1.0 if k == 0 else -1.0
-            iref = min(max(u_cmd + sign * bias, -imax), imax)
-            err = iref - i
-            v_raw = kp_i * err + z
-            v = min(max(v_raw, -vmax), vmax)
-            dz = ki_i * err
-            if v != v_raw and dz * v_raw > 0.0:
-                dz = 0.0
-        else:
-            v = min(max(u_cmd, -vmax), vmax)
-        volts[k] = v
-        tg[k] = gear_torque(phi / n - theta, w / n - omega_l, kg, cg, gap, eps)
-        torque, back_emf = motor_forces(w, i, kt, ke, r, b, tc, wc)
-        if not locked:
-            dx[4 * k] = w
-            dx[4 * k + 1] = (torque - tg[k] / n) / jm
-        dx[4 * k + 2] = (v + back_emf) / ind
-        dx[4 * k + 3] = dz
+    n, cm, lk = _flags(n_motors, current_mode, locked)
+    x = np.ascontiguousarray(x, dtype=float)
+    if x.size != 4 * n:
+        raise ValueError(f"drive state has {x.size} entries, expected {4 * n} for "
+                         f"n_motors = {n}")
+    dx, tg, volts = np.empty(4 * n), np.empty(n), np.empty(n)
+    if drive_library().drive_rhs(np.ascontiguousarray(pk, dtype=float), x, float(u_cmd),
+                                 float(theta), float(omega_l), n, cm, lk, dx, tg, volts):
+        raise ValueError(f"n_motors = {n} is invalid: accepted 1 or 2")
     return dx, tg, volts
 
 
-@njit
 def drive_derivatives(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
-    """The derivatives alone of :func:`drive_rhs` (the right-hand side the block's
-    integrator steps)."""
+    """The derivatives alone of :func:`drive_rhs`."""
     return drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
+
+
+def c_stepping(stepper, size: int):
+    """(method number of ``fixed_step.h``'s loops, Gill's round-off register) for a C
+    kernel's ``advance``: 0 for RK4, 1 for Gill (its register copied, zeros at the start),
+    None for a method without a C loop."""
+    if isinstance(stepper, Gill):
+        return 1, (np.zeros(size) if stepper.q is None else np.array(stepper.q, dtype=float))
+    if type(stepper) is RK4:
+        return 0, np.zeros(size)
+    return None
+
+
+#: The drive block's outputs in the order of ``drive_outputs`` in ``native/drive.c``.
+DRIVE_OUTPUTS = tuple(f"{q}{k}" for k in (1, 2)
+                      for q in ("current", "speed", "angle", "torque", "gear_torque")) \
+    + ("axis_torque",)
+
+
+class DriveKernel:
+    """The compiled drive (``native/drive.c``) with its packed parameters and switches:
+    ``kernel(x, u, theta, omega) -> x'`` (inputs held: the command, the load angle [rad]
+    and rate [rad/s]) with its own stepping loop for RK4 and Gill (``advance``, used by
+    :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
+    step), and the block's outputs (``outputs``)."""
+
+    def __init__(self, packed, n_motors: int, current_mode: bool, locked: bool):
+        self.lib = drive_library()
+        self.packed = np.ascontiguousarray(packed, dtype=float)
+        if self.packed.size != self.lib.drive_packed_size():
+            raise ValueError(f"packed drive parameters have {self.packed.size} entries, "
+                             f"drive.c expects {self.lib.drive_packed_size()}")
+        self.flags = _flags(n_motors, current_mode, locked)
+        if not 1 <= self.flags[0] <= 2:
+            raise ValueError(f"n_motors = {n_motors} is invalid: accepted 1 or 2")
+        self.size = 4 * self.flags[0]
+        self._tg, self._volts = np.empty(2), np.empty(2)
+
+    def __call__(self, x, u, theta, omega):
+        x = np.ascontiguousarray(x, dtype=float)
+        dx = np.empty(self.size)
+        self.lib.drive_rhs(self.packed, x, float(u), float(theta), float(omega), *self.flags,
+                           dx, self._tg, self._volts)
+        return dx
+
+    def advance(self, stepper, y, args, h, n):
+        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
+        chosen = c_stepping(stepper, y.size)
+        if chosen is None:
+            return None
+        method, register = chosen
+        x = np.array(y, dtype=float)
+        u, theta, omega = args
+        if self.lib.drive_advance(self.packed, x, register, float(u), float(theta),
+                                  float(omega), *self.flags, float(h), int(n), method):
+            raise IntegrationError("non-finite state")
+        if method == 1:
+            stepper.q = register
+        return x
+
+    def outputs(self, x, u, theta, omega) -> dict:
+        """The block's outputs (:data:`DRIVE_OUTPUTS`) at state x and the inputs."""
+        out = np.empty(len(DRIVE_OUTPUTS))
+        self.lib.drive_outputs(self.packed, np.ascontiguousarray(x, dtype=float), float(u),
+                               float(theta), float(omega), *self.flags, out)
+        return dict(zip(DRIVE_OUTPUTS, out.tolist()))
 
 
 class DCMotorBlock(OdeBlock):
@@ -495,6 +575,8 @@ class DCMotorBlock(OdeBlock):
         kp_i, ki_i = current_loop_gains(p["resistance"], p["inductance"],
                                         p["current_bandwidth"])
         self.packed = pack_drive(self.mp, self.gp, p["bias_current"], kp_i, ki_i)
+        self.kernel = DriveKernel(self.packed, p["n_motors"], p["command"] == "current",
+                                  bool(p["locked_rotor"]))
         self.reset()
 
     def initial_state(self) -> np.ndarray:
@@ -506,27 +588,62 @@ class DCMotorBlock(OdeBlock):
         return drive_state_names(self.params["n_motors"])
 
     def _args(self):
-        p = self.params
-        current = p["command"] == "current"
-        u = self.inputs["current_ref"] if current else self.inputs["voltage"]
-        return (u, self.inputs["axis_angle"], self.inputs["axis_rate"], self.packed,
-                p["n_motors"], current, bool(p["locked_rotor"]))
+        u = self.inputs["current_ref" if self.params["command"] == "current" else "voltage"]
+        return u, self.inputs["axis_angle"], self.inputs["axis_rate"]
 
     def derivatives(self):
-        return drive_derivatives, self._args()
+        return self.kernel, self._args()
 
     def outputs(self) -> dict:
         # the gear torques follow the axis inputs at once (feedthrough)
-        _, tg, _ = drive_rhs(self.x, *self._args())
-        out = {}
-        for k in (1, 2):
-            if k <= self.params["n_motors"]:
-                phi, w, i, _ = self.x[4 * (k - 1):4 * k]
-                out.update({f"current{k}": i, f"speed{k}": w, f"angle{k}": phi,
-                            f"torque{k}": self.mp["torque_constant"] * i,
-                            f"gear_torque{k}": tg[k - 1]})
-            else:
-                out.update({f"{q}{k}": 0.0 for q in ("current", "speed", "angle", "torque",
-                                                     "gear_torque")})
-        out["axis_torque"] = float(tg.sum())
-        return {k: float(v) for k, v in out.items()}
+        return self.kernel.outputs(self.x, *self._args())
+
+    def c_model(self) -> CModel:
+        """The drive in C (``native/drive.c``, the code this block runs).  ``n_motors``
+        (the state's size) is fixed at export; every other parameter stays settable (the
+        packed parameters and the current-loop gains are computed at initialisation)."""
+        packed = ", ".join(f"PAR_{name}" for name in DRIVE_PACKED)
+        outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(DRIVE_OUTPUTS))
+        glue = f"""
+/* the choices of 'command' in the block's order: voltage, current */
+#define DRIVE_CURRENT_MODE (PAR_command == 1)
+#define DRIVE_COMMAND (DRIVE_CURRENT_MODE ? IN_current_ref : IN_voltage)
+
+int model_setup(ModelData *d, char *msg, size_t n) {{
+    const double given[] = {{{packed}, PAR_bias_current}};
+    int k;
+    (void)msg; (void)n;
+    for (k = 0; k < DRIVE_BIAS + 1; k++) W(k) = given[k];
+    drive_current_loop_gains(PAR_resistance, PAR_inductance, PAR_current_bandwidth,
+                             d->w + DRIVE_KP_I);
+    return 0;
+}}
+
+void model_initial(ModelData *d) {{
+    int i;
+    for (i = 0; i < N_X; i++) X(i) = 0.0;
+}}
+
+void model_derivatives(const ModelData *d, const double *x, double *dx) {{
+    drive_rhs(d->w, x, DRIVE_COMMAND, IN_axis_angle, IN_axis_rate, PAR_n_motors,
+              DRIVE_CURRENT_MODE, PAR_locked_rotor, dx, NULL, NULL);
+}}
+
+void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
+
+void model_outputs(ModelData *d) {{
+    double y[{len(DRIVE_OUTPUTS)}] = {{0.0}};
+    drive_outputs(d->w, d->x, DRIVE_COMMAND, IN_axis_angle, IN_axis_rate, PAR_n_motors,
+                  DRIVE_CURRENT_MODE, PAR_locked_rotor, y);
+{outputs}
+}}
+
+/* no range to check: the drive's equations hold for every state */
+int model_validity(const ModelData *d, char *msg, size_t n) {{
+    (void)d; (void)msg; (void)n;
+    return 0;
+}}
+"""
+        return CModel(embed_c(DRIVE_C_SOURCE, api=("DRIVE_API",)) + glue,
+                      n_states=4 * self.params["n_motors"], n_work=len(self.packed),
+                      state_names=tuple(self.state_names()), fixed_parameters=("n_motors",))

@@ -31,7 +31,7 @@ from mbdcore.models.linear import (LinearSystemBlock, load_state_space, save_sta
                                    state_space_config)
 import mbdcore
 from controllers.laws import JointPDController, PIDController, QuinticJointTrajectory
-from mbdcore.models.drive import DCMotorBlock
+from mbdcore.models.antenna import AntennaStructureBlock
 from mbdcore.models.manipulator import (ARM_INPUTS, ARM_OUTPUTS, FlexibleManipulatorBlock,
                                         bang_bang_torque)
 
@@ -221,7 +221,7 @@ def test_state_get_set_and_serialization_continue_bit_for_bit(host, plant, tmp_p
 
 def test_export_refuses_what_c_cannot_do(tmp_path):
     with pytest.raises(CExportError, match="no C equations"):
-        export_c_fmu(DCMotorBlock, tmp_path)
+        export_c_fmu(AntennaStructureBlock, tmp_path)
     plant_class = LinearSystemBlock.configured(state_space_config(_plant()), "Plant")
     with pytest.raises(CExportError, match="'bdf2' has no C implementation.*rk4, gill"):
         export_c_fmu(plant_class, tmp_path, parameters={"method": "bdf2"})
@@ -266,7 +266,7 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
             (["export-c", "statespace", "--from", str(tmp_path / "none.json")],
              "not a readable state-space file"),
             (["export-c", "manipulatr"], "accepted models are manipulator, joint-pd, lqg, "
-             "trajectory, shaped-trajectory, pid, notch, statespace"),
+             "trajectory, shaped-trajectory, pid, notch, statespace, antenna-axis, antenna-servo, drive"),
             (["export-c", "notch", "--from", str(path)], "--from is for statespace and lqg"),
             (["export-c", "lqg", "--from", str(path)], "not a valid LQG design"),
             (["export-c", "manipulator", "--set", "n_modes=9"], "'n_modes' = 9 is invalid"),

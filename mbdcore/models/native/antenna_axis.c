@@ -1,0 +1,144 @@
+/*
+ * The pointing axis of mbdcore.models.antenna (PointingAxisBlock) in plain C99: the
+ * structure's linear modal model coupled through the gear trains to the drive of
+ * drive.c (compiled before this file, in the same unit), its outputs and its
+ * fixed-step stepping.  Python calls it through ctypes; the C-source FMU compiles it in.
+ *
+ * The structure comes as one table `tab` (antenna.py: axis_table), from
+ * AntennaStructure.matrices():
+ *
+ *   [0] ns (size of the structure state (eta, eta'))
+ *   then A (ns x ns), B (ns x 2: axis torque, wind), C (4 x ns: axis angle, axis rate,
+ *   pointing angle, dish tip deflection), row-major.
+ *
+ * State x = (structure x_s (ns), drive (4 n_motors, drive.c)); the drive's load angle and
+ * rate are the rows C[0] and C[1] of x_s, its gear torques drive the structure through
+ * B[:, 0].  No allocation; ns <= AXIS_MAX_STRUCTURE.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "fixed_step.h"
+
+#ifndef AXIS_API
+#define AXIS_API
+#endif
+
+#define AXIS_MAX_STRUCTURE 64
+#define AXIS_MAX_STATES (AXIS_MAX_STRUCTURE + DRIVE_MAX_STATES)
+
+typedef struct {
+    int ns;
+    const double *A, *B, *C;
+} Axis;
+
+/* Read the table; returns its length in doubles, or 0 if it is not a valid table. */
+static long axis_unpack(const double *tab, Axis *a) {
+    int ns = (int)tab[0];
+    if (!(tab[0] == (double)ns) || ns < 2 || ns > AXIS_MAX_STRUCTURE) return 0;
+    a->ns = ns;
+    a->A = tab + 1;
+    a->B = a->A + ns * ns;
+    a->C = a->B + 2 * ns;
+    return 1 + (long)ns * ns + 2L * ns + 4L * ns;
+}
+
+AXIS_API long axis_table_length(const double *tab) {
+    Axis a;
+    return axis_unpack(tab, &a);
+}
+
+static double axis_row(const double *row, const double *xs, int ns) {
+    double s = 0.0;
+    int j;
+    for (j = 0; j < ns; j++) s += row[j] * xs[j];
+    return s;
+}
+
+/* The derivatives dx of the whole axis and the gear torques tg (n_motors; may be NULL)
+   with the drive command u (voltage [V] or current command [A]) and the wind torque
+   [N m] held.  Returns 0, or 1 for a bad table or n_motors. */
+AXIS_API int axis_rhs(const double *tab, const double *pk, const double *x, double u,
+                      double wind, int n_motors, int current_mode, double *dx, double *tg) {
+    Axis a;
+    double torques[DRIVE_MAX_MOTORS], total = 0.0, theta, omega;
+    int i, j, k;
+    if (!axis_unpack(tab, &a)) return 1;
+    theta = axis_row(a.C, x, a.ns);
+    omega = axis_row(a.C + a.ns, x, a.ns);
+    if (drive_rhs(pk, x + a.ns, u, theta, omega, n_motors, current_mode, 0, dx + a.ns,
+                  torques, NULL)) return 1;
+    for (k = 0; k < n_motors; k++) {
+        total += torques[k];
+        if (tg) tg[k] = torques[k];
+    }
+    for (i = 0; i < a.ns; i++) {
+        double s = 0.0;
+        for (j = 0; j < a.ns; j++) s += a.A[i * a.ns + j] * x[j];
+        dx[i] = s + a.B[2 * i] * total + a.B[2 * i + 1] * wind;
+    }
+    return 0;
+}
+
+/* The block's outputs: axis angle [rad], axis rate [rad/s], pointing angle [rad],
+   pointing error = reference - pointing angle [rad], dish tip deflection [m], current1
+   [A], speed1 [rad/s], current2, speed2 (zeros for a motor not fitted), axis torque
+   [N m] (the gear torques at the present inputs). */
+AXIS_API int axis_outputs(const double *tab, const double *pk, const double *x, double u,
+                          double wind, double reference, int n_motors, int current_mode,
+                          double *out) {
+    Axis a;
+    double dx[AXIS_MAX_STATES], tg[DRIVE_MAX_MOTORS], total = 0.0;
+    int k;
+    if (axis_rhs(tab, pk, x, u, wind, n_motors, current_mode, dx, tg)) return 1;
+    axis_unpack(tab, &a);
+    out[0] = axis_row(a.C, x, a.ns);
+    out[1] = axis_row(a.C + a.ns, x, a.ns);
+    out[2] = axis_row(a.C + 2 * a.ns, x, a.ns);
+    out[3] = reference - out[2];
+    out[4] = axis_row(a.C + 3 * a.ns, x, a.ns);
+    for (k = 0; k < DRIVE_MAX_MOTORS; k++) {
+        out[5 + 2 * k] = k < n_motors ? x[a.ns + 4 * k + 2] : 0.0;
+        out[6 + 2 * k] = k < n_motors ? x[a.ns + 4 * k + 1] : 0.0;
+        if (k < n_motors) total += tg[k];
+    }
+    out[5 + 2 * DRIVE_MAX_MOTORS] = total;
+    return 0;
+}
+
+typedef struct {
+    const double *tab, *pk;
+    double u, wind;
+    int n_motors, current_mode;
+} AxisInputs;
+
+static int axis_rhs_held(void *ctx, const double *x, double *dx) {
+    const AxisInputs *in = (const AxisInputs *)ctx;
+    return axis_rhs(in->tab, in->pk, x, in->u, in->wind, in->n_motors, in->current_mode, dx,
+                    NULL);
+}
+
+/* n steps of h [s] with the inputs held: method 0 classical RK4, 1 Runge-Kutta-Gill with
+   its round-off register gq carried (fixed_step.h).  Returns 0, or 1 for a bad table or
+   n_motors or a non-finite state (x and gq are then unchanged). */
+AXIS_API int axis_advance(const double *tab, const double *pk, double *x, double *gq,
+                          double u, double wind, int n_motors, int current_mode, double h,
+                          int n, int method) {
+    double y[AXIS_MAX_STATES], q[AXIS_MAX_STATES], scratch[5 * AXIS_MAX_STATES];
+    AxisInputs in;
+    Axis a;
+    int s, i, m;
+    if (!axis_unpack(tab, &a) || n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
+    m = a.ns + 4 * n_motors;
+    in.tab = tab; in.pk = pk; in.u = u; in.wind = wind;
+    in.n_motors = n_motors; in.current_mode = current_mode;
+    memcpy(y, x, sizeof(double) * m);
+    memcpy(q, gq, sizeof(double) * m);
+    for (s = 0; s < n; s++)
+        if (method == 1 ? fs_gill_step(axis_rhs_held, &in, y, q, m, h, scratch)
+                        : fs_rk4_step(axis_rhs_held, &in, y, m, h, scratch)) return 1;
+    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
+    memcpy(x, y, sizeof(double) * m);
+    memcpy(gq, q, sizeof(double) * m);
+    return 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * The DC drive of mbdcore.models.drive in plain C99: the motor's and the gear train's
+ * physics, the drive's right-hand side (motors, PI current amplifiers, gear trains to
+ * one load axis) and its fixed-step stepping.  This file is the drive's one
+ * implementation: the engine elements (DCMotorBody, GearTrain), the block (DCMotorBlock)
+ * and the pointing axis (antenna_axis.c) call it, from Python through ctypes
+ * (mbdcore.native) and compiled into the C-source FMUs.  The equations are in the
+ * module docstring of drive.py.
+ *
+ * The parameters come in one packed vector pk (drive.py: pack_drive), in the order of
+ * the DRIVE_* indices below.  The drive state of motor k is x[4k..4k+3] = (phi_k [rad],
+ * w_k [rad/s], i_k [A], z_k [V s]: the current-loop integrator).  At most
+ * DRIVE_MAX_MOTORS motors.  No allocation.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "fixed_step.h"
+
+#ifndef DRIVE_API
+#define DRIVE_API
+#endif
+
+#define DRIVE_MAX_MOTORS 2
+#define DRIVE_MAX_STATES (4 * DRIVE_MAX_MOTORS)
+
+/* Layout of pk. */
+enum {
+    DRIVE_R, DRIVE_L, DRIVE_KT, DRIVE_KE, DRIVE_JM, DRIVE_B, DRIVE_TC, DRIVE_WC, DRIVE_IMAX,
+    DRIVE_VMAX, DRIVE_RATIO, DRIVE_KG, DRIVE_CG, DRIVE_GAP, DRIVE_EPS, DRIVE_BIAS,
+    DRIVE_KP_I, DRIVE_KI_I, DRIVE_N_PACKED
+};
+
+/* Python's min(max(v, lo), hi), the same result for every v (NaN passes through). */
+static double drive_clip(double v, double lo, double hi) {
+    double m = lo > v ? lo : v;
+    return hi < m ? hi : m;
+}
+
+DRIVE_API int drive_packed_size(void) { return DRIVE_N_PACKED; }
+
+/* b w + Tc tanh(w / w_c) [N m]: viscous and smoothed Coulomb friction. */
+DRIVE_API double drive_friction_torque(double speed, double viscous, double coulomb,
+                                       double speed_scale) {
+    return viscous * speed + coulomb * tanh(speed / speed_scale);
+}
+
+static double drive_softplus(double x) {
+    return (0.0 > x ? 0.0 : x) + log1p(exp(-fabs(x)));
+}
+
+/* Backlash dead zone of half width `half_width`, corners rounded by softplus over
+   `smoothing`; x itself when half_width = 0. */
+DRIVE_API double drive_dead_zone(double x, double half_width, double smoothing) {
+    double e = smoothing;
+    if (half_width == 0.0) return x;
+    return e * (drive_softplus((x - half_width) / e) - drive_softplus((-x - half_width) / e));
+}
+
+/* drive_dead_zone over n values (arrays of x, half widths and smoothings). */
+DRIVE_API void drive_dead_zones(const double *x, const double *half_width,
+                                const double *smoothing, double *y, long n) {
+    long k;
+    for (k = 0; k < n; k++) y[k] = drive_dead_zone(x[k], half_width[k], smoothing[k]);
+}
+
+/* The motor's own generalised forces: out[0] torque on the rotor Kt i - b w - Tc tanh(w/w_c)
+   [N m], out[1] armature voltage balance -R i - Ke w [V] (supply voltage and gear torque
+   come on top). */
+DRIVE_API void drive_motor_forces(double speed, double current, double torque_constant,
+                                  double emf_constant, double resistance, double viscous,
+                                  double coulomb, double speed_scale, double *out) {
+    out[0] = torque_constant * current
+             - drive_friction_torque(speed, viscous, coulomb, speed_scale);
+    out[1] = -resistance * current - emf_constant * speed;
+}
+
+/* Torque of a gear train on its load [N m] from the load-side twist [rad] and twist rate
+   [rad/s]: k dz(d) + c d'. */
+DRIVE_API double drive_gear_torque(double twist, double twist_rate, double stiffness,
+                                   double damping, double backlash, double smoothing) {
+    return stiffness * drive_dead_zone(twist, backlash, smoothing) + damping * twist_rate;
+}
+
+/* PI gains of a current loop whose zero cancels R/L: out = (kp = L w_c [V/A],
+   ki = R w_c [V/(A s)]). */
+DRIVE_API void drive_current_loop_gains(double resistance, double inductance,
+                                        double bandwidth, double *out) {
+    out[0] = inductance * bandwidth;
+    out[1] = resistance * bandwidth;
+}
+
+/* The drive's derivatives dx (4 n_motors), the gear torques on the load tg (n_motors)
+   [N m] and the armature voltages volts (n_motors) [V], the load at angle theta [rad]
+   and rate omega [rad/s].  Voltage mode: u is the voltage [V].  Current mode: u is the
+   current command [A] of the PI amplifier (motor k: +-bias, clipped to the current
+   limit), its voltage clipped to the supply with conditional integration.  locked: the
+   rotors held.  tg and volts may be NULL.  Returns 0, or 1 for a bad n_motors. */
+DRIVE_API int drive_rhs(const double *pk, const double *x, double u, double theta,
+                        double omega, int n_motors, int current_mode, int locked, double *dx,
+                        double *tg, double *volts) {
+    const double n = pk[DRIVE_RATIO], jm = pk[DRIVE_JM], ind = pk[DRIVE_L];
+    int k;
+    if (n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
+    for (k = 0; k < n_motors; k++) {
+        const double phi = x[4 * k], w = x[4 * k + 1], i = x[4 * k + 2], z = x[4 * k + 3];
+        double v, dz = 0.0, gear, f[2];
+        if (current_mode) {
+            const double sign = k == 0 ? 1.0 : -1.0;
+            const double iref = drive_clip(u + sign * pk[DRIVE_BIAS], -pk[DRIVE_IMAX],
+                                           pk[DRIVE_IMAX]);
+            const double err = iref - i;
+            const double v_raw = pk[DRIVE_KP_I] * err + z;
+            v = drive_clip(v_raw, -pk[DRIVE_VMAX], pk[DRIVE_VMAX]);
+            dz = pk[DRIVE_KI_I] * err;
+            if (v != v_raw && dz * v_raw > 0.0) dz = 0.0;
+        } else {
+            v = drive_clip(u, -pk[DRIVE_VMAX], pk[DRIVE_VMAX]);
+        }
+        gear = drive_gear_torque(phi / n - theta, w / n - omega, pk[DRIVE_KG], pk[DRIVE_CG],
+                                 pk[DRIVE_GAP], pk[DRIVE_EPS]);
+        drive_motor_forces(w, i, pk[DRIVE_KT], pk[DRIVE_KE], pk[DRIVE_R], pk[DRIVE_B],
+                           pk[DRIVE_TC], pk[DRIVE_WC], f);
+        if (locked) {
+            dx[4 * k] = 0.0;
+            dx[4 * k + 1] = 0.0;
+        } else {
+            dx[4 * k] = w;
+            dx[4 * k + 1] = (f[0] - gear / n) / jm;
+        }
+        dx[4 * k + 2] = (v + f[1]) / ind;
+        dx[4 * k + 3] = dz;
+        if (tg) tg[k] = gear;
+        if (volts) volts[k] = v;
+    }
+    return 0;
+}
+
+/* The drive block's outputs from its state and inputs: per motor k (0, 1) the current
+   [A], speed [rad/s], angle [rad], electromagnetic torque Kt i [N m] and gear torque
+   [N m] at out[5k..5k+4] (zeros for a motor not fitted), then the axis torque [N m]. */
+DRIVE_API int drive_outputs(const double *pk, const double *x, double u, double theta,
+                            double omega, int n_motors, int current_mode, int locked,
+                            double *out) {
+    double dx[DRIVE_MAX_STATES], tg[DRIVE_MAX_MOTORS], total = 0.0;
+    int k;
+    if (drive_rhs(pk, x, u, theta, omega, n_motors, current_mode, locked, dx, tg, NULL))
+        return 1;
+    for (k = 0; k < DRIVE_MAX_MOTORS; k++) {
+        double *o = out + 5 * k;
+        if (k < n_motors) {
+            o[0] = x[4 * k + 2];
+            o[1] = x[4 * k + 1];
+            o[2] = x[4 * k];
+            o[3] = pk[DRIVE_KT] * x[4 * k + 2];
+            o[4] = tg[k];
+            total += tg[k];
+        } else {
+            o[0] = o[1] = o[2] = o[3] = o[4] = 0.0;
+        }
+    }
+    out[5 * DRIVE_MAX_MOTORS] = total;
+    return 0;
+}
+
+typedef struct {
+    const double *pk;
+    double u, theta, omega;
+    int n_motors, current_mode, locked;
+} DriveInputs;
+
+static int drive_rhs_held(void *ctx, const double *x, double *dx) {
+    const DriveInputs *in = (const DriveInputs *)ctx;
+    return drive_rhs(in->pk, x, in->u, in->theta, in->omega, in->n_motors, in->current_mode,
+                     in->locked, dx, NULL, NULL);
+}
+
+/* n steps of h [s] with the inputs held: method 0 classical RK4, 1 Runge-Kutta-Gill with
+   its round-off register gq carried (fixed_step.h).  Returns 0, or 1 for a bad n_motors
+   or a non-finite state (x and gq are then unchanged). */
+DRIVE_API int drive_advance(const double *pk, double *x, double *gq, double u, double theta,
+                            double omega, int n_motors, int current_mode, int locked,
+                            double h, int n, int method) {
+    double y[DRIVE_MAX_STATES], q[DRIVE_MAX_STATES], scratch[5 * DRIVE_MAX_STATES];
+    DriveInputs in;
+    int s, i, m = 4 * n_motors;
+    if (n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
+    in.pk = pk; in.u = u; in.theta = theta; in.omega = omega;
+    in.n_motors = n_motors; in.current_mode = current_mode; in.locked = locked;
+    memcpy(y, x, sizeof(double) * m);
+    memcpy(q, gq, sizeof(double) * m);
+    for (s = 0; s < n; s++)
+        if (method == 1 ? fs_gill_step(drive_rhs_held, &in, y, q, m, h, scratch)
+                        : fs_rk4_step(drive_rhs_held, &in, y, m, h, scratch)) return 1;
+    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
+    memcpy(x, y, sizeof(double) * m);
+    memcpy(gq, q, sizeof(double) * m);
+    return 0;
+}

@@ -1,5 +1,5 @@
-"""Compiled kernels: ``njit`` and ``vectorize``, numba's compilers with their on-disk
-cache kept outside the installed package.
+"""Compiled kernels: ``njit``, numba's compiler with its on-disk cache kept outside the
+installed package.
 
 numba's default cache goes to ``__pycache__`` beside the source.  In an installed
 package those files are not the installer's: ``pip uninstall`` leaves them behind, the
@@ -17,7 +17,7 @@ import tempfile
 
 import numba
 
-__all__ = ["njit", "vectorize", "CACHE_DIR"]
+__all__ = ["njit", "CACHE_DIR"]
 
 
 def _writable(path: str) -> bool:
@@ -66,9 +66,3 @@ def njit(func=None, **options):
     decorate = _cached(numba.njit, options)
     return decorate if func is None else decorate(func)
 
-
-def vectorize(signatures, **options):
-    """``numba.vectorize(signatures)`` with the cache in :data:`CACHE_DIR`: a scalar
-    kernel that compiled code calls on numbers and Python on arrays (a numpy ufunc),
-    so one definition serves both."""
-    return _cached(lambda **o: numba.vectorize(signatures, **o), options)

@@ -31,7 +31,7 @@ from mbdcore.integrators.base import Integrator
 from mbdcore.jit import njit
 
 __all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor",
-           "explicit_rk_steps", "gill_steps", "C_FIXED_STEP_HEADER"]
+           "explicit_rk_steps", "gill_steps", "C_FIXED_STEP_HEADER", "c_stepping"]
 
 #: RK4 and Gill in C99 (for models whose equations are C: the arm's kernel, the C FMUs),
 #: summed as the steppers below sum them.
@@ -291,3 +291,15 @@ class Treanor(Integrator):
         self.nfev += 4
         self.nsteps += 1
         return w1 + _treanor_increment(p, w1, w2, w3, w4, q1, q2, q3, q4, h)
+
+
+def c_stepping(stepper, size: int):
+    """How a C kernel's ``advance`` runs ``stepper`` with the loops of
+    :data:`C_FIXED_STEP_HEADER`: (method number, Gill's round-off register) — 0 for RK4,
+    1 for Gill (its register copied, zeros at the start) — or None for a method that
+    has no C loop (the caller then steps in Python)."""
+    if isinstance(stepper, Gill):
+        return 1, (np.zeros(size) if stepper.q is None else np.array(stepper.q, dtype=float))
+    if type(stepper) is RK4:
+        return 0, np.zeros(size)
+    return None

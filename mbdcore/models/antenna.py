@@ -59,7 +59,7 @@ from mbdcore.dae.index1 import assemble
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.dae.simulate import simulate
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
 from mbdcore.models.drive import (
     DRIVE_C_SOURCE,
     DRIVE_PACKED,
@@ -68,7 +68,6 @@ from mbdcore.models.drive import (
     DCMotorBody,
     GearTrain,
     MotorVoltage,
-    c_stepping,
     current_loop_gains,
     drive_state_names,
     gear_parameters,

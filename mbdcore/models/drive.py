@@ -62,7 +62,7 @@ from mbdcore.blocks import Parameter, ParameterError, Signal
 from mbdcore.codegen import CModel, embed_c
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, RK4, Gill
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
@@ -73,7 +73,7 @@ __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_para
            "smooth_dead_zone", "motor_forces", "gear_torque", "current_loop_gains",
            "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
            "drive_rhs", "drive_derivatives", "DCMotorBlock", "DRIVE_C_SOURCE", "drive_library",
-           "DRIVE_OUTPUTS", "DRIVE_PACKED", "c_stepping", "DriveKernel"]
+           "DRIVE_OUTPUTS", "DRIVE_PACKED", "DriveKernel"]
 
 #: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
 DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
@@ -456,17 +456,6 @@ def drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
 def drive_derivatives(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked):
     """The derivatives alone of :func:`drive_rhs`."""
     return drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
-
-
-def c_stepping(stepper, size: int):
-    """(method number of ``fixed_step.h``'s loops, Gill's round-off register) for a C
-    kernel's ``advance``: 0 for RK4, 1 for Gill (its register copied, zeros at the start),
-    None for a method without a C loop."""
-    if isinstance(stepper, Gill):
-        return 1, (np.zeros(size) if stepper.q is None else np.array(stepper.q, dtype=float))
-    if type(stepper) is RK4:
-        return 0, np.zeros(size)
-    return None
 
 
 #: The drive block's outputs in the order of ``drive_outputs`` in ``native/drive.c``.

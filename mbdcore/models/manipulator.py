@@ -67,7 +67,7 @@ from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, RK4, Gill
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
 from mbdcore.multibody.beam_modes import ClampedBeamModes
 from mbdcore.native import C_ARRAY, kernel_library
 
@@ -164,14 +164,10 @@ class ArmKernel:
 
     def advance(self, stepper, y, args, h, n):
         """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
-        if isinstance(stepper, Gill):
-            method = 1
-            register = (np.zeros(y.size) if stepper.q is None
-                        else np.array(stepper.q, dtype=float))
-        elif type(stepper) is RK4:
-            method, register = 0, np.zeros(y.size)
-        else:
+        chosen = c_stepping(stepper, y.size)
+        if chosen is None:
             return None
+        method, register = chosen
         x = np.array(y, dtype=float)
         if self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
                                 float(h), int(n), method):

@@ -9,7 +9,8 @@
  * inputs and writes its outputs there (model.c names them by macros), keeps its
  * continuous state in x (integrated by the wrapper: RK4 or Gill, `substeps` per
  * communication step) and its discrete state in z (advanced by model_update once per
- * communication step).
+ * communication step).  A sampled law designed for one step size defines SAMPLE_TIME in
+ * model_config.h (an expression over d, in s): the wrapper discards any other step.
  */
 #ifndef FLEXCOSIM_MODEL_H
 #define FLEXCOSIM_MODEL_H

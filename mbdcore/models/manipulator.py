@@ -68,7 +68,13 @@ from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
-from mbdcore.multibody.beam_modes import ClampedBeamModes
+from mbdcore.multibody.beam_modes import (
+    BEAM_KINEMATICS,
+    BEAM_KINEMATICS_C_SOURCE,
+    SEGMENT_NODES,
+    ClampedBeamModes,
+    segment_tables,
+)
 from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
@@ -76,10 +82,8 @@ __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM
            "bang_bang_torque", "FlexibleManipulatorBlock"]
 
 #: The link kinematics (module docstring): the second-order form of the literature and the
-#: exact inextensible form.
-KINEMATICS = ("second-order", "exact")
-#: Gauss nodes per segment between quadrature points of the exact kinematics
-SEGMENT_NODES = 4
+#: exact inextensible form (the engine's modal beam has the same two, from the same C).
+KINEMATICS = BEAM_KINEMATICS
 #: Largest tip deflection, as a fraction of the link length, up to which each kinematics
 #: is accurate (docs/manipulator.md, "Range of validity": against a converged ANCF arm on
 #: the open-loop case); beyond it the arm warns once.
@@ -116,8 +120,11 @@ N_QUAD = 24  # Gauss points per link: exact to ~1e-13 for the mode products up t
 
 #: The arm's equations in C (one implementation: ctypes here, compiled into the C FMU).
 ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "arm.c"
+#: What the arm compiles from, in order: the beam point kinematics it shares with the
+#: engine's modal beam, then the arm.
+ARM_C_SOURCES = (BEAM_KINEMATICS_C_SOURCE, ARM_C_SOURCE)
 _D, _I = ctypes.c_double, ctypes.c_int
-_arm_library = kernel_library(ARM_C_SOURCE, "arm", {
+_arm_library = kernel_library(ARM_C_SOURCES, "arm", {
     "arm_table_length": ([C_ARRAY], ctypes.c_long),
     "arm_eom": ([C_ARRAY] * 5, _I),
     "arm_rhs": ([C_ARRAY, C_ARRAY, _D, _D, C_ARRAY], _I),
@@ -125,22 +132,6 @@ _arm_library = kernel_library(ARM_C_SOURCE, "arm", {
     "arm_outputs": ([C_ARRAY, C_ARRAY, C_ARRAY], _I),
     "arm_range": ([C_ARRAY, C_ARRAY, _D, ctypes.c_char_p, ctypes.c_size_t], _I),
 }, (C_FIXED_STEP_HEADER,))
-
-
-def _segment_tables(modes: ClampedBeamModes, xq: np.ndarray, m: int) -> list:
-    """Weights [m] and slopes phi' [1/m] at m Gauss nodes of each segment [0, x_1], ...,
-    [x_nq, l] of a link (the exact kinematics integrate cos and sin of the slope angle
-    along them); empty for m = 0."""
-    if m == 0:
-        return [np.zeros(0), np.zeros(0)]
-    t, w = np.polynomial.legendre.leggauss(m)
-    ends = np.concatenate([[0.0], np.sort(xq), [modes.length]])
-    if not np.all(np.diff(ends) > 0.0):
-        raise ValueError("quadrature points must lie strictly inside the link")
-    a, b = ends[:-1, None], ends[1:, None]
-    nodes = a + 0.5 * (b - a) * (t + 1.0)
-    weights = 0.5 * (b - a) * w
-    return [weights.ravel(), modes.shapes(nodes.ravel(), 1)]
 
 
 class ArmKernel:
@@ -250,8 +241,9 @@ class FlexibleManipulator:
                 m_seg]
         parts = [head, xq1, wq1 * p["rho_a1"], phi1, g1, xq2, wq2 * p["rho_a2"], phi2, g2,
                  dphil1, gl1, dphil2, gl2, self.K, self.D]
-        for modes, xq in ((self.modes1, xq1), (self.modes2, xq2)):
-            parts += _segment_tables(modes, xq, m_seg)
+        if exact:   # segments [0, x_1], ..., [x_nq, l] of each link
+            for modes, xq, length in ((self.modes1, xq1, p["l1"]), (self.modes2, xq2, p["l2"])):
+                parts += segment_tables(modes, np.append(xq, length), m_seg)
         self.kernel = ArmKernel(np.concatenate([np.ravel(np.asarray(a, float)) for a in parts]))
 
     # -- properties of the arm ---------------------------------------------------------
@@ -501,7 +493,7 @@ int model_validity(const ModelData *d, char *msg, size_t n) {{
     return arm_range(ARM_TABLE, d->x, {limit!r}, msg, n);
 }}
 """
-        source = embed_c(ARM_C_SOURCE, api=("ARM_API",)) + c_array("ARM_TABLE", table) + glue
+        source = embed_c(*ARM_C_SOURCES, api=("BEAM_API", "ARM_API")) + c_array("ARM_TABLE", table) + glue
         return CModel(source, n_states=2 * self.model.n_dof,
                       state_names=tuple(self.model.state_names()),
                       fixed_parameters=tuple(p.name for p in ARM_PARAMETERS))

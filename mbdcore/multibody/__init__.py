@@ -10,7 +10,7 @@ from mbdcore.multibody.ancf import (
     cantilever,
     hermite_shape,
 )
-from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
+from mbdcore.multibody.beam_modes import BEAM_KINEMATICS, BeamPoints, ClampedBeamModes
 from mbdcore.multibody.constraints import (
     AngleDriver,
     ConstantRate,
@@ -114,7 +114,8 @@ __all__ = [
     "JointForce",
     "Contact",
     "ClampedBeamModes",
-    "frame_point",
+    "BEAM_KINEMATICS",
+    "BeamPoints",
     "E2",
     "PointMassBody",
     "ModalBeam",

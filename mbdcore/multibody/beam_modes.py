@@ -22,14 +22,34 @@ tip deflection, phi_i(l) = 1, so modal coordinates are tip-deflection contributi
 """
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
 
-from mbdcore.jit import njit
+from mbdcore.native import C_ARRAY, kernel_library
 
-__all__ = ["ClampedBeamModes", "frame_point"]
+__all__ = ["ClampedBeamModes", "BEAM_KINEMATICS", "SEGMENT_NODES", "segment_tables",
+           "BEAM_KINEMATICS_C_SOURCE", "beam_kinematics", "BeamPoints"]
+
+#: The kinematics of an assumed-mode beam (``native/beam_kinematics.c``): the
+#: second-order form of the literature and the exact inextensible form.
+BEAM_KINEMATICS = ("second-order", "exact")
+
+#: Gauss nodes per segment between the points of the exact kinematics (the slope angle is
+#: a sum of mode slopes, smooth: 4 nodes per segment of l/24 integrate it to round-off).
+SEGMENT_NODES = 4
+
+#: The beam point kinematics in C: the one implementation of the modal beam and the arm.
+BEAM_KINEMATICS_C_SOURCE = Path(__file__).resolve().parent / "native" / "beam_kinematics.c"
+
+#: The compiled beam kinematics, typed; built once per machine, cached per process.
+beam_kinematics = kernel_library(BEAM_KINEMATICS_C_SOURCE, "beam_kinematics", {
+    "beam_table_length": ([C_ARRAY], ctypes.c_long),
+    "beam_points": ([C_ARRAY] * 8, None),
+})
 
 
 def _char_matrix(bl, length, rho_a, tip_mass, tip_inertia, tip_moment):
@@ -156,39 +176,65 @@ class ClampedBeamModes:
         return 0.5 * self.length * (xg + 1.0), 0.5 * self.length * wg
 
 
-@njit
-def frame_point(x, phi, G, d, dd, fs, dS):
-    """Floating-frame kinematics of one beam point, shared by every assumed-mode model
-    (the minimal-coordinate arm and the engine's modal beam).
+def segment_tables(modes: ClampedBeamModes, ends, m: int = SEGMENT_NODES):
+    """Weights [m] and slopes phi' [1/m] at ``m`` Gauss nodes of each segment [0, e_1],
+    [e_1, e_2], ... ending at the points ``ends`` [m] (ascending, in (0, l]): what the
+    exact kinematics integrate cos and sin of the slope angle along.
 
-    The point at distance ``x`` [m] along the undeformed beam sits, in the frame clamped
-    at the root, at s = (x + u, w) with w = phi . d and the foreshortening
-    u = -1/2 d^T G d (``fs`` = 1.0; 0.0 drops it).  ``d``, ``dd``: modal amplitudes [m]
-    and their rates [m/s]; ``phi``, ``G``: the shapes and foreshortening matrix at x.
-
-    Returns (s_x, s_y, s'_x, s'_y, u''_quad) -- u''_quad = -dd^T G dd, the
-    velocity-quadratic part of the axial acceleration -- and fills ``dS`` (2 x N) with
-    ds/d(delta_j) = (-(G d)_j, phi_j).
+    Returns
+    -------
+    weights : ndarray, shape (len(ends), m)
+    slopes : ndarray, shape (len(ends), m, n)
     """
-    nm = phi.shape[0]
-    u = 0.0
-    w = 0.0
-    ud = 0.0
-    wd = 0.0
-    udd = 0.0
-    for j in range(nm):
-        gd = 0.0
-        gdd = 0.0
-        for k in range(nm):
-            gd += G[j, k] * d[k]
-            gdd += G[j, k] * dd[k]
-        gd *= fs
-        gdd *= fs
-        u -= 0.5 * d[j] * gd
-        ud -= gd * dd[j]
-        udd -= dd[j] * gdd
-        w += phi[j] * d[j]
-        wd += phi[j] * dd[j]
-        dS[0, j] = -gd
-        dS[1, j] = phi[j]
-    return x + u, w, ud, wd, udd
+    ends = np.asarray(ends, dtype=float)
+    bounds = np.concatenate([[0.0], ends])
+    if not (np.all(np.diff(bounds) > 0.0) and ends[-1] <= modes.length * (1 + 1e-12)):
+        raise ValueError(f"segment ends must increase strictly within (0, {modes.length}] m")
+    t, w = np.polynomial.legendre.leggauss(m)
+    a, b = bounds[:-1, None], bounds[1:, None]
+    nodes = a + 0.5 * (b - a) * (t + 1.0)
+    weights = 0.5 * (b - a) * w
+    return weights, modes.shapes(nodes.ravel(), 1).reshape(len(ends), m, modes.n)
+
+
+class BeamPoints:
+    """Points of a modal beam at distances ``x`` [m] along it (ascending), with the
+    beam's ``kinematics`` (:data:`BEAM_KINEMATICS`; ``stiffening`` 0 drops the
+    second-order foreshortening), evaluated by ``native/beam_kinematics.c``.
+
+    ``evaluate(qb, vb)`` with the body coordinates ``(x, y, theta, delta_1..delta_N)`` [m,
+    m, rad, m] and their rates gives the points' positions r (P, 2) [m], velocities
+    (P, 2) [m/s], Jacobians dr/dqb (P, 2, 3 + N) and velocity-quadratic accelerations
+    (P, 2) [m/s^2].
+    """
+
+    def __init__(self, modes: ClampedBeamModes, x, kinematics: str = "exact",
+                 stiffening: float = 1.0):
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        n = modes.n
+        if kinematics == "exact":
+            weights, slopes = segment_tables(modes, x)
+            data = [weights.ravel(), slopes.ravel()]
+            head = [len(x), n, 1.0, SEGMENT_NODES, 1.0]
+        elif kinematics == "second-order":
+            data = [x, modes.shapes(x).ravel(), modes.foreshortening(x, 40).ravel()]
+            head = [len(x), n, 0.0, 0.0, float(stiffening)]
+        else:
+            raise ValueError(f"kinematics {kinematics!r}: accepted {', '.join(BEAM_KINEMATICS)}")
+        self.table = np.concatenate([head, *data]).astype(float)
+        self.x = x
+        self.n_coords = 3 + n
+        self._lib = beam_kinematics()
+        if self._lib.beam_table_length(self.table) != self.table.size:
+            raise ValueError("beam point table does not match native/beam_kinematics.c")
+        P = len(x)
+        self._work = np.empty(P * (6 + 2 * n))
+
+    def evaluate(self, qb, vb):
+        P, n = len(self.x), self.n_coords
+        r, rd, quad = np.empty((P, 2)), np.empty((P, 2)), np.empty((P, 2))
+        J = np.empty((P, 2, n))
+        self._lib.beam_points(self.table, np.ascontiguousarray(qb, dtype=float),
+                              np.ascontiguousarray(vb, dtype=float), r, rd, J, quad,
+                              self._work)
+        return r, rd, J, quad

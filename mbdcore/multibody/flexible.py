@@ -21,8 +21,7 @@ import math
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.jit import njit
-from mbdcore.multibody.beam_modes import ClampedBeamModes, frame_point
+from mbdcore.multibody.beam_modes import BEAM_KINEMATICS, BeamPoints, ClampedBeamModes
 from mbdcore.multibody.system import BodyBase, BodyState
 
 __all__ = ["E2", "PointMassBody", "ModalBeam", "FiniteSegmentBeam"]
@@ -98,44 +97,6 @@ class PointMassBody(BodyBase):
         return -float(m @ (r @ gravity)) + self._elastic(qb, np.zeros_like(qb))[1]
 
 
-@njit
-def _modal_kinematics(qb, vb, x, phi, G, fs):
-    """Compiled kinematics of modal-beam points (see ModalBeam): for each point p at x_p,
-    s = (x + u, w) in the floating frame, r = p + A s; returns r, r', J = dr/dq and the
-    velocity-quadratic acceleration -theta'^2 A s + 2 theta' E A s' + A (u''_quad, 0)."""
-    P = x.shape[0]
-    nm = phi.shape[1]
-    n = 3 + nm
-    th, thd = qb[2], vb[2]
-    c, sn = math.cos(th), math.sin(th)
-    r = np.empty((P, 2))
-    rd = np.empty((P, 2))
-    J = np.zeros((P, 2, n))
-    quad = np.empty((P, 2))
-    dS = np.empty((2, nm))
-    for p in range(P):
-        sx, w, ud, wd, udd = frame_point(x[p], phi[p], G[p], qb[3:], vb[3:], fs, dS)
-        for j in range(nm):
-            # d r / d delta_j = A ds/d delta_j
-            J[p, 0, 3 + j] = c * dS[0, j] - sn * dS[1, j]
-            J[p, 1, 3 + j] = sn * dS[0, j] + c * dS[1, j]
-        asx = c * sx - sn * w
-        asy = sn * sx + c * w
-        asdx = c * ud - sn * wd
-        asdy = sn * ud + c * wd
-        r[p, 0] = qb[0] + asx
-        r[p, 1] = qb[1] + asy
-        rd[p, 0] = vb[0] - thd * asy + asdx
-        rd[p, 1] = vb[1] + thd * asx + asdy
-        J[p, 0, 0] = 1.0
-        J[p, 1, 1] = 1.0
-        J[p, 0, 2] = -asy
-        J[p, 1, 2] = asx
-        quad[p, 0] = -thd * thd * asx - 2.0 * thd * asdy + c * udd
-        quad[p, 1] = -thd * thd * asy + 2.0 * thd * asdx + sn * udd
-    return r, rd, J, quad
-
-
 class ModalBeam(PointMassBody):
     """Floating-frame beam with assumed modes and geometric stiffening (Liu et al. 1999 and
     Kane, Ryan & Banerjee 1987; docs/benchmarks.md §8.5).
@@ -143,12 +104,17 @@ class ModalBeam(PointMassBody):
     Coordinates ``(x, y, theta, delta_1..delta_N)``: the position [m] and angle [rad] of
     the frame clamped at the beam's root, and N modal amplitudes [m] (shapes normalised
     to unit tip deflection).  A point at distance x along the undeformed beam is at
+    r = p + A(theta) s(x), with the slope angle psi = sum phi_j'(x) delta_j and
 
-        r = p + A(theta) (x + u(x), w(x)),  w = sum phi_j(x) delta_j,
-        u = -1/2 int_0^x (w')^2 = -1/2 delta^T G(x) delta      (foreshortening)
+        exact (inextensible):  s = int_0^x (cos psi, sin psi) dxi
+        second order:          s = (x + u(x), w(x)),  w = sum phi_j(x) delta_j,
+                               u = -1/2 int_0^x (w')^2 = -1/2 delta^T G(x) delta
 
-    Keeping u in the kinematics gives the centrifugal stiffening of a spinning beam
-    (Kane, Ryan & Banerjee 1987); ``geometric_stiffening=False`` drops it, the
+    (``kinematics``; both from ``native/beam_kinematics.c``, shared with the two-link
+    arm).  They agree to second order in the deflection; the second-order form's error
+    grows as its cube (docs/benchmarks.md §8.5).  The foreshortening gives the
+    centrifugal stiffening of a spinning beam (Kane, Ryan & Banerjee 1987);
+    ``geometric_stiffening=False`` drops it (second-order kinematics only), the
     classical linear model that diverges when the spin rate exceeds the first bending
     frequency.  Marker locations are distances x [m] from the root along the beam.
 
@@ -163,6 +129,8 @@ class ModalBeam(PointMassBody):
     damping : stiffness-proportional modal damping coefficient [s].
     position, angle, velocity, omega : initial state of the root frame.
     n_quad : Gauss points along the beam.
+    kinematics : {"exact", "second-order"}, optional
+        Default "exact", or "second-order" with ``geometric_stiffening=False``.
     """
 
     def __init__(self, name: str, length: float, rho_a: float, ei: float, n_modes: int = 3,
@@ -170,9 +138,20 @@ class ModalBeam(PointMassBody):
                  tip_inertia: float = 0.0, geometric_stiffening: bool = True,
                  damping: float = 0.0, position=(0.0, 0.0), angle: float = 0.0,
                  velocity=(0.0, 0.0), omega: float = 0.0, markers: dict | None = None,
-                 n_quad: int = 24):
+                 n_quad: int = 24, kinematics: str | None = None):
         super().__init__(name)
         own = f"modal beam {name!r}"
+        if kinematics is None:
+            kinematics = "exact" if geometric_stiffening else "second-order"
+        if kinematics not in BEAM_KINEMATICS:
+            raise ParameterError(f"{own}: kinematics = {kinematics!r} is invalid: accepted "
+                                 f"{', '.join(map(repr, BEAM_KINEMATICS))}")
+        if kinematics == "exact" and not geometric_stiffening:
+            raise ParameterError(f"{own}: geometric_stiffening = False drops the "
+                                 "foreshortening of the second-order kinematics; the exact "
+                                 "kinematics always have it: choose kinematics = "
+                                 "'second-order' to drop it")
+        self.kinematics = kinematics
         self.length = _positive(own, "length", length, "m")
         self.rho_a = _positive(own, "rho_a", rho_a, "kg/m")
         self.ei = _positive(own, "ei", ei, "N.m2")
@@ -189,17 +168,18 @@ class ModalBeam(PointMassBody):
         self.fs = 1.0 if geometric_stiffening else 0.0
         tip = (self.tip_mass, self.tip_inertia) if mode_shapes == "clamped-mass" else (0.0, 0.0)
         self.modes = ClampedBeamModes.compute(n_modes, self.length, self.rho_a, self.ei, *tip)
-        self._x, w = self.modes.gauss_points(n_quad)
-        self._w = w * self.rho_a
-        self._phi, self._G = self._shape_data(self._x)
+        x, w = self.modes.gauss_points(n_quad)
         self.K = self.modes.stiffness()
-        self._tip_phi, self._tip_G = self._shape_data(np.array([self.length]))
         self._tip_slope = self.modes.shapes(self.length, 1)[0]
+        # the mass points (Gauss points, and the tip with a tip mass), in one set
+        self._m = w * self.rho_a
+        if self.tip_mass > 0.0:
+            x = np.append(x, self.length)
+            self._m = np.append(self._m, self.tip_mass)
+        self._points_set = BeamPoints(self.modes, x, kinematics, self.fs)
+        self._tip = BeamPoints(self.modes, np.append(x[x < self.length], self.length),
+                               kinematics, self.fs)
         self._set_root_state(position, angle, velocity, omega, markers, self.length)
-
-    def _shape_data(self, x):
-        """phi(x) (P, N) and G(x) = int_0^x phi' phi'^T (P, N, N)."""
-        return self.modes.shapes(x), self.modes.foreshortening(x, 40)
 
     # -- BodyBase ------------------------------------------------------------------
     def check_location(self, label, location):
@@ -207,27 +187,21 @@ class ModalBeam(PointMassBody):
         if not (0.0 <= x <= self.length):
             raise ParameterError(f"{label}: x = {x!r} is invalid: accepted 0..{self.length} m "
                                  "along the beam")
-        phi, G = self._shape_data(np.array([x]))
-        return (x, phi[0], G[0], self.modes.shapes(x, 1)[0])
+        # x = 0 is the root frame's origin; elsewhere the exact kinematics integrate along
+        # the mass points' segments up to x (the same sums as the mass points: a marker at
+        # the tip is where the tip mass would be)
+        points = None
+        if x > 0.0:
+            inner = self._points_set.x[self._points_set.x < x]
+            points = BeamPoints(self.modes, np.append(inner, x), self.kinematics, self.fs)
+        return (x, points, self.modes.shapes(x, 1)[0])
 
     def coordinate_names(self):
         return self._frame_names() + [f"{self.name}.delta{j + 1}" for j in range(self.n_modes)]
 
-    def _kinematics(self, qb, vb, x, phi, G):
-        """Points at x (P,) with shape data phi (P, N), G (P, N, N): r, r', J, quad."""
-        return _modal_kinematics(np.asarray(qb, float), np.asarray(vb, float), x, phi, G,
-                                 self.fs)
-
     def _points(self, qb, vb):
-        r, rd, J, quad = self._kinematics(qb, vb, self._x, self._phi, self._G)
-        m = self._w
-        if self.tip_mass > 0.0:
-            rt, rdt, Jt, qt = self._kinematics(qb, vb, np.array([self.length]),
-                                               self._tip_phi, self._tip_G)
-            m = np.concatenate([m, [self.tip_mass]])
-            r, rd = np.vstack([r, rt]), np.vstack([rd, rdt])
-            J, quad = np.concatenate([J, Jt]), np.vstack([quad, qt])
-        return m, r, rd, J, quad
+        r, rd, J, quad = self._points_set.evaluate(qb, vb)
+        return self._m, r, rd, J, quad
 
     def _rotors(self, qb, vb):
         if self.tip_inertia == 0.0:
@@ -250,8 +224,10 @@ class ModalBeam(PointMassBody):
         return _ModalBeamState(self, qb, vb)
 
     def tip_deflection(self, qb) -> float:
-        """Transverse tip deflection in the floating frame [m]."""
-        return float(np.sum(qb[3:]))
+        """Transverse tip deflection in the floating frame [m] (the sum of the modal
+        amplitudes for the second-order kinematics)."""
+        r = self._tip.evaluate(qb, np.zeros_like(qb))[0][-1] - qb[:2]
+        return float(-math.sin(qb[2]) * r[0] + math.cos(qb[2]) * r[1])
 
 
 class _ModalBeamState(BodyState):
@@ -259,14 +235,17 @@ class _ModalBeamState(BodyState):
         self.body, self.index, self.qb, self.vb = body, body.index, qb, vb
 
     def point(self, location):
-        x, phi, G, _ = location
-        r, rd, J, quad = self.body._kinematics(self.qb, self.vb, np.array([x]), phi[None],
-                                               G[None])
-        return r[0], rd[0], J[0], quad[0]
+        _, points, _ = location
+        if points is None:                       # the root: the frame's origin
+            J = np.zeros((2, self.body.n_coords))
+            J[0, 0] = J[1, 1] = 1.0
+            return self.qb[:2].copy(), self.vb[:2].copy(), J, np.zeros(2)
+        r, rd, J, quad = points.evaluate(self.qb, self.vb)
+        return r[-1], rd[-1], J[-1], quad[-1]
 
     def angle(self, location=None):
         b = self.body
-        slope = location[3] if location is not None else np.zeros(b.n_modes)
+        slope = location[2] if location is not None else np.zeros(b.n_modes)
         J = np.zeros(b.n_coords)
         J[2] = 1.0
         J[3:] = slope

@@ -19,10 +19,9 @@
  * with n = 2 + 2N.  No allocation; arrays are sized for N <= ARM_MAX_MODES and
  * nq <= ARM_MAX_QUAD.
  *
- * Kinematics of a link point at x in its floating frame, s(x) = (s_x, s_y):
- *   second order: s = (x - fs/2 d^T G(x) d, phi(x).d)   (foreshortening to second order)
- *   exact:        s = int_0^x (cos psi, sin psi) dxi,  psi = phi'(xi).d  (inextensible,
- *                 psi the slope angle), integrated segment by segment along the link.
+ * Kinematics of a link point at x in its floating frame, s(x) = (s_x, s_y), second order
+ * or exact (inextensible): mbdcore/multibody/native/beam_kinematics.c, compiled before
+ * this file (the one implementation the engine's modal beam uses too).
  */
 #include <math.h>
 #include <stddef.h>
@@ -87,92 +86,38 @@ ARM_API long arm_table_length(const double *tab) {
 }
 
 /* The kinematics of every quadrature point of one link and of its tip (index nq), in the
-   link's floating frame: s, s', the velocity-quadratic part of s'' and ds/d(delta_j)
-   (module comment: second order or exact). */
+   link's floating frame (beam_kinematics.c, compiled before this file): s, s', the
+   velocity-quadratic part of s'' (x, y pairs) and ds/d(delta_j) (x row, y row per point). */
 typedef struct {
-    double sx[ARM_MAX_QUAD + 1], sy[ARM_MAX_QUAD + 1], sdx[ARM_MAX_QUAD + 1],
-        sdy[ARM_MAX_QUAD + 1], qx[ARM_MAX_QUAD + 1], qy[ARM_MAX_QUAD + 1];
-    double dsx[ARM_MAX_QUAD + 1][ARM_MAX_MODES], dsy[ARM_MAX_QUAD + 1][ARM_MAX_MODES];
+    double s[2 * (ARM_MAX_QUAD + 1)], sd[2 * (ARM_MAX_QUAD + 1)], q[2 * (ARM_MAX_QUAD + 1)];
+    double ds[2 * (ARM_MAX_QUAD + 1) * ARM_MAX_MODES];
 } LinkPoints;
 
 static void link_points(const Arm *A, int link, const double *d, const double *dd,
                         LinkPoints *L) {
     const int nm = A->nm, nq = link == 1 ? A->nq1 : A->nq2;
-    const double *xq = link == 1 ? A->xq1 : A->xq2, *phi = link == 1 ? A->phi1 : A->phi2;
-    const double *G = link == 1 ? A->g1 : A->g2, *Gl = link == 1 ? A->gl1 : A->gl2;
-    const double len = link == 1 ? A->l1 : A->l2;
-    int p, j, k;
     if (!A->exact) {
-        /* second order: s = (x + u, w), w = phi.d, u = -1/2 d^T G d (times fs) */
-        for (p = 0; p <= nq; p++) {
-            const double *Gp = p < nq ? G + p * nm * nm : Gl;
-            double u = 0.0, w = 0.0, ud = 0.0, wd = 0.0, q = 0.0;
-            for (j = 0; j < nm; j++) {
-                double gd = 0.0, gdd = 0.0, ph = p < nq ? phi[p * nm + j] : 1.0;
-                for (k = 0; k < nm; k++) {
-                    gd += Gp[j * nm + k] * d[k];
-                    gdd += Gp[j * nm + k] * dd[k];
-                }
-                gd *= A->fs;
-                gdd *= A->fs;
-                u -= 0.5 * d[j] * gd;
-                ud -= gd * dd[j];
-                q -= dd[j] * gdd;
-                w += ph * d[j];
-                wd += ph * dd[j];
-                L->dsx[p][j] = -gd;
-                L->dsy[p][j] = ph;
-            }
-            L->sx[p] = (p < nq ? xq[p] : len) + u;
-            L->sy[p] = w; L->sdx[p] = ud; L->sdy[p] = wd; L->qx[p] = q; L->qy[p] = 0.0;
-        }
+        /* the quadrature points, then the tip (unit shapes: normalised tip deflection) */
+        static const double ones[ARM_MAX_MODES] = {1.0, 1.0, 1.0, 1.0, 1.0};
+        const double len = link == 1 ? A->l1 : A->l2;
+        beam_points_second_order(nq, nm, link == 1 ? A->xq1 : A->xq2,
+                                 link == 1 ? A->phi1 : A->phi2, link == 1 ? A->g1 : A->g2,
+                                 A->fs, d, dd, L->s, L->sd, L->q, L->ds);
+        beam_points_second_order(1, nm, &len, ones, link == 1 ? A->gl1 : A->gl2, A->fs, d,
+                                 dd, L->s + 2 * nq, L->sd + 2 * nq, L->q + 2 * nq,
+                                 L->ds + 2 * nq * nm);
         return;
     }
-    {
-        /* exact: integrate (cos psi, sin psi) segment by segment from the root */
-        const double *wseg = link == 1 ? A->wseg1 : A->wseg2;
-        const double *dseg = link == 1 ? A->dseg1 : A->dseg2;
-        double sx = 0.0, sy = 0.0, sdx = 0.0, sdy = 0.0, qx = 0.0, qy = 0.0;
-        double dsx[ARM_MAX_MODES] = {0.0}, dsy[ARM_MAX_MODES] = {0.0};
-        int i;
-        for (p = 0; p <= nq; p++) {
-            for (i = 0; i < A->m_seg; i++) {
-                const double wgt = wseg[p * A->m_seg + i];
-                const double *dphi = dseg + (p * A->m_seg + i) * nm;
-                double psi = 0.0, psid = 0.0, c, sn;
-                for (j = 0; j < nm; j++) {
-                    psi += dphi[j] * d[j];
-                    psid += dphi[j] * dd[j];
-                }
-                c = cos(psi);
-                sn = sin(psi);
-                sx += wgt * c;
-                sy += wgt * sn;
-                sdx -= wgt * sn * psid;
-                sdy += wgt * c * psid;
-                qx -= wgt * c * psid * psid;
-                qy -= wgt * sn * psid * psid;
-                for (j = 0; j < nm; j++) {
-                    dsx[j] -= wgt * sn * dphi[j];
-                    dsy[j] += wgt * c * dphi[j];
-                }
-            }
-            L->sx[p] = sx; L->sy[p] = sy; L->sdx[p] = sdx; L->sdy[p] = sdy;
-            L->qx[p] = qx; L->qy[p] = qy;
-            for (j = 0; j < nm; j++) {
-                L->dsx[p][j] = dsx[j];
-                L->dsy[p][j] = dsy[j];
-            }
-        }
-    }
+    beam_points_exact(nq + 1, nm, A->m_seg, link == 1 ? A->wseg1 : A->wseg2,
+                      link == 1 ? A->dseg1 : A->dseg2, d, dd, L->s, L->sd, L->q, L->ds);
 }
 
 /* Fill the delta columns col.. of J (row-major 2 x n) with ds/d(delta) of point p. */
 static void point_jacobian(const LinkPoints *L, int p, int nm, double *J, int n, int col) {
     int j;
     for (j = 0; j < nm; j++) {
-        J[col + j] = L->dsx[p][j];
-        J[n + col + j] = L->dsy[p][j];
+        J[col + j] = L->ds[(2 * p) * nm + j];
+        J[n + col + j] = L->ds[(2 * p + 1) * nm + j];
     }
 }
 
@@ -214,10 +159,10 @@ static void eom(const Arm *A, const double *q, const double *qd, double *M, doub
     for (p = 0; p <= tip; p++) {
         memset(J, 0, sizeof(double) * 2 * n);
         point_jacobian(&L, p, nm, J, n, 2);
-        J[0] = -L.sy[p];
-        J[n] = L.sx[p];
-        ax = -th1d * th1d * L.sx[p] - 2.0 * th1d * L.sdy[p] + L.qx[p];
-        ay = -th1d * th1d * L.sy[p] + 2.0 * th1d * L.sdx[p] + L.qy[p];
+        J[0] = -L.s[2 * p + 1];
+        J[n] = L.s[2 * p];
+        ax = -th1d * th1d * L.s[2 * p] - 2.0 * th1d * L.sd[2 * p + 1] + L.q[2 * p];
+        ay = -th1d * th1d * L.s[2 * p + 1] + 2.0 * th1d * L.sd[2 * p] + L.q[2 * p + 1];
         add_point(M, hq, J, ax, ay, p < tip ? A->wq1[p] : A->m_h2, n);
         if (p == tip) {
             memcpy(J1l, J, sizeof(double) * 2 * n);
@@ -254,11 +199,11 @@ static void eom(const Arm *A, const double *q, const double *qd, double *M, doub
         point_jacobian(&L, p, nm, J, n, 2 + nm);
         m = p < tip ? A->wq2[p] : A->m_p;
         for (a = 0; a < n; a++) {
-            J[a] += Jo[a] - L.sy[p] * cphi2[a];
-            J[n + a] += Jo[n + a] + L.sx[p] * cphi2[a];
+            J[a] += Jo[a] - L.s[2 * p + 1] * cphi2[a];
+            J[n + a] += Jo[n + a] + L.s[2 * p] * cphi2[a];
         }
-        ax = aox - ph2d * ph2d * L.sx[p] - 2.0 * ph2d * L.sdy[p] + L.qx[p];
-        ay = aoy - ph2d * ph2d * L.sy[p] + 2.0 * ph2d * L.sdx[p] + L.qy[p];
+        ax = aox - ph2d * ph2d * L.s[2 * p] - 2.0 * ph2d * L.sd[2 * p + 1] + L.q[2 * p];
+        ay = aoy - ph2d * ph2d * L.s[2 * p + 1] + 2.0 * ph2d * L.sd[2 * p] + L.q[2 * p + 1];
         add_point(M, hq, J, ax, ay, m, n);
     }
 
@@ -382,11 +327,11 @@ ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     if (!arm_unpack(tab, &A)) return 1;
     nm = A.nm;
     link_points(&A, 1, x + 2, zeros, &L);
-    s1x = L.sx[A.nq1];
-    s1y = L.sy[A.nq1];
+    s1x = L.s[2 * A.nq1];
+    s1y = L.s[2 * A.nq1 + 1];
     link_points(&A, 2, x + 2 + nm, zeros, &L);
-    s2x = L.sx[A.nq2];
-    s2y = L.sy[A.nq2];
+    s2x = L.s[2 * A.nq2];
+    s2y = L.s[2 * A.nq2 + 1];
     phi2 = x[0] + x[1];
     for (j = 0; j < nm; j++) phi2 += A.dphil1[j] * x[2 + j];
     c1 = cos(x[0]); n1 = sin(x[0]); c2 = cos(phi2); n2 = sin(phi2);

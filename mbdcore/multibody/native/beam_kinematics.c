@@ -1,0 +1,155 @@
+/*
+ * Kinematics of the points of an assumed-mode beam in its floating frame (the frame
+ * clamped at the beam's root), in plain C99: the one implementation shared by the
+ * engine's modal beam (mbdcore.multibody.flexible.ModalBeam, through ctypes) and the
+ * two-link flexible arm (mbdcore/models/native/arm.c, compiled after this file, and its
+ * C-source FMU).  The derivation is in docs/manipulator.md ("Exact kinematics").
+ *
+ * A point at distance x along the undeformed beam, modal amplitudes d (N) and rates dd,
+ * sits in the frame at s(x) = (s_x, s_y):
+ *   second order: s = (x - fs/2 d^T G(x) d, phi(x).d), G(x) = int_0^x phi' phi'^T
+ *                 (foreshortening to second order in d; fs = 0 drops it);
+ *   exact:        s = int_0^x (cos psi, sin psi) dxi, psi = phi'(xi).d (inextensible,
+ *                 psi the slope angle), integrated segment by segment from the root:
+ *                 points p = 0..P-1 are the ends of the segments [x_{p-1}, x_p] (x_{-1}
+ *                 = 0), each with m Gauss nodes (weights wseg (P x m) [m], slopes phi' at
+ *                 the nodes dseg (P x m x N) [1/m]).
+ * For each point: s, its rate s', the velocity-quadratic part of s'' (what is left of
+ * s'' when d'' = 0) and ds/d(delta_j).  Arrays are row-major: s, sd, quad (P x 2), ds
+ * (P x 2 x N).  No allocation.
+ */
+#include <math.h>
+
+#ifndef BEAM_API
+#define BEAM_API
+#endif
+
+/* Second order; phi (P x N) and G (P x N x N) at the points x (P). */
+BEAM_API void beam_points_second_order(int P, int N, const double *x, const double *phi,
+                                       const double *G, double fs, const double *d,
+                                       const double *dd, double *s, double *sd, double *quad,
+                                       double *ds) {
+    int p, j, k;
+    for (p = 0; p < P; p++) {
+        const double *Gp = G + p * N * N;
+        double u = 0.0, w = 0.0, ud = 0.0, wd = 0.0, q = 0.0;
+        for (j = 0; j < N; j++) {
+            double gd = 0.0, gdd = 0.0, ph = phi[p * N + j];
+            for (k = 0; k < N; k++) {
+                gd += Gp[j * N + k] * d[k];
+                gdd += Gp[j * N + k] * dd[k];
+            }
+            gd *= fs;
+            gdd *= fs;
+            u -= 0.5 * d[j] * gd;
+            ud -= gd * dd[j];
+            q -= dd[j] * gdd;
+            w += ph * d[j];
+            wd += ph * dd[j];
+            ds[(2 * p) * N + j] = -gd;
+            ds[(2 * p + 1) * N + j] = ph;
+        }
+        s[2 * p] = x[p] + u;
+        s[2 * p + 1] = w;
+        sd[2 * p] = ud;
+        sd[2 * p + 1] = wd;
+        quad[2 * p] = q;
+        quad[2 * p + 1] = 0.0;
+    }
+}
+
+/* Exact (inextensible); m Gauss nodes per segment (module comment). */
+BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const double *dseg,
+                                const double *d, const double *dd, double *s, double *sd,
+                                double *quad, double *ds) {
+    double sx = 0.0, sy = 0.0, sdx = 0.0, sdy = 0.0, qx = 0.0, qy = 0.0;
+    int p, i, j;
+    for (j = 0; j < N; j++) {
+        ds[j] = 0.0;
+        ds[N + j] = 0.0;
+    }
+    for (p = 0; p < P; p++) {
+        double *dsx = ds + (2 * p) * N, *dsy = ds + (2 * p + 1) * N;
+        if (p > 0)
+            for (j = 0; j < N; j++) {
+                dsx[j] = dsx[j - 2 * N];
+                dsy[j] = dsy[j - 2 * N];
+            }
+        for (i = 0; i < m; i++) {
+            const double wgt = wseg[p * m + i];
+            const double *dphi = dseg + (p * m + i) * N;
+            double psi = 0.0, psid = 0.0, c, sn;
+            for (j = 0; j < N; j++) {
+                psi += dphi[j] * d[j];
+                psid += dphi[j] * dd[j];
+            }
+            c = cos(psi);
+            sn = sin(psi);
+            sx += wgt * c;
+            sy += wgt * sn;
+            sdx -= wgt * sn * psid;
+            sdy += wgt * c * psid;
+            qx -= wgt * c * psid * psid;
+            qy -= wgt * sn * psid * psid;
+            for (j = 0; j < N; j++) {
+                dsx[j] -= wgt * sn * dphi[j];
+                dsy[j] += wgt * c * dphi[j];
+            }
+        }
+        s[2 * p] = sx;
+        s[2 * p + 1] = sy;
+        sd[2 * p] = sdx;
+        sd[2 * p + 1] = sdy;
+        quad[2 * p] = qx;
+        quad[2 * p + 1] = qy;
+    }
+}
+
+/*
+ * A set of points of a beam whose frame is free in the plane (the engine's modal beam):
+ * table T = [P, N, exact (0/1), m, fs] then, second order: x (P), phi (P x N), G (P x N x N);
+ * exact: wseg (P x m), dseg (P x m x N).  Body coordinates qb = (x, y, theta, d_1..d_N)
+ * [m, m, rad, m] and rates vb.  Gives in the plane the positions r (P x 2), velocities
+ * rd (P x 2), the Jacobians J = dr/dqb (P x 2 x (3 + N)) and the velocity-quadratic
+ * accelerations quad (P x 2); s-buffers: work (at least P x (6 + 2 N) doubles).
+ */
+BEAM_API long beam_table_length(const double *T) {
+    long P = (long)T[0], N = (long)T[1], m = (long)T[3];
+    if (P < 1 || N < 1 || (T[2] != 0.0 && m < 1)) return -1;
+    return 5 + (T[2] != 0.0 ? P * m + P * m * N : P + P * N + P * N * N);
+}
+
+BEAM_API void beam_points(const double *T, const double *qb, const double *vb, double *r,
+                          double *rd, double *J, double *quad, double *work) {
+    const int P = (int)T[0], N = (int)T[1], m = (int)T[3], n = 3 + N;
+    double *s = work, *sd = s + 2 * P, *q = sd + 2 * P, *ds = q + 2 * P;
+    const double c = cos(qb[2]), sn = sin(qb[2]), thd = vb[2];
+    int p, j;
+    if (T[2] != 0.0)
+        beam_points_exact(P, N, m, T + 5, T + 5 + P * m, qb + 3, vb + 3, s, sd, q, ds);
+    else
+        beam_points_second_order(P, N, T + 5, T + 5 + P, T + 5 + P + P * N, T[4], qb + 3,
+                                 vb + 3, s, sd, q, ds);
+    for (p = 0; p < P; p++) {
+        /* A s, A s' and the frame's rotation: r = p + A s, r' = v + theta' E A s + A s' */
+        const double asx = c * s[2 * p] - sn * s[2 * p + 1];
+        const double asy = sn * s[2 * p] + c * s[2 * p + 1];
+        const double asdx = c * sd[2 * p] - sn * sd[2 * p + 1];
+        const double asdy = sn * sd[2 * p] + c * sd[2 * p + 1];
+        double *Jx = J + (2 * p) * n, *Jy = J + (2 * p + 1) * n;
+        r[2 * p] = qb[0] + asx;
+        r[2 * p + 1] = qb[1] + asy;
+        rd[2 * p] = vb[0] - thd * asy + asdx;
+        rd[2 * p + 1] = vb[1] + thd * asx + asdy;
+        Jx[0] = 1.0; Jx[1] = 0.0; Jx[2] = -asy;
+        Jy[0] = 0.0; Jy[1] = 1.0; Jy[2] = asx;
+        for (j = 0; j < N; j++) {
+            const double dx = ds[(2 * p) * N + j], dy = ds[(2 * p + 1) * N + j];
+            Jx[3 + j] = c * dx - sn * dy;
+            Jy[3 + j] = sn * dx + c * dy;
+        }
+        /* -theta'^2 A s + 2 theta' E A s' + A quad_local */
+        quad[2 * p] = -thd * thd * asx - 2.0 * thd * asdy + c * q[2 * p] - sn * q[2 * p + 1];
+        quad[2 * p + 1] = -thd * thd * asy + 2.0 * thd * asdx + sn * q[2 * p] + c * q[2 * p + 1];
+    }
+}

@@ -12,7 +12,7 @@ from mbdcore.dae.index1 import (
     problem_names,
 )
 from mbdcore.dae.index3 import Index3Integrator
-from mbdcore.dae.methods import method_info
+from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, IntegrationError, Integrator
 from mbdcore.timeseries import TimeSeries, rate_unit
@@ -66,7 +66,8 @@ class SimulationResult(TimeSeries):
 
 
 def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
-             formulation: str | None = None, alpha: float = 10.0, beta: float = 10.0,
+             formulation: str | None = None, alpha: float | None = None,
+             beta: float | None = None,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
              **method_options) -> SimulationResult:
@@ -85,7 +86,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         methods); an option the method does not take is refused, naming the ones it does.
     formulation : {"index1", "index3"}, optional
         Follows from the method; if given it must agree with it.
-    alpha, beta : Baumgarte parameters [1/s] (index-1 only).
+    alpha, beta : float, optional
+        Baumgarte parameters [1/s] of the index-1 form (default 10).  With a DAE method
+        that has an option of that name (``"hht"``'s alpha, ``"newmark"``'s beta) they
+        are that option; with another DAE method they are refused.
     project : apply the minimum-norm position and velocity projections after every
         step (index-1 only; docs/benchmarks.md §8).
     inputs : callable, optional
@@ -110,7 +114,14 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             raise ValueError(f"formulation {formulation!r}: accepted values are 'index1', "
                              "'index3'")
         raise ValueError(f"method {getattr(method, 'name', method)!r} integrates the "
-                         f"{implied} form, not formulation={formulation!r}")
+                         f"{_FORM_TEXT[implied]} form, not formulation={formulation!r}: "
+                         f"leave formulation out (it follows from the method) or pass "
+                         f"formulation={implied!r}; formulation={formulation!r} takes "
+                         f"the {_FORM_METHODS[formulation]}")
+    if implied == "index3":
+        _baumgarte_to_options(method, method_options, alpha=alpha, beta=beta)
+    alpha = 10.0 if alpha is None else alpha
+    beta = 10.0 if beta is None else beta
     if assemble_initial:
         q, v = assemble(problem, t0, q0, v0)
     else:
@@ -201,6 +212,30 @@ def reference_solution(problem: ConstrainedProblem, t_end: float, rtol: float = 
     if not sol.success:
         raise IntegrationError(f"reference solution failed: {sol.message}")
     return sol.y[:, -1]
+
+
+_FORM_TEXT = {"index1": "index-1 (ODE)", "index3": "index-3/GGL (DAE)"}
+_FORM_METHODS = {"index1": f"ODE methods ({', '.join(method_names('ode')[:4])}, ...)",
+                 "index3": f"DAE methods ({', '.join(method_names('dae'))})"}
+
+
+def _baumgarte_to_options(method, options: dict, **given) -> None:
+    """For a DAE method: ``alpha``/``beta`` given to :func:`simulate` are the method's
+    own options where it has them (HHT's alpha, Newmark's beta), else refused (the
+    Baumgarte parameters belong to the index-1 form)."""
+    name = getattr(method, "name", method)
+    takes = method_info(method).options if isinstance(method, str) else ()
+    for key, value in given.items():
+        if value is None:
+            continue
+        if key in takes:
+            if key in options:
+                raise ValueError(f"{key} given twice for method {name!r}")
+            options[key] = value
+        else:
+            raise ValueError(f"{key} = {value!r}: the Baumgarte parameters alpha, beta [1/s] "
+                             f"apply to the index-1 form (ODE methods); method {name!r} "
+                             f"integrates the index-3/GGL form and takes no {key}")
 
 
 _KIND_TEXT = {"ode": "an ODE y' = f(t, y)", "dae": "the constrained (index-3/GGL) equations"}

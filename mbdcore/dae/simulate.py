@@ -14,10 +14,10 @@ from mbdcore.dae.index1 import (
 from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.integrators.base import RHS, IntegrationError, Integrator
+from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
 from mbdcore.timeseries import TimeSeries, rate_unit
 
-__all__ = ["SimulationResult", "simulate", "integrate", "integrate_held", "integrate_index3",
+__all__ = ["SimulationResult", "DivergenceError", "simulate", "integrate", "integrate_held", "integrate_index3",
            "reference_solution"]
 
 
@@ -100,6 +100,17 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         after ``inputs``).
     record_every : int
         Keep every k-th step in the result.
+
+    Raises
+    ------
+    DivergenceError
+        (an :class:`~mbdcore.integrators.base.IntegrationError`) when the solution
+        diverges: a non-finite state, or a part of the model beyond its range
+        (:meth:`ConstrainedProblem.range_violation`: a beam whose tip deflection exceeds
+        its length), checked after every step, so a diverging solution is reported as
+        such before it ends in a singular matrix or a Newton failure.  Its ``time``,
+        ``body``, ``quantity``, ``value``, ``limit`` say where; ``result`` holds the
+        recorded steps before it.
     """
     n_steps = int(round(t_end / h))
     if n_steps < 1 or not np.isfinite(h) or h <= 0:
@@ -141,6 +152,13 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
 
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
     set_inputs(t0, q, v)
+
+    def diverged(t, q, v, name):
+        """Raise DivergenceError with the results so far if (t, q, v) diverged."""
+        err = _divergence(problem, t, q, v, name)
+        if err is not None:
+            err.result = _result(problem, times, qs, vs, lams, {})
+            raise err
     if implied == "index1":
         form = Index1Baumgarte(problem, alpha, beta, project=project)
         integ = _stepper(method, method_options, "ode")
@@ -152,8 +170,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             set_inputs(t, x[:problem.n], x[problem.n:])
             with np.errstate(all="ignore"):
                 x = integ.step(form.rhs, h)
-            if not np.all(np.isfinite(x)):
-                raise IntegrationError(f"non-finite state at t = {t + h:.6g} s ({integ.name})")
+            diverged(t + h, x[:problem.n], x[problem.n:], integ.name)
             x = form.correct(t + h, x)
             integ.correct(x)
             if problem.update(t + h, x[:problem.n], x[problem.n:]):
@@ -173,6 +190,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             t = t0 + k * h
             set_inputs(t, q, v)
             q, v = integ.step(problem, t, q, v, h)
+            diverged(t + h, q, v, integ.name)
             if problem.update(t + h, q, v):
                 integ.start(problem, t + h, q, v)   # a force jumped: consistent restart
             if (k + 1) % record_every == 0 or k == n_steps - 1:
@@ -181,10 +199,31 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 vs.append(v.copy())
                 lams.append(np.array(integ.lam, dtype=float).copy())
         stats = integ.stats()
+    return _result(problem, times, qs, vs, lams, stats)
 
-    t_arr = np.array(times)
-    q_arr, v_arr = np.array(qs), np.array(vs)
-    lam_arr = np.array(lams).reshape(len(t_arr), problem.m)
+
+def _divergence(problem, t: float, q, v, name: str) -> DivergenceError | None:
+    """A DivergenceError if the state at ``t`` [s] is not finite or a part of the model
+    is beyond its range (``problem.range_violation``), else None."""
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        return DivergenceError(f"non-finite state at t = {t:.6g} s ({name}): the solution "
+                               "diverges", time=t)
+    check = getattr(problem, "range_violation", None)
+    hit = check(q) if check is not None else None
+    if hit is None:
+        return None
+    return DivergenceError(f"{hit['text']} at t = {t:.6g} s ({name}): the solution "
+                           f"diverges{hit.get('hint', '')}", time=t, body=hit["body"],
+                           quantity=hit["quantity"], value=hit["value"], limit=hit["limit"])
+
+
+def _result(problem, times, qs, vs, lams, stats) -> SimulationResult:
+    """The SimulationResult of the recorded steps (those with a multiplier row)."""
+    k = min(len(times), len(lams))
+    t_arr = np.array(times[:k])
+    q_arr = np.array(qs[:k]).reshape(k, problem.n)
+    v_arr = np.array(vs[:k]).reshape(k, problem.n)
+    lam_arr = np.array(lams[:k]).reshape(k, problem.m)
     viol = np.array([np.abs(problem.constraints(ti, qi)).max() if problem.m else 0.0
                      for ti, qi in zip(t_arr, q_arr)])
     energy = np.array([problem.energy(ti, qi, vi) for ti, qi, vi in zip(t_arr, q_arr, v_arr)])
@@ -303,7 +342,8 @@ def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite):
     for k in range(n_steps):
         y = advance(t[k])
         if check_finite and not np.all(np.isfinite(y)):
-            raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name})")
+            raise DivergenceError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name}): "
+                                  "the solution diverges", time=float(t[k + 1]))
         out[k + 1] = y
     return t, out
 

@@ -250,7 +250,8 @@ class ModalBeam(PointMassBody):
         return _ModalBeamState(self, qb, vb)
 
     def tip_deflection(self, qb) -> float:
-        """Transverse tip deflection in the floating frame [m]."""
+        """Transverse tip deflection w(L) in the floating (root) frame [m], positive along
+        the frame's +y axis: to the left of the beam's direction (counter-clockwise)."""
         return float(np.sum(qb[3:]))
 
 
@@ -373,7 +374,8 @@ class FiniteSegmentBeam(PointMassBody):
         return _SegmentState(self, qb, vb)
 
     def tip_deflection(self, qb) -> float:
-        """Transverse tip deflection relative to the root frame [m]."""
+        """Transverse tip deflection relative to the root frame [m], positive to the left
+        of the root's direction (counter-clockwise), as ModalBeam's."""
         r, *_ = self._chain(qb, np.zeros_like(qb), [self.n_segments], [self.piece_length[-1]])
         d = r[0] - qb[:2]
         return float(-math.sin(qb[2]) * d[0] + math.cos(qb[2]) * d[1])

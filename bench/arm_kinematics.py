@@ -22,7 +22,7 @@ from mbdcore.multibody.ancf import ANCFBeam
 
 def ancf_arm(n_elements: int, ea: float = 1e4):
     return two_link_arm(lambda n, L, ra, ei, at: ANCFBeam(
-        n, at, (at[0] + L, at[1]), n_elements, ra, ei, ea, markers={"root": 0.0, "tip": L}))
+        n, at, (at[0] + L, at[1]), n_elements, ra, ei, ea))
 
 
 def main(scales, elements: int) -> None:

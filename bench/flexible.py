@@ -14,7 +14,9 @@ cost of one implicit step as a chain of ANCF elements grows.
 (c) Cost of one generalized-alpha step (modified Newton) on a hanging chain of 10 ...
     3000 ANCF elements (0.1 m each): the first step (Jacobian and factorisation fresh)
     and a typical step, for the sparse path and, where feasible, the dense one, with
-    the log-log slope (scaling exponent) of cost against the number of elements.
+    the log-log slope (scaling exponent) of cost against the number of elements;
+    then the memory of the chain for 10, 100, 1000, 3000 elements (tracemalloc peak
+    while building it and taking two steps, and the bytes the beam keeps), per element.
 
 Nothing is asserted; the numbers are printed.
 
@@ -28,6 +30,7 @@ import argparse
 import math
 import os
 import time
+import tracemalloc
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tests/conftest)
 
@@ -56,8 +59,7 @@ def hub_factories():
                     lambda n, L, ra, ei, ea, k=k: FiniteSegmentBeam(n, L, ra, ei, n_segments=k)))
     for k in (4, 8, 16):
         out.append(("ancf", f"ANCF {k} elements",
-                    lambda n, L, ra, ei, ea, k=k: ANCFBeam(n, (0.0, 0.0), (L, 0.0), k, ra, ei, ea,
-                                                           markers={"root": 0.0, "tip": L})))
+                    lambda n, L, ra, ei, ea, k=k: ANCFBeam(n, (0.0, 0.0), (L, 0.0), k, ra, ei, ea)))
     return out
 
 
@@ -113,7 +115,7 @@ def arm_factories():
             n, L, ra, ei, n_segments=k, position=at), None))
     for k in (2, 4, 8):
         out.append((f"ANCF {k} elements", lambda n, L, ra, ei, at, k=k: ANCFBeam(
-            n, at, (at[0] + L, at[1]), k, ra, ei, 1e5, markers={"root": 0.0, "tip": L}), None))
+            n, at, (at[0] + L, at[1]), k, ra, ei, 1e5), None))
     return out
 
 
@@ -180,6 +182,45 @@ def step_costs(n_elements: int, sparse: bool, steps: int = 6, h: float = 1e-3):
     return times[0], float(np.median(times[1:])), integ.newton_iterations / steps
 
 
+def memory_per_element(n_elements: int, steps: int = 2, h: float = 1e-3):
+    """(peak traced memory of building the chain and taking ``steps`` sparse
+    generalized-alpha steps [bytes], bytes held by the beam's arrays and sparse matrices
+    after the steps) for a hanging chain of ``n_elements``."""
+    tracemalloc.start()
+    s = hanging_chain(n_elements)
+    q, v = assemble(s)
+    integ = GeneralizedAlpha(rho_inf=0.8, sparse=True)
+    integ.start(s, 0.0, q, v)
+    t = 0.0
+    for _ in range(steps):
+        q, v = integ.step(s, t, q, v, h)
+        t += h
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    held = 0
+    for value in vars(s.body("beam")).values():
+        if isinstance(value, np.ndarray):
+            held += value.nbytes
+        elif hasattr(value, "data") and hasattr(value, "indices"):     # scipy sparse
+            held += value.data.nbytes + value.indices.nbytes + value.indptr.nbytes
+    return peak, held
+
+
+def part_memory(sizes) -> None:
+    print("(c') memory of a hanging chain of n ANCF elements: peak traced by tracemalloc "
+          "while building it and taking two sparse generalized-alpha steps, and the bytes "
+          "the beam keeps in arrays and sparse matrices (a dense mass matrix alone would "
+          "be 8 (4 (n + 1))^2 bytes)")
+    print(f"{'n':>6} {'peak [MB]':>10} {'peak/elem [kB]':>15} {'beam [MB]':>10} "
+          f"{'beam/elem [kB]':>15} {'dense M [MB]':>13}")
+    for n in sizes:
+        peak, held = memory_per_element(n)
+        dense = 8.0 * (4 * (n + 1)) ** 2
+        print(f"{n:6d} {peak / 1e6:10.2f} {peak / n / 1e3:15.2f} {held / 1e6:10.3f} "
+              f"{held / n / 1e3:15.3f} {dense / 1e6:13.1f}")
+    print()
+
+
 def slope(sizes, costs) -> float:
     return float(np.polyfit(np.log(sizes), np.log(costs), 1)[0])
 
@@ -222,8 +263,10 @@ def main(argv=None) -> None:
     if "c" in parts:
         if args.quick:
             part_c([10, 100], [10, 30])
+            part_memory([10, 100])
         else:
             part_c([10, 30, 100, 300, 1000, 3000], [10, 30, 100, 300])
+            part_memory([10, 100, 1000, 3000])
 
 
 if __name__ == "__main__":

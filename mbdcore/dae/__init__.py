@@ -43,6 +43,7 @@ from mbdcore.dae.methods import (
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import (
+    DivergenceError,
     SimulationResult,
     integrate,
     integrate_held,
@@ -86,6 +87,7 @@ __all__ = [
     "stepping_parameters",
     "make_method",
     "SimulationResult",
+    "DivergenceError",
     "simulate",
     "integrate",
     "integrate_held",

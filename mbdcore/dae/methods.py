@@ -20,6 +20,7 @@ not take is refused with the list of those it does.
 """
 from __future__ import annotations
 
+import difflib
 import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -75,13 +76,25 @@ class Method:
         if unknown:
             accepted = ", ".join(self.options) if self.options else "none"
             raise ValueError(f"method {self.name!r} takes no option(s) {unknown}; "
-                             f"its options: {accepted}")
+                             f"its options: {accepted}{_owners(unknown, self.name)}")
         return self.factory(**{**(self.defaults or {}), **options})
 
 
 def _ode(name, order, description, factory, options=(), defaults=None, fixed_step=True):
     return Method(name, "ode", order, fixed_step, description, factory, tuple(options),
                   defaults)
+
+
+def _owners(options, name: str) -> str:
+    """'' or a note naming the methods that do take ``options`` (a hint at a method
+    or formulation mix-up, e.g. rho_inf given to rk4)."""
+    notes = []
+    for o in options:
+        takers = [m.name for m in METHODS.values() if o in m.options and m.name != name]
+        if takers:
+            notes.append(f"{o} is an option of {', '.join(takers[:6])}"
+                         f"{', ...' if len(takers) > 6 else ''}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _dae(name, order, description, factory, options):
@@ -151,9 +164,11 @@ def method_names(kind: str | None = None) -> tuple:
 
 def method_info(name: str) -> Method:
     """The table entry of ``name``; ValueError listing the accepted names if unknown."""
-    key = str(name).lower()
+    key = str(name).lower().replace("_", "-")
     if key not in METHODS:
-        raise ValueError(f"method {name!r} is unknown; accepted: {', '.join(METHODS)}")
+        close = difflib.get_close_matches(key, METHODS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"method {name!r} is unknown{hint}; accepted: {', '.join(METHODS)}")
     return METHODS[key]
 
 

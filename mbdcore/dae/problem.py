@@ -80,6 +80,15 @@ class ConstrainedProblem:
         (the drivers then restart the integrator).  None by default."""
         return False
 
+    def range_violation(self, q: np.ndarray):
+        """The first part of the model outside its range of validity at ``q``, or None.
+
+        A dict: ``body`` (name), ``quantity`` (e.g. "tip deflection"), ``value`` and
+        ``limit`` (SI units), ``text`` (what is out of range, with the numbers) and
+        ``hint`` (a likely cause, or "").  The drivers report it as divergence
+        (:class:`~mbdcore.integrators.base.DivergenceError`).  None by default."""
+        return None
+
     def energy(self, t: float, q: np.ndarray, v: np.ndarray) -> float:
         """Total mechanical energy [J] where the model defines a potential (else nan)."""
         return float("nan")

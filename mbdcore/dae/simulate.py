@@ -12,12 +12,12 @@ from mbdcore.dae.index1 import (
     problem_names,
 )
 from mbdcore.dae.index3 import Index3Integrator
-from mbdcore.dae.methods import method_info
+from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.integrators.base import RHS, IntegrationError, Integrator
+from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
 from mbdcore.timeseries import TimeSeries, rate_unit
 
-__all__ = ["SimulationResult", "simulate", "integrate", "integrate_held", "integrate_index3",
+__all__ = ["SimulationResult", "DivergenceError", "simulate", "integrate", "integrate_held", "integrate_index3",
            "reference_solution"]
 
 
@@ -66,7 +66,8 @@ class SimulationResult(TimeSeries):
 
 
 def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = "rk4",
-             formulation: str | None = None, alpha: float = 10.0, beta: float = 10.0,
+             formulation: str | None = None, alpha: float | None = None,
+             beta: float | None = None,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
              **method_options) -> SimulationResult:
@@ -85,7 +86,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         methods); an option the method does not take is refused, naming the ones it does.
     formulation : {"index1", "index3"}, optional
         Follows from the method; if given it must agree with it.
-    alpha, beta : Baumgarte parameters [1/s] (index-1 only).
+    alpha, beta : float, optional
+        Baumgarte parameters [1/s] of the index-1 form (default 10).  With a DAE method
+        that has an option of that name (``"hht"``'s alpha, ``"newmark"``'s beta) they
+        are that option; with another DAE method they are refused.
     project : apply the minimum-norm position and velocity projections after every
         step (index-1 only; docs/benchmarks.md §8).
     inputs : callable, optional
@@ -96,6 +100,17 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         after ``inputs``).
     record_every : int
         Keep every k-th step in the result.
+
+    Raises
+    ------
+    DivergenceError
+        (an :class:`~mbdcore.integrators.base.IntegrationError`) when the solution
+        diverges: a non-finite state, or a part of the model beyond its range
+        (:meth:`ConstrainedProblem.range_violation`: a beam whose tip deflection exceeds
+        its length), checked after every step, so a diverging solution is reported as
+        such before it ends in a singular matrix or a Newton failure.  Its ``time``,
+        ``body``, ``quantity``, ``value``, ``limit`` say where; ``result`` holds the
+        recorded steps before it.
     """
     n_steps = int(round(t_end / h))
     if n_steps < 1 or not np.isfinite(h) or h <= 0:
@@ -110,7 +125,14 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             raise ValueError(f"formulation {formulation!r}: accepted values are 'index1', "
                              "'index3'")
         raise ValueError(f"method {getattr(method, 'name', method)!r} integrates the "
-                         f"{implied} form, not formulation={formulation!r}")
+                         f"{_FORM_TEXT[implied]} form, not formulation={formulation!r}: "
+                         f"leave formulation out (it follows from the method) or pass "
+                         f"formulation={implied!r}; formulation={formulation!r} takes "
+                         f"the {_FORM_METHODS[formulation]}")
+    if implied == "index3":
+        _baumgarte_to_options(method, method_options, alpha=alpha, beta=beta)
+    alpha = 10.0 if alpha is None else alpha
+    beta = 10.0 if beta is None else beta
     if assemble_initial:
         q, v = assemble(problem, t0, q0, v0)
     else:
@@ -130,6 +152,13 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
 
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
     set_inputs(t0, q, v)
+
+    def diverged(t, q, v, name):
+        """Raise DivergenceError with the results so far if (t, q, v) diverged."""
+        err = _divergence(problem, t, q, v, name)
+        if err is not None:
+            err.result = _result(problem, times, qs, vs, lams, {})
+            raise err
     if implied == "index1":
         form = Index1Baumgarte(problem, alpha, beta, project=project)
         integ = _stepper(method, method_options, "ode")
@@ -141,8 +170,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             set_inputs(t, x[:problem.n], x[problem.n:])
             with np.errstate(all="ignore"):
                 x = integ.step(form.rhs, h)
-            if not np.all(np.isfinite(x)):
-                raise IntegrationError(f"non-finite state at t = {t + h:.6g} s ({integ.name})")
+            diverged(t + h, x[:problem.n], x[problem.n:], integ.name)
             x = form.correct(t + h, x)
             integ.correct(x)
             if problem.update(t + h, x[:problem.n], x[problem.n:]):
@@ -162,6 +190,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             t = t0 + k * h
             set_inputs(t, q, v)
             q, v = integ.step(problem, t, q, v, h)
+            diverged(t + h, q, v, integ.name)
             if problem.update(t + h, q, v):
                 integ.start(problem, t + h, q, v)   # a force jumped: consistent restart
             if (k + 1) % record_every == 0 or k == n_steps - 1:
@@ -170,10 +199,31 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 vs.append(v.copy())
                 lams.append(np.array(integ.lam, dtype=float).copy())
         stats = integ.stats()
+    return _result(problem, times, qs, vs, lams, stats)
 
-    t_arr = np.array(times)
-    q_arr, v_arr = np.array(qs), np.array(vs)
-    lam_arr = np.array(lams).reshape(len(t_arr), problem.m)
+
+def _divergence(problem, t: float, q, v, name: str) -> DivergenceError | None:
+    """A DivergenceError if the state at ``t`` [s] is not finite or a part of the model
+    is beyond its range (``problem.range_violation``), else None."""
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        return DivergenceError(f"non-finite state at t = {t:.6g} s ({name}): the solution "
+                               "diverges", time=t)
+    check = getattr(problem, "range_violation", None)
+    hit = check(q) if check is not None else None
+    if hit is None:
+        return None
+    return DivergenceError(f"{hit['text']} at t = {t:.6g} s ({name}): the solution "
+                           f"diverges{hit.get('hint', '')}", time=t, body=hit["body"],
+                           quantity=hit["quantity"], value=hit["value"], limit=hit["limit"])
+
+
+def _result(problem, times, qs, vs, lams, stats) -> SimulationResult:
+    """The SimulationResult of the recorded steps (those with a multiplier row)."""
+    k = min(len(times), len(lams))
+    t_arr = np.array(times[:k])
+    q_arr = np.array(qs[:k]).reshape(k, problem.n)
+    v_arr = np.array(vs[:k]).reshape(k, problem.n)
+    lam_arr = np.array(lams[:k]).reshape(k, problem.m)
     viol = np.array([np.abs(problem.constraints(ti, qi)).max() if problem.m else 0.0
                      for ti, qi in zip(t_arr, q_arr)])
     energy = np.array([problem.energy(ti, qi, vi) for ti, qi, vi in zip(t_arr, q_arr, v_arr)])
@@ -201,6 +251,30 @@ def reference_solution(problem: ConstrainedProblem, t_end: float, rtol: float = 
     if not sol.success:
         raise IntegrationError(f"reference solution failed: {sol.message}")
     return sol.y[:, -1]
+
+
+_FORM_TEXT = {"index1": "index-1 (ODE)", "index3": "index-3/GGL (DAE)"}
+_FORM_METHODS = {"index1": f"ODE methods ({', '.join(method_names('ode')[:4])}, ...)",
+                 "index3": f"DAE methods ({', '.join(method_names('dae'))})"}
+
+
+def _baumgarte_to_options(method, options: dict, **given) -> None:
+    """For a DAE method: ``alpha``/``beta`` given to :func:`simulate` are the method's
+    own options where it has them (HHT's alpha, Newmark's beta), else refused (the
+    Baumgarte parameters belong to the index-1 form)."""
+    name = getattr(method, "name", method)
+    takes = method_info(method).options if isinstance(method, str) else ()
+    for key, value in given.items():
+        if value is None:
+            continue
+        if key in takes:
+            if key in options:
+                raise ValueError(f"{key} given twice for method {name!r}")
+            options[key] = value
+        else:
+            raise ValueError(f"{key} = {value!r}: the Baumgarte parameters alpha, beta [1/s] "
+                             f"apply to the index-1 form (ODE methods); method {name!r} "
+                             f"integrates the index-3/GGL form and takes no {key}")
 
 
 _KIND_TEXT = {"ode": "an ODE y' = f(t, y)", "dae": "the constrained (index-3/GGL) equations"}
@@ -268,7 +342,8 @@ def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite):
     for k in range(n_steps):
         y = advance(t[k])
         if check_finite and not np.all(np.isfinite(y)):
-            raise IntegrationError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name})")
+            raise DivergenceError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name}): "
+                                  "the solution diverges", time=float(t[k + 1]))
         out[k + 1] = y
     return t, out
 

@@ -3,7 +3,7 @@ its state: start / step / correct), the Runge-Kutta family (RK4, Gill, Treanor),
 Gear multistep methods, scipy's adaptive solvers.  Their names are in the one method
 table, :mod:`mbdcore.dae.methods`."""
 
-from mbdcore.integrators.base import RHS, IntegrationError, Integrator
+from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
 from mbdcore.integrators.multistep import (
     BDF,
     BDF_STABILITY_ANGLE,
@@ -33,6 +33,7 @@ from mbdcore.integrators.scipy_ivp import ScipyAdaptive
 __all__ = [
     "RHS",
     "IntegrationError",
+    "DivergenceError",
     "Integrator",
     "ExplicitRungeKutta",
     "RK4",

@@ -20,13 +20,41 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["RHS", "IntegrationError", "Integrator"]
+__all__ = ["RHS", "IntegrationError", "DivergenceError", "Integrator"]
 
 RHS = Callable[[float, np.ndarray], np.ndarray]
 
 
 class IntegrationError(RuntimeError):
     """The integrator could not take the step (solver failure or non-finite result)."""
+
+
+class DivergenceError(IntegrationError):
+    """The solution diverges: the state is not finite, or a body left its model's range
+    (a beam whose tip deflection exceeds its length).  Raised in place of the
+    linear-algebra or Newton failure that divergence ends in.
+
+    Attributes
+    ----------
+    time : float or None
+        Time [s] of the state found diverged (the last accepted one).
+    body : str or None
+        Name of the body out of its range (None for a non-finite state).
+    quantity : str
+        ``"state"`` (non-finite) or the quantity out of range, e.g. ``"tip deflection"``.
+    value, limit : float or None
+        The quantity and the bound it exceeded [m].
+    result : object or None
+        The results up to the last accepted step, where the driver keeps them
+        (:func:`mbdcore.dae.simulate` sets a ``SimulationResult``).
+    """
+
+    def __init__(self, message: str, time: float | None = None, body: str | None = None,
+                 quantity: str = "state", value: float | None = None,
+                 limit: float | None = None, result=None):
+        super().__init__(message)
+        self.time, self.body, self.quantity = time, body, quantity
+        self.value, self.limit, self.result = value, limit, result
 
 
 class Integrator:

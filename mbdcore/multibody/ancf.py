@@ -44,8 +44,14 @@ about the straight beam this is stiffness-proportional damping (zeta_i = beta om
 and, unlike ``-beta K(q) q'``, it vanishes for any rigid motion of a pre-stressed beam.
 
 Markers are arc lengths s in [0, L] [m] along the undeformed axis from ``start``;
-``"start"`` (s = 0) and ``"end"`` (s = L) always exist.  A joint sees the point r(s) and
-the orientation of the tangent, theta(s) = angle of r'(s).
+``"root"`` (s = 0) and ``"tip"`` (s = L) always exist, as on every beam of the engine
+(``"start"`` and ``"end"`` are the same two points under their former names, kept so
+existing models keep working).  A joint sees the point r(s) and the orientation of the
+tangent, theta(s) = angle of r'(s).  :meth:`ANCFBeam.tip_deflection` is the transverse
+tip displacement in the frame of the root, as for the modal and finite-segment beams.
+
+The mass matrix is kept sparse only (block-banded, about 100 n entries against n^2):
+:meth:`ANCFBeam.mass_matrix` builds the dense array on demand for small systems.
 
 Also here: :func:`cantilever`, :func:`static_equilibrium` (Newton with load stepping
 on a constrained System) and :func:`modal_analysis` / :func:`natural_frequencies`
@@ -64,9 +70,12 @@ from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
 
-__all__ = ["N_GAUSS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]
+__all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]
 
 N_GAUSS = 5
+#: The markers every ANCF beam has, as fractions of its length: ``root`` and ``tip`` (the
+#: names of every beam of the engine) and their former names ``start`` and ``end``.
+END_MARKERS = {"root": 0.0, "tip": 1.0, "start": 0.0, "end": 1.0}
 
 
 def hermite_shape(xi, length: float, derivative: int = 0) -> np.ndarray:
@@ -122,8 +131,8 @@ class ANCFBeam(BodyBase):
     name : str
         Unique body name.
     start, end : (float, float)
-        End points of the undeformed, unstressed beam [m]; marker ``"start"`` is at
-        ``start``.
+        End points of the undeformed, unstressed beam [m]; marker ``"root"`` (alias
+        ``"start"``) is at ``start``, marker ``"tip"`` (alias ``"end"``) at ``end``.
     n_elements : int
         Number N of equal elements (>= 1); the body has 4 (N + 1) coordinates.
     rho_a : float
@@ -137,7 +146,9 @@ class ANCFBeam(BodyBase):
         Kelvin-Voigt coefficient beta [s] (stresses += beta * strain rates); mode i is
         damped by about zeta_i = beta omega_i / 2.  Default 0.
     markers : dict of str to float, optional
-        Named arc lengths s in [0, L] [m] from ``start``.
+        Named arc lengths s in [0, L] [m] from ``start``.  ``"root"``, ``"tip"``,
+        ``"start"`` and ``"end"`` always exist; naming one of them here is accepted at
+        its own location only (0 or L).
     velocity : (float, float)
         Initial velocity of ``start`` [m/s].
     omega : float
@@ -186,10 +197,17 @@ class ANCFBeam(BodyBase):
         self._setup_quadrature(int(n_gauss))
         self._setup_mass()
         self._point_cache: dict[float, tuple] = {}
-        markers = dict(markers or {})
-        markers.setdefault("start", 0.0)
-        markers.setdefault("end", self.length)
-        for key, s in markers.items():
+        for key, s in END_MARKERS.items():
+            self.add_marker(key, s * self.length)
+        for key, s in (markers or {}).items():
+            if key in END_MARKERS:
+                at = self.check_location(f"marker {name}.{key}", s)
+                if abs(at - self.markers[key]) > 1e-9 * self.length:
+                    raise ParameterError(
+                        f"ANCF beam {name!r}: marker {key!r} = {s!r} m: {key!r} is the "
+                        f"beam's {'root' if END_MARKERS[key] == 0.0 else 'tip'} at s = "
+                        f"{self.markers[key]:g} m; accepted: that value, or another name")
+                continue
             self.add_marker(key, s)
 
     # -- set-up ------------------------------------------------------------------------
@@ -222,9 +240,9 @@ class ANCFBeam(BodyBase):
         m_el = self.rho_a * np.einsum("g,gk,gm->km", 0.5 * w * l, s0, s0)
         self.element_mass = np.kron(m_el, np.eye(2))     # (8, 8), coordinate order
         n_el = self.n_elements
+        # sparse only: a dense copy would be 8 (4 (N + 1))^2 bytes (128 MB at N = 1000)
         self._mass_sparse = self._assemble_sparse(np.broadcast_to(self.element_mass,
                                                                   (n_el, 8, 8)))
-        self._mass_dense = self._mass_sparse.toarray()
         # gravity: F_g = int rho_a S^T g dx, a weight per position/gradient column
         c_el = self.rho_a * np.einsum("g,gk->k", 0.5 * w * l, s0)   # (4,)
         c = np.zeros((self.n_nodes, 2))
@@ -405,8 +423,10 @@ class ANCFBeam(BodyBase):
         td = np.tile(rot * self.tangent0[::-1], (self.n_nodes, 1))
         return q, np.column_stack([rd, td]).ravel()
 
-    def mass_matrix(self, qb=None):
-        return self._mass_dense.copy()
+    def mass_matrix(self, qb=None) -> np.ndarray:
+        """The constant consistent mass matrix as a new dense array [kg, kg m, kg m^2]
+        (built on demand from the sparse one: for small systems and dense solvers)."""
+        return self._mass_sparse.toarray()
 
     def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
         """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
@@ -427,6 +447,17 @@ class ANCFBeam(BodyBase):
     def force_jacobians_sparse(self, t, qb, vb, gravity):
         k, c = self.tangent_matrices(qb, vb, sparse=True)
         return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
+
+    def tip_deflection(self, qb) -> float:
+        """Transverse tip displacement in the frame of the root [m], as
+        :meth:`ModalBeam.tip_deflection <mbdcore.multibody.flexible.ModalBeam.tip_deflection>`:
+        ``(r(L) - r(0)) . n`` with ``n`` the root tangent r'(0)/|r'(0)| turned by +90 deg,
+        so positive to the left of the root's direction (counter-clockwise bending).
+        Zero for any rigid motion; exact for large deflections (no small-angle step)."""
+        qb = np.asarray(qb, float)
+        t = qb[2:4] / math.hypot(qb[2], qb[3])
+        d = qb[-4:-2] - qb[0:2]
+        return float(t[0] * d[1] - t[1] * d[0])
 
     def strain_energy(self, qb) -> float:
         """Axial plus bending strain energy [J]."""
@@ -545,7 +576,7 @@ def cantilever(length: float = 1.0, n_elements: int = 8, rho_a: float = 1.0,
     """A System with one ANCF beam clamped at its start to the ground.
 
     The clamp is a :class:`~mbdcore.multibody.constraints.Weld` between ground marker ``"clamp"``
-    (at the origin) and ``"<name>.start"``: it fixes r(0) and the direction of r'(0),
+    (at the origin) and ``"<name>.root"``: it fixes r(0) and the direction of r'(0),
     leaving the stretch |r'(0)| free.  The beam points along ``direction`` [rad].
 
     Parameters
@@ -566,7 +597,7 @@ def cantilever(length: float = 1.0, n_elements: int = 8, rho_a: float = 1.0,
     end = length * np.array([math.cos(direction), math.sin(direction)])
     system.add(ANCFBeam(name, (0.0, 0.0), end, n_elements, rho_a, ei, ea, damping))
     system.ground.add_marker("clamp", (0.0, 0.0))
-    system.add_joint(Weld("ground.clamp", f"{name}.start", name="clamp"))
+    system.add_joint(Weld("ground.clamp", f"{name}.root", name="clamp"))
     return system
 
 

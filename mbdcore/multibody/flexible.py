@@ -224,8 +224,9 @@ class ModalBeam(PointMassBody):
         return _ModalBeamState(self, qb, vb)
 
     def tip_deflection(self, qb) -> float:
-        """Transverse tip deflection in the floating frame [m] (the sum of the modal
-        amplitudes for the second-order kinematics)."""
+        """Transverse tip deflection in the floating (root) frame [m], positive along the
+        frame's +y axis: to the left of the beam's direction (counter-clockwise); the sum
+        of the modal amplitudes for the second-order kinematics."""
         r = self._tip.evaluate(qb, np.zeros_like(qb))[0][-1] - qb[:2]
         return float(-math.sin(qb[2]) * r[0] + math.cos(qb[2]) * r[1])
 
@@ -352,7 +353,8 @@ class FiniteSegmentBeam(PointMassBody):
         return _SegmentState(self, qb, vb)
 
     def tip_deflection(self, qb) -> float:
-        """Transverse tip deflection relative to the root frame [m]."""
+        """Transverse tip deflection relative to the root frame [m], positive to the left
+        of the root's direction (counter-clockwise), as ModalBeam's."""
         r, *_ = self._chain(qb, np.zeros_like(qb), [self.n_segments], [self.piece_length[-1]])
         d = r[0] - qb[:2]
         return float(-math.sin(qb[2]) * d[0] + math.cos(qb[2]) * d[1])

@@ -121,7 +121,7 @@ def static_equilibrium(system, loads=None, q0=None, t: float = 0.0,
     ----------
     system : System
     loads : dict of str to (float, float), optional
-        Marker reference (``"beam.end"``) -> force [N] in the ground frame, fixed in
+        Marker reference (``"beam.tip"``) -> force [N] in the ground frame, fixed in
         direction.
     q0 : array_like, optional
         Starting guess (default: the assembled initial configuration).

@@ -61,7 +61,7 @@ from mbdcore.multibody.forces import (
     RotationalSpringDamper,
     TranslationalSpringDamper,
 )
-from mbdcore.multibody.system import System
+from mbdcore.multibody.system import Body, System
 
 __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "KINDS", "JOINT_TYPES",
            "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
@@ -832,6 +832,11 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
     if np.any(ground.position != 0.0) or ground.angle != 0.0:
         raise ModelFileError(["ground: the ground frame is moved; accepted: position [0, 0] "
                               "and angle 0 (markers carry the offsets)"])
+    flexible = [f"bodies: {b.name!r} ({type(b).__name__})" for b in system.bodies
+                 if type(b) is not Body]
+    if flexible:   # the format describes rigid bodies (beams are built in Python)
+        raise ModelFileError([f"{p}; accepted: rigid bodies (Body) only, the format has no "
+                              "beams" for p in flexible])
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
     if description:
         d["description"] = description

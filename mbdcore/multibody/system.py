@@ -668,6 +668,27 @@ class System(ConstrainedProblem):
     def energy(self, t, q, v) -> float:
         return self.kinetic_energy(v, q) + self.potential_energy(t, q)
 
+    def range_violation(self, q):
+        """The first beam whose transverse tip deflection [m] (``tip_deflection``, in the
+        frame of its root) is larger than its length [m] -- beyond the range of any
+        beam model, so the solution diverges -- as the dict of
+        :meth:`ConstrainedProblem.range_violation`; None if there is none (a non-finite
+        deflection included: the drivers check finiteness themselves)."""
+        for b in self.bodies:
+            tip = getattr(b, "tip_deflection", None)
+            if tip is None:
+                continue
+            d = tip(q[self._slice(b)])
+            if abs(d) > b.length:
+                hint = (" (geometric stiffening is off: above the first bending frequency "
+                        "the linear model has no bound)"
+                        if getattr(b, "fs", None) == 0.0 else "")
+                return {"body": b.name, "quantity": "tip deflection", "value": float(d),
+                        "limit": float(b.length), "hint": hint,
+                        "text": f"beam {b.name!r}: tip deflection {d:.4g} m exceeds its "
+                                f"length {b.length:g} m"}
+        return None
+
     # -- sparse assembly (large systems; see mbdcore.dae.index3, sparse=) ---------------
     # Every matrix below equals its dense counterpart above as a scipy CSR matrix, built
     # without an n x n array: bodies give their own blocks, joints and forces are

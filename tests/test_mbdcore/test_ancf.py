@@ -351,7 +351,7 @@ def test_cost_of_forces_and_tangent_grows_linearly():
 # --- interface ---------------------------------------------------------------------------
 def test_markers_are_arc_lengths_and_joints_must_name_one():
     beam = ANCFBeam("b", (1, 1), (1, 3), 4, 1.0, 1.0, 1.0, markers={"mid": 1.0})
-    assert beam.markers == {"mid": 1.0, "start": 0.0, "end": 2.0}
+    assert beam.markers == {"root": 0.0, "tip": 2.0, "start": 0.0, "end": 2.0, "mid": 1.0}
     q, v = beam.initial_coordinates()
     np.testing.assert_allclose(beam.state(q, v).point(beam.markers["mid"])[0], (1, 2))
     assert beam.state(q, v).angle(2.0)[0] == pytest.approx(math.pi / 2)
@@ -364,6 +364,56 @@ def test_markers_are_arc_lengths_and_joints_must_name_one():
     with pytest.raises(ParameterError, match="ei"):
         ANCFBeam("c", (0, 0), (1, 0), 2, 1.0, -1.0, 1.0)
     assert beam.coordinate_names()[:4] == ["b.n0.rx", "b.n0.ry", "b.n0.dx", "b.n0.dy"]
+
+
+def test_root_and_tip_markers_as_on_every_beam_start_and_end_kept_as_aliases():
+    """Before: only "start"/"end" existed, so hub_beam-style models saying "root"/"tip"
+    needed markers={"root": 0.0, "tip": L} by hand."""
+    beam = ANCFBeam("b", (0, 0), (2, 0), 4, 1.0, 1.0, 1.0)
+    assert (beam.markers["root"], beam.markers["tip"]) == (0.0, 2.0)
+    assert (beam.markers["start"], beam.markers["end"]) == (0.0, 2.0)
+    # naming the ends again is accepted where they are (models that did so keep working)
+    ANCFBeam("c", (0, 0), (2, 0), 4, 1.0, 1.0, 1.0, markers={"root": 0.0, "tip": 2.0})
+    with pytest.raises(ParameterError, match=r"marker 'tip' = 1.5 m: 'tip' is the beam's "
+                                             r"tip at s = 2 m"):
+        ANCFBeam("c", (0, 0), (2, 0), 4, 1.0, 1.0, 1.0, markers={"tip": 1.5})
+    for root, tip_ in (("root", "tip"), ("start", "end")):
+        s = System()
+        s.ground.add_marker("o", (0, 0))
+        s.add(ANCFBeam("b", (0, 0), (1, 0), 4, 1.0, 1.0, 1e6))
+        s.add_joint(Weld("ground.o", f"b.{root}"))
+        sol = static_equilibrium(s, {f"b.{tip_}": (0.0, -1e-3)})
+        assert -tip(s, sol.q, "b")[1] == pytest.approx(1e-3 / 3.0, rel=1e-5)
+
+
+def test_tip_deflection_is_transverse_in_the_root_frame():
+    """Sign as ModalBeam's: positive to the left of the root direction; zero for any
+    rigid motion; the tip's y for a cantilever along +x, also for large deflections."""
+    s = cantilever(n_elements=8, direction=0.0)
+    beam = s.body("beam")
+    sol = static_equilibrium(s, {"beam.tip": (0.0, -2.0)})       # elastica, P L^2/EI = 2
+    qb = sol.q[beam.index:beam.index + beam.n_coords]
+    assert beam.tip_deflection(qb) == pytest.approx(tip(s, sol.q)[1], rel=1e-12)
+    assert beam.tip_deflection(qb) == pytest.approx(-elastica_tip(2.0)[0], rel=5e-3)
+    # the same bent shape turned by 2 rad and moved: the same deflection
+    c, sn = math.cos(2.0), math.sin(2.0)
+    turned = (qb.reshape(-1, 2) @ np.array([[c, sn], [-sn, c]])).ravel()
+    turned[0::4] += 3.0
+    turned[1::4] -= 1.0
+    assert beam.tip_deflection(turned) == pytest.approx(beam.tip_deflection(qb), rel=1e-12)
+    rigid = ANCFBeam("r", (1, 1), (0, 2), 3, 1.0, 1.0, 1.0)
+    assert rigid.tip_deflection(rigid.initial_coordinates()[0]) == pytest.approx(0, abs=1e-15)
+
+
+def test_large_chain_keeps_no_dense_mass_matrix():
+    """Before: _setup_mass kept a dense (4 (N + 1))^2 copy (128 MB at N = 1000)."""
+    beam = ANCFBeam("b", (0, 0), (100, 0), 1000, 1.0, 1.0, 1e5)
+    n = beam.n_coords
+    held = [k for k, v in vars(beam).items() if isinstance(v, np.ndarray) and v.size >= n * n]
+    assert held == []
+    assert beam.mass_matrix_sparse().nnz < 30 * n
+    small = ANCFBeam("s", (0, 0), (1, 0), 3, 2.0, 1.0, 1e5)
+    np.testing.assert_array_equal(small.mass_matrix(), small.mass_matrix_sparse().toarray())
 
 
 def test_beam_pointing_backwards_has_a_continuous_angle():

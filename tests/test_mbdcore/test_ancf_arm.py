@@ -11,7 +11,7 @@ from mbdcore.models.mechanisms import two_link_arm
 
 def ancf_arm(n_elements=2, ea=1e4):
     return two_link_arm(lambda n, L, ra, ei, at: ANCFBeam(
-        n, at, (at[0] + L, at[1]), n_elements, ra, ei, ea, markers={"root": 0.0, "tip": L}))
+        n, at, (at[0] + L, at[1]), n_elements, ra, ei, ea))
 
 
 def joint_angle_gap(scale, t_end=1.2):

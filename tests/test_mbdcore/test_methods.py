@@ -64,11 +64,43 @@ def test_options_a_method_does_not_take_are_refused_by_name():
         simulate(slider_crank(), 0.01, 1e-3, "rk4", rho_inf=0.9)
     with pytest.raises(ValueError, match="its options: rho_inf, tol"):
         make_method("generalized-alpha", alpha=0.1)
-    with pytest.raises(ValueError, match="integrates the index3 form, not "
-                                         "formulation='index1'"):
+    with pytest.raises(ValueError, match=r"integrates the index-3/GGL \(DAE\) form, not "
+                                         r"formulation='index1': leave formulation out .* "
+                                         r"or pass formulation='index3'"):
         simulate(slider_crank(), 0.01, 1e-3, "bathe", formulation="index1")
     with pytest.raises(ValueError, match="method 'euler' is unknown; accepted: rk4"):
         simulate(slider_crank(), 0.01, 1e-3, "euler")
+
+
+def test_an_option_of_another_method_is_named_with_the_methods_that_take_it():
+    """rk4 with rho_inf: the message names the keyword, the method, its (no) options and
+    the method that has rho_inf (a formulation mix-up)."""
+    with pytest.raises(ValueError, match=r"'rk4' takes no option\(s\) \['rho_inf'\]; its "
+                                         r"options: none \(rho_inf is an option of "
+                                         r"generalized-alpha\)"):
+        simulate(slider_crank(), 0.01, 1e-3, "rk4", rho_inf=0.9)
+
+
+def test_method_names_forgive_underscores_and_suggest_a_close_name():
+    assert method_info("Generalized_Alpha").name == "generalized-alpha"
+    with pytest.raises(ValueError, match=r"'genalpha' is unknown \(did you mean "
+                                         r"'generalized-alpha'\?\); accepted: rk4"):
+        simulate(slider_crank(), 0.01, 1e-3, "genalpha")
+
+
+def test_hht_alpha_and_newmark_beta_given_to_simulate_reach_the_method():
+    """Before: simulate's Baumgarte alpha/beta swallowed them (HHT ran with its default
+    alpha, silently)."""
+    for name, key, value in (("hht", "alpha", -0.3), ("newmark", "beta", 0.3)):
+        given = simulate(slider_crank(), 0.05, 1e-3, name, **{key: value})
+        made = simulate(slider_crank(), 0.05, 1e-3, make_method(name, **{key: value}))
+        default = simulate(slider_crank(), 0.05, 1e-3, name)
+        np.testing.assert_array_equal(given.q, made.q)
+        assert np.abs(given.q - default.q).max() > 1e-9
+    with pytest.raises(ValueError, match=r"alpha = 5: the Baumgarte parameters alpha, beta "
+                                         r"\[1/s\] apply to the index-1 form .* method "
+                                         r"'generalized-alpha' .* takes no alpha"):
+        simulate(slider_crank(), 0.01, 1e-3, "generalized-alpha", alpha=5)
 
 
 def test_a_name_means_one_thing():

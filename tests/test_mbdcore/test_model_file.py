@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from mbdcore import models
+from mbdcore.multibody.ancf import cantilever
 from mbdcore.multibody.constraints import AngleDriver, polynomial_motion
 from mbdcore.dae.simulate import simulate
 from mbdcore.multibody.model_file import (FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA,
@@ -148,6 +149,13 @@ def test_every_element_type_round_trips():
     assert s.inputs == {"tau": 0.0, "push": 2.0}
     assert s.joints[0].name == "revolute1" and s.forces_list[7].name == "contact8"
     assert_same_equations(s, reload(s))
+
+
+def test_a_beam_cannot_be_saved_and_the_error_says_so():
+    """Before: AttributeError 'ANCFBeam' object has no attribute 'mass'."""
+    with pytest.raises(ModelFileError, match=r"bodies: 'beam' \(ANCFBeam\); accepted: "
+                                             r"rigid bodies \(Body\) only"):
+        model_to_dict(cantilever())
 
 
 def test_a_python_function_motion_cannot_be_saved():

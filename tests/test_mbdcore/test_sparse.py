@@ -64,8 +64,7 @@ def test_slider_crank_sparse_equals_dense():
     lambda: hub_beam(lambda n, L, ra, ei, ea: ModalBeam(n, L, ra, ei, n_modes=3)),
     lambda: hub_beam(lambda n, L, ra, ei, ea: FiniteSegmentBeam(n, L, ra, ei, n_segments=4)),
     lambda: two_link_arm(lambda n, L, ra, ei, at: ANCFBeam(
-        n, at, (at[0] + L, at[1]), 3, ra, ei, 1e4, damping=1e-3,
-        markers={"root": 0.0, "tip": L})),
+        n, at, (at[0] + L, at[1]), 3, ra, ei, 1e4, damping=1e-3)),
 ], ids=["slider-crank", "hub-modal", "hub-segments", "arm-ancf"])
 def test_sparse_system_matrices_equal_the_dense_ones(make):
     """Mass matrix, constraint terms and force Jacobians exactly; the finite-difference

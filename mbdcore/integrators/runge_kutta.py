@@ -27,11 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mbdcore.integrators.base import Integrator
+from mbdcore.integrators.base import IntegrationError, Integrator
 from mbdcore.jit import njit
 
 __all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor",
-           "explicit_rk_steps", "gill_steps", "C_FIXED_STEP_HEADER", "c_stepping"]
+           "explicit_rk_steps", "gill_steps", "C_FIXED_STEP_HEADER", "c_stepping",
+           "CSteppedKernel"]
 
 #: RK4 and Gill in C99 (for models whose equations are C: the arm's kernel, the C FMUs),
 #: summed as the steppers below sum them.
@@ -354,3 +355,30 @@ def c_stepping(stepper, size: int):
     if type(stepper) is RK4:
         return 0, np.zeros(size)
     return None
+
+
+class CSteppedKernel:
+    """Base of a compiled right-hand side that brings its own C stepping loop over
+    :data:`C_FIXED_STEP_HEADER` (the arm, the drive, the antenna axis): ``advance``, the
+    hook :meth:`~mbdcore.integrators.Integrator.step_autonomous` calls, runs ``n`` steps
+    of RK4 or Gill in one C call.  A subclass implements ``_advance(x, register, args, h,
+    n, method) -> int`` (x advanced in place; nonzero: the C loop failed, reported as
+    :attr:`failure`)."""
+
+    failure = "non-finite state"
+
+    def _advance(self, x, register, args, h: float, n: int, method: int) -> int:
+        raise NotImplementedError
+
+    def advance(self, stepper, y, args, h, n):
+        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
+        chosen = c_stepping(stepper, y.size)
+        if chosen is None:
+            return None
+        method, register = chosen
+        x = np.array(y, dtype=float)
+        if self._advance(x, register, args, float(h), int(n), method):
+            raise IntegrationError(self.failure)
+        if method == 1:
+            stepper.q = register          # Gill's round-off register carries on
+        return x

@@ -58,8 +58,7 @@ from mbdcore.codegen import CModel, c_array, embed_c
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.dae.simulate import simulate
-from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.models.drive import (
     DRIVE_C_SOURCE,
     DRIVE_PACKED,
@@ -422,7 +421,7 @@ def axis_table(A, B, C) -> np.ndarray:
     return np.concatenate([[float(ns)], A.ravel(), B.ravel(), C.ravel()])
 
 
-class AxisKernel:
+class AxisKernel(CSteppedKernel):
     """The compiled pointing axis: ``kernel(x, u, wind) -> x'`` (the drive command and
     the wind torque [N m] held) with its own stepping loop for RK4 and Gill
     (``advance``: one call per communication step), and the block's outputs."""
@@ -445,20 +444,10 @@ class AxisKernel:
                           float(u), float(wind), self.n_motors, self.current_mode, dx, self._tg)
         return dx
 
-    def advance(self, stepper, y, args, h, n):
-        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
-        chosen = c_stepping(stepper, y.size)
-        if chosen is None:
-            return None
-        method, register = chosen
-        x = np.array(y, dtype=float)
-        if self.lib.axis_advance(self.table, self.packed, x, register, float(args[0]),
-                                 float(args[1]), self.n_motors, self.current_mode, float(h),
-                                 int(n), method):
-            raise IntegrationError("non-finite state")
-        if method == 1:
-            stepper.q = register
-        return x
+    def _advance(self, x, register, args, h, n, method):
+        return self.lib.axis_advance(self.table, self.packed, x, register, float(args[0]),
+                                     float(args[1]), self.n_motors, self.current_mode, h, n,
+                                     method)
 
     def outputs(self, x, u, wind, reference) -> dict:
         """The block's outputs (:data:`AXIS_OUTPUTS`) at state x and the inputs."""

@@ -61,8 +61,7 @@ import numpy as np
 from mbdcore.blocks import Parameter, ParameterError, Signal
 from mbdcore.codegen import CModel, embed_c
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
-from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
@@ -464,7 +463,7 @@ DRIVE_OUTPUTS = tuple(f"{q}{k}" for k in (1, 2)
     + ("axis_torque",)
 
 
-class DriveKernel:
+class DriveKernel(CSteppedKernel):
     """The compiled drive (``native/drive.c``) with its packed parameters and switches:
     ``kernel(x, u, theta, omega) -> x'`` (inputs held: the command, the load angle [rad]
     and rate [rad/s]) with its own stepping loop for RK4 and Gill (``advance``, used by
@@ -490,20 +489,10 @@ class DriveKernel:
                            dx, self._tg, self._volts)
         return dx
 
-    def advance(self, stepper, y, args, h, n):
-        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
-        chosen = c_stepping(stepper, y.size)
-        if chosen is None:
-            return None
-        method, register = chosen
-        x = np.array(y, dtype=float)
+    def _advance(self, x, register, args, h, n, method):
         u, theta, omega = args
-        if self.lib.drive_advance(self.packed, x, register, float(u), float(theta),
-                                  float(omega), *self.flags, float(h), int(n), method):
-            raise IntegrationError("non-finite state")
-        if method == 1:
-            stepper.q = register
-        return x
+        return self.lib.drive_advance(self.packed, x, register, float(u), float(theta),
+                                      float(omega), *self.flags, h, n, method)
 
     def outputs(self, x, u, theta, omega) -> dict:
         """The block's outputs (:data:`DRIVE_OUTPUTS`) at state x and the inputs."""

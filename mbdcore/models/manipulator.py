@@ -67,7 +67,7 @@ from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, c_stepping
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.beam_modes import (
     BEAM_KINEMATICS,
     BEAM_KINEMATICS_C_SOURCE,
@@ -134,7 +134,7 @@ _arm_library = kernel_library(ARM_C_SOURCES, "arm", {
 }, (C_FIXED_STEP_HEADER,))
 
 
-class ArmKernel:
+class ArmKernel(CSteppedKernel):
     """The compiled right-hand side of the arm, ``kernel(x, tau1, tau2) -> x'``, with its
     own stepping loop for RK4 and Gill (``advance``, used by
     :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
@@ -153,19 +153,11 @@ class ArmKernel:
             raise IntegrationError("singular mass matrix")
         return dx
 
-    def advance(self, stepper, y, args, h, n):
-        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
-        chosen = c_stepping(stepper, y.size)
-        if chosen is None:
-            return None
-        method, register = chosen
-        x = np.array(y, dtype=float)
-        if self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
-                                float(h), int(n), method):
-            raise IntegrationError("singular mass matrix or non-finite state")
-        if method == 1:
-            stepper.q = register
-        return x
+    failure = "singular mass matrix or non-finite state"
+
+    def _advance(self, x, register, args, h, n, method):
+        return self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
+                                    h, n, method)
 
     def outputs(self, x) -> np.ndarray:
         out = np.empty(8)

@@ -12,7 +12,7 @@
    h (default 5e-4 s) with 4, 8, 16 elements per link, without and with the breakpoints;
    the joint angles every 10 ms against the same model with 32 elements per link at the
    same h with the breakpoints declared (the reference: the same time discretisation, so
-   what is left is the spatial error; docs/benchmarks.md §8.4).
+   what is left is the spatial error; docs/architecture.md, "Inputs that jump").
 """
 from __future__ import annotations
 
@@ -93,14 +93,14 @@ def main(arm: bool, elements, h: float) -> None:
     steps = (0.04, 0.02, 0.008, 0.004)
     for method in ("rk4", "generalized-alpha", "bdf2"):
         prev = None
-        for h in steps:
-            e = (step_force_error(method, h, False), step_force_error(method, h, True))
+        for hs in steps:
+            e = (step_force_error(method, hs, False), step_force_error(method, hs, True))
             orders = (["" for _ in e] if prev is None else
-                      [f"{np.log(a / b) / np.log(prev[0] / h):6.2f}"
+                      [f"{np.log(a / b) / np.log(prev[0] / hs):6.2f}"
                        for a, b in zip(prev[1], e)])
-            print(f"{method:>18} {h:7.3f} {e[0]:11.3e} {orders[0]:>6} {e[1]:11.3e} "
+            print(f"{method:>18} {hs:7.3f} {e[0]:11.3e} {orders[0]:>6} {e[1]:11.3e} "
                   f"{orders[1]:>6}")
-            prev = (h, e)
+            prev = (hs, e)
     if not arm:
         return
     wall = time.perf_counter()

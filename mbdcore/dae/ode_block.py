@@ -16,7 +16,7 @@ substeps divide the communication step), so a held input that jumps there never 
 inside a step.  Where an input changed from the previous communication step, a stepper
 with memory (BDF, improved Gear, Gear: :attr:`~mbdcore.integrators.Integrator.memory`)
 is restarted, so no pre-jump history enters the steps after the jump (the one-step
-methods need nothing); see docs/benchmarks.md §8.4 for what that costs.
+methods need nothing); see docs/architecture.md, "Inputs that jump", for what that costs.
 """
 from __future__ import annotations
 

@@ -106,10 +106,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         or at ``t <= t_b``); and the integrator is restarted there as at ``start``:
         consistent accelerations and multipliers for the DAE methods, the history of
         the multistep methods voided, Gill's register cleared.  A jump inside a step
-        costs every method to O(h) (docs/benchmarks.md §8.4); declared, the methods
-        keep their order.  Undeclared inputs are sampled and held as they are, with no
-        restart (a restart at every step would change the methods: generalized-alpha
-        restarted every step is first order).
+        costs every method to O(h); declared, the methods keep their order
+        (docs/architecture.md, "Inputs that jump").  Undeclared inputs are sampled and
+        held as they are, with no restart (a restart at every step would change the
+        methods: generalized-alpha restarted every step is first order).
     feedback : callable, optional
         ``feedback(t, q, v) -> dict`` of system inputs from the state at each grid
         point ``t0 + k h``, held until the next: a controller sampled at the step size

@@ -30,7 +30,7 @@ generalized-alpha acceleration-like variable reset to them: ``Index3Integrator.s
 as is an ODE method with memory (BDF, Gear: ``Integrator.memory``), so no pre-jump
 information enters the steps after the jump: the block then steps as
 :func:`mbdcore.dae.simulate` with that jump declared as a breakpoint.  What that costs
-(and why at least 2 substeps): docs/benchmarks.md §8.4.
+(measured): docs/architecture.md, "Inputs that jump".
 """
 from __future__ import annotations
 

@@ -10,6 +10,13 @@ steps per communication step).  The stepping is the stepper's
 run all substeps in compiled code; the others (BDF, Treanor, scipy's) step through the
 right-hand side from Python.  A step that fails or gives a non-finite state raises
 :class:`~mbdcore.blocks.StepError` and leaves the block as it was.
+
+A communication point is a step boundary of the integrator by construction (the
+substeps divide the communication step), so a held input that jumps there never falls
+inside a step.  Where an input changed from the previous communication step, a stepper
+with memory (BDF, improved Gear, Gear: :attr:`~mbdcore.integrators.Integrator.memory`)
+is restarted, so no pre-jump history enters the steps after the jump (the one-step
+methods need nothing); see docs/architecture.md, "Inputs that jump", for what that costs.
 """
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ from mbdcore.blocks import Block, Parameter, StepError, VectorState
 from mbdcore.dae.methods import ODE_METHODS, method_info
 from mbdcore.integrators.base import IntegrationError, Integrator
 
-__all__ = ["OdeBlock", "ode_stepper", "stepping_parameters"]
+__all__ = ["OdeBlock", "held_inputs", "ode_stepper", "stepping_parameters"]
 
 
 def ode_stepper(name: str) -> Integrator:
@@ -85,6 +92,7 @@ class OdeBlock(Block):
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
         self.integrator.reset()
+        self._held = None       # the inputs of the last step (None: no step yet)
         self.x = self.initial_state()
 
     def vector_state(self) -> VectorState:
@@ -93,11 +101,13 @@ class OdeBlock(Block):
         return VectorState(self.state_names(), lambda block: block.x.copy(), set_x)
 
     def _get_internal(self):
-        return {"x": self._x.copy(), "integrator": self.integrator.get_state()}
+        return {"x": self._x.copy(), "integrator": self.integrator.get_state(),
+                "held": self._held}
 
     def _set_internal(self, internal):
         self._x = np.array(internal["x"], dtype=float)
         self.integrator.set_state(internal["integrator"])
+        self._held = internal.get("held")
         self._state_changed()
 
     # -- stepping ------------------------------------------------------------------------
@@ -105,7 +115,11 @@ class OdeBlock(Block):
         rhs, args = self.derivatives()
         saved = self.integrator.get_state()
         n = self.params["substeps"]
+        held = held_inputs(self)
         try:
+            if self.integrator.memory and self._held is not None and held != self._held:
+                # an input jumped at t: the history before it is void
+                self.integrator.start(t, self._x)
             with np.errstate(all="ignore"):
                 x = self.integrator.step_autonomous(rhs, args, h / n, n)
             if not np.all(np.isfinite(x)):
@@ -118,5 +132,12 @@ class OdeBlock(Block):
                             f"({exc}); inputs {held}; state kept at t = {self.time:.6g} s"
                             ) from None
         self._x = x
+        self._held = held
         self.time = t + h
         self._state_changed()
+
+
+def held_inputs(block: Block) -> tuple:
+    """The block's input values, in the order of its INPUTS (compared from one
+    communication step to the next to find where an input jumped)."""
+    return tuple(block.inputs[s.name] for s in block.INPUTS)

@@ -70,7 +70,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
              beta: float | None = None,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
-             **method_options) -> SimulationResult:
+             breakpoints=None, **method_options) -> SimulationResult:
     """Simulate a constrained system from ``t0`` to ``t0 + t_end`` [s] with fixed steps
     ``h`` [s].
 
@@ -93,11 +93,27 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     project : apply the minimum-norm position and velocity projections after every
         step (index-1 only; docs/benchmarks.md §8).
     inputs : callable, optional
-        ``inputs(t) -> dict`` of system inputs [N m / N] held over each step.
+        ``inputs(t) -> dict`` of system inputs [N m / N], sampled at the start of each
+        step and held over it.  An ``inputs`` with a ``breakpoints`` attribute (times
+        [s] where it jumps) declares them as the ``breakpoints`` argument does.
+    breakpoints : iterable of float, optional
+        Times [s] where ``inputs`` jumps (a bang-bang torque, a force step).  Each one
+        is made a step boundary: a step that would straddle it is split there (the
+        recorded times stay ``t0 + k h``; a breakpoint within ``1e-9 h`` of a grid
+        point is that grid point, so ``k h`` rounded one ulp short of it is no
+        problem); the step that starts at it samples ``inputs`` at the next float
+        above it (the value after the jump, whether ``inputs`` switches at ``t < t_b``
+        or at ``t <= t_b``); and the integrator is restarted there as at ``start``:
+        consistent accelerations and multipliers for the DAE methods, the history of
+        the multistep methods voided, Gill's register cleared.  A jump inside a step
+        costs every method to O(h); declared, the methods keep their order
+        (docs/architecture.md, "Inputs that jump").  Undeclared inputs are sampled and
+        held as they are, with no restart (a restart at every step would change the
+        methods: generalized-alpha restarted every step is first order).
     feedback : callable, optional
-        ``feedback(t, q, v) -> dict`` of system inputs from the state at the start of
-        each step, held over the step: a controller sampled at the step size (applied
-        after ``inputs``).
+        ``feedback(t, q, v) -> dict`` of system inputs from the state at each grid
+        point ``t0 + k h``, held until the next: a controller sampled at the step size
+        (applied after ``inputs``; a step split at a breakpoint does not resample it).
     record_every : int
         Keep every k-th step in the result.
 
@@ -143,15 +159,27 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         q = np.array(q0, dtype=float)
         v = np.array(v0, dtype=float)
 
-    def set_inputs(t, q, v):
-        values = dict(inputs(t)) if inputs is not None else {}
+    plan = _step_plan(t0, h, n_steps, _declared_breakpoints(inputs, breakpoints))
+    held_feedback = {}
+
+    def set_inputs(step, q, v):
+        """Apply the inputs of ``step``: the schedule at its sampling time, the
+        feedback at its grid point (held over the parts of a split step)."""
+        values = dict(inputs(step.sample)) if inputs is not None else {}
         if feedback is not None:
-            values.update(feedback(t, q, v))
+            if step.grid:
+                held_feedback.clear()
+                held_feedback.update(feedback(step.t, q, v))
+            values.update(held_feedback)
         for key, val in values.items():
             problem.set_input(key, val)
 
+    def recorded(step):
+        return step.k_end is not None and (step.k_end % record_every == 0
+                                           or step.k_end == n_steps)
+
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
-    set_inputs(t0, q, v)
+    set_inputs(plan[0], q, v)
 
     def diverged(t, q, v, name):
         """Raise DivergenceError with the results so far if (t, q, v) diverged."""
@@ -165,18 +193,19 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         x = np.concatenate([q, v])
         lams.append(augmented_accelerations(problem, t0, q, v, alpha, beta)[1])
         integ.start(t0, x)
-        for k in range(n_steps):
-            t = t0 + k * h
-            set_inputs(t, x[:problem.n], x[problem.n:])
+        for step in plan:
+            set_inputs(step, x[:problem.n], x[problem.n:])
+            if step.restart:
+                integ.start(step.t, x)      # the inputs jumped: the history is void
             with np.errstate(all="ignore"):
-                x = integ.step(form.rhs, h)
-            diverged(t + h, x[:problem.n], x[problem.n:], integ.name)
-            x = form.correct(t + h, x)
+                x = integ.step(form.rhs, step.h)
+            diverged(step.t_end, x[:problem.n], x[problem.n:], integ.name)
+            x = form.correct(step.t_end, x)
             integ.correct(x)
-            if problem.update(t + h, x[:problem.n], x[problem.n:]):
-                integ.start(t + h, x)       # a force jumped: the history is void
-            if (k + 1) % record_every == 0 or k == n_steps - 1:
-                times.append(t0 + (k + 1) * h)
+            if problem.update(step.t_end, x[:problem.n], x[problem.n:]):
+                integ.start(step.t_end, x)  # a force jumped: the history is void
+            if recorded(step):
+                times.append(t0 + step.k_end * h)
                 qs.append(x[:problem.n].copy())
                 vs.append(x[problem.n:].copy())
                 lams.append(augmented_accelerations(problem, times[-1], x[:problem.n],
@@ -186,20 +215,88 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         integ = _stepper(method, method_options, "dae")
         integ.start(problem, t0, q, v)          # consistent accelerations and multipliers
         lams.append(np.array(integ.lam, dtype=float).copy())
-        for k in range(n_steps):
-            t = t0 + k * h
-            set_inputs(t, q, v)
-            q, v = integ.step(problem, t, q, v, h)
-            diverged(t + h, q, v, integ.name)
-            if problem.update(t + h, q, v):
-                integ.start(problem, t + h, q, v)   # a force jumped: consistent restart
-            if (k + 1) % record_every == 0 or k == n_steps - 1:
-                times.append(t0 + (k + 1) * h)
+        for step in plan:
+            set_inputs(step, q, v)
+            if step.restart:
+                # the inputs jumped: accelerations and multipliers after the jump
+                integ.start(problem, step.t, q, v)
+            q, v = integ.step(problem, step.t, q, v, step.h)
+            diverged(step.t_end, q, v, integ.name)
+            if problem.update(step.t_end, q, v):
+                integ.start(problem, step.t_end, q, v)  # a force jumped: consistent restart
+            if recorded(step):
+                times.append(t0 + step.k_end * h)
                 qs.append(q.copy())
                 vs.append(v.copy())
                 lams.append(np.array(integ.lam, dtype=float).copy())
         stats = integ.stats()
     return _result(problem, times, qs, vs, lams, stats)
+
+
+#: A breakpoint this close to a grid point, relative to h, is that grid point: moving the
+#: jump by 1e-9 h is below any discretisation error, and a sliver step would only make
+#: the implicit iteration matrices (scale 1/h^2) badly conditioned.
+BREAKPOINT_SNAP = 1e-9
+
+
+class _Step:
+    """One integrator step of the plan: from ``t`` by ``h`` to ``t_end`` [s].
+
+    ``sample``: time [s] at which ``inputs`` is sampled for it; ``grid``: it starts at a
+    grid point t0 + k h; ``k_end``: the grid index it ends at (None inside a split
+    step); ``restart``: it starts at a breakpoint."""
+
+    __slots__ = ("t", "h", "t_end", "sample", "grid", "k_end", "restart")
+
+    def __init__(self, t, h, t_end, sample, grid, k_end, restart):
+        self.t, self.h, self.t_end = t, h, t_end
+        self.sample, self.grid, self.k_end, self.restart = sample, grid, k_end, restart
+
+
+def _declared_breakpoints(inputs, breakpoints) -> list[float]:
+    """The breakpoints [s] given to :func:`simulate` and those ``inputs`` carries."""
+    declared = [] if breakpoints is None else [float(b) for b in breakpoints]
+    declared += [float(b) for b in (getattr(inputs, "breakpoints", None) or ())]
+    if not all(np.isfinite(declared)):
+        raise ValueError(f"breakpoints {declared!r} must be finite times [s]")
+    return sorted(set(declared))
+
+
+def _step_plan(t0: float, h: float, n_steps: int, breakpoints) -> list[_Step]:
+    """The steps from t0 to t0 + n_steps h [s]: the grid t0 + k h, each step that
+    straddles a breakpoint split there (see :func:`simulate`).  Without breakpoints
+    this is exactly the grid (t_k = t0 + k h, step h)."""
+    snap = BREAKPOINT_SNAP * h
+    on_grid = {}                  # grid index -> breakpoint at it
+    inside = {}                   # grid index k -> breakpoints in (t_k, t_k+1)
+    for b in breakpoints:
+        k = int(round((b - t0) / h))
+        if abs(t0 + k * h - b) <= snap:
+            if 0 <= k < n_steps:
+                on_grid[k] = b
+            continue
+        k = int(np.floor((b - t0) / h))
+        if 0 <= k < n_steps:
+            inside.setdefault(k, []).append(b)
+    plan = []
+    for k in range(n_steps):
+        # t + h rather than t0 + (k + 1) h: the times the grid steps have always used
+        t = t0 + k * h
+        t_next = t + h
+        jump = k in on_grid
+        # sampled just above the jump (and above t_k, which may sit an ulp short of it)
+        sample = float(np.nextafter(max(t, on_grid[k]), np.inf)) if jump else t
+        if k not in inside:
+            plan.append(_Step(t, h, t_next, sample, True, k + 1, jump))
+            continue
+        ends = sorted(inside[k]) + [t_next]
+        plan.append(_Step(t, ends[0] - t, ends[0], sample, True, None, jump))
+        for i, b in enumerate(ends[:-1]):
+            last = i == len(ends) - 2
+            plan.append(_Step(b, ends[i + 1] - b, ends[i + 1],
+                              float(np.nextafter(b, np.inf)), False,
+                              k + 1 if last else None, True))
+    return plan
 
 
 def _divergence(problem, t: float, q, v, name: str) -> DivergenceError | None:

@@ -82,6 +82,13 @@ class Integrator:
     order = 0
     #: right-hand-side evaluations per step
     stages = 1
+    #: whether a step uses more than the current (t, y): a multistep history, the Gear
+    #: solver's differences and step size.  Such a stepper carries information from
+    #: before an input jump into the steps after it, so the co-simulation blocks
+    #: (:class:`~mbdcore.dae.OdeBlock`, :class:`~mbdcore.multibody.SystemBlock`)
+    #: restart it where a held input changed.  One-step methods have none (Gill's
+    #: register holds round-off, O(1e-16), not pre-jump data).
+    memory = False
 
     def __init__(self) -> None:
         self.nsteps = 0

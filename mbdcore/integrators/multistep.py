@@ -240,6 +240,8 @@ class LinearMultistep(Integrator):
         Jacobian, or raises :class:`IntegrationError`).
     """
 
+    memory = True
+
     def __init__(self, alpha, beta_new: float, beta_old: float = 0.0, jac=None,
                  rtol: float = 1e-10, atol: float = 1e-12, max_newton: int = 7):
         super().__init__()
@@ -814,6 +816,7 @@ class GearIntegrator(Integrator):
 
     name = "gear"
     order = 5
+    memory = True
 
     def __init__(self, rtol: float = 1e-8, atol=1e-10, max_order: int = 5,
                  max_step: float = np.inf, jac=None):

@@ -355,12 +355,17 @@ class ArmProblem(ConstrainedProblem):
 
 def bang_bang_torque(t: float) -> tuple[float, float]:
     """Open-loop torques of docs/benchmarks.md §1, load case 1a [N m]: +/-0.2 and +/-0.05 for
-    0.3 s each."""
+    0.3 s each.  Its ``breakpoints`` attribute holds the jump times (0.3 s, 0.6 s)."""
     if t < 0.3:
         return 0.2, 0.05
     if t < 0.6:
         return -0.2, -0.05
     return 0.0, 0.0
+
+
+#: The times [s] where the torques jump, for :func:`mbdcore.dae.simulate`'s
+#: ``breakpoints`` (steps end there and the integrator restarts).
+bang_bang_torque.breakpoints = (0.3, 0.6)
 
 
 #: Output signals of the arm (:class:`FlexibleManipulatorBlock`), with units.

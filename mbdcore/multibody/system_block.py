@@ -21,6 +21,16 @@ The block integrates the index-1 formulation (Baumgarte + projections) with any
 ODE method of :mod:`mbdcore.dae.methods`, or the index-3/GGL formulation with
 a DAE method of that table, over ``substeps`` steps per
 communication step, inputs held.  A failed step raises StepError and keeps the state.
+
+The communication points are step boundaries by construction (the substeps divide the
+communication step), so a held input that jumps there never falls inside a step.
+Where an input changed value from the previous communication step, a DAE method is
+restarted there (consistent accelerations and multipliers after the jump, the
+generalized-alpha acceleration-like variable reset to them: ``Index3Integrator.start``),
+as is an ODE method with memory (BDF, Gear: ``Integrator.memory``), so no pre-jump
+information enters the steps after the jump: the block then steps as
+:func:`mbdcore.dae.simulate` with that jump declared as a breakpoint.  What that costs
+(measured): docs/architecture.md, "Inputs that jump".
 """
 from __future__ import annotations
 
@@ -46,6 +56,7 @@ from mbdcore.dae.index1 import (
 )
 from mbdcore.dae.methods import METHODS as METHOD_TABLE
 from mbdcore.dae.methods import method_info
+from mbdcore.dae.ode_block import held_inputs
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
@@ -131,19 +142,21 @@ class SystemBlock(Block):
             raise ParameterError(f"the model cannot be assembled: {exc}") from None
         self.system.set_discrete_state(copy.deepcopy(self._discrete0))
         self.integrator.reset()
+        self._held = None       # the inputs of the last step (None: no step yet)
         if not self.implicit:
             self.integrator.start(t0, np.concatenate([self.q, self.v]))
         self._out = None
 
     def _get_internal(self):
         return {"q": self.q.copy(), "v": self.v.copy(), "integrator": self.integrator.get_state(),
-                "discrete": copy.deepcopy(self.system.discrete_state())}
+                "discrete": copy.deepcopy(self.system.discrete_state()), "held": self._held}
 
     def _set_internal(self, internal):
         self.q = np.array(internal["q"], dtype=float)
         self.v = np.array(internal["v"], dtype=float)
         self.integrator.set_state(internal["integrator"])
         self.system.set_discrete_state(copy.deepcopy(internal.get("discrete", {})))
+        self._held = internal.get("held")
         self._out = None
 
     def vector_state(self) -> VectorState:
@@ -171,7 +184,14 @@ class SystemBlock(Block):
         n_sub = self.params["substeps"]
         hs = h / n_sub
         q, v = self.q, self.v
+        held = held_inputs(self)
+        jumped = self._held is not None and held != self._held
         try:
+            if jumped and self.implicit and self.integrator.qdd is not None:
+                # an input jumped at t: accelerations and multipliers after the jump
+                self.integrator.start(sys_, t, q, v)
+            elif jumped and not self.implicit and self.integrator.memory:
+                self.integrator.start(t, np.concatenate([q, v]))   # the history is void
             with np.errstate(all="ignore"):
                 for k in range(n_sub):
                     ts = t + k * hs
@@ -197,6 +217,7 @@ class SystemBlock(Block):
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s failed ({type(exc).__name__}: "
                             f"{exc}); state kept at t = {self.time:.6g} s") from None
         self.q, self.v = q, v
+        self._held = held
         self.time = t + h
         self._out = None
 

@@ -62,15 +62,33 @@ h -> 0 instead of growing like 1/h^4 (2.56 for the pendulum at h = 1e-2 ... 1e-5
 against 4e8 ... 4e20 unscaled).
 
 Newton.  S, D and H are the expensive part (force Jacobians, finite differences of M
-and G); G is evaluated with every residual anyway, so ``"modified"`` (default) keeps
-(S, D, H) across iterations and steps and reassembles and refactors the small matrix
-with the current G at every iteration -- a stale G, not a stale S, is what slows a
-kept matrix (G turns with the bodies, S differs from M by O(h^2)).  Measured on the
-slider-crank at h = 1e-3 s: 2.2 iterations per step and one Jacobian for 10 s.
-The blocks are rebuilt when the contraction rate exceeds ``theta_refresh`` or a solve
-fails.  ``"newton"`` rebuilds them at every iteration; ``"broyden"`` keeps the inverse
-of the whole matrix and corrects it by Broyden's rank-one update (Broyden 1965;
-docs/benchmarks.md §8.4), rebuilt when the iteration stops contracting.  The starting
+and G).  They are kept unscaled (M, C_t, K_t, d(G v)/dq), so kept blocks serve any h.
+``"modified"`` (default) keeps the LU factors of the assembled matrix across
+iterations *and* steps, and climbs a ladder only when the contraction rate theta (see
+below) says so: (1) a kept factorisation that contracts slower than ``theta_refresh``
+(or diverges, or needs more iterations than the last solve with factors made in it
+took) is refactorised with the current G and the kept blocks -- a stale G, not a stale
+S, is what slows a kept matrix (G turns with the bodies, S differs from M by O(h^2));
+(2) if the fresh G still leaves theta above ``theta_refresh`` the blocks are rebuilt
+at the current iterate; (3) a solve that fails, or diverges with fresh blocks, is
+retried once with everything fresh before :class:`ConvergenceError`.  The first solve
+at another h, and the first after :meth:`Index3Integrator.start`, always refactorise
+(h enters c_v, c_a).  In the plain index-3 form factors are kept within a step only
+(its weakly unstable multiplier mode at rho_inf near 1 amplifies the larger multiplier
+error kept factors leave: pendulum, rho_inf = 1, 3 s: 0.19 N against 0.01 N).  Keeping factors that cost an extra iteration is a loss here (an
+iteration, with its residual, costs several factorisations of these small matrices),
+so after such a miss the next steps refactorise at their first iteration, for 2, 4,
+... 256 steps, before keeping is tried again.  Measured (``python
+bench/newton_policy.py``, generalized-alpha GGL, CPU time, before -> after; the
+former "modified" refactorised at every iteration): slider-crank (rho_inf 1,
+h = 1e-3 s, 2 s) 1.07 -> 1.00 s, 2.22 -> 2.22 iterations/step, 2.22 -> 1.00
+factorisations/step; ANCF hub-beam spin-up (8 elements, 6 rad/s, rho_inf 0.8,
+h = 2.5e-3 s, 5 s) 1.95 -> 1.80 s, 2.51 -> 2.51, 2.51 -> 0.88; ANCF two-link arm
+(4 elements per link, h = 2.5e-4 s, 0.3 s) 1.97 -> 1.85 s, 2.95 -> 2.87, 2.95 -> 0.28;
+builds per step 5e-4, 0.05, 8e-4 (unchanged); final states within 1e-9 of full
+Newton.  ``"newton"`` rebuilds and factorises at every iteration; ``"broyden"`` keeps
+the inverse of the whole matrix and corrects it by Broyden's rank-one update (Broyden
+1965; docs/benchmarks.md §8.4), rebuilt when the iteration stops contracting.  The starting
 guess is the previous step's (dq, mu) of the same stage.  Convergence test (Hairer and
 Wanner, Solving ODEs II, IV.8): with nu_k the k-th increment measured against the
 tolerance -- position part against tol max(1, |q|), velocity part c_v |dw| against tol
@@ -218,7 +236,15 @@ def _sparse_geometric_terms(problem, t, q, v, x, lam):
 
 
 def _copy_kept(val):
-    return tuple(x.copy() for x in val) if isinstance(val, tuple) else val.copy()
+    """Copy of a kept iteration-matrix entry: arrays and sparse matrices copied, SuperLU
+    factors shared (never modified in place, and not copyable)."""
+    if isinstance(val, dict):
+        return {k: _copy_kept(x) for k, x in val.items()}
+    if isinstance(val, tuple):
+        return tuple(_copy_kept(x) for x in val)
+    if isinstance(val, np.ndarray) or scipy.sparse.issparse(val):
+        return val.copy()
+    return val
 
 
 class Index3Integrator:
@@ -235,8 +261,9 @@ class Index3Integrator:
     iteration : {"modified", "newton", "broyden"}
         How the iteration matrix is obtained (see the module docstring).
     theta_refresh : float
-        Modified Newton: rebuild the kept matrix when the contraction rate (ratio of
-        successive increment norms) exceeds this.
+        Modified Newton: when the contraction rate (ratio of successive increment norms)
+        exceeds this, refactorise kept factors with the current G, then, if that is not
+        enough, rebuild the blocks (see the module docstring).
     geometric_stiffness : bool
         Include ``d(M(q) q'' + G(q)^T lambda)/dq`` (and for GGL ``d(G v)/dq``) by forward
         differences in the matrix.  Without it Newton still converges for small h (the
@@ -261,10 +288,11 @@ class Index3Integrator:
     name : str
     order : int
         Order of the position error for smooth solutions.
-    nsteps, newton_iterations, jacobian_evaluations, failures : int
-        Steps taken; linear solves of Newton corrections; builds of the iteration matrix
-        (each a ``force_jacobians`` call); solves that did not converge (those retried
-        with a fresh matrix included).
+    nsteps, newton_iterations, jacobian_evaluations, factorizations, failures : int
+        Steps taken; linear solves of Newton corrections; builds of the Jacobian blocks
+        (each a ``force_jacobians`` call); LU factorisations (Broyden: inversions) of
+        the iteration matrix; solves that did not converge (those retried with a fresh
+        matrix included).  :meth:`stats` adds the averages per step.
     a, qdd, lam : ndarray or None
         After a step: acceleration-like variable, accelerations [m/s^2] and multipliers
         at the end of the step.
@@ -316,23 +344,34 @@ class Index3Integrator:
         self.nsteps = 0
         self.newton_iterations = 0
         self.jacobian_evaluations = 0
+        self.factorizations = 0
         self.failures = 0
         self.a = None
         self.qdd = None
         self.lam = None
         self.mu = None
-        # Iteration matrices kept for reuse: key -> ("blocks", (S, D, H)) or ("inv", H).
-        # The key carries h, so a change of step size never reuses a stale matrix.
+        # Iteration matrices kept for reuse, per stage key: a dict with the step size
+        # "h" it was made for and either "inv" (Broyden's inverse) or "parts" (the
+        # unscaled Jacobian blocks, see _parts) and "lu" (factors of the scaled matrix
+        # for that h, or None: factorise before use).
         self._cache: dict = {}
         # Last converged increment per stage: the starting guess of the next solve
         # (the increment is smooth in time, so this cuts the initial error by O(h)).
         self._guess: dict = {}
 
     def start(self, problem: ConstrainedProblem, t: float, q, v) -> None:
-        """Start the history from consistent accelerations and multipliers at (t, q, v);
-        kept iteration matrices and Newton guesses of an earlier trajectory (perhaps of
-        another problem) are forgotten, counters kept."""
-        self._cache = {}
+        """Start the history from consistent accelerations and multipliers at (t, q, v).
+
+        Kept factorisations, Broyden inverses and Newton guesses of an earlier
+        trajectory are forgotten (the next solve factorises afresh with the current G),
+        counters kept.  Kept Jacobian blocks of modified Newton are kept if their sizes
+        fit ``problem`` (a restart after a force jump is the same problem): at worst
+        they are stale, which the contraction test detects and repairs."""
+        n, m = int(problem.n), int(getattr(problem, "m", 0))
+        self._cache = {key: {"h": e["h"], "parts": e["parts"], "lu": None}
+                       for key, e in self._cache.items()
+                       if "parts" in e and e["parts"][0].shape == (n, n)
+                       and e["parts"][3].shape == (m, n)}
         self._guess = {}
         qdd, lam = consistent_accelerations(problem, t, q, v, sparse=self.uses_sparse(problem))
         self.qdd = qdd
@@ -344,10 +383,10 @@ class Index3Integrator:
         """History needed to continue bit for bit (counters and kept matrices included)."""
         def cp(x):
             return None if x is None else np.array(x, copy=True)
-        cache = {key: (kind, _copy_kept(val)) for key, (kind, val) in self._cache.items()}
+        cache = {key: _copy_kept(entry) for key, entry in self._cache.items()}
         return {"nsteps": self.nsteps, "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
-                "failures": self.failures, "a": cp(self.a), "qdd": cp(self.qdd),
+                "factorizations": self.factorizations, "failures": self.failures, "a": cp(self.a), "qdd": cp(self.qdd),
                 "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
                 "guess": {k: g.copy() for k, g in self._guess.items()}}
 
@@ -358,22 +397,37 @@ class Index3Integrator:
         self.nsteps = int(state["nsteps"])
         self.newton_iterations = int(state["newton_iterations"])
         self.jacobian_evaluations = int(state["jacobian_evaluations"])
+        self.factorizations = int(state.get("factorizations", 0))
         self.failures = int(state["failures"])
         self.a = cp(state["a"])
         self.qdd = cp(state["qdd"])
         self.lam = cp(state["lam"])
         self.mu = cp(state.get("mu"))
-        self._cache = {key: (kind, _copy_kept(val))
-                       for key, (kind, val) in state["cache"].items()}
+        self._cache = {key: _copy_kept(entry) for key, entry in state["cache"].items()}
         self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
 
     def stats(self) -> dict:
+        """Counters since :meth:`reset` and their averages per step.
+
+        ``nsteps`` steps; ``newton_iterations`` linear solves of Newton corrections;
+        ``jacobian_evaluations`` builds of the Jacobian blocks (each a
+        ``force_jacobians`` call and, with ``geometric_stiffness``, n finite
+        differences of M and G); ``factorizations`` LU factorisations (Broyden:
+        inversions) of the iteration matrix; ``failures`` solves that did not converge
+        (those retried with a fresh matrix included); ``iterations_per_step``,
+        ``factorizations_per_step``, ``jacobian_evaluations_per_step`` (Bathe: two
+        solves per step)."""
+        per = 1.0 / max(1, self.nsteps)
         return {"method": self.name, "iteration": self.iteration,
                 "constraint_form": self.constraint_form, "sparse": self.sparse,
                 "nsteps": self.nsteps,
                 "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
-                "failures": self.failures}
+                "factorizations": self.factorizations,
+                "failures": self.failures,
+                "iterations_per_step": self.newton_iterations * per,
+                "factorizations_per_step": self.factorizations * per,
+                "jacobian_evaluations_per_step": self.jacobian_evaluations * per}
 
     def step(self, problem: ConstrainedProblem, t: float, q, v, h: float):
         """Advance from t to t + h [s].
@@ -406,23 +460,32 @@ class Index3Integrator:
 
         Returns ``(S, D, H)``: S = dr1/dq = M + (c_v C_t + K_t)/c_a, D = dr1/dw =
         M + (c_v/c_a) C_t, H = d(G v)/dq / c_v.  ``x_acc = q''/c_a`` and ``lam_s =
-        lambda/c_a`` are the scaled acceleration and multiplier, so the geometric term
-        is already divided by c_a.
+        lambda/c_a`` are the scaled acceleration and multiplier.
         """
+        return self._scale(self._parts(problem, t, q, v, x_acc * ca, lam_s * ca, G), cv, ca)
+
+    def _parts(self, problem, t, q, v, qdd, lam, G):
+        """The Jacobian blocks before scaling (one Jacobian evaluation, counted).
+
+        Returns ``(M, C_t, K_t, Hg)``: M(q); C_t = -dF/dv; K_t = -dF/dq +
+        d(M(q) q'' + G(q)^T lambda)/dq at fixed q'' [m/s^2, rad/s^2] and lambda;
+        Hg = d(G v)/dq (zero without ``geometric_stiffness``).  They do not depend on the
+        step size, so kept parts serve any h (:meth:`_scale`).
+        """
+        self.jacobian_evaluations += 1
         if scipy.sparse.issparse(G):
-            return self._blocks_sparse(problem, t, q, v, x_acc, lam_s, cv, ca, G)
+            return self._parts_sparse(problem, t, q, v, qdd, lam, G)
         n = q.size
         m = G.shape[0]
-        self.jacobian_evaluations += 1
         M = np.atleast_2d(problem.mass_matrix(q))
         dFdq, dFdv = problem.force_jacobians(t, q, v)
-        D = M - (cv / ca) * np.asarray(dFdv)
-        S = D - (1.0 / ca) * np.asarray(dFdq)
-        H = np.zeros((m, n))
+        C = -np.asarray(dFdv, dtype=float)
+        K = -np.asarray(dFdq, dtype=float)
+        Hg = np.zeros((m, n))
         if self.geometric_stiffness:
-            # d/dq [M(q) x + G(q)^T lam~] at fixed x, lam~: the inertia and constraint
+            # d/dq [M(q) q'' + G(q)^T lam] at fixed q'', lam: the inertia and constraint
             # curvature terms a constant-matrix Newton would miss.
-            w0 = M @ x_acc + G.T @ lam_s
+            w0 = M @ qdd + G.T @ lam
             Gv0 = G @ v
             for j in range(n):
                 e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
@@ -430,25 +493,34 @@ class Index3Integrator:
                 qj[j] += e
                 Mj = np.atleast_2d(problem.mass_matrix(qj))
                 Gj = _constraint_parts(problem, t, qj)[1]
-                S[:, j] += (Mj @ x_acc + Gj.T @ lam_s - w0) / e
-                H[:, j] = (Gj @ v - Gv0) / (e * cv)
-        return S, D, H
+                K[:, j] += (Mj @ qdd + Gj.T @ lam - w0) / e
+                Hg[:, j] = (Gj @ v - Gv0) / e
+        return M, C, K, Hg
 
-    def _blocks_sparse(self, problem, t, q, v, x_acc, lam_s, cv, ca, G):
-        """(S, D, H) of :meth:`_blocks` as CSR matrices, without an n x n array."""
-        self.jacobian_evaluations += 1
+    def _parts_sparse(self, problem, t, q, v, qdd, lam, G):
+        """(M, C_t, K_t, Hg) of :meth:`_parts` as CSR matrices, without an n x n array."""
         M = sparse_mass_matrix(problem, q)
         get = getattr(problem, "force_jacobians_sparse", None)
         if get is not None:
             dFdq, dFdv = get(t, q, v)
         else:
             dFdq, dFdv = (scipy.sparse.csr_matrix(j) for j in problem.force_jacobians(t, q, v))
-        D = (M - (cv / ca) * dFdv).tocsr()
-        S = D - (1.0 / ca) * dFdq
+        C, K = (-dFdv).tocsr(), (-dFdq).tocsr()
         if self.geometric_stiffness:
-            Kg, Hg = _sparse_geometric_terms(problem, t, q, v, x_acc, lam_s)
-            return (S + Kg).tocsr(), D, (Hg / cv).tocsr()
-        return S.tocsr(), D, scipy.sparse.csr_matrix(G.shape)
+            Kg, Hg = _sparse_geometric_terms(problem, t, q, v, qdd, lam)
+            return M.tocsr(), C, (K + Kg).tocsr(), Hg.tocsr()
+        return M.tocsr(), C, K, scipy.sparse.csr_matrix(G.shape)
+
+    @staticmethod
+    def _scale(parts, cv, ca):
+        """(S, D, H) for the scaling c_v [1/s], c_a [1/s^2] of a step size from the
+        unscaled parts: S = M + (c_v C_t + K_t)/c_a, D = M + (c_v/c_a) C_t, H = Hg/c_v."""
+        M, C, K, Hg = parts
+        D = M + (cv / ca) * C
+        S = D + (1.0 / ca) * K
+        if scipy.sparse.issparse(M):
+            return S.tocsr(), D.tocsr(), (Hg / cv).tocsr()
+        return S, D, Hg / cv
 
     def _assemble(self, blocks, G):
         """Scaled iteration matrix from the kept blocks and the current G::
@@ -504,6 +576,11 @@ class Index3Integrator:
             return None
         return H if np.all(np.isfinite(H)) else None
 
+    def _factorize(self, J, kind):
+        """:meth:`_factor`, counted in ``factorizations``."""
+        self.factorizations += 1
+        return self._factor(J, kind)
+
     def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
         """Solve one implicit stage (see module docstring).
 
@@ -516,43 +593,57 @@ class Index3Integrator:
             v = v_ref + c_v w, q'' = a_ref + c_a w.
         lam : ndarray, shape (m,)
         """
-        cached = self.iteration != "newton"
-        ckey = (key, float(h))
-        # A stale kept matrix may be the reason for a failure: retry once with a fresh one.
-        attempts = (False, True) if cached and ckey in self._cache else (True,)
+        h = float(h)
+        # A kept matrix may be the reason for a failure: retry once with a fresh one.
+        retry = self.iteration != "newton" and key in self._cache
+        attempts = (False, True) if retry else (True,)
         last = None
         for fresh_start in attempts:
             ok, dq, w, lam_s, mu, info = self._newton(
                 problem, t, q_ref, v_ref, a_ref, cv, ca,
-                np.asarray(lam0, dtype=float) / ca, ckey, fresh_start)
+                np.asarray(lam0, dtype=float) / ca, key, h, fresh_start)
             if ok:
-                self._guess[ckey] = np.concatenate([dq, mu])
+                self._guess[(key, h)] = np.concatenate([dq, mu])
                 self.mu = mu
                 return dq, w, lam_s * ca
             self.failures += 1
-            self._cache.pop(ckey, None)
+            self._cache.pop(key, None)
             last = info
         its, err, why = last
         raise ConvergenceError(
             f"{self.name}: Newton did not converge at t = {t:.9g} s (h = {h:.3g} s) after "
             f"{its} iterations; last increment {err:.3g} x tolerance ({why})")
 
-    def _newton(self, problem, t, q_ref, v_ref, a_ref, cv, ca, lam_s, ckey, fresh_start):
+    def _newton(self, problem, t, q_ref, v_ref, a_ref, cv, ca, lam_s, key, h, fresh_start):
         n = q_ref.size
         ggl = self.ggl
-        broyden = self.iteration == "broyden"
+        mode = self.iteration
+        broyden = mode == "broyden"
         x_ref = a_ref / ca
         eps = np.finfo(float).eps
-        guess = self._guess.get(ckey)
+        guess = self._guess.get((key, h))
         dq, mu = np.zeros(n), None
         if guess is not None and guess.size >= n:
             dq, mu = guess[:n].copy(), guess[n:].copy()
-        # Kept: Broyden's inverse ("inv"), or the expensive blocks (S, D, H) ("blocks")
-        # that modified Newton reassembles with the current G at every iteration.
-        kept = None if (fresh_start or self.iteration == "newton") else self._cache.get(ckey)
-        kept = None if kept is None else kept[1]
+        entry = None if (fresh_start or mode == "newton") else self._cache.get(key)
+        # Broyden keeps the inverse of the scaled matrix for one h.  Modified Newton keeps
+        # the unscaled blocks (any h) and the LU factors of the matrix they made with the
+        # G of some earlier iterate, for entry["h"] only: c_v, c_a scale the matrix.
+        inv = entry.get("inv") if broyden and entry and entry["h"] == h else None
+        parts = None if broyden or entry is None else entry["parts"]
+        lu = entry["lu"] if parts is not None and entry["h"] == h else None
+        # Whether kept factors earn their keep: iterations the last solve with factors
+        # made in it needed, and how many more steps to refactorise at before trying
+        # to keep the factors again (doubled at every miss).
+        its_fresh, wait, backoff = (2, 0, 1) if parts is None else (
+            entry.get("its_fresh", 2), entry.get("wait", 0), entry.get("backoff", 1))
+        refactored_late = late_build = False
         sparse = self.uses_sparse(problem)
-        built = False            # were the blocks built during this solve?
+        # Freshness of the factorised matrix in use: "kept" (factors of an earlier
+        # iterate or step), "refactored" (kept blocks, G of an iterate of this solve),
+        # "built" (blocks of an iterate of this solve).  Slow contraction climbs it.
+        level = "kept"
+        built = False            # Broyden: was the inverse built during this solve?
         nu_prev = theta = None
         r_prev = s_prev = None
         nu = math.inf
@@ -568,31 +659,48 @@ class Index3Integrator:
             M = sparse_mass_matrix(problem, q) if sparse else \
                 np.atleast_2d(problem.mass_matrix(q))
             F = np.asarray(problem.forces(t, q, v), dtype=float)
-            parts = [M @ x + G.T @ lam_s - F / ca, g]
+            parts_r = [M @ x + G.T @ lam_s - F / ca, g]
             if ggl:
-                parts.append((G @ v + gt) / cv)
-            r = np.concatenate(parts)
+                parts_r.append((G @ v + gt) / cv)
+            r = np.concatenate(parts_r)
             if not np.all(np.isfinite(r)):
                 return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
-            if broyden and kept is not None and s_prev is not None:
-                # Good Broyden on the inverse (Sherman-Morrison): H+ y = s.
-                y = r - r_prev
-                Hy = kept @ y
-                den = float(s_prev @ Hy)
-                if den != 0.0 and math.isfinite(den):
-                    kept = kept + np.outer(s_prev - Hy, s_prev @ kept) / den
-            if kept is None or self.iteration == "newton":
-                blocks = self._blocks(problem, t, q, v, x, lam_s, cv, ca, G)
-                kept = self._factor(self._assemble(blocks, G), "inv") if broyden else blocks
-                built = True
-                if self.iteration != "newton":
-                    nu_prev = None  # a new matrix starts a new contraction estimate
-            if kept is None:
-                return False, dq, w, lam_s, mu, (it, math.nan, "singular iteration matrix")
             if broyden:
-                step = -(kept @ r)
+                if inv is not None and s_prev is not None:
+                    # Good Broyden on the inverse (Sherman-Morrison): H+ y = s.
+                    y = r - r_prev
+                    Hy = inv @ y
+                    den = float(s_prev @ Hy)
+                    if den != 0.0 and math.isfinite(den):
+                        inv = inv + np.outer(s_prev - Hy, s_prev @ inv) / den
+                if inv is None:
+                    blocks = self._blocks(problem, t, q, v, x, lam_s, cv, ca, G)
+                    inv = self._factorize(self._assemble(blocks, G), "inv")
+                    built = True
+                    nu_prev = None  # a new matrix starts a new contraction estimate
+                if inv is None:
+                    return False, dq, w, lam_s, mu, (it, math.nan, "singular iteration matrix")
+                step = -(inv @ r)
             else:
-                lu = self._factor(self._assemble(kept, G), "lu")
+                if mode == "newton":
+                    parts = None
+                while True:
+                    if parts is None:
+                        parts = self._parts(problem, t, q, v, x * ca, lam_s * ca, G)
+                        lu, level = None, "built"
+                    if lu is None:
+                        lu = self._factorize(self._assemble(self._scale(parts, cv, ca), G),
+                                             "lu")
+                        if level == "kept":
+                            # The contraction estimate goes on across a new G (as when
+                            # every iteration refactorised): the blocks, which set the
+                            # rate, are the same.
+                            level = "refactored"
+                        elif mode != "newton":
+                            nu_prev = None  # new blocks start a new contraction estimate
+                    if lu is not None or level == "built":
+                        break
+                    parts = None    # kept blocks made a singular matrix: build them here
                 if lu is None:
                     return False, dq, w, lam_s, mu, (it, math.nan,
                                                      "singular iteration matrix")
@@ -617,26 +725,63 @@ class Index3Integrator:
             if not math.isfinite(nu):
                 return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
             theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
+            slow = theta is not None and theta > self.theta_refresh
             # Rate-based test (Hairer and Wanner, IV.8): with contraction theta the
             # remaining error is at most theta/(1 - theta) times the last increment.
             # An increment of a tenth of the tolerance is accepted outright (the first
             # iteration, and the rounding floor where theta is meaningless).
             if nu <= 0.1 or (theta is not None and theta < 1.0
                              and theta / (1.0 - theta) * nu <= 1.0):
-                if self.iteration != "newton":
-                    if theta is not None and theta > self.theta_refresh and not broyden:
-                        self._cache.pop(ckey, None)   # slow: rebuild at the next step
+                if broyden:
+                    self._cache[key] = {"h": h, "inv": inv}
+                elif mode == "modified":
+                    if slow and level == "refactored":
+                        # a fresh G did not restore contraction: build at the next step
+                        self._cache.pop(key, None)
                     else:
-                        self._cache[ckey] = ("inv" if broyden else "blocks", kept)
+                        # Index 3: the weakly unstable (-1)^n multiplier mode (rho_inf
+                        # near 1) amplifies the larger multiplier error kept factors
+                        # leave (pendulum, rho_inf = 1: 0.19 N against 0.01 N in 3 s),
+                        # so factors are kept within a step only.
+                        keep = not slow and ggl
+                        if refactored_late or (level == "kept" and it + 1 > its_fresh):
+                            # The kept factors cost iterations a fresh G would have
+                            # saved (an iteration, residual included, costs several
+                            # factorisations of these matrices): refactorise at every
+                            # step for a while, twice as long at each such miss.
+                            keep, backoff = False, min(2 * backoff, 256)
+                            wait = backoff
+                        elif level == "kept":
+                            backoff = 1     # they did as well as fresh ones: go on
+                        else:
+                            if not late_build:
+                                its_fresh = it + 1
+                            if wait > 0:
+                                keep, wait = False, wait - 1
+                        # slow: refactorise with the G of the next step before its first
+                        # iteration (blocks kept)
+                        self._cache[key] = {"h": h, "parts": parts, "lu": lu if keep else None,
+                                            "its_fresh": its_fresh, "wait": wait,
+                                            "backoff": backoff}
                 w = dq - G.T @ mu if ggl else dq
                 return True, dq, w, lam_s, mu, (it + 1, nu, "")
-            if theta is not None and theta >= 1.0:
-                if built and not broyden:
-                    return False, dq, w, lam_s, mu, (it + 1, nu, "diverging")
-                kept = None         # a kept or updated matrix lost contraction: rebuild
-            elif self.iteration == "modified" and theta is not None \
-                    and theta > self.theta_refresh:
-                kept = None         # slow: rebuild at the next iterate
+            if broyden:
+                if theta is not None and theta >= 1.0:
+                    inv = None      # the updated inverse lost contraction: rebuild
+            elif (theta is not None and theta >= 1.0) or (mode == "modified" and slow):
+                if level == "built":
+                    if theta >= 1.0:
+                        return False, dq, w, lam_s, mu, (it + 1, nu, "diverging")
+                elif level == "refactored":
+                    parts = None    # the kept blocks are too stale: build them here
+                    late_build = True
+                else:
+                    # refactorise with the current G (kept blocks)
+                    lu, refactored_late = None, True
+            elif level == "kept" and it + 1 >= its_fresh:
+                # factors of an earlier step that need more iterations than fresh ones
+                # took: refactorise with this G
+                lu, refactored_late = None, True
             r_prev, s_prev = r, step
             nu_prev = nu
         return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")

@@ -17,7 +17,8 @@ from scipy.linalg import expm
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.index3 import HHT, Bathe, ConvergenceError, GeneralizedAlpha, Newmark
 from mbdcore.dae.methods import make_method
-from mbdcore.dae.simulate import integrate_index3
+from mbdcore.dae.simulate import integrate_index3, simulate
+from mbdcore.multibody.ancf import cantilever
 
 G_ACC = 9.80665  # standard gravity [m/s^2]
 
@@ -402,3 +403,121 @@ def test_newmark_with_gamma_off_half_is_first_order_and_registry_names():
         make_method("radau-iia")
     with pytest.raises(ValueError, match="'ggl', 'index3'"):
         make_method("bathe", constraint_form="index2")
+
+
+# -- the Newton policy: kept factorisations (issue 12, item 2) ------------------------------
+class KickedPendulum(CartesianPendulum):
+    """A sideways force of 200 weights [N] from t_kick [s] on: the multiplier, and with it
+    the geometric stiffness 2 lambda I in the iteration matrix, jumps by a factor ~200."""
+
+    def __init__(self, t_kick):
+        super().__init__()
+        self.t_kick = t_kick
+
+    def forces(self, t, q, v):
+        kick = 200.0 * self.mass * G_ACC if t > self.t_kick else 0.0
+        return super().forces(t, q, v) + np.array([kick, 0.0])
+
+
+def policy_counts(integ):
+    s = integ.stats()
+    return s["newton_iterations"], s["factorizations"], s["jacobian_evaluations"]
+
+
+def assert_counts_consistent(stats):
+    assert stats["jacobian_evaluations"] <= stats["factorizations"] <= stats["newton_iterations"]
+    n = stats["nsteps"]
+    assert stats["iterations_per_step"] == pytest.approx(stats["newton_iterations"] / n)
+    assert stats["factorizations_per_step"] == pytest.approx(stats["factorizations"] / n)
+    assert stats["jacobian_evaluations_per_step"] == pytest.approx(
+        stats["jacobian_evaluations"] / n)
+
+
+@pytest.mark.parametrize("name, params", METHODS[:6] + [("bathe", {"iteration": "newton"})])
+def test_policy_counts_are_consistent(name, params):
+    pend = CartesianPendulum()
+    q0, v0 = pend.state_from_angle(1.0, 0.0)
+    res = integrate_index3(pend, q0, v0, 0.0, 1e-2, 100, name, **params)
+    assert_counts_consistent(res.stats)
+    if params.get("iteration", "modified") == "modified" and name != "bathe-broyden":
+        # factors are kept across iterations: fewer factorisations than iterations
+        assert res.stats["factorizations"] < res.stats["newton_iterations"]
+
+
+def test_kept_factorisations_reach_the_full_newton_solution_on_a_flexible_beam():
+    """A cantilever of 4 ANCF elements (EA = 1e5 N) falling under gravity for 0.2 s:
+    modified Newton with kept factors and blocks against full Newton (fresh matrix at
+    every iteration), same tolerance: the runs differ by what that tolerance lets through
+    (tol max(1, |q|), tol max(1, |v|) per step, 200 steps)."""
+    runs = {it: simulate(cantilever(n_elements=4, ea=1e5, gravity=(0.0, -9.81)), 0.2, 1e-3,
+                         "generalized-alpha", formulation="index3", rho_inf=0.8, iteration=it)
+            for it in ("modified", "newton")}
+    mod, new = runs["modified"], runs["newton"]
+    assert np.abs(mod.q - new.q).max() < 1e-8
+    assert np.abs(mod.v - new.v).max() < 200 * 1e-9 * max(1.0, np.abs(new.v).max())
+    assert np.abs(mod.q[-1] - mod.q[0]).max() > 0.05               # it did fall
+    assert_counts_consistent(mod.stats)
+    assert mod.stats["factorizations"] < 0.6 * new.stats["factorizations"]
+    assert mod.stats["jacobian_evaluations"] < 0.1 * new.stats["jacobian_evaluations"]
+
+
+@pytest.mark.parametrize("name", ["generalized-alpha", "bathe"])
+def test_a_step_size_change_refactorises(name):
+    """Kept factors are for one h (c_v, c_a scale the matrix): the first step at another
+    h factorises (with the kept blocks, rescaled), a step at the same h need not."""
+    pend = CartesianPendulum()
+    q, v = pend.state_from_angle(0.3, 0.0)
+    integ = make_method(name)
+    h, t = 1e-3, 0.0
+    kept_steps = 0
+    for _ in range(30):
+        before = policy_counts(integ)
+        q, v = integ.step(pend, t, q, v, h)
+        t += h
+        kept_steps += policy_counts(integ)[1] == before[1]
+    assert kept_steps > 0                  # the policy does keep factors at a fixed h
+    for h_new in (0.5e-3, 1e-3):
+        its, facts, builds = policy_counts(integ)
+        q, v = integ.step(pend, t, q, v, h_new)
+        t += h_new
+        stages = 2 if name == "bathe" else 1
+        assert policy_counts(integ)[1] >= facts + stages
+        assert policy_counts(integ)[2] == builds       # blocks kept, rescaled
+    assert_counts_consistent(integ.stats())
+
+
+def test_start_refactorises_and_keeps_the_blocks():
+    pend = CartesianPendulum()
+    q, v = pend.state_from_angle(0.3, 0.0)
+    integ = GeneralizedAlpha(0.8)
+    h = 1e-3
+    for k in range(20):
+        q, v = integ.step(pend, k * h, q, v, h)
+    integ.start(pend, 20 * h, q, v)
+    its, facts, builds = policy_counts(integ)
+    integ.step(pend, 20 * h, q, v, h)
+    assert policy_counts(integ)[1] >= facts + 1 and policy_counts(integ)[2] == builds
+
+
+def test_a_kept_matrix_that_stops_contracting_is_refreshed():
+    """A force of 200 weights appears at t = 0.05 s (h = 1e-2 s): the kept factors and
+    blocks (their geometric stiffness 2 lambda I / c_a is now of the order of M) no
+    longer contract fast; the step refactorises, the blocks are rebuilt, every step
+    converges, and the run follows full Newton."""
+    q0, v0 = CartesianPendulum().state_from_angle(0.3, 0.0)
+    h, n_steps, t_kick = 1e-2, 10, 0.05 + 1e-9
+    integ = GeneralizedAlpha(0.8)
+    pend = KickedPendulum(t_kick)
+    q, v = q0.copy(), v0.copy()
+    for k in range(n_steps):
+        before = policy_counts(integ)
+        q, v = integ.step(pend, k * h, q, v, h)
+        if k == 5:                               # the first step that feels the kick
+            after = policy_counts(integ)
+            assert after[0] - before[0] > 3      # slow with the kept matrix ...
+            assert after[1] > before[1]          # ... so it was refactorised
+    assert integ.stats()["jacobian_evaluations"] > 1 and integ.failures == 0
+    ref = integrate_index3(KickedPendulum(t_kick), q0, v0, 0.0, h, n_steps,
+                           "generalized-alpha", rho_inf=0.8, iteration="newton")
+    assert np.abs(q - ref.q[-1]).max() < 1e-8
+    assert_counts_consistent(integ.stats())

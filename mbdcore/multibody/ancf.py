@@ -34,9 +34,10 @@ r' x r'' (valid when |r'| = 1) would bias bending wherever the beam stretches.
 
 The quadrature uses 5 Gauss points per element: exact for the axial energy (a
 polynomial of degree 8 in xi) and, for the rational curvature, far more accurate than
-the discretisation.  Element loops are vectorised with numpy over all elements at
-once; the tangent stiffness is assembled block-banded (bandwidth 7: an element couples
-only its own 8 coordinates), so a force or Jacobian evaluation costs O(N).
+the discretisation.  The element loop (forces, and the element blocks of the tangents)
+is C (``native/ancf.c``, through ctypes: one call per evaluation); the tangent stiffness
+is assembled block-banded (bandwidth 7: an element couples only its own 8 coordinates),
+so a force or Jacobian evaluation costs O(N).
 
 Optional material (Kelvin-Voigt) damping adds ``beta`` times the strain rates to the
 stresses: ``Q_d = -beta int (EA eps' d eps/de + EI kappa' d kappa/de) dx``.  Linearised
@@ -60,7 +61,9 @@ the stiffness of the reactions d(G^T lambda)/dq that :mod:`mbdcore.multibody.mod
 """
 from __future__ import annotations
 
+import ctypes
 import math
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg
@@ -69,10 +72,24 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
+from mbdcore.native import C_ARRAY, kernel_library
 
 __all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]
 
 N_GAUSS = 5
+
+#: The element loop of the elastic forces and tangents in C (its one implementation).
+ANCF_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf.c"
+_D, _I = ctypes.c_double, ctypes.c_int
+_ancf_library = kernel_library(ANCF_C_SOURCE, "ancf", {
+    "ancf_forces": ([_I, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D, _D, C_ARRAY,
+                     ctypes.c_void_p, ctypes.c_void_p], None),
+})
+
+
+def _pointer(array):
+    """The address of a C-contiguous float64 array made here, or None (NULL)."""
+    return None if array is None else array.ctypes.data
 #: The markers every ANCF beam has, as fractions of its length: ``root`` and ``tip`` (the
 #: names of every beam of the engine) and their former names ``start`` and ``end``.
 END_MARKERS = {"root": 0.0, "tip": 1.0, "start": 0.0, "end": 1.0}
@@ -225,12 +242,11 @@ class ANCFBeam(BodyBase):
                                   np.einsum("gk,ij->gikj", d2, eye)],
                                  axis=1).reshape(n_gauss, 4, 8)
         self._Bw = self._B * self.gauss_weights[:, None, None]
-        # the element loops as single matrix products over all elements (BLAS-friendly):
-        # (a, b) at all points = X_e @ B_flat^T; element forces = s_e @ Bw_flat; element
-        # matrices K_e = sum_g Bw_g^T P_eg B_g = P_e (flattened) @ W
+        # (a, b) at all points as one matrix product (strain energy, curvature output)
         self._B_flat_t = np.ascontiguousarray(self._B.reshape(-1, 8).T)       # (8, 4G)
-        self._Bw_flat = np.ascontiguousarray(self._Bw.reshape(-1, 8))         # (4G, 8)
-        self._W = np.einsum("gik,gjl->gijkl", self._Bw, self._B).reshape(16 * n_gauss, 64)
+        # the tables of the compiled element loop (native/ancf.c)
+        self._B_c = np.ascontiguousarray(self._B)
+        self._Bw_c = np.ascontiguousarray(self._Bw)
 
     def _setup_mass(self) -> None:
         l = self.element_length
@@ -297,97 +313,29 @@ class ANCFBeam(BodyBase):
 
     @staticmethod
     def _strains(a, b):
-        """eps, kappa and their gradients with respect to a and b (see module doc)."""
+        """The axial strain and curvature at the points (a, b) (module docstring)."""
         g = np.einsum("...i,...i->...", a, a)
-        eps = 0.5 * (g - 1.0)
-        c = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-        g32 = g ** -1.5
-        kappa = c * g32
-        eb = np.stack((b[..., 1], -b[..., 0]), axis=-1)        # -E b = d(a x b)/da
-        ea_ = np.stack((-a[..., 1], a[..., 0]), axis=-1)       #  E a = d(a x b)/db
-        k_a = g32[..., None] * eb - (3.0 * kappa / g)[..., None] * a
-        k_b = g32[..., None] * ea_
-        return g, eps, c, kappa, eb, ea_, k_a, k_b
+        return 0.5 * (g - 1.0), (a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]) * g ** -1.5
 
-    def _stress_vectors(self, qb, vb):
-        """Energy-density gradients (with damping) with respect to (a, b), (N, G, 4)."""
-        a, b = self._kinematics(qb)
-        _, eps, _, kappa, _, _, k_a, k_b = self._strains(a, b)
-        n_ax = self.ea * eps                     # axial force [N]
-        m_b = self.ei * kappa                    # bending moment [N m]
-        if self.damping and vb is not None:
-            ad, bd = self._kinematics(vb)
-            eps_d = np.einsum("...i,...i->...", a, ad)
-            kap_d = np.einsum("...i,...i->...", k_a, ad) + np.einsum("...i,...i->...", k_b, bd)
-            n_ax = n_ax + self.damping * self.ea * eps_d
-            m_b = m_b + self.damping * self.ei * kap_d
-        return np.concatenate((n_ax[..., None] * a + m_b[..., None] * k_a,
-                               m_b[..., None] * k_b), axis=-1)
+    def _elastic(self, qb, vb, tangents: bool):
+        """The elastic and damping forces -dU/de - Q_d [N] and, with ``tangents``, the
+        element blocks of K = -dF/dq and C = -dF/dv (N, 8, 8) (C None without damping or
+        rates): one call of ``native/ancf.c``."""
+        qb = np.ascontiguousarray(qb, dtype=float)
+        damped = self.damping > 0.0 and vb is not None
+        vb = np.ascontiguousarray(vb, dtype=float) if damped else None
+        f = np.empty(self.n_coords)
+        k_el = np.empty((self.n_elements, 8, 8)) if tangents else None
+        c_el = np.empty((self.n_elements, 8, 8)) if tangents and damped else None
+        # the optional arrays go as raw pointers (NULL: not wanted)
+        _ancf_library().ancf_forces(self.n_elements, len(self.gauss_weights), self._B_c,
+                                    self._Bw_c, qb, _pointer(vb), self.ea, self.ei,
+                                    self.damping, f, _pointer(k_el), _pointer(c_el))
+        return f, k_el, c_el
 
     def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
         """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
-        s = self._stress_vectors(qb, vb)
-        return -self._assemble_vector(s.reshape(self.n_elements, -1) @ self._Bw_flat)
-
-    def _element_tangents(self, qb, vb):
-        """Element blocks of -dF/dq (K) and -dF/dv (C), each (N, 8, 8)."""
-        a, b = self._kinematics(qb)
-        g, eps, c, kappa, eb, ea_, k_a, k_b = self._strains(a, b)
-        shape = a.shape[:-1]
-        eye = np.eye(2)
-        E = np.array([[0.0, -1.0], [1.0, 0.0]])
-        outer = np.einsum
-        # second derivatives of kappa (kappa_bb = 0)
-        g52 = g ** -2.5
-        k_aa = (3.0 * g52)[..., None, None] * (outer("...i,...j->...ij", -eb, a)
-                                             + outer("...i,...j->...ij", a, -eb)) \
-            + (15.0 * kappa / g**2)[..., None, None] * outer("...i,...j->...ij", a, a) \
-            - (3.0 * kappa / g)[..., None, None] * eye
-        k_ab = -(g ** -1.5)[..., None, None] * E \
-            - (3.0 * g52)[..., None, None] * outer("...i,...j->...ij", a, ea_)
-        n_ax = self.ea * eps
-        m_b = self.ei * kappa
-        ad = bd = None
-        if self.damping and vb is not None:
-            ad, bd = self._kinematics(vb)
-            eps_d = np.einsum("...i,...i->...", a, ad)
-            kap_d = np.einsum("...i,...i->...", k_a, ad) + np.einsum("...i,...i->...", k_b, bd)
-            n_ax = n_ax + self.damping * self.ea * eps_d
-            m_b = m_b + self.damping * self.ei * kap_d
-        # Hessian of the energy density (Gauss-Newton part + stress part), 4 x 4 per point
-        P = np.zeros(shape + (4, 4))
-        mat_aa = self.ea * outer("...i,...j->...ij", a, a) \
-            + self.ei * outer("...i,...j->...ij", k_a, k_a)
-        mat_ab = self.ei * outer("...i,...j->...ij", k_a, k_b)
-        mat_bb = self.ei * outer("...i,...j->...ij", k_b, k_b)
-        P[..., :2, :2] = mat_aa + n_ax[..., None, None] * eye + m_b[..., None, None] * k_aa
-        P[..., :2, 2:] = mat_ab + m_b[..., None, None] * k_ab
-        P[..., 2:, :2] = np.swapaxes(mat_ab, -1, -2) \
-            + m_b[..., None, None] * np.swapaxes(k_ab, -1, -2)
-        P[..., 2:, 2:] = mat_bb
-        Cp = None
-        if ad is not None:
-            beta = self.damping
-            # d(eps')/da = a', d(kappa')/d(a, b) = (k_aa a' + k_ab b', k_ba a')
-            kd_a = np.einsum("...ij,...j->...i", k_aa, ad) + np.einsum("...ij,...j->...i",
-                                                                       k_ab, bd)
-            kd_b = np.einsum("...ji,...j->...i", k_ab, ad)
-            P[..., :2, :2] += beta * (self.ea * outer("...i,...j->...ij", a, ad)
-                                      + self.ei * outer("...i,...j->...ij", k_a, kd_a))
-            P[..., :2, 2:] += beta * self.ei * outer("...i,...j->...ij", k_a, kd_b)
-            P[..., 2:, :2] += beta * self.ei * outer("...i,...j->...ij", k_b, kd_a)
-            P[..., 2:, 2:] += beta * self.ei * outer("...i,...j->...ij", k_b, kd_b)
-            Cp = np.zeros(shape + (4, 4))
-            Cp[..., :2, :2] = mat_aa
-            Cp[..., :2, 2:] = mat_ab
-            Cp[..., 2:, :2] = np.swapaxes(mat_ab, -1, -2)
-            Cp[..., 2:, 2:] = mat_bb
-            Cp *= beta
-        # element matrices: sum_g w_g B_g^T P B_g
-        n_el = self.n_elements
-        k_el = (P.reshape(n_el, -1) @ self._W).reshape(n_el, 8, 8)
-        c_el = None if Cp is None else (Cp.reshape(n_el, -1) @ self._W).reshape(n_el, 8, 8)
-        return k_el, c_el
+        return self._elastic(qb, vb, False)[0]
 
     def tangent_matrices(self, qb, vb=None, sparse: bool = True):
         """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m].
@@ -395,8 +343,7 @@ class ANCFBeam(BodyBase):
         Returns scipy CSR matrices (``sparse=True``) or dense arrays; C is None without
         damping.  Both are block-banded: bandwidth 7 in the coordinate order.
         """
-        k_el, c_el = self._element_tangents(np.asarray(qb, float),
-                                            None if vb is None else np.asarray(vb, float))
+        _, k_el, c_el = self._elastic(qb, vb, True)
         asm = self._assemble_sparse if sparse else self._assemble_dense
         return asm(k_el), (None if c_el is None else asm(c_el))
 
@@ -462,7 +409,7 @@ class ANCFBeam(BodyBase):
     def strain_energy(self, qb) -> float:
         """Axial plus bending strain energy [J]."""
         a, b = self._kinematics(np.asarray(qb, float))
-        _, eps, _, kappa, *_ = self._strains(a, b)
+        eps, kappa = self._strains(a, b)
         dens = 0.5 * (self.ea * eps**2 + self.ei * kappa**2)
         return float((dens @ self.gauss_weights).sum())
 

@@ -37,7 +37,8 @@ allow_python_blocks=False)`` refuses such components.  Other SSP tools see a
 component they cannot load.
 
 Archives are unpacked with :func:`fmu.cosim.master.safe_extract`: member names with
-``..``, absolute names and links are refused.
+``..``, absolute names and links are refused, and every file an archive refers to (an
+FMU ``source``, a parameter binding's ``.ssv`` ``source``) must lie inside the archive.
 """
 from __future__ import annotations
 
@@ -349,7 +350,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
-    values = _read_bindings(el, where, base, label)
+    values = _read_bindings(el, where, base, inside, label)
     connectors = _read_connectors(el, where, label)
     feedthrough = None
     for ann in el.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
@@ -436,14 +437,16 @@ def _read_connectors(el, where: str, label: str) -> list[tuple[str, str]]:
     return out
 
 
-def _read_bindings(el, where: str, base: Path, label: str) -> dict[str, Any]:
+def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict[str, Any]:
+    """Parameter values bound to a component; a bound ``.ssv`` file of an archive must lie
+    inside the archive (as FMU sources must): no absolute path, ``..`` or ``file:`` URI."""
     values: dict[str, Any] = {}
     pbs = el.find(_q(SSD, "ParameterBindings"))
     for n, pb in enumerate(pbs if pbs is not None else [], 1):
         bwhere = f"{where}/<ssd:ParameterBinding> #{n}"
         prefix = pb.get("prefix", "")
         if pb.get("source"):
-            src = _resolve_source(pb.get("source"), base, False, bwhere, label)
+            src = _resolve_source(pb.get("source"), base, inside, bwhere, label)
             try:
                 pset = ET.parse(src).getroot()
             except ET.ParseError as e:

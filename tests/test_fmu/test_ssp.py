@@ -184,3 +184,24 @@ def test_cosimulate_takes_what_is_not_given_from_the_default_experiment(lag_fmu,
     with pytest.raises(MissingExperimentError, match="stop_time and step_size") as err:
         cosimulate(two_lags(lag_fmu))
     assert err.value.missing == ["stop_time", "step_size"]
+
+
+@pytest.mark.parametrize("source", ["../secret.ssv", "SECRET_ABS", "file:SECRET_ABS"])
+def test_parameter_binding_outside_the_archive_is_refused(lag_fmu, tmp_path, source):
+    secret = tmp_path / "secret.ssv"
+    secret.write_text(
+        '<ssv:ParameterSet xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"'
+        ' version="1.0" name="p"><ssv:Parameters><ssv:Parameter name="T"><ssv:Real value="0.7"/>'
+        '</ssv:Parameter></ssv:Parameters></ssv:ParameterSet>')
+    source = source.replace("SECRET_ABS", str(secret))
+    ssd = MINIMAL.replace('source="FirstOrderLag.fmu"/>',
+                          'source="resources/FirstOrderLag.fmu"><ssd:ParameterBindings>'
+                          f'<ssd:ParameterBinding source="{source}"/></ssd:ParameterBindings>'
+                          '</ssd:Component>').replace('source="FirstOrderLag.fmu"',
+                                                      'source="resources/FirstOrderLag.fmu"')
+    path = tmp_path / "s.ssp"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("SystemStructure.ssd", ssd)
+        z.write(lag_fmu, "resources/FirstOrderLag.fmu")
+    with pytest.raises(SSPError, match="ParameterBinding.*points outside the archive"):
+        import_ssp(path)

@@ -107,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     cosim.add_argument("-o", "--out", default=None,
                        help="results CSV (written up to the failure if the run fails)")
     cosim.add_argument("--plot", default=None, help="PNG of the outputs")
+    cosim.add_argument("--no-python-blocks", action="store_true",
+                       help="refuse Python blocks in the system file (a file with Python "
+                            "blocks runs code when loaded: use this for files you did not "
+                            "write); checked before anything is imported")
 
     args = parser.parse_args(argv)
     if args.command == "cosim":
@@ -224,7 +228,7 @@ def _parameter_values(block, settings: list[str]) -> dict:
 def _cosim(args) -> int:
 
     try:
-        system = load_system(args.system)
+        system = load_system(args.system, allow_python_blocks=not args.no_python_blocks)
     except (ValueError, OSError) as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -18,7 +19,7 @@ from controllers.laws import (
     ShapedQuinticTrajectory,
 )
 from flexcosim.demo import MODELS, run_demo
-from fmu.cosim.master import CosimError, StepControl
+from fmu.cosim.master import CosimError, CosimInterrupted, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
 from fmu.fmi.build import build_fmu
@@ -105,7 +106,13 @@ def main(argv: list[str] | None = None) -> int:
                        help="simulated seconds per wall-clock second with --realtime")
     cosim.add_argument("--progress", action="store_true", help="progress bar on stderr")
     cosim.add_argument("-o", "--out", default=None,
-                       help="results CSV (written up to the failure if the run fails)")
+                       help="results CSV, written as the run goes (checked before the run "
+                            "starts; valid up to the last step after a failure, a timeout or "
+                            "Ctrl-C/SIGTERM)")
+    cosim.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
+                       help="stop the run when a component takes longer than this (wall "
+                            "clock) in one step; an FMU stuck inside its C code cannot be "
+                            "interrupted and is reported only if it returns")
     cosim.add_argument("--plot", default=None, help="PNG of the outputs")
     cosim.add_argument("--no-python-blocks", action="store_true",
                        help="refuse Python blocks in the system file (a file with Python "
@@ -225,8 +232,41 @@ def _parameter_values(block, settings: list[str]) -> dict:
     return values
 
 
-def _cosim(args) -> int:
+#: SIGINT and SIGTERM end ``flexcosim cosim`` cleanly (results flushed, components
+#: terminated, temporary folders removed) with the shell's exit code 128 + signal.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+
+def _interrupt(signum, frame):
+    """Signal handler: the first SIGINT/SIGTERM becomes a KeyboardInterrupt that carries
+    the signal number; further ones are ignored while the run cleans up."""
+    for s in _STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    e = KeyboardInterrupt()
+    e.signal = signum
+    raise e
+
+
+def _cosim(args) -> int:
+    try:
+        previous = {s: signal.signal(s, _interrupt) for s in _STOP_SIGNALS}
+    except ValueError:  # not the main thread: no handlers, Ctrl-C stays KeyboardInterrupt
+        previous = {}
+    try:
+        return _cosim_run(args)
+    except CosimInterrupted as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 128 + (e.signal or signal.SIGINT)
+    except KeyboardInterrupt as e:  # while loading, before the run
+        print("flexcosim cosim: interrupted by the user before the run started",
+              file=sys.stderr)
+        return 128 + getattr(e, "signal", signal.SIGINT)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _cosim_run(args) -> int:
     try:
         system = load_system(args.system, allow_python_blocks=not args.no_python_blocks)
     except (ValueError, OSError) as e:
@@ -239,7 +279,7 @@ def _cosim(args) -> int:
                             start_time=args.start, method=args.method,
                             extrapolation=args.extrapolation, step_control=control,
                             realtime=args.realtime, speed=args.speed, progress=args.progress,
-                            output_file=args.out)
+                            output_file=args.out, step_timeout=args.step_timeout)
     except CosimError as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 1

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import warnings
@@ -128,30 +129,51 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.blocks and args.c_fmus:
             parser.error("--blocks and --c-fmus exclude each other")
+        for flag, value in (("--stop", args.stop), ("--step", args.step)):
+            if not (math.isfinite(value) and value > 0.0):
+                print(f"flexcosim demo: {flag} {value!r}: accepted: a finite time > 0 s",
+                      file=sys.stderr)
+                return 2
+        if args.step > args.stop:
+            print(f"flexcosim demo: --step {args.step!r} is longer than --stop {args.stop!r}: "
+                  "accepted: a step <= the stop time", file=sys.stderr)
+            return 2
         run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
                  use_fmus=not args.blocks, c_fmus=args.c_fmus)
         return 0
     if args.command == "build":
-        out = Path(args.out)
-        if args.model in MODELS:
-            block, name = MODELS[args.model]
-            config = None
-        elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
-
-            block = SystemBlock
-            stem = Path(args.model).stem
-            name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
-            config = {"model": model_to_dict(load_model(args.model)),
-                      "inputs": args.inputs.split(",") if args.inputs else None,
-                      "outputs": args.outputs.split(",") if args.outputs else None}
-        else:
-            parser.error(f"model {args.model!r}: accepted built-in models are "
-                         f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
-        path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
-                         model_name=name, configuration=config)
-        print(path)
-        return 0
+        try:
+            return _build(args, parser)
+        except (ValueError, OSError, RecursionError) as e:
+            text = "nested too deeply" if isinstance(e, RecursionError) else e
+            if isinstance(e, OSError) and e.filename is not None:
+                text = f"{e.filename}: {e.strerror}"
+            print(f"flexcosim build: {text}", file=sys.stderr)
+            return 2
     return 2  # pragma: no cover
+
+
+def _build(args, parser) -> int:
+    """``flexcosim build``: a built-in model or a model file as an FMU."""
+    out = Path(args.out)
+    if args.model in MODELS:
+        block, name = MODELS[args.model]
+        config = None
+    elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
+
+        block = SystemBlock
+        stem = Path(args.model).stem
+        name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
+        config = {"model": model_to_dict(load_model(args.model)),
+                  "inputs": args.inputs.split(",") if args.inputs else None,
+                  "outputs": args.outputs.split(",") if args.outputs else None}
+    else:
+        parser.error(f"model {args.model!r}: accepted built-in models are "
+                     f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
+    path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
+                     model_name=name, configuration=config)
+    print(path)
+    return 0
 
 
 #: Models with C equations, for ``flexcosim export-c``: the block (None: made from the

@@ -503,7 +503,12 @@ class FMUComponent(Component):
 
         self.fmu_path = Path(fmu_path)
         check_archive(self.fmu_path)  # before anything is unpacked from it
-        md = read_model_description(str(self.fmu_path))
+        try:
+            md = read_model_description(str(self.fmu_path))
+        except Exception as e:  # malformed XML (lxml), a zip whose sizes lie (BadZipFile), ...
+            text = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ValueError(f"FMU {name!r} ({self.fmu_path}): cannot read its "
+                             f"modelDescription.xml: {text}") from None
         if md.fmiVersion != "2.0" or md.coSimulation is None:
             raise ValueError(f"{self.fmu_path} is not an FMI 2.0 co-simulation FMU "
                              f"(fmiVersion {md.fmiVersion})")

@@ -737,7 +737,14 @@ def _read_file(path: Path) -> Any:
     if suffix not in FILE_TYPES:
         raise ModelFileError([f"(file): {path.name!r} is not a model file: accepted file "
                               f"types are {', '.join(FILE_TYPES)}"], str(path))
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelFileError([f"(file): cannot read it: {exc.strerror or exc}"],
+                             str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ModelFileError([f"(file): not UTF-8 text ({exc.reason} at byte {exc.start})"],
+                             str(path)) from None
     if suffix == ".json":
         def no_duplicates(pairs):
             obj = dict(pairs)
@@ -752,6 +759,13 @@ def _read_file(path: Path) -> Any:
         except json.JSONDecodeError as exc:
             raise ModelFileError([f"(file): not valid JSON: {exc.msg} at line {exc.lineno} "
                                   f"column {exc.colno}"], str(path)) from None
+        except RecursionError:
+            raise ModelFileError(["(file): nested too deeply to be a model file"],
+                                 str(path)) from None
+        except ModelFileError:
+            raise
+        except ValueError as exc:  # an integer of more than 4300 digits
+            raise ModelFileError([f"(file): not a valid model file: {exc}"], str(path)) from None
     yaml = _import_yaml(path)
     try:
         # Anchors and aliases are refused before anything is built: nested aliases expand
@@ -768,6 +782,9 @@ def _read_file(path: Path) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ModelFileError([f"(file): not valid YAML: {exc}"], str(path)) from None
+    except RecursionError:
+        raise ModelFileError(["(file): nested too deeply to be a model file"],
+                             str(path)) from None
 
 
 def _import_yaml(path: Path):

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -18,7 +20,7 @@ from controllers.laws import (
     ShapedQuinticTrajectory,
 )
 from flexcosim.demo import MODELS, run_demo
-from fmu.cosim.master import CosimError, StepControl
+from fmu.cosim.master import CosimError, CosimInterrupted, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
 from fmu.fmi.build import build_fmu
@@ -105,8 +107,18 @@ def main(argv: list[str] | None = None) -> int:
                        help="simulated seconds per wall-clock second with --realtime")
     cosim.add_argument("--progress", action="store_true", help="progress bar on stderr")
     cosim.add_argument("-o", "--out", default=None,
-                       help="results CSV (written up to the failure if the run fails)")
+                       help="results CSV, written as the run goes (checked before the run "
+                            "starts; valid up to the last step after a failure, a timeout or "
+                            "Ctrl-C/SIGTERM)")
+    cosim.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
+                       help="stop the run when a component takes longer than this (wall "
+                            "clock) in one step; an FMU stuck inside its C code cannot be "
+                            "interrupted and is reported only if it returns")
     cosim.add_argument("--plot", default=None, help="PNG of the outputs")
+    cosim.add_argument("--no-python-blocks", action="store_true",
+                       help="refuse Python blocks in the system file (a file with Python "
+                            "blocks runs code when loaded: use this for files you did not "
+                            "write); checked before anything is imported")
 
     args = parser.parse_args(argv)
     if args.command == "cosim":
@@ -117,30 +129,51 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.blocks and args.c_fmus:
             parser.error("--blocks and --c-fmus exclude each other")
+        for flag, value in (("--stop", args.stop), ("--step", args.step)):
+            if not (math.isfinite(value) and value > 0.0):
+                print(f"flexcosim demo: {flag} {value!r}: accepted: a finite time > 0 s",
+                      file=sys.stderr)
+                return 2
+        if args.step > args.stop:
+            print(f"flexcosim demo: --step {args.step!r} is longer than --stop {args.stop!r}: "
+                  "accepted: a step <= the stop time", file=sys.stderr)
+            return 2
         run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
                  use_fmus=not args.blocks, c_fmus=args.c_fmus)
         return 0
     if args.command == "build":
-        out = Path(args.out)
-        if args.model in MODELS:
-            block, name = MODELS[args.model]
-            config = None
-        elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
-
-            block = SystemBlock
-            stem = Path(args.model).stem
-            name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
-            config = {"model": model_to_dict(load_model(args.model)),
-                      "inputs": args.inputs.split(",") if args.inputs else None,
-                      "outputs": args.outputs.split(",") if args.outputs else None}
-        else:
-            parser.error(f"model {args.model!r}: accepted built-in models are "
-                         f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
-        path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
-                         model_name=name, configuration=config)
-        print(path)
-        return 0
+        try:
+            return _build(args, parser)
+        except (ValueError, OSError, RecursionError) as e:
+            text = "nested too deeply" if isinstance(e, RecursionError) else e
+            if isinstance(e, OSError) and e.filename is not None:
+                text = f"{e.filename}: {e.strerror}"
+            print(f"flexcosim build: {text}", file=sys.stderr)
+            return 2
     return 2  # pragma: no cover
+
+
+def _build(args, parser) -> int:
+    """``flexcosim build``: a built-in model or a model file as an FMU."""
+    out = Path(args.out)
+    if args.model in MODELS:
+        block, name = MODELS[args.model]
+        config = None
+    elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
+
+        block = SystemBlock
+        stem = Path(args.model).stem
+        name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
+        config = {"model": model_to_dict(load_model(args.model)),
+                  "inputs": args.inputs.split(",") if args.inputs else None,
+                  "outputs": args.outputs.split(",") if args.outputs else None}
+    else:
+        parser.error(f"model {args.model!r}: accepted built-in models are "
+                     f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
+    path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
+                     model_name=name, configuration=config)
+    print(path)
+    return 0
 
 
 #: Models with C equations, for ``flexcosim export-c``: the block (None: made from the
@@ -221,10 +254,43 @@ def _parameter_values(block, settings: list[str]) -> dict:
     return values
 
 
-def _cosim(args) -> int:
+#: SIGINT and SIGTERM end ``flexcosim cosim`` cleanly (results flushed, components
+#: terminated, temporary folders removed) with the shell's exit code 128 + signal.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+
+def _interrupt(signum, frame):
+    """Signal handler: the first SIGINT/SIGTERM becomes a KeyboardInterrupt that carries
+    the signal number; further ones are ignored while the run cleans up."""
+    for s in _STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    e = KeyboardInterrupt()
+    e.signal = signum
+    raise e
+
+
+def _cosim(args) -> int:
     try:
-        system = load_system(args.system)
+        previous = {s: signal.signal(s, _interrupt) for s in _STOP_SIGNALS}
+    except ValueError:  # not the main thread: no handlers, Ctrl-C stays KeyboardInterrupt
+        previous = {}
+    try:
+        return _cosim_run(args)
+    except CosimInterrupted as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 128 + (e.signal or signal.SIGINT)
+    except KeyboardInterrupt as e:  # while loading, before the run
+        print("flexcosim cosim: interrupted by the user before the run started",
+              file=sys.stderr)
+        return 128 + getattr(e, "signal", signal.SIGINT)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _cosim_run(args) -> int:
+    try:
+        system = load_system(args.system, allow_python_blocks=not args.no_python_blocks)
     except (ValueError, OSError) as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2
@@ -235,7 +301,7 @@ def _cosim(args) -> int:
                             start_time=args.start, method=args.method,
                             extrapolation=args.extrapolation, step_control=control,
                             realtime=args.realtime, speed=args.speed, progress=args.progress,
-                            output_file=args.out)
+                            output_file=args.out, step_timeout=args.step_timeout)
     except CosimError as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 1

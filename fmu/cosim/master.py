@@ -65,8 +65,11 @@ from __future__ import annotations
 import ctypes
 import heapq
 import math
+import os
 import shutil
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections import deque
@@ -82,7 +85,7 @@ from mbdcore.timeseries import TimeSeries
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
-    "FMUComponent", "Master", "RealTimeStats", "RealTimeWarning", "Result", "StepControl", "System",
+    "CosimInterrupted", "FMUComponent", "Master", "RealTimeStats", "RealTimeWarning", "Result", "StepControl", "System",
     "check_archive", "safe_extract",
 ]
 
@@ -135,6 +138,39 @@ class CosimError(RuntimeError):
         self.time = time
         self.result = result
         self.log = list(log)
+
+
+class CosimInterrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C, or SIGTERM where the caller turns it into a
+    KeyboardInterrupt, as ``flexcosim cosim`` does): not a failure of a component.
+
+    Attributes
+    ----------
+    time : float
+        Simulation time of the last complete communication point [s].
+    result : Result
+        Rows recorded up to that point (already in the CSV file if one was given).
+    csv : Path or None
+        The CSV file, if any.
+    signal : int or None
+        The signal number if the interruption came from a signal handler that recorded it.
+    """
+
+    def __init__(self, message: str, time: float, result: "Result", csv: Path | None = None,
+                 signal: int | None = None):
+        super().__init__(message)
+        self.time = time
+        self.result = result
+        self.csv = csv
+        self.signal = signal
+
+
+class StepTimeout(BaseException):
+    """Raised in the main thread by the step watchdog of ``Master.run(step_timeout=...)``.
+
+    A BaseException, so that a component's ``except Exception`` does not swallow it; the
+    master turns it into a :class:`CosimError` naming the component and the time.
+    """
 
 
 class AlgebraicLoopError(ValueError):
@@ -467,7 +503,12 @@ class FMUComponent(Component):
 
         self.fmu_path = Path(fmu_path)
         check_archive(self.fmu_path)  # before anything is unpacked from it
-        md = read_model_description(str(self.fmu_path))
+        try:
+            md = read_model_description(str(self.fmu_path))
+        except Exception as e:  # malformed XML (lxml), a zip whose sizes lie (BadZipFile), ...
+            text = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ValueError(f"FMU {name!r} ({self.fmu_path}): cannot read its "
+                             f"modelDescription.xml: {text}") from None
         if md.fmiVersion != "2.0" or md.coSimulation is None:
             raise ValueError(f"{self.fmu_path} is not an FMI 2.0 co-simulation FMU "
                              f"(fmiVersion {md.fmiVersion})")
@@ -1129,6 +1170,7 @@ class _Pacer:
         self.t0, self.speed = t0, speed
         self.stats = RealTimeStats(speed)
         self._m2 = 0.0
+        self.wall0 = time.perf_counter()  # reset by start(); set here for a run failing before
 
     def start(self) -> None:
         self.wall0 = time.perf_counter()
@@ -1193,6 +1235,108 @@ class _Progress:
         self.stream.flush()
 
 
+def _csv_number(v: float) -> str:
+    return "%.17g" % v
+
+
+class _CsvWriter:
+    """The results CSV written as the run goes: the header when the run starts, then
+    each recorded row as one complete line (one unbuffered write), so the file is a
+    valid CSV up to the last recorded point at any moment -- after a crash, a signal
+    or a timeout too.  Same format as :meth:`Result.to_csv` (17 significant digits).
+
+    The file is created when the writer is made, before any component starts: an
+    unwritable path fails at once, with a ValueError naming it.
+    """
+
+    def __init__(self, path: str | Path, names: Sequence[str]):
+        self.path = Path(path)
+        try:
+            if self.path.is_dir():
+                raise IsADirectoryError(21, "is a directory")
+            self.fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                                          0o666)
+        except OSError as e:
+            raise ValueError(f"cannot write the results file {str(self.path)!r}: "
+                             f"{e.strerror or e}") from None
+        self._write(",".join(names) + "\n")
+
+    def _write(self, text: str) -> None:
+        data = text.encode()
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    def row(self, values) -> None:
+        self._write(",".join(map(_csv_number, values)) + "\n")
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class _Watchdog:
+    """Stops a run whose component does not return from ``do_step`` within ``timeout``
+    seconds of wall time: a thread that watches the run's state (the running thread
+    stamps each ``do_step`` with the clock) and raises :class:`StepTimeout` in the
+    running thread.
+
+    In the main thread the watchdog sends it SIGALRM (its handler, installed for the run
+    and restored after, raises StepTimeout), which also wakes a blocking call such as
+    ``time.sleep``; in another thread it uses ``PyThreadState_SetAsyncExc``.  Either way
+    the exception takes effect at the next Python bytecode: a Python block stuck in a
+    loop or a wait is stopped, an FMU stuck inside its C code is not (C code cannot be
+    interrupted in-process; the timeout then takes effect when, if ever, the call
+    returns).
+    """
+
+    def __init__(self, state: dict, timeout: float):
+        self.state, self.timeout = state, timeout
+        self.fired: tuple | None = None
+        self._target = threading.get_ident()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._previous = None
+        if threading.current_thread() is threading.main_thread() and \
+                hasattr(signal, "pthread_kill") and hasattr(signal, "SIGALRM"):
+            self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        self._thread = threading.Thread(target=self._watch, name="flexcosim-step-watchdog",
+                                        daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        poll = min(max(self.timeout / 10.0, 1e-3), 0.5)
+        state = self.state
+        while not self._stop.wait(poll):
+            since = state.get("since")
+            if state["phase"] != "do_step" or since is None:
+                continue
+            late = time.perf_counter() - since
+            if late > self.timeout:
+                with self._lock:
+                    if self._stop.is_set():
+                        return
+                    self.fired = (state["comp"], state["t"], late)
+                    if self._previous is not None:
+                        signal.pthread_kill(self._target, signal.SIGALRM)
+                    else:
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                            ctypes.c_ulong(self._target), ctypes.py_object(StepTimeout))
+                return
+
+    @staticmethod
+    def _on_alarm(signum, frame):
+        raise StepTimeout()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop.set()
+        self._thread.join()
+        if self._previous is not None:
+            signal.signal(signal.SIGALRM, self._previous)
+            self._previous = None
+
+
 class _Run:
     """The working state of one :meth:`Master.run`: the coupling vectors (``y`` every
     connected output, ``u`` every input), the recorded rows, the input setters of the
@@ -1206,7 +1350,8 @@ class _Run:
         self.record_every = record_every
         self.pacer, self.progress = pacer, progress
         ncol = 1 + master._n_out + master._n_in
-        cap = (n_steps // record_every + 2) if n_steps is not None else 1024
+        # grown by doubling in record(): a huge run does not allocate its rows up front
+        cap = min(n_steps // record_every + 2, 1 << 16) if n_steps is not None else 1024
         self.rows = np.empty((cap, ncol))
         self.nrec = 0
         self.y = [0.0] * master._n_out
@@ -1218,7 +1363,10 @@ class _Run:
         self.forced = 0
         self.t = t0
         self.started: list[Component] = []
-        self.state = {"t": t0, "comp": None, "phase": "initialize"}
+        self.state = {"t": t0, "comp": None, "phase": "initialize", "since": None}
+        self.csv: _CsvWriter | None = None
+        self.finished = False
+        self.clock = time.perf_counter
         # Setters are built per run: FMU instances only exist after initialize().
         self._in_off = master._in_off
         self.src = master._src
@@ -1264,11 +1412,17 @@ class _Run:
     def finish(self) -> None:
         """Terminate every started component; the run's outcome (or its error) matters
         more than cleanup noise."""
+        if self.finished:
+            return
+        self.finished = True
         for c in self.started:
             try:
                 c.terminate()
             except Exception:
                 pass
+        self.started.clear()
+        if self.csv is not None:
+            self.csv.close()
         if self.progress is not None:
             self.progress.close(self.t)
 
@@ -1320,6 +1474,8 @@ class _Run:
         row[1:1 + len(y)] = y
         row[1 + len(y):] = self.u
         self.nrec += 1
+        if self.csv is not None:
+            self.csv.row(row.tolist())
 
     def advance(self, t: float, h: float, t_next: float, c_ext: float | None) -> None:
         """One communication step t -> t_next = t + h, outputs propagated at t_next.
@@ -1340,7 +1496,7 @@ class _Run:
                 state["comp"], state["phase"] = c, "setting inputs"
                 setter(vals)
             if gauss_seidel:
-                state["comp"], state["phase"] = c, "do_step"
+                state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
                 c.do_step(t, h)
                 state["t"] = t_next  # the new outputs belong to the end of the step
                 vals = self.read(i)
@@ -1350,7 +1506,7 @@ class _Run:
         if not gauss_seidel:
             for i in self.order_idx:
                 c = self.comps[i]
-                state["comp"], state["phase"] = c, "do_step"
+                state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
                 c.do_step(t, h)
         state["t"] = t_next
         self.propagate()
@@ -1608,7 +1764,8 @@ class Master:
     # -- running -----------------------------------------------------------------------
     def run(self, stop_time: float, start_time: float = 0.0, *, steps: Sequence[float] | None = None,
             realtime: bool = False, speed: float = 1.0, progress: bool = False,
-            csv: str | Path | None = None, record_every: int = 1) -> Result:
+            csv: str | Path | None = None, record_every: int = 1,
+            step_timeout: float | None = None) -> Result:
         """Simulate from ``start_time`` to ``stop_time`` [s].
 
         Without ``step_control`` and ``steps``, ``stop_time - start_time`` must be a
@@ -1631,10 +1788,19 @@ class Master:
         progress : bool
             Draw a progress bar on stderr.
         csv : str or Path, optional
-            Write the result to this CSV file, the partial result if the run fails.
+            Write the result to this CSV file as the run goes (created before any
+            component starts, so an unwritable path fails at once with ValueError; one
+            complete line per recorded point): a valid CSV up to the last recorded
+            point at any moment, also when the run fails or is interrupted.
         record_every : int
             Record one communication point in ``record_every`` (the first and the
             last always); memory stays flat on long runs.
+        step_timeout : float, optional
+            Wall-clock seconds a component may take in one ``do_step``; beyond that the
+            run stops with CosimError naming the component and the time (a watchdog
+            thread raises :class:`StepTimeout` in the running thread: Python blocks and
+            Python FMUs are stopped at their next bytecode; an FMU stuck inside its C
+            code cannot be interrupted in-process and is only reported if it returns).
 
         Returns
         -------
@@ -1648,6 +1814,10 @@ class Master:
             A component failed (exception or FMI error status, rejected input, NaN
             or out-of-range value); ``err.result`` holds the rows up to the last
             complete point (also written to ``csv`` if given, ``err.csv``).
+        CosimInterrupted
+            KeyboardInterrupt during the run (a KeyboardInterrupt subclass): the
+            components are terminated, their temporary folders removed, ``err.result``
+            holds the rows so far (in ``csv`` too).
         """
         t0, stop = float(start_time), float(stop_time)
         span = stop - t0
@@ -1666,7 +1836,12 @@ class Master:
                 raise ValueError(f"stop_time {stop!r} s must be after start_time {t0!r} s")
             mode, n_steps = "variable", None
         else:
-            mode, n_steps = "fixed", int(round(span / self.step))
+            ratio = span / self.step
+            if not (math.isfinite(span) and math.isfinite(ratio)) or abs(ratio) > 2.0 ** 53:
+                raise ValueError(f"stop_time - start_time = {span!r} s is {ratio:.3g} steps of "
+                                 f"{self.step!r} s: accepted: finite times and at most 2**53 "
+                                 "steps")
+            mode, n_steps = "fixed", int(round(ratio))
             if n_steps < 0 or abs(n_steps * self.step - span) > 1e-9 * max(1.0, abs(span)):
                 raise ValueError(f"stop_time - start_time = {span!r} s is not a whole number "
                                  f"of steps of {self.step!r} s")
@@ -1678,26 +1853,40 @@ class Master:
             raise ValueError(f"speed {speed!r} must be finite and > 0")
         if mode == "variable" or (mode == "replay" and len(set(steps)) > 1):
             self._check_variable_step(rollback=mode == "variable")
+        if step_timeout is not None:
+            step_timeout = float(step_timeout)
+            if not (math.isfinite(step_timeout) and step_timeout > 0.0):
+                raise ValueError(f"step_timeout {step_timeout!r} s must be finite and > 0")
 
         run = _Run(self, t0, n_steps, record_every,
                    _Pacer(t0, speed) if realtime else None,
                    _Progress(t0, stop) if progress else None)
+        if csv is not None:  # before any component starts: an unwritable path fails now
+            run.csv = _CsvWriter(csv, ["time"] + self._out_names + self._in_names)
+        watchdog = None
         try:
-            run.start(t0, stop)
-            if mode == "fixed":
-                self._run_fixed(run, t0, n_steps)
-            elif mode == "replay":
-                self._run_replay(run, t0, steps)
-            else:
-                self._run_variable(run, t0, stop)
+            try:
+                if step_timeout is not None:
+                    watchdog = _Watchdog(run.state, step_timeout)
+                run.start(t0, stop)
+                if mode == "fixed":
+                    self._run_fixed(run, t0, n_steps)
+                elif mode == "replay":
+                    self._run_replay(run, t0, steps)
+                else:
+                    self._run_variable(run, t0, stop)
+            finally:
+                if watchdog is not None:
+                    watchdog.stop()
+        except StepTimeout as e:
+            raise self._failure(run, e, csv, timeout=(step_timeout, watchdog.fired)) from None
+        except KeyboardInterrupt as e:
+            raise self._interrupted(run, e, csv) from None
         except Exception as e:
             raise self._failure(run, e, csv) from e
         finally:
             run.finish()
-        result = run.result()
-        if csv is not None:
-            result.to_csv(csv)
-        return result
+        return run.result()
 
     # -- one loop per stepping mode -----------------------------------------------------
     def _run_fixed(self, run: "_Run", t0: float, n_steps: int) -> None:
@@ -1782,25 +1971,43 @@ class Master:
             fac = min(max(fac, ctrl.max_shrink), 1.0 if shrunk else ctrl.max_growth)
             h = min(h * fac, max_step)
 
-    def _failure(self, run: "_Run", e: Exception, csv) -> CosimError:
+    def _failure(self, run: "_Run", e: BaseException, csv, timeout=None) -> CosimError:
         """The CosimError of a failed run: which component, where, the log, the rows so
-        far (written to ``csv`` if given)."""
+        far (already in ``csv`` if given: it is written as the run goes)."""
         c = run.state["comp"]
+        t = run.state["t"]
+        if timeout is not None and timeout[1] is not None:
+            c, t, _ = timeout[1]
         variable = getattr(e, "variable", None)
         log = list(getattr(e, "log", None) or (c.log if c is not None else []))
-        where = f" at t = {run.state['t']:.12g} s"
+        where = f" at t = {t:.12g} s"
         var = f", variable {c.name}.{variable}" if (c is not None and variable) else ""
         name = c.name if c is not None else "?"
-        msg = f"component {name!r} failed in {run.state['phase']}{where}{var}: {e}"
+        if timeout is not None:
+            msg = (f"component {name!r} did not return from do_step{where} within the step "
+                   f"timeout of {timeout[0]:g} s (wall clock): run stopped")
+        else:
+            msg = f"component {name!r} failed in {run.state['phase']}{where}{var}: {e}"
         if log:
             msg += "\nlog of " + repr(name) + ":\n  " + "\n  ".join(log[-20:])
         partial = run.result()
         if csv is not None:
-            partial.to_csv(csv)
-            msg += f"\nresults up to t = {run.t:.12g} s written to {csv}"
-        err = CosimError(msg, name, variable, run.state["t"], partial, log)
+            what = (f"results up to t = {run.t:.12g} s" if len(partial) else
+                    "no results (failed before the first point; header only)")
+            msg += f"\n{what} written to {csv}"
+        err = CosimError(msg, name, variable, t, partial, log)
         err.csv = Path(csv) if csv is not None else None
         return err
+
+    def _interrupted(self, run: "_Run", e: KeyboardInterrupt, csv) -> CosimInterrupted:
+        """The run was interrupted: not a component's failure; the rows so far."""
+        run.finish()  # terminate the components (temporary folders) before reporting
+        partial = run.result()
+        msg = f"interrupted by the user at t = {run.t:.12g} s"
+        if csv is not None:
+            msg += f"; results up to t = {run.t:.12g} s written to {csv}"
+        return CosimInterrupted(msg, run.t, partial, Path(csv) if csv is not None else None,
+                                getattr(e, "signal", None))
 
     def _check_variable_step(self, rollback: bool) -> None:
         """Every component must accept varying steps and, for rollback, restore its state."""
@@ -1846,7 +2053,9 @@ class Master:
                 realtime: RealTimeStats | None = None) -> Result:
         names = ["time"] + self._out_names + self._in_names
         dtype = np.dtype([(n, np.float64) for n in names])
-        data = np.ascontiguousarray(rows).view(dtype).reshape(len(rows))
+        rows = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
+        data = (np.zeros(0, dtype) if len(rows) == 0 else
+                np.ascontiguousarray(rows).view(dtype).reshape(len(rows)))
         units = {}
         for c in self.system.components:
             for v in (*c.outputs, *c.inputs):

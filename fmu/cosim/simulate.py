@@ -26,7 +26,7 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                method: str | None = None, extrapolation: int | None = None,
                step_control: StepControl | None = None, realtime: bool = False,
                speed: float = 1.0, progress: bool = False, output_file: str | Path | None = None,
-               record_every: int = 1) -> Result:
+               record_every: int = 1, step_timeout: float | None = None) -> Result:
     """Co-simulate ``system`` and return its :class:`~fmu.cosim.master.Result`.
 
     Parameters
@@ -41,10 +41,13 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
         Order of the input extrapolation; default: the experiment's, else 0.
     step_control : StepControl, optional
         Variable communication step with error control and rollback.
-    realtime, speed, progress, record_every
-        As for :meth:`Master.run`.
+    realtime, speed, progress, record_every, step_timeout
+        As for :meth:`Master.run` (``step_timeout``: wall-clock seconds a component may
+        take in one step before the run is stopped).
     output_file : str or Path, optional
-        CSV file written with the result (with the partial result if the run fails).
+        CSV file written as the run goes (``csv`` of :meth:`Master.run`): checked before
+        the run starts, valid up to the last recorded point if the run fails or is
+        interrupted.
 
     Raises
     ------
@@ -53,7 +56,10 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
     ValueError
         An invalid setting.
     CosimError
-        A component failed; the error holds the partial result.
+        A component failed or exceeded ``step_timeout``; the error holds the partial
+        result.
+    CosimInterrupted
+        KeyboardInterrupt during the run; holds the partial result.
     """
     if not isinstance(system, System):
         system = load_system(system)
@@ -68,4 +74,4 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                     extrapolation=extrapolation if extrapolation is not None
                     else exp.get("extrapolation", 0), step_control=step_control)
     return master.run(float(stop), start, realtime=realtime, speed=speed, progress=progress,
-                      csv=output_file, record_every=record_every)
+                      csv=output_file, record_every=record_every, step_timeout=step_timeout)

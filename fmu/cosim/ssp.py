@@ -32,15 +32,19 @@ A Python block cannot live inside an SSP archive.  It is *referenced*: a compone
 of type ``application/x-flexcosim-python-block`` whose ``source`` is
 ``python:package.module:ClassName``; its parameters are bound like an FMU's.  On
 import the class is imported by that path (it must be installed or on
-``sys.path``) and must be a :class:`mbdcore.blocks.Block`; ``import_ssp(...,
-allow_python_blocks=False)`` refuses such components.  Other SSP tools see a
-component they cannot load.
+``sys.path``) and must be a :class:`mbdcore.blocks.Block`.  **A system file with
+Python blocks runs code**: importing the module executes it, before it is known to hold
+a Block.  ``load_system(..., allow_python_blocks=False)`` (``flexcosim cosim
+--no-python-blocks``) refuses such components before anything is imported; use it for
+files you did not write.  Other SSP tools see a component they cannot load.
 
 Archives are unpacked with :func:`fmu.cosim.master.safe_extract`: member names with
-``..``, absolute names and links are refused.
+``..``, absolute names and links are refused, and every file an archive refers to (an
+FMU ``source``, a parameter binding's ``.ssv`` ``source``) must lie inside the archive.
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import math
@@ -307,6 +311,13 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
         raise SSPError(f"{label}: {swhere} has connectors of its own: system-level connectors "
                        "are not supported")
     elements = _child(sysel, SSD, "Elements", swhere, label, required=True)
+    if not allow_blocks:  # before any component is loaded or any module imported
+        for el in elements:
+            source = el.get("source") or ""
+            if el.get("type") == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
+                raise SSPError(f"{label}: <ssd:Component name={el.get('name')!r}> references "
+                               f"the Python block {source!r}; Python blocks are not allowed here "
+                               "(allow_python_blocks=False, --no-python-blocks)")
     components: list[Component] = []
     for n, el in enumerate(elements, 1):
         tag = _local(el.tag)
@@ -349,7 +360,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
-    values = _read_bindings(el, where, base, label)
+    values = _read_bindings(el, where, base, inside, label)
     connectors = _read_connectors(el, where, label)
     feedthrough = None
     for ann in el.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
@@ -436,14 +447,16 @@ def _read_connectors(el, where: str, label: str) -> list[tuple[str, str]]:
     return out
 
 
-def _read_bindings(el, where: str, base: Path, label: str) -> dict[str, Any]:
+def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict[str, Any]:
+    """Parameter values bound to a component; a bound ``.ssv`` file of an archive must lie
+    inside the archive (as FMU sources must): no absolute path, ``..`` or ``file:`` URI."""
     values: dict[str, Any] = {}
     pbs = el.find(_q(SSD, "ParameterBindings"))
     for n, pb in enumerate(pbs if pbs is not None else [], 1):
         bwhere = f"{where}/<ssd:ParameterBinding> #{n}"
         prefix = pb.get("prefix", "")
         if pb.get("source"):
-            src = _resolve_source(pb.get("source"), base, False, bwhere, label)
+            src = _resolve_source(pb.get("source"), base, inside, bwhere, label)
             try:
                 pset = ET.parse(src).getroot()
             except ET.ParseError as e:
@@ -565,16 +578,99 @@ def system_to_dict(system: System, base: str | Path | None = None) -> dict[str, 
             "experiment": dict(system.experiment)}
 
 
+#: Keys of a JSON system, of its components and of its experiment.
+SYSTEM_KEYS = ("components", "connections", "experiment")
+COMPONENT_KEYS = ("name", "fmu", "block", "parameters", "feedthrough")
+EXPERIMENT_KEYS = ("start_time", "stop_time", "step", "method", "extrapolation")
+_METHODS = ("gauss-seidel", "jacobi")
+_EXTRAPOLATIONS = (0, 1, "zero", "first")
+
+
+def _check_keys(obj: Mapping, accepted: tuple[str, ...], where: str, label: str) -> None:
+    """Refuse a key that is not one of ``accepted``, naming it and suggesting the closest."""
+    for key in obj:
+        if key not in accepted:
+            close = difflib.get_close_matches(str(key), accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SSPError(f"{label}: {where}: unknown key {key!r}{hint}; accepted keys: "
+                           f"{', '.join(accepted)}")
+
+
+def _check_experiment(exp: Any, label: str) -> dict[str, Any]:
+    if not isinstance(exp, Mapping):
+        raise SSPError(f"{label}: experiment: expected an object with keys "
+                       f"{', '.join(EXPERIMENT_KEYS)}, got {type(exp).__name__}")
+    _check_keys(exp, EXPERIMENT_KEYS, "experiment", label)
+    for key in ("start_time", "stop_time", "step"):
+        if key in exp:
+            v = exp[key]
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and math.isfinite(float(v))):
+                raise SSPError(f"{label}: experiment.{key} = {_short(v)}: accepted: a finite "
+                               "number [s]")
+    if "method" in exp and exp["method"] not in _METHODS:
+        raise SSPError(f"{label}: experiment.method = {_short(exp['method'])}: accepted: "
+                       f"{', '.join(_METHODS)}")
+    if "extrapolation" in exp and (isinstance(exp["extrapolation"], bool)
+                                   or exp["extrapolation"] not in _EXTRAPOLATIONS):
+        raise SSPError(f"{label}: experiment.extrapolation = {_short(exp['extrapolation'])}: "
+                       "accepted: 0, 1, 'zero', 'first'")
+    return dict(exp)
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**60 else "a huge integer"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_connections(conns: Any, label: str):
+    """Connections as a mapping or a list of [source, destination] pairs of strings."""
+    if isinstance(conns, Mapping):
+        for src, dst in conns.items():
+            if not (isinstance(dst, str) or (isinstance(dst, list)
+                                             and all(isinstance(d, str) for d in dst))):
+                raise SSPError(f"{label}: connections[{src!r}]: accepted: 'component.input' "
+                               "or a list of them")
+        return conns
+    if not isinstance(conns, list):
+        raise SSPError(f"{label}: connections = {_short(conns)}: accepted: a list of "
+                       "['component.output', 'component.input'] pairs, or an object "
+                       "{'component.output': 'component.input'}")
+    for n, p in enumerate(conns):
+        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
+            raise SSPError(f"{label}: connections[{n}] = {_short(p)}: accepted: a pair "
+                           "['component.output', 'component.input']")
+    return [tuple(p) for p in conns]
+
+
 def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
                      allow_python_blocks: bool = True, label: str = "system") -> System:
-    """Inverse of :func:`system_to_dict`; relative FMU paths are taken from ``base``."""
+    """Inverse of :func:`system_to_dict`; relative FMU paths are taken from ``base``.
+
+    Unknown keys (of the system, a component or the experiment) are refused naming the
+    key and the accepted ones.  With ``allow_python_blocks=False`` a component with a
+    ``block`` is refused before anything is imported or loaded.
+    """
     if not isinstance(data, Mapping) or not isinstance(data.get("components"), list):
         raise SSPError(f"{label}: expected an object with a list 'components'")
-    comps: list[Component] = []
+    _check_keys(data, SYSTEM_KEYS, "(top level)", label)
     for n, entry in enumerate(data["components"]):
         where = f"components[{n}]"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
             raise SSPError(f"{label}: {where}: needs a string 'name'")
+        where = f"components[{n}] ({entry['name']!r})"
+        _check_keys(entry, COMPONENT_KEYS, where, label)
+        if not isinstance(entry.get("parameters") or {}, Mapping):
+            raise SSPError(f"{label}: {where}.parameters: accepted: an object "
+                           "{name: value}")
+        if "block" in entry and not allow_python_blocks:
+            raise SSPError(f"{label}: {where}: references the Python block "
+                           f"{str(entry['block'])!r}; Python blocks are not allowed here "
+                           "(allow_python_blocks=False, --no-python-blocks)")
+    experiment = _check_experiment(data.get("experiment") or {}, label)
+    conns = _check_connections(data.get("connections", []), label)
+    comps: list[Component] = []
+    for n, entry in enumerate(data["components"]):
         where = f"components[{n}] ({entry['name']!r})"
         params = dict(entry.get("parameters") or {})
         if ("fmu" in entry) == ("block" in entry):
@@ -590,28 +686,37 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
             except ValueError as e:
                 raise SSPError(f"{label}: {where}: {e}") from None
         else:
-            if not allow_python_blocks:
-                raise SSPError(f"{label}: {where}: Python blocks are not allowed here")
             comps.append(_block_component(entry["name"], str(entry["block"]), params, where, label))
-    conns = data.get("connections", [])
     try:
-        system = System(comps, conns if isinstance(conns, Mapping) else [tuple(p) for p in conns])
+        system = System(comps, conns)
     except (ValueError, TypeError) as e:
         raise SSPError(f"{label}: connections: {e}") from None
-    system.experiment = dict(data.get("experiment") or {})
+    system.experiment = experiment
     return system
 
 
 def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System:
-    """A system from an ``.ssp``, ``.ssd`` or ``.json`` file."""
+    """A system from an ``.ssp``, ``.ssd`` or ``.json`` file.
+
+    A system file that references Python blocks runs code: the block's module is
+    imported (and its top level executed) when the system is loaded.  Load files you do
+    not trust with ``allow_python_blocks=False`` (``flexcosim cosim
+    --no-python-blocks``): any Python block is then refused before anything is imported.
+    """
     path = Path(path)
     if path.suffix in (".ssp", ".ssd"):
         return import_ssp(path, allow_python_blocks=allow_python_blocks)
     if path.suffix == ".json":
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise SSPError(f"{path}: not valid JSON: {e}") from None
+        except UnicodeDecodeError as e:
+            raise SSPError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        except ValueError as e:  # an integer of more than 4300 digits
+            raise SSPError(f"{path}: not a valid system file: {e}") from None
+        except RecursionError:
+            raise SSPError(f"{path}: nested too deeply to be a system file") from None
         return system_from_dict(data, path.resolve().parent,
                                 allow_python_blocks=allow_python_blocks, label=str(path))
     raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json")

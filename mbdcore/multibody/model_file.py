@@ -737,25 +737,54 @@ def _read_file(path: Path) -> Any:
     if suffix not in FILE_TYPES:
         raise ModelFileError([f"(file): {path.name!r} is not a model file: accepted file "
                               f"types are {', '.join(FILE_TYPES)}"], str(path))
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelFileError([f"(file): cannot read it: {exc.strerror or exc}"],
+                             str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ModelFileError([f"(file): not UTF-8 text ({exc.reason} at byte {exc.start})"],
+                             str(path)) from None
     if suffix == ".json":
         def no_duplicates(pairs):
-            keys = [k for k, _ in pairs]
-            dup = sorted({k for k in keys if keys.count(k) > 1})
-            if dup:  # json would silently keep the last one
+            obj = dict(pairs)
+            if len(obj) != len(pairs):  # json would silently keep the last one
+                seen: set = set()  # linear in the keys (no count per key)
+                dup = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
                 raise ModelFileError([f"(file): duplicate key(s) {', '.join(dup)} in one "
                                       "object; accepted: each key once"], str(path))
-            return dict(pairs)
+            return obj
         try:
             return json.loads(text, object_pairs_hook=no_duplicates)
         except json.JSONDecodeError as exc:
             raise ModelFileError([f"(file): not valid JSON: {exc.msg} at line {exc.lineno} "
                                   f"column {exc.colno}"], str(path)) from None
+        except RecursionError:
+            raise ModelFileError(["(file): nested too deeply to be a model file"],
+                                 str(path)) from None
+        except ModelFileError:
+            raise
+        except ValueError as exc:  # an integer of more than 4300 digits
+            raise ModelFileError([f"(file): not a valid model file: {exc}"], str(path)) from None
     yaml = _import_yaml(path)
     try:
+        # Anchors and aliases are refused before anything is built: nested aliases expand
+        # exponentially (a few hundred bytes can fill the memory, "billion laughs"), and a
+        # model file has no use for them.  The event scan is linear in the text.
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                what = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
+                raise ModelFileError([f"(file): line {event.start_mark.line + 1}: YAML {what}"
+                                      f"{anchor}: anchors and aliases are not accepted in model "
+                                      "files; accepted: plain values (write each value out)"],
+                                     str(path))
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ModelFileError([f"(file): not valid YAML: {exc}"], str(path)) from None
+    except RecursionError:
+        raise ModelFileError(["(file): nested too deeply to be a model file"],
+                             str(path)) from None
 
 
 def _import_yaml(path: Path):

@@ -1,7 +1,9 @@
 """Systems in files: SSP 1.0 (.ssp/.ssd) and JSON round trips, malformed files, unsafe archives."""
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 import zipfile
 
 import numpy as np
@@ -184,3 +186,103 @@ def test_cosimulate_takes_what_is_not_given_from_the_default_experiment(lag_fmu,
     with pytest.raises(MissingExperimentError, match="stop_time and step_size") as err:
         cosimulate(two_lags(lag_fmu))
     assert err.value.missing == ["stop_time", "step_size"]
+
+
+@pytest.mark.parametrize("source", ["../secret.ssv", "SECRET_ABS", "file:SECRET_ABS"])
+def test_parameter_binding_outside_the_archive_is_refused(lag_fmu, tmp_path, source):
+    secret = tmp_path / "secret.ssv"
+    secret.write_text(
+        '<ssv:ParameterSet xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"'
+        ' version="1.0" name="p"><ssv:Parameters><ssv:Parameter name="T"><ssv:Real value="0.7"/>'
+        '</ssv:Parameter></ssv:Parameters></ssv:ParameterSet>')
+    source = source.replace("SECRET_ABS", str(secret))
+    ssd = MINIMAL.replace('source="FirstOrderLag.fmu"/>',
+                          'source="resources/FirstOrderLag.fmu"><ssd:ParameterBindings>'
+                          f'<ssd:ParameterBinding source="{source}"/></ssd:ParameterBindings>'
+                          '</ssd:Component>').replace('source="FirstOrderLag.fmu"',
+                                                      'source="resources/FirstOrderLag.fmu"')
+    path = tmp_path / "s.ssp"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("SystemStructure.ssd", ssd)
+        z.write(lag_fmu, "resources/FirstOrderLag.fmu")
+    with pytest.raises(SSPError, match="ParameterBinding.*points outside the archive"):
+        import_ssp(path)
+
+
+@pytest.mark.parametrize("where, key, words", [
+    ("top", "stpo_time", ["(top level): unknown key 'stpo_time'", "components, connections"]),
+    ("component", "paramters", ["components[2] ('plant'): unknown key 'paramters'",
+                                "did you mean 'parameters'?", "name, fmu, block"]),
+    ("experiment", "stpo_time", ["experiment: unknown key 'stpo_time'",
+                                 "did you mean 'stop_time'?", "start_time, stop_time, step"]),
+])
+def test_unknown_keys_of_a_json_system_are_refused(lag_fmu, tmp_path, where, key, words):
+    path = save_system(two_lags(lag_fmu), tmp_path / "loop.json", stop_time=1.0, step=0.01)
+    data = json.loads(path.read_text())
+    target = {"top": data, "component": data["components"][2],
+              "experiment": data["experiment"]}[where]
+    target[key] = 1.0
+    path.write_text(json.dumps(data))
+    with pytest.raises(SSPError) as info:
+        load_system(path)
+    for w in words:
+        assert w in str(info.value)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".ssp", ".ssd"])
+def test_python_blocks_are_refused_before_any_import(lag_fmu, tmp_path, suffix, capsys):
+    # a module that records its import: it must never run
+    (tmp_path / "evil_blocks.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('ran').write_text('x')\n")
+    system = two_lags(lag_fmu)
+    path = save_system(system, tmp_path / f"loop{suffix}", stop_time=0.1, step=0.01)
+    if suffix == ".ssp":
+        with zipfile.ZipFile(path) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+        ssd = members["SystemStructure.ssd"].decode()
+        members["SystemStructure.ssd"] = ssd.replace("python:cosim_blocks:Tracking",
+                                                     "python:evil_blocks:Tracking").encode()
+        path.unlink()
+        with zipfile.ZipFile(path, "w") as z:
+            for n, b in members.items():
+                z.writestr(n, b)
+    else:
+        path.write_text(path.read_text().replace("cosim_blocks:Tracking",
+                                                 "evil_blocks:Tracking"))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(SSPError, match="Python blocks are not allowed"):
+            load_system(path, allow_python_blocks=False)
+        assert main(["cosim", str(path), "--no-python-blocks"]) == 2
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert "Python blocks are not allowed" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists() and "evil_blocks" not in sys.modules
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d["experiment"].update(stop_time="abc"),
+     ["experiment.stop_time = 'abc'", "a finite number"]),
+    (lambda d: d["experiment"].update(method="newton"),
+     ["experiment.method = 'newton'", "gauss-seidel, jacobi"]),
+    (lambda d: d.update(connections="ref.r"), ["connections = 'ref.r'", "pairs"]),
+    (lambda d: d.update(connections=["ref.r"]), ["connections[0] = 'ref.r'", "a pair"]),
+    ("BIGINT", ["loop.json", "4300 digits"]),
+    ("DEEP", ["loop.json", "nested too deeply"]),
+])
+def test_bad_values_of_a_json_system_are_one_line_messages(lag_fmu, tmp_path, capsys, edit,
+                                                             words):
+    path = save_system(two_lags(lag_fmu), tmp_path / "loop.json", stop_time=1.0, step=0.01)
+    if edit == "BIGINT":
+        path.write_text(path.read_text().replace('"stop_time": 1.0', '"stop_time": ' + "9" * 5000))
+    elif edit == "DEEP":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        data = json.loads(path.read_text())
+        edit(data)
+        path.write_text(json.dumps(data))
+    assert main(["cosim", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for w in words:
+        assert w in err

@@ -74,6 +74,9 @@ class Signal:
         Value before the first step (inputs) or before initialisation (outputs).
     min, max : float or None
         Accepted range of an input; ``None`` means unbounded.
+    nominal : float or None
+        The input's size in normal use (FMI ``nominal``): what a host scales by, and
+        the scale beyond which the model's own validity checks speak.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Signal:
     start: float = 0.0
     min: float | None = None
     max: float | None = None
+    nominal: float | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ of six functions (their contract is in ``fmu/fmi/native/cfmu/flexcosim_model.h``
     void model_derivatives(const ModelData *d, const double *x, double *dx);
     void model_update(ModelData *d, double h);               /* z over one step h [s] */
     void model_outputs(ModelData *d);                        /* outputs from x, z, inputs */
-    int  model_validity(const ModelData *d, char *msg, size_t n); /* 1: left its range */
+    int  model_validity(const ModelData *d, char *msg, size_t n); /* 1: left its range, 2: beyond its hard limit */
 
 The text names the block's variables by macros the exporter defines from the block's own
 declarations (so the C FMU has the Python FMU's names, units, ranges and defaults):

@@ -616,6 +616,8 @@ class BlockSlave(Fmi2Slave):
                     typed.set("min", repr(number(spec.min)))
                 if spec.max is not None:
                     typed.set("max", repr(number(spec.max)))
+            if var.fmi_type == "Real" and getattr(spec, "nominal", None) is not None:
+                typed.set("nominal", repr(float(spec.nominal)))
             # pythonfmu writes 16 significant digits; repr is the shortest exact form.
             if var.causality == "parameter" and var.fmi_type == "Real":
                 typed.set("start", repr(float(spec.default)))

@@ -76,6 +76,11 @@ class OdeBlock(Block):
     def _state_changed(self) -> None:
         pass
 
+    def _refused(self, x) -> str:
+        """Why the state ``x`` a step reached must be refused (the model's hard limit of
+        validity), or "" to accept it; a refused step keeps the state as it was."""
+        return ""
+
     # -- state ---------------------------------------------------------------------------
     @property
     def x(self) -> np.ndarray:
@@ -124,6 +129,9 @@ class OdeBlock(Block):
                 x = self.integrator.step_autonomous(rhs, args, h / n, n)
             if not np.all(np.isfinite(x)):
                 raise IntegrationError("non-finite state")
+            why = self._refused(x)
+            if why:
+                raise IntegrationError(why)
         except (IntegrationError, np.linalg.LinAlgError, ZeroDivisionError) as exc:
             self.integrator.set_state(saved)
             held = ", ".join(f"{s.name}={self.inputs[s.name]!r} {s.unit}"

@@ -115,6 +115,10 @@ ARM_PARAMETERS: tuple[Parameter, ...] = (
               "slope angle = modal sum)", choices=KINEMATICS),
 )
 
+#: The joint torques' size in normal use [N m] (the inputs' FMI nominal): the benchmark's
+#: torques are 0.05-0.2 N m and the controllers' limits 1-2 N m.
+TORQUE_NOMINAL = 1.0
+
 N_QUAD = 24  # Gauss points per link: exact to ~1e-13 for the mode products up to N = 5
 
 
@@ -131,6 +135,7 @@ _arm_library = kernel_library(ARM_C_SOURCES, "arm", {
     "arm_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I], _I),
     "arm_outputs": ([C_ARRAY, C_ARRAY, C_ARRAY], _I),
     "arm_range": ([C_ARRAY, C_ARRAY, _D, ctypes.c_char_p, ctypes.c_size_t], _I),
+    "arm_limit": ([C_ARRAY, C_ARRAY, _D, ctypes.c_char_p, ctypes.c_size_t], _I),
 }, (C_FIXED_STEP_HEADER,))
 
 
@@ -308,6 +313,16 @@ class FlexibleManipulator:
             return message.value.decode()
         return ""
 
+    def limit_message(self, x, limit: float) -> str:
+        """Why state x is beyond the hard limit ``limit`` (tip deflection as a fraction of
+        the link length), or "" within it (``arm_limit`` in ``native/arm.c``, the check of
+        the C FMU too)."""
+        message = ctypes.create_string_buffer(512)
+        if self.kernel.lib.arm_limit(self.kernel.table, np.ascontiguousarray(x, dtype=float),
+                                     float(limit), message, len(message)):
+            return message.value.decode()
+        return ""
+
     def outputs(self, x) -> dict:
         """Measured signals of state x: joint angles [rad] and rates [rad/s], tip
         deflections w1, w2 [m] in each link's frame, end-effector x_tip, y_tip [m]."""
@@ -398,13 +413,16 @@ class FlexibleManipulatorBlock(OdeBlock):
     """
 
     INPUTS = (
-        Signal("tau1", "N.m", "joint 1 motor torque"),
-        Signal("tau2", "N.m", "joint 2 motor torque"),
+        Signal("tau1", "N.m", "joint 1 motor torque", nominal=TORQUE_NOMINAL),
+        Signal("tau2", "N.m", "joint 2 motor torque", nominal=TORQUE_NOMINAL),
     )
     OUTPUTS = ARM_OUTPUT_SIGNALS
     PARAMETERS = ARM_PARAMETERS + stepping_parameters(10) + (
         Parameter("theta1_0", 0.0, "rad", "initial joint 1 angle", min=-10.0, max=10.0),
         Parameter("theta2_0", 0.0, "rad", "initial joint 2 angle", min=-10.0, max=10.0),
+        Parameter("max_tip_deflection", 1.0, "", "hard limit of a link's tip deflection, "
+                  "as a fraction of its length: a step beyond it is refused", min=0.0,
+                  exclusive_min=True, max=10.0),
     )
     DEFAULT_STOP_TIME = 3.0
     DEFAULT_STEP_SIZE = 1e-3
@@ -424,6 +442,9 @@ class FlexibleManipulatorBlock(OdeBlock):
 
     def derivatives(self):
         return self.model.derivatives(self.inputs["tau1"], self.inputs["tau2"])
+
+    def _refused(self, x) -> str:
+        return self.model.limit_message(x, self.params["max_tip_deflection"])
 
     def _state_changed(self) -> None:
         self._out = self.model.outputs(self._x)
@@ -485,8 +506,10 @@ void model_outputs(ModelData *d) {{
 {outputs}
 }}
 
-/* the range of the kinematics (KINEMATICS_RANGE, docs/manipulator.md) */
+/* 2 beyond the hard limit (the step is discarded), 1 beyond the range of the
+   kinematics (KINEMATICS_RANGE, docs/manipulator.md: a warning, once) */
 int model_validity(const ModelData *d, char *msg, size_t n) {{
+    if (arm_limit(ARM_TABLE, d->x, PAR_max_tip_deflection, msg, n)) return 2;
     return arm_range(ARM_TABLE, d->x, {limit!r}, msg, n);
 }}
 """

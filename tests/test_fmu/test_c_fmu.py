@@ -22,11 +22,11 @@ import pytest
 import scipy.linalg as sl
 from fmpy.validation import validate_fmu
 
-from fmi_host import OK, ERROR, Unzipped, start
+from fmi_host import DISCARD, ERROR, OK, Unzipped, start
 from fmi_instance import Instance
 from flexcosim.cli import main
 from fmu.fmi.export_c import GCC_COMMAND, CExportError, export_c_fmu
-from mbdcore.blocks import ParameterError
+from mbdcore.blocks import ModelRangeWarning, ParameterError, StepError
 from mbdcore.models.linear import (LinearSystemBlock, load_state_space, save_state_space,
                                    state_space_config)
 import mbdcore
@@ -443,3 +443,33 @@ print("survived")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=tmp_path)
     assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]
+
+
+def test_c_arm_fmu_discards_a_step_beyond_its_hard_limit_and_keeps_the_state(host, tmp_path):
+    """The C arm with 100 times the benchmark torque: once link 1's deflection would pass
+    max_tip_deflection (here 0.5 of the length), fmi2DoStep returns fmi2Discard with
+    the message of the Python block and the state stays at the last accepted step (the
+    outputs read after the refused step equal those before it); the Python block refuses
+    the same step.  The torque inputs declare their nominal size."""
+    fmu = Unzipped(export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC"),
+                   tmp_path / "x")
+    tau1 = next(v for v in fmu.md.modelVariables if v.name == "tau1")
+    assert tau1.nominal == "1.0"
+    steps = "".join(f"step 0 {k * ARM_H!r} {ARM_H}\nget_real 0 {fmu.vrs('w1')}\n"
+                    for k in range(400))
+    run = host(start(fmu, params=f"set_real 0 {fmu.vr['max_tip_deflection']} 0.5\n")
+               + f"set_real 0 {fmu.vr['tau1']} 20\n" + steps, env={})
+    statuses = run.statuses("step")
+    refused = statuses.index(DISCARD)
+    assert set(statuses[:refused]) == {OK}
+    w1 = [v[0] for v in run.values()]
+    assert abs(w1[refused - 1]) <= 0.25 and w1[refused] == w1[refused - 1]
+    messages = [m for _, _, _, m in run.logs]
+    assert any("beyond max_tip_deflection = 0.5" in m and "the state is kept" in m
+               for m in messages)
+    block = FlexibleManipulatorBlock(max_tip_deflection=0.5)
+    block.set_inputs({"tau1": 20.0, "tau2": 0.0})
+    with pytest.warns(ModelRangeWarning), pytest.raises(StepError, match="max_tip_deflection"):
+        for k in range(400):
+            block.do_step(k * ARM_H, ARM_H)
+    assert block.time == pytest.approx(refused * ARM_H)

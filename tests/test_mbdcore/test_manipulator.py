@@ -279,3 +279,40 @@ def test_block_warns_once_when_a_link_leaves_the_range_of_its_kinematics():
         for k in range(600):
             quiet.set_inputs(dict(zip(("tau1", "tau2"), bang_bang_torque(k * 1e-3))))
             quiet.do_step(k * 1e-3, 1e-3)
+
+
+def test_a_step_beyond_the_hard_deflection_limit_is_refused_and_the_state_kept():
+    """100 times the benchmark's torque: with the second-order kinematics link 1's
+    deflection grows past the link's own length within 0.3 s (no arm does that; it
+    once reached 11 lengths with fmi2OK); the block refuses the step that crosses
+    max_tip_deflection (default 1.0 of the length), naming the link, its deflection and
+    the limit, and keeps the state.  With the exact kinematics a link cannot bend
+    further than its length; a tighter limit (0.2) refuses there too.  The benchmark's
+    own torques never reach it."""
+    def run(block, torque, t_end):
+        block.set_inputs({"tau1": torque, "tau2": 0.0})
+        block.largest = 0.0          # the largest |w1| / l1 reached
+        for k in range(int(round(t_end / 1e-3))):
+            block.do_step(k * 1e-3, 1e-3)
+            block.largest = max(block.largest, abs(block.outputs()["w1"]) / 0.5)
+        return block
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelRangeWarning)
+        arm = FlexibleManipulatorBlock(kinematics="second-order")
+        with pytest.raises(StepError, match=r"link 1 tip deflection -?[0-9.]+ m is 1\d\d % of its "
+                                            r"length, beyond max_tip_deflection = 1"):
+            run(arm, 20.0, 0.3)
+        kept = arm.x.copy()
+        assert abs(arm.outputs()["w1"]) <= 0.5        # the last accepted state, within 1 x l1
+        with pytest.raises(StepError):
+            arm.do_step(arm.time, 1e-3)
+        np.testing.assert_array_equal(arm.x, kept)
+        exact = run(FlexibleManipulatorBlock(), 20.0, 0.3)      # bent, not refused
+        assert 0.3 < exact.largest < 1.0
+        tight = FlexibleManipulatorBlock(max_tip_deflection=0.2)
+        with pytest.raises(StepError, match="max_tip_deflection = 0.2"):
+            run(tight, 20.0, 0.3)
+        assert tight.time < 0.3
+    calm = run(FlexibleManipulatorBlock(), 0.2, 0.3)     # the benchmark torque: no refusal
+    assert 0.0 < calm.largest < 0.2

@@ -366,3 +366,22 @@ ARM_API int arm_range(const double *tab, const double *x, double limit, char *ms
     }
     return 0;
 }
+
+/* 0 while both tip deflections stay within `limit` times their link's length; else 1
+   with why in msg: the hard limit of the block's max_tip_deflection, beyond which a
+   step is refused (Python block: StepError; C FMU: fmi2Discard). */
+ARM_API int arm_limit(const double *tab, const double *x, double limit, char *msg, size_t n) {
+    double y[8];
+    int i;
+    if (arm_outputs(tab, x, y)) return 0;
+    for (i = 0; i < 2; i++) {
+        double ratio = fabs(y[4 + i]) / tab[4 + i];
+        if (!(ratio <= limit)) {
+            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+                     "max_tip_deflection = %g: no arm bends so far (torques far beyond the "
+                     "arm's range?); the step is refused", i + 1, y[4 + i], 100.0 * ratio, limit);
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -67,7 +67,8 @@ FLEXCOSIM_HIDDEN void model_update(ModelData *d, double h);
 /* Write the outputs into d->r from the state and the current inputs. */
 FLEXCOSIM_HIDDEN void model_outputs(ModelData *d);
 /* 0 while the state is where the model is accurate; 1, with why in msg, once it has left
-   that range (the wrapper logs it once per run with status fmi2Warning). */
+   that range (the wrapper logs it once per run with status fmi2Warning); 2, with why,
+   beyond the model's hard limit (the wrapper undoes the step and returns fmi2Discard). */
 FLEXCOSIM_HIDDEN int model_validity(const ModelData *d, char *msg, size_t n);
 
 #endif

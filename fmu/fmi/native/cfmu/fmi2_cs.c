@@ -450,10 +450,17 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
               c->name, t, t + h, c->d.time);
         return fmi2Discard;
     }
-    c->d.time = t + h;
-    if (!c->range_warned) {
+    {
         char why[512] = "";
-        if (model_validity(&c->d, why, sizeof why)) {
+        int validity = model_validity(&c->d, why, sizeof why);
+        if (validity == 2) {          /* beyond the model's hard limit: undo the step */
+            c->d = saved;
+            logf_(c, fmi2Discard, "logStatusDiscard", "%s: step [%.9g, %.9g] s: %s; the state "
+                  "is kept at t = %.9g s", c->name, t, t + h, why, c->d.time);
+            return fmi2Discard;
+        }
+        c->d.time = t + h;
+        if (validity == 1 && !c->range_warned) {
             c->range_warned = 1;
             logf_(c, fmi2Warning, "logStatusWarning", "%s: t = %.9g s: %s", c->name,
                   c->d.time, why);

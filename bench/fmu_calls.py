@@ -42,7 +42,7 @@ INPUT, OUTPUT = "theta1", "tau1"
 def c_host(folder: Path, unzipped: Path, md, steps: int) -> float:
     exe = folder / "host"
     subprocess.run(["gcc", "-O2", f"-I{_fmi2_headers()}", str(ROOT / "tests" / "c_host" / "host.c"),
-                    "-o", str(exe), "-ldl"], check=True)
+                    "-o", str(exe), "-ldl", "-lpthread"], check=True)
     vr = {v.name: v.valueReference for v in md.modelVariables}
     binary = unzipped / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
     script = (f"load {binary}\ninstantiate 0 pd {md.guid} {(unzipped / 'resources').as_uri()} 0\n"
@@ -59,13 +59,15 @@ def fmpy_host(unzipped: Path, md, steps: int) -> float:
     vin, vout = [fmu.vr[INPUT]], [fmu.vr[OUTPUT]]
     slave = fmu.fmu
     best = float("inf")
+    k0 = 0   # each fmi2DoStep starts where the FMU is
     for n in (steps // 10, steps):
         t0 = time.perf_counter()
-        for k in range(n):
+        for k in range(k0, k0 + n):
             slave.setReal(vin, [0.1])
             slave.doStep(k * H, H)
             slave.getReal(vout)
         best = (time.perf_counter() - t0) / n * 1e6
+        k0 += n
     fmu.close()
     return best
 

@@ -69,7 +69,7 @@ def make_host(folder: Path):
     """Compile the host into ``folder``; returns run(script, env=None) -> HostRun."""
     exe = folder / "host"
     subprocess.run(["gcc", "-O2", "-Wall", f"-I{_fmi2_headers()}", str(HOST_SOURCE), "-o", str(exe),
-                    "-ldl"], check=True, capture_output=True)
+                    "-ldl", "-lpthread"], check=True, capture_output=True)
 
     def run(script: str, env: dict | None = None) -> HostRun:
         done = subprocess.run([str(exe)], input=script, capture_output=True, text=True,

@@ -5,6 +5,12 @@
  *
  *   load PATH                        dlopen the FMU binary (RTLD_NOW | RTLD_LOCAL)
  *   instantiate I NAME GUID URI LOG  fmi2Instantiate into slot I (LOG: 0 or 1)
+ *   instantiate_threads N NAME GUID URI
+ *                                    N threads (slots 0..N-1) call fmi2Instantiate at once
+ *                                    (a barrier releases them together); prints
+ *                                    "instantiate ok|NULL" per slot, in slot order
+ *   setup I T0 [STOP]                fmi2SetupExperiment alone (STOP: a stop time)
+ *   enter_init I                     fmi2EnterInitializationMode alone
  *   init I T0                        fmi2SetupExperiment + fmi2EnterInitializationMode
  *   exit_init I                      fmi2ExitInitializationMode
  *   set_real I VR VALUE | set_integer I VR VALUE | set_string I VR TEXT
@@ -16,7 +22,8 @@
  *                                    after each step to the CSV file OUTPUTS; stops at
  *                                    the first status other than fmi2OK
  *   bench I H N VR_IN VR_OUT         N x (fmi2SetReal + fmi2DoStep + fmi2GetReal), prints
- *                                    "us_per_step X"
+ *                                    "us_per_step X" (steps continue from the previous
+ *                                    bench of slot I, from t = 0 at first)
  *   get_state I S | set_state I S | free_state I S      FMU state slot S
  *   serialize I S FILE | deserialize I FILE S
  *   reset I | terminate I | free I
@@ -26,6 +33,7 @@
  * "LOG <instance> <status> <category> <message>" (newlines in the message as \n).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +57,7 @@ static struct {
 
 static fmi2Component instances[SLOTS];
 static fmi2FMUstate states[SLOTS];
+static long bench_steps[SLOTS];  /* steps made by "bench" per slot: where the next starts */
 
 static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
                    fmi2String category, fmi2String message, ...) {
@@ -58,6 +67,7 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
     va_start(args, message);
     vsnprintf(text, sizeof text, message, args);  /* the message is a printf format */
     va_end(args);
+    flockfile(stdout);  /* one line per message, whichever thread logs */
     printf("LOG %s %d %s ", name, (int)status, category);
     for (const char *p = text; *p; ++p) {
         if (*p == '\n') fputs("\\n", stdout);
@@ -65,6 +75,7 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
     }
     putchar('\n');
     fflush(stdout);
+    funlockfile(stdout);
 }
 
 static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
@@ -126,6 +137,19 @@ static int run(fmi2Component c, double h, int n_in, const fmi2ValueReference *in
     return 1;
 }
 
+static pthread_barrier_t barrier;
+static const char *thread_args[3];  /* name, GUID, URI */
+
+static void *instantiate_thread(void *slot) {
+    int i = (int)(long)slot;
+    char name[64];
+    snprintf(name, sizeof name, "%s%d", thread_args[0], i);
+    pthread_barrier_wait(&barrier);
+    instances[i] = fmi.fmi2Instantiate(name, fmi2CoSimulation, thread_args[1], thread_args[2], &callbacks,
+                                       fmi2False, fmi2False);
+    return NULL;
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -148,6 +172,23 @@ int main(void) {
             instances[i] = fmi.fmi2Instantiate(words[2], fmi2CoSimulation, words[3], words[4], &callbacks,
                                                fmi2False, atoi(words[5]) ? fmi2True : fmi2False);
             printf("instantiate %s\n", instances[i] ? "ok" : "NULL");
+        } else if (!strcmp(cmd, "instantiate_threads")) {
+            int m = atoi(words[1]);
+            pthread_t threads[SLOTS];
+            if (m < 1 || m > SLOTS) m = 1;
+            thread_args[0] = words[2];
+            thread_args[1] = words[3];
+            thread_args[2] = words[4];
+            pthread_barrier_init(&barrier, NULL, (unsigned)m);
+            for (int k = 0; k < m; ++k) pthread_create(&threads[k], NULL, instantiate_thread, (void *)(long)k);
+            for (int k = 0; k < m; ++k) pthread_join(threads[k], NULL);
+            pthread_barrier_destroy(&barrier);
+            for (int k = 0; k < m; ++k) printf("instantiate %s\n", instances[k] ? "ok" : "NULL");
+        } else if (!strcmp(cmd, "setup")) {
+            report(cmd, fmi.fmi2SetupExperiment(c, fmi2False, 0.0, strtod(words[2], NULL), n > 3,
+                                                n > 3 ? strtod(words[3], NULL) : 0.0));
+        } else if (!strcmp(cmd, "enter_init")) {
+            report(cmd, fmi.fmi2EnterInitializationMode(c));
         } else if (!strcmp(cmd, "init")) {
             report("setup", fmi.fmi2SetupExperiment(c, fmi2False, 0.0, atof(words[2]), fmi2False, 0.0));
             report("enter_init", fmi.fmi2EnterInitializationMode(c));
@@ -195,11 +236,13 @@ int main(void) {
             long steps = atol(words[3]);
             fmi2ValueReference in = (fmi2ValueReference)atol(words[4]), out = (fmi2ValueReference)atol(words[5]);
             double start = now();
-            for (long k = 0; k < steps; ++k) {
+            long k0 = bench_steps[i];
+            for (long k = k0; k < k0 + steps; ++k) {
                 fmi.fmi2SetReal(c, &in, 1, &u);
                 fmi.fmi2DoStep(c, k * h, h, fmi2True);
                 fmi.fmi2GetReal(c, &out, 1, &y);
             }
+            bench_steps[i] += steps;
             printf("us_per_step %.3f\n", (now() - start) / steps * 1e6);
         } else if (!strcmp(cmd, "get_state")) {
             report(cmd, fmi.fmi2GetFMUstate(c, &states[atoi(words[2]) % SLOTS]));

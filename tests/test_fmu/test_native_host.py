@@ -245,3 +245,14 @@ def test_python_exception_is_an_error_with_the_traceback_and_the_instance_lives(
     assert run.statuses("get_real") == [OK] and math.isfinite(run.values()[0][0])
     assert run.statuses("cancel_step") == [ERROR] == run.statuses("directional_derivative")
     assert any("fmi2CancelStep is not supported" in m for m in run.errors())
+
+
+# -- field hardening (issue 13, items 12-20) ---------------------------------------------------
+
+def test_concurrent_first_instantiations_all_succeed(host, osc):
+    """Four threads instantiate at once in a fresh process: none sees a half-imported
+    slave module."""
+    run = host(f"load {osc.binary}\ninstantiate_threads 4 t {osc.guid} {osc.uri()}\n" + "".join(
+        f"init {i} 0\nexit_init {i}\nget_real {i} {osc.vr['position']}\nfree {i}\n" for i in range(4)))
+    assert run.instantiated() == [True] * 4, run.errors()
+    assert run.values() == [[0.1]] * 4 and not run.errors()

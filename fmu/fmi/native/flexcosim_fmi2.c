@@ -108,6 +108,10 @@ static struct {
 
 /* Process-wide state: set once under init_lock, then read only. */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held (without the GIL) around the Python part of fmi2Instantiate: the GIL alone lets a
+ * second thread see the slave module another thread is still executing (it switches
+ * threads inside the import) and find no slave class in it. */
+static pthread_mutex_t instantiate_lock = PTHREAD_MUTEX_INITIALIZER;
 static int python_ready;             /* API resolved, interpreter running, helpers loaded */
 static char python_failure[1024];    /* why Python cannot run in this process, if it cannot */
 static PyObject *helpers;            /* namespace of HELPERS below */
@@ -706,6 +710,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     c->functions = *functions;
     c->logging_on = loggingOn != fmi2False;
 
+    pthread_mutex_lock(&instantiate_lock);  /* before the GIL: never wait for it holding the GIL */
     PyGILState_STATE gil = enter_python();
     int ok = 0;
     PyObject *resources_str = py.PyUnicode_FromString(resources);
@@ -740,6 +745,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         XDECREF(c->kwargs);
     }
     leave_python(gil);
+    pthread_mutex_unlock(&instantiate_lock);
     if (!ok) {
         free_component(c);  /* flushes the messages: errors reach the logger in any case */
         return NULL;

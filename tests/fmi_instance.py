@@ -2,7 +2,7 @@
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave, defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
 
-FMI2_ERROR, FMI2_DISCARD = 3, 2
+FMI2_ERROR, FMI2_DISCARD, FMI2_WARNING = 3, 2, 1
 
 
 class Instance:
@@ -32,7 +32,12 @@ class Instance:
                 self.set(key, value)
             except FMICallException as exc:
                 self.refused[key] = exc.status
-        self.fmu.exitInitializationMode()
+        #: FMI status of fmi2ExitInitializationMode if it failed (parameters it cannot build), else None
+        self.exit_refused: int | None = None
+        try:
+            self.fmu.exitInitializationMode()
+        except FMICallException as exc:
+            self.exit_refused = exc.status
         self.t = 0.0
         self.h = step
 
@@ -51,6 +56,12 @@ class Instance:
     def errors(self) -> list[str]:
         return [m for s, m in self.messages if s == FMI2_ERROR]
 
+    def warnings(self) -> list[str]:
+        return [m for s, m in self.messages if s == FMI2_WARNING]
+
     def close(self):
-        self.fmu.terminate()
+        try:
+            self.fmu.terminate()
+        except FMICallException:  # not allowed in every state (a failed initialization)
+            pass
         self.fmu.freeInstance()

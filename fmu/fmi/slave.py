@@ -17,7 +17,7 @@ Block                  FMI 2.0
 ``get_state``          ``fmi2GetFMUstate`` / ``fmi2SerializeFMUstate`` (whole state)
 ``InputError``         value rejected, error logged, next ``fmi2DoStep`` → fmi2Discard
 ``StepError``          state rolled back, error logged, ``fmi2DoStep`` → fmi2Discard
-``ParameterError``     error logged at ``fmi2ExitInitializationMode``, steps refused
+``ParameterError``     error logged, ``fmi2ExitInitializationMode`` → fmi2Error
 =====================  ===========================================================
 
 Error reporting
@@ -39,7 +39,11 @@ nothing here lets an exception escape:
   wrapper in any case);
 * the call itself returns ``fmi2OK`` (setters, ``fmi2ExitInitializationMode``) and
   the failure surfaces as ``fmi2Discard`` of the next ``fmi2DoStep``, which refuses
-  to advance while an input is rejected or the parameters are invalid;
+  to advance while an input is rejected or the parameters are invalid (the wrapper
+  returns ``fmi2Error`` from the setter, getter or ``fmi2ExitInitializationMode`` that
+  logged an error);
+* a Python warning raised inside a call is logged at ``fmi2Warning`` (it would
+  otherwise go to the host process's stderr);
 * ``_set_fmu_state`` returns ``False`` for a state it refuses, which the wrapper
   reports as ``fmi2Error`` of ``fmi2SetFMUstate``.
 
@@ -218,11 +222,18 @@ def _never_raises(fallback: Callable[..., Any]):
     def decorate(method):
         @functools.wraps(method)
         def guarded(self, *args):
-            try:
-                return method(self, *args)
-            except Exception as exc:  # noqa: BLE001 - nothing may reach the binary
-                self._error(f"{method.__name__} failed: {type(exc).__name__}: {exc}")
-                return fallback(self, *args)
+            # A warning (numpy's overflow, a model leaving its range) goes to the host's
+            # logger as fmi2Warning, not to the host process's stderr.
+            with warnings.catch_warnings(record=True) as caught:
+                try:
+                    return method(self, *args)
+                except Exception as exc:  # noqa: BLE001 - nothing may reach the binary
+                    self._error(f"{method.__name__} failed: {type(exc).__name__}: {exc}")
+                    return fallback(self, *args)
+                finally:
+                    for w in caught:
+                        self.log(f"{self.instance_name}: {w.category.__name__}: {w.message}",
+                                 Fmi2Status.warning)
         return guarded
     return decorate
 
@@ -405,17 +416,40 @@ class BlockSlave(Fmi2Slave):
         self._rejected.pop(name, None)
         self._version += 1
 
+    def _changed_parameters(self) -> str:
+        """The parameters the host set away from their defaults, as ``name = value``."""
+        changed = [f"{p.name} = {self._params[p.name]!r}" for p in self.BLOCK.PARAMETERS
+                   if self._params[p.name] != p.default]
+        return ", ".join(changed) or "all parameters at their defaults"
+
     def _rebuild(self) -> bool:
-        """Build the block from the host's parameter values; False (logged) if invalid."""
+        """Build the block from the host's parameter values; False (logged) if invalid.
+
+        Besides a :class:`ParameterError` (which names the parameter), a block that
+        cannot be built from values each in its range (an exception, or non-finite
+        initial outputs: e.g. a length of 1e308) is refused with the parameters the host
+        changed, since no single one of them is at fault.
+        """
+        why = None
         try:
             block = self.BLOCK(**self._params)
+            if block.time != self._start_time:
+                block.reset(self._start_time)
+            block.set_inputs(self._block.inputs)
+            bad = sorted(k for k, v in block.outputs().items() if not math.isfinite(float(v)))
+            if bad:
+                why = (f"its initial outputs {', '.join(map(repr, bad))} are not finite with the "
+                       f"parameters {self._changed_parameters()}; choose values that give a "
+                       f"finite initial state")
         except ParameterError as exc:
-            self._init_error = str(exc)
-            self._error(f"{self.BLOCK.__name__} cannot be built: {exc}")
+            why = str(exc)
+        except Exception as exc:  # noqa: BLE001 - reported as a parameter problem
+            why = (f"{type(exc).__name__}: {exc} (with the parameters "
+                   f"{self._changed_parameters()})")
+        if why is not None:
+            self._init_error = why
+            self._error(f"{self.BLOCK.__name__} cannot be built: {why}")
             return False
-        if block.time != self._start_time:
-            block.reset(self._start_time)
-        block.set_inputs(self._block.inputs)
         self._block = block
         self._params_dirty = False
         self._init_error = None
@@ -432,8 +466,9 @@ class BlockSlave(Fmi2Slave):
 
     @_never_raises(lambda self, *args: None)
     def exit_initialization_mode(self):
-        if self._params_dirty or self._init_error is not None:
-            self._rebuild()
+        # The block is built here from the final parameter values, so that a problem is
+        # reported (logged at fmi2Error, which the wrapper returns) by this call.
+        self._rebuild()
         self._initialized = self._init_error is None
 
     @_never_raises(lambda self, *args: False)
@@ -470,6 +505,11 @@ class BlockSlave(Fmi2Slave):
         finally:
             self._version += 1
         return True
+
+    @_never_raises(lambda self, *args: math.nan)
+    def _fmu_time(self) -> float:
+        """The time the slave is at: where the next fmi2DoStep must start."""
+        return float(self._block.time)
 
     def _nan_list(self, vrs, *args):
         return [math.nan] * len(vrs)

@@ -192,10 +192,17 @@ def test_parameter_out_of_range_is_named_and_stops_the_run(instance):
     fmu = instance(mass=-1.0)
     assert fmu.refused == {"mass": FMI2_ERROR}         # fmi2SetReal returned fmi2Error
     assert any("'mass'" in m and "-1.0" in m and "(0.0, inf)" in m for m in fmu.errors())
+    # fmi2ExitInitializationMode builds the block: it fails, naming the parameter, and the
+    # instance stays in initialization mode, where fmi2DoStep is not allowed
+    assert fmu.exit_refused == FMI2_ERROR
+    assert any("cannot be built" in m and "'mass'" in m for m in fmu.errors())
     with pytest.raises(FMICallException) as refused:
         fmu.fmu.doStep(0.0, H)
-    assert refused.value.status == FMI2_DISCARD
-    assert any("step refused" in m and "'mass'" in m for m in fmu.errors())
+    assert refused.value.status == FMI2_ERROR
+    assert any("fmi2DoStep is not allowed in state \"initialization mode\"" in m for m in fmu.errors())
+    fmu.set("mass", 3.0)                               # a valid value, and it runs
+    fmu.fmu.exitInitializationMode()
+    fmu.step()
 
 
 def test_parameters_set_by_the_host_are_used(instance):
@@ -285,7 +292,11 @@ def test_fmu_runs_on_its_embedded_sources(fmu_file, tmp_path):
 
 def test_misuse_by_the_host_is_logged_not_fatal(instance):
     fmu = instance()
-    assert math.isnan(fmu.fmu.getReal([fmu.vr["substeps"]])[0])  # an Integer, not a Real
+    for vr in (fmu.vr["substeps"], 9999):    # an Integer, not a Real; no variable at all
+        with pytest.raises(FMICallException) as refused:
+            fmu.fmu.getReal([vr])
+        assert refused.value.status == FMI2_ERROR
+        assert any(f"no Real variable has value reference {vr}" in m for m in fmu.errors())
     with pytest.raises(FMICallException):  # outputs cannot be set: fmi2Error, logged
         fmu.set("position", 1.0)
     assert any("value reference" in m for m in fmu.errors())

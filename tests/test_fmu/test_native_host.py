@@ -108,7 +108,7 @@ def test_every_file_uri_form_is_accepted(host, osc, tmp_path):
     forms = [f"file://{quote(path)}", f"file:{quote(path)}", f"file://localhost{quote(path)}",
              f"FILE://LOCALHOST{quote(path)}/", "file://" + "".join(chr(b) if b == ord("/") else f"%{b:02X}" for b in path.encode())]
     script = f"load {osc.binary}\n" + "".join(  # the same binary, spaced resources
-        f"instantiate {i} form{i} {osc.guid} {uri} 0\nget_real {i} {osc.vr['position']}\nfree {i}\n"
+        f"instantiate {i} form{i} {osc.guid} {uri} 0\ninit {i} 0\nget_real {i} {osc.vr['position']}\nfree {i}\n"
         for i, uri in enumerate(forms))
     script += f"instantiate 7 remote {osc.guid} file://server{quote(path)} 0\n"
     run = host(script)
@@ -140,7 +140,7 @@ def test_missing_python_environment_is_reported_and_can_be_overridden(host, osc,
     assert "/nonexistent/lib/libpython3.so" in message and "FLEXCOSIM_PYTHONHOME" in message
 
     prefix = Path(sys.base_prefix)
-    overridden = host(script + f"get_real 0 {osc.vr['position']}\nfree 0\n",
+    overridden = host(script + f"init 0 0\nget_real 0 {osc.vr['position']}\nfree 0\n",
                       env={"FLEXCOSIM_PYTHONHOME": str(prefix)})
     assert overridden.instantiated() == [True] and overridden.values() == [[0.1]]
 
@@ -233,7 +233,8 @@ def test_python_exception_is_an_error_with_the_traceback_and_the_instance_lives(
         "            raise RuntimeError('long ' * 1000 + '100% broken # on purpose')\n"
         "        return super().do_step(t, h)\n")
     (raising.resources / "slavemodule.txt").write_text("Raising")
-    steps = "".join(f"step 0 {k * H!r} {H}\n" for k in range(4))
+    # the fourth step retries the third (the FMU stays at t = 0.02 s)
+    steps = "".join(f"step 0 {k * H!r} {H}\n" for k in (0, 1, 2, 2))
     run = host(start(raising) + steps + f"get_real 0 {osc.vr['position']}\ncall_unsupported 0\nfree 0\n")
     assert run.statuses("step") == [OK, OK, ERROR, ERROR]
     tracebacks = [m for m in run.errors() if "Traceback" in m]
@@ -256,3 +257,60 @@ def test_concurrent_first_instantiations_all_succeed(host, osc):
         f"init {i} 0\nexit_init {i}\nget_real {i} {osc.vr['position']}\nfree {i}\n" for i in range(4)))
     assert run.instantiated() == [True] * 4, run.errors()
     assert run.values() == [[0.1]] * 4 and not run.errors()
+
+
+def test_non_finite_or_inconsistent_communication_points_are_refused(host, osc):
+    outputs = osc.vrs(*OSC_OUTPUTS)
+    run = host(start(osc) + f"step 0 0 {H}\nstep 0 nan {H}\nstep 0 inf {H}\nstep 0 0.5 {H}\n"
+               f"step 0 0 {H}\nstep 0 {H!r} {H}\nget_real 0 {outputs}\n"
+               f"instantiate 1 b {osc.guid} {osc.uri()} 0\nsetup 1 nan\nsetup 1 0 -1\nsetup 1 0 1\n"
+               "free 0\nfree 1\n")
+    assert run.statuses("step") == [OK, ERROR, ERROR, ERROR, ERROR, OK]
+    errors = run.errors()
+    for t in ("nan", "inf", "0.5", "0"):
+        assert any(f"currentCommunicationPoint = {t} s refused" in m and "0.01" in m for m in errors), t
+    block = DampedOscillator()
+    block.do_step(0.0, H)
+    block.do_step(H, H)
+    assert run.values() == [[block.outputs()[n] for n in OSC_OUTPUTS]]  # the refused steps left no trace
+    assert run.statuses("setup") == [OK, ERROR, ERROR, OK]
+    assert any("startTime = nan" in m for m in errors)
+    assert any("stopTime = -1" in m for m in errors)
+
+
+def test_calls_follow_the_fmi2_state_machine(host, osc):
+    position = osc.vr["position"]
+    run = host(f"load {osc.binary}\ninstantiate 0 a {osc.guid} {osc.uri()} 0\n"
+               f"step 0 0 {H}\nexit_init 0\nget_real 0 {position}\n"        # instantiated
+               f"init 0 0\nsetup 0 0\nstep 0 0 {H}\nexit_init 0\n"           # initialization mode
+               f"step 0 0 {H}\nterminate 0\n"                                  # step complete
+               f"step 0 {H!r} {H}\nexit_init 0\nset_real 0 {osc.vr['force']} 1.0\nterminate 0\n"
+               f"get_real 0 {position}\nget_state 0 0\nfree_state 0 0\n"      # terminated
+               f"reset 0\ninit 0 0\nexit_init 0\nstep 0 0 {H}\nterminate 0\nfree 0\n")
+    assert run.statuses("step") == [ERROR, ERROR, OK, ERROR, OK]
+    assert run.statuses("exit_init") == [ERROR, OK, ERROR, OK]
+    assert run.statuses("get_real") == [ERROR, OK]
+    assert run.statuses("setup") == [OK, ERROR, OK]
+    assert run.statuses("set_real") == [ERROR]
+    assert run.statuses("terminate") == [OK, ERROR, OK]
+    assert run.statuses("reset") == [OK] and run.statuses("get_state") == [OK]
+    errors = run.errors()
+    for call, state in (("fmi2DoStep", "instantiated"), ("fmi2ExitInitializationMode", "instantiated"),
+                        ("fmi2GetReal", "instantiated"), ("fmi2SetupExperiment", "initialization mode"),
+                        ("fmi2DoStep", "initialization mode"), ("fmi2DoStep", "terminated"),
+                        ("fmi2ExitInitializationMode", "terminated"), ("fmi2SetReal", "terminated"),
+                        ("fmi2Terminate", "terminated")):
+        assert any(m.startswith(f'{call} is not allowed in state "{state}"') for m in errors), (call, state)
+
+
+def test_arm_parameters_that_cannot_make_a_model_fail_initialization_by_name(host, arm):
+    """In-range extremes: fmi2ExitInitializationMode fails naming them; numpy's warnings
+    reach the logger, not the host's stderr (the host fixture asserts it is empty)."""
+    lines = "".join(f"set_real 0 {arm.vr[name]} {value}\n" for name, value in (("l1", "1e308"),
+                                                                            ("rho_a1", "1e-300")))
+    run = host(start(arm, logging=1, params=lines) + f"step 0 0 {ARM_H}\nfree 0\n")
+    assert run.statuses("set_real") == [OK, OK]
+    assert run.statuses("exit_init") == [ERROR]
+    assert any("cannot be built" in m and "l1 = 1e+308" in m and "rho_a1 = 1e-300" in m
+               for m in run.errors()), run.errors()
+    assert run.statuses("step") == [ERROR]

@@ -31,6 +31,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -119,7 +120,8 @@ static PyObject *load_slave_class, *describe_exception;
 static PyObject *s_setup_experiment, *s_enter_initialization_mode, *s_exit_initialization_mode,
     *s_terminate, *s_do_step, *s_get_real, *s_get_integer, *s_get_boolean, *s_get_string,
     *s_set_real, *s_set_integer, *s_set_boolean, *s_set_string, *s_get_fmu_state,
-    *s_set_fmu_state, *s_to_bytes, *s_from_bytes, *s_get_log_queue, *s_status, *s_category, *s_msg;
+    *s_set_fmu_state, *s_to_bytes, *s_from_bytes, *s_get_log_queue, *s_status, *s_category, *s_msg,
+    *s_fmu_time;
 
 /* Python code the wrapper needs; run once per process in a private namespace. */
 static const char HELPERS[] =
@@ -182,8 +184,31 @@ typedef struct Message {
     struct Message *next;
 } Message;
 
+/* The FMI 2.0 co-simulation states this wrapper tells apart (FMI 2.0 section 4.2.4).  A
+ * refused (fmi2Discard) step leaves the slave at its last communication point, so the
+ * instance stays in "step complete"; an fmi2Error leaves it usable (a refused value keeps
+ * the old one), so there is no separate error state. */
+enum {
+    PHASE_INSTANTIATED = 1,
+    PHASE_INITIALIZATION = 2,
+    PHASE_STEP_COMPLETE = 4,
+    PHASE_TERMINATED = 8,
+    PHASE_ANY = 15
+};
+
+static const char *phase_name(int phase) {
+    switch (phase) {
+    case PHASE_INSTANTIATED: return "instantiated";
+    case PHASE_INITIALIZATION: return "initialization mode";
+    case PHASE_STEP_COMPLETE: return "step complete";
+    case PHASE_TERMINATED: return "terminated";
+    default: return "unknown";
+    }
+}
+
 typedef struct {
     unsigned magic;
+    int phase;                   /* one of PHASE_* */
     char *instance_name;
     fmi2CallbackFunctions functions;
     int logging_on;
@@ -418,7 +443,7 @@ static int load_helpers(char *why, size_t nwhy) {
     NAME(s_get_fmu_state, "_get_fmu_state") NAME(s_set_fmu_state, "_set_fmu_state")
     NAME(s_to_bytes, "_fmu_state_to_bytes") NAME(s_from_bytes, "_fmu_state_from_bytes")
     NAME(s_get_log_queue, "_get_log_queue") NAME(s_status, "status") NAME(s_category, "category")
-    NAME(s_msg, "msg")
+    NAME(s_msg, "msg") NAME(s_fmu_time, "_fmu_time")
 #undef NAME
     return load_slave_class && describe_exception;
 }
@@ -705,6 +730,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     Component *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->magic = COMPONENT_MAGIC;
+    c->phase = PHASE_INSTANTIATED;
     c->instance_name = copy_string(name);
     c->resources = copy_string(resources);
     c->functions = *functions;
@@ -756,6 +782,20 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
 
 static int valid(Component *c) { return c && c->magic == COMPONENT_MAGIC; }
 
+/* A call the FMI 2.0 state machine does not allow in the instance's state. */
+static fmi2Status wrong_phase(Component *c, const char *function, int allowed) {
+    char states[128] = "";
+    for (int p = 1; p < PHASE_ANY; p <<= 1)
+        if (allowed & p) {
+            size_t n = strlen(states);
+            snprintf(states + n, sizeof states - n, "%s%s", n ? ", " : "", phase_name(p));
+        }
+    queue_format(c, fmi2Error, "%s is not allowed in state \"%s\" (FMI 2.0 allows it in: %s)",
+                 function, phase_name(c->phase), states);
+    flush_messages(c);
+    return fmi2Error;
+}
+
 void fmi2FreeInstance(fmi2Component component) {
     Component *c = component;
     if (!valid(c)) return;
@@ -789,11 +829,17 @@ fmi2Status fmi2SetDebugLogging(fmi2Component component, fmi2Boolean loggingOn, s
 
 /* A call into the slave: take the GIL, call, turn an exception into fmi2Error, hand the
  * messages over.  CALL_BEGIN declares `gil` and `status`. */
-#define CALL_BEGIN(component)                                                                \
+#define CALL_BEGIN_IN(component, allowed, function)                                          \
     Component *c = (component);                                                              \
     if (!valid(c)) return fmi2Error;                                                         \
+    if (!(c->phase & (allowed))) return wrong_phase(c, function, allowed);                   \
     fmi2Status status = fmi2OK;                                                              \
     PyGILState_STATE gil = enter_python();
+
+#define CALL_BEGIN(component) CALL_BEGIN_IN(component, PHASE_ANY, "")
+
+#define GETTABLE (PHASE_INITIALIZATION | PHASE_STEP_COMPLETE | PHASE_TERMINATED)
+#define SETTABLE (PHASE_INSTANTIATED | PHASE_INITIALIZATION | PHASE_STEP_COMPLETE)
 
 #define CALL_END()                                                                           \
     drain_log_queue(c);                                                                      \
@@ -810,7 +856,18 @@ static fmi2Status done_call(Component *c, PyObject *result, const char *function
 
 fmi2Status fmi2SetupExperiment(fmi2Component component, fmi2Boolean toleranceDefined, fmi2Real tolerance,
                                fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, PHASE_INSTANTIATED, "fmi2SetupExperiment")
+    if (!isfinite(startTime) || (stopTimeDefined && !(stopTime >= startTime && !isnan(stopTime)))) {
+        if (stopTimeDefined)
+            queue_format(c, fmi2Error, "fmi2SetupExperiment: startTime = %.17g s, stopTime = %.17g s "
+                         "refused: the start time must be finite and the stop time not before it",
+                         startTime, stopTime);
+        else
+            queue_format(c, fmi2Error, "fmi2SetupExperiment: startTime = %.17g s refused: the start "
+                         "time must be finite", startTime);
+        status = fmi2Error;
+        CALL_END()
+    }
     PyObject *start = py.PyFloat_FromDouble(startTime);
     PyObject *stop = stopTimeDefined ? py.PyFloat_FromDouble(stopTime) : (py.Py_IncRef(py.none), py.none);
     PyObject *tol = toleranceDefined ? py.PyFloat_FromDouble(tolerance) : (py.Py_IncRef(py.none), py.none);
@@ -825,28 +882,35 @@ fmi2Status fmi2SetupExperiment(fmi2Component component, fmi2Boolean toleranceDef
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component component) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, PHASE_INSTANTIATED, "fmi2EnterInitializationMode")
     status = done_call(c, py.PyObject_CallMethodObjArgs(c->slave, s_enter_initialization_mode, NULL),
                        "fmi2EnterInitializationMode");
+    if (status == fmi2OK) c->phase = PHASE_INITIALIZATION;
     CALL_END()
 }
 
 fmi2Status fmi2ExitInitializationMode(fmi2Component component) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, PHASE_INITIALIZATION, "fmi2ExitInitializationMode")
     status = done_call(c, py.PyObject_CallMethodObjArgs(c->slave, s_exit_initialization_mode, NULL),
                        "fmi2ExitInitializationMode");
+    /* The slave builds the block here and logs (at fmi2Error) the parameter that keeps
+     * it from being built: this call fails, and the instance stays in initialization mode
+     * so that the host can set other values. */
+    if (drain_log_queue(c) >= fmi2Error && status < fmi2Error) status = fmi2Error;
+    if (status < fmi2Error) c->phase = PHASE_STEP_COMPLETE;
     CALL_END()
 }
 
 fmi2Status fmi2Terminate(fmi2Component component) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, PHASE_STEP_COMPLETE, "fmi2Terminate")
     status = done_call(c, py.PyObject_CallMethodObjArgs(c->slave, s_terminate, NULL), "fmi2Terminate");
+    c->phase = PHASE_TERMINATED;
     CALL_END()
 }
 
 fmi2Status fmi2Reset(fmi2Component component) {
     /* pythonfmu's contract: a reset slave is a new instance of the class. */
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, PHASE_ANY, "fmi2Reset")
     drain_log_queue(c);
     PyObject *slave = new_slave(c);
     PyObject *queue = slave ? py.PyObject_CallMethodObjArgs(slave, s_get_log_queue, NULL) : NULL;
@@ -859,6 +923,7 @@ fmi2Status fmi2Reset(fmi2Component component) {
         c->slave = slave;
         c->log_queue = queue;
         c->last_successful_time = 0.0;
+        c->phase = PHASE_INSTANTIATED;
     }
     CALL_END()
 }
@@ -885,6 +950,9 @@ static PyObject *get_values(Component *c, PyObject *method, const fmi2ValueRefer
         *status = python_error(c, function);
         return NULL;
     }
+    /* an unknown value reference, or an output that cannot be computed: the slave logs
+     * it (naming it) and fills in a placeholder; the call fails */
+    if (drain_log_queue(c) >= fmi2Error) *status = fmi2Error;
     Py_ssize_t n = py.PyList_Size(values);
     if (n != (Py_ssize_t)nvr) {
         if (n < 0) py.PyErr_Clear();
@@ -905,7 +973,7 @@ static PyObject *get_values(Component *c, PyObject *method, const fmi2ValueRefer
     }
 
 fmi2Status fmi2GetReal(fmi2Component component, const fmi2ValueReference vr[], size_t nvr, fmi2Real value[]) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, GETTABLE, "fmi2GetReal")
     CHECK_ARRAYS(vr, nvr, value, "fmi2GetReal")
     PyObject *values = get_values(c, s_get_real, vr, nvr, "fmi2GetReal", &status);
     for (size_t i = 0; values && i < nvr; ++i) {
@@ -920,7 +988,7 @@ fmi2Status fmi2GetReal(fmi2Component component, const fmi2ValueReference vr[], s
 }
 
 fmi2Status fmi2GetInteger(fmi2Component component, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[]) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, GETTABLE, "fmi2GetInteger")
     CHECK_ARRAYS(vr, nvr, value, "fmi2GetInteger")
     PyObject *values = get_values(c, s_get_integer, vr, nvr, "fmi2GetInteger", &status);
     for (size_t i = 0; values && i < nvr; ++i) {
@@ -941,7 +1009,7 @@ fmi2Status fmi2GetInteger(fmi2Component component, const fmi2ValueReference vr[]
 }
 
 fmi2Status fmi2GetBoolean(fmi2Component component, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[]) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, GETTABLE, "fmi2GetBoolean")
     CHECK_ARRAYS(vr, nvr, value, "fmi2GetBoolean")
     PyObject *values = get_values(c, s_get_boolean, vr, nvr, "fmi2GetBoolean", &status);
     for (size_t i = 0; values && i < nvr; ++i) {
@@ -957,7 +1025,7 @@ fmi2Status fmi2GetBoolean(fmi2Component component, const fmi2ValueReference vr[]
 }
 
 fmi2Status fmi2GetString(fmi2Component component, const fmi2ValueReference vr[], size_t nvr, fmi2String value[]) {
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, GETTABLE, "fmi2GetString")
     CHECK_ARRAYS(vr, nvr, value, "fmi2GetString")
     PyObject *values = get_values(c, s_get_string, vr, nvr, "fmi2GetString", &status);
     PyObject *texts = values ? py.PyList_New((Py_ssize_t)nvr) : NULL;
@@ -985,7 +1053,7 @@ fmi2Status fmi2GetString(fmi2Component component, const fmi2ValueReference vr[],
 
 /* set_<type>(vrs, values) with values made by make(i) */
 #define SET_VALUES(method, function, make)                                                  \
-    CALL_BEGIN(component)                                                                   \
+    CALL_BEGIN_IN(component, SETTABLE, function)                                            \
     CHECK_ARRAYS(vr, nvr, value, function)                                                  \
     PyObject *vrs = reference_list(vr, nvr);                                                \
     PyObject *values = vrs ? py.PyList_New((Py_ssize_t)nvr) : NULL;                         \
@@ -1187,7 +1255,24 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component component, const fmi2Byte seria
 fmi2Status fmi2DoStep(fmi2Component component, fmi2Real currentCommunicationPoint,
                       fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
     (void)noSetFMUStatePriorToCurrentPoint;
-    CALL_BEGIN(component)
+    CALL_BEGIN_IN(component, PHASE_STEP_COMPLETE, "fmi2DoStep")
+    /* The step must start where the slave is (after a step, a restored state, a reset). */
+    PyObject *now_obj = py.PyObject_CallMethodObjArgs(c->slave, s_fmu_time, NULL);
+    double now = now_obj ? py.PyFloat_AsDouble(now_obj) : NAN;
+    XDECREF(now_obj);
+    if (py.PyErr_Occurred()) {
+        status = python_error(c, "fmi2DoStep");
+        CALL_END()
+    }
+    if (!isfinite(currentCommunicationPoint) ||
+        !(fabs(currentCommunicationPoint - now) <= 1e-9 * (1.0 + fabs(now)))) {
+        queue_format(c, fmi2Error, "fmi2DoStep: currentCommunicationPoint = %.17g s refused: it "
+                     "must be finite and equal the time the FMU is at, %.17g s (the end of the last "
+                     "step, the start time or the time of a restored FMU state)",
+                     currentCommunicationPoint, now);
+        status = fmi2Error;
+        CALL_END()
+    }
     PyObject *t = py.PyFloat_FromDouble(currentCommunicationPoint);
     PyObject *h = py.PyFloat_FromDouble(communicationStepSize);
     PyObject *r = t && h ? py.PyObject_CallMethodObjArgs(c->slave, s_do_step, t, h, NULL) : NULL;

@@ -593,19 +593,40 @@ class BlockSlave(Fmi2Slave):
             self._error(f"FMU state not restored: it was not saved by a {expected} FMU "
                         f"(state format {_STATE_FORMAT})")
             return False
-        block_params = _from_plain(state["block_params"])
+        # Everything is read and checked before the slave changes: a refused state leaves
+        # the instance as it was (it could otherwise be left half restored and unusable).
+        try:
+            block_params = _from_plain(state["block_params"])
+            block_state = _from_plain(state["block_state"])
+            params = _from_plain(state["params"])
+            fields = (bool(state["params_dirty"]), float(state["start_time"]),
+                      bool(state["initialized"]), state["init_error"], dict(state["rejected"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            self._error(f"FMU state not restored: it is incomplete or malformed "
+                        f"({type(exc).__name__}: {exc}); the instance is unchanged")
+            return False
         block = self._block
-        if block_params != block.params:
-            block = self.BLOCK(**block_params)
-        block.set_state(_from_plain(state["block_state"]))
+        fresh = block_params != block.params
+        saved = None if fresh else block.get_state()
+        try:
+            if fresh:
+                block = self.BLOCK(**block_params)
+            block.set_state(block_state)
+            values = {**block.inputs, **block.outputs()}
+            bad = sorted(k for k, v in values.items() if not math.isfinite(float(v)))
+            if bad:
+                raise ValueError(f"inputs/outputs {', '.join(map(repr, bad))} are not finite")
+        except Exception as exc:  # noqa: BLE001 - any failure refuses the state
+            if saved is not None:
+                block.set_state(saved)
+            self._error(f"FMU state not restored: {type(exc).__name__}: {exc}; the instance "
+                        f"is unchanged (t = {self._block.time!r} s)")
+            return False
         # Only now, with everything read, does the slave change.
         self._block = block
-        self._params = _from_plain(state["params"])
-        self._params_dirty = bool(state["params_dirty"])
-        self._start_time = float(state["start_time"])
-        self._initialized = bool(state["initialized"])
-        self._init_error = state["init_error"]
-        self._rejected = dict(state["rejected"])
+        self._params = params
+        (self._params_dirty, self._start_time, self._initialized, self._init_error,
+         self._rejected) = fields
         self._version += 1
         return True
 

@@ -1,6 +1,7 @@
 """A Block built into an FMU behaves, under fmpy, exactly like the block in-process."""
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -310,3 +311,27 @@ def test_build_to_a_file_name_with_the_default_model_name(tmp_path):
     assert read_model_description(str(path)).coSimulation.modelIdentifier == "DampedOscillator"
     with pytest.raises(ValueError, match="importable module"):
         build_fmu(DampedOscillator, tmp_path, model_name="numpy")
+
+
+def test_refused_fmu_state_leaves_the_instance_as_it_was(instance):
+    """A state that fails while being applied is refused before the slave changes."""
+    fmu, twin = instance(), instance()
+    for one in (fmu, twin):
+        one.set("force", 1.0)
+        for _ in range(10):
+            one.step()
+    handle = fmu.fmu.getFMUstate()
+    state = json.loads(bytes(fmu.fmu.serializeFMUstate(handle)))
+    fmu.fmu.freeFMUstate(handle)
+    state["block_state"]["inputs"]["force"] = 5000.0        # would push the mass off its limit
+    state["block_state"]["internal"] = {"y": "not a state"}  # fails after time and inputs
+    bad = fmu.fmu.deSerializeFMUstate(json.dumps(state).encode())
+    with pytest.raises(FMICallException) as refused:
+        fmu.fmu.setFMUstate(bad)
+    fmu.fmu.freeFMUstate(bad)
+    assert refused.value.status == FMI2_ERROR
+    assert any("FMU state not restored" in m and "unchanged" in m for m in fmu.errors())
+    for _ in range(20):                                     # the force is still 1 N
+        fmu.step()
+        twin.step()
+    assert fmu.get(*OUTPUTS) == twin.get(*OUTPUTS)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.metadata
 import importlib.util
 import inspect
 import json
@@ -36,7 +37,8 @@ from pythonfmu import FmuBuilder
 from fmu.fmi.slave import STATE_OPTIONS, BlockSlave
 from mbdcore.blocks import Block
 
-__all__ = ["build_fmu", "native_binary", "python_environment", "EMBEDDED_PACKAGES", "FMU_OPTIONS"]
+__all__ = ["build_fmu", "native_binary", "python_environment", "source_digest",
+           "EMBEDDED_PACKAGES", "FMU_OPTIONS"]
 
 #: Project packages copied into every FMU (``resources/<package>``).
 EMBEDDED_PACKAGES = ("mbdcore", "controllers", "fmu")
@@ -173,13 +175,18 @@ def native_binary(force: bool = False) -> Path | None:
     return target
 
 
-def _install_native(fmu_path: Path, binary: Path | None) -> None:
-    """Put the native wrapper and the environment record into a pythonfmu-built FMU."""
+def _install_native(fmu_path: Path, binary: Path | None, digests: dict[str, str]) -> None:
+    """Put the native wrapper and the environment record into a pythonfmu-built FMU.
+
+    pythonfmu's binaries for other platforms (win64, darwin64) are left out: this FMU's
+    wrapper and recorded environment are Linux ones, and the README promises Linux only.
+    """
     with zipfile.ZipFile(fmu_path) as fmu:
         entries = [(info, fmu.read(info)) for info in fmu.infolist()]
     description = ElementTree.fromstring(dict((i.filename, d) for i, d in entries)["modelDescription.xml"])
     identifier = description.find("CoSimulation").get("modelIdentifier")
-    record = dict(python_environment(), guid=description.get("guid"))
+    record = dict(python_environment(), guid=description.get("guid"), requires=_requirements(),
+                  **{f"digest.{package}": digest for package, digest in digests.items()})
     text = ("# The Python environment this FMU was built for (fmu.fmi.build); the FMU's binary\n"
             "# starts it. FLEXCOSIM_PYTHONHOME=<prefix> selects another one at run time.\n"
             + "".join(f"{key}={value}\n" for key, value in record.items()))
@@ -187,12 +194,45 @@ def _install_native(fmu_path: Path, binary: Path | None) -> None:
     partial = fmu_path.with_name(fmu_path.name + ".tmp")
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as fmu:
         for info, data in entries:
+            if info.filename.startswith("binaries/") and not info.filename.startswith("binaries/linux64/"):
+                continue
             if binary is None or info.filename != binary_name:
                 fmu.writestr(info, data)
         if binary is not None:
             fmu.write(binary, binary_name)
         fmu.writestr(ENVIRONMENT_FILE, text)
     os.replace(partial, fmu_path)
+
+
+#: Files whose contents make a package's source digest (the code an FMU runs).
+DIGEST_SUFFIXES = (".py", ".c", ".h")
+
+
+def source_digest(folder: Path) -> str:
+    """SHA-256 of a package's sources: the relative path and bytes of every ``.py``,
+    ``.c`` and ``.h`` file under ``folder`` (bytecode caches excluded), in path order.
+
+    Recorded per embedded package in ``resources/flexcosim_env.txt``
+    (``digest.<package>=...``); the wrapper's helpers (``flexcosim_fmi2.c``, the same
+    algorithm) compare it with the package a process has already imported, and log a
+    warning naming both folders when they differ.
+    """
+    digest = hashlib.sha256()
+    files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.suffix in DIGEST_SUFFIXES
+                   and "__pycache__" not in p.parts)
+    for path in files:
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _requirements() -> str:
+    """The Python packages an FMU needs at run time (flexcosim's dependencies)."""
+    try:
+        required = importlib.metadata.requires("flexcosim") or []
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+    return ", ".join(r.split(";")[0].strip() for r in required if "extra ==" not in r)
 
 
 def _package_dir(package: str) -> Path:
@@ -296,12 +336,14 @@ def build_fmu(block_class: type[Block], dest, model_name: str | None = None,
         script.parent.mkdir()
         script.write_text(script_text)
         project_files = []
+        digests = {}
         for package, folder in packages.items():
             # Copies without bytecode caches: they belong to this interpreter only.
             staged = tmp / "packages" / package
             shutil.copytree(folder, staged,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo"))
             project_files.append(staged)
+            digests[package] = source_digest(staged)
         if block_file is not None:
             project_files.append(block_file)
         if configuration is not None:
@@ -319,5 +361,5 @@ def build_fmu(block_class: type[Block], dest, model_name: str | None = None,
             sys.path[:] = [p for p in sys.path if p in path_before]
             sys.modules.pop(model_name, None)
     fmu_path = Path(fmu_path)
-    _install_native(fmu_path, native_binary())
+    _install_native(fmu_path, native_binary(), digests)
     return fmu_path

@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fmpy import extract, read_model_description
+from fmpy import extract, read_model_description, supported_platforms
 from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 
+import mbdcore
 from fmu.fmi.build import build_fmu
 from fmu.fmi.slave import _from_plain, _to_plain, si_base_exponents
 from blocks_for_tests import DampedOscillator
@@ -335,3 +338,30 @@ def test_refused_fmu_state_leaves_the_instance_as_it_was(instance):
         fmu.step()
         twin.step()
     assert fmu.get(*OUTPUTS) == twin.get(*OUTPUTS)
+
+
+def test_the_fmu_ships_linux_binaries_only(fmu_file):
+    """pythonfmu's win64 DLL is not shipped: the FMU runs on 64-bit Linux only."""
+    assert supported_platforms(str(fmu_file)) == ["linux64"]
+    with zipfile.ZipFile(fmu_file) as fmu_zip:
+        binaries = [n for n in fmu_zip.namelist() if n.startswith("binaries/") and not n.endswith("/")]
+    assert binaries == ["binaries/linux64/Oscillator.so"]
+
+
+def test_other_sources_of_an_embedded_package_are_reported(md, unzipped, tmp_path):
+    """In a process that imported mbdcore from elsewhere (this one: the project's), the FMU
+    runs that mbdcore: a warning names both folders if its sources differ from the FMU's."""
+    same = Instance(md, unzipped, name="same")
+    same.close()
+    assert not [m for m in same.warnings() if "sources differ" in m]
+
+    other = Path(shutil.copytree(unzipped, tmp_path / "other"))
+    record = other / "resources" / "flexcosim_env.txt"
+    record.write_text("".join(line.split("=")[0] + "=" + "0" * 64 + "\n" if line.startswith("digest.mbdcore=")
+                              else line + "\n" for line in record.read_text().splitlines()))
+    differing = Instance(md, str(other), name="differing")
+    differing.close()
+    [warning] = [m for m in differing.warnings() if "sources differ" in m]
+    assert "'mbdcore'" in warning and str(Path(mbdcore.__file__).resolve().parent) in warning
+    assert str((other / "resources" / "mbdcore").resolve()) in warning
+

@@ -116,7 +116,7 @@ static pthread_mutex_t instantiate_lock = PTHREAD_MUTEX_INITIALIZER;
 static int python_ready;             /* API resolved, interpreter running, helpers loaded */
 static char python_failure[1024];    /* why Python cannot run in this process, if it cannot */
 static PyObject *helpers;            /* namespace of HELPERS below */
-static PyObject *load_slave_class, *describe_exception;
+static PyObject *load_slave_class, *describe_exception, *source_warnings;
 static PyObject *s_setup_experiment, *s_enter_initialization_mode, *s_exit_initialization_mode,
     *s_terminate, *s_do_step, *s_get_real, *s_get_integer, *s_get_boolean, *s_get_string,
     *s_set_real, *s_set_integer, *s_set_boolean, *s_set_string, *s_get_fmu_state,
@@ -125,7 +125,53 @@ static PyObject *s_setup_experiment, *s_enter_initialization_mode, *s_exit_initi
 
 /* Python code the wrapper needs; run once per process in a private namespace. */
 static const char HELPERS[] =
-    "import importlib.util, os, sys, traceback\n"
+    "import hashlib, importlib.util, os, sys, traceback\n"
+    "\n"
+    "EMBEDDED = ('mbdcore', 'controllers', 'fmu')\n"
+    "_digests = {}  # folder -> source digest, computed once per process\n"
+    "\n"
+    "def recorded(resources):\n"
+    "    # resources/flexcosim_env.txt as a dict\n"
+    "    out = {}\n"
+    "    with open(os.path.join(resources, 'flexcosim_env.txt'), encoding='utf-8') as f:\n"
+    "        for line in f:\n"
+    "            key, eq, value = line.rstrip('\\n').partition('=')\n"
+    "            if eq and not key.startswith('#'):\n"
+    "                out[key] = value\n"
+    "    return out\n"
+    "\n"
+    "def source_digest(folder):\n"
+    "    # the algorithm of fmu.fmi.build.source_digest\n"
+    "    if folder not in _digests:\n"
+    "        files = []\n"
+    "        for root, dirs, names in os.walk(folder):\n"
+    "            dirs[:] = [d for d in dirs if d != '__pycache__']\n"
+    "            files += [os.path.join(root, n) for n in names if n.endswith(('.py', '.c', '.h'))]\n"
+    "        digest = hashlib.sha256()\n"
+    "        for rel in sorted(os.path.relpath(p, folder).replace(os.sep, '/') for p in files):\n"
+    "            digest.update(rel.encode() + b'\\0')\n"
+    "            with open(os.path.join(folder, rel), 'rb') as f:\n"
+    "                digest.update(f.read() + b'\\0')\n"
+    "        _digests[folder] = digest.hexdigest()\n"
+    "    return _digests[folder]\n"
+    "\n"
+    "def source_warnings(resources):\n"
+    "    # A process has one module per name: an FMU runs the embedded packages its host (or\n"
+    "    # an FMU loaded before it) imported.  Other sources than its own: a warning each.\n"
+    "    record, out = recorded(resources), []\n"
+    "    for package in EMBEDDED:\n"
+    "        expected, module = record.get('digest.' + package), sys.modules.get(package)\n"
+    "        where = os.path.dirname(os.path.realpath(getattr(module, '__file__', None) or ''))\n"
+    "        ours = os.path.realpath(os.path.join(resources, package))\n"
+    "        if not expected or module is None or not where or where == ours:\n"
+    "            continue\n"
+    "        if source_digest(where) != expected:\n"
+    "            out.append(f'this FMU runs the package {package!r} that this process imported from '\n"
+    "                       f'{where}, whose sources differ from the copy embedded in the FMU at '\n"
+    "                       f'{ours} (their source digests differ): results may differ from those of '\n"
+    "                       f'the model the FMU was built from; run it in a process that has not '\n"
+    "                       f'imported another {package} (a C host, or a Python process of its own)')\n"
+    "    return out\n"
     "\n"
     "def load_slave_class(resources, module_name):\n"
     "    module_name = module_name.strip()\n"
@@ -434,6 +480,7 @@ static int load_helpers(char *why, size_t nwhy) {
     DECREF(done);
     load_slave_class = py.PyDict_GetItemString(helpers, "load_slave_class");
     describe_exception = py.PyDict_GetItemString(helpers, "describe_exception");
+    source_warnings = py.PyDict_GetItemString(helpers, "source_warnings");
 #define NAME(var, text) if (!(var = intern(text))) return 0;
     NAME(s_setup_experiment, "setup_experiment") NAME(s_enter_initialization_mode, "enter_initialization_mode")
     NAME(s_exit_initialization_mode, "exit_initialization_mode") NAME(s_terminate, "terminate")
@@ -445,7 +492,7 @@ static int load_helpers(char *why, size_t nwhy) {
     NAME(s_get_log_queue, "_get_log_queue") NAME(s_status, "status") NAME(s_category, "category")
     NAME(s_msg, "msg") NAME(s_fmu_time, "_fmu_time")
 #undef NAME
-    return load_slave_class && describe_exception;
+    return load_slave_class && describe_exception && source_warnings;
 }
 
 static __thread int thread_primed;
@@ -754,6 +801,21 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         if (ok) c->slave_class = py.PyObject_CallFunctionObjArgs(load_slave_class, resources_str,
                                                                 module_str, NULL);
         if (ok && c->slave_class) c->slave = new_slave(c);
+        if (c->slave) {
+            /* the embedded packages against those the process imported (a warning each) */
+            PyObject *notes = py.PyObject_CallFunctionObjArgs(source_warnings, resources_str, NULL);
+            Py_ssize_t n = notes ? py.PyList_Size(notes) : -1;
+            for (Py_ssize_t i = 0; i < n; ++i) {
+                const char *text = py.PyUnicode_AsUTF8(py.PyList_GetItem(notes, i));
+                if (text) queue_message(c, fmi2Warning, "logStatusWarning", text);
+            }
+            if (n < 0 || py.PyErr_Occurred()) {
+                py.PyErr_Clear();
+                queue_format(c, fmi2Warning, "fmi2Instantiate: could not compare the embedded "
+                             "sources with the packages this process imported");
+            }
+            XDECREF(notes);
+        }
         if (c->slave) c->log_queue = py.PyObject_CallMethodObjArgs(c->slave, s_get_log_queue, NULL);
         ok = c->log_queue != NULL;
     }

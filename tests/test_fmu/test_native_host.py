@@ -314,3 +314,23 @@ def test_arm_parameters_that_cannot_make_a_model_fail_initialization_by_name(hos
     assert any("cannot be built" in m and "l1 = 1e+308" in m and "rho_a1 = 1e-300" in m
                for m in run.errors()), run.errors()
     assert run.statuses("step") == [ERROR]
+
+
+def test_a_venv_without_numpy_is_found_and_the_message_says_what_the_fmu_needs(host, osc, tmp_path):
+    """FLEXCOSIM_PYTHONHOME=<venv> alone, the recorded base Python gone: the venv's
+    pyvenv.cfg leads to its base Python; the venv lacks numpy, and the message says so."""
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   capture_output=True)
+    moved = osc.copy(tmp_path / "moved")
+    record = moved.resources / "flexcosim_env.txt"
+    record.write_text("".join(
+        "libpython=/nonexistent/lib/libpython3.so\n" if line.startswith("libpython=") else
+        "executable=/nonexistent/bin/python3\n" if line.startswith("executable=") else line + "\n"
+        for line in record.read_text().splitlines()))
+    run = host(f"load {moved.binary}\ninstantiate 0 osc {osc.guid} {moved.uri()} 0\n",
+               env={"FLEXCOSIM_PYTHONHOME": str(venv)})
+    assert run.instantiated() == [False]
+    [message] = run.errors()
+    assert "needs the Python package 'numpy'" in message and "numpy>=" in message
+    assert str(venv) in message and "set FLEXCOSIM_PYTHONHOME" not in message

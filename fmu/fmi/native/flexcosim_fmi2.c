@@ -194,9 +194,19 @@ static const char HELPERS[] =
     "        registered = sys.modules.setdefault(module_name, module) is module\n"
     "        try:\n"
     "            spec.loader.exec_module(module)\n"
-    "        except BaseException:\n"
+    "        except BaseException as exc:\n"
     "            if registered:\n"
     "                del sys.modules[module_name]\n"
+    "            if isinstance(exc, ModuleNotFoundError) and exc.name and \\\n"
+    "                    exc.name.partition('.')[0] not in EMBEDDED + (module_name,):\n"
+    "                record = recorded(resources)\n"
+    "                needs = record.get('requires') or 'numpy, scipy and numba'\n"
+    "                raise ModuleNotFoundError(\n"
+    "                    f'this FMU needs the Python package {exc.name!r}, which the Python running '\n"
+    "                    f'it ({sys.executable}, prefix {sys.prefix}) cannot import. The FMU needs '\n"
+    "                    f'{needs}. It runs in the Python of a Python host, otherwise in the '\n"
+    "                    f'environment it was built in ({record.get(\"executable\")}) or the one '\n"
+    "                    f'FLEXCOSIM_PYTHONHOME names', name=exc.name) from exc\n"
     "            raise\n"
     "    classes = [c for c in vars(module).values() if isinstance(c, type)\n"
     "               and c.__module__ == module.__name__ and not getattr(c, '__abstractmethods__', None)\n"
@@ -385,6 +395,31 @@ static int read_environment(const char *resources, Environment *env, char *why, 
     return 1;
 }
 
+/* The prefix of a venv's base Python: "home = <prefix>/bin" in its pyvenv.cfg. */
+static int venv_base(const char *cfg, char *base, size_t nbase) {
+    char line[PATH_MAX_LEN + 64];
+    FILE *f = fopen(cfg, "r");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        strip(line);
+        char *eq = strchr(line, '=');
+        if (!eq) continue;
+        char *key_end = eq;
+        while (key_end > line && key_end[-1] == ' ') --key_end;
+        if ((size_t)(key_end - line) != 4 || strncmp(line, "home", 4)) continue;
+        char *value = eq + 1;
+        while (*value == ' ') ++value;
+        snprintf(base, nbase, "%s", value);
+        size_t n = strlen(base);
+        while (n > 1 && base[n - 1] == '/') base[--n] = '\0';
+        char *slash = strrchr(base, '/');
+        if (slash && !strcmp(slash, "/bin")) *(slash == base ? slash + 1 : slash) = '\0';
+        found = base[0] != '\0';
+    }
+    if (f) fclose(f);
+    return found;
+}
+
 /* FLEXCOSIM_PYTHONHOME=<prefix of an environment> replaces the recorded one. */
 static int apply_overrides(Environment *env, char *why, size_t nwhy) {
     const char *home = getenv("FLEXCOSIM_PYTHONHOME");
@@ -401,20 +436,41 @@ static int apply_overrides(Environment *env, char *why, size_t nwhy) {
         snprintf(env->executable, sizeof env->executable, "%s", candidate);
         snprintf(env->prefix, sizeof env->prefix, "%s", home);
         snprintf(candidate, sizeof candidate, "%s/pyvenv.cfg", home);
+        char base[PATH_MAX_LEN];
+        snprintf(base, sizeof base, "%s", home);
         if (file_exists(candidate)) {
-            env->stdlib[0] = '\0';  /* a venv: the base installation holds stdlib and libpython */
+            /* a venv: its base installation (pyvenv.cfg's "home", its bin folder) holds the
+             * standard library and libpython, wherever the one recorded at build time went */
+            env->stdlib[0] = '\0';
+            if (!venv_base(candidate, base, sizeof base)) {
+                snprintf(why, nwhy, "FLEXCOSIM_PYTHONHOME=%s is a virtual environment, but its "
+                         "pyvenv.cfg names no \"home\" (the bin folder of its base Python)", home);
+                return 0;
+            }
         } else {
             snprintf(env->stdlib, sizeof env->stdlib, "%s/lib/python%s", home, env->version);
-            const char *names[] = {"lib/libpython%s.so.1.0", "lib/libpython%s.so"};
-            for (int i = 0; i < 2; ++i) {
-                char name[64];
-                snprintf(name, sizeof name, names[i], env->version);
-                snprintf(candidate, sizeof candidate, "%s/%s", home, name);
-                if (file_exists(candidate)) {
-                    snprintf(env->libpython, sizeof env->libpython, "%s", candidate);
-                    break;
-                }
+        }
+        const char *names[] = {"lib/libpython%s.so.1.0", "lib/libpython%s.so", "lib64/libpython%s.so.1.0",
+                               "lib/x86_64-linux-gnu/libpython%s.so.1.0"};
+        int found = 0;
+        for (int i = 0; i < 4 && !found; ++i) {
+            char name[64];
+            snprintf(name, sizeof name, names[i], env->version);
+            snprintf(candidate, sizeof candidate, "%s/%s", base, name);
+            if (file_exists(candidate)) {
+                snprintf(env->libpython, sizeof env->libpython, "%s", candidate);
+                found = 1;
             }
+        }
+        if (!found && !(lib && lib[0]) && !file_exists(env->libpython)) {
+            snprintf(why, nwhy, "FLEXCOSIM_PYTHONHOME=%s: no libpython%s.so.1.0 in %s/lib (the %s), and "
+                     "the one recorded at build time (%s) does not exist; set FLEXCOSIM_LIBPYTHON to the "
+                     "libpython%s shared library of that Python (a Python built without --enable-shared "
+                     "has none: such an environment can run this FMU in Python hosts only)",
+                     home, env->version, base, strcmp(base, home) ? "base Python of this virtual "
+                     "environment, from its pyvenv.cfg" : "environment's prefix",
+                     env->libpython[0] ? env->libpython : "none", env->version);
+            return 0;
         }
     }
     if (lib && lib[0]) snprintf(env->libpython, sizeof env->libpython, "%s", lib);
@@ -528,6 +584,22 @@ static int start_python(const Environment *recorded, char *why, size_t nwhy) {
     int (*is_initialized)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     int host_python = is_initialized && is_initialized();
     if (!host_python) {
+        const char *home = getenv("FLEXCOSIM_PYTHONHOME"), *lib = getenv("FLEXCOSIM_LIBPYTHON");
+        if (lib && lib[0] && !file_exists(lib)) {
+            snprintf(why, nwhy, "FLEXCOSIM_LIBPYTHON=%s does not exist; set it to the libpython%s "
+                     "shared library of a Python %s environment with this project's dependencies "
+                     "(or unset it)", lib, env.version, env.version);
+            pthread_mutex_unlock(&init_lock);
+            return 0;
+        }
+        if ((!env.libpython[0] || !file_exists(env.libpython)) && home && home[0]) {
+            snprintf(why, nwhy, "the Python library %s (found from FLEXCOSIM_PYTHONHOME=%s) does "
+                     "not exist; set FLEXCOSIM_LIBPYTHON to the libpython%s "
+                     "shared library of that environment's Python", env.libpython[0] ? env.libpython
+                     : "(none found)", home, env.version);
+            pthread_mutex_unlock(&init_lock);
+            return 0;
+        }
         if (!env.libpython[0] || !file_exists(env.libpython)) {
             snprintf(why, nwhy, "the Python library %s of the environment this FMU was built for "
                      "(%s) does not exist; install that environment, or set FLEXCOSIM_PYTHONHOME "

@@ -9,8 +9,11 @@ pythonfmu writes the model description and the resources; its binary is replaced
 the FMI 2.0 wrapper ``fmu/fmi/native/flexcosim_fmi2.c``, compiled with gcc once per
 Python environment (:func:`native_binary`), which runs the FMU in any FMI host (a C
 program, OpenModelica, Simulink) as well as in fmpy.  The environment is recorded in
-``resources/flexcosim_env.txt``; ``FLEXCOSIM_PYTHONHOME`` overrides it at run time.
-Without gcc the FMU keeps pythonfmu's binary, which runs in Python hosts only.
+``resources/flexcosim_env.txt`` (with the run-time requirements and a digest of each
+embedded package's sources, see :func:`source_digest`); ``FLEXCOSIM_PYTHONHOME``
+overrides it at run time. Without gcc the FMU keeps pythonfmu's binary, which runs in
+Python hosts only. Only ``binaries/linux64`` is shipped (pythonfmu's win64/darwin64
+libraries are left out: the recorded environment is a Linux one).
 """
 from __future__ import annotations
 

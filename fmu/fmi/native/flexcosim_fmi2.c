@@ -21,6 +21,16 @@
  *   false (FMI 2.0 allows the FMU to report errors in any case).
  * - A host thread gets one Python thread state for its lifetime ("primed" below), so a
  *   call costs a GIL hand-over, not a thread-state creation.
+ * - The Python part of fmi2Instantiate runs under a mutex (taken before the GIL):
+ *   threads instantiating at once never see each other's half-imported slave module.
+ * - Each instance follows the FMI 2.0 co-simulation state machine (PHASE_* below); a
+ *   call in a state that does not allow it is fmi2Error naming the call and the state.
+ *   fmi2DoStep refuses a currentCommunicationPoint that is not finite or not the time
+ *   the slave is at; a getter, setter or fmi2ExitInitializationMode whose slave logged
+ *   an error returns fmi2Error.
+ * - At fmi2Instantiate the helpers compare the embedded packages' source digests (built
+ *   into resources/flexcosim_env.txt) with the packages the process already imported,
+ *   and log a warning naming both folders if they differ.
  *
  * Compiled by fmu.fmi.build.native_binary() against this Python's headers and fmpy's copy of
  * the FMI 2.0 headers.

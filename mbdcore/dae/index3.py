@@ -482,7 +482,14 @@ class Index3Integrator:
         C = -np.asarray(dFdv, dtype=float)
         K = -np.asarray(dFdq, dtype=float)
         Hg = np.zeros((m, n))
-        if self.geometric_stiffness:
+        if self.geometric_stiffness and hasattr(problem, "geometric_stiffness_sparse"):
+            # the same differences, visiting only the coordinates the joints and the
+            # configuration-dependent masses read (a System): a few constraint
+            # evaluations per Jacobian instead of one per coordinate
+            Kg, Hs = problem.geometric_stiffness_sparse(t, q, v, qdd, lam)
+            K += Kg.toarray()
+            Hg = Hs.toarray()
+        elif self.geometric_stiffness:
             # d/dq [M(q) q'' + G(q)^T lam] at fixed q'', lam: the inertia and constraint
             # curvature terms a constant-matrix Newton would miss.
             w0 = M @ qdd + G.T @ lam

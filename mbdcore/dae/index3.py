@@ -486,9 +486,8 @@ class Index3Integrator:
             # the same differences, visiting only the coordinates the joints and the
             # configuration-dependent masses read (a System): a few constraint
             # evaluations per Jacobian instead of one per coordinate
-            Kg, Hs = problem.geometric_stiffness_sparse(t, q, v, qdd, lam)
-            K += Kg.toarray()
-            Hg = Hs.toarray()
+            Kg, Hg = problem.geometric_stiffness_sparse(t, q, v, qdd, lam, dense=True)
+            K += Kg
         elif self.geometric_stiffness:
             # d/dq [M(q) q'' + G(q)^T lam] at fixed q'', lam: the inertia and constraint
             # curvature terms a constant-matrix Newton would miss.

@@ -819,9 +819,10 @@ class System(ConstrainedProblem):
             kv = kv + scipy.sparse.csr_matrix((np.concatenate(dv), (r, c)), shape=kv.shape)
         return kq.tocsr(), kv.tocsr()
 
-    def geometric_stiffness_sparse(self, t, q, v, x, lam):
+    def geometric_stiffness_sparse(self, t, q, v, x, lam, dense: bool = False):
         """Forward differences of ``d(M(q) x + G(q)^T lam)/dq`` (n, n) and
-        ``d(G(q) v)/dq`` (m, n) at fixed x, lam, v, as CSR matrices.
+        ``d(G(q) v)/dq`` (m, n) at fixed x, lam, v, as CSR matrices (``dense``: as
+        arrays, for the dense iteration matrix of a small system).
 
         Only the coordinates that change them are visited: those of the bodies whose
         mass matrix depends on q (over their own block) and the columns the joints fill
@@ -873,6 +874,11 @@ class System(ConstrainedProblem):
             qp[c] = q[c]
 
         def coo(r, c, d, shape):
+            if dense:
+                out = np.zeros(shape)
+                if r:
+                    np.add.at(out, (np.concatenate(r), np.concatenate(c)), np.concatenate(d))
+                return out
             if not r:
                 return scipy.sparse.csr_matrix(shape)
             return scipy.sparse.csr_matrix((np.concatenate(d), (np.concatenate(r),

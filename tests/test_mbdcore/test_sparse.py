@@ -94,6 +94,10 @@ def test_sparse_system_matrices_equal_the_dense_ones(make):
     Ks, Hs = s.geometric_stiffness_sparse(t, q, v, x, lam)
     np.testing.assert_allclose(Ks.toarray(), K, rtol=0, atol=1e-6 * np.abs(K).max())
     np.testing.assert_allclose(Hs.toarray(), H, rtol=0, atol=1e-6 * max(1.0, np.abs(H).max()))
+    # the dense iteration matrix takes the same differences as arrays
+    Kd, Hd = s.geometric_stiffness_sparse(t, q, v, x, lam, dense=True)
+    np.testing.assert_array_equal(Kd, Ks.toarray())
+    np.testing.assert_array_equal(Hd, Hs.toarray())
 
 
 def test_auto_switches_to_sparse_above_200_coordinates():

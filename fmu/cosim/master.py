@@ -493,7 +493,10 @@ class FMUComponent(Component):
     Notes
     -----
     Real, Integer, Enumeration and Boolean inputs/outputs are exchanged as floats;
-    String variables are not connectable.
+    String variables are not connectable (a String input can be given a value in
+    ``parameters``).  They are left out of :attr:`inputs`, :attr:`outputs` and of the
+    feedthrough, also where ``ModelStructure`` lists a String input among an output's
+    dependencies (the Modelica Reference FMUs do).
     """
 
     def __init__(self, name: str, fmu_path: str | Path, parameters: Mapping[str, Any] | None = None,
@@ -518,6 +521,10 @@ class FMUComponent(Component):
         numeric = [v for v in md.modelVariables if v.type in _NUMERIC_TYPES]
         self.inputs = tuple(v.name for v in numeric if v.causality == "input")
         self.outputs = tuple(v.name for v in numeric if v.causality == "output")
+        #: String inputs and outputs (name -> causality): inputs can be set as parameters,
+        #: neither is connectable
+        self.string_variables = {v.name: v.causality for v in md.modelVariables
+                                 if v.type == "String" and v.causality in ("input", "output")}
         self.units = {v.name: _unit(v) for v in numeric}
         self.feedthrough = self._feedthrough_from(md, feedthrough)
         #: the feedthrough given by the user, if any (kept when the system is saved)
@@ -558,6 +565,7 @@ class FMUComponent(Component):
                                      f"variables: {o!r}: {list(ins)}")
             return ft
         declared = {u.variable.name: u.dependencies for u in md.outputs}
+        inputs = set(self.inputs)
         ft = {}
         for o in self.outputs:
             deps = declared.get(o)
@@ -565,7 +573,9 @@ class FMUComponent(Component):
             if deps is None:
                 ft[o] = self.inputs
             else:
-                ft[o] = tuple(d.name for d in deps if d.causality == "input")
+                # only the connectable inputs: a String input an output depends on (the
+                # Reference FMUs have them) is not among self.inputs
+                ft[o] = tuple(d.name for d in deps if d.name in inputs)
         return ft
 
     def _reader(self, names: Sequence[str]) -> Callable[[], list[float]]:
@@ -988,6 +998,12 @@ class System:
             raise ValueError(f"connection {ref!r}: unknown component {comp!r}; "
                              f"components: {', '.join(self.by_name)}")
         names = c.outputs if kind == "output" else c.inputs
+        strings = getattr(c, "string_variables", {})
+        if var not in names and var in strings:
+            raise ValueError(f"connection {ref!r}: '{comp}.{var}' is a String {strings[var]} of "
+                             f"{comp!r}: String variables are not connectable (only Real, "
+                             "Integer, Enumeration and Boolean values are exchanged); a String "
+                             "input can be given a value as a parameter")
         if var not in names:
             raise ValueError(f"connection {ref!r}: {var!r} is not an {kind} of {comp!r}; "
                              f"{kind}s: {', '.join(names) or '(none)'}")

@@ -59,6 +59,15 @@ input or output outside its declared ``min``/``max`` stops the run with
 :class:`CosimError`, which names the component, the variable if known and the
 time, and carries the rows recorded so far (written to CSV if asked) and the FMU's
 log.  FMU archives are unpacked by :func:`safe_extract` (no path traversal).
+
+Termination
+-----------
+An FMU whose ``fmi2DoStep`` returns fmi2Discard with ``fmi2Terminated`` set, and logs
+no error with it, asks to end the simulation (the Modelica Reference FMU ``Stair`` does
+at its end): this is not a failure.  The run ends at the communication point the step started from, the results
+up to there are returned, and ``Result.termination`` (:class:`Termination`) says which
+component asked and when.  fmi2Discard without fmi2Terminated stays a failure (a
+variable-step run retries the step shorter).
 """
 from __future__ import annotations
 
@@ -85,8 +94,9 @@ from mbdcore.timeseries import TimeSeries
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
-    "CosimInterrupted", "FMUComponent", "Master", "RealTimeStats", "RealTimeWarning", "Result", "StepControl", "System",
-    "check_archive", "safe_extract",
+    "ComponentTerminated", "CosimInterrupted", "FMUComponent", "Master", "RealTimeStats",
+    "RealTimeWarning", "Result", "StepControl", "System", "Termination", "check_archive",
+    "safe_extract",
 ]
 
 
@@ -110,6 +120,52 @@ class ComponentError(RuntimeError):
         super().__init__(message)
         self.variable = variable
         self.log = list(log)
+
+
+class ComponentTerminated(Exception):
+    """A component asked to end the simulation: not a failure.
+
+    FMI 2.0: ``fmi2DoStep`` returned fmi2Discard, ``fmi2GetBooleanStatus(fmi2Terminated)``
+    is true and the FMU logged no error in the call (the Modelica Reference FMU ``Stair``
+    does this at its end; pythonfmu slaves answer fmi2Terminated = true after every
+    discard, and log an error with a refused step).  The master ends the run at
+    the start of that step, keeps the results and reports it in ``Result.termination``.
+
+    Attributes
+    ----------
+    reached : float or None
+        The component's own last successful time [s] (fmi2LastSuccessfulTime), if it
+        reports one.
+    """
+
+    def __init__(self, message: str, reached: float | None = None):
+        super().__init__(message)
+        self.reached = reached
+
+
+@dataclass
+class Termination:
+    """Why a run ended before its stop time without failing (``Result.termination``).
+
+    Attributes
+    ----------
+    component : str
+        The component that asked to terminate.
+    time : float
+        The last communication point [s]: the results end there.
+    reached : float or None
+        The component's own last successful time [s], if it reported one.
+    message : str
+        One line naming the component and the time.
+    """
+
+    component: str
+    time: float
+    reached: float | None
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class CosimError(RuntimeError):
@@ -299,7 +355,8 @@ class Component:
         raise NotImplementedError
 
     def do_step(self, t: float, h: float) -> None:
-        """Advance from ``t`` to ``t + h`` [s] with the inputs held; ComponentError on failure."""
+        """Advance from ``t`` to ``t + h`` [s] with the inputs held; ComponentError on failure,
+        :class:`ComponentTerminated` when the component asks to end the simulation."""
         raise NotImplementedError
 
     def terminate(self) -> None:
@@ -436,6 +493,9 @@ class BlockComponent(Component):
 
 #: FMI 2.0 types that are exchanged as floats between components.
 _NUMERIC_TYPES = ("Real", "Integer", "Enumeration", "Boolean")
+
+#: fmi2Status fmi2Discard and the fmi2StatusKind values fmi2LastSuccessfulTime, fmi2Terminated
+_FMI2_DISCARD, _FMI2_LAST_SUCCESSFUL_TIME, _FMI2_TERMINATED = 2, 2, 3
 
 
 #: The per-instance logger proxy (``native/log_proxy.c``).
@@ -700,9 +760,30 @@ class FMUComponent(Component):
         try:
             self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
         except Exception as e:
+            # a discard that comes with an error message is a failure, fmi2Terminated or
+            # not: pythonfmu slaves (fmu.fmi.slave) report a refused step that way and
+            # answer fmi2Terminated = true after any discard
+            if (getattr(e, "status", None) == _FMI2_DISCARD and not self._errors
+                    and self._asked_to_terminate()):
+                raise ComponentTerminated(
+                    "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked to "
+                    "terminate the simulation", self._last_successful_time()) from None
             raise self._fail("fmi2DoStep", e) from e
         if self._errors:
             self._check_log("fmi2DoStep")
+
+    def _asked_to_terminate(self) -> bool:
+        """fmi2GetBooleanStatus(fmi2Terminated), False where the FMU cannot tell."""
+        try:
+            return bool(self._fmu.getBooleanStatus(_FMI2_TERMINATED))
+        except Exception:
+            return False
+
+    def _last_successful_time(self) -> float | None:
+        try:
+            return float(self._fmu.getRealStatus(_FMI2_LAST_SUCCESSFUL_TIME))
+        except Exception:
+            return None
 
     def terminate(self) -> None:
         fmu = self._fmu
@@ -1039,12 +1120,16 @@ class Result(TimeSeries):
         Steps accepted at the minimum step although the error estimate exceeded 1.
     realtime : RealTimeStats or None
         Pacing statistics of a real-time run.
+    termination : Termination or None
+        Set when a component asked to end the run before the stop time (an FMU's
+        fmi2Discard with fmi2Terminated): which component, and the time the results end.
     """
 
     def __init__(self, data: np.ndarray, outputs: Sequence[str], inputs: Sequence[str],
                  units: Mapping[str, str] | None = None, *, steps: np.ndarray | None = None,
                  rejected: Sequence[tuple[float, float, float]] = (), forced_steps: int = 0,
-                 realtime: "RealTimeStats | None" = None):
+                 realtime: "RealTimeStats | None" = None,
+                 termination: "Termination | None" = None):
         super().__init__(data, units)
         self.outputs = list(outputs)
         self.inputs = list(inputs)
@@ -1052,11 +1137,14 @@ class Result(TimeSeries):
         self.rejected = list(rejected)
         self.forced_steps = int(forced_steps)
         self.realtime = realtime
+        self.termination = termination
 
     def __repr__(self) -> str:
         t = self.time
         span = f"t = {t[0]:g} .. {t[-1]:g} s" if len(t) else "empty"
-        return f"Result({len(t)} rows, {span}, {len(self.names) - 1} signals)"
+        ended = (f", terminated by {self.termination.component!r}"
+                 if self.termination is not None else "")
+        return f"Result({len(t)} rows, {span}, {len(self.names) - 1} signals{ended})"
 
     def default_signals(self) -> list[str]:
         """The outputs."""
@@ -1378,6 +1466,8 @@ class _Run:
         self.rejected: list[tuple[float, float, float]] = []
         self.forced = 0
         self.t = t0
+        self.done = 0  # steps completed (fixed and replayed runs)
+        self.termination: Termination | None = None
         self.started: list[Component] = []
         self.state = {"t": t0, "comp": None, "phase": "initialize", "since": None}
         self.csv: _CsvWriter | None = None
@@ -1445,7 +1535,21 @@ class _Run:
     def result(self) -> Result:
         return self.master._result(self.rows[:self.nrec], self.taken, self.rejected,
                                    self.forced,
-                                   self.pacer.finish() if self.pacer is not None else None)
+                                   self.pacer.finish() if self.pacer is not None else None,
+                                   self.termination)
+
+    def terminated(self, e: ComponentTerminated) -> None:
+        """A component asked to end the run in the step from ``self.t``: the run ends at
+        ``self.t`` (recorded if it was not), as a normal termination."""
+        c = self.state["comp"]
+        t = self.t
+        if self.nrec == 0 or self.rows[self.nrec - 1, 0] != t:
+            self.record(t)
+        reached = (f"; it reached t = {e.reached:.12g} s" if e.reached is not None
+                   and e.reached != t else "")
+        msg = (f"component {c.name!r} asked to terminate the simulation in the step from "
+               f"t = {t:.12g} s ({e}{reached}): the run ended at t = {t:.12g} s, results kept")
+        self.termination = Termination(c.name, t, e.reached, msg)
 
     # -- the coupling ------------------------------------------------------------------
     def read(self, i: int) -> list[float]:
@@ -1503,6 +1607,22 @@ class _Run:
         state["t"] = t
         y_prev = self.y_prev
         gauss_seidel = self.gauss_seidel
+        try:
+            self._step_all(t, h, t_next, c_ext, y_prev)
+        except ComponentTerminated:
+            if gauss_seidel:  # outputs of the components that stepped before it: back to t
+                y[:] = self.y_at_t
+            raise
+        state["t"] = t_next
+        self.propagate()
+
+    def _step_all(self, t: float, h: float, t_next: float, c_ext: float | None,
+                  y_prev) -> None:
+        """Every component steps t -> t_next (Gauss-Seidel: outputs read after each)."""
+        state, y = self.state, self.y
+        gauss_seidel = self.gauss_seidel
+        if gauss_seidel:
+            self.y_at_t = y[:]
         for i, c, fresh, stale, setter in self.plan:
             if setter is not None:
                 vals = [y[s] for s in fresh]
@@ -1524,8 +1644,6 @@ class _Run:
                 c = self.comps[i]
                 state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
                 c.do_step(t, h)
-        state["t"] = t_next
-        self.propagate()
 
     def fixed_step(self, t: float, h: float, t_next: float, k: int, n_steps: int) -> None:
         """A step of a run whose steps are given: advance, record, pace."""
@@ -1535,6 +1653,7 @@ class _Run:
         if extrapolate:
             self.y_prev, self.h_prev = y_old, h
         self.t = t_next
+        self.done = k + 1
         if (k + 1) % self.record_every == 0 or k + 1 == n_steps:
             self.record(t_next)
         self.tick(t_next)
@@ -1822,7 +1941,9 @@ class Master:
         -------
         Result
             One row per recorded communication point, ``start_time`` and
-            ``stop_time`` included; ``result.steps`` the accepted step sizes.
+            ``stop_time`` included; ``result.steps`` the accepted step sizes.  When a
+            component asked to terminate (an FMU's fmi2Discard with fmi2Terminated), the
+            rows end at the start of that step and ``result.termination`` says so.
 
         Raises
         ------
@@ -1898,6 +2019,8 @@ class Master:
             raise self._failure(run, e, csv, timeout=(step_timeout, watchdog.fired)) from None
         except KeyboardInterrupt as e:
             raise self._interrupted(run, e, csv) from None
+        except ComponentTerminated as e:  # asked for, not a failure: the results so far
+            run.terminated(e)
         except Exception as e:
             raise self._failure(run, e, csv) from e
         finally:
@@ -1908,20 +2031,24 @@ class Master:
     def _run_fixed(self, run: "_Run", t0: float, n_steps: int) -> None:
         """Fixed communication step: t_k = t0 + k h, no accumulated drift."""
         h = self.step
-        for k in range(n_steps):
-            run.fixed_step(t0 + k * h, h, t0 + (k + 1) * h, k, n_steps)
-        # a read-only view: no per-step storage, memory stays flat on long runs
-        run.taken = np.broadcast_to(h, (n_steps,))
+        try:
+            for k in range(n_steps):
+                run.fixed_step(t0 + k * h, h, t0 + (k + 1) * h, k, n_steps)
+        finally:
+            # a read-only view: no per-step storage, memory stays flat on long runs
+            run.taken = np.broadcast_to(h, (run.done,))
 
     def _run_replay(self, run: "_Run", t0: float, steps: list[float]) -> None:
         """The given steps, in order (a replay of a variable-step run, bit for bit)."""
         t = t0
         n_steps = len(steps)
-        for k, h in enumerate(steps):
-            t_next = t + h
-            run.fixed_step(t, h, t_next, k, n_steps)
-            t = t_next
-        run.taken = steps
+        try:
+            for k, h in enumerate(steps):
+                t_next = t + h
+                run.fixed_step(t, h, t_next, k, n_steps)
+                t = t_next
+        finally:
+            run.taken = steps[:run.done]
 
     def _run_variable(self, run: "_Run", t0: float, stop: float) -> None:
         """Variable step: a step is repeated from the saved component states with a
@@ -2066,7 +2193,8 @@ class Master:
         return out
 
     def _result(self, rows: np.ndarray, steps=(), rejected=(), forced: int = 0,
-                realtime: RealTimeStats | None = None) -> Result:
+                realtime: RealTimeStats | None = None,
+                termination: Termination | None = None) -> Result:
         names = ["time"] + self._out_names + self._in_names
         dtype = np.dtype([(n, np.float64) for n in names])
         rows = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
@@ -2079,4 +2207,4 @@ class Master:
         units["time"] = "s"
         return Result(data.copy(), self._out_names, self._in_names, units,
                       steps=np.asarray(steps, dtype=float), rejected=list(rejected),
-                      forced_steps=forced, realtime=realtime)
+                      forced_steps=forced, realtime=realtime, termination=termination)

@@ -11,7 +11,8 @@ What is written and read
 ------------------------
 ``ssd:System`` with ``ssd:Elements`` of ``ssd:Component`` (``source`` = the FMU,
 ``ssd:Connectors`` with ``name`` and ``kind`` = input/output/parameter and the type
-``ssc:Real``/``Integer``/``Boolean``/``String``), ``ssd:ParameterBindings`` with
+``ssc:Real``/``Integer``/``Boolean``/``String``: every output and bound parameter, the
+inputs that are connected), ``ssd:ParameterBindings`` with
 inline ``ssv:ParameterSet`` values (or an ``.ssv`` file named by ``source``) for the
 parameters and input start values a component is given, ``ssd:Connections``
 (``startElement``/``startConnector``/``endElement``/``endConnector``) and
@@ -19,7 +20,10 @@ parameters and input start values a component is given, ``ssd:Connections``
 method and extrapolation have no place in SSP 1.0; they are in an annotation
 ``org.flexcosim.master`` of the DefaultExperiment, and a component's feedthrough
 override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
-``org.flexcosim.feedthrough``.  Other tools ignore both.
+``org.flexcosim.feedthrough`` (one ``fc:FeedthroughOverride`` holding an
+``fc:Feedthrough`` per output: an SSP 1.0 annotation holds one element).  Other tools
+ignore both.  What is written validates against the SSP 1.0 schemas (tested with the
+schema files fmpy ships).
 
 Not supported (refused with a message naming the element, never silently
 ignored): nested systems, connectors of the system itself, connections with a
@@ -179,9 +183,14 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         comp = ET.SubElement(elements, _q(SSD, "Component"), {
             "name": c.name, "type": FMU_TYPE if is_fmu else BLOCK_TYPE, "source": sources[c.name]})
         values, kinds = _bound_values(c)
-        conns = ET.SubElement(comp, _q(SSD, "Connectors"))
-        for var, kind in [(v, "input") for v in c.inputs] + [(v, "output") for v in c.outputs] + \
-                [(v, "parameter") for v in values if v not in c.inputs]:
+        # SSP asks only for the connectors that connections use; an unconnected input
+        # connector makes fmpy's SSP runner fail, so inputs are listed when connected
+        connected = [v for v in c.inputs if f"{c.name}.{v}" in system.connections]
+        listed = [(v, "input") for v in connected] + [(v, "output") for v in c.outputs] + \
+            [(v, "parameter") for v in values if v not in c.inputs]
+        if listed:  # SSP 1.0: <ssd:Connectors> holds one <ssd:Connector> or more
+            conns = ET.SubElement(comp, _q(SSD, "Connectors"))
+        for var, kind in listed:
             conn = ET.SubElement(conns, _q(SSD, "Connector"), {"name": var, "kind": kind})
             ET.SubElement(conn, _q(SSC, kinds.get(var, "Real")))
         if values:
@@ -197,9 +206,12 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         if override is not None:
             ann = ET.SubElement(ET.SubElement(comp, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
                                 {"type": FEEDTHROUGH_ANNOTATION})
+            # SSP 1.0: an annotation holds at most one element; the entries go inside it
+            table = ET.SubElement(ann, _q(FC, "FeedthroughOverride"))
             for out, ins in override.items():
-                ET.SubElement(ann, _q(FC, "Feedthrough"), {"output": out, "inputs": " ".join(ins)})
-    connections = ET.SubElement(sysel, _q(SSD, "Connections"))
+                ET.SubElement(table, _q(FC, "Feedthrough"), {"output": out, "inputs": " ".join(ins)})
+    if system.connections:  # SSP 1.0: <ssd:Connections> holds one <ssd:Connection> or more
+        connections = ET.SubElement(sysel, _q(SSD, "Connections"))
     for dst, src in system.connections.items():
         se, sc = src.split(".", 1)
         de, dc = dst.split(".", 1)
@@ -365,8 +377,10 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     feedthrough = None
     for ann in el.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
         if ann.get("type") == FEEDTHROUGH_ANNOTATION:
+            # inside <fc:FeedthroughOverride>; files written before it had the entries
+            # directly in the annotation (not valid SSP 1.0, still read)
             feedthrough = {f.get("output"): tuple((f.get("inputs") or "").split())
-                           for f in ann.iterfind(_q(FC, "Feedthrough"))}
+                           for f in ann.iter(_q(FC, "Feedthrough"))}
     if kind == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
         if not allow_blocks:
             raise SSPError(f"{label}: {where} references the Python block {source!r}; "

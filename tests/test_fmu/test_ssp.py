@@ -5,9 +5,13 @@ import json
 import shutil
 import sys
 import zipfile
+from pathlib import Path
 
+import fmpy
 import numpy as np
 import pytest
+from fmpy.ssp.simulation import simulate_ssp
+from lxml import etree
 
 from flexcosim.cli import main
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
@@ -286,3 +290,73 @@ def test_bad_values_of_a_json_system_are_one_line_messages(lag_fmu, tmp_path, ca
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     for w in words:
         assert w in err
+
+
+# ---------------------------------------------------------------------------------
+# what is written is valid SSP 1.0 (issue 13, item 23)
+# ---------------------------------------------------------------------------------
+def _schema(name):
+    """An SSP 1.0 schema from the copies fmpy ships (fmpy/ssp/schema), for lxml."""
+    path = Path(fmpy.__file__).parent / "ssp" / "schema" / name
+    assert path.is_file(), f"fmpy ships no {name}"
+    return etree.XMLSchema(etree.parse(str(path)))
+
+
+def assert_valid_ssp10(ssd: bytes):
+    """The SSD against SystemStructureDescription.xsd, and each inline ssv:ParameterSet
+    against SystemStructureParameterValues.xsd (the SSD schema leaves them to 'lax')."""
+    ssd_schema = _schema("SystemStructureDescription.xsd")
+    ssv_schema = _schema("SystemStructureParameterValues.xsd")
+    doc = etree.fromstring(ssd)
+    assert ssd_schema.validate(doc), "\n".join(str(e) for e in ssd_schema.error_log)
+    sets = doc.findall(".//{http://ssp-standard.org/SSP1/SystemStructureParameterValues}"
+                       "ParameterSet")
+    for pset in sets:
+        assert ssv_schema.validate(etree.ElementTree(pset)), \
+            "\n".join(str(e) for e in ssv_schema.error_log)
+    return doc
+
+
+def lags_only(fmu, connected=True):
+    """FMUs only (fmpy's SSP runner cannot run Python blocks), one feedthrough override."""
+    return System([FMUComponent("plant", fmu, {"T": 0.5, "K": 1.5, "x0": 1.0}),
+                   FMUComponent("sensor", fmu, {"T": 0.02}, feedthrough={"x": (), "dx": ("u",)})],
+                  {"plant.x": "sensor.u"} if connected else {})
+
+
+@pytest.mark.parametrize("case", ["blocks and FMUs", "FMUs", "no connections", "bare"])
+@pytest.mark.parametrize("suffix", [".ssp", ".ssd"])
+def test_every_exported_ssd_is_valid_ssp_1_0(lag_fmu, tmp_path, case, suffix):
+    system = {"blocks and FMUs": lambda: two_lags(lag_fmu),
+              "FMUs": lambda: lags_only(lag_fmu),
+              "no connections": lambda: lags_only(lag_fmu, connected=False),
+              "bare": lambda: System([FMUComponent("plant", lag_fmu)])}[case]()
+    experiment = {} if case == "bare" else {"stop_time": 1.0, "step": 0.01, "method": "jacobi"}
+    path = export_ssp(system, tmp_path / f"s{suffix}", **experiment)
+    if suffix == ".ssp":
+        with zipfile.ZipFile(path) as z:
+            ssd = z.read("SystemStructure.ssd")
+    else:
+        ssd = path.read_bytes()
+    assert_valid_ssp10(ssd)
+    back = load_system(path)                      # and it still reads back the same
+    assert back.connections == system.connections
+    for c in system.components:
+        assert back.by_name[c.name].feedthrough == c.feedthrough
+
+
+@pytest.mark.parametrize("connected", [True, False])
+def test_fmpy_runs_the_exported_ssp(lag_fmu, tmp_path, connected):
+    path = export_ssp(lags_only(lag_fmu, connected), tmp_path / "s.ssp", stop_time=1.0)
+    rows = simulate_ssp(str(path), stop_time=0.1, step_size=0.01)   # validates the SSD first
+    assert len(rows) >= 10
+
+
+def test_feedthrough_annotation_of_earlier_files_is_still_read(lag_fmu, tmp_path):
+    """Files written before the fix had the fc:Feedthrough entries directly in the annotation."""
+    path = export_ssp(lags_only(lag_fmu), tmp_path / "s.ssd")
+    text = path.read_text()
+    start, end = text.index("<fc:FeedthroughOverride>"), text.index("</fc:FeedthroughOverride>")
+    inner = text[start + len("<fc:FeedthroughOverride>"):end]
+    path.write_text(text[:start] + inner + text[end + len("</fc:FeedthroughOverride>"):])
+    assert load_system(path).by_name["sensor"].feedthrough == {"x": (), "dx": ("u",)}

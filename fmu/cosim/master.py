@@ -47,8 +47,10 @@ steps are in ``Result.steps``; ``Master.run(steps=...)`` replays them bit for bi
 Real time
 ---------
 ``run(realtime=True, speed=s)`` sleeps until each communication point is due on
-the wall clock (``t0_wall + (t - t0)/s``); overruns and jitter are reported in
-``Result.realtime`` (:class:`RealTimeStats`).
+the wall clock (``t0_wall + (t - t0)/s``).  Steps whose results come too late
+(overruns: how many, how late on average and at most) and the wake-up jitter of the
+others are reported in ``Result.realtime`` (:class:`RealTimeStats`); a run with
+overruns issues a :class:`RealTimeWarning` at the first and a summary at the end.
 
 Failures
 --------
@@ -1218,8 +1220,11 @@ class RealTimeStats:
 
     The results of communication point ``t_k`` are due at wall time
     ``t0_wall + (t_k - t0) / speed``.  A step whose results are ready after that is an
-    *overrun* (the master does not wait, it catches up); otherwise the master sleeps
-    until the due time, and the *jitter* is how late it actually resumed.
+    *overrun* and its *lateness* is how late they were (the master does not wait, it
+    catches up; a run that is slower than real time falls further behind at every step,
+    and its lateness grows).  Otherwise the master sleeps until the due time, and the
+    *jitter* is how late it actually resumed: a property of the sleep, measured over the
+    steps that were on time only.
 
     Attributes
     ----------
@@ -1230,13 +1235,17 @@ class RealTimeStats:
     overruns : int
         Steps whose results were late.
     worst_lateness : float
-        Largest lateness of an overrun [s] (0 if none).
+        Largest lateness [s] (0 if no overrun): how far behind the wall clock the run
+        fell.
+    lateness_mean : float
+        Mean lateness over the overruns [s] (0 if none).
     min_slack : float
         Smallest margin between a step's results being ready and their due time [s],
         over all steps: how close the run came to an overrun (negative: the worst
         overrun's lateness).
     jitter_mean, jitter_std, jitter_max : float
-        Statistics of (resume time - due time) over all steps [s].
+        Statistics of (resume time - due time) over the steps that were on time [s]
+        (0 if none was).
     wall_time : float
         Wall time from the first step to the last [s].
     """
@@ -1245,23 +1254,38 @@ class RealTimeStats:
     steps: int = 0
     overruns: int = 0
     worst_lateness: float = 0.0
+    lateness_mean: float = 0.0
     min_slack: float = math.inf
     jitter_mean: float = 0.0
     jitter_std: float = 0.0
     jitter_max: float = 0.0
     wall_time: float = 0.0
 
+    @property
+    def overrun_fraction(self) -> float:
+        """Overruns / steps (0 for a run without steps)."""
+        return self.overruns / self.steps if self.steps else 0.0
+
     def __str__(self) -> str:
-        return (f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s, "
-                f"{self.overruns} overruns (worst {1e3 * self.worst_lateness:.3f} ms late), "
-                f"least slack {1e3 * self.min_slack:.3f} ms, "
-                f"jitter mean {1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
-                f"max {1e6 * self.jitter_max:.1f} us")
+        text = f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s"
+        if self.overruns:
+            text += (f", {self.overruns} overruns ({100 * self.overrun_fraction:.1f} % of the "
+                     f"steps): results late by {1e3 * self.lateness_mean:.3f} ms on average, "
+                     f"{1e3 * self.worst_lateness:.3f} ms at most")
+        else:
+            text += f", no overrun, least slack {1e3 * self.min_slack:.3f} ms"
+        on_time = self.steps - self.overruns
+        if on_time:
+            text += (f"; wake-up jitter of the {on_time} steps on time: mean "
+                     f"{1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
+                     f"max {1e6 * self.jitter_max:.1f} us")
+        return text
 
 
 class RealTimeWarning(RuntimeWarning):
-    """A real-time run fell behind the wall clock (issued once per run, at the first
-    overrun; :class:`RealTimeStats` counts them all)."""
+    """A real-time run fell behind the wall clock: issued at the first overrun of a run,
+    and once more when the run ends with the count and the lateness of all of them
+    (:class:`RealTimeStats`)."""
 
 
 class _Pacer:
@@ -1274,6 +1298,9 @@ class _Pacer:
         self.t0, self.speed = t0, speed
         self.stats = RealTimeStats(speed)
         self._m2 = 0.0
+        self._late_sum = 0.0
+        self._on_time = 0
+        self._finished = False
         self.wall0 = time.perf_counter()  # reset by start(); set here for a run failing before
 
     def start(self) -> None:
@@ -1284,31 +1311,46 @@ class _Pacer:
         now = time.perf_counter()
         st = self.stats
         st.min_slack = min(st.min_slack, due - now)
+        st.steps += 1
         if now > due:
+            late = now - due
             if st.overruns == 0:
                 warnings.warn(f"real-time overrun at t = {t_sim:.6g} s: the step's results were "
-                              f"{1e3 * (now - due):.3f} ms late (speed x{self.speed:g}); later "
-                              "overruns are counted in Result.realtime", RealTimeWarning,
-                              stacklevel=2)
+                              f"{1e3 * late:.3f} ms late (speed x{self.speed:g}); the count "
+                              "and lateness of all overruns follow at the end of the run",
+                              RealTimeWarning, stacklevel=2)
             st.overruns += 1
-            st.worst_lateness = max(st.worst_lateness, now - due)
-        else:
-            if due - now > self.SPIN:
-                time.sleep(due - now - self.SPIN)
-            while (now := time.perf_counter()) < due:
-                pass
+            self._late_sum += late
+            st.worst_lateness = max(st.worst_lateness, late)
+            return
+        if due - now > self.SPIN:
+            time.sleep(due - now - self.SPIN)
+        while (now := time.perf_counter()) < due:
+            pass
         jitter = now - due
-        # Welford: no per-step storage, memory stays flat on long runs
-        st.steps += 1
+        # Welford over the steps on time: no per-step storage, memory stays flat
+        self._on_time += 1
         d = jitter - st.jitter_mean
-        st.jitter_mean += d / st.steps
+        st.jitter_mean += d / self._on_time
         self._m2 += d * (jitter - st.jitter_mean)
         st.jitter_max = max(st.jitter_max, jitter)
 
     def finish(self) -> RealTimeStats:
+        """The statistics; the first call (the end of the run) also warns if there were
+        overruns."""
         st = self.stats
+        if self._finished:
+            return st
+        self._finished = True
         st.wall_time = time.perf_counter() - self.wall0
-        st.jitter_std = math.sqrt(self._m2 / st.steps) if st.steps else 0.0
+        st.jitter_std = math.sqrt(self._m2 / self._on_time) if self._on_time else 0.0
+        st.lateness_mean = self._late_sum / st.overruns if st.overruns else 0.0
+        if st.overruns:
+            warnings.warn(f"real-time run fell behind the wall clock: {st.overruns} of "
+                          f"{st.steps} steps late ({100 * st.overrun_fraction:.1f} %), results "
+                          f"late by {1e3 * st.lateness_mean:.3f} ms on average and "
+                          f"{1e3 * st.worst_lateness:.3f} ms at most (speed x{self.speed:g})",
+                          RealTimeWarning, stacklevel=3)
         return st
 
 

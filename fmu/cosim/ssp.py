@@ -25,6 +25,19 @@ override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
 ignore both.  What is written validates against the SSP 1.0 schemas (tested with the
 schema files fmpy ships).
 
+SSP 2.0 files (``version="2.0"``, what OMSimulator 3 writes) are read as far as SSP 1.0
+can express them: same namespaces and elements; parameter values typed with the SSP 2.0
+names (``ssv:Float64``, ``ssv:Int32``, ...) are read as Real and Integer.  Geometry and
+annotations of other tools are ignored.
+
+Other tools
+-----------
+An exported system carries OMSimulator's system annotation (``ssc:Annotation
+type="org.openmodelica"`` with ``oms:Annotations/oms:SimulationInformation/
+oms:FixedStepMaster``, the communication step of the experiment, 1 ms if none):
+OMSimulator refuses a system without it.  fmpy's SSP runner validates the file against
+the SSP 1.0 schemas, which everything written here passes.
+
 Not supported (refused with a message naming the element, never silently
 ignored): nested systems, connectors of the system itself, connections with a
 linear transformation, unit conversion or mapping, components that are neither
@@ -76,7 +89,9 @@ SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
 SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
 FC = "http://flexcosim.org/ssp-annotations/1.0"
-for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC)):
+#: OMSimulator's annotation namespace (it matches element names with this prefix: "oms:")
+OMS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
+for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC), ("oms", OMS)):
     ET.register_namespace(_prefix, _uri)
 
 FMU_TYPE = "application/x-fmu-sharedlibrary"
@@ -84,8 +99,16 @@ BLOCK_TYPE = "application/x-flexcosim-python-block"
 BLOCK_SCHEME = "python:"
 MASTER_ANNOTATION = "org.flexcosim.master"
 FEEDTHROUGH_ANNOTATION = "org.flexcosim.feedthrough"
+OMS_ANNOTATION = "org.openmodelica"
+#: communication step written for OMSimulator when the experiment gives none [s]
+OMS_DEFAULT_STEP = 1e-3
+#: SSD versions read: SSP 1.x, and SSP 2.x as far as SSP 1.0 can express it
+SSD_VERSIONS = ("1.", "2.")
 CONNECTOR_KINDS = ("input", "output", "parameter", "calculatedParameter", "inout", "unspecified")
 _TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration")
+#: SSP 2.0 (FMI 3.0) names of the value types, read as their SSP 1.0 kind
+_TYPES_2 = {"Float32": "Real", "Float64": "Real", **{f"{u}Int{n}": "Integer"
+            for u in ("", "U") for n in (8, 16, 32, 64)}}
 
 
 class SSPError(ValueError):
@@ -217,6 +240,7 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         de, dc = dst.split(".", 1)
         ET.SubElement(connections, _q(SSD, "Connection"), {
             "startElement": se, "startConnector": sc, "endElement": de, "endConnector": dc})
+    _oms_annotation(sysel, experiment)
     exp_attrs = {k: repr(float(experiment[key])) for k, key in
                  (("startTime", "start_time"), ("stopTime", "stop_time")) if key in experiment}
     master = {k: str(experiment[k]) for k in ("step", "method", "extrapolation") if k in experiment}
@@ -229,6 +253,20 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
                 master["step"] = repr(float(experiment["step"]))
             ET.SubElement(ann, _q(FC, "Master"), master)
     return root
+
+
+def _oms_annotation(sysel: ET.Element, experiment: Mapping[str, Any]) -> None:
+    """OMSimulator's system annotation: it takes the kind of system (here a weakly coupled
+    co-simulation, its "oms-ma" fixed-step master) from it and refuses a system without.
+    Last child of ``ssd:System``, where SSP 1.0 puts annotations."""
+    step = float(experiment.get("step", OMS_DEFAULT_STEP))
+    ann = ET.SubElement(ET.SubElement(sysel, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
+                        {"type": OMS_ANNOTATION})
+    info = ET.SubElement(ET.SubElement(ann, _q(OMS, "Annotations")),
+                         _q(OMS, "SimulationInformation"))
+    ET.SubElement(info, _q(OMS, "FixedStepMaster"), {
+        "description": "oms-ma", "stepSize": repr(step), "absoluteTolerance": "0.0001",
+        "relativeTolerance": "0.0001"})
 
 
 def _bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:
@@ -313,8 +351,9 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
                        f"<ssd:SystemStructureDescription> in namespace {SSD}")
     where = "<ssd:SystemStructureDescription>"
     version = _attr(root, "version", where, label)
-    if not version.startswith("1."):
-        raise SSPError(f"{label}: {where} version {version!r} is not supported; accepted: 1.0")
+    if not version.startswith(SSD_VERSIONS):
+        raise SSPError(f"{label}: {where} version {version!r} is not supported; accepted: "
+                       "1.x (SSP 1.0) and 2.x (SSP 2.0, what SSP 1.0 can express)")
     _attr(root, "name", where, label)
     sysel = _child(root, SSD, "System", where, label, required=True)
     sname = _attr(sysel, "name", "<ssd:System>", label)
@@ -354,6 +393,8 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
         start = f"{el.get('startElement')}.{_attr(el, 'startConnector', cwhere, label)}"
         end = f"{el.get('endElement')}.{_attr(el, 'endConnector', cwhere, label)}"
         for child in el:
+            if child.tag in (_q(SSD, "ConnectionGeometry"), _q(SSD, "Annotations")):
+                continue  # drawing and tool data (OMSimulator writes geometry)
             raise SSPError(f"{label}: {cwhere} ({start} -> {end}): <{_local(child.tag)}> "
                            "(transformation or unit conversion) is not supported")
         pairs.append((start, end, cwhere))
@@ -488,7 +529,7 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
         for m, p in enumerate(params if params is not None else [], 1):
             pname = _attr(p, "name", f"{bwhere}/<ssv:Parameter> #{m}", label)
             pwhere = f"{bwhere}/<ssv:Parameter name={pname!r}>"
-            typed = [c for c in p if _local(c.tag) in _TYPES]
+            typed = [c for c in p if _local(c.tag) in _TYPES or _local(c.tag) in _TYPES_2]
             if len(typed) != 1:
                 raise SSPError(f"{label}: {pwhere}: needs exactly one of "
                                f"{', '.join('<ssv:' + t + '>' for t in _TYPES)}")
@@ -498,8 +539,9 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
 
 
 def _typed_value(el, where: str, label: str) -> Any:
-    kind = _local(el.tag)
-    text = _attr(el, "value", f"{where}/<ssv:{kind}>", label)
+    name = _local(el.tag)
+    kind = _TYPES_2.get(name, name)
+    text = _attr(el, "value", f"{where}/<ssv:{name}>", label)
     try:
         if kind == "Real":
             value = float(text)
@@ -514,7 +556,7 @@ def _typed_value(el, where: str, label: str) -> Any:
             return text in ("true", "1")
         return text
     except ValueError as e:
-        raise SSPError(f"{label}: {where}/<ssv:{kind}>: value {text!r} is invalid ({e})") from None
+        raise SSPError(f"{label}: {where}/<ssv:{name}>: value {text!r} is invalid ({e})") from None
 
 
 def _read_experiment(root, label: str) -> dict[str, Any]:

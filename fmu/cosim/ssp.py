@@ -16,7 +16,9 @@ inputs that are connected), ``ssd:ParameterBindings`` with
 inline ``ssv:ParameterSet`` values (or an ``.ssv`` file named by ``source``) for the
 parameters and input start values a component is given, ``ssd:Connections``
 (``startElement``/``startConnector``/``endElement``/``endConnector``) and
-``ssd:DefaultExperiment`` (``startTime``/``stopTime``).  The communication step,
+``ssd:DefaultExperiment`` (``startTime``/``stopTime``).  Values bound at the system
+level (as OMSimulator writes them) are read too, named ``component.variable``; they
+override the component's own bindings.  The communication step,
 method and extrapolation have no place in SSP 1.0; they are in an annotation
 ``org.flexcosim.master`` of the DefaultExperiment, and a component's feedthrough
 override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
@@ -378,7 +380,12 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
                            "not supported")
         if el.tag != _q(SSD, "Component"):
             raise SSPError(f"{label}: {ewhere}: unexpected element; expected <ssd:Component>")
-        components.append(_read_component(el, ewhere, base, inside, allow_blocks, label))
+    outer = _system_bindings(sysel, [el.get("name") for el in elements], swhere, base, inside,
+                             label)
+    for n, el in enumerate(elements, 1):
+        ewhere = f"<ssd:Component> #{n} of {swhere}/<ssd:Elements>"
+        components.append(_read_component(el, ewhere, base, inside, allow_blocks, label,
+                                          outer.get(el.get("name"), {})))
 
     pairs = []
     conns = sysel.find(_q(SSD, "Connections"))
@@ -407,13 +414,31 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
     return system
 
 
+def _system_bindings(sysel, names: list[str], swhere: str, base: Path, inside: bool,
+                     label: str) -> dict[str, dict[str, Any]]:
+    """Values bound at the system level (OMSimulator puts its components' parameters
+    there), by component: their names read ``component.variable``."""
+    out: dict[str, dict[str, Any]] = {}
+    for pname, value in _read_bindings(sysel, swhere, base, inside, label).items():
+        comp, dot, var = pname.partition(".")
+        if not dot or not var or comp not in names:
+            raise SSPError(f"{label}: {swhere}/<ssd:ParameterBindings>: parameter {pname!r} is "
+                           "not 'component.variable' of a component of the system "
+                           "(parameters of the system itself are not supported); components: "
+                           f"{', '.join(n for n in names if n)}")
+        out.setdefault(comp, {})[var] = value
+    return out
+
+
 def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool,
-                    label: str) -> Component:
+                    label: str, outer: Mapping[str, Any] | None = None) -> Component:
+    """A component; ``outer``: values bound to it at the system level, which override its
+    own bindings (the enclosing level has the last word)."""
     name = _attr(el, "name", where, label)
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
-    values = _read_bindings(el, where, base, inside, label)
+    values = {**_read_bindings(el, where, base, inside, label), **(outer or {})}
     connectors = _read_connectors(el, where, label)
     feedthrough = None
     for ann in el.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):

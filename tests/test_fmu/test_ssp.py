@@ -494,3 +494,44 @@ def test_exported_system_carries_the_annotation_omsimulator_needs(lag_fmu, tmp_p
                 "<oms:Annotations>", "<oms:SimulationInformation>", "<oms:FixedStepMaster "):
         assert tag in text
     assert load_system(path).connections == {"sensor.u": "plant.x"}   # and we ignore it
+
+
+SYSTEM_BINDING = """<ssd:ParameterBindings>
+      <ssd:ParameterBinding>
+        <ssd:ParameterValues>
+          <ssv:ParameterSet version="2.0" name="root">
+            <ssv:Parameters>
+              <ssv:Parameter name="plant.T"><ssv:Float64 value="0.25" /></ssv:Parameter>
+              <ssv:Parameter name="sensor.K"><ssv:Real value="3" /></ssv:Parameter>
+            </ssv:Parameters>
+          </ssv:ParameterSet>
+        </ssd:ParameterValues>
+      </ssd:ParameterBinding>
+    </ssd:ParameterBindings>
+    <ssd:Elements>"""
+
+
+def test_parameters_bound_at_system_level_reach_their_components(lag_fmu, tmp_path):
+    """OMSimulator binds the parameters of a system's components at the system
+    ('component.variable'); they were silently ignored.  They override the component's
+    own binding (plant.T = 0.5 there)."""
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "oms.ssd"
+    path.write_text(OMS_SSD.replace("<ssd:Elements>", SYSTEM_BINDING, 1))
+    s = import_ssp(path)
+    assert s.by_name["plant"].parameters == {"T": 0.25, "x0": 1.0}
+    assert s.by_name["sensor"].parameters == {"K": 3.0}
+
+
+@pytest.mark.parametrize("name, words", [("nosuch.T", ["'nosuch.T'", "components: plant, sensor"]),
+                                         ("T", ["'T'", "'component.variable'"]),
+                                         ("plant.nosuch", ["'plant'", "'nosuch'"])])
+def test_a_system_level_binding_of_nothing_is_refused_naming_it(lag_fmu, tmp_path, name, words):
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "oms.ssd"
+    path.write_text(OMS_SSD.replace("<ssd:Elements>", SYSTEM_BINDING, 1)
+                    .replace('name="plant.T"', f'name="{name}"'))
+    with pytest.raises(SSPError) as info:
+        import_ssp(path)
+    for w in words:
+        assert w in str(info.value)

@@ -211,8 +211,11 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         # SSP asks only for the connectors that connections use; an unconnected input
         # connector makes fmpy's SSP runner fail, so inputs are listed when connected
         connected = [v for v in c.inputs if f"{c.name}.{v}" in system.connections]
+        # a value given to an input (a String input of an FMU too) is bound, but the
+        # variable is no parameter
+        strings = getattr(c, "string_variables", {})
         listed = [(v, "input") for v in connected] + [(v, "output") for v in c.outputs] + \
-            [(v, "parameter") for v in values if v not in c.inputs]
+            [(v, "parameter") for v in values if v not in c.inputs and strings.get(v) != "input"]
         if listed:  # SSP 1.0: <ssd:Connectors> holds one <ssd:Connector> or more
             conns = ET.SubElement(comp, _q(SSD, "Connectors"))
         for var, kind in listed:
@@ -234,7 +237,8 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
             # SSP 1.0: an annotation holds at most one element; the entries go inside it
             table = ET.SubElement(ann, _q(FC, "FeedthroughOverride"))
             for out, ins in override.items():
-                ET.SubElement(table, _q(FC, "Feedthrough"), {"output": out, "inputs": " ".join(ins)})
+                ET.SubElement(table, _q(FC, "Feedthrough"),
+                              {"output": out, "inputs": " ".join(ins)})
     if system.connections:  # SSP 1.0: <ssd:Connections> holds one <ssd:Connection> or more
         connections = ET.SubElement(sysel, _q(SSD, "Connections"))
     for dst, src in system.connections.items():

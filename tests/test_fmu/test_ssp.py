@@ -535,3 +535,16 @@ def test_a_system_level_binding_of_nothing_is_refused_naming_it(lag_fmu, tmp_pat
         import_ssp(path)
     for w in words:
         assert w in str(info.value)
+
+
+def test_a_string_input_given_a_value_is_bound_not_declared_a_parameter(stair_fmu, tmp_path):
+    """A String input (not connectable) given a value: bound to the component, without a
+    connector of kind 'parameter' (it is an input of the FMU)."""
+    system = System([FMUComponent("stair", stair_fmu,
+                                  parameters={"label": "abcd", "stop_at": 5.0})])
+    path = export_ssp(system, tmp_path / "s.ssd")
+    doc = assert_valid_ssp10(path.read_bytes())
+    ns = {"ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription"}
+    kinds = {c.get("name"): c.get("kind") for c in doc.iterfind(".//ssd:Connector", ns)}
+    assert kinds == {"counter": "output", "y": "output", "stop_at": "parameter"}
+    assert load_system(path).by_name["stair"].parameters == {"label": "abcd", "stop_at": 5.0}

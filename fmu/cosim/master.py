@@ -1502,6 +1502,7 @@ class _Run:
         self.nrec = 0
         self.y = [0.0] * master._n_out
         self.u: list[float] = []
+        self.y_at_t: list[float] = []            # outputs at t while a Gauss-Seidel step runs
         self.y_prev: list[float] | None = None   # outputs and step of the previous point
         self.h_prev: float | None = None
         self.taken: Any = []

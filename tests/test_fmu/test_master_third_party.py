@@ -89,3 +89,10 @@ def test_the_command_line_reports_the_termination_and_succeeds(stair_fmu, tmp_pa
     out = capsys.readouterr().out
     assert "3 points, t = 0 .. 0.4 s" in out
     assert "component 'stair' asked to terminate the simulation in the step from t = 0.4 s" in out
+
+
+def test_a_replayed_run_ends_at_the_termination_with_the_steps_taken(stair_fmu):
+    r = Master(stair_system(stair_fmu, stop_at=0.5), 0.2).run(1.0, steps=[0.1, 0.3, 0.2, 0.4])
+    np.testing.assert_allclose(r.time, [0.0, 0.1, 0.4])
+    assert list(r.steps) == [0.1, 0.3]
+    assert r.termination.component == "stair" and r.termination.time == pytest.approx(0.4)

@@ -318,6 +318,8 @@ def _cosim_run(args) -> int:
         summary += (f", {len(result.steps)} steps accepted ({result.steps.min():.3g} .. "
                     f"{result.steps.max():.3g} s), {len(result.rejected)} rejected")
     print(summary)
+    if result.termination is not None:  # asked for by a component: not a failure
+        print(result.termination)
     if result.realtime is not None:
         print(result.realtime)
     if args.out:

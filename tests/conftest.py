@@ -8,7 +8,7 @@ Markers (``pytest -m "not slow"`` for a quick run):
 
 * ``slow`` -- a test that takes more than about ten seconds on 2 cores;
 * ``gcc`` -- a test that compiles C (a C FMU or a C host); skipped, with the reason,
-  where gcc is missing.  Tests that use the ``lag_fmu`` fixture are marked
+  where gcc is missing.  Tests that use the ``lag_fmu`` or ``stair_fmu`` fixture are marked
   automatically.
 """
 import os
@@ -21,10 +21,10 @@ import shutil  # noqa: E402
 import pytest  # noqa: E402
 
 try:
-    from c_fmu.build import build_lag_fmu
+    from c_fmu.build import build_lag_fmu, build_stair_fmu
     from fmi_host import make_host
 except ImportError:  # tests/ collected as a package
-    from tests.c_fmu.build import build_lag_fmu
+    from tests.c_fmu.build import build_lag_fmu, build_stair_fmu
     from tests.fmi_host import make_host
 from fmu.fmi.build import build_fmu  # noqa: E402
 from mbdcore.models.manipulator import FlexibleManipulatorBlock  # noqa: E402
@@ -39,7 +39,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if {"lag_fmu", "host"} & set(getattr(item, "fixturenames", ())):
+        if {"lag_fmu", "stair_fmu", "host"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.gcc)
         if GCC is None and "gcc" in item.keywords:
             item.add_marker(pytest.mark.skip(reason="gcc not available"))
@@ -58,6 +58,15 @@ def lag_fmu(tmp_path_factory):
     if GCC is None:
         pytest.skip("gcc not available")
     return build_lag_fmu(tmp_path_factory.mktemp("c_fmu"))
+
+
+@pytest.fixture(scope="session")
+def stair_fmu(tmp_path_factory):
+    """Stair (tests/c_fmu/stair.c): an Integer counter, a String input an output depends
+    on, a request to terminate at ``stop_at``; compiled once per session."""
+    if GCC is None:
+        pytest.skip("gcc not available")
+    return build_stair_fmu(tmp_path_factory.mktemp("stair_fmu"))
 
 
 @pytest.fixture(scope="session")

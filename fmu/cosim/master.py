@@ -47,8 +47,10 @@ steps are in ``Result.steps``; ``Master.run(steps=...)`` replays them bit for bi
 Real time
 ---------
 ``run(realtime=True, speed=s)`` sleeps until each communication point is due on
-the wall clock (``t0_wall + (t - t0)/s``); overruns and jitter are reported in
-``Result.realtime`` (:class:`RealTimeStats`).
+the wall clock (``t0_wall + (t - t0)/s``).  Steps whose results come too late
+(overruns: how many, how late on average and at most) and the wake-up jitter of the
+others are reported in ``Result.realtime`` (:class:`RealTimeStats`); a run with
+overruns issues a :class:`RealTimeWarning` at the first and a summary at the end.
 
 Failures
 --------
@@ -59,6 +61,15 @@ input or output outside its declared ``min``/``max`` stops the run with
 :class:`CosimError`, which names the component, the variable if known and the
 time, and carries the rows recorded so far (written to CSV if asked) and the FMU's
 log.  FMU archives are unpacked by :func:`safe_extract` (no path traversal).
+
+Termination
+-----------
+An FMU whose ``fmi2DoStep`` returns fmi2Discard with ``fmi2Terminated`` set, and logs
+no error with it, asks to end the simulation (the Modelica Reference FMU ``Stair`` does
+at its end): this is not a failure.  The run ends at the communication point the step started from, the results
+up to there are returned, and ``Result.termination`` (:class:`Termination`) says which
+component asked and when.  fmi2Discard without fmi2Terminated stays a failure (a
+variable-step run retries the step shorter).
 """
 from __future__ import annotations
 
@@ -85,8 +96,9 @@ from mbdcore.timeseries import TimeSeries
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
-    "CosimInterrupted", "FMUComponent", "Master", "RealTimeStats", "RealTimeWarning", "Result", "StepControl", "System",
-    "check_archive", "safe_extract",
+    "ComponentTerminated", "CosimInterrupted", "FMUComponent", "Master", "RealTimeStats",
+    "RealTimeWarning", "Result", "StepControl", "System", "Termination", "check_archive",
+    "safe_extract",
 ]
 
 
@@ -110,6 +122,52 @@ class ComponentError(RuntimeError):
         super().__init__(message)
         self.variable = variable
         self.log = list(log)
+
+
+class ComponentTerminated(Exception):
+    """A component asked to end the simulation: not a failure.
+
+    FMI 2.0: ``fmi2DoStep`` returned fmi2Discard, ``fmi2GetBooleanStatus(fmi2Terminated)``
+    is true and the FMU logged no error in the call (the Modelica Reference FMU ``Stair``
+    does this at its end; pythonfmu slaves answer fmi2Terminated = true after every
+    discard, and log an error with a refused step).  The master ends the run at
+    the start of that step, keeps the results and reports it in ``Result.termination``.
+
+    Attributes
+    ----------
+    reached : float or None
+        The component's own last successful time [s] (fmi2LastSuccessfulTime), if it
+        reports one.
+    """
+
+    def __init__(self, message: str, reached: float | None = None):
+        super().__init__(message)
+        self.reached = reached
+
+
+@dataclass
+class Termination:
+    """Why a run ended before its stop time without failing (``Result.termination``).
+
+    Attributes
+    ----------
+    component : str
+        The component that asked to terminate.
+    time : float
+        The last communication point [s]: the results end there.
+    reached : float or None
+        The component's own last successful time [s], if it reported one.
+    message : str
+        One line naming the component and the time.
+    """
+
+    component: str
+    time: float
+    reached: float | None
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class CosimError(RuntimeError):
@@ -299,7 +357,8 @@ class Component:
         raise NotImplementedError
 
     def do_step(self, t: float, h: float) -> None:
-        """Advance from ``t`` to ``t + h`` [s] with the inputs held; ComponentError on failure."""
+        """Advance from ``t`` to ``t + h`` [s] with the inputs held; ComponentError on failure,
+        :class:`ComponentTerminated` when the component asks to end the simulation."""
         raise NotImplementedError
 
     def terminate(self) -> None:
@@ -437,6 +496,9 @@ class BlockComponent(Component):
 #: FMI 2.0 types that are exchanged as floats between components.
 _NUMERIC_TYPES = ("Real", "Integer", "Enumeration", "Boolean")
 
+#: fmi2Status fmi2Discard and the fmi2StatusKind values fmi2LastSuccessfulTime, fmi2Terminated
+_FMI2_DISCARD, _FMI2_LAST_SUCCESSFUL_TIME, _FMI2_TERMINATED = 2, 2, 3
+
 
 #: The per-instance logger proxy (``native/log_proxy.c``).
 LOG_PROXY_C_SOURCE = Path(__file__).resolve().parent / "native" / "log_proxy.c"
@@ -493,7 +555,10 @@ class FMUComponent(Component):
     Notes
     -----
     Real, Integer, Enumeration and Boolean inputs/outputs are exchanged as floats;
-    String variables are not connectable.
+    String variables are not connectable (a String input can be given a value in
+    ``parameters``).  They are left out of :attr:`inputs`, :attr:`outputs` and of the
+    feedthrough, also where ``ModelStructure`` lists a String input among an output's
+    dependencies (the Modelica Reference FMUs do).
     """
 
     def __init__(self, name: str, fmu_path: str | Path, parameters: Mapping[str, Any] | None = None,
@@ -518,6 +583,10 @@ class FMUComponent(Component):
         numeric = [v for v in md.modelVariables if v.type in _NUMERIC_TYPES]
         self.inputs = tuple(v.name for v in numeric if v.causality == "input")
         self.outputs = tuple(v.name for v in numeric if v.causality == "output")
+        #: String inputs and outputs (name -> causality): inputs can be set as parameters,
+        #: neither is connectable
+        self.string_variables = {v.name: v.causality for v in md.modelVariables
+                                 if v.type == "String" and v.causality in ("input", "output")}
         self.units = {v.name: _unit(v) for v in numeric}
         self.feedthrough = self._feedthrough_from(md, feedthrough)
         #: the feedthrough given by the user, if any (kept when the system is saved)
@@ -558,6 +627,7 @@ class FMUComponent(Component):
                                      f"variables: {o!r}: {list(ins)}")
             return ft
         declared = {u.variable.name: u.dependencies for u in md.outputs}
+        inputs = set(self.inputs)
         ft = {}
         for o in self.outputs:
             deps = declared.get(o)
@@ -565,7 +635,9 @@ class FMUComponent(Component):
             if deps is None:
                 ft[o] = self.inputs
             else:
-                ft[o] = tuple(d.name for d in deps if d.causality == "input")
+                # only the connectable inputs: a String input an output depends on (the
+                # Reference FMUs have them) is not among self.inputs
+                ft[o] = tuple(d.name for d in deps if d.name in inputs)
         return ft
 
     def _reader(self, names: Sequence[str]) -> Callable[[], list[float]]:
@@ -690,9 +762,30 @@ class FMUComponent(Component):
         try:
             self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
         except Exception as e:
+            # a discard that comes with an error message is a failure, fmi2Terminated or
+            # not: pythonfmu slaves (fmu.fmi.slave) report a refused step that way and
+            # answer fmi2Terminated = true after any discard
+            if (getattr(e, "status", None) == _FMI2_DISCARD and not self._errors
+                    and self._asked_to_terminate()):
+                raise ComponentTerminated(
+                    "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked to "
+                    "terminate the simulation", self._last_successful_time()) from None
             raise self._fail("fmi2DoStep", e) from e
         if self._errors:
             self._check_log("fmi2DoStep")
+
+    def _asked_to_terminate(self) -> bool:
+        """fmi2GetBooleanStatus(fmi2Terminated), False where the FMU cannot tell."""
+        try:
+            return bool(self._fmu.getBooleanStatus(_FMI2_TERMINATED))
+        except Exception:
+            return False
+
+    def _last_successful_time(self) -> float | None:
+        try:
+            return float(self._fmu.getRealStatus(_FMI2_LAST_SUCCESSFUL_TIME))
+        except Exception:
+            return None
 
     def terminate(self) -> None:
         fmu = self._fmu
@@ -988,6 +1081,12 @@ class System:
             raise ValueError(f"connection {ref!r}: unknown component {comp!r}; "
                              f"components: {', '.join(self.by_name)}")
         names = c.outputs if kind == "output" else c.inputs
+        strings = getattr(c, "string_variables", {})
+        if var not in names and var in strings:
+            raise ValueError(f"connection {ref!r}: '{comp}.{var}' is a String {strings[var]} of "
+                             f"{comp!r}: String variables are not connectable (only Real, "
+                             "Integer, Enumeration and Boolean values are exchanged); a String "
+                             "input can be given a value as a parameter")
         if var not in names:
             raise ValueError(f"connection {ref!r}: {var!r} is not an {kind} of {comp!r}; "
                              f"{kind}s: {', '.join(names) or '(none)'}")
@@ -1023,12 +1122,16 @@ class Result(TimeSeries):
         Steps accepted at the minimum step although the error estimate exceeded 1.
     realtime : RealTimeStats or None
         Pacing statistics of a real-time run.
+    termination : Termination or None
+        Set when a component asked to end the run before the stop time (an FMU's
+        fmi2Discard with fmi2Terminated): which component, and the time the results end.
     """
 
     def __init__(self, data: np.ndarray, outputs: Sequence[str], inputs: Sequence[str],
                  units: Mapping[str, str] | None = None, *, steps: np.ndarray | None = None,
                  rejected: Sequence[tuple[float, float, float]] = (), forced_steps: int = 0,
-                 realtime: "RealTimeStats | None" = None):
+                 realtime: "RealTimeStats | None" = None,
+                 termination: "Termination | None" = None):
         super().__init__(data, units)
         self.outputs = list(outputs)
         self.inputs = list(inputs)
@@ -1036,11 +1139,14 @@ class Result(TimeSeries):
         self.rejected = list(rejected)
         self.forced_steps = int(forced_steps)
         self.realtime = realtime
+        self.termination = termination
 
     def __repr__(self) -> str:
         t = self.time
         span = f"t = {t[0]:g} .. {t[-1]:g} s" if len(t) else "empty"
-        return f"Result({len(t)} rows, {span}, {len(self.names) - 1} signals)"
+        ended = (f", terminated by {self.termination.component!r}"
+                 if self.termination is not None else "")
+        return f"Result({len(t)} rows, {span}, {len(self.names) - 1} signals{ended})"
 
     def default_signals(self) -> list[str]:
         """The outputs."""
@@ -1114,8 +1220,11 @@ class RealTimeStats:
 
     The results of communication point ``t_k`` are due at wall time
     ``t0_wall + (t_k - t0) / speed``.  A step whose results are ready after that is an
-    *overrun* (the master does not wait, it catches up); otherwise the master sleeps
-    until the due time, and the *jitter* is how late it actually resumed.
+    *overrun* and its *lateness* is how late they were (the master does not wait, it
+    catches up; a run that is slower than real time falls further behind at every step,
+    and its lateness grows).  Otherwise the master sleeps until the due time, and the
+    *jitter* is how late it actually resumed: a property of the sleep, measured over the
+    steps that were on time only.
 
     Attributes
     ----------
@@ -1126,13 +1235,17 @@ class RealTimeStats:
     overruns : int
         Steps whose results were late.
     worst_lateness : float
-        Largest lateness of an overrun [s] (0 if none).
+        Largest lateness [s] (0 if no overrun): how far behind the wall clock the run
+        fell.
+    lateness_mean : float
+        Mean lateness over the overruns [s] (0 if none).
     min_slack : float
         Smallest margin between a step's results being ready and their due time [s],
         over all steps: how close the run came to an overrun (negative: the worst
         overrun's lateness).
     jitter_mean, jitter_std, jitter_max : float
-        Statistics of (resume time - due time) over all steps [s].
+        Statistics of (resume time - due time) over the steps that were on time [s]
+        (0 if none was).
     wall_time : float
         Wall time from the first step to the last [s].
     """
@@ -1141,23 +1254,38 @@ class RealTimeStats:
     steps: int = 0
     overruns: int = 0
     worst_lateness: float = 0.0
+    lateness_mean: float = 0.0
     min_slack: float = math.inf
     jitter_mean: float = 0.0
     jitter_std: float = 0.0
     jitter_max: float = 0.0
     wall_time: float = 0.0
 
+    @property
+    def overrun_fraction(self) -> float:
+        """Overruns / steps (0 for a run without steps)."""
+        return self.overruns / self.steps if self.steps else 0.0
+
     def __str__(self) -> str:
-        return (f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s, "
-                f"{self.overruns} overruns (worst {1e3 * self.worst_lateness:.3f} ms late), "
-                f"least slack {1e3 * self.min_slack:.3f} ms, "
-                f"jitter mean {1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
-                f"max {1e6 * self.jitter_max:.1f} us")
+        text = f"real time x{self.speed:g}: {self.steps} steps in {self.wall_time:.3f} s"
+        if self.overruns:
+            text += (f", {self.overruns} overruns ({100 * self.overrun_fraction:.1f} % of the "
+                     f"steps): results late by {1e3 * self.lateness_mean:.3f} ms on average, "
+                     f"{1e3 * self.worst_lateness:.3f} ms at most")
+        else:
+            text += f", no overrun, least slack {1e3 * self.min_slack:.3f} ms"
+        on_time = self.steps - self.overruns
+        if on_time:
+            text += (f"; wake-up jitter of the {on_time} steps on time: mean "
+                     f"{1e6 * self.jitter_mean:.1f} us, std {1e6 * self.jitter_std:.1f} us, "
+                     f"max {1e6 * self.jitter_max:.1f} us")
+        return text
 
 
 class RealTimeWarning(RuntimeWarning):
-    """A real-time run fell behind the wall clock (issued once per run, at the first
-    overrun; :class:`RealTimeStats` counts them all)."""
+    """A real-time run fell behind the wall clock: issued at the first overrun of a run,
+    and once more when the run ends with the count and the lateness of all of them
+    (:class:`RealTimeStats`)."""
 
 
 class _Pacer:
@@ -1170,6 +1298,9 @@ class _Pacer:
         self.t0, self.speed = t0, speed
         self.stats = RealTimeStats(speed)
         self._m2 = 0.0
+        self._late_sum = 0.0
+        self._on_time = 0
+        self._finished = False
         self.wall0 = time.perf_counter()  # reset by start(); set here for a run failing before
 
     def start(self) -> None:
@@ -1180,31 +1311,46 @@ class _Pacer:
         now = time.perf_counter()
         st = self.stats
         st.min_slack = min(st.min_slack, due - now)
+        st.steps += 1
         if now > due:
+            late = now - due
             if st.overruns == 0:
                 warnings.warn(f"real-time overrun at t = {t_sim:.6g} s: the step's results were "
-                              f"{1e3 * (now - due):.3f} ms late (speed x{self.speed:g}); later "
-                              "overruns are counted in Result.realtime", RealTimeWarning,
-                              stacklevel=2)
+                              f"{1e3 * late:.3f} ms late (speed x{self.speed:g}); the count "
+                              "and lateness of all overruns follow at the end of the run",
+                              RealTimeWarning, stacklevel=2)
             st.overruns += 1
-            st.worst_lateness = max(st.worst_lateness, now - due)
-        else:
-            if due - now > self.SPIN:
-                time.sleep(due - now - self.SPIN)
-            while (now := time.perf_counter()) < due:
-                pass
+            self._late_sum += late
+            st.worst_lateness = max(st.worst_lateness, late)
+            return
+        if due - now > self.SPIN:
+            time.sleep(due - now - self.SPIN)
+        while (now := time.perf_counter()) < due:
+            pass
         jitter = now - due
-        # Welford: no per-step storage, memory stays flat on long runs
-        st.steps += 1
+        # Welford over the steps on time: no per-step storage, memory stays flat
+        self._on_time += 1
         d = jitter - st.jitter_mean
-        st.jitter_mean += d / st.steps
+        st.jitter_mean += d / self._on_time
         self._m2 += d * (jitter - st.jitter_mean)
         st.jitter_max = max(st.jitter_max, jitter)
 
     def finish(self) -> RealTimeStats:
+        """The statistics; the first call (the end of the run) also warns if there were
+        overruns."""
         st = self.stats
+        if self._finished:
+            return st
+        self._finished = True
         st.wall_time = time.perf_counter() - self.wall0
-        st.jitter_std = math.sqrt(self._m2 / st.steps) if st.steps else 0.0
+        st.jitter_std = math.sqrt(self._m2 / self._on_time) if self._on_time else 0.0
+        st.lateness_mean = self._late_sum / st.overruns if st.overruns else 0.0
+        if st.overruns:
+            warnings.warn(f"real-time run fell behind the wall clock: {st.overruns} of "
+                          f"{st.steps} steps late ({100 * st.overrun_fraction:.1f} %), results "
+                          f"late by {1e3 * st.lateness_mean:.3f} ms on average and "
+                          f"{1e3 * st.worst_lateness:.3f} ms at most (speed x{self.speed:g})",
+                          RealTimeWarning, stacklevel=3)
         return st
 
 
@@ -1356,12 +1502,15 @@ class _Run:
         self.nrec = 0
         self.y = [0.0] * master._n_out
         self.u: list[float] = []
+        self.y_at_t: list[float] = []            # outputs at t while a Gauss-Seidel step runs
         self.y_prev: list[float] | None = None   # outputs and step of the previous point
         self.h_prev: float | None = None
         self.taken: Any = []
         self.rejected: list[tuple[float, float, float]] = []
         self.forced = 0
         self.t = t0
+        self.done = 0  # steps completed (fixed and replayed runs)
+        self.termination: Termination | None = None
         self.started: list[Component] = []
         self.state = {"t": t0, "comp": None, "phase": "initialize", "since": None}
         self.csv: _CsvWriter | None = None
@@ -1429,7 +1578,21 @@ class _Run:
     def result(self) -> Result:
         return self.master._result(self.rows[:self.nrec], self.taken, self.rejected,
                                    self.forced,
-                                   self.pacer.finish() if self.pacer is not None else None)
+                                   self.pacer.finish() if self.pacer is not None else None,
+                                   self.termination)
+
+    def terminated(self, e: ComponentTerminated) -> None:
+        """A component asked to end the run in the step from ``self.t``: the run ends at
+        ``self.t`` (recorded if it was not), as a normal termination."""
+        c = self.state["comp"]
+        t = self.t
+        if self.nrec == 0 or self.rows[self.nrec - 1, 0] != t:
+            self.record(t)
+        reached = (f"; it reached t = {e.reached:.12g} s" if e.reached is not None
+                   and e.reached != t else "")
+        msg = (f"component {c.name!r} asked to terminate the simulation in the step from "
+               f"t = {t:.12g} s ({e}{reached}): the run ended at t = {t:.12g} s, results kept")
+        self.termination = Termination(c.name, t, e.reached, msg)
 
     # -- the coupling ------------------------------------------------------------------
     def read(self, i: int) -> list[float]:
@@ -1487,6 +1650,22 @@ class _Run:
         state["t"] = t
         y_prev = self.y_prev
         gauss_seidel = self.gauss_seidel
+        try:
+            self._step_all(t, h, t_next, c_ext, y_prev)
+        except ComponentTerminated:
+            if gauss_seidel:  # outputs of the components that stepped before it: back to t
+                y[:] = self.y_at_t
+            raise
+        state["t"] = t_next
+        self.propagate()
+
+    def _step_all(self, t: float, h: float, t_next: float, c_ext: float | None,
+                  y_prev) -> None:
+        """Every component steps t -> t_next (Gauss-Seidel: outputs read after each)."""
+        state, y = self.state, self.y
+        gauss_seidel = self.gauss_seidel
+        if gauss_seidel:
+            self.y_at_t = y[:]
         for i, c, fresh, stale, setter in self.plan:
             if setter is not None:
                 vals = [y[s] for s in fresh]
@@ -1508,8 +1687,6 @@ class _Run:
                 c = self.comps[i]
                 state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
                 c.do_step(t, h)
-        state["t"] = t_next
-        self.propagate()
 
     def fixed_step(self, t: float, h: float, t_next: float, k: int, n_steps: int) -> None:
         """A step of a run whose steps are given: advance, record, pace."""
@@ -1519,6 +1696,7 @@ class _Run:
         if extrapolate:
             self.y_prev, self.h_prev = y_old, h
         self.t = t_next
+        self.done = k + 1
         if (k + 1) % self.record_every == 0 or k + 1 == n_steps:
             self.record(t_next)
         self.tick(t_next)
@@ -1806,7 +1984,9 @@ class Master:
         -------
         Result
             One row per recorded communication point, ``start_time`` and
-            ``stop_time`` included; ``result.steps`` the accepted step sizes.
+            ``stop_time`` included; ``result.steps`` the accepted step sizes.  When a
+            component asked to terminate (an FMU's fmi2Discard with fmi2Terminated), the
+            rows end at the start of that step and ``result.termination`` says so.
 
         Raises
         ------
@@ -1882,6 +2062,8 @@ class Master:
             raise self._failure(run, e, csv, timeout=(step_timeout, watchdog.fired)) from None
         except KeyboardInterrupt as e:
             raise self._interrupted(run, e, csv) from None
+        except ComponentTerminated as e:  # asked for, not a failure: the results so far
+            run.terminated(e)
         except Exception as e:
             raise self._failure(run, e, csv) from e
         finally:
@@ -1892,20 +2074,24 @@ class Master:
     def _run_fixed(self, run: "_Run", t0: float, n_steps: int) -> None:
         """Fixed communication step: t_k = t0 + k h, no accumulated drift."""
         h = self.step
-        for k in range(n_steps):
-            run.fixed_step(t0 + k * h, h, t0 + (k + 1) * h, k, n_steps)
-        # a read-only view: no per-step storage, memory stays flat on long runs
-        run.taken = np.broadcast_to(h, (n_steps,))
+        try:
+            for k in range(n_steps):
+                run.fixed_step(t0 + k * h, h, t0 + (k + 1) * h, k, n_steps)
+        finally:
+            # a read-only view: no per-step storage, memory stays flat on long runs
+            run.taken = np.broadcast_to(h, (run.done,))
 
     def _run_replay(self, run: "_Run", t0: float, steps: list[float]) -> None:
         """The given steps, in order (a replay of a variable-step run, bit for bit)."""
         t = t0
         n_steps = len(steps)
-        for k, h in enumerate(steps):
-            t_next = t + h
-            run.fixed_step(t, h, t_next, k, n_steps)
-            t = t_next
-        run.taken = steps
+        try:
+            for k, h in enumerate(steps):
+                t_next = t + h
+                run.fixed_step(t, h, t_next, k, n_steps)
+                t = t_next
+        finally:
+            run.taken = steps[:run.done]
 
     def _run_variable(self, run: "_Run", t0: float, stop: float) -> None:
         """Variable step: a step is repeated from the saved component states with a
@@ -2050,7 +2236,8 @@ class Master:
         return out
 
     def _result(self, rows: np.ndarray, steps=(), rejected=(), forced: int = 0,
-                realtime: RealTimeStats | None = None) -> Result:
+                realtime: RealTimeStats | None = None,
+                termination: Termination | None = None) -> Result:
         names = ["time"] + self._out_names + self._in_names
         dtype = np.dtype([(n, np.float64) for n in names])
         rows = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
@@ -2063,4 +2250,4 @@ class Master:
         units["time"] = "s"
         return Result(data.copy(), self._out_names, self._in_names, units,
                       steps=np.asarray(steps, dtype=float), rejected=list(rejected),
-                      forced_steps=forced, realtime=realtime)
+                      forced_steps=forced, realtime=realtime, termination=termination)

@@ -11,15 +11,34 @@ What is written and read
 ------------------------
 ``ssd:System`` with ``ssd:Elements`` of ``ssd:Component`` (``source`` = the FMU,
 ``ssd:Connectors`` with ``name`` and ``kind`` = input/output/parameter and the type
-``ssc:Real``/``Integer``/``Boolean``/``String``), ``ssd:ParameterBindings`` with
+``ssc:Real``/``Integer``/``Boolean``/``String``: every output and bound parameter, the
+inputs that are connected), ``ssd:ParameterBindings`` with
 inline ``ssv:ParameterSet`` values (or an ``.ssv`` file named by ``source``) for the
 parameters and input start values a component is given, ``ssd:Connections``
 (``startElement``/``startConnector``/``endElement``/``endConnector``) and
-``ssd:DefaultExperiment`` (``startTime``/``stopTime``).  The communication step,
+``ssd:DefaultExperiment`` (``startTime``/``stopTime``).  Values bound at the system
+level (as OMSimulator writes them) are read too, named ``component.variable``; they
+override the component's own bindings.  The communication step,
 method and extrapolation have no place in SSP 1.0; they are in an annotation
 ``org.flexcosim.master`` of the DefaultExperiment, and a component's feedthrough
 override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
-``org.flexcosim.feedthrough``.  Other tools ignore both.
+``org.flexcosim.feedthrough`` (one ``fc:FeedthroughOverride`` holding an
+``fc:Feedthrough`` per output: an SSP 1.0 annotation holds one element).  Other tools
+ignore both.  What is written validates against the SSP 1.0 schemas (tested with the
+schema files fmpy ships).
+
+SSP 2.0 files (``version="2.0"``, what OMSimulator 3 writes) are read as far as SSP 1.0
+can express them: same namespaces and elements; parameter values typed with the SSP 2.0
+names (``ssv:Float64``, ``ssv:Int32``, ...) are read as Real and Integer.  Geometry and
+annotations of other tools are ignored.
+
+Other tools
+-----------
+An exported system carries OMSimulator's system annotation (``ssc:Annotation
+type="org.openmodelica"`` with ``oms:Annotations/oms:SimulationInformation/
+oms:FixedStepMaster``, the communication step of the experiment, 1 ms if none):
+OMSimulator refuses a system without it.  fmpy's SSP runner validates the file against
+the SSP 1.0 schemas, which everything written here passes.
 
 Not supported (refused with a message naming the element, never silently
 ignored): nested systems, connectors of the system itself, connections with a
@@ -72,7 +91,9 @@ SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
 SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
 FC = "http://flexcosim.org/ssp-annotations/1.0"
-for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC)):
+#: OMSimulator's annotation namespace (it matches element names with this prefix: "oms:")
+OMS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
+for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC), ("oms", OMS)):
     ET.register_namespace(_prefix, _uri)
 
 FMU_TYPE = "application/x-fmu-sharedlibrary"
@@ -80,8 +101,16 @@ BLOCK_TYPE = "application/x-flexcosim-python-block"
 BLOCK_SCHEME = "python:"
 MASTER_ANNOTATION = "org.flexcosim.master"
 FEEDTHROUGH_ANNOTATION = "org.flexcosim.feedthrough"
+OMS_ANNOTATION = "org.openmodelica"
+#: communication step written for OMSimulator when the experiment gives none [s]
+OMS_DEFAULT_STEP = 1e-3
+#: SSD versions read: SSP 1.x, and SSP 2.x as far as SSP 1.0 can express it
+SSD_VERSIONS = ("1.", "2.")
 CONNECTOR_KINDS = ("input", "output", "parameter", "calculatedParameter", "inout", "unspecified")
 _TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration")
+#: SSP 2.0 (FMI 3.0) names of the value types, read as their SSP 1.0 kind
+_TYPES_2 = {"Float32": "Real", "Float64": "Real", **{f"{u}Int{n}": "Integer"
+            for u in ("", "U") for n in (8, 16, 32, 64)}}
 
 
 class SSPError(ValueError):
@@ -179,9 +208,17 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         comp = ET.SubElement(elements, _q(SSD, "Component"), {
             "name": c.name, "type": FMU_TYPE if is_fmu else BLOCK_TYPE, "source": sources[c.name]})
         values, kinds = _bound_values(c)
-        conns = ET.SubElement(comp, _q(SSD, "Connectors"))
-        for var, kind in [(v, "input") for v in c.inputs] + [(v, "output") for v in c.outputs] + \
-                [(v, "parameter") for v in values if v not in c.inputs]:
+        # SSP asks only for the connectors that connections use; an unconnected input
+        # connector makes fmpy's SSP runner fail, so inputs are listed when connected
+        connected = [v for v in c.inputs if f"{c.name}.{v}" in system.connections]
+        # a value given to an input (a String input of an FMU too) is bound, but the
+        # variable is no parameter
+        strings = getattr(c, "string_variables", {})
+        listed = [(v, "input") for v in connected] + [(v, "output") for v in c.outputs] + \
+            [(v, "parameter") for v in values if v not in c.inputs and strings.get(v) != "input"]
+        if listed:  # SSP 1.0: <ssd:Connectors> holds one <ssd:Connector> or more
+            conns = ET.SubElement(comp, _q(SSD, "Connectors"))
+        for var, kind in listed:
             conn = ET.SubElement(conns, _q(SSD, "Connector"), {"name": var, "kind": kind})
             ET.SubElement(conn, _q(SSC, kinds.get(var, "Real")))
         if values:
@@ -197,14 +234,19 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         if override is not None:
             ann = ET.SubElement(ET.SubElement(comp, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
                                 {"type": FEEDTHROUGH_ANNOTATION})
+            # SSP 1.0: an annotation holds at most one element; the entries go inside it
+            table = ET.SubElement(ann, _q(FC, "FeedthroughOverride"))
             for out, ins in override.items():
-                ET.SubElement(ann, _q(FC, "Feedthrough"), {"output": out, "inputs": " ".join(ins)})
-    connections = ET.SubElement(sysel, _q(SSD, "Connections"))
+                ET.SubElement(table, _q(FC, "Feedthrough"),
+                              {"output": out, "inputs": " ".join(ins)})
+    if system.connections:  # SSP 1.0: <ssd:Connections> holds one <ssd:Connection> or more
+        connections = ET.SubElement(sysel, _q(SSD, "Connections"))
     for dst, src in system.connections.items():
         se, sc = src.split(".", 1)
         de, dc = dst.split(".", 1)
         ET.SubElement(connections, _q(SSD, "Connection"), {
             "startElement": se, "startConnector": sc, "endElement": de, "endConnector": dc})
+    _oms_annotation(sysel, experiment)
     exp_attrs = {k: repr(float(experiment[key])) for k, key in
                  (("startTime", "start_time"), ("stopTime", "stop_time")) if key in experiment}
     master = {k: str(experiment[k]) for k in ("step", "method", "extrapolation") if k in experiment}
@@ -217,6 +259,20 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
                 master["step"] = repr(float(experiment["step"]))
             ET.SubElement(ann, _q(FC, "Master"), master)
     return root
+
+
+def _oms_annotation(sysel: ET.Element, experiment: Mapping[str, Any]) -> None:
+    """OMSimulator's system annotation: it takes the kind of system (here a weakly coupled
+    co-simulation, its "oms-ma" fixed-step master) from it and refuses a system without.
+    Last child of ``ssd:System``, where SSP 1.0 puts annotations."""
+    step = float(experiment.get("step", OMS_DEFAULT_STEP))
+    ann = ET.SubElement(ET.SubElement(sysel, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
+                        {"type": OMS_ANNOTATION})
+    info = ET.SubElement(ET.SubElement(ann, _q(OMS, "Annotations")),
+                         _q(OMS, "SimulationInformation"))
+    ET.SubElement(info, _q(OMS, "FixedStepMaster"), {
+        "description": "oms-ma", "stepSize": repr(step), "absoluteTolerance": "0.0001",
+        "relativeTolerance": "0.0001"})
 
 
 def _bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:
@@ -301,8 +357,9 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
                        f"<ssd:SystemStructureDescription> in namespace {SSD}")
     where = "<ssd:SystemStructureDescription>"
     version = _attr(root, "version", where, label)
-    if not version.startswith("1."):
-        raise SSPError(f"{label}: {where} version {version!r} is not supported; accepted: 1.0")
+    if not version.startswith(SSD_VERSIONS):
+        raise SSPError(f"{label}: {where} version {version!r} is not supported; accepted: "
+                       "1.x (SSP 1.0) and 2.x (SSP 2.0, what SSP 1.0 can express)")
     _attr(root, "name", where, label)
     sysel = _child(root, SSD, "System", where, label, required=True)
     sname = _attr(sysel, "name", "<ssd:System>", label)
@@ -327,7 +384,12 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
                            "not supported")
         if el.tag != _q(SSD, "Component"):
             raise SSPError(f"{label}: {ewhere}: unexpected element; expected <ssd:Component>")
-        components.append(_read_component(el, ewhere, base, inside, allow_blocks, label))
+    outer = _system_bindings(sysel, [el.get("name") for el in elements], swhere, base, inside,
+                             label)
+    for n, el in enumerate(elements, 1):
+        ewhere = f"<ssd:Component> #{n} of {swhere}/<ssd:Elements>"
+        components.append(_read_component(el, ewhere, base, inside, allow_blocks, label,
+                                          outer.get(el.get("name"), {})))
 
     pairs = []
     conns = sysel.find(_q(SSD, "Connections"))
@@ -342,6 +404,8 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
         start = f"{el.get('startElement')}.{_attr(el, 'startConnector', cwhere, label)}"
         end = f"{el.get('endElement')}.{_attr(el, 'endConnector', cwhere, label)}"
         for child in el:
+            if child.tag in (_q(SSD, "ConnectionGeometry"), _q(SSD, "Annotations")):
+                continue  # drawing and tool data (OMSimulator writes geometry)
             raise SSPError(f"{label}: {cwhere} ({start} -> {end}): <{_local(child.tag)}> "
                            "(transformation or unit conversion) is not supported")
         pairs.append((start, end, cwhere))
@@ -354,19 +418,39 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
     return system
 
 
+def _system_bindings(sysel, names: list[str], swhere: str, base: Path, inside: bool,
+                     label: str) -> dict[str, dict[str, Any]]:
+    """Values bound at the system level (OMSimulator puts its components' parameters
+    there), by component: their names read ``component.variable``."""
+    out: dict[str, dict[str, Any]] = {}
+    for pname, value in _read_bindings(sysel, swhere, base, inside, label).items():
+        comp, dot, var = pname.partition(".")
+        if not dot or not var or comp not in names:
+            raise SSPError(f"{label}: {swhere}/<ssd:ParameterBindings>: parameter {pname!r} is "
+                           "not 'component.variable' of a component of the system "
+                           "(parameters of the system itself are not supported); components: "
+                           f"{', '.join(n for n in names if n)}")
+        out.setdefault(comp, {})[var] = value
+    return out
+
+
 def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool,
-                    label: str) -> Component:
+                    label: str, outer: Mapping[str, Any] | None = None) -> Component:
+    """A component; ``outer``: values bound to it at the system level, which override its
+    own bindings (the enclosing level has the last word)."""
     name = _attr(el, "name", where, label)
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
-    values = _read_bindings(el, where, base, inside, label)
+    values = {**_read_bindings(el, where, base, inside, label), **(outer or {})}
     connectors = _read_connectors(el, where, label)
     feedthrough = None
     for ann in el.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
         if ann.get("type") == FEEDTHROUGH_ANNOTATION:
+            # inside <fc:FeedthroughOverride>; files written before it had the entries
+            # directly in the annotation (not valid SSP 1.0, still read)
             feedthrough = {f.get("output"): tuple((f.get("inputs") or "").split())
-                           for f in ann.iterfind(_q(FC, "Feedthrough"))}
+                           for f in ann.iter(_q(FC, "Feedthrough"))}
     if kind == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
         if not allow_blocks:
             raise SSPError(f"{label}: {where} references the Python block {source!r}; "
@@ -474,7 +558,7 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
         for m, p in enumerate(params if params is not None else [], 1):
             pname = _attr(p, "name", f"{bwhere}/<ssv:Parameter> #{m}", label)
             pwhere = f"{bwhere}/<ssv:Parameter name={pname!r}>"
-            typed = [c for c in p if _local(c.tag) in _TYPES]
+            typed = [c for c in p if _local(c.tag) in _TYPES or _local(c.tag) in _TYPES_2]
             if len(typed) != 1:
                 raise SSPError(f"{label}: {pwhere}: needs exactly one of "
                                f"{', '.join('<ssv:' + t + '>' for t in _TYPES)}")
@@ -484,8 +568,9 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
 
 
 def _typed_value(el, where: str, label: str) -> Any:
-    kind = _local(el.tag)
-    text = _attr(el, "value", f"{where}/<ssv:{kind}>", label)
+    name = _local(el.tag)
+    kind = _TYPES_2.get(name, name)
+    text = _attr(el, "value", f"{where}/<ssv:{name}>", label)
     try:
         if kind == "Real":
             value = float(text)
@@ -500,7 +585,7 @@ def _typed_value(el, where: str, label: str) -> Any:
             return text in ("true", "1")
         return text
     except ValueError as e:
-        raise SSPError(f"{label}: {where}/<ssv:{kind}>: value {text!r} is invalid ({e})") from None
+        raise SSPError(f"{label}: {where}/<ssv:{name}>: value {text!r} is invalid ({e})") from None
 
 
 def _read_experiment(root, label: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import textwrap
 import time
+import warnings
 import zipfile
 
 import numpy as np
@@ -611,17 +612,22 @@ def test_variable_step_needs_state_rollback(lag_fmu, tmp_path):
 # ---------------------------------------------------------------------------------
 # real time and progress
 # ---------------------------------------------------------------------------------
-def test_realtime_run_keeps_to_the_wall_clock():
+def test_realtime_run_is_paced_to_the_wall_clock():
+    """Pacing happens: the run takes at least the simulated time (no upper bound on wall
+    time: a loaded machine may be slower, which the stats report, not the test)."""
     t = time.perf_counter()
-    r = Master(feedback_loop(), 0.01).run(0.3, realtime=True)
-    wall = time.perf_counter() - t
-    assert wall >= 0.3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RealTimeWarning)   # a loaded machine may overrun
+        r = Master(feedback_loop(), 0.01).run(0.3, realtime=True)
+    assert time.perf_counter() - t >= 0.3
     rt = r.realtime
     assert rt.steps == 30 and rt.wall_time >= 0.3 - 1e-9
-    assert rt.jitter_max < 0.01 and rt.worst_lateness < 0.01
+    assert 0 <= rt.overruns <= rt.steps
     np.testing.assert_array_equal(r.data, Master(feedback_loop(), 0.01).run(0.3).data)
     t = time.perf_counter()
-    Master(feedback_loop(), 0.01).run(0.3, realtime=True, speed=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RealTimeWarning)
+        Master(feedback_loop(), 0.01).run(0.3, realtime=True, speed=3.0)
     assert time.perf_counter() - t >= 0.1
 
 
@@ -629,14 +635,40 @@ def test_realtime_overruns_are_reported():
     s = System([BlockComponent("plant", Integrator(x0=1.0)),
                 BlockComponent("slow", Sleeper(sleep=0.05, t_from=0.1, t_to=0.11))],
                {"plant.x": "slow.u", "slow.y": "plant.u"})
-    with pytest.warns(RealTimeWarning, match=r"real-time overrun at t = 0\.1[12]? s") as seen:
+    with pytest.warns(RealTimeWarning) as seen:
         rt = Master(s, 0.01).run(0.3, realtime=True).realtime
-    assert len(seen) == 1                              # once per run, not per overrun
+    # one at the first overrun, one summary at the end (a loaded machine may overrun
+    # before t = 0.1: the first one is not pinned to it)
+    assert len(seen) == 2
+    assert str(seen[0].message).startswith("real-time overrun at t = ")
+    assert "ms late" in str(seen[0].message)
     assert rt.overruns >= 1
-    assert 0.04 <= rt.worst_lateness < 0.2
+    assert rt.worst_lateness >= 0.04            # the 0.05 s sleep in a 0.01 s step
+    assert 0 < rt.lateness_mean <= rt.worst_lateness
     assert rt.min_slack == pytest.approx(-rt.worst_lateness)
-    assert "overruns" in str(rt)
+    assert f"{rt.overruns} of 30 steps late" in str(seen[1].message)
+    assert "overruns" in str(rt) and "late by" in str(rt)
     assert Master(feedback_loop(), 0.01).run(0.1).realtime is None
+
+
+def test_a_run_slower_than_real_time_reports_its_lateness_not_jitter():
+    """Every step sleeps twice its simulated length: all 20 steps are late, by more and
+    more (the run falls behind), and the report says so instead of a 'jitter'."""
+    s = System([BlockComponent("plant", Integrator(x0=1.0)),
+                BlockComponent("slow", Sleeper(sleep=0.02))],
+               {"plant.x": "slow.u", "slow.y": "plant.u"})
+    with pytest.warns(RealTimeWarning) as seen:
+        rt = Master(s, 0.01).run(0.2, realtime=True).realtime
+    assert rt.steps == rt.overruns == 20 and rt.overrun_fraction == 1.0
+    # step k (1..20) ends after at least 0.02 k s of wall time, due at 0.01 k s
+    assert rt.worst_lateness >= 0.2 - 1e-3
+    assert rt.lateness_mean >= 0.105 - 1e-3
+    assert (rt.jitter_mean, rt.jitter_max) == (0.0, 0.0)   # no step was on time
+    text = str(rt)
+    assert "20 overruns (100.0 % of the steps): results late by" in text
+    assert "jitter" not in text
+    summary = str(seen[-1].message)
+    assert "20 of 20 steps late (100.0 %)" in summary and "ms on average" in summary
 
 
 def test_progress_bar_goes_to_stderr_only_when_asked(capsys):

@@ -5,9 +5,13 @@ import json
 import shutil
 import sys
 import zipfile
+from pathlib import Path
 
+import fmpy
 import numpy as np
 import pytest
+from fmpy.ssp.simulation import simulate_ssp
+from lxml import etree
 
 from flexcosim.cli import main
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
@@ -286,3 +290,261 @@ def test_bad_values_of_a_json_system_are_one_line_messages(lag_fmu, tmp_path, ca
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     for w in words:
         assert w in err
+
+
+# ---------------------------------------------------------------------------------
+# what is written is valid SSP 1.0 (issue 13, item 23)
+# ---------------------------------------------------------------------------------
+def _schema(name):
+    """An SSP 1.0 schema from the copies fmpy ships (fmpy/ssp/schema), for lxml."""
+    path = Path(fmpy.__file__).parent / "ssp" / "schema" / name
+    assert path.is_file(), f"fmpy ships no {name}"
+    return etree.XMLSchema(etree.parse(str(path)))
+
+
+def assert_valid_ssp10(ssd: bytes):
+    """The SSD against SystemStructureDescription.xsd, and each inline ssv:ParameterSet
+    against SystemStructureParameterValues.xsd (the SSD schema leaves them to 'lax')."""
+    ssd_schema = _schema("SystemStructureDescription.xsd")
+    ssv_schema = _schema("SystemStructureParameterValues.xsd")
+    doc = etree.fromstring(ssd)
+    assert ssd_schema.validate(doc), "\n".join(str(e) for e in ssd_schema.error_log)
+    sets = doc.findall(".//{http://ssp-standard.org/SSP1/SystemStructureParameterValues}"
+                       "ParameterSet")
+    for pset in sets:
+        assert ssv_schema.validate(etree.ElementTree(pset)), \
+            "\n".join(str(e) for e in ssv_schema.error_log)
+    return doc
+
+
+def lags_only(fmu, connected=True):
+    """FMUs only (fmpy's SSP runner cannot run Python blocks), one feedthrough override."""
+    return System([FMUComponent("plant", fmu, {"T": 0.5, "K": 1.5, "x0": 1.0}),
+                   FMUComponent("sensor", fmu, {"T": 0.02}, feedthrough={"x": (), "dx": ("u",)})],
+                  {"plant.x": "sensor.u"} if connected else {})
+
+
+@pytest.mark.parametrize("case", ["blocks and FMUs", "FMUs", "no connections", "bare"])
+@pytest.mark.parametrize("suffix", [".ssp", ".ssd"])
+def test_every_exported_ssd_is_valid_ssp_1_0(lag_fmu, tmp_path, case, suffix):
+    system = {"blocks and FMUs": lambda: two_lags(lag_fmu),
+              "FMUs": lambda: lags_only(lag_fmu),
+              "no connections": lambda: lags_only(lag_fmu, connected=False),
+              "bare": lambda: System([FMUComponent("plant", lag_fmu)])}[case]()
+    experiment = {} if case == "bare" else {"stop_time": 1.0, "step": 0.01, "method": "jacobi"}
+    path = export_ssp(system, tmp_path / f"s{suffix}", **experiment)
+    if suffix == ".ssp":
+        with zipfile.ZipFile(path) as z:
+            ssd = z.read("SystemStructure.ssd")
+    else:
+        ssd = path.read_bytes()
+    assert_valid_ssp10(ssd)
+    back = load_system(path)                      # and it still reads back the same
+    assert back.connections == system.connections
+    for c in system.components:
+        assert back.by_name[c.name].feedthrough == c.feedthrough
+
+
+@pytest.mark.parametrize("connected", [True, False])
+def test_fmpy_runs_the_exported_ssp(lag_fmu, tmp_path, connected):
+    path = export_ssp(lags_only(lag_fmu, connected), tmp_path / "s.ssp", stop_time=1.0)
+    rows = simulate_ssp(str(path), stop_time=0.1, step_size=0.01)   # validates the SSD first
+    assert len(rows) >= 10
+
+
+def test_feedthrough_annotation_of_earlier_files_is_still_read(lag_fmu, tmp_path):
+    """Files written before the fix had the fc:Feedthrough entries directly in the annotation."""
+    path = export_ssp(lags_only(lag_fmu), tmp_path / "s.ssd")
+    text = path.read_text()
+    start, end = text.index("<fc:FeedthroughOverride>"), text.index("</fc:FeedthroughOverride>")
+    inner = text[start + len("<fc:FeedthroughOverride>"):end]
+    path.write_text(text[:start] + inner + text[end + len("</fc:FeedthroughOverride>"):])
+    assert load_system(path).by_name["sensor"].feedthrough == {"x": (), "dx": ("u",)}
+
+
+# ---------------------------------------------------------------------------------
+# exchange with OMSimulator (issue 13, item 24)
+# ---------------------------------------------------------------------------------
+#: An SSD shaped as OMSimulator 3 writes it: version 2.0, its org.openmodelica
+#: annotations, geometry, an empty list of system connectors, a connection geometry.
+OMS_SSD = """<?xml version="1.0"?>
+<ssd:SystemStructureDescription xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+    xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructureParameterMapping"
+    xmlns:ssb="http://ssp-standard.org/SSP1/SystemStructureSignalDictionary"
+    xmlns:oms="https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
+    name="model" version="2.0">
+  <ssd:System name="root">
+    <ssd:Connectors />
+    <ssd:Elements>
+      <ssd:Component name="plant" type="application/x-fmu-sharedlibrary"
+          source="FirstOrderLag.fmu">
+        <ssd:Connectors>
+          <ssd:Connector name="u" kind="input"><ssc:Real /><ssd:ConnectorGeometry x="0" y="0.5" /></ssd:Connector>
+          <ssd:Connector name="x" kind="output"><ssc:Real /><ssd:ConnectorGeometry x="1" y="0.5" /></ssd:Connector>
+        </ssd:Connectors>
+        <ssd:ElementGeometry x1="-10" y1="-10" x2="10" y2="10" rotation="0" />
+        <ssd:ParameterBindings>
+          <ssd:ParameterBinding>
+            <ssd:ParameterValues>
+              <ssv:ParameterSet version="2.0" name="parameters">
+                <ssv:Parameters>
+                  <ssv:Parameter name="T"><ssv:Float64 value="0.5" /></ssv:Parameter>
+                  <ssv:Parameter name="x0"><ssv:Real value="1" /></ssv:Parameter>
+                </ssv:Parameters>
+              </ssv:ParameterSet>
+            </ssd:ParameterValues>
+          </ssd:ParameterBinding>
+        </ssd:ParameterBindings>
+      </ssd:Component>
+      <ssd:Component name="sensor" type="application/x-fmu-sharedlibrary"
+          source="FirstOrderLag.fmu">
+        <ssd:Connectors>
+          <ssd:Connector name="u" kind="input"><ssc:Real /></ssd:Connector>
+        </ssd:Connectors>
+      </ssd:Component>
+    </ssd:Elements>
+    <ssd:Connections>
+      <ssd:Connection startElement="plant" startConnector="x" endElement="sensor" endConnector="u">
+        <ssd:ConnectionGeometry pointsX="10 20" pointsY="0 0" />
+      </ssd:Connection>
+    </ssd:Connections>
+    <ssd:Annotations>
+      <ssc:Annotation type="org.openmodelica">
+        <oms:Annotations>
+          <oms:SimulationInformation>
+            <oms:FixedStepMaster description="oms-ma" stepSize="0.01" absoluteTolerance="0.0001"
+                relativeTolerance="0.0001" />
+          </oms:SimulationInformation>
+        </oms:Annotations>
+      </ssc:Annotation>
+    </ssd:Annotations>
+  </ssd:System>
+  <ssd:DefaultExperiment startTime="0" stopTime="1">
+    <ssd:Annotations>
+      <ssc:Annotation type="org.openmodelica">
+        <oms:Annotations>
+          <oms:SimulationInformation resultFile="model_res.mat" loggingInterval="0" bufferSize="10"
+              signalFilter="resources/signalFilter.xml" />
+        </oms:Annotations>
+      </ssc:Annotation>
+    </ssd:Annotations>
+  </ssd:DefaultExperiment>
+</ssd:SystemStructureDescription>
+"""
+
+
+def test_an_ssp_2_0_file_as_omsimulator_writes_it_is_read(lag_fmu, tmp_path):
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "oms.ssd"
+    path.write_text(OMS_SSD)
+    s = import_ssp(path)
+    assert s.connections == {"sensor.u": "plant.x"}
+    assert s.by_name["plant"].parameters == {"T": 0.5, "x0": 1.0}   # Float64 read as Real
+    assert s.experiment == {"start_time": 0.0, "stop_time": 1.0}
+    relabelled = tmp_path / "oms10.ssd"
+    relabelled.write_text(OMS_SSD.replace('version="2.0"', 'version="1.0"')
+                          .replace("Float64", "Real"))
+    np.testing.assert_array_equal(Master(s, 0.01).run(1.0).data,
+                                  Master(import_ssp(relabelled), 0.01).run(1.0).data)
+
+
+@pytest.mark.parametrize("version", ["3.0", "0.9", "Draft20180219"])
+def test_other_ssd_versions_are_refused_naming_the_accepted(lag_fmu, tmp_path, version):
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "s.ssd"
+    path.write_text(MINIMAL.replace('version="1.0"', f'version="{version}"'))
+    with pytest.raises(SSPError, match=rf"version '{version}' is not supported; accepted: 1\.x "
+                                       r"\(SSP 1\.0\) and 2\.x"):
+        import_ssp(path)
+
+
+def test_a_transformation_in_a_connection_is_still_refused_geometry_is_not(lag_fmu, tmp_path):
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "s.ssd"
+    path.write_text(OMS_SSD.replace('<ssd:ConnectionGeometry pointsX="10 20" pointsY="0 0" />',
+                                    '<ssc:LinearTransformation factor="2" />'))
+    with pytest.raises(SSPError, match="LinearTransformation.*not supported"):
+        import_ssp(path)
+
+
+OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
+
+
+@pytest.mark.parametrize("experiment, step", [({"stop_time": 1.0, "step": 0.01}, "0.01"),
+                                              ({}, "0.001")])
+def test_exported_system_carries_the_annotation_omsimulator_needs(lag_fmu, tmp_path, experiment,
+                                                                 step):
+    path = export_ssp(lags_only(lag_fmu), tmp_path / "s.ssp", **experiment)
+    with zipfile.ZipFile(path) as z:
+        ssd = z.read("SystemStructure.ssd")
+    doc = assert_valid_ssp10(ssd)            # still valid SSP 1.0
+    ns = {"ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+          "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon", "oms": OMS_NS}
+    system = doc.find("ssd:System", ns)
+    assert system[-1].tag == f"{{{ns['ssd']}}}Annotations"        # last, as SSP 1.0 wants
+    ann = system.findall("ssd:Annotations/ssc:Annotation", ns)
+    assert [a.get("type") for a in ann] == ["org.openmodelica"]
+    master = ann[0].find("oms:Annotations/oms:SimulationInformation/oms:FixedStepMaster", ns)
+    assert master.get("description") == "oms-ma" and master.get("stepSize") == step
+    # OMSimulator matches prefixed names literally (pugixml): the prefixes must be these
+    text = ssd.decode()
+    for tag in ("<ssd:Annotations>", '<ssc:Annotation type="org.openmodelica">',
+                "<oms:Annotations>", "<oms:SimulationInformation>", "<oms:FixedStepMaster "):
+        assert tag in text
+    assert load_system(path).connections == {"sensor.u": "plant.x"}   # and we ignore it
+
+
+SYSTEM_BINDING = """<ssd:ParameterBindings>
+      <ssd:ParameterBinding>
+        <ssd:ParameterValues>
+          <ssv:ParameterSet version="2.0" name="root">
+            <ssv:Parameters>
+              <ssv:Parameter name="plant.T"><ssv:Float64 value="0.25" /></ssv:Parameter>
+              <ssv:Parameter name="sensor.K"><ssv:Real value="3" /></ssv:Parameter>
+            </ssv:Parameters>
+          </ssv:ParameterSet>
+        </ssd:ParameterValues>
+      </ssd:ParameterBinding>
+    </ssd:ParameterBindings>
+    <ssd:Elements>"""
+
+
+def test_parameters_bound_at_system_level_reach_their_components(lag_fmu, tmp_path):
+    """OMSimulator binds the parameters of a system's components at the system
+    ('component.variable'); they were silently ignored.  They override the component's
+    own binding (plant.T = 0.5 there)."""
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "oms.ssd"
+    path.write_text(OMS_SSD.replace("<ssd:Elements>", SYSTEM_BINDING, 1))
+    s = import_ssp(path)
+    assert s.by_name["plant"].parameters == {"T": 0.25, "x0": 1.0}
+    assert s.by_name["sensor"].parameters == {"K": 3.0}
+
+
+@pytest.mark.parametrize("name, words", [("nosuch.T", ["'nosuch.T'", "components: plant, sensor"]),
+                                         ("T", ["'T'", "'component.variable'"]),
+                                         ("plant.nosuch", ["'plant'", "'nosuch'"])])
+def test_a_system_level_binding_of_nothing_is_refused_naming_it(lag_fmu, tmp_path, name, words):
+    shutil.copy(lag_fmu, tmp_path / "FirstOrderLag.fmu")
+    path = tmp_path / "oms.ssd"
+    path.write_text(OMS_SSD.replace("<ssd:Elements>", SYSTEM_BINDING, 1)
+                    .replace('name="plant.T"', f'name="{name}"'))
+    with pytest.raises(SSPError) as info:
+        import_ssp(path)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_a_string_input_given_a_value_is_bound_not_declared_a_parameter(stair_fmu, tmp_path):
+    """A String input (not connectable) given a value: bound to the component, without a
+    connector of kind 'parameter' (it is an input of the FMU)."""
+    system = System([FMUComponent("stair", stair_fmu,
+                                  parameters={"label": "abcd", "stop_at": 5.0})])
+    path = export_ssp(system, tmp_path / "s.ssd")
+    doc = assert_valid_ssp10(path.read_bytes())
+    ns = {"ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription"}
+    kinds = {c.get("name"): c.get("kind") for c in doc.iterfind(".//ssd:Connector", ns)}
+    assert kinds == {"counter": "output", "y": "output", "stop_at": "parameter"}
+    assert load_system(path).by_name["stair"].parameters == {"label": "abcd", "stop_at": 5.0}

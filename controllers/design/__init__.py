@@ -11,6 +11,7 @@ from controllers.design.adapters import (
     block_iosys,
     check_names,
     fmu_iosys,
+    joint_angles,
     linearize_arm,
     linearize_fmu,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "SignalNameError",
     "check_names",
     "arm_iosys",
+    "joint_angles",
     "linearize_arm",
     "arm_modal_analysis",
     "block_iosys",

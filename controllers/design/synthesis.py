@@ -776,7 +776,7 @@ def plot_bode(loops: Mapping[str, object], path, hz=(0.05, 100.0)):
             p_at = np.interp(np.log(fc), np.log(f), ph)
             ax[0].plot(fc, 0.0, "o", color=color, mfc="none")
             ax[1].plot(fc, p_at, "o", color=color, mfc="none")
-            ax[1].vlines(fc, p_at - (180.0 - pm), p_at, color=color, lw=0.8)
+            ax[1].vlines(fc, p_at - pm, p_at, color=color, lw=0.8)     # down to -180 (mod 360)
         # phase crossovers: where the unwrapped phase passes an odd multiple of 180 deg
         odd = np.floor((ph + 180.0) / 360.0)
         for i in np.nonzero(np.diff(odd))[0]:

@@ -136,3 +136,15 @@ def test_bode_phase_starts_in_the_principal_range(tmp_path):
     assert curves[1][0] == pytest.approx(-180.0 + np.degrees(np.arctan(0.5 * 2 * np.pi * 0.05)))
     assert principal_phase(np.array([-1 + 0j, -1 + 0j]))[0] == -180.0
     assert principal_phase(np.array([complex(-1, -0.0)] * 2))[0] == -180.0
+
+
+def test_bode_marks_the_phase_margin_down_to_minus_180(tmp_path):
+    """The phase-margin bar at a gain crossover spans the margin: from the loop's phase
+    down to -180 deg (it was drawn 180 - PM long, past -180)."""
+    s = ct.tf("s")
+    loop = 2.0 / (s * (s + 1.0))
+    fig = plot_bode({"L": loop}, tmp_path / "bode.png")
+    (segment,) = [seg for c in fig.axes[1].collections for seg in c.get_segments()]
+    pm = ct.stability_margins(loop)[1]
+    assert segment[:, 1].min() == pytest.approx(-180.0, abs=0.5)
+    assert np.ptp(segment[:, 1]) == pytest.approx(pm, abs=0.5)

@@ -447,13 +447,32 @@ def _default_grid(sys, w_low: float = 1e-2) -> np.ndarray:
     return np.logspace(np.log10(w_low), np.log10(0.999 * nyq), 20000)
 
 
+def _resonance_grid(sys, w: np.ndarray, max_damping: float = 0.05) -> np.ndarray:
+    """``w`` [rad/s] with points added at relative offsets 1e-1 .. 1e-10 on both sides
+    of the natural frequency of every pole of ``sys`` damped less than ``max_damping``
+    (continuous-time equivalent for a discrete system) inside ``w``'s range."""
+    lam = np.linalg.eigvals(np.asarray(ct.ss(sys).A)).astype(complex)
+    if sys.dt:
+        lam = np.log(lam[lam != 0]) / sys.dt
+    wn = np.abs(lam)
+    keep = (lam.imag > 0) & (-lam.real <= max_damping * wn) & (wn > w[0]) & (wn < w[-1])
+    offsets = np.logspace(-10, -1, 46)
+    extra = [wn[keep][:, None] * (1 + sign * offsets)[None, :] for sign in (-1, 1)]
+    grid = np.concatenate([w, wn[keep], *[e.ravel() for e in extra]])
+    return np.unique(grid[(grid >= w[0]) & (grid <= w[-1])])
+
+
 def siso_margins(loop, w=None) -> dict:
     """Margins of a SISO loop ``L`` (negative feedback ``1 + L``) from its dense
     frequency response: ``gain_margin_db`` (upward, inf if none), ``gain_reduction_db``
     (downward, -inf if none), ``phase_margin_deg`` (smallest over all crossovers),
     ``crossover_hz`` (list), ``phase_margins_deg`` (list: the margin at each crossover)
-    and ``sensitivity_peak``."""
-    w = _default_grid(loop) if w is None else np.asarray(w, float)
+    and ``sensitivity_peak``.
+
+    The default grid (``w`` None) is refined around the loop's lightly damped poles
+    (:func:`_resonance_grid`): the peak of an undamped mode crosses 0 dB within a
+    relative band far narrower than any uniform grid resolves."""
+    w = _resonance_grid(loop, _default_grid(loop)) if w is None else np.asarray(w, float)
     L = np.squeeze(ct.frequency_response(loop, w).complex)
     up, down, pm, wgc = margins_from_response(w, L)
     return {"gain_margin_db": up, "gain_reduction_db": down, "phase_margin_deg": pm,
@@ -766,13 +785,15 @@ def plot_bode(loops: Mapping[str, object], path, hz=(0.05, 100.0)):
         f = f_all[f_all < 0.5 / sys.dt] if sys.dt else f_all
         g = np.squeeze(ct.frequency_response(sys, 2 * np.pi * f).complex)
         mag, ph = 20 * np.log10(np.abs(g)), principal_phase(g)
-        m = siso_margins(sys, 2 * np.pi * f)
+        m = siso_margins(sys)                   # default grid, refined at resonances
         pm_text = (f", PM {m['phase_margin_deg']:.1f} deg" if m["phase_margins_deg"] else "")
         gm_text = (f", GM {m['gain_margin_db']:.1f} dB" if np.isfinite(m["gain_margin_db"])
                    else "")
         ax[0].semilogx(f, mag, color, label=label + pm_text + gm_text)
         ax[1].semilogx(f, ph, color, label=label)
         for fc, pm in zip(m["crossover_hz"], m["phase_margins_deg"]):
+            if not f[0] <= fc <= f[-1]:
+                continue
             p_at = np.interp(np.log(fc), np.log(f), ph)
             ax[0].plot(fc, 0.0, "o", color=color, mfc="none")
             ax[1].plot(fc, p_at, "o", color=color, mfc="none")

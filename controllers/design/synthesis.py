@@ -783,6 +783,7 @@ def plot_bode(loops: Mapping[str, object], path, hz=(0.05, 100.0)):
     for k, (label, sys) in enumerate(loops.items()):
         color = f"C{k % 10}"
         f = f_all[f_all < 0.5 / sys.dt] if sys.dt else f_all
+        f = _resonance_grid(sys, 2 * np.pi * f) / (2 * np.pi)    # draw the resonance peaks
         g = np.squeeze(ct.frequency_response(sys, 2 * np.pi * f).complex)
         mag, ph = 20 * np.log10(np.abs(g)), principal_phase(g)
         m = siso_margins(sys)                   # default grid, refined at resonances
@@ -794,10 +795,16 @@ def plot_bode(loops: Mapping[str, object], path, hz=(0.05, 100.0)):
         for fc, pm in zip(m["crossover_hz"], m["phase_margins_deg"]):
             if not f[0] <= fc <= f[-1]:
                 continue
-            p_at = np.interp(np.log(fc), np.log(f), ph)
+            # the loop's phase at the crossover, on the branch of the curve drawn there
+            # (a resonance's crossing is narrower than the plot's grid), and the bar
+            # from it to the nearest odd multiple of 180 deg: its length is the margin
+            p_at = np.degrees(np.angle(complex(np.squeeze(
+                ct.frequency_response(sys, [2 * np.pi * fc]).complex))))
+            p_at += 360.0 * np.round((np.interp(np.log(fc), np.log(f), ph) - p_at) / 360.0)
+            critical = 180.0 * (2.0 * np.round((p_at - 180.0) / 360.0) + 1.0)
             ax[0].plot(fc, 0.0, "o", color=color, mfc="none")
             ax[1].plot(fc, p_at, "o", color=color, mfc="none")
-            ax[1].vlines(fc, p_at - pm, p_at, color=color, lw=0.8)     # down to -180 (mod 360)
+            ax[1].vlines(fc, min(p_at, critical), max(p_at, critical), color=color, lw=0.8)
         # phase crossovers: where the unwrapped phase passes an odd multiple of 180 deg
         odd = np.floor((ph + 180.0) / 360.0)
         for i in np.nonzero(np.diff(odd))[0]:

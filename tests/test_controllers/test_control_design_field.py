@@ -152,3 +152,18 @@ def test_bode_marks_the_phase_margin_down_to_minus_180(tmp_path):
     pm = ct.stability_margins(loop)[1]
     assert segment[:, 1].min() == pytest.approx(-180.0, abs=0.5)
     assert np.ptp(segment[:, 1]) == pytest.approx(pm, abs=0.5)
+
+
+def test_bode_draws_and_marks_the_crossings_at_undamped_resonances(tmp_path):
+    """The arm's PD loop crosses 0 dB twice within 1e-4 of its 16.12 Hz mode: the plot
+    is refined there, and every phase-margin bar runs from the loop's phase at its
+    crossover to an odd multiple of 180 deg, as long as the margin."""
+    with pytest.warns(DesignWarning):
+        tuned = arm_channel_tuning(0.5)
+    fig = plot_bode({"L": tuned.loop}, tmp_path / "bode.png", hz=(0.05, 50.0))
+    segments = [seg for c in fig.axes[1].collections for seg in c.get_segments()]
+    assert len(segments) == len(tuned.margins["crossover_hz"]) == 9
+    for seg, pm in zip(segments, tuned.margins["phase_margins_deg"]):
+        assert np.ptp(seg[:, 1]) == pytest.approx(pm, abs=0.5)
+        ends = (seg[:, 1] - 180.0) / 360.0
+        assert np.min(np.abs(ends - np.round(ends))) < 1e-3

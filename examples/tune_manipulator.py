@@ -1,4 +1,7 @@
 """Sweep the joint-1 PD gain and the payload, in parallel processes (or a Dask cluster).
+Figure: the residual vibration (controllers.design.validation: the end effector's
+peak-to-peak deflection over the second after the joints settle, as the demo and the
+other examples report it).
 
     python examples/tune_manipulator.py [results_dir] [dask_scheduler_address]
 """
@@ -23,8 +26,10 @@ def main(out="results", scheduler=None):
         results = sweep(evaluate_move, cases)
     grid = np.array([r["residual_vibration"] for r in results]).reshape(len(payloads), len(kps))
     for mp, row in zip(payloads, grid):
-        print(f"payload {mp:.2f} kg: " + ", ".join(f"kp1={kp:g}: {1000 * v:.1f} mm"
-                                                   for kp, v in zip(kps, row)))
+        print(f"payload {mp:.2f} kg, residual end-effector vibration: "
+              + ", ".join(f"kp1={kp:g}: " + (f"{1000 * v:.2f} mm" if np.isfinite(v) else
+                                               "joints not settled 1 s before the record ends")
+                          for kp, v in zip(kps, row)))
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(6, 4))

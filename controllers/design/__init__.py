@@ -11,6 +11,7 @@ from controllers.design.adapters import (
     block_iosys,
     check_names,
     fmu_iosys,
+    joint_angles,
     linearize_arm,
     linearize_fmu,
 )
@@ -41,11 +42,13 @@ from controllers.design.arm_lqg import (
 )
 from controllers.design.metrics import move_metrics, peak_to_peak_2d, residual_vibration
 from controllers.design.synthesis import (
+    DesignWarning,
     PIDTuning,
     check_stabilizable,
     loop_margins,
     lqg,
     lqr,
+    minimal_realization,
     modal_table,
     plot_bode,
     plot_step,
@@ -66,6 +69,7 @@ __all__ = [
     "SignalNameError",
     "check_names",
     "arm_iosys",
+    "joint_angles",
     "linearize_arm",
     "arm_modal_analysis",
     "block_iosys",
@@ -81,6 +85,8 @@ __all__ = [
     "loop_margins",
     "siso_margins",
     "tune_pid",
+    "minimal_realization",
+    "DesignWarning",
     "PIDTuning",
     "plot_bode",
     "plot_step",

@@ -34,7 +34,7 @@ from mbdcore.models.manipulator import (
 from mbdcore.multibody.modal import modal_analysis
 
 __all__ = ["SignalNameError", "check_names",
-           "arm_iosys", "linearize_arm", "arm_modal_analysis",
+           "arm_iosys", "joint_angles", "linearize_arm", "arm_modal_analysis",
            "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
 
@@ -121,6 +121,27 @@ def _arm_output_jacobian(model: FlexibleManipulator, theta, outputs) -> np.ndarr
     return np.array([rows[o] for o in outputs])
 
 
+def joint_angles(theta) -> np.ndarray:
+    """The two joint angles [rad] from ``theta``: a pair ``(theta1, theta2)``, or one
+    number meaning both joints at that angle (``0`` is the straight arm).
+
+    Raises
+    ------
+    ValueError
+        Anything else, naming ``theta`` and the accepted forms.
+    """
+    try:
+        arr = np.asarray(theta, float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is not None and arr.ndim == 0:
+        arr = np.full(2, float(arr))
+    if arr is None or arr.shape != (2,) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"theta = {theta!r}: give the joint angles [rad] as a pair "
+                         "(theta1, theta2), or one number for both joints")
+    return arr
+
+
 def linearize_arm(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
                   outputs: Sequence[str] = ARM_OUTPUTS, jacobian: str = "analytic",
                   name: str = "arm", **params) -> ct.StateSpace:
@@ -134,6 +155,8 @@ def linearize_arm(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
 
     Parameters
     ----------
+    theta : pair of float, or float
+        Joint angles (theta1, theta2) [rad]; one number sets both (:func:`joint_angles`).
     jacobian : {"analytic", "fd"}
         ``"fd"``: python-control's finite-difference ``linearize`` of :func:`arm_iosys`.
 
@@ -143,7 +166,7 @@ def linearize_arm(model: FlexibleManipulator | None = None, theta=(0.0, 0.0),
         Continuous time, named states/inputs/outputs as :func:`arm_iosys`.
     """
     model = _model(model, params)
-    theta = np.asarray(theta, float)
+    theta = joint_angles(theta)
     x0 = model.initial_state(*theta)
     if jacobian == "fd":
         return ct.linearize(arm_iosys(model, name=name, outputs=outputs), x0, [0.0, 0.0],
@@ -181,7 +204,7 @@ def arm_modal_analysis(model: FlexibleManipulator | None = None, theta=(0.0, 0.0
         problem.constraint_jacobian = lambda t, q: lock
         problem.m = 2
     q0 = np.zeros(model.n_dof)
-    q0[:2] = theta
+    q0[:2] = joint_angles(theta)
     return modal_analysis(problem, q0)
 
 

@@ -10,7 +10,8 @@
   the plant input of a MIMO loop;
 * :func:`tune_pid` — PID gains that put a SISO loop's gain crossover at a bandwidth
   with a phase margin, solved from the plant's frequency response;
-* :func:`plot_bode`, :func:`plot_step` — figures into PNG files.
+* :func:`plot_bode`, :func:`plot_step` — figures into PNG files (returned: the
+  matplotlib Figure, with ``.path`` the file).
 
 Every bad request (unknown signal name, weight of the wrong shape or sign, a mode the
 inputs cannot stabilise) raises :class:`DesignError` or :class:`SignalNameError`
@@ -18,11 +19,16 @@ naming it.
 """
 from __future__ import annotations
 
+import functools
+import os
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import control as ct
 import numpy as np
+import scipy.linalg as sl
 
 from controllers.design.adapters import check_names
 from controllers.laws.arm_lqg import (
@@ -32,11 +38,13 @@ from controllers.laws.arm_lqg import (
     integral_state_names,
 )
 from controllers.laws.pid import pid_transfer_function
+from mbdcore.models.manipulator import ARM_OUTPUT_SIGNALS
 
 __all__ = ["weight_matrix", "check_stabilizable", "lqr",
            "lqg", "process_noise_covariance", "modal_table", "loop_margins",
            "siso_margins", "tune_pid",
-           "PIDTuning", "plot_bode", "plot_step"]
+           "PIDTuning", "plot_bode", "plot_step", "minimal_realization",
+           "DesignWarning", "principal_phase", "SIGNAL_UNITS"]
 
 
 def _labels(sys, kind: str) -> list[str]:
@@ -319,18 +327,37 @@ def lqg_integral(plant, Q, R, measured: Sequence[str], process_noise, measuremen
     return design
 
 
-def modal_table(sys) -> list[dict]:
-    """Oscillating and real modes of a linear system: ``frequency`` [Hz] (undamped
-    natural), ``damping`` ratio, ``eigenvalue`` (continuous time), lowest first."""
+def modal_table(sys, rigid_tol: float | None = None) -> list[dict]:
+    """Modes of a linear system, lowest first: one row per real eigenvalue or complex pair.
+
+    Each row has ``frequency`` [Hz] (undamped natural, ``|lambda| / 2 pi``), ``damping``
+    (ratio, ``-Re(lambda) / |lambda|``), ``eigenvalue`` (continuous time [1/s]) and
+    ``rigid``.  A *rigid* mode (a free joint, an integrator: eigenvalue at the origin,
+    ``|lambda| <= rigid_tol``) has neither a natural frequency nor a damping ratio: its
+    ``frequency`` is 0.0, its ``damping`` nan and ``rigid`` is True; rigid rows come first.
+
+    Parameters
+    ----------
+    rigid_tol : float, optional
+        [1/s]; default ``1e-6 max(1, max |lambda|)`` (a double eigenvalue at the origin
+        comes out of the eigenvalue solver split by about ``sqrt(eps |A|)``).
+    """
     lam = np.linalg.eigvals(np.asarray(sys.A))
     if sys.dt:
         lam = np.log(lam.astype(complex)) / sys.dt
+    lam = lam.astype(complex)
+    if rigid_tol is None:
+        rigid_tol = 1e-6 * max(1.0, float(np.abs(lam).max(initial=0.0)))
     rows = []
     for l in lam[lam.imag >= 0]:
         w = abs(l)
-        rows.append({"frequency": w / (2 * np.pi), "damping": -l.real / w if w > 0 else 1.0,
-                     "eigenvalue": complex(l)})
-    return sorted(rows, key=lambda r: r["frequency"])
+        if w <= rigid_tol:
+            rows.append({"frequency": 0.0, "damping": float("nan"), "eigenvalue": complex(l),
+                         "rigid": True})
+        else:
+            rows.append({"frequency": w / (2 * np.pi), "damping": -l.real / w,
+                         "eigenvalue": complex(l), "rigid": False})
+    return sorted(rows, key=lambda r: (not r["rigid"], r["frequency"]))
 
 
 def loop_margins(plant, controller, w=None) -> list[dict]:
@@ -420,25 +447,134 @@ def _default_grid(sys, w_low: float = 1e-2) -> np.ndarray:
     return np.logspace(np.log10(w_low), np.log10(0.999 * nyq), 20000)
 
 
+def _resonance_grid(sys, w: np.ndarray, max_damping: float = 0.05) -> np.ndarray:
+    """``w`` [rad/s] with points added at relative offsets 1e-1 .. 1e-10 on both sides
+    of the natural frequency of every pole of ``sys`` damped less than ``max_damping``
+    (continuous-time equivalent for a discrete system) inside ``w``'s range."""
+    lam = np.linalg.eigvals(np.asarray(ct.ss(sys).A)).astype(complex)
+    if sys.dt:
+        lam = np.log(lam[lam != 0]) / sys.dt
+    wn = np.abs(lam)
+    keep = (lam.imag > 0) & (-lam.real <= max_damping * wn) & (wn > w[0]) & (wn < w[-1])
+    offsets = np.logspace(-10, -1, 46)
+    extra = [wn[keep][:, None] * (1 + sign * offsets)[None, :] for sign in (-1, 1)]
+    grid = np.concatenate([w, wn[keep], *[e.ravel() for e in extra]])
+    return np.unique(grid[(grid >= w[0]) & (grid <= w[-1])])
+
+
 def siso_margins(loop, w=None) -> dict:
     """Margins of a SISO loop ``L`` (negative feedback ``1 + L``) from its dense
     frequency response: ``gain_margin_db`` (upward, inf if none), ``gain_reduction_db``
     (downward, -inf if none), ``phase_margin_deg`` (smallest over all crossovers),
-    ``crossover_hz`` (list) and ``sensitivity_peak``."""
-    w = _default_grid(loop) if w is None else np.asarray(w, float)
+    ``crossover_hz`` (list), ``phase_margins_deg`` (list: the margin at each crossover)
+    and ``sensitivity_peak``.
+
+    The default grid (``w`` None) is refined around the loop's lightly damped poles
+    (:func:`_resonance_grid`): the peak of an undamped mode crosses 0 dB within a
+    relative band far narrower than any uniform grid resolves."""
+    w = _resonance_grid(loop, _default_grid(loop)) if w is None else np.asarray(w, float)
     L = np.squeeze(ct.frequency_response(loop, w).complex)
     up, down, pm, wgc = margins_from_response(w, L)
     return {"gain_margin_db": up, "gain_reduction_db": down, "phase_margin_deg": pm,
             "crossover_hz": [float(x) / (2 * np.pi) for x in wgc],
+            "phase_margins_deg": _phase_margins(w, L),
             "sensitivity_peak": float(np.abs(1.0 / (1.0 + L)).max())}
+
+
+def _phase_margins(w, L) -> list[float]:
+    """Phase margin [deg] at each gain crossover of ``L`` (order of ``crossover_hz``)."""
+    mag = np.abs(L)
+    out = []
+    for k in range(len(w) - 1):
+        if (mag[k] - 1.0) * (mag[k + 1] - 1.0) < 0:
+            a = (1.0 - mag[k]) / (mag[k + 1] - mag[k])
+            out.append(float(180.0 - abs(np.degrees(np.angle(L[k] + a * (L[k + 1] - L[k]))))))
+    return out
+
+
+def _reachable_basis(A: np.ndarray, B: np.ndarray, rtol: float) -> np.ndarray:
+    """Orthonormal basis of the reachable subspace of (A, B): the block Arnoldi
+    (controllability staircase) iteration, each new block orthogonalised twice against
+    the basis and its rank decided by an SVD with threshold ``rtol |A|``."""
+    n = len(A)
+    if B.size == 0 or n == 0:
+        return np.zeros((n, 0))
+    U, s, _ = np.linalg.svd(B, full_matrices=False)
+    if s[0] == 0.0:
+        return np.zeros((n, 0))
+    V = U[:, s > rtol * s[0]]
+    W = V
+    scale = max(np.linalg.norm(A, 2), np.finfo(float).tiny)
+    while V.shape[1] < n:
+        X = A @ W
+        for _ in range(2):
+            X = X - V @ (V.T @ X)
+        U, s, _ = np.linalg.svd(X, full_matrices=False)
+        r = int(np.sum(s > rtol * scale))
+        if r == 0:
+            break
+        W = U[:, :r]
+        V = np.hstack([V, W])
+    return V
+
+
+def minimal_realization(sys, rtol: float = 1e-9):
+    """The controllable and observable part of a state-space system (Kalman
+    decomposition by orthogonal projections, numpy only: python-control's ``minreal``
+    of a StateSpace needs slycot).
+
+    The states are first scaled by :func:`scipy.linalg.matrix_balance` (a diagonal
+    similarity: the arm's angles, modal amplitudes and rates differ by orders of
+    magnitude); then the reachable subspace of ``(A, B)`` is kept, and of that the
+    observable subspace of ``(A, C)``.  Removed are the modes the inputs cannot move
+    or the outputs cannot see, e.g. the rigid mode of the other joint in one channel
+    of the arm (an eigenvalue at the origin that no single-channel feedback can move).
+
+    Parameters
+    ----------
+    sys : control.StateSpace
+        Continuous or discrete time.
+    rtol : float
+        Rank threshold of each step, relative to ``|A|`` (2-norm).
+
+    Returns
+    -------
+    control.StateSpace
+        Same inputs, outputs, sample time and name; states ``x0 .. x<r-1>`` (a
+        realization: they are not physical coordinates).  Attribute ``removed``: the
+        number of states removed.
+    """
+    A, B, C = (np.asarray(m, float) for m in (sys.A, sys.B, sys.C))
+    n = len(A)
+    if n:
+        _, (scale, _) = sl.matrix_balance(A, permute=False, separate=True)
+        A = A * (1.0 / scale)[:, None] * scale[None, :]        # T^-1 A T, T = diag(scale)
+        B = B / scale[:, None]
+        C = C * scale[None, :]
+    V = _reachable_basis(A, B, rtol)
+    A, B, C = V.T @ A @ V, V.T @ B, C @ V
+    U = _reachable_basis(A.T, C.T, rtol)
+    A, B, C = U.T @ A @ U, U.T @ B, C @ U
+    r = len(A)
+    out = ct.ss(A, B, C, np.asarray(sys.D), sys.dt, inputs=_labels(sys, "input"),
+                outputs=_labels(sys, "output"), states=[f"x{i}" for i in range(r)],
+                name=sys.name)
+    out.removed = n - r
+    return out
+
+
+class DesignWarning(UserWarning):
+    """A design met its target at the design frequency but not over the whole loop."""
 
 
 @dataclass
 class PIDTuning:
     """Result of :func:`tune_pid`: gains (``kp``, ``ki`` [1/s], ``kd`` [s], ``tf`` [s],
     the parameters of :class:`~controllers.laws.pid.PIDController`), the controller
-    ``C`` (e -> u, continuous or discrete as the plant) and the margins of ``C P``
-    (:func:`siso_margins`)."""
+    ``C`` (continuous or discrete as the plant; input the error ``<output>_error`` =
+    reference - output, output the plant input ``<input>``, by the channel's names), the
+    margins of ``C P`` (:func:`siso_margins`), the channel ``plant`` tuned on (its
+    minimal realization: :func:`minimal_realization`) and the ``loop`` ``C P``."""
 
     kp: float
     ki: float
@@ -446,6 +582,8 @@ class PIDTuning:
     tf: float
     controller: object
     margins: dict
+    plant: object = None
+    loop: object = None
 
     def params(self) -> dict:
         """Keyword arguments of :class:`~controllers.laws.pid.PIDController`."""
@@ -454,7 +592,8 @@ class PIDTuning:
 
 def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "pid",
              integral_ratio: float = 10.0, filter_ratio: float = 10.0,
-             input: str | None = None, output: str | None = None) -> PIDTuning:
+             input: str | None = None, output: str | None = None,
+             names: tuple[str, str] | None = None, pm_tolerance_deg: float = 1.0) -> PIDTuning:
     """PID gains putting the gain crossover of ``L = C P`` at ``bandwidth_hz`` with
     ``phase_margin_deg``.
 
@@ -469,6 +608,11 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
       ``integral_ratio`` below the crossover, ``ki = kp wc / integral_ratio``;
     * ``kind="pi"``: unknowns ``kp``, ``ki``; ``kind="pd"``: unknowns ``kp``, ``kd``.
 
+    A state-space channel is first reduced to its minimal realization
+    (:func:`minimal_realization`): modes the channel's input cannot move or its output
+    cannot see (in one channel of the arm, the rigid mode of the other joint) would
+    stay in the single loop whatever the gains, and are no part of it.
+
     Parameters
     ----------
     plant : control.StateSpace or TransferFunction
@@ -478,12 +622,21 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
         Gain-crossover frequency [Hz].
     phase_margin_deg : float
         Phase margin [deg] at that crossover, in (0, 180).
+    names : pair of str, optional
+        (input, output) names of the controller; default
+        ``("<output>_error", "<input>")`` with the channel's signal names, so that
+        ``control.interconnect`` connects it to the plant's input and to a summing
+        junction ``<output>_ref - <output>`` by name.
+    pm_tolerance_deg : float
+        A :class:`DesignWarning` is issued when the smallest phase margin over all the
+        loop's gain crossovers differs from ``phase_margin_deg`` by more than this.
 
     Returns
     -------
     PIDTuning
         Gains and the margins of the whole loop (a flexible plant may cross 0 dB at
-        other frequencies too: check ``margins``).
+        other frequencies too: then the warning says where, and ``margins`` has every
+        crossover).
 
     Raises
     ------
@@ -506,6 +659,10 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
         check_names([input], _labels(plant, "input"), "input")
         check_names([output], _labels(plant, "output"), "output")
         plant = plant[_labels(plant, "output").index(output), _labels(plant, "input").index(input)]
+    if isinstance(plant, ct.StateSpace):
+        plant = minimal_realization(plant)
+    c_in, c_out = names if names is not None else (f"{_labels(plant, 'output')[0]}_error",
+                                                   _labels(plant, "input")[0])
     wc = 2 * np.pi * bandwidth_hz
     dt = plant.dt or None
     if dt and wc >= np.pi / dt:
@@ -535,67 +692,159 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
                           f"at {bandwidth_hz:g} Hz: the plant's phase there is "
                           f"{np.degrees(np.angle(P)):.1f} deg, the controller would need "
                           f"{need:+.1f} deg, and that takes negative {', '.join(negative)}")
-    C = pid_transfer_function(gains["kp"], gains["ki"], gains["kd"], tf if gains["kd"] else 0.0, dt)
-    loop = ct.series(plant, C) if plant.ninputs == 1 else C * plant
-    closed = ct.feedback(ct.ss(loop), 1)
+    C = pid_transfer_function(gains["kp"], gains["ki"], gains["kd"], tf if gains["kd"] else 0.0,
+                              dt, name=f"pid {c_in} -> {c_out}")
+    C = ct.tf(C, inputs=c_in, outputs=c_out, name=C.name)
+    loop = ct.ss(ct.series(plant, C))
+    closed = ct.feedback(loop, 1)
     poles = closed.poles()
     unstable = poles[np.abs(poles) >= 1 - 1e-9] if dt else poles[poles.real >= -1e-9]
     if len(unstable):
         raise DesignError(f"the tuned loop ({kind.upper()} crossing over at {bandwidth_hz:g} Hz) "
                           f"is unstable: closed-loop poles {', '.join(f'{p:.4g}' for p in unstable)}")
+    margins = siso_margins(loop)
+    if (margins["phase_margins_deg"]
+            and abs(margins["phase_margin_deg"] - phase_margin_deg) > pm_tolerance_deg):
+        k = int(np.argmin(margins["phase_margins_deg"]))
+        warnings.warn(
+            f"{kind.upper()} tuned for {phase_margin_deg:g} deg of phase margin at "
+            f"{bandwidth_hz:g} Hz: the loop crosses 0 dB {len(margins['crossover_hz'])} times "
+            f"(at {', '.join(f'{f:.3g}' for f in margins['crossover_hz'])} Hz) and its phase "
+            f"margin is {margins['phase_margin_deg']:.1f} deg, at "
+            f"{margins['crossover_hz'][k]:.3g} Hz", DesignWarning, stacklevel=2)
     return PIDTuning(kp=float(gains["kp"]), ki=float(gains["ki"]), kd=float(gains["kd"]),
-                     tf=float(tf if gains["kd"] else 0.0), controller=C,
-                     margins=siso_margins(ct.ss(loop)))
+                     tf=float(tf if gains["kd"] else 0.0), controller=C, margins=margins,
+                     plant=plant, loop=loop)
+
+
+@functools.cache
+def _saved_figure_class():
+    # matplotlib is imported when a figure is asked for, not with the design tools
+    from matplotlib.figure import Figure
+
+    class SavedFigure(Figure):
+        """A matplotlib Figure written to a file: ``path`` is that file, and the figure
+        is path-like (``os.fspath(fig)``, ``Path(fig)``, ``open(fig, "rb")`` give the
+        file), so callers that used the path the plot functions returned keep working."""
+
+        def __fspath__(self) -> str:
+            return os.fspath(self.path)
+
+    return SavedFigure
 
 
 def _figure(rows: int, size=(8, 6)):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(figsize=size)
+    fig = _saved_figure_class()(figsize=size)
     FigureCanvasAgg(fig)
     return fig, fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
 
 
+def _save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    fig.path = Path(path)
+    return fig
+
+
+def principal_phase(g) -> np.ndarray:
+    """Unwrapped phase [deg] of a frequency response ``g`` (low to high frequency),
+    shifted by a multiple of 360 deg so that it starts in (-270, 90] deg: a loop with k
+    integrators starts near -90 k deg whatever branch ``angle`` picked."""
+    ph = np.degrees(np.unwrap(np.angle(g)))
+    return ph - 360.0 * np.ceil((ph[0] - 90.0) / 360.0)
+
+
+#: Units of the arm's signals, for axis labels (others: pass ``units``).
+SIGNAL_UNITS = {**{s.name: s.unit for s in ARM_OUTPUT_SIGNALS}, "tau1": "N m", "tau2": "N m"}
+
+
+def _unit(name: str, units: Mapping[str, str] | None) -> str:
+    unit = (units or {}).get(name, SIGNAL_UNITS.get(name))
+    return f"{name} [{unit}]" if unit else f"{name} [unit of {name}]"
+
+
 def plot_bode(loops: Mapping[str, object], path, hz=(0.05, 100.0)):
-    """Bode magnitude and phase of SISO loops ``{label: system}`` into a PNG file."""
+    """Bode magnitude [dB] and phase [deg] of SISO loops ``{label: system}`` against
+    frequency [Hz] into a PNG file, with the margins of each loop marked: gain
+    crossovers (circles, phase margin at the lowest-margin one in the legend) and
+    phase crossovers (squares, gain margin).  The phase is unwrapped and starts in
+    (-270, 90] deg (:func:`principal_phase`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, with ``.path`` the PNG file; it is path-like (``os.fspath`` gives
+        that file), so code that used the path returned before keeps working.
+    """
     fig, ax = _figure(2)
-    f = np.logspace(np.log10(hz[0]), np.log10(hz[1]), 1500)
-    for label, sys in loops.items():
-        if sys.dt:
-            f = f[f < 0.5 / sys.dt]
+    f_all = np.logspace(np.log10(hz[0]), np.log10(hz[1]), 4000)
+    for k, (label, sys) in enumerate(loops.items()):
+        color = f"C{k % 10}"
+        f = f_all[f_all < 0.5 / sys.dt] if sys.dt else f_all
+        f = _resonance_grid(sys, 2 * np.pi * f) / (2 * np.pi)    # draw the resonance peaks
         g = np.squeeze(ct.frequency_response(sys, 2 * np.pi * f).complex)
-        ax[0].semilogx(f, 20 * np.log10(np.abs(g)), label=label)
-        ax[1].semilogx(f, np.degrees(np.unwrap(np.angle(g))), label=label)
+        mag, ph = 20 * np.log10(np.abs(g)), principal_phase(g)
+        m = siso_margins(sys)                   # default grid, refined at resonances
+        pm_text = (f", PM {m['phase_margin_deg']:.1f} deg" if m["phase_margins_deg"] else "")
+        gm_text = (f", GM {m['gain_margin_db']:.1f} dB" if np.isfinite(m["gain_margin_db"])
+                   else "")
+        ax[0].semilogx(f, mag, color, label=label + pm_text + gm_text)
+        ax[1].semilogx(f, ph, color, label=label)
+        for fc, pm in zip(m["crossover_hz"], m["phase_margins_deg"]):
+            if not f[0] <= fc <= f[-1]:
+                continue
+            # the loop's phase at the crossover, on the branch of the curve drawn there
+            # (a resonance's crossing is narrower than the plot's grid), and the bar
+            # from it to the nearest odd multiple of 180 deg: its length is the margin
+            p_at = np.degrees(np.angle(complex(np.squeeze(
+                ct.frequency_response(sys, [2 * np.pi * fc]).complex))))
+            p_at += 360.0 * np.round((np.interp(np.log(fc), np.log(f), ph) - p_at) / 360.0)
+            critical = 180.0 * (2.0 * np.round((p_at - 180.0) / 360.0) + 1.0)
+            ax[0].plot(fc, 0.0, "o", color=color, mfc="none")
+            ax[1].plot(fc, p_at, "o", color=color, mfc="none")
+            ax[1].vlines(fc, min(p_at, critical), max(p_at, critical), color=color, lw=0.8)
+        # phase crossovers: where the unwrapped phase passes an odd multiple of 180 deg
+        odd = np.floor((ph + 180.0) / 360.0)
+        for i in np.nonzero(np.diff(odd))[0]:
+            ax[0].plot(f[i], mag[i], "s", color=color, mfc="none")
+            ax[0].vlines(f[i], min(mag[i], 0.0), max(mag[i], 0.0), color=color, lw=0.8)
     ax[0].axhline(0, color="k", lw=0.5)
+    ax[1].axhline(-180, color="k", lw=0.5)
     ax[0].set_ylabel("|L| [dB]")
     ax[1].set_ylabel("phase [deg]")
     ax[1].set_xlabel("frequency [Hz]")
     for a in ax:
         a.grid(True, which="both", alpha=0.3)
-        a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+        a.legend(fontsize=7)
+    ax[0].set_title("loop gain; o gain crossover (bar: phase margin), "
+                    "[] phase crossover (bar: gain margin)", fontsize=8)
+    return _save(fig, path)
 
 
-def plot_step(sys, path, t_end: float = 3.0, title: str = ""):
-    """Step responses of every input-output pair of a linear system into a PNG file."""
+def plot_step(sys, path, t_end: float = 3.0, title: str = "",
+              units: Mapping[str, str] | None = None):
+    """Step responses of every input-output pair of a linear system into a PNG file:
+    output [its unit] against time [s] for a unit step [unit of the input] of each input.
+
+    ``units`` maps signal names to units (default: the arm's, :data:`SIGNAL_UNITS`).
+    Returns the matplotlib Figure, with ``.path`` the PNG file (path-like, as
+    :func:`plot_bode`'s).
+    """
     resp = ct.step_response(sys, np.linspace(0, t_end, 1500) if not sys.dt
                             else np.arange(0, t_end, sys.dt))
     fig, ax = _figure(sys.noutputs, size=(8, 2 + 1.6 * sys.noutputs))
     y = np.asarray(resp.outputs).reshape(sys.noutputs, sys.ninputs, -1)
     for i in range(sys.noutputs):
         for j in range(sys.ninputs):
-            ax[i].plot(resp.time, y[i, j], label=f"from {_labels(sys, 'input')[j]}")
-        ax[i].set_ylabel(_labels(sys, "output")[i])
+            ax[i].plot(resp.time, y[i, j], label=f"unit step of {_unit(_labels(sys, 'input')[j], units)}")
+        ax[i].set_ylabel(_unit(_labels(sys, "output")[i], units), fontsize=8)
         ax[i].grid(True, alpha=0.3)
         ax[i].legend(fontsize=7)
     ax[-1].set_xlabel("time [s]")
     fig.suptitle(title or f"step responses of {sys.name}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+    return _save(fig, path)
 
 
 # ----------------------------------------------------------------------------------
@@ -690,6 +939,9 @@ def robustness_scan(design: LQGDesign, plants: Mapping, max_frequency: float = n
         order = [_labels(plant, "input").index(u) for u in design.inputs]
         loop = ct.feedback(plant[idx, order], ctrl, sign=1)   # ctrl carries u = -K xh
         modes = [m for m in modal_table(loop) if m["frequency"] < max_frequency]
+        for m in modes:
+            if m["rigid"]:            # a closed-loop pole at the origin: not damped
+                m["damping"] = 0.0
         least[label] = min(modes, key=lambda m: m["damping"])
     worst = min(least, key=lambda k: least[k]["damping"])
     return RobustnessScan(least_damped=least, min_damping=float(least[worst]["damping"]),

@@ -86,6 +86,7 @@ from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
 from mbdcore.native import C_ARRAY, kernel_library
 from mbdcore.timeseries import TimeSeries
+from mbdcore.vibration import residual_vibration
 
 __all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_pointing_axis",
            "STRUCTURE_PARAMETERS", "AntennaStructureBlock", "PointingAxisBlock",
@@ -804,9 +805,9 @@ class DeploymentResult(TimeSeries):
         return ["hinge1", "reference", "current", "tip_y"]
 
     def residual_vibration(self, window: float = 5.0) -> float:
-        """Peak-to-peak transverse tip motion [m] over the last ``window`` seconds."""
-        sel = self.t >= self.t[-1] - window
-        return float(np.ptp(self.tip[sel, 1]))
+        """Peak-to-peak transverse tip motion ``tip_y`` [m] over the last ``window``
+        seconds (:func:`mbdcore.vibration.residual_vibration`)."""
+        return residual_vibration(self.t, self.tip[:, 1], window=window)
 
 
 def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float = 0.01,

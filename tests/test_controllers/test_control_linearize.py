@@ -37,6 +37,16 @@ def test_eigenvalues_of_the_linearised_arm_are_the_modes_of_the_model(model):
     assert arm_modal_analysis(model, locked_joints=True).frequencies[0] == pytest.approx(0.4306, abs=1e-3)
 
 
+def test_linearize_arm_accepts_one_angle_for_both_joints(model):
+    """theta=0 raised 'iteration over a 0-d array' (issue 13, item 27)."""
+    np.testing.assert_array_equal(linearize_arm(model, theta=0).A,
+                                  linearize_arm(model, theta=(0.0, 0.0)).A)
+    np.testing.assert_array_equal(linearize_arm(model, theta=0.3).C,
+                                  linearize_arm(model, theta=(0.3, 0.3)).C)
+    with pytest.raises(ValueError, match=r"theta = \(0.1, 0.2, 0.3\): .*\(theta1, theta2\)"):
+        linearize_arm(model, theta=(0.1, 0.2, 0.3))
+
+
 def test_analytic_jacobians_equal_central_differences(model):
     theta = (0.3, -0.4)
     lin = linearize_arm(model, theta=theta)

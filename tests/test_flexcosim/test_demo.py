@@ -24,8 +24,11 @@ def test_closed_loop_reaches_the_target_within_two_percent(demo):
     for i in (1, 2):
         assert figures[f"max_error_last_second{i}"] < 0.02
         assert figures[f"settling_time{i}"] < 3.0
-    # joint PD does not damp the links: they keep vibrating by centimetres
-    assert figures["residual_w1"] > 0.01
+    # joint PD does not damp the links: the residual vibration (the end effector's
+    # peak-to-peak deflection over the second after the joints settle) is 198 mm, the
+    # number the examples and the sweep print for the same move
+    assert figures["move_time"] == pytest.approx(1.748, abs=2e-3)
+    assert figures["residual_vibration"] == pytest.approx(0.1976, abs=1e-3)
 
 
 def test_result_holds_every_connected_signal_at_every_communication_point(demo):

@@ -10,6 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import flexcosim
 from controllers.laws import (
     AntennaServoController,
     ArmLQGController,
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
 
     parser = argparse.ArgumentParser(prog="flexcosim", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"flexcosim {flexcosim.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="closed-loop co-simulation of the two-link flexible arm")

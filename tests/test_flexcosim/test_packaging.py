@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import flexcosim
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,3 +33,16 @@ def test_the_built_wheel_carries_the_licence(tmp_path):
         licence = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
         assert licence, names
         assert z.read(licence[0]) == (ROOT / "LICENSE").read_bytes()
+
+
+def test_version_is_the_installed_one():
+    assert flexcosim.__version__ == importlib.metadata.version("flexcosim")
+
+
+@pytest.mark.parametrize("command", [["flexcosim"], [sys.executable, "-m", "flexcosim"]])
+def test_the_command_prints_the_installed_version(command):
+    exe = Path(sys.executable).with_name("flexcosim")
+    if command == ["flexcosim"]:
+        command = [str(exe)]
+    out = subprocess.run(command + ["--version"], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == f"flexcosim {importlib.metadata.version('flexcosim')}"

@@ -30,6 +30,8 @@ def test_the_built_wheel_carries_the_licence(tmp_path):
     (wheel,) = tmp_path.glob("flexcosim-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
+        assert {"mbdcore/py.typed", "fmu/py.typed", "controllers/py.typed",
+                "flexcosim/py.typed"} <= set(names)
         licence = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
         assert licence, names
         assert z.read(licence[0]) == (ROOT / "LICENSE").read_bytes()
@@ -46,3 +48,9 @@ def test_the_command_prints_the_installed_version(command):
         command = [str(exe)]
     out = subprocess.run(command + ["--version"], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == f"flexcosim {importlib.metadata.version('flexcosim')}"
+
+
+@pytest.mark.parametrize("package", ["mbdcore", "fmu", "controllers", "flexcosim"])
+def test_every_package_says_it_is_typed(package):
+    # shipped: tests/test_architecture.py checks package-data, the wheel test above the wheel
+    assert (ROOT / package / "py.typed").is_file()

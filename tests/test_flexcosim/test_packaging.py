@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 
 import flexcosim
+from controllers.laws import QuinticJointTrajectory
+from flexcosim.cli import main
+from fmu.cosim.ssp import load_system
+from fmu.fmi.export_c import export_c_fmu
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,3 +58,39 @@ def test_the_command_prints_the_installed_version(command):
 def test_every_package_says_it_is_typed(package):
     # shipped: tests/test_architecture.py checks package-data, the wheel test above the wheel
     assert (ROOT / package / "py.typed").is_file()
+
+
+@pytest.fixture(scope="module")
+def trajectory_fmu(tmp_path_factory):
+    """A real FMU, quick to make: the quintic reference as a C-source FMU."""
+    out = tmp_path_factory.mktemp("fmu")
+    return export_c_fmu(QuinticJointTrajectory, out / "traj.fmu")
+
+
+def test_cosim_runs_a_single_fmu(trajectory_fmu, tmp_path, capsys):
+    csv = tmp_path / "traj.csv"
+    assert main(["cosim", str(trajectory_fmu), "--stop", "0.5", "--step", "0.01",
+                 "-o", str(csv)]) == 0
+    assert "51 points" in capsys.readouterr().out
+    header, *rows = csv.read_text().splitlines()
+    assert header.split(",") == ["time"] + [f"traj.{o.name}"
+                                             for o in QuinticJointTrajectory.OUTPUTS]
+    assert len(rows) == 51
+    theta1 = [float(r.split(",")[1]) for r in rows]
+    assert theta1[0] == 0.0 and 0.0 < theta1[-1] < QuinticJointTrajectory().params["theta1_end"]
+
+
+def test_a_single_fmu_runs_its_default_experiment(trajectory_fmu, tmp_path, capsys):
+    system = load_system(trajectory_fmu)
+    assert [c.name for c in system.components] == ["traj"] and not system.connections
+    # export_c_fmu writes DefaultExperiment startTime 0, stopTime 3, stepSize 1e-3
+    assert system.experiment == {"start_time": 0.0, "stop_time": 3.0, "step": 1e-3}
+    assert main(["cosim", str(trajectory_fmu)]) == 0
+    assert "3001 points, t = 0 .. 3 s" in capsys.readouterr().out
+
+
+def test_cosim_names_the_accepted_file_types(tmp_path, capsys):
+    path = tmp_path / "system.txt"
+    path.write_text("")
+    assert main(["cosim", str(path)]) == 2
+    assert ".fmu" in capsys.readouterr().err

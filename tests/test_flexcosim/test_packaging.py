@@ -3,6 +3,7 @@ the version is one number everywhere, the command line runs."""
 from __future__ import annotations
 
 import importlib.metadata
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -29,8 +30,16 @@ def test_the_installed_distribution_carries_the_licence():
 
 @pytest.mark.slow  # builds the wheel in an isolated environment (fetches setuptools)
 def test_the_built_wheel_carries_the_licence(tmp_path):
+    # built from a copy: pip builds in the source folder and would leave build/ there
+    src = tmp_path / "src"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
+    for package in ("mbdcore", "fmu", "controllers", "flexcosim"):
+        shutil.copytree(ROOT / package, src / package, ignore=skip)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+                    str(tmp_path), str(src)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("flexcosim-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()

@@ -10,6 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import flexcosim
 from controllers.laws import (
     AntennaServoController,
     ArmLQGController,
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
 
     parser = argparse.ArgumentParser(prog="flexcosim", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"flexcosim {flexcosim.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="closed-loop co-simulation of the two-link flexible arm")
@@ -84,11 +86,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the sources only (compile on the target)")
 
     cosim = sub.add_parser(
-        "cosim", help="co-simulate a system file (.ssp, .ssd or .json)",
+        "cosim", help="co-simulate a system file (.ssp, .ssd or .json) or a single FMU",
         description="Run a system of FMUs and Python blocks described in an SSP 1.0 file "
-                    "(.ssp/.ssd) or a JSON file (see fmu.cosim.ssp).  Values not given here come "
+                    "(.ssp/.ssd) or a JSON file (see fmu.cosim.ssp), or a single FMU (.fmu, "
+                    "its inputs at their start values).  Values not given here come "
                     "from the file's default experiment.")
-    cosim.add_argument("system", help="system file: .ssp, .ssd or .json")
+    cosim.add_argument("system", help="system file: .ssp, .ssd or .json; or an .fmu")
     cosim.add_argument("--start", type=float, default=None, help="start time [s] (default 0)")
     cosim.add_argument("--stop", type=float, default=None, help="stop time [s]")
     cosim.add_argument("--step", type=float, default=None,

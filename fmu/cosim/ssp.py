@@ -85,7 +85,7 @@ from fmu.cosim.master import (
 from mbdcore.blocks import Block
 
 __all__ = ["SSPError", "export_ssp", "import_ssp", "load_system", "save_system", "system_from_dict",
-           "system_to_dict"]
+           "system_from_fmu", "system_to_dict"]
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -780,8 +780,28 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
     return system
 
 
+def system_from_fmu(path: str | Path) -> System:
+    """A system of one FMU and no connections (its inputs keep their start values), the
+    component named by the file's stem; the experiment is the FMU's ``DefaultExperiment``
+    (start, stop, step size: whichever it gives)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SSPError(f"{path}: FMU not found")
+    fmu = FMUComponent(path.stem, path)
+    experiment: dict[str, Any] = {}
+    de = fmu.model_description.defaultExperiment
+    if de is not None:
+        for key, attr in (("start_time", "startTime"), ("stop_time", "stopTime"),
+                          ("step", "stepSize")):
+            value = getattr(de, attr)
+            if value is not None:
+                experiment[key] = float(value)
+    return System([fmu], experiment=_check_experiment(experiment, str(path)))
+
+
 def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System:
-    """A system from an ``.ssp``, ``.ssd`` or ``.json`` file.
+    """A system from an ``.ssp``, ``.ssd`` or ``.json`` file, or a single ``.fmu``
+    (:func:`system_from_fmu`).
 
     A system file that references Python blocks runs code: the block's module is
     imported (and its top level executed) when the system is loaded.  Load files you do
@@ -804,7 +824,9 @@ def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System
             raise SSPError(f"{path}: nested too deeply to be a system file") from None
         return system_from_dict(data, path.resolve().parent,
                                 allow_python_blocks=allow_python_blocks, label=str(path))
-    raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json")
+    if path.suffix == ".fmu":
+        return system_from_fmu(path)
+    raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json, .fmu")
 
 
 def save_system(system: System, path: str | Path, **experiment: Any) -> Path:

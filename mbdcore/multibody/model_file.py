@@ -792,7 +792,8 @@ def _import_yaml(path: Path):
         import yaml
     except ImportError:
         raise ModelFileError([f"(file): {path.suffix} files need the package PyYAML, which is "
-                              "not installed (pip install pyyaml); accepted without it: .json"],
+                              "not installed (pip install \"flexcosim[yaml]\"); accepted without "
+                              "it: .json"],
                              str(path)) from None
     return yaml
 

@@ -32,7 +32,7 @@ def test_build_a_yaml_model_without_pyyaml(tmp_path, capsys, monkeypatch):
     path.write_text("format: flexcosim-model\n")
     monkeypatch.setitem(sys.modules, "yaml", None)
     assert main(["build", str(path), "-o", str(tmp_path)]) == 2
-    _one_line(capsys, "model.yaml", "PyYAML", "pip install pyyaml")
+    _one_line(capsys, "model.yaml", "PyYAML", 'pip install "flexcosim[yaml]"')
 
 
 @pytest.mark.parametrize("text, words", [

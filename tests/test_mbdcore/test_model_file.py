@@ -315,7 +315,7 @@ def test_yaml_without_pyyaml_names_the_package(tmp_path, monkeypatch):
     path = tmp_path / "model.yaml"
     path.write_text("format: flexcosim-model\nversion: 1\n")
     monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml now raises ImportError
-    with pytest.raises(ModelFileError, match="PyYAML.*pip install pyyaml"):
+    with pytest.raises(ModelFileError, match=r'PyYAML.*pip install "flexcosim\[yaml\]"'):
         load_model(path)
     with pytest.raises(ModelFileError, match="PyYAML"):
         save_model(models.rigid_crank(), path)

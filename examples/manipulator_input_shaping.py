@@ -68,7 +68,9 @@ def main(out="results"):
     ax.grid(alpha=0.3)
     ax.legend()
     fig.savefig(out / "input_shaping_deflection.png", dpi=110)
-    print(f"plots in {out}")
+    base.to_csv(out / "input_shaping_unshaped.csv")
+    shaped.to_csv(out / "input_shaping_shaped.csv")
+    print(f"results (CSV) and plots in {out}")
 
 
 if __name__ == "__main__":

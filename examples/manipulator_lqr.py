@@ -108,7 +108,9 @@ def main(out="results"):
     plot_closed_loop(runs["LQG, flexible model reference"], out / "lqg_2dof_closed_loop.png",
                      title="Two-link flexible arm, LQG with the flexible-model reference "
                            "(two degrees of freedom, co-simulation)")
-    print(f"plots in {out}")
+    runs["LQG, rigid reference"].to_csv(out / "lqg_closed_loop.csv")
+    runs["LQG, flexible model reference"].to_csv(out / "lqg_2dof_closed_loop.csv")
+    print(f"results (CSV) and plots in {out}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Sweep the joint-1 PD gain and the payload, in parallel processes (or a Dask cluster).
-Figure: the residual vibration (controllers.design.validation: the end effector's
+Writes the table (tune_manipulator.csv: payload [kg], kp1 [N m/rad], residual vibration
+[m]) and the figure of the residual vibration (controllers.design.validation: the end effector's
 peak-to-peak deflection over the second after the joints settle, as the demo and the
 other examples report it).
 
@@ -42,7 +43,10 @@ def main(out="results", scheduler=None):
     ax.grid(alpha=0.3)
     ax.legend()
     fig.savefig(out / "tune_manipulator.png", dpi=110)
-    print(f"plot in {out}")
+    table = np.array([(mp, kp, v) for mp, row in zip(payloads, grid) for kp, v in zip(kps, row)])
+    np.savetxt(out / "tune_manipulator.csv", table, delimiter=",", comments="", fmt="%.17g",
+               header="payload_kg,kp1_Nm_per_rad,residual_vibration_m")
+    print(f"results (CSV; nan: joints not settled) and plot in {out}")
 
 
 if __name__ == "__main__":

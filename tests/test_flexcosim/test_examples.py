@@ -14,10 +14,11 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 WRITES = {
     "manipulator_input_shaping": ["input_shaping_closed_loop.png",
-                                  "input_shaping_deflection.png"],
+                                  "input_shaping_deflection.png", "input_shaping_unshaped.csv",
+                                  "input_shaping_shaped.csv"],
     "manipulator_lqr": ["lqg_closed_loop.png", "lqg_2dof_closed_loop.png",
-                        "lqg_loops_bode.png"],
-    "tune_manipulator": ["tune_manipulator.png"],
+                        "lqg_loops_bode.png", "lqg_closed_loop.csv", "lqg_2dof_closed_loop.csv"],
+    "tune_manipulator": ["tune_manipulator.png", "tune_manipulator.csv"],
     "antenna_pointing": ["pointing_step.csv", "pointing_ramp.csv", "pointing_ramp_gust.csv",
                          "antenna_pointing.png"],
     "antenna_deployment": ["deployment_smooth.csv", "deployment_bang-bang.csv",
@@ -41,6 +42,10 @@ def test_example_runs_and_writes_its_files(name, tmp_path):
         assert path.is_file() and path.stat().st_size > 0, f"{name} did not write {file}"
         if file.endswith(".png"):
             assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        elif file == "tune_manipulator.csv":       # the sweep's table, one row per case
+            data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
+            assert data.dtype.names == ("payload_kg", "kp1_Nm_per_rad", "residual_vibration_m")
+            assert len(data) == 9 and np.isfinite(data["residual_vibration_m"]).sum() >= 6
         else:
             data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
             assert data.dtype.names[0] == "time" and len(data) > 10

@@ -539,14 +539,11 @@ class PointingAxisBlock(OdeBlock):
 
 int model_setup(ModelData *d, char *msg, size_t n) {{
     const double given[] = {{{packed}, PAR_bias_current}};
-    int k;
     if (axis_table_length(AXIS_TABLE) != AXIS_TABLE_SIZE) {{
         snprintf(msg, n, "the pointing axis's table is corrupt");
         return 1;
     }}
-    for (k = 0; k < DRIVE_BIAS + 1; k++) W(k) = given[k];
-    drive_current_loop_gains(PAR_resistance, PAR_inductance, PAR_current_bandwidth,
-                             d->w + DRIVE_KP_I);
+    drive_pack(given, PAR_current_bandwidth, d->w);
     return 0;
 }}
 

@@ -242,6 +242,8 @@ class FlexibleManipulator:
             for modes, xq, length in ((self.modes1, xq1, p["l1"]), (self.modes2, xq2, p["l2"])):
                 parts += segment_tables(modes, np.append(xq, length), m_seg)
         self.kernel = ArmKernel(np.concatenate([np.ravel(np.asarray(a, float)) for a in parts]))
+        # the range checks run after every step: one message buffer, not one per call
+        self._message = ctypes.create_string_buffer(512)
 
     # -- properties of the arm ---------------------------------------------------------
     def tip_load_link1(self) -> tuple[float, float, float]:
@@ -306,7 +308,7 @@ class FlexibleManipulator:
         """Why state x is outside the range where the chosen kinematics are accurate
         (:data:`KINEMATICS_RANGE`), or "" inside it (``arm_range`` in ``native/arm.c``,
         the check of the C FMU too)."""
-        message = ctypes.create_string_buffer(512)
+        message = self._message
         limit = KINEMATICS_RANGE[self.params["kinematics"]]
         if self.kernel.lib.arm_range(self.kernel.table, np.ascontiguousarray(x, dtype=float),
                                      limit, message, len(message)):
@@ -317,7 +319,7 @@ class FlexibleManipulator:
         """Why state x is beyond the hard limit ``limit`` (tip deflection as a fraction of
         the link length), or "" within it (``arm_limit`` in ``native/arm.c``, the check of
         the C FMU too)."""
-        message = ctypes.create_string_buffer(512)
+        message = self._message
         if self.kernel.lib.arm_limit(self.kernel.table, np.ascontiguousarray(x, dtype=float),
                                      float(limit), message, len(message)):
             return message.value.decode()

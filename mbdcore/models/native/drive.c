@@ -90,6 +90,15 @@ DRIVE_API void drive_current_loop_gains(double resistance, double inductance,
     out[1] = resistance * bandwidth;
 }
 
+/* The packed parameters pk (DRIVE_N_PACKED) from the block's motor and gear parameters
+   and bias current (`given`, in DRIVE_PACKED order then the bias [A]) and the current
+   loop's bandwidth [rad/s]: what a C FMU's model_setup fills its work array with. */
+DRIVE_API void drive_pack(const double *given, double bandwidth, double *pk) {
+    int k;
+    for (k = 0; k < DRIVE_BIAS + 1; k++) pk[k] = given[k];
+    drive_current_loop_gains(pk[DRIVE_R], pk[DRIVE_L], bandwidth, pk + DRIVE_KP_I);
+}
+
 /* The drive's derivatives dx (4 n_motors), the gear torques on the load tg (n_motors)
    [N m] and the armature voltages volts (n_motors) [V], the load at angle theta [rad]
    and rate omega [rad/s].  Voltage mode: u is the voltage [V].  Current mode: u is the

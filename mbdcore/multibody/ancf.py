@@ -422,6 +422,20 @@ class ANCFBeam(BodyBase):
     def state(self, qb, vb):
         return ANCFState(self, qb, vb)
 
+    def point_form(self, s):
+        i0, s0, _, _ = self._interp(s)
+        N = np.zeros((2, 8))
+        N[0, 0::2] = s0
+        N[1, 1::2] = s0
+        return ("linear", list(range(i0, i0 + 8)), N, np.zeros(2))
+
+    def angle_form(self, s):
+        if s is None:
+            self.default_location()
+        i0, _, s1, _ = self._interp(s)
+        return ("slope", (list(range(i0, i0 + 8, 2)), list(range(i0 + 1, i0 + 8, 2))),
+                s1, self.theta0, self.tangent0)
+
     def coordinate_names(self):
         return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
                 for c in ("rx", "ry", "dx", "dy")]

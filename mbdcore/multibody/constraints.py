@@ -48,6 +48,14 @@ class Constraint:
     def evaluate(self, t, view, g, G, gt, gam) -> None:
         raise NotImplementedError
 
+    def row_forms(self):
+        """The closed forms of the rows, in order, for the batched assembly
+        (:mod:`mbdcore.multibody.assembly`), or None (evaluated by :meth:`evaluate`):
+        ``("points", frame_a, frame_b)`` (g = r_a - r_b, two rows),
+        ``("angle_sine", frame_a, frame_b, angle)`` (g = sin(theta_b - theta_a - angle)),
+        ``("angle_sum", [(frame, c), ...], offset)`` (g = sum c theta - offset(t)[0])."""
+        return None
+
 
 class Revolute(Constraint):
     """Pin joint: marker ``a`` and marker ``b`` coincide (2 equations: x, y).
@@ -80,6 +88,9 @@ class Revolute(Constraint):
         scatter_jacobian(G, sb, jb, -1.0)
         gam[:] = -(qa - qb)
 
+    def row_forms(self):
+        return [("points", self.a, self.b)]
+
 
 class _RelativeAngle(Constraint):
     """Shared machinery for constraints linear in orientations: sum c_k theta_k - f(t),
@@ -106,6 +117,9 @@ class _RelativeAngle(Constraint):
         g[0] = val - f
         gt[0] = -fd
         gam[0] = fdd - quad
+
+    def row_forms(self):
+        return [("angle_sum", list(self.angle_terms()), self.offset)]
 
 
 def initial_angle(frame) -> float:
@@ -159,6 +173,10 @@ class Weld(Constraint):
     def evaluate(self, t, view, g, G, gt, gam):
         self.pin.evaluate(t, view, g[:2], G[:2], gt[:2], gam[:2])
         _angle_row(view, self.frame_a, self.frame_b, self.angle, g[2:], G[2:], gam[2:])
+
+    def row_forms(self):
+        return [("points", self.frame_a, self.frame_b),
+                ("angle_sine", self.frame_a, self.frame_b, self.angle)]
 
 
 class PointOnLine(Constraint):

@@ -33,6 +33,7 @@ import scipy.sparse
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.multibody.assembly import ConstraintPlan
 
 __all__ = ["E", "rot", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState", "Body", "RigidState",
            "scatter_jacobian", "scatter_force", "StateView", "System"]
@@ -125,6 +126,20 @@ class BodyBase:
 
     def force_jacobians(self, t, qb, vb, gravity):
         """(dF/dq, dF/dv) of :meth:`applied_forces`, or None for finite differences."""
+        return None
+
+    def point_form(self, location):
+        """The closed form of the point at ``location`` the batched constraint assembly
+        (:mod:`mbdcore.multibody.assembly`) evaluates, or None (evaluated through
+        :meth:`state`).  ``("rigid", s)``: r = p + A(phi) s over the body's (x, y, phi);
+        ``("linear", cols, N, c)``: r = N q_body[cols] + c."""
+        return None
+
+    def angle_form(self, location):
+        """The closed form of the orientation at ``location``, or None:
+        ``("linear", cols, k, c)``: theta = k . q_body[cols] + c; ``("slope", (cols_x,
+        cols_y), S1, theta0, t0)``: theta = theta0 + atan2(t0 x a, t0 . a) with the slope
+        a = (S1 . q_body[cols_x], S1 . q_body[cols_y])."""
         return None
 
     def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
@@ -254,6 +269,16 @@ class Body(BodyBase):
 
     def state(self, qb, vb):
         return RigidState(self, qb, vb)
+
+    def point_form(self, location):
+        if self.is_ground:
+            return ("linear", [], np.zeros((2, 0)), self.position + rot(self.angle) @ location)
+        return ("rigid", location)
+
+    def angle_form(self, location):
+        if self.is_ground:
+            return ("linear", [], [], self.angle)
+        return ("linear", [2], [1.0], 0.0)
 
     def coordinate_names(self):
         return [f"{self.name}.{c}" for c in ("x", "y", "phi")]
@@ -440,6 +465,10 @@ class System(ConstrainedProblem):
         self._mass_cache: np.ndarray | None = None
         self._sparse_mass_cache = None
         self._layouts: tuple | None = None      # sparse assembly maps (built when used)
+        self._plan: ConstraintPlan | None = None  # batched joint rows (built when used)
+        #: evaluate joints through the batched plan (False: one call per joint, the
+        #: reference the plan is tested against)
+        self.batched_constraints = True
         self.n = 0
         self.m = 0
 
@@ -461,6 +490,7 @@ class System(ConstrainedProblem):
         self._mass_cache = None
         self._sparse_mass_cache = None
         self._layouts = None
+        self._plan = None
         return body
 
     def body(self, name: str) -> BodyBase:
@@ -502,6 +532,7 @@ class System(ConstrainedProblem):
         self.joints.append(joint)
         self.m = sum(j.n_eq for j in self.joints)
         self._layouts = None
+        self._plan = None
         return joint
 
     def add_force(self, force):
@@ -513,6 +544,7 @@ class System(ConstrainedProblem):
             self.inputs[name] = 0.0
         self.forces_list.append(force)
         self._layouts = None
+        self._plan = None
         return force
 
     def update(self, t: float, q, v) -> bool:
@@ -597,7 +629,18 @@ class System(ConstrainedProblem):
             force.apply(t, view, f, self.inputs)
         return f
 
+    def constraint_plan(self) -> ConstraintPlan:
+        """The batched evaluation of the joints (built once per topology)."""
+        if self._plan is None or self._plan.m != self.m or self._plan.n != self.n:
+            self._plan = ConstraintPlan(self)
+        return self._plan
+
     def _constraint_parts(self, t, q, v):
+        if self.batched_constraints and self.m:
+            return self.constraint_plan().evaluate(t, q, v)
+        return self._constraint_parts_per_joint(t, q, v)
+
+    def _constraint_parts_per_joint(self, t, q, v):
         g = np.zeros(self.m)
         G = np.zeros((self.m, self.n))
         gt = np.zeros(self.m)
@@ -750,6 +793,8 @@ class System(ConstrainedProblem):
 
     def constraint_terms_sparse(self, t, q, v):
         """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix."""
+        if self.batched_constraints and self.m:
+            return self.constraint_plan().evaluate(t, q, v, sparse=True)
         joints, _ = self._element_layouts(q, v)
         g, gt, gam = np.zeros(self.m), np.zeros(self.m), np.zeros(self.m)
         view = StateView(q, v)

@@ -1,0 +1,452 @@
+"""Constraint rows assembled in batches by kind, not one Python call per joint.
+
+A joint's rows are built from two kinds of kinematic quantities of the bodies it
+connects: points r(q) and orientations theta(q).  Most of them have one of a few
+closed forms, whatever joint asks for them:
+
+* a point of a rigid body, ``r = p + A(phi) s`` over the pose (x, y, phi);
+* a point **linear** in the coordinates, ``r = N q[cols] + c``: a point of an ANCF beam
+  at a fixed arc length (N the Hermite shape functions), a point of the ground (no
+  columns);
+* an orientation linear in the coordinates, ``theta = k . q[cols] + c``: a rigid body's
+  angle, the ground's;
+* the **slope angle** of an ANCF beam, ``theta = theta0 + atan2(t0 x a, t0 . a)`` with the
+  slope ``a = S' q[cols]`` linear in q.
+
+and the rows of the joints of this module's three forms:
+
+* ``"points"``: ``g = r_a - r_b`` (two rows; revolute joints, the pin of a weld);
+* ``"angle_sine"``: ``g = sin(theta_b - theta_a - angle)`` (the moment row of a weld);
+* ``"angle_sum"``: ``g = sum_k c_k theta_k - f(t)`` (gears, angle drivers).
+
+A body says which closed form its points and orientations take
+(``BodyBase.point_form`` / ``angle_form``, None when none does), a joint which row
+forms it is made of (``Constraint.row_forms``, None when it is not).
+:class:`ConstraintPlan` groups every quantity of every joint by its form once per
+topology, evaluates each group with a few array operations per Newton iteration, and
+scatters the Jacobian entries through index arrays computed once.  Joints or bodies
+without a closed form are evaluated one by one as before (``Constraint.evaluate``),
+which stays the reference the batched rows are tested against (to 1e-12).
+"""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse
+
+from mbdcore.native import kernel_library
+
+__all__ = ["ConstraintPlan"]
+
+
+class _Slots:
+    """Kinematic quantities of one form, in the order they were registered."""
+
+    def __init__(self):
+        self.keys: dict = {}
+        self.specs: list = []
+
+    def add(self, key, spec) -> int:
+        k = self.keys.get(key)
+        if k is None:
+            k = self.keys[key] = len(self.specs)
+            self.specs.append(spec)
+        return k
+
+
+class ConstraintPlan:
+    """The batched evaluation of a System's joints (see the module docstring).
+
+    Built by :meth:`build` from the system's joints, bodies and their coordinate
+    offsets; :meth:`evaluate` returns ``(g, G, g_t, gamma)`` as
+    ``System.constraint_terms`` does, G dense (``sparse=False``) or CSR.
+    """
+
+    def __init__(self, system):
+        self.system = system
+        self.n, self.m = system.n, system.m
+        # points: rigid (x, y, phi columns; local s) and linear (cols, N 2xK, c)
+        rigid_pts, linear_pts = _Slots(), _Slots()
+        lin_angles, slope_angles = _Slots(), _Slots()
+        point_rows, sine_rows, sum_rows, sum_terms = [], [], [], []
+        self.fallback = []            # (joint, first row) evaluated one by one
+        row = 0
+        for joint in system.joints:
+            forms = _joint_forms(joint)
+            if forms is None or not _closed_form(forms):
+                self.fallback.append((joint, row))
+                row += joint.n_eq
+                continue
+            for form in forms:
+                if form[0] == "points":
+                    _, fa, fb = form
+                    a = _point_slot(fa, rigid_pts, linear_pts)
+                    b = _point_slot(fb, rigid_pts, linear_pts)
+                    point_rows.append((row, a, b))
+                    row += 2
+                elif form[0] == "angle_sine":
+                    _, fa, fb, angle = form
+                    a = _angle_slot(fa, lin_angles, slope_angles)
+                    b = _angle_slot(fb, lin_angles, slope_angles)
+                    sine_rows.append((row, a, b, float(angle)))
+                    row += 1
+                else:
+                    _, terms, offset = form
+                    sum_rows.append((row, offset))
+                    for frame, coef in terms:
+                        sum_terms.append((row, _angle_slot(frame, lin_angles, slope_angles),
+                                          float(coef)))
+                    row += 1
+        if row != self.m:
+            raise AssertionError(f"constraint plan fills {row} rows of {self.m}")
+        self._setup_points(rigid_pts, linear_pts)
+        self._setup_angles(lin_angles, slope_angles)
+
+        def pt(slot):           # rigid points first, then the linear ones
+            return slot[1] if slot[0] == "rigid" else self.n_rigid + slot[1]
+
+        def an(slot):           # linear orientations first, then the slope angles
+            return slot[1] if slot[0] == "linear" else self.n_lin + slot[1]
+        self._setup_rows([(r, pt(a), pt(b)) for r, a, b in point_rows],
+                         [(r, an(a), an(b), x) for r, a, b, x in sine_rows],
+                         sum_rows, [(r, an(s), c) for r, s, c in sum_terms])
+        self._setup_kernel()
+        self.fallback_rows = np.concatenate(
+            [np.arange(r, r + j.n_eq) for j, r in self.fallback]) if self.fallback else \
+            np.zeros(0, dtype=int)
+
+    @property
+    def batched(self) -> int:
+        """Number of constraint rows evaluated in batches."""
+        return self.m - self.fallback_rows.size
+
+    # -- setup: index arrays of every group ---------------------------------------------
+    def _setup_points(self, rigid, linear):
+        self.n_rigid = len(rigid.specs)
+        self.n_pts = self.n_rigid + len(linear.specs)
+        if self.n_rigid:
+            cols = np.array([c for c, _ in rigid.specs], dtype=int)       # (R, 3)
+            self.r_cols = cols
+            self.r_local = np.array([s for _, s in rigid.specs], dtype=float)
+        else:
+            self.r_cols = np.zeros((0, 3), dtype=int)
+            self.r_local = np.zeros((0, 2))
+        width = max((len(c) for c, _, _ in linear.specs), default=0)
+        L = len(linear.specs)
+        self.l_cols = np.zeros((L, width), dtype=int)
+        self.l_N = np.zeros((L, 2, width))
+        self.l_c = np.zeros((L, 2))
+        for k, (c, N, const) in enumerate(linear.specs):
+            self.l_cols[k, :len(c)] = c
+            self.l_N[k, :, :len(c)] = N
+            self.l_c[k] = const
+        # Jacobian entries of every point, dimension by dimension: (slot, dim, col, value
+        # source).  Rigid: d/dx, d/dy constant 1, d/dphi = E A s (per evaluation);
+        # linear: N (constant).
+        ent_slot, ent_dim, ent_col, ent_const = [], [], [], []
+        for k in range(self.n_rigid):
+            cx, cy, cp = self.r_cols[k]
+            ent_slot += [k, k, k, k]
+            ent_dim += [0, 1, 0, 1]
+            ent_col += [cx, cy, cp, cp]
+            ent_const += [1.0, 1.0, np.nan, np.nan]     # nan: filled per evaluation
+        for k, (c, N, _) in enumerate(linear.specs):
+            for d in range(2):
+                for j, col in enumerate(c):
+                    if N[d, j] != 0.0:
+                        ent_slot.append(self.n_rigid + k)
+                        ent_dim.append(d)
+                        ent_col.append(col)
+                        ent_const.append(N[d, j])
+        self.pt_slot = np.array(ent_slot, dtype=int)
+        self.pt_dim = np.array(ent_dim, dtype=int)
+        self.pt_col = np.array(ent_col, dtype=int)
+        self.pt_val = np.array(ent_const, dtype=float)
+        self.pt_phi_x = np.arange(self.n_rigid) * 4 + 2      # d x / d phi entries
+        self.pt_phi_y = np.arange(self.n_rigid) * 4 + 3
+
+    def _setup_angles(self, linear, slope):
+        self.n_lin = len(linear.specs)
+        self.n_ang = self.n_lin + len(slope.specs)
+        self.a_lin_cols = [np.asarray(c, dtype=int) for c, _, _ in linear.specs]
+        width = max((len(c) for c, _, _ in linear.specs), default=0)
+        self.a_lin_idx = np.zeros((self.n_lin, width), dtype=int)
+        self.a_lin_k = np.zeros((self.n_lin, width))
+        self.a_lin_c = np.zeros(self.n_lin)
+        ent_slot, ent_col, ent_const = [], [], []
+        for k, (c, coef, const) in enumerate(linear.specs):
+            self.a_lin_idx[k, :len(c)] = c
+            self.a_lin_k[k, :len(c)] = coef
+            self.a_lin_c[k] = const
+            for col, val in zip(c, coef):
+                ent_slot.append(k)
+                ent_col.append(col)
+                ent_const.append(val)
+        S = len(slope.specs)
+        width = max((len(c[0]) for c, _, _, _ in slope.specs), default=0)
+        self.s_cols = np.zeros((S, width), dtype=int)
+        self.s_S1 = np.zeros((S, width))            # a_x = S1 . q[cols_x] (and y alike)
+        self.s_colsy = np.zeros((S, width), dtype=int)
+        self.s_theta0 = np.zeros(S)
+        self.s_t0 = np.zeros((S, 2))
+        self.s_first = len(ent_col)
+        for k, (cx_cy, S1, theta0, t0) in enumerate(slope.specs):
+            cx, cy = cx_cy
+            self.s_cols[k, :len(cx)] = cx
+            self.s_colsy[k, :len(cy)] = cy
+            self.s_S1[k, :len(S1)] = S1
+            self.s_theta0[k] = theta0
+            self.s_t0[k] = t0
+            for col in (*cx, *cy):
+                ent_slot.append(self.n_lin + k)
+                ent_col.append(col)
+                ent_const.append(np.nan)
+        self.s_width = width
+        self.an_slot = np.array(ent_slot, dtype=int)
+        self.an_col = np.array(ent_col, dtype=int)
+        self.an_val = np.array(ent_const, dtype=float)
+
+    def _setup_rows(self, point_rows, sine_rows, sum_rows, sum_terms):
+        # g rows
+        self.p_row = np.array([r for r, _, _ in point_rows], dtype=int)
+        self.p_a = np.array([a for _, a, _ in point_rows], dtype=int)
+        self.p_b = np.array([b for _, _, b in point_rows], dtype=int)
+        self.s_row = np.array([r for r, _, _, _ in sine_rows], dtype=int)
+        self.s_a = np.array([a for _, a, _, _ in sine_rows], dtype=int)
+        self.s_b = np.array([b for _, _, b, _ in sine_rows], dtype=int)
+        self.s_angle = np.array([x for _, _, _, x in sine_rows], dtype=float)
+        self.sum_rows = sum_rows
+        self.sum_row_idx = np.array([r for r, _ in sum_rows], dtype=int)
+        self.t_row = np.array([r for r, _, _ in sum_terms], dtype=int)
+        self.t_slot = np.array([s for _, s, _ in sum_terms], dtype=int)
+        self.t_coef = np.array([c for _, _, c in sum_terms], dtype=float)
+        # G entries: (row, col, source entry, multiplier, row factor index)
+        rows, cols, src, mult, sine = [], [], [], [], []
+        pt_by_slot_dim: dict = {}
+        for e, (s, d) in enumerate(zip(self.pt_slot, self.pt_dim)):
+            pt_by_slot_dim.setdefault((int(s), int(d)), []).append(e)
+        for r, a, b in point_rows:
+            for d in range(2):
+                for slot, sign in ((a, 1.0), (b, -1.0)):
+                    for e in pt_by_slot_dim.get((slot, d), ()):
+                        rows.append(r + d)
+                        cols.append(self.pt_col[e])
+                        src.append(e)
+                        mult.append(sign)
+                        sine.append(-1)
+        n_pt_ent = self.pt_col.size
+        an_by_slot: dict = {}
+        for e, s in enumerate(self.an_slot):
+            an_by_slot.setdefault(int(s), []).append(e)
+        for i, (r, a, b, _) in enumerate(sine_rows):
+            for slot, sign in ((a, -1.0), (b, 1.0)):
+                for e in an_by_slot.get(slot, ()):
+                    rows.append(r)
+                    cols.append(self.an_col[e])
+                    src.append(n_pt_ent + e)
+                    mult.append(sign)
+                    sine.append(i)
+        for r, slot, coef in sum_terms:
+            for e in an_by_slot.get(slot, ()):
+                rows.append(r)
+                cols.append(self.an_col[e])
+                src.append(n_pt_ent + e)
+                mult.append(coef)
+                sine.append(-1)
+        self.G_row = np.array(rows, dtype=int)
+        self.G_col = np.array(cols, dtype=int)
+        self.G_src = np.array(src, dtype=int)
+        self.G_mult = np.array(mult, dtype=float)
+        sine = np.array(sine, dtype=int)
+        self.G_sine = np.flatnonzero(sine >= 0)
+        self.G_sine_row = sine[self.G_sine]
+
+    # -- evaluation: one call of native/constraint_plan.c ----------------------------------
+    def _setup_kernel(self):
+        """The plan's arrays as the C struct (kept alive here) and the Jacobian's
+        scatter maps: into a dense G's flat index, or a CSR matrix's data index."""
+        m, n = self.m, self.n
+        flat = self.G_row * n + self.G_col
+        uniq, inverse = np.unique(flat, return_inverse=True)
+        self.csr_indices = (uniq % n).astype(np.int32) if n else uniq.astype(np.int32)
+        rows = uniq // n if n else uniq
+        self.csr_indptr = np.searchsorted(rows, np.arange(m + 1)).astype(np.int32)
+        self.scatter = {False: _ints(flat), True: _ints(inverse.ravel())}
+        P, A = self.n_pts, self.n_ang
+        self.work = np.zeros(4 * P + self.pt_val.size + 3 * A + self.an_val.size
+                             + self.s_row.size + 1)
+        keep = self._keep = {}
+
+        def ints(name, a):
+            keep[name] = _ints(a)
+            return keep[name].ctypes.data
+
+        def reals(name, a):
+            keep[name] = np.ascontiguousarray(a, dtype=np.float64)
+            return keep[name].ctypes.data
+
+        st = _Plan()
+        st.m = m
+        st.n_rigid, st.n_linear, st.lin_width = self.n_rigid, self.l_cols.shape[0], \
+            self.l_cols.shape[1]
+        st.r_cols, st.r_local = ints("r_cols", self.r_cols), reals("r_local", self.r_local)
+        st.l_cols, st.l_N, st.l_c = ints("l_cols", self.l_cols), reals("l_N", self.l_N), \
+            reals("l_c", self.l_c)
+        st.n_lin_ang, st.ang_width = self.n_lin, self.a_lin_idx.shape[1]
+        st.a_idx, st.a_k, st.a_c = ints("a_idx", self.a_lin_idx), reals("a_k", self.a_lin_k), \
+            reals("a_c", self.a_lin_c)
+        st.n_slope, st.slope_width = self.n_ang - self.n_lin, self.s_width
+        st.s_cols, st.s_colsy = ints("s_cols", self.s_cols), ints("s_colsy", self.s_colsy)
+        st.s_S1, st.s_theta0, st.s_t0 = reals("s_S1", self.s_S1), \
+            reals("s_theta0", self.s_theta0), reals("s_t0", self.s_t0)
+        st.n_pt_ent, st.n_an_ent, st.s_first = self.pt_val.size, self.an_val.size, \
+            self.s_first
+        st.pt_val, st.an_val = reals("pt_val", np.nan_to_num(self.pt_val)), \
+            reals("an_val", np.nan_to_num(self.an_val))
+        st.n_point_rows = self.p_row.size
+        st.p_row, st.p_a, st.p_b = (ints(k, x) for k, x in
+                                    (("p_row", self.p_row), ("p_a", self.p_a),
+                                     ("p_b", self.p_b)))
+        st.n_sine_rows = self.s_row.size
+        st.sn_row, st.sn_a, st.sn_b = (ints(k, x) for k, x in
+                                       (("sn_row", self.s_row), ("sn_a", self.s_a),
+                                        ("sn_b", self.s_b)))
+        st.sn_angle = reals("sn_angle", self.s_angle)
+        st.n_terms = self.t_row.size
+        st.t_row, st.t_slot = ints("t_row", self.t_row), ints("t_slot", self.t_slot)
+        st.t_coef = reals("t_coef", self.t_coef)
+        sine_row = np.full(self.G_row.size, -1)
+        sine_row[self.G_sine] = self.G_sine_row
+        st.n_G = self.G_row.size
+        st.G_src, st.G_sine_row = ints("G_src", self.G_src), ints("G_sine_row", sine_row)
+        st.G_mult = reals("G_mult", self.G_mult)
+        self.struct = st
+        self._kernel = _plan_library().plan_evaluate
+
+    def evaluate(self, t, q, v, sparse: bool = False):
+        """(g, G, g_t, gamma) at (t, q, v); G dense (m, n) or CSR."""
+        m, n = self.m, self.n
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        g, gam = np.empty(m), np.empty(m)
+        gt = np.zeros(m)
+        st = self.struct
+        scatter = self.scatter[bool(sparse)]
+        out = np.empty(self.csr_indices.size if sparse else m * n)
+        st.G_scatter = scatter.ctypes.data
+        st.n_out = out.size
+        self._kernel(ctypes.byref(st), q.ctypes.data, v.ctypes.data, g.ctypes.data,
+                     gam.ctypes.data, out.ctypes.data, self.work.ctypes.data)
+        for row, offset in self.sum_rows:
+            f, fd, fdd = offset(t)
+            g[row] -= f
+            gt[row] = -fd
+            gam[row] += fdd
+        if self.fallback:
+            view = self.system.view(q, v)
+            Gf = np.zeros((self.fallback_rows.size, n))
+            k = 0
+            for joint, row in self.fallback:
+                sl = slice(row, row + joint.n_eq)
+                joint.evaluate(t, view, g[sl], Gf[k:k + joint.n_eq], gt[sl], gam[sl])
+                k += joint.n_eq
+        if sparse:
+            G = scipy.sparse.csr_matrix((out, self.csr_indices, self.csr_indptr),
+                                        shape=(m, n))
+            if self.fallback:
+                P = scipy.sparse.csr_matrix(
+                    (np.ones(self.fallback_rows.size),
+                     (self.fallback_rows, np.arange(self.fallback_rows.size))),
+                    shape=(m, self.fallback_rows.size))
+                G = (G + P @ scipy.sparse.csr_matrix(Gf)).tocsr()
+            return g, G, gt, gam
+        G = out.reshape(m, n)
+        if self.fallback:
+            G[self.fallback_rows] += Gf
+        return g, G, gt, gam
+
+
+def _ints(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int32)
+
+
+_P, _N = ctypes.c_void_p, ctypes.c_int
+
+
+class _Plan(ctypes.Structure):
+    """``plan_t`` of native/constraint_plan.c (same field order)."""
+
+    _fields_ = [("m", _N), ("n_rigid", _N), ("n_linear", _N), ("lin_width", _N),
+                ("r_cols", _P), ("r_local", _P), ("l_cols", _P), ("l_N", _P), ("l_c", _P),
+                ("n_lin_ang", _N), ("ang_width", _N), ("a_idx", _P), ("a_k", _P),
+                ("a_c", _P), ("n_slope", _N), ("slope_width", _N), ("s_cols", _P),
+                ("s_colsy", _P), ("s_S1", _P), ("s_theta0", _P), ("s_t0", _P),
+                ("n_pt_ent", _N), ("n_an_ent", _N), ("s_first", _N), ("pt_val", _P),
+                ("an_val", _P), ("n_point_rows", _N), ("p_row", _P), ("p_a", _P),
+                ("p_b", _P), ("n_sine_rows", _N), ("sn_row", _P), ("sn_a", _P),
+                ("sn_b", _P), ("sn_angle", _P), ("n_terms", _N), ("t_row", _P),
+                ("t_slot", _P), ("t_coef", _P), ("n_G", _N), ("n_out", _N), ("G_src", _P),
+                ("G_sine_row", _P), ("G_scatter", _P), ("G_mult", _P)]
+
+
+#: The batched rows in C (their one implementation; Constraint.evaluate is the reference).
+PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
+_plan_library = kernel_library(PLAN_C_SOURCE, "constraint_plan", {
+    "plan_evaluate": ([ctypes.POINTER(_Plan), _P, _P, _P, _P, _P, _P], None),
+})
+
+
+def _joint_forms(joint):
+    forms = getattr(joint, "row_forms", None)
+    return None if forms is None else forms()
+
+
+def _closed_form(forms) -> bool:
+    """Whether every point and orientation the rows read has a closed form."""
+    for form in forms:
+        if form[0] == "points":
+            frames, what = form[1:3], "point_form"
+        elif form[0] == "angle_sine":
+            frames, what = form[1:3], "angle_form"
+        else:
+            frames, what = [fr for fr, _ in form[1]], "angle_form"
+        for body, loc in frames:
+            if getattr(body, what)(loc) is None:
+                return False
+    return True
+
+
+def _global(body, cols):
+    return [body.index + int(c) for c in cols]
+
+
+def _point_slot(frame, rigid: _Slots, linear: _Slots) -> int:
+    """Slot of the point (body, location); its form from ``body.point_form``."""
+    body, loc = frame
+    kind, *spec = body.point_form(loc)
+    key = (body.name, kind, repr(loc))
+    if kind == "rigid":
+        cols = _global(body, (0, 1, 2))
+        k = rigid.add(key, (cols, np.asarray(spec[0], float)))
+        return ("rigid", k)
+    cols, N, c = spec
+    k = linear.add(key, (_global(body, cols) if body.index is not None else [],
+                         np.asarray(N, float), np.asarray(c, float)))
+    return ("linear", k)
+
+
+def _angle_slot(frame, linear: _Slots, slope: _Slots):
+    body, loc = frame
+    kind, *spec = body.angle_form(loc)
+    key = (body.name, kind, repr(loc))
+    if kind == "linear":
+        cols, coef, c = spec
+        k = linear.add(key, (_global(body, cols) if body.index is not None else [],
+                             np.asarray(coef, float), float(c)))
+        return ("linear", k)
+    (cx, cy), S1, theta0, t0 = spec
+    k = slope.add(key, ((_global(body, cx), _global(body, cy)), np.asarray(S1, float),
+                        float(theta0), np.asarray(t0, float)))
+    return ("slope", k)

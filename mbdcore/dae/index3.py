@@ -104,7 +104,8 @@ import warnings
 
 import numpy as np
 import scipy.sparse
-from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
+from scipy.linalg import LinAlgWarning
+from scipy.linalg.lapack import dgetrf, dgetrs
 
 from mbdcore.dae.index1 import (
     SingularConfigurationError,
@@ -569,9 +570,12 @@ class Index3Integrator:
         if not np.all(np.isfinite(J)):
             return None
         if kind == "lu":
+            # LAPACK's getrf/getrs directly (what scipy.linalg.lu_factor/lu_solve call,
+            # without their per-call checks: a Newton iteration of a small system is a
+            # few tens of microseconds)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LinAlgWarning)
-                lu, piv = lu_factor(J, check_finite=False)
+                lu, piv, _ = dgetrf(J)
             d = np.abs(np.diag(lu))
             if d.size and (not np.all(np.isfinite(d)) or d.min() <= 1e-14 * d.max()):
                 return None
@@ -710,7 +714,7 @@ class Index3Integrator:
                 if lu is None:
                     return False, dq, w, lam_s, mu, (it, math.nan,
                                                      "singular iteration matrix")
-                step = -(lu.solve(r) if sparse else lu_solve(lu, r, check_finite=False))
+                step = -(lu.solve(r) if sparse else dgetrs(lu[0], lu[1], r)[0])
             self.newton_iterations += 1
             if not np.all(np.isfinite(step)):
                 return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")

@@ -72,7 +72,7 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import kernel_library
 
 __all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]
 
@@ -80,10 +80,11 @@ N_GAUSS = 5
 
 #: The element loop of the elastic forces and tangents in C (its one implementation).
 ANCF_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf.c"
-_D, _I = ctypes.c_double, ctypes.c_int
+_D, _I, _P = ctypes.c_double, ctypes.c_int, ctypes.c_void_p
 _ancf_library = kernel_library(ANCF_C_SOURCE, "ancf", {
-    "ancf_forces": ([_I, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D, _D, C_ARRAY,
-                     ctypes.c_void_p, ctypes.c_void_p], None),
+    # arrays as raw addresses of the C-contiguous float64 arrays made in _elastic (an
+    # ndpointer check costs more than the element loop of a short beam)
+    "ancf_forces": ([_I, _I, _P, _P, _P, _P, _D, _D, _D, _P, _P, _P], None),
 })
 
 
@@ -265,6 +266,7 @@ class ANCFBeam(BodyBase):
         c[:-1] += c_el[:2]
         c[1:] += c_el[2:]
         self._gravity_weights = np.repeat(c.ravel(), 2)             # per coordinate
+        self._gravity_cache = (None, None)
 
     # -- assembly helpers ----------------------------------------------------------------
     def _elements(self, qb: np.ndarray) -> np.ndarray:
@@ -328,9 +330,11 @@ class ANCFBeam(BodyBase):
         k_el = np.empty((self.n_elements, 8, 8)) if tangents else None
         c_el = np.empty((self.n_elements, 8, 8)) if tangents and damped else None
         # the optional arrays go as raw pointers (NULL: not wanted)
-        _ancf_library().ancf_forces(self.n_elements, len(self.gauss_weights), self._B_c,
-                                    self._Bw_c, qb, _pointer(vb), self.ea, self.ei,
-                                    self.damping, f, _pointer(k_el), _pointer(c_el))
+        _ancf_library().ancf_forces(self.n_elements, len(self.gauss_weights),
+                                    self._B_c.ctypes.data, self._Bw_c.ctypes.data,
+                                    qb.ctypes.data, _pointer(vb), self.ea, self.ei,
+                                    self.damping, f.ctypes.data, _pointer(k_el),
+                                    _pointer(c_el))
         return f, k_el, c_el
 
     def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
@@ -381,8 +385,10 @@ class ANCFBeam(BodyBase):
 
     def gravity_forces(self, gravity) -> np.ndarray:
         """Generalised forces of distributed gravity [N, N m]: int rho_a S^T g dx."""
-        gravity = np.asarray(gravity, float)
-        return self._gravity_weights * np.tile(gravity, 2 * self.n_nodes)
+        key = tuple(float(x) for x in gravity)
+        if self._gravity_cache[0] != key:       # gravity is a constant of the system
+            self._gravity_cache = (key, self._gravity_weights * np.tile(key, 2 * self.n_nodes))
+        return self._gravity_cache[1].copy()
 
     def applied_forces(self, t, qb, vb, gravity):
         return self.internal_forces(qb, vb) + self.gravity_forces(gravity)

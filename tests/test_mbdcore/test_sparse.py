@@ -123,7 +123,7 @@ def _factorised_matrices(monkeypatch, n_elements, steps=3):
         raise AssertionError("a dense n x n matrix was built")
     monkeypatch.setattr(System, "mass_matrix", refuse)
     monkeypatch.setattr(System, "force_jacobians", refuse)
-    monkeypatch.setattr(implicit, "lu_factor", refuse)
+    monkeypatch.setattr(implicit, "dgetrf", refuse)          # the dense LU
     seen = []
     real_splu = formulations.splu
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexcosim.console import ProgressPrinter, terminal_logging
 from mbdcore.models.antenna import simulate_deployment
 
 
@@ -19,8 +20,12 @@ def main(out="results"):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs = {}
-    for profile in ("smooth", "bang-bang"):
+    profiles = ("smooth", "bang-bang")
+    progress = ProgressPrinter("deployments", "runs")
+    progress(0, len(profiles))
+    for k, profile in enumerate(profiles):
         r = runs[profile] = simulate_deployment(60.0, 10.0, 0.02, profile=profile)
+        progress(k + 1, len(profiles))
         r.to_csv(out / f"deployment_{profile}.csv")
         print(f"{profile}: latched at {r.latch_time:.2f} s, final hinge angle "
               f"{np.degrees(r.hinge[-1, 0]):.4f} deg, hinge spread "
@@ -53,4 +58,5 @@ def main(out="results"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    with terminal_logging():     # warnings as one line each on stderr, results on stdout
+        main(*sys.argv[1:2])

@@ -20,12 +20,9 @@ def main(out="results"):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs = {}
-    profiles = ("smooth", "bang-bang")
-    progress = ProgressPrinter("deployments", "runs")
-    progress(0, len(profiles))
-    for k, profile in enumerate(profiles):
-        r = runs[profile] = simulate_deployment(60.0, 10.0, 0.02, profile=profile)
-        progress(k + 1, len(profiles))
+    for profile in ("smooth", "bang-bang"):
+        r = runs[profile] = simulate_deployment(60.0, 10.0, 0.02, profile=profile,
+                                                progress=ProgressPrinter(f"{profile} deployment"))
         r.to_csv(out / f"deployment_{profile}.csv")
         print(f"{profile}: latched at {r.latch_time:.2f} s, final hinge angle "
               f"{np.degrees(r.hinge[-1, 0]):.4f} deg, hinge spread "

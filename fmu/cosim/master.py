@@ -108,6 +108,7 @@ import numpy as np
 
 from mbdcore.blocks import Block
 from mbdcore.native import KernelError, kernel_library
+from mbdcore.progress import ProgressReport
 from mbdcore.timeseries import TimeSeries
 
 __all__ = [
@@ -1386,35 +1387,20 @@ class _Pacer:
         return st
 
 
-class _ProgressReport:
-    """Calls ``callback(t, stop)`` at the first point, then at most every ``interval``
-    seconds of wall clock, and at the last point (:meth:`done`).  While it runs, the
-    run's ``state`` names the callback, so that its exception is reported as its own,
-    not as the last component's."""
+class _ProgressReport(ProgressReport):
+    """The run's progress report: while the callback runs, the run's ``state`` names it,
+    so that an exception of the callback is reported as its own, not as the last
+    component's."""
 
-    def __init__(self, callback: Callable[[float, float], None], stop: float, interval: float):
-        self.callback, self.stop, self.interval = callback, stop, interval
-        self.last_wall = -math.inf
-        self.last_t: float | None = None
-        self.state: dict = {}
+    def __init__(self, callback: Callable[[float, float], Any], stop: float, interval: float):
+        super().__init__(callback, stop, interval)
+        self.state: dict = {}     # the run's, set by _Run
 
-    def __call__(self, t: float) -> None:
-        now = time.perf_counter()
-        if now - self.last_wall >= self.interval:
-            self.last_wall = now
-            self._report(t)
-
-    def done(self, t: float) -> None:
-        """The last point (the stop time, or where a component asked to end the run)."""
-        if self.last_t != t:
-            self._report(t)
-
-    def _report(self, t: float) -> None:
+    def report(self, t: float) -> None:
         state = self.state
         comp, phase = state.get("comp"), state.get("phase")
         state["comp"], state["phase"] = None, "the progress callback"
-        self.last_t = t
-        self.callback(t, self.stop)
+        super().report(t)
         state["comp"], state["phase"] = comp, phase
 
 
@@ -2084,18 +2070,13 @@ class Master:
             step_timeout = float(step_timeout)
             if not (math.isfinite(step_timeout) and step_timeout > 0.0):
                 raise ValueError(f"step_timeout {step_timeout!r} s must be finite and > 0")
-        if progress is not None and not callable(progress):
-            raise TypeError(f"progress must be a callable progress(t, stop_time), got "
-                            f"{progress!r} (the master draws no bar: "
-                            "flexcosim.console.ProgressPrinter does)")
-        progress_interval = float(progress_interval)
-        if not progress_interval >= 0.0:
-            raise ValueError(f"progress_interval {progress_interval!r} s must be >= 0")
+        # checked here, before any component starts (TypeError for progress=True: the
+        # master drew a bar itself before; flexcosim.console.ProgressPrinter does now)
+        report = (_ProgressReport(progress, stop, progress_interval)
+                  if progress is not None else None)
 
         run = _Run(self, t0, n_steps, record_every,
-                   _Pacer(t0, speed) if realtime else None,
-                   _ProgressReport(progress, stop, progress_interval)
-                   if progress is not None else None)
+                   _Pacer(t0, speed) if realtime else None, report)
         if csv is not None:  # before any component starts: an unwritable path fails now
             run.csv = _CsvWriter(csv, ["time"] + self._out_names + self._in_names)
         watchdog = None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexcosim.console import ProgressPrinter, terminal_logging
 from mbdcore.models.antenna import simulate_deployment
 
 
@@ -20,7 +21,8 @@ def main(out="results"):
     out.mkdir(parents=True, exist_ok=True)
     runs = {}
     for profile in ("smooth", "bang-bang"):
-        r = runs[profile] = simulate_deployment(60.0, 10.0, 0.02, profile=profile)
+        r = runs[profile] = simulate_deployment(60.0, 10.0, 0.02, profile=profile,
+                                                progress=ProgressPrinter(f"{profile} deployment"))
         r.to_csv(out / f"deployment_{profile}.csv")
         print(f"{profile}: latched at {r.latch_time:.2f} s, final hinge angle "
               f"{np.degrees(r.hinge[-1, 0]):.4f} deg, hinge spread "
@@ -53,4 +55,5 @@ def main(out="results"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    with terminal_logging():     # warnings as one line each on stderr, results on stdout
+        main(*sys.argv[1:2])

@@ -14,12 +14,17 @@ from pathlib import Path
 
 import numpy as np
 
-from controllers.design.antenna_servo import (design_servo, pointing_axis_plant,
-    servo_cosim_system, servo_margins)
+from controllers.design.antenna_servo import (
+    design_servo,
+    pointing_axis_plant,
+    servo_cosim_system,
+    servo_margins,
+)
 from controllers.design.metrics import move_metrics
+from flexcosim.console import ProgressPrinter, terminal_logging
 from fmu.cosim.master import Master
-from mbdcore.models.antenna import AntennaStructure
 from mbdcore.blocks import Block, Parameter, Signal
+from mbdcore.models.antenna import AntennaStructure
 
 
 class WindGust(Block):
@@ -37,9 +42,9 @@ class WindGust(Block):
                                                          / p["length"])) / 2 if on else 0.0}
 
 
-def run(reference, gust=False, stop=10.0):
+def run(reference, gust=False, stop=10.0, label="pointing"):
     system = servo_cosim_system(reference=reference, wind=WindGust() if gust else None)
-    return Master(system, 1e-3).run(stop)
+    return Master(system, 1e-3).run(stop, progress=ProgressPrinter(label))
 
 
 def main(out="results"):
@@ -55,7 +60,7 @@ def main(out="results"):
              "ramp_gust": (dict(step=0.0, rate=rate), True)}
     results = {}
     for name, (ref, gust) in cases.items():
-        results[name] = res = run(ref, gust)
+        results[name] = res = run(ref, gust, label=name)
         res.to_csv(out / f"pointing_{name}.csv")
     step = results["step"]
     m = move_metrics(step.time, step["structure.axis_angle"], 0.0, 1e-3)
@@ -96,4 +101,5 @@ def main(out="results"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    with terminal_logging():     # warnings as one line each on stderr, results on stdout
+        main(*sys.argv[1:2])

@@ -24,6 +24,7 @@ from controllers.design.validation import (
 from controllers.laws.input_shaping import ShapedQuinticTrajectory
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
+from flexcosim.console import ProgressPrinter, terminal_logging
 from flexcosim.demo import plot_closed_loop
 
 
@@ -45,10 +46,12 @@ def main(out="results"):
     mode = [m for m in modal_table(ct.ss(plant.A + plant.B @ G @ plant.C, plant.B, plant.C, 0))
             if m["damping"] < 0.1][0]
     print(f"link mode under PD: {mode['frequency']:.4f} Hz, damping {mode['damping']:.4f}")
-    base = closed_loop_move(JointPDController(), QuinticJointTrajectory(), stop_time=3.5)
+    base = closed_loop_move(JointPDController(), QuinticJointTrajectory(), stop_time=3.5,
+                            progress=ProgressPrinter("PD, 2 s quintic"))
     ref = ShapedQuinticTrajectory(shaper="zv", move_time=1.2, frequency1=mode["frequency"],
                                   zeta1=mode["damping"])
-    shaped = closed_loop_move(JointPDController(), ref, stop_time=3.5)
+    shaped = closed_loop_move(JointPDController(), ref, stop_time=3.5,
+                              progress=ProgressPrinter("PD + ZV shaper"))
     for label, res, t_end in (("PD, 2 s quintic", base, 2.0), ("PD + ZV shaper", shaped, ref.duration)):
         report_move(label, res, t_end)
     plot_closed_loop(shaped, out / "input_shaping_closed_loop.png",
@@ -74,4 +77,5 @@ def main(out="results"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    with terminal_logging():     # warnings as one line each on stderr, results on stdout
+        main(*sys.argv[1:2])

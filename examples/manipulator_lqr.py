@@ -37,6 +37,7 @@ from controllers.design.validation import closed_loop_move, move_report, settled
 from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
+from flexcosim.console import ProgressPrinter, terminal_logging
 from flexcosim.demo import plot_closed_loop
 
 
@@ -57,11 +58,14 @@ def main(out="results"):
     for m in modal_table(closed)[:4]:
         print(f"regulator mode {m['frequency']:.3f} Hz, damping {m['damping']:.3f}")
     runs = {
-        "joint PD": closed_loop_move(JointPDController(), QuinticJointTrajectory(), stop_time=3.5),
-        "LQG, rigid reference": closed_loop_move(ctrl, QuinticJointTrajectory(), stop_time=3.5),
+        "joint PD": closed_loop_move(JointPDController(), QuinticJointTrajectory(), stop_time=3.5,
+                                     progress=ProgressPrinter("joint PD")),
+        "LQG, rigid reference": closed_loop_move(ctrl, QuinticJointTrajectory(), stop_time=3.5,
+                                                 progress=ProgressPrinter("LQG, rigid reference")),
         "LQG, flexible model reference": closed_loop_move(
             ArmLQGController(design=design.to_json(), reference="model"),
-            FlexibleArmReference(design=design.to_json()), stop_time=3.5),
+            FlexibleArmReference(design=design.to_json()), stop_time=3.5,
+            progress=ProgressPrinter("LQG, flexible model reference")),
     }
     for label, result in runs.items():
         r, s = move_report(result, 2.0), settled_move(result)
@@ -77,7 +81,8 @@ def main(out="results"):
                               ("LQG + integrators", ArmLQGController(design=integral.to_json(),
                                                                      reference="model"))):
         result = closed_loop_move(ctrl_heavy, FlexibleArmReference(design=design.to_json()),
-                                  arm_params=heavy, stop_time=3.5)
+                                  arm_params=heavy, stop_time=3.5,
+                                  progress=ProgressPrinter(f"payload 0.15 kg, {label}"))
         r = move_report(result, 2.0, window=1.5)
         print(f"payload 0.15 kg, {label:18s} final joint error {100 * r['final_error1']:+.2f} % / "
               f"{100 * r['final_error2']:+.2f} %, end-effector vibration after the reference "
@@ -98,7 +103,8 @@ def main(out="results"):
                        ("m_p 0.15 kg, EI +10 %", {"m_p": 0.15, "ei1": 1.1, "ei2": 1.1})):
         result = closed_loop_move(ArmLQGController(design=robust.to_json(), reference="model"),
                                   FlexibleArmReference(design=design.to_json()),
-                                  arm_params=arm, stop_time=6.0)
+                                  arm_params=arm, stop_time=6.0,
+                                  progress=ProgressPrinter(f"robust LQG, {label}"))
         s = settled_move(result)
         print(f"robust LQG, {label:22s} joints settled (2 %) at {s['move_time']:.3f} s, "
               f"residual after that {1000 * s['residual_vibration']:.2f} mm p-p")
@@ -114,4 +120,5 @@ def main(out="results"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    with terminal_logging():     # warnings as one line each on stderr, results on stdout
+        main(*sys.argv[1:2])

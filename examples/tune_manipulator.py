@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from controllers.design.tuning import dask_executor, evaluate_move, sweep
+from flexcosim.console import ProgressPrinter, terminal_logging
 
 
 def main(out="results", scheduler=None):
@@ -21,10 +22,10 @@ def main(out="results", scheduler=None):
     cases = [{"ctrl": {"kp1": kp}, "arm": {"m_p": mp}, "step": 2e-3} for mp in payloads for kp in kps]
     if scheduler:
         executor, client = dask_executor(scheduler)
-        results = sweep(evaluate_move, cases, executor)
+        results = sweep(evaluate_move, cases, executor, progress=ProgressPrinter("sweep", "cases"))
         client.close()
     else:
-        results = sweep(evaluate_move, cases)
+        results = sweep(evaluate_move, cases, progress=ProgressPrinter("sweep", "cases"))
     grid = np.array([r["residual_vibration"] for r in results]).reshape(len(payloads), len(kps))
     for mp, row in zip(payloads, grid):
         print(f"payload {mp:.2f} kg, residual end-effector vibration: "
@@ -50,4 +51,5 @@ def main(out="results", scheduler=None):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    with terminal_logging():     # warnings as one line each on stderr, results on stdout
+        main(*sys.argv[1:3])

@@ -1,13 +1,15 @@
 """Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR``,
 ``flexcosim export-c MODEL -o DIR`` (a C-source FMU, no Python needed to run it) and
-``flexcosim cosim SYSTEM --stop 10 --step 1e-3 [--realtime] [-o results.csv]``."""
+``flexcosim cosim SYSTEM --stop 10 --step 1e-3 [--realtime] [-o results.csv]``.
+
+Results go to stdout; messages (warnings, an FMU's log with ``-v``) and the progress of
+a run go to stderr: ``-v``/``-vv`` say more, ``-q`` only errors and no progress."""
 from __future__ import annotations
 
 import argparse
 import math
 import signal
 import sys
-import warnings
 from pathlib import Path
 
 import flexcosim
@@ -20,6 +22,7 @@ from controllers.laws import (
     QuinticJointTrajectory,
     ShapedQuinticTrajectory,
 )
+from flexcosim.console import ProgressPrinter, terminal_logging
 from flexcosim.demo import MODELS, run_demo
 from fmu.cosim.master import CosimError, CosimInterrupted, StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
@@ -37,19 +40,21 @@ from mbdcore.multibody.system_block import SystemBlock
 __all__ = ["main"]
 
 
-def _one_line_warning(message, category, filename, lineno, line=None) -> str:
-    return f"flexcosim: warning: {message}\n"
-
-
 def main(argv: list[str] | None = None) -> int:
-    # warnings (a real-time overrun, a model leaving its range) as messages, no source lines
-    warnings.formatwarning = _one_line_warning
-
-    parser = argparse.ArgumentParser(prog="flexcosim", description=__doc__)
+    # -v/-q before or after the command: on the main parser and on every subcommand
+    # (SUPPRESS: a subcommand that does not see them keeps what the main parser read)
+    chatter = argparse.ArgumentParser(add_help=False)
+    chatter.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                         help="say more on stderr: -v every FMU message and what is being "
+                              "built or compiled, -vv debugging")
+    chatter.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                         help="only errors on stderr, no progress")
+    parser = argparse.ArgumentParser(prog="flexcosim", description=__doc__, parents=[chatter])
     parser.add_argument("--version", action="version", version=f"flexcosim {flexcosim.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="closed-loop co-simulation of the two-link flexible arm")
+    demo = sub.add_parser("demo", help="closed-loop co-simulation of the two-link flexible arm",
+                          parents=[chatter])
     demo.add_argument("-o", "--out", default="results", help="output folder (default: results)")
     demo.add_argument("--stop", type=float, default=3.0, help="stop time [s] (default 3)")
     demo.add_argument("--step", type=float, default=1e-3, help="communication step [s] (default 1e-3)")
@@ -61,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
     build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(MODELS)) +
-                           ", or a model file (.json/.yaml) of the multibody engine")
+                           ", or a model file (.json/.yaml) of the multibody engine",
+                           parents=[chatter])
     build.add_argument("model", help="built-in model name or model file")
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
     build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
@@ -74,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         "export-c", help="export a C-source FMU (runs without Python: real-time targets)",
         description="Write an FMI 2.0 co-simulation FMU with its C sources (C99, libm only) "
                     "and a linux64 binary compiled here.  MODEL is one of: "
-                    + "; ".join(f"{k} ({what})" for k, (_, _, what) in C_MODELS.items()))
+                    + "; ".join(f"{k} ({what})" for k, (_, _, what) in C_MODELS.items()),
+        parents=[chatter])
     export.add_argument("model", help="model to export")
     export.add_argument("--from", dest="source", metavar="FILE",
                         help="; ".join(f"{k}: {v}" for k, v in _FROM.items()))
@@ -90,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Run a system of FMUs and Python blocks described in an SSP 1.0 file "
                     "(.ssp/.ssd) or a JSON file (see fmu.cosim.ssp), or a single FMU (.fmu, "
                     "its inputs at their start values).  Values not given here come "
-                    "from the file's default experiment.")
+                    "from the file's default experiment.", parents=[chatter])
     cosim.add_argument("system", help="system file: .ssp, .ssd or .json; or an .fmu")
     cosim.add_argument("--start", type=float, default=None, help="start time [s] (default 0)")
     cosim.add_argument("--stop", type=float, default=None, help="stop time [s]")
@@ -108,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     cosim.add_argument("--realtime", action="store_true", help="pace to the wall clock")
     cosim.add_argument("--speed", type=float, default=1.0,
                        help="simulated seconds per wall-clock second with --realtime")
-    cosim.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    cosim.add_argument("--progress", action="store_true",
+                       help="show the progress on stderr (the default; -q hides it)")
     cosim.add_argument("-o", "--out", default=None,
                        help="results CSV, written as the run goes (checked before the run "
                             "starts; valid up to the last step after a failure, a timeout or "
@@ -124,6 +132,17 @@ def main(argv: list[str] | None = None) -> int:
                             "write); checked before anything is imported")
 
     args = parser.parse_args(argv)
+    args.quiet = getattr(args, "quiet", False)
+    with terminal_logging(-1 if args.quiet else getattr(args, "verbose", 0)):
+        return _command(args, parser)
+
+
+def _progress(args, label: str) -> ProgressPrinter | None:
+    """The progress printer of a run, None with ``-q``."""
+    return None if args.quiet else ProgressPrinter(label)
+
+
+def _command(args, parser) -> int:
     if args.command == "cosim":
         return _cosim(args)
     if args.command == "export-c":
@@ -141,8 +160,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"flexcosim demo: --step {args.step!r} is longer than --stop {args.stop!r}: "
                   "accepted: a step <= the stop time", file=sys.stderr)
             return 2
-        run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
-                 use_fmus=not args.blocks, c_fmus=args.c_fmus)
+        printer = _progress(args, "flexcosim demo")
+        try:
+            run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
+                     use_fmus=not args.blocks, c_fmus=args.c_fmus, progress=printer)
+        finally:
+            if printer is not None:
+                printer.close()
         return 0
     if args.command == "build":
         try:
@@ -297,14 +321,19 @@ def _cosim_run(args) -> int:
     except (ValueError, OSError) as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2
+    printer = _progress(args, "flexcosim cosim")
     try:
         control = (StepControl(rtol=args.rtol, atol=args.atol, min_step=args.min_step,
                                max_step=args.max_step) if args.variable_step else None)
-        result = cosimulate(system, stop_time=args.stop, step_size=args.step,
-                            start_time=args.start, method=args.method,
-                            extrapolation=args.extrapolation, step_control=control,
-                            realtime=args.realtime, speed=args.speed, progress=args.progress,
-                            output_file=args.out, step_timeout=args.step_timeout)
+        try:
+            result = cosimulate(system, stop_time=args.stop, step_size=args.step,
+                                start_time=args.start, method=args.method,
+                                extrapolation=args.extrapolation, step_control=control,
+                                realtime=args.realtime, speed=args.speed, progress=printer,
+                                output_file=args.out, step_timeout=args.step_timeout)
+        finally:   # the bar's line ends before any message or result
+            if printer is not None:
+                printer.close()
     except CosimError as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 1

@@ -14,8 +14,10 @@ end-effector vibration (:mod:`controllers.design.validation`).
 """
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,6 +46,9 @@ MODELS = {
 
 #: What the joint PD controller measures: the joint states.
 MEASURED = JOINT_STATES
+
+#: What the demo is doing before its run (building FMUs), for the command line's stderr.
+logger = logging.getLogger(__name__)
 
 
 def _newest_source_mtime() -> float:
@@ -77,6 +82,7 @@ def _ensure(model, folder, force, suffix, make) -> Path:
     block, name = MODELS[model]
     path = Path(folder) / f"{name}{suffix}.fmu"
     if force or not path.exists() or path.stat().st_mtime < _newest_source_mtime():
+        logger.info("building %s (missing, or older than the sources)", path)
         path.parent.mkdir(parents=True, exist_ok=True)
         make(block, path, name + suffix)
     return path
@@ -168,10 +174,12 @@ def plot_closed_loop(result, path: str | Path,
 
 def run_demo(out_dir: str | Path = "results", stop_time: float = 3.0, step: float = 1e-3,
              method: str = "gauss-seidel", use_fmus: bool = True, verbose: bool = True,
-             c_fmus: bool = False) -> dict:
+             c_fmus: bool = False, progress: Callable[[float, float], Any] | None = None) -> dict:
     """Run the closed-loop case, write ``results.csv`` and ``closed_loop.png`` into
     ``out_dir`` and return the metrics (plus wall time [s] and real-time factor); with
-    ``c_fmus`` the three components are C-source FMUs."""
+    ``c_fmus`` the three components are C-source FMUs.  ``verbose``: print the figures
+    on stdout; ``progress(t, stop_time)``: told how far the run is
+    (:meth:`fmu.cosim.master.Master.run`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     system = closed_loop_system(out / "fmus" if use_fmus or c_fmus else None, c_fmus=c_fmus)
@@ -181,7 +189,7 @@ def run_demo(out_dir: str | Path = "results", stop_time: float = 3.0, step: floa
     arm = FlexibleManipulator()
     arm.rhs(0.0, arm.initial_state())
     t0 = time.perf_counter()
-    result = master.run(stop_time)
+    result = master.run(stop_time, progress=progress)
     wall = time.perf_counter() - t0
     csv = result.to_csv(out / "results.csv")
     png = plot_closed_loop(result, out / "closed_loop.png")

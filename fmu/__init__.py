@@ -4,6 +4,13 @@
 * :mod:`fmu.cosim` -- the co-simulation master, systems of components, SSP files
 
 Imports :mod:`mbdcore` only; see ``docs/architecture.md``.
+
+Messages (an FMU's log, real-time overruns) go through :mod:`logging` under ``fmu``; the
+package configures nothing but a ``NullHandler``, so that it prints nothing unless the
+application sets up logging.
 """
+import logging
 
 __all__ = ["fmi", "cosim"]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())

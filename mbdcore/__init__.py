@@ -11,6 +11,13 @@ Layers, each importing only those before it:
 * :mod:`mbdcore.models` -- ready-made models: mechanisms, the flexible arm, drives, antennas
 
 See ``docs/architecture.md``.
+
+Messages go through :mod:`logging` under ``mbdcore`` (a kernel compiled on first use);
+the package configures nothing but a ``NullHandler``.  A model leaving its range of
+validity is a :class:`mbdcore.blocks.ModelRangeWarning` (:mod:`warnings`).
 """
+import logging
 
 __all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "models"]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
@@ -29,6 +30,9 @@ __all__ = ["KernelError", "load_kernel", "kernel_library", "kernel_dir", "KERNEL
 KERNEL_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra")
 
 _LOADED: dict = {}   # by content hash and by request
+
+#: Says when a kernel is compiled (INFO): the first use on a machine takes seconds.
+logger = logging.getLogger(__name__)
 
 #: ctypes type of a C-contiguous float64 array argument (``const double *``).
 C_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
@@ -83,6 +87,8 @@ def load_kernel(sources, name: str, headers: tuple = ()) -> ctypes.CDLL:
     folder.mkdir(parents=True, exist_ok=True)
     library = folder / f"{name}-{key}.so"
     if not library.exists():
+        logger.info("compiling %s into %s (once per machine)",
+                    ", ".join(s.name for s in sources), library)
         with tempfile.TemporaryDirectory(dir=folder) as tmp:
             unit = Path(tmp) / f"{name}.c"
             unit.write_bytes(code)

@@ -25,7 +25,8 @@ SETTLE_ALLOWANCE = 1.0
 
 
 def sweep(fn: Callable[[Any], Any], cases: Iterable[Any], executor: Executor | None = None,
-          max_workers: int | None = None) -> list:
+          max_workers: int | None = None,
+          progress: Callable[[int, int], Any] | None = None) -> list:
     """``[fn(case) for case in cases]``, evaluated by ``executor``, results in case order.
 
     Parameters
@@ -34,12 +35,28 @@ def sweep(fn: Callable[[Any], Any], cases: Iterable[Any], executor: Executor | N
         A module-level (picklable) function.
     executor : concurrent.futures.Executor, optional
         Default: a ``ProcessPoolExecutor(max_workers)`` created and shut down here.
+    progress : callable, optional
+        ``progress(done, total)``: called with 0 before the first result and after each
+        result, in case order (a case that finishes early is counted when those before
+        it have); the sweep prints nothing itself.
     """
     cases = list(cases)
     if executor is not None:
-        return list(executor.map(fn, cases))
+        return _collect(executor.map(fn, cases), len(cases), progress)
     with ProcessPoolExecutor(max_workers=max_workers) as pool:
-        return list(pool.map(fn, cases))
+        return _collect(pool.map(fn, cases), len(cases), progress)
+
+
+def _collect(results: Iterable[Any], total: int,
+             progress: Callable[[int, int], Any] | None) -> list:
+    if progress is None:
+        return list(results)
+    progress(0, total)
+    done = []
+    for r in results:
+        done.append(r)
+        progress(len(done), total)
+    return done
 
 
 def dask_executor(address: str | None = None, **cluster_kwargs):

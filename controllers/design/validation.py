@@ -136,7 +136,7 @@ def settled_move(result, start=(0.0, 0.0), target=(0.2617993877991494, 0.1745329
 
 def closed_loop_move(controller, reference, arm_params: dict | None = None,
                      stop_time: float = 3.0, step: float = 1e-3, method: str = "jacobi",
-                     measured=ARM_MEASURED):
+                     measured=ARM_MEASURED, progress=None):
     """Run reference -> controller -> arm in the co-simulation master (Python blocks).
 
     Parameters
@@ -151,6 +151,8 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
     method : {"jacobi", "gauss-seidel"}
         Master stepping method.  Jacobi is the discrete-time semantics of
         python-control (every block steps from the signals of ``t_k``).
+    progress : callable, optional
+        ``progress(t, stop_time)`` [s], as for :meth:`fmu.cosim.master.Master.run`.
 
     Returns
     -------
@@ -166,4 +168,5 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
     connections = {f"ref.{n}": f"ctrl.{n}" for n in ref.outputs if n in ctrl.inputs}
     connections.update({f"arm.{n}": f"ctrl.{n}" for n in measured if n in ctrl.inputs})
     connections.update({"ctrl.tau1": "arm.tau1", "ctrl.tau2": "arm.tau2"})
-    return Master(System([ref, ctrl, arm], connections), step, method=method).run(stop_time)
+    return Master(System([ref, ctrl, arm], connections), step, method=method).run(
+        stop_time, progress=progress)

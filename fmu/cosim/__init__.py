@@ -3,6 +3,7 @@ connected components, the master that steps them, SSP import/export, and
 ``cosimulate`` (one call from a system or file to its result)."""
 
 from fmu.cosim.master import (
+    FMI_LOG_LEVELS,
     AlgebraicLoopError,
     BlockComponent,
     Component,
@@ -13,7 +14,6 @@ from fmu.cosim.master import (
     FMUComponent,
     Master,
     RealTimeStats,
-    RealTimeWarning,
     Result,
     StepControl,
     System,
@@ -43,7 +43,7 @@ __all__ = [
     "FMUComponent",
     "Master",
     "RealTimeStats",
-    "RealTimeWarning",
+    "FMI_LOG_LEVELS",
     "Result",
     "StepControl",
     "System",

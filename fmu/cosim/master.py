@@ -50,7 +50,24 @@ Real time
 the wall clock (``t0_wall + (t - t0)/s``).  Steps whose results come too late
 (overruns: how many, how late on average and at most) and the wake-up jitter of the
 others are reported in ``Result.realtime`` (:class:`RealTimeStats`); a run with
-overruns issues a :class:`RealTimeWarning` at the first and a summary at the end.
+overruns logs a warning at the first and a summary at the end.
+
+Messages and progress
+---------------------
+The master prints nothing.  What it has to say goes through :mod:`logging`, which the
+application configures (the library adds no handler but ``fmu``'s ``NullHandler``):
+
+* every message an FMU logs, as it arrives, on the logger ``fmu.cosim.master.<component
+  name>`` (:attr:`Component.logger`) at the level of its FMI status (fmi2OK and
+  fmi2Pending: INFO, fmi2Warning and fmi2Discard: WARNING, fmi2Error: ERROR, fmi2Fatal:
+  CRITICAL), with ``component``, ``fmi_status`` and ``fmi_category`` on the record; the
+  same messages stay in ``Component.log`` and in the errors that quote it;
+* the real-time overruns, as warnings on ``fmu.cosim.master``.
+
+``run(progress=callback)`` calls ``callback(t, stop_time)`` [s] at the first
+communication point, then at most every ``progress_interval`` seconds of wall clock,
+and at the last point; drawing a bar is the application's business
+(``flexcosim.console.ProgressPrinter``).
 
 Failures
 --------
@@ -75,14 +92,13 @@ from __future__ import annotations
 
 import ctypes
 import heapq
+import logging
 import math
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
-import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,14 +108,24 @@ import numpy as np
 
 from mbdcore.blocks import Block
 from mbdcore.native import KernelError, kernel_library
+from mbdcore.progress import ProgressReport
 from mbdcore.timeseries import TimeSeries
 
 __all__ = [
     "AlgebraicLoopError", "BlockComponent", "Component", "ComponentError", "CosimError",
-    "ComponentTerminated", "CosimInterrupted", "FMUComponent", "Master", "RealTimeStats",
-    "RealTimeWarning", "Result", "StepControl", "System", "Termination", "check_archive",
+    "ComponentTerminated", "CosimInterrupted", "FMI_LOG_LEVELS", "FMUComponent", "Master",
+    "RealTimeStats", "Result", "StepControl", "System", "Termination", "check_archive",
     "safe_extract",
 ]
+
+#: The master's own messages (real-time overruns); each component's FMU messages go to
+#: its child ``fmu.cosim.master.<name>``.
+logger = logging.getLogger(__name__)
+
+#: Logging level of an FMU message by its FMI 2.0 status: fmi2OK, fmi2Warning,
+#: fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending.
+FMI_LOG_LEVELS = (logging.INFO, logging.WARNING, logging.WARNING, logging.ERROR,
+                  logging.CRITICAL, logging.INFO)
 
 
 # ---------------------------------------------------------------------------------
@@ -337,6 +363,9 @@ class Component:
         Variable name -> unit (FMI notation, ``""`` if dimensionless).
     log : collections.deque of str
         Log messages (FMU logger callback), newest last.
+    logger : logging.Logger
+        ``fmu.cosim.master.<name>``: where those messages are also emitted as they
+        arrive (module docstring, *Messages and progress*).
     """
 
     name: str
@@ -350,6 +379,7 @@ class Component:
             raise ValueError(f"component name {name!r} must be a non-empty string without '.'")
         self.name = name
         self.log: deque[str] = deque(maxlen=1000)
+        self.logger = logger.getChild(name)
 
     # -- lifecycle -------------------------------------------------------------------
     def initialize(self, t0: float, stop_time: float | None = None) -> None:
@@ -670,14 +700,24 @@ class FMUComponent(Component):
 
     # -- lifecycle -------------------------------------------------------------------
     def _logger(self, env, instance_name, status, category, message) -> None:
+        known = 0 <= status <= 5
         label = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")[status] \
-            if 0 <= status <= 5 else str(status)
+            if known else str(status)
         text = message.decode("utf-8", "replace") if message else ""
         cat = category.decode("utf-8", "replace") if category else ""
         line = f"[{label}] {cat + ': ' if cat else ''}{text}"
         self.log.append(line)
         if status >= 3:
             self._errors.append(line)
+        level = FMI_LOG_LEVELS[status] if known else logging.ERROR
+        if self.logger.isEnabledFor(level):
+            # the level says OK/Warning/Error/Fatal; Discard and Pending are said in words.
+            # Our Python FMUs already begin their messages with the instance name.
+            head = "" if text.startswith(f"{self.name}: ") else f"{self.name}: "
+            tag = f"[{label}] " if label in ("DISCARD", "PENDING") or not known else ""
+            self.logger.log(level, "%s%s%s", head, tag, text,
+                            extra={"component": self.name, "fmi_status": label,
+                                   "fmi_category": cat})
 
     def _check_log(self, what: str, names: Sequence[str] = ()) -> None:
         """Raise if the last call logged an error although it returned fmi2OK.
@@ -1282,12 +1322,6 @@ class RealTimeStats:
         return text
 
 
-class RealTimeWarning(RuntimeWarning):
-    """A real-time run fell behind the wall clock: issued at the first overrun of a run,
-    and once more when the run ends with the count and the lateness of all of them
-    (:class:`RealTimeStats`)."""
-
-
 class _Pacer:
     """Sleeps until each communication point is due on the wall clock (see RealTimeStats)."""
 
@@ -1315,10 +1349,10 @@ class _Pacer:
         if now > due:
             late = now - due
             if st.overruns == 0:
-                warnings.warn(f"real-time overrun at t = {t_sim:.6g} s: the step's results were "
-                              f"{1e3 * late:.3f} ms late (speed x{self.speed:g}); the count "
-                              "and lateness of all overruns follow at the end of the run",
-                              RealTimeWarning, stacklevel=2)
+                logger.warning("real-time overrun at t = %.6g s: the step's results were "
+                               "%.3f ms late (speed x%g); the count and lateness of all "
+                               "overruns follow at the end of the run", t_sim, 1e3 * late,
+                               self.speed)
             st.overruns += 1
             self._late_sum += late
             st.worst_lateness = max(st.worst_lateness, late)
@@ -1336,8 +1370,8 @@ class _Pacer:
         st.jitter_max = max(st.jitter_max, jitter)
 
     def finish(self) -> RealTimeStats:
-        """The statistics; the first call (the end of the run) also warns if there were
-        overruns."""
+        """The statistics; the first call (the end of the run) also logs a warning if there
+        were overruns."""
         st = self.stats
         if self._finished:
             return st
@@ -1346,39 +1380,28 @@ class _Pacer:
         st.jitter_std = math.sqrt(self._m2 / self._on_time) if self._on_time else 0.0
         st.lateness_mean = self._late_sum / st.overruns if st.overruns else 0.0
         if st.overruns:
-            warnings.warn(f"real-time run fell behind the wall clock: {st.overruns} of "
-                          f"{st.steps} steps late ({100 * st.overrun_fraction:.1f} %), results "
-                          f"late by {1e3 * st.lateness_mean:.3f} ms on average and "
-                          f"{1e3 * st.worst_lateness:.3f} ms at most (speed x{self.speed:g})",
-                          RealTimeWarning, stacklevel=3)
+            logger.warning("real-time run fell behind the wall clock: %d of %d steps late "
+                           "(%.1f %%), results late by %.3f ms on average and %.3f ms at most "
+                           "(speed x%g)", st.overruns, st.steps, 100 * st.overrun_fraction,
+                           1e3 * st.lateness_mean, 1e3 * st.worst_lateness, self.speed)
         return st
 
 
-class _Progress:
-    """A one-line progress bar on stderr, redrawn at most every ``every`` seconds."""
+class _ProgressReport(ProgressReport):
+    """The run's progress report: while the callback runs, the run's ``state`` names it,
+    so that an exception of the callback is reported as its own, not as the last
+    component's."""
 
-    def __init__(self, t0: float, stop: float, stream=None, width: int = 30, every: float = 0.1):
-        self.t0, self.span = t0, max(stop - t0, 1e-300)
-        self.stream = stream if stream is not None else sys.stderr
-        self.width, self.every = width, every
-        self.wall0 = self.last = time.perf_counter()
+    def __init__(self, callback: Callable[[float, float], Any], stop: float, interval: float):
+        super().__init__(callback, stop, interval)
+        self.state: dict = {}     # the run's, set by _Run
 
-    def __call__(self, t: float, force: bool = False) -> None:
-        now = time.perf_counter()
-        if not force and now - self.last < self.every:
-            return
-        self.last = now
-        frac = min(max((t - self.t0) / self.span, 0.0), 1.0)
-        n = int(round(frac * self.width))
-        wall = now - self.wall0
-        self.stream.write(f"\r[{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f} % "
-                          f"t = {t:.6g} s, wall {wall:.1f} s")
-        self.stream.flush()
-
-    def close(self, t: float) -> None:
-        self(t, force=True)
-        self.stream.write("\n")
-        self.stream.flush()
+    def report(self, t: float) -> None:
+        state = self.state
+        comp, phase = state.get("comp"), state.get("phase")
+        state["comp"], state["phase"] = None, "the progress callback"
+        super().report(t)
+        state["comp"], state["phase"] = comp, phase
 
 
 def _csv_number(v: float) -> str:
@@ -1490,7 +1513,7 @@ class _Run:
     of a failure."""
 
     def __init__(self, master: "Master", t0: float, n_steps: int | None, record_every: int,
-                 pacer: "_Pacer | None", progress: "_Progress | None"):
+                 pacer: "_Pacer | None", progress: "_ProgressReport | None"):
         self.master = master
         self.comps = master.system.components
         self.record_every = record_every
@@ -1513,6 +1536,8 @@ class _Run:
         self.termination: Termination | None = None
         self.started: list[Component] = []
         self.state = {"t": t0, "comp": None, "phase": "initialize", "since": None}
+        if progress is not None:
+            progress.state = self.state
         self.csv: _CsvWriter | None = None
         self.finished = False
         self.clock = time.perf_counter
@@ -1555,6 +1580,8 @@ class _Run:
         self.u = [v for c in self.comps for v in c.get_input_values()]
         self.propagate()
         self.record(t0)
+        if self.progress is not None:
+            self.progress(t0)
         if self.pacer is not None:
             self.pacer.start()
 
@@ -1572,8 +1599,6 @@ class _Run:
         self.started.clear()
         if self.csv is not None:
             self.csv.close()
-        if self.progress is not None:
-            self.progress.close(self.t)
 
     def result(self) -> Result:
         return self.master._result(self.rows[:self.nrec], self.taken, self.rejected,
@@ -1941,7 +1966,8 @@ class Master:
 
     # -- running -----------------------------------------------------------------------
     def run(self, stop_time: float, start_time: float = 0.0, *, steps: Sequence[float] | None = None,
-            realtime: bool = False, speed: float = 1.0, progress: bool = False,
+            realtime: bool = False, speed: float = 1.0,
+            progress: Callable[[float, float], Any] | None = None, progress_interval: float = 0.1,
             csv: str | Path | None = None, record_every: int = 1,
             step_timeout: float | None = None) -> Result:
         """Simulate from ``start_time`` to ``stop_time`` [s].
@@ -1963,8 +1989,15 @@ class Master:
             jitter).
         speed : float
             Simulated seconds per wall-clock second in real-time mode.
-        progress : bool
-            Draw a progress bar on stderr.
+        progress : callable, optional
+            ``progress(t, stop_time)`` [s]: called at the first communication point, then
+            at most every ``progress_interval`` seconds of wall clock, and at the last
+            point (``stop_time``, or where a component asked to end the run); never after
+            a failure.  The master itself prints nothing
+            (``flexcosim.console.ProgressPrinter`` draws a bar).
+        progress_interval : float
+            Least wall-clock time [s] between two calls of ``progress`` (0: at every
+            communication point).
         csv : str or Path, optional
             Write the result to this CSV file as the run goes (created before any
             component starts, so an unwritable path fails at once with ValueError; one
@@ -2037,10 +2070,13 @@ class Master:
             step_timeout = float(step_timeout)
             if not (math.isfinite(step_timeout) and step_timeout > 0.0):
                 raise ValueError(f"step_timeout {step_timeout!r} s must be finite and > 0")
+        # checked here, before any component starts (TypeError for progress=True: the
+        # master drew a bar itself before; flexcosim.console.ProgressPrinter does now)
+        report = (_ProgressReport(progress, stop, progress_interval)
+                  if progress is not None else None)
 
         run = _Run(self, t0, n_steps, record_every,
-                   _Pacer(t0, speed) if realtime else None,
-                   _Progress(t0, stop) if progress else None)
+                   _Pacer(t0, speed) if realtime else None, report)
         if csv is not None:  # before any component starts: an unwritable path fails now
             run.csv = _CsvWriter(csv, ["time"] + self._out_names + self._in_names)
         watchdog = None
@@ -2055,6 +2091,8 @@ class Master:
                     self._run_replay(run, t0, steps)
                 else:
                     self._run_variable(run, t0, stop)
+                if run.progress is not None:
+                    run.progress.done(run.t)
             finally:
                 if watchdog is not None:
                     watchdog.stop()
@@ -2064,6 +2102,8 @@ class Master:
             raise self._interrupted(run, e, csv) from None
         except ComponentTerminated as e:  # asked for, not a failure: the results so far
             run.terminated(e)
+            if run.progress is not None:
+                run.progress.done(run.t)
         except Exception as e:
             raise self._failure(run, e, csv) from e
         finally:
@@ -2172,6 +2212,8 @@ class Master:
         if timeout is not None:
             msg = (f"component {name!r} did not return from do_step{where} within the step "
                    f"timeout of {timeout[0]:g} s (wall clock): run stopped")
+        elif c is None and run.state["phase"] == "the progress callback":
+            msg = f"the progress callback failed{where}: {e}"
         else:
             msg = f"component {name!r} failed in {run.state['phase']}{where}{var}: {e}"
         if log:

@@ -4,6 +4,7 @@ default experiment."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 from fmu.cosim.master import Master, Result, StepControl, System
 from fmu.cosim.ssp import load_system
@@ -25,8 +26,9 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                step_size: float | None = None, start_time: float | None = None,
                method: str | None = None, extrapolation: int | None = None,
                step_control: StepControl | None = None, realtime: bool = False,
-               speed: float = 1.0, progress: bool = False, output_file: str | Path | None = None,
-               record_every: int = 1, step_timeout: float | None = None) -> Result:
+               speed: float = 1.0, progress: Callable[[float, float], Any] | None = None,
+               output_file: str | Path | None = None, record_every: int = 1,
+               step_timeout: float | None = None, progress_interval: float = 0.1) -> Result:
     """Co-simulate ``system`` and return its :class:`~fmu.cosim.master.Result`.
 
     Parameters
@@ -41,9 +43,11 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
         Order of the input extrapolation; default: the experiment's, else 0.
     step_control : StepControl, optional
         Variable communication step with error control and rollback.
-    realtime, speed, progress, record_every, step_timeout
-        As for :meth:`Master.run` (``step_timeout``: wall-clock seconds a component may
-        take in one step before the run is stopped).
+    realtime, speed, progress, progress_interval, record_every, step_timeout
+        As for :meth:`Master.run` (``progress(t, stop_time)``: a callable told how far
+        the run is, at most every ``progress_interval`` s of wall clock;
+        ``step_timeout``: wall-clock seconds a component may take in one step before the
+        run is stopped).
     output_file : str or Path, optional
         CSV file written as the run goes (``csv`` of :meth:`Master.run`): checked before
         the run starts, valid up to the last recorded point if the run fails or is
@@ -74,4 +78,4 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                     extrapolation=extrapolation if extrapolation is not None
                     else exp.get("extrapolation", 0), step_control=step_control)
     return master.run(float(stop), start, realtime=realtime, speed=speed, progress=progress,
-                      csv=output_file, record_every=record_every, step_timeout=step_timeout)
+                      progress_interval=progress_interval, csv=output_file, record_every=record_every, step_timeout=step_timeout)

@@ -15,6 +15,7 @@ from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
+from mbdcore.progress import ProgressReport
 from mbdcore.timeseries import TimeSeries, rate_unit
 
 __all__ = ["SimulationResult", "DivergenceError", "simulate", "integrate", "integrate_held", "integrate_index3",
@@ -70,7 +71,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
              beta: float | None = None,
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
-             breakpoints=None, **method_options) -> SimulationResult:
+             breakpoints=None, progress=None, progress_interval: float = 0.1,
+             **method_options) -> SimulationResult:
     """Simulate a constrained system from ``t0`` to ``t0 + t_end`` [s] with fixed steps
     ``h`` [s].
 
@@ -116,6 +118,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         (applied after ``inputs``; a step split at a breakpoint does not resample it).
     record_every : int
         Keep every k-th step in the result.
+    progress : callable, optional
+        ``progress(t, t0 + t_end)`` [s]: told how far the run is at the start, at most
+        every ``progress_interval`` seconds of wall clock, and at the end
+        (:class:`mbdcore.progress.ProgressReport`); the driver prints nothing.
 
     Raises
     ------
@@ -131,6 +137,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     n_steps = int(round(t_end / h))
     if n_steps < 1 or not np.isfinite(h) or h <= 0:
         raise ValueError(f"t_end = {t_end!r} s and h = {h!r} s must give at least one step")
+    report = (ProgressReport(progress, t0 + n_steps * h, progress_interval)
+              if progress is not None else None)
     if isinstance(method, str):
         kind = method_info(method).kind
     else:
@@ -180,6 +188,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
 
     times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
     set_inputs(plan[0], q, v)
+    if report is not None:
+        report(t0)
 
     def diverged(t, q, v, name):
         """Raise DivergenceError with the results so far if (t, q, v) diverged."""
@@ -210,6 +220,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 vs.append(x[problem.n:].copy())
                 lams.append(augmented_accelerations(problem, times[-1], x[:problem.n],
                                                     x[problem.n:], alpha, beta)[1])
+            if report is not None and step.k_end is not None:
+                report(t0 + step.k_end * h)
         stats = integ.stats() if isinstance(integ, Integrator) else {}
     else:
         integ = _stepper(method, method_options, "dae")
@@ -229,7 +241,11 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
                 qs.append(q.copy())
                 vs.append(v.copy())
                 lams.append(np.array(integ.lam, dtype=float).copy())
+            if report is not None and step.k_end is not None:
+                report(t0 + step.k_end * h)
         stats = integ.stats()
+    if report is not None:
+        report.done(t0 + n_steps * h)
     return _result(problem, times, qs, vs, lams, stats)
 
 

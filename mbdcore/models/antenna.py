@@ -809,7 +809,8 @@ class DeploymentResult(TimeSeries):
 
 def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float = 0.01,
                         profile: str = "smooth", kp: float = 5.0, kd: float = 0.0,
-                        rho_inf: float = 0.8, boom=None, motor=None) -> DeploymentResult:
+                        rho_inf: float = 0.8, boom=None, motor=None,
+                        progress=None) -> DeploymentResult:
     """Deploy the boom from ``fold_angle`` to 0 along a ``"smooth"``
     (:class:`SepticProfile`) or ``"bang-bang"`` (:class:`BangBangProfile`) reference in
     ``duration`` [s], then hold for ``settle`` [s].
@@ -824,7 +825,8 @@ def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float =
     the 1e-3 rad/s of the servo drive, Newton fails at h = 0.01 s where the rotor
     stops.  The controller is a sampled PD at h without derivative action by default
     (kd): the back-EMF damps the motor, and a derivative term sampled at 100 Hz
-    excites the 17 Hz rotor-on-gear mode.
+    excites the 17 Hz rotor-on-gear mode.  ``progress(t, stop)`` [s]: told how far the
+    run is (``mbdcore.dae.simulate``'s ``progress``).
     """
 
     p = _boom_params(**(boom or {}))
@@ -842,7 +844,7 @@ def simulate_deployment(duration: float = 60.0, settle: float = 10.0, h: float =
                 + kd * (n_ratio * thd - v[im]))
 
     res = simulate(s, duration + settle, h, "generalized-alpha", rho_inf=rho_inf,
-                   feedback=lambda t, q, v: {"u": voltage(t, q, v)})
+                   feedback=lambda t, q, v: {"u": voltage(t, q, v)}, progress=progress)
     last = s.body(f"panel{int(p['n_panels'])}")
     cut = slice(last.index, last.index + last.n_coords)
     tip = np.array([last.state(q[cut], v[cut]).point(last.markers["tip"])[0]

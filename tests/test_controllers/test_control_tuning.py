@@ -31,3 +31,13 @@ def test_sweep_on_a_local_dask_cluster():
     finally:
         client.close()
     assert got[0]["residual_vibration"] == evaluate_move(CASES[0])["residual_vibration"]
+
+
+def test_sweep_reports_its_progress_in_case_order_and_prints_nothing(capsys):
+    calls = []
+    with ThreadPoolExecutor(2) as pool:
+        got = sweep(abs, [-1.0, -2.0, -3.0], pool, progress=lambda done, total:
+                    calls.append((done, total)))
+    assert got == [1.0, 2.0, 3.0]
+    assert calls == [(0, 3), (1, 3), (2, 3), (3, 3)]
+    assert capsys.readouterr() == ("", "")

@@ -1,6 +1,7 @@
-"""Every example runs as a user runs it (``python examples/<name>.py DIR``) and writes
-what its docstring promises: a smoke test of the whole stack, not of numbers (the
-numbers the examples print are asserted by the physics and controller tests)."""
+"""Every example runs as a user runs it (``python examples/<name>.py DIR``), writes
+what its docstring promises and shows the progress of its long runs on stderr: a smoke
+test of the whole stack, not of numbers (the numbers the examples print are asserted by
+the physics and controller tests)."""
 from __future__ import annotations
 
 import subprocess
@@ -37,6 +38,8 @@ def test_example_runs_and_writes_its_files(name, tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr
+    # stderr is a pipe: the progress of the long runs as whole lines, each ending at 100 %
+    assert "100 % (" in run.stderr and "\r" not in run.stderr
     for file in WRITES[name]:
         path = tmp_path / file
         assert path.is_file() and path.stat().st_size > 0, f"{name} did not write {file}"

@@ -6,23 +6,28 @@ to rounding.
 """
 from __future__ import annotations
 
+import logging
 import math
+import os
+import subprocess
+import sys
 import textwrap
 import time
-import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fmu.cosim.master import (AlgebraicLoopError, BlockComponent, CosimError, FMUComponent,
-                              RealTimeWarning,
-    Master, Result, System)
+                              Master, Result, System)
 
 try:
     from master_blocks import Gain, Integrator, Sqrt
 except ImportError:  # tests/ collected as a package
     from tests.master_blocks import Gain, Integrator, Sqrt
+
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def feedback_loop(k=2.0, x0=1.0, **integrator):
@@ -268,17 +273,19 @@ sys.__dict__.setdefault("_master_test_namespaces", []).append(globals())
 
 
 class FmuIntegrator(Fmi2Slave):
-    """x' = gain * u (or -gain * u if flip), u held over the step; fails at step n_fail."""
+    """x' = gain * u (or -gain * u if flip), u held over the step; fails at step n_fail,
+    logs a warning at step n_warn."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.u, self.x = 0.0, 0.0
         self.gain, self.x0, self.n_fail, self.flip, self.n = 1.0, 0.0, 0, False, 0
+        self.n_warn = 0
         self.register_variable(Real("u", causality=Fmi2Causality.input))
         self.register_variable(Real("x", causality=Fmi2Causality.output))
         fixed = dict(causality=Fmi2Causality.parameter, variability=Fmi2Variability.fixed)
         for var in (Real("gain", **fixed), Real("x0", **fixed), Integer("n_fail", **fixed),
-                    Boolean("flip", **fixed)):
+                    Boolean("flip", **fixed), Integer("n_warn", **fixed)):
             self.register_variable(var)
 
     def exit_initialization_mode(self):
@@ -291,6 +298,8 @@ class FmuIntegrator(Fmi2Slave):
             # fmi2Fatal and its clean-up releases the slave twice (memory corruption).
             self.log(f"integrator blew up at step {self.n}", Fmi2Status.error)
             return False
+        if self.n == self.n_warn:
+            self.log(f"x = {self.x:.6g} at step {self.n}", Fmi2Status.warning)
         self.x += (-self.gain if self.flip else self.gain) * h * self.u
         return True
 '''
@@ -357,6 +366,61 @@ def test_fmu_failure_reports_component_time_and_fmu_log(integrator_fmu):
     assert "blew up at step 4" in str(err)
     assert any("blew up" in line for line in err.log)
     assert len(err.result) == 4
+
+
+def test_fmu_messages_reach_logging_as_they_arrive_with_component_and_level(integrator_fmu,
+                                                                            caplog):
+    """An FMU's warning and error reach the logger ``fmu.cosim.master.<component>`` at
+    WARNING and ERROR, with the component on the record, in the order logged (the
+    component's own log and the error's keep them too); before, they only went into
+    Component.log."""
+    system = fmu_loop(integrator_fmu, n_warn=2, n_fail=4)
+    with caplog.at_level(logging.INFO, logger="fmu.cosim.master"), \
+            pytest.raises(CosimError) as info:
+        Master(system, 0.1).run(1.0)
+    records = [r for r in caplog.records if r.name == "fmu.cosim.master.plant"]
+    assert [(r.levelno, r.component, r.fmi_status) for r in records] == [
+        (logging.WARNING, "plant", "WARNING"), (logging.ERROR, "plant", "ERROR")]
+    # x = (1 - k h)^(n - 1) x0 = 0.8 when step n = 2 starts
+    assert records[0].getMessage() == "plant: x = 0.8 at step 2"
+    assert records[1].getMessage() == "plant: integrator blew up at step 4"
+    assert [line.split("] ", 1)[1] for line in system.components[0].log] == [
+        "logStatusWarning: x = 0.8 at step 2", "logStatusError: integrator blew up at step 4"]
+    assert "blew up at step 4" in str(info.value)
+    # a level above the messages' filters them out at the logger
+    caplog.clear()
+    with caplog.at_level(logging.CRITICAL, logger="fmu.cosim.master"), pytest.raises(CosimError):
+        Master(fmu_loop(integrator_fmu, n_warn=2, n_fail=4), 0.1).run(1.0)
+    assert not [r for r in caplog.records if r.name.startswith("fmu.cosim.master")]
+
+
+def test_the_library_prints_nothing_when_logging_is_not_configured(integrator_fmu, tmp_path):
+    """A run whose FMU logs a warning and whose real-time pacing overruns, in a fresh
+    Python without logging set up: nothing on stdout or stderr (``fmu``'s NullHandler
+    keeps logging's last-resort handler quiet); before, the overrun warnings were printed
+    on stderr."""
+    script = f"""
+from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from master_blocks import Gain
+import time
+
+class Slow(Gain):
+    def do_step(self, t, h):
+        time.sleep(0.03)
+        super().do_step(t, h)
+
+system = System([FMUComponent("plant", {str(integrator_fmu)!r}, parameters={{"n_warn": 2}}),
+                 BlockComponent("ctrl", Slow(k=2.0))],
+                {{"plant.x": "ctrl.u", "ctrl.y": "plant.u"}})
+r = Master(system, 0.01).run(0.1, realtime=True)
+assert r.realtime.overruns > 0 and any("at step 2" in line for line in system.components[0].log)
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(TESTS), str(TESTS.parent), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (done.stdout, done.stderr) == ("", "")
 
 
 def test_fmu_without_declared_dependencies_is_taken_as_feedthrough(integrator_fmu, tmp_path):
@@ -616,48 +680,50 @@ def test_realtime_run_is_paced_to_the_wall_clock():
     """Pacing happens: the run takes at least the simulated time (no upper bound on wall
     time: a loaded machine may be slower, which the stats report, not the test)."""
     t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RealTimeWarning)   # a loaded machine may overrun
-        r = Master(feedback_loop(), 0.01).run(0.3, realtime=True)
+    r = Master(feedback_loop(), 0.01).run(0.3, realtime=True)   # may overrun: logged only
     assert time.perf_counter() - t >= 0.3
     rt = r.realtime
     assert rt.steps == 30 and rt.wall_time >= 0.3 - 1e-9
     assert 0 <= rt.overruns <= rt.steps
     np.testing.assert_array_equal(r.data, Master(feedback_loop(), 0.01).run(0.3).data)
     t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RealTimeWarning)
-        Master(feedback_loop(), 0.01).run(0.3, realtime=True, speed=3.0)
+    Master(feedback_loop(), 0.01).run(0.3, realtime=True, speed=3.0)
     assert time.perf_counter() - t >= 0.1
 
 
-def test_realtime_overruns_are_reported():
+def _overrun_messages(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "fmu.cosim.master" and r.levelno == logging.WARNING]
+
+
+def test_realtime_overruns_are_reported(caplog):
     s = System([BlockComponent("plant", Integrator(x0=1.0)),
                 BlockComponent("slow", Sleeper(sleep=0.05, t_from=0.1, t_to=0.11))],
                {"plant.x": "slow.u", "slow.y": "plant.u"})
-    with pytest.warns(RealTimeWarning) as seen:
+    with caplog.at_level(logging.WARNING, logger="fmu.cosim.master"):
         rt = Master(s, 0.01).run(0.3, realtime=True).realtime
+    seen = _overrun_messages(caplog)
     # one at the first overrun, one summary at the end (a loaded machine may overrun
     # before t = 0.1: the first one is not pinned to it)
     assert len(seen) == 2
-    assert str(seen[0].message).startswith("real-time overrun at t = ")
-    assert "ms late" in str(seen[0].message)
+    assert seen[0].startswith("real-time overrun at t = ")
+    assert "ms late" in seen[0]
     assert rt.overruns >= 1
     assert rt.worst_lateness >= 0.04            # the 0.05 s sleep in a 0.01 s step
     assert 0 < rt.lateness_mean <= rt.worst_lateness
     assert rt.min_slack == pytest.approx(-rt.worst_lateness)
-    assert f"{rt.overruns} of 30 steps late" in str(seen[1].message)
+    assert f"{rt.overruns} of 30 steps late" in seen[1]
     assert "overruns" in str(rt) and "late by" in str(rt)
     assert Master(feedback_loop(), 0.01).run(0.1).realtime is None
 
 
-def test_a_run_slower_than_real_time_reports_its_lateness_not_jitter():
+def test_a_run_slower_than_real_time_reports_its_lateness_not_jitter(caplog):
     """Every step sleeps twice its simulated length: all 20 steps are late, by more and
     more (the run falls behind), and the report says so instead of a 'jitter'."""
     s = System([BlockComponent("plant", Integrator(x0=1.0)),
                 BlockComponent("slow", Sleeper(sleep=0.02))],
                {"plant.x": "slow.u", "slow.y": "plant.u"})
-    with pytest.warns(RealTimeWarning) as seen:
+    with caplog.at_level(logging.WARNING, logger="fmu.cosim.master"):
         rt = Master(s, 0.01).run(0.2, realtime=True).realtime
     assert rt.steps == rt.overruns == 20 and rt.overrun_fraction == 1.0
     # step k (1..20) ends after at least 0.02 k s of wall time, due at 0.01 k s
@@ -667,16 +733,39 @@ def test_a_run_slower_than_real_time_reports_its_lateness_not_jitter():
     text = str(rt)
     assert "20 overruns (100.0 % of the steps): results late by" in text
     assert "jitter" not in text
-    summary = str(seen[-1].message)
+    summary = _overrun_messages(caplog)[-1]
     assert "20 of 20 steps late (100.0 %)" in summary and "ms on average" in summary
 
 
-def test_progress_bar_goes_to_stderr_only_when_asked(capsys):
-    Master(feedback_loop(), 0.01).run(1.0)
-    assert capsys.readouterr().err == ""
-    Master(feedback_loop(), 0.01).run(1.0, progress=True)
-    err = capsys.readouterr().err
-    assert "100.0 %" in err and err.endswith("\n")
+def test_progress_callback_sees_every_communication_point_up_to_the_stop_time(capsys):
+    """With no wall-clock spacing the callback is told every communication point, in
+    order, ending at the stop time, also for a variable step; the master prints nothing
+    itself (it drew a bar on stderr before)."""
+    seen = []
+    r = Master(feedback_loop(), 0.01).run(1.0, progress=lambda t, stop: seen.append((t, stop)),
+                                          progress_interval=0.0)
+    assert [t for t, _ in seen] == list(r.time) and len(seen) == 101
+    assert {stop for _, stop in seen} == {1.0} and seen[-1][0] == pytest.approx(1.0, abs=1e-12)
+    seen.clear()
+    r = Master(oscillator(0.05), 0.05, step_control=StepControl(rtol=1e-4, atol=1e-6)).run(
+        2.0, progress=lambda t, stop: seen.append(t), progress_interval=0.0)
+    assert seen == list(r.time) and np.all(np.diff(seen) > 0) and seen[-1] == pytest.approx(2.0)
+    seen.clear()
+    # spaced by wall clock: the first and the last point at least, increasing
+    Master(feedback_loop(), 0.01).run(1.0, progress=lambda t, stop: seen.append(t))
+    assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and np.all(np.diff(seen) > 0)
+    assert capsys.readouterr() == ("", "")
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        Master(feedback_loop(), 0.01).run(1.0, progress=True)
+
+
+def test_a_failing_progress_callback_is_named_not_a_component():
+    def broken(t, stop):
+        if t > 0.5:
+            raise RuntimeError("display gone")
+    with pytest.raises(CosimError, match=r"the progress callback failed at t = 0\.51 s: "
+                                         "display gone"):
+        Master(feedback_loop(), 0.01).run(1.0, progress=broken, progress_interval=0.0)
 
 
 def test_record_every_keeps_the_last_point():

@@ -143,3 +143,16 @@ def test_a_multistep_block_restarts_at_an_input_jump():
     errors = [np.abs(angles("bdf3", n) - ref).max() for n in (2, 4)]
     assert errors[0] / errors[1] > 6.0 and errors[1] < 5e-5, errors
     assert np.abs(angles("bdf3", 4, memory=False) - ref).max() > 20 * errors[1]
+
+
+@pytest.mark.parametrize("method", ["rk4", "generalized-alpha"])
+def test_progress_is_told_every_grid_point_not_the_split_steps(method, capsys):
+    """With no wall-clock spacing the callback sees t0 + k h for every k (the step split
+    at the breakpoint 0.31 s is not a point of its own), ending at t0 + t_end; the driver
+    prints nothing."""
+    seen = []
+    r = simulate(StepForceOscillator(), 1.0, 0.04, method, inputs=StepForce(),
+                 progress=lambda t, stop: seen.append((t, stop)), progress_interval=0.0)
+    assert [t for t, _ in seen] == [k * 0.04 for k in range(26)] == list(r.t)
+    assert {stop for _, stop in seen} == {25 * 0.04}
+    assert capsys.readouterr() == ("", "")

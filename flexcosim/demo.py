@@ -15,6 +15,7 @@ end-effector vibration (:mod:`controllers.design.validation`).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -204,9 +205,15 @@ def run_demo(out_dir: str | Path = "results", stop_time: float = 3.0, step: floa
                   f"settling (2 %) {figures[f'settling_time{i}']:.3f} s, "
                   f"final error {100 * figures[f'final_error{i}']:+.2f} %, "
                   f"peak torque {figures[f'peak_tau{i}']:.3f} N m")
-        print(f"  joints settled (2 %) at {figures['move_time']:.3f} s, residual end-effector "
-              f"vibration (p-p over the second after that) "
-              f"{1000 * figures['residual_vibration']:.2f} mm")
+        if math.isfinite(figures["residual_vibration"]):
+            print(f"  joints settled (2 %) at {figures['move_time']:.3f} s, residual "
+                  f"end-effector vibration (p-p over the second after that) "
+                  f"{1000 * figures['residual_vibration']:.2f} mm")
+        else:
+            print(f"  residual end-effector vibration not measured: the run ends at "
+                  f"{stop_time:g} s, before the second after the joints settle "
+                  f"(joints settled at {figures['move_time']:.3f} s; a longer --stop, "
+                  f"e.g. 3 s, measures it)")
         print(f"  wrote {csv} and {png}")
     figures.update(csv=str(csv), png=str(png))
     return figures

@@ -78,7 +78,7 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
         module docstring; the residual vibration is ``nan`` if the joints settle too
         late for the record to hold the residual window after it),
         ``vibration_after_reference`` [m] (the size of the end-effector deflection over
-        ``[t_end, t_end + window]``), ``move_end`` = ``t_end`` [s], and per joint i
+        ``[t_end, t_end + window]``; ``nan`` if the record ends before that window does), ``move_end`` = ``t_end`` [s], and per joint i
         ``overshoot<i>`` and ``final_error<i>`` [fraction of the move],
         ``settling_time<i>`` [s] (2 % band), ``peak_tau<i>`` [N m].
     """
@@ -89,8 +89,11 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
         settled = settled_move(result, start, target, arm=arm, l1=l1, l2=l2)
     except ValueError:                     # the record ends before the residual window
         settled = None
-    out = {"vibration_after_reference": residual_vibration(t, e, t_end, window),
-           "move_end": t_end}
+    try:
+        after_reference = residual_vibration(t, e, t_end, window)
+    except ValueError:                     # the record ends inside that window
+        after_reference = float("nan")
+    out = {"vibration_after_reference": after_reference, "move_end": t_end}
     for i in (1, 2):
         m = move_metrics(t, result[f"{arm}.theta{i}"], start[i - 1], target[i - 1],
                          SETTLING_BAND)

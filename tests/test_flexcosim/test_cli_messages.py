@@ -103,3 +103,17 @@ def test_huge_number_of_steps(lag_fmu, tmp_path, capsys):
     path = _system(tmp_path, tmp_path / "lag.fmu")
     assert main(["cosim", str(path), "--stop", "1e308", "--step", "1e-300"]) == 2
     _one_line(capsys, "1e+308", "1e-300", "at most 2**53 steps")
+
+
+def test_a_demo_shorter_than_the_vibration_window_reports_instead_of_failing(tmp_path, capsys):
+    """``demo --stop 1``: the record ends before the residual-vibration window [2, 3] s;
+    the run used to end in a ValueError traceback after the whole simulation, with the
+    plot unwritten.  Now it writes its results and says what it could not measure."""
+    out = tmp_path / "out"
+    assert main(["demo", "-q", "-o", str(out), "--stop", "1"]) == 0
+    text = capsys.readouterr()
+    assert "Traceback" not in text.err
+    assert "residual end-effector vibration not measured" in text.out
+    assert "ends at 1 s" in text.out
+    assert (out / "results.csv").stat().st_size > 0
+    assert (out / "closed_loop.png").stat().st_size > 0

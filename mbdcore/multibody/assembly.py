@@ -323,22 +323,70 @@ class ConstraintPlan:
         st.G_src, st.G_sine_row = ints("G_src", self.G_src), ints("G_sine_row", sine_row)
         st.G_mult = reals("G_mult", self.G_mult)
         self.struct = st
+        self._struct_ref = ctypes.byref(st)
+        self._scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
+        self._work_addr = self.work.ctypes.data
         self._kernel = _plan_library().plan_evaluate
+        self.geometric_columns = [int(c) for c in np.unique(self.csr_indices)]
+
+    def _batched(self, q, v, sparse: bool):
+        """(g, gamma, Jacobian values) of the batched rows: one C call; the values are
+        a dense G's (m n,) or the CSR data of ``csr_indices``/``csr_indptr``."""
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        g, gam = np.empty(self.m), np.empty(self.m)
+        out = np.empty(self.csr_indices.size if sparse else self.m * self.n)
+        self._call(q.ctypes.data, v.ctypes.data, g.ctypes.data, gam.ctypes.data, out, sparse)
+        return g, gam, out
+
+    def _call(self, q_addr, v_addr, g_addr, gam_addr, out, sparse):
+        st = self.struct
+        st.G_scatter = self._scatter_addr[bool(sparse)]
+        st.n_out = out.size
+        self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out.ctypes.data,
+                     self._work_addr)
+
+    def geometric_terms(self, q, v, lam):
+        """Forward differences of d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the
+        batched rows, as COO triplets ``(rows, cols, values)`` of each.
+
+        The step of every column is sqrt(eps) max(1, |q_c|), as the per-joint
+        differences of ``System.geometric_stiffness_sparse``; only the columns G has
+        entries in are visited (the batched rows depend on no other), each with one
+        call of the C plan, and the differences are taken on G's non-zeros."""
+        eps = np.sqrt(np.finfo(float).eps)
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        _, _, base = self._batched(q, v, True)
+        rows = np.repeat(np.arange(self.m), np.diff(self.csr_indptr))
+        cols = self.csr_indices
+        lam_r, v_c = lam[rows], v[cols]
+        k_r, k_c, k_v, h_r, h_c, h_v = [], [], [], [], [], []
+        qp = np.array(q, dtype=np.float64)
+        g, gam, out = np.empty(self.m), np.empty(self.m), np.empty(base.size)
+        # the addresses once: the loop makes one C call per column and nothing else
+        addr = (qp.ctypes.data, v.ctypes.data, g.ctypes.data, gam.ctypes.data)
+        for c in self.geometric_columns:
+            e = eps * max(1.0, abs(q[c]))
+            qp[c] = q[c] + e
+            self._call(*addr, out, True)
+            qp[c] = q[c]
+            d = out - base
+            hit = np.flatnonzero(d)
+            if hit.size:
+                d = d[hit] / e
+                k_r.append(cols[hit])
+                k_c.append(np.full(hit.size, c))
+                k_v.append(d * lam_r[hit])
+                h_r.append(rows[hit])
+                h_c.append(np.full(hit.size, c))
+                h_v.append(d * v_c[hit])
+        return (k_r, k_c, k_v), (h_r, h_c, h_v)
 
     def evaluate(self, t, q, v, sparse: bool = False):
         """(g, G, g_t, gamma) at (t, q, v); G dense (m, n) or CSR."""
         m, n = self.m, self.n
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        g, gam = np.empty(m), np.empty(m)
+        g, gam, out = self._batched(q, v, sparse)
         gt = np.zeros(m)
-        st = self.struct
-        scatter = self.scatter[bool(sparse)]
-        out = np.empty(self.csr_indices.size if sparse else m * n)
-        st.G_scatter = scatter.ctypes.data
-        st.n_out = out.size
-        self._kernel(ctypes.byref(st), q.ctypes.data, v.ctypes.data, g.ctypes.data,
-                     gam.ctypes.data, out.ctypes.data, self.work.ctypes.data)
         for row, offset in self.sum_rows:
             f, fd, fdd = offset(t)
             g[row] -= f

@@ -895,6 +895,18 @@ class System(ConstrainedProblem):
         readers: dict[int, list] = {}
         base = {}
         view0 = StateView(q, v)
+        if self.batched_constraints and self.m:
+            # the batched rows: one C call of the plan per column they read
+            plan = self.constraint_plan()
+            (kr, kc, kv), (hr, hc, hv) = plan.geometric_terms(q, v, lam)
+            rows += kr
+            cols += kc
+            vals += kv
+            h_rows += hr
+            h_cols += hc
+            h_vals += hv
+            per_joint = {id(j) for j, _ in plan.fallback}
+            joints = [lay for lay in joints if id(lay.element) in per_joint]
         for lay in joints:
             Gk = self._joint_block(lay, t, view0)[1]
             lay.observe(Gk)

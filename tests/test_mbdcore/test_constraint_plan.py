@@ -142,3 +142,33 @@ def test_hub_beam_run_is_the_same_with_and_without_the_plan():
     assert runs[0].stats["newton_iterations"] == runs[1].stats["newton_iterations"]
     np.testing.assert_allclose(runs[0].q, runs[1].q, rtol=0, atol=1e-11)
     assert math.isfinite(runs[0].q[-1, 0])
+
+
+@pytest.mark.parametrize("name", ["every kind", "ANCF arm", "ANCF hub-beam"])
+def test_geometric_terms_of_the_plan_equal_the_per_joint_differences(name):
+    """d(G^T lam)/dq and d(G v)/dq for the Newton matrix: the plan's differences (one C
+    call per column) against the per-joint ones, same step; they differ by the
+    rounding of G over the step (~1e-8 relative), and both against central
+    differences of the analytic G^T lam (to the forward-difference error)."""
+    system = SYSTEMS[name]()
+    q, v = _perturbed(system, 11)
+    rng = np.random.default_rng(5)
+    lam, x = rng.standard_normal(system.m), rng.standard_normal(system.n)
+    out = {}
+    for batched in (True, False):
+        system.batched_constraints = batched
+        out[batched] = system.geometric_stiffness_sparse(0.2, q, v, x, lam, dense=True)
+    for a, b in zip(out[True], out[False]):
+        assert np.abs(a - b).max() <= 1e-6 * max(1.0, np.abs(b).max())
+    assert np.abs(out[True][1]).max() > 1e-3           # the terms are not all zero
+    system.batched_constraints = True
+    K = out[True][0]
+    j = int(np.argmax(np.abs(K).sum(axis=0)))            # a column the joints bend
+    e = 1e-6
+    qp, qm = q.copy(), q.copy()
+    qp[j] += e
+    qm[j] -= e
+    Gp, Gm = system.constraint_terms(0.2, qp, v)[1], system.constraint_terms(0.2, qm, v)[1]
+    Mp, Mm = system.mass_matrix(qp), system.mass_matrix(qm)
+    central = ((Gp - Gm).T @ lam + (Mp - Mm) @ x) / (2 * e)
+    np.testing.assert_allclose(K[:, j], central, atol=1e-5 * max(1.0, np.abs(central).max()))

@@ -28,8 +28,8 @@ import numpy as np
 
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Constraint
-from mbdcore.multibody.system import BodyBase, BodyState, finite_array
-from mbdcore.spatial.kinematics import dot, point, vector
+from mbdcore.multibody.system import BodyBase, BodyState, finite_array, scatter_jacobian
+from mbdcore.spatial.kinematics import dot, point
 
 __all__ = ["RigidBody3D", "RigidState3D", "SlenderBar", "BarState", "RigidFrameConstraint",
            "BarLengthConstraint", "ORTHONORMAL_TOLERANCE", "natural_mass_moments"]
@@ -82,13 +82,11 @@ class RigidState3D(BodyState):
             self.Ad = vb[3:12].reshape(3, 3).T
 
     def point(self, s):
-        J = np.hstack([I3, s[0] * I3, s[1] * I3, s[2] * I3]) if self.index is not None \
-            else _NO_COLUMNS
+        J = _natural_jacobian(1.0, s) if self.index is not None else _NO_COLUMNS
         return self.r0 + self.A @ s, self.r0d + self.Ad @ s, J, _ZERO3
 
     def vector(self, location, a):
-        J = np.hstack([0.0 * I3, a[0] * I3, a[1] * I3, a[2] * I3]) if self.index is not None \
-            else _NO_COLUMNS
+        J = _natural_jacobian(0.0, a) if self.index is not None else _NO_COLUMNS
         return self.A @ a, self.Ad @ a, J, _ZERO3
 
     def angular_velocity(self) -> np.ndarray:
@@ -98,6 +96,13 @@ class RigidState3D(BodyState):
 
 _ZERO3 = np.zeros(3)
 _NO_COLUMNS = np.zeros((3, 0))
+_I3_SPREAD = I3[:, None, :]
+
+
+def _natural_jacobian(w0: float, a) -> np.ndarray:
+    """C = [w0 I, a1 I, a2 I, a3 I] (3 x 12): d(w0 r0 + a1 u + a2 v + a3 w)/dq."""
+    b = np.array((w0, a[0], a[1], a[2]))
+    return (_I3_SPREAD * b[None, :, None]).reshape(3, 12)
 
 
 class RigidBody3D(BodyBase):
@@ -257,12 +262,22 @@ class RigidFrameConstraint(Constraint):
 
     def evaluate(self, t, view, g, G, gt, gam):
         st = view[self.body]
-        axes = [vector(st, None, I3[k]) for k in range(3)]
+        # the unit vectors through the state protocol (values and rates; their Jacobian
+        # is the natural-coordinate selection, written directly)
+        axes = [st.vector(None, I3[k])[:2] for k in range(3)]
+        J = np.zeros((6, 12))
         for row, (i, k) in enumerate(self._PAIRS):
-            d = dot(axes[i], axes[k])
+            (ai, aid), (ak, akd) = axes[i], axes[k]
             if i == k:              # (u.u - 1)/2: each row of G is a vector of the frame
-                d = d.affine(0.5, -0.5)
-            d.fill(g[row:row + 1], G[row:row + 1], gam[row:row + 1])
+                g[row] = 0.5 * (ai @ ai - 1.0)
+                J[row, 3 + 3 * i:6 + 3 * i] = ai
+                gam[row] = -(aid @ aid)
+            else:
+                g[row] = ai @ ak
+                J[row, 3 + 3 * i:6 + 3 * i] = ak
+                J[row, 3 + 3 * k:6 + 3 * k] = ai
+                gam[row] = -2.0 * (aid @ akd)
+        scatter_jacobian(G, st, J)
 
 
 class BarState(BodyState):

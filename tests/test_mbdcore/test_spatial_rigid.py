@@ -44,6 +44,11 @@ def _all_joint_kinds() -> SpatialSystem:
     s.add_joint(SynchronousGear(hinge1, "h2", ratio=1.7, name="gear"))
     s.add_joint(AngleDriver(hinge1, lambda t: (0.3 * t + 0.2 * t * t, 0.3 + 0.4 * t, 0.4),
                             name="drive"))
+    # a hinge about the bar's own axis (the frame across it is c's); a bar cannot spin,
+    # so this hinge has no angle to drive or gear
+    hinge3 = s.add_joint(Revolute("rod.m", "c.p", (1.0, 0.5, 0.2), name="h3"))
+    with pytest.raises(ParameterError, match="h3: the joint angle is undefined"):
+        s.add_joint(AngleDriver(hinge3, constant_rate(0.0, 1.0), name="drive3"))
     return s
 
 

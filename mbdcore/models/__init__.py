@@ -74,8 +74,28 @@ from mbdcore.models.rigid_arm import (
     RIGID_PARAMETER_NAMES,
     RigidTwoLinkArm,
 )
+from mbdcore.models.spatial_mechanisms import (
+    BRICARD,
+    BRICARD_AXES,
+    BRICARD_POINTS,
+    HEAVY_TOP,
+    bricard,
+    heavy_top,
+    precession_spin_rate,
+    rotation_z,
+    spatial_twin,
+)
 
 __all__ = [
+    "HEAVY_TOP",
+    "heavy_top",
+    "precession_spin_rate",
+    "BRICARD",
+    "BRICARD_POINTS",
+    "BRICARD_AXES",
+    "bricard",
+    "rotation_z",
+    "spatial_twin",
     "G_STANDARD",
     "rigid_crank",
     "cylinder_inertia",

@@ -66,7 +66,8 @@ class ConstraintPlan:
 
     def __init__(self, system):
         self.system = system
-        self.n, self.m = system.n, system.m
+        # every row, dependent ones included (the system drops those it removes)
+        self.n, self.m = system.n, sum(j.n_eq for j in system.joints)
         # points: rigid (x, y, phi columns; local s) and linear (cols, N 2xK, c)
         rigid_pts, linear_pts = _Slots(), _Slots()
         lin_angles, slope_angles = _Slots(), _Slots()
@@ -382,8 +383,10 @@ class ConstraintPlan:
                 h_v.append(d * v_c[hit])
         return (k_r, k_c, k_v), (h_r, h_c, h_v)
 
-    def evaluate(self, t, q, v, sparse: bool = False):
-        """(g, G, g_t, gamma) at (t, q, v); G dense (m, n) or CSR."""
+    def evaluate(self, t, q, v, sparse: bool = False, per_joint: bool = True):
+        """(g, G, g_t, gamma) at (t, q, v); G dense (m, n) or CSR.  ``per_joint=False``
+        leaves the rows of the joints without a closed form zero (the caller fills
+        them)."""
         m, n = self.m, self.n
         g, gam, out = self._batched(q, v, sparse)
         gt = np.zeros(m)
@@ -392,7 +395,7 @@ class ConstraintPlan:
             g[row] -= f
             gt[row] = -fd
             gam[row] += fdd
-        if self.fallback:
+        if self.fallback and per_joint:
             view = self.system.view(q, v)
             Gf = np.zeros((self.fallback_rows.size, n))
             k = 0
@@ -403,7 +406,7 @@ class ConstraintPlan:
         if sparse:
             G = scipy.sparse.csr_matrix((out, self.csr_indices, self.csr_indptr),
                                         shape=(m, n))
-            if self.fallback:
+            if self.fallback and per_joint:
                 P = scipy.sparse.csr_matrix(
                     (np.ones(self.fallback_rows.size),
                      (self.fallback_rows, np.arange(self.fallback_rows.size))),
@@ -411,7 +414,7 @@ class ConstraintPlan:
                 G = (G + P @ scipy.sparse.csr_matrix(Gf)).tocsr()
             return g, G, gt, gam
         G = out.reshape(m, n)
-        if self.fallback:
+        if self.fallback and per_joint:
             G[self.fallback_rows] += Gf
         return g, G, gt, gam
 

@@ -29,14 +29,30 @@ import math
 from typing import Any, Iterable
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 
 from mbdcore.blocks import ParameterError
+from mbdcore.dae.index1 import project_positions
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.multibody.assembly import ConstraintPlan
 
-__all__ = ["E", "rot", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState", "Body", "RigidState",
-           "scatter_jacobian", "scatter_force", "StateView", "System"]
+__all__ = ["E", "rot", "finite_array", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState",
+           "Body", "RigidState", "scatter_jacobian", "scatter_force", "StateView", "System",
+           "REDUNDANT_POLICIES", "RANK_TOLERANCE"]
+
+#: What a System does with constraint equations that depend on the others at the
+#: assembled initial configuration (over-constrained mechanisms: a planar four-bar built
+#: in 3D, Bricard's linkage, ring trusses): ``keep`` them all (the planar default; the
+#: solvers then need G of full row rank), ``remove`` the dependent rows, or raise an
+#: ``error`` naming them.
+REDUNDANT_POLICIES = ("keep", "remove", "error")
+#: A pivot of the rank-revealing QR of G^T below this fraction of the largest marks a
+#: dependent constraint equation.
+RANK_TOLERANCE = 1e-8
+
+#: Natural-coordinate components of a body's unit vectors and ANCF slopes: dimensionless.
+_DIMENSIONLESS = {"dx", "dy", "dz", "ux", "uy", "uz", "vx", "vy", "vz", "wx", "wy", "wz"}
 
 E = np.array([[0.0, -1.0], [1.0, 0.0]])
 
@@ -48,6 +64,8 @@ def rot(phi: float) -> np.ndarray:
 
 
 def finite_array(name: str, value, shape=None) -> np.ndarray:
+    """``value`` as a float array of ``shape``; ParameterError naming ``name`` if it has
+    another shape or a non-finite entry."""
     arr = np.asarray(value, dtype=float)
     if shape is not None and arr.shape != shape:
         raise ParameterError(f"{name} = {value!r} must have shape {shape}")
@@ -58,21 +76,22 @@ def finite_array(name: str, value, shape=None) -> np.ndarray:
 
 def coordinate_unit(name: str) -> str:
     """SI unit of a generalised coordinate from its name ``body.coordinate``: angles
-    (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``)
+    (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``,
+    ``dz``) and the unit-vector components of natural coordinates (``ux`` ... ``wz``)
     dimensionless, every other coordinate (positions, modal amplitudes scaled to a
     deflection) in m."""
     last = name.rsplit(".", 1)[-1]
     if last in ("phi", "theta") or last.startswith("alpha"):
         return "rad"
-    if last in ("dx", "dy"):
+    if last in _DIMENSIONLESS:
         return "1"
     return "m"
 
 
 def reaction_unit(equation: str) -> str:
     """SI unit of the reaction (multiplier) of a constraint equation: N.m for a moment or
-    torque row, N for a force row."""
-    return "N.m" if equation in ("moment", "torque") else "N"
+    torque row (``moment``, ``moment_1``, ``torque``), N for a force row."""
+    return "N.m" if equation.startswith(("moment", "torque")) else "N"
 
 
 class BodyBase:
@@ -111,6 +130,11 @@ class BodyBase:
     def default_location(self):
         """Location used when a joint names the body without a marker (angles)."""
         raise ParameterError(f"body {self.name!r}: name a marker for this joint")
+
+    def internal_constraints(self) -> list:
+        """Constraints the body's own coordinates obey (the unit and orthogonal vectors of
+        natural coordinates, a bar's length); the System adds them with the body."""
+        return []
 
     def initial_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -452,11 +476,26 @@ class System(ConstrainedProblem):
     gravity : (float, float)
         Gravitational acceleration [m/s^2] in the ground frame; (0, 0) for a horizontal
         plane.
+    redundant : {"keep", "remove", "error"}
+        What to do with constraint equations that depend on the others at the assembled
+        initial configuration (:data:`REDUNDANT_POLICIES`, :meth:`check_redundancy`).
     """
 
-    def __init__(self, gravity=(0.0, 0.0)):
-        self.gravity = finite_array("gravity", gravity, (2,))
-        self.ground = Body("ground", ground=True)
+    #: dimension of the space the bodies move in (a spatial system sets 3)
+    dim = 2
+
+    def __init__(self, gravity=(0.0, 0.0), redundant: str = "keep"):
+        self.gravity = finite_array("gravity", gravity, (self.dim,))
+        if redundant not in REDUNDANT_POLICIES:
+            raise ParameterError(f"redundant = {redundant!r} is invalid: accepted values are "
+                                 f"{', '.join(map(repr, REDUNDANT_POLICIES))}")
+        self.redundant = redundant
+        #: names of the equations found dependent by :meth:`check_redundancy`
+        self.redundant_equations: list[str] = []
+        self._kept_rows: np.ndarray | None = None   # rows kept after removal (None: all)
+        self._redundancy_checked = False
+        self._m_all = 0
+        self.ground = self.make_ground()
         self.bodies: list[BodyBase] = []
         self.joints: list = []
         self.forces_list: list = []
@@ -470,7 +509,24 @@ class System(ConstrainedProblem):
         #: reference the plan is tested against)
         self.batched_constraints = True
         self.n = 0
-        self.m = 0
+
+    def make_ground(self) -> BodyBase:
+        """The fixed body ``ground`` of this kind of system."""
+        return Body("ground", ground=True)
+
+    @property
+    def m(self) -> int:
+        """Number of constraint equations the solvers see: all of them, or with
+        ``redundant="remove"`` those left after the dependent ones are dropped (found at
+        the first use, :meth:`check_redundancy`)."""
+        self.resolve_redundancy()
+        return self._m_all if self._kept_rows is None else int(self._kept_rows.size)
+
+    def resolve_redundancy(self) -> None:
+        """Find the dependent constraint equations once (policies ``remove`` and
+        ``error``), before the solvers first see the constraints."""
+        if self.redundant != "keep" and not self._redundancy_checked:
+            self.check_redundancy()
 
     # -- building -------------------------------------------------------------------
     def add_body(self, name: str, **kwargs: Any) -> Body:
@@ -491,6 +547,9 @@ class System(ConstrainedProblem):
         self._sparse_mass_cache = None
         self._layouts = None
         self._plan = None
+        self._forget_redundancy()
+        for constraint in body.internal_constraints():
+            self.add_joint(constraint)
         return body
 
     def body(self, name: str) -> BodyBase:
@@ -530,10 +589,91 @@ class System(ConstrainedProblem):
         if joint.name in names:
             raise ParameterError(f"two constraints are named {joint.name!r}")
         self.joints.append(joint)
-        self.m = sum(j.n_eq for j in self.joints)
+        self._m_all = sum(j.n_eq for j in self.joints)
         self._layouts = None
         self._plan = None
+        self._forget_redundancy()
         return joint
+
+    def joint(self, name: str):
+        """The constraint named ``name``."""
+        for j in self.joints:
+            if j.name == name:
+                return j
+        raise ParameterError(f"no constraint named {name!r}; constraints: "
+                             f"{', '.join(j.name for j in self.joints) or '(none)'}")
+
+    # -- redundant constraints -----------------------------------------------------------
+    def _forget_redundancy(self) -> None:
+        self._redundancy_checked = False
+        self._kept_rows = None
+        self.redundant_equations = []
+
+    def all_equation_names(self) -> list[str]:
+        """``joint.equation`` of every constraint row, the dependent ones included."""
+        return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
+
+    def check_redundancy(self, t: float = 0.0, q=None, tol: float = RANK_TOLERANCE) -> list[str]:
+        """Find the constraint equations that depend on the others and apply the policy
+        ``redundant`` to them; returns their names (``joint.equation``).
+
+        The configuration is ``q`` (default: the bodies' initial coordinates) projected
+        onto all the constraints (a least-squares Gauss-Newton projection, which
+        converges with dependent rows too); there a QR factorisation of G^T with column
+        pivoting (a rank-revealing QR, Golub & Van Loan, Matrix Computations, 4th ed.,
+        section 5.4.2) orders the rows by independence: the rows whose pivot falls below
+        ``tol`` times the largest are dependent.  ``"remove"`` keeps only the independent
+        rows for the solvers (their multipliers then carry the reactions; the split of a
+        reaction between dependent joints is not unique and is not computed);
+        ``"error"`` raises ParameterError naming them; ``"keep"`` only reports.
+
+        The dependence is judged at one configuration: a mechanism that is redundant on
+        its whole motion (Bricard's, a planar linkage built in 3D) keeps satisfying the
+        removed equations, which the caller can check with :meth:`all_constraints`.
+        """
+        self._redundancy_checked = True
+        self._kept_rows = None
+        self.redundant_equations = []
+        if self._m_all == 0:
+            return []
+        if q is None:
+            q = self.initial_state()[0]
+        q = project_positions(_AllRows(self), t, np.asarray(q, dtype=float))
+        G = self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
+        _, r, piv = scipy.linalg.qr(G.T, mode="economic", pivoting=True)
+        pivots = np.abs(np.diag(r))
+        rank = int(np.sum(pivots > tol * max(pivots[0], np.finfo(float).tiny))) \
+            if pivots.size else 0
+        dependent = np.sort(piv[rank:])
+        names = self.all_equation_names()
+        self.redundant_equations = [names[i] for i in dependent]
+        if dependent.size and self.redundant == "error":
+            raise ParameterError(
+                f"{dependent.size} constraint equations depend on the others at the "
+                f"assembled configuration (rank {rank} of {self._m_all}): "
+                f"{', '.join(self.redundant_equations)}; pass redundant='remove' to drop "
+                "them, or remove joints")
+        if dependent.size and self.redundant == "remove":
+            self._kept_rows = np.sort(piv[:rank])
+        return list(self.redundant_equations)
+
+    def all_constraints(self, t: float, q) -> np.ndarray:
+        """g(q, t) of every constraint row, the removed dependent ones included."""
+        return self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[0]
+
+    def _kept(self, *arrays):
+        """The rows of the solvers (the independent ones) of full-row arrays."""
+        if self._kept_rows is None:
+            return arrays
+        return tuple(a[self._kept_rows] for a in arrays)
+
+    def _all_multipliers(self, lam) -> np.ndarray:
+        """Multipliers of the kept rows spread over all rows (zero on removed ones)."""
+        if self._kept_rows is None:
+            return np.asarray(lam)
+        full = np.zeros(self._m_all)
+        full[self._kept_rows] = lam
+        return full
 
     def add_force(self, force):
         """Add a force element; its inputs (if any) become inputs of the system."""
@@ -587,7 +727,10 @@ class System(ConstrainedProblem):
         return [n for b in self.bodies for n in b.coordinate_names()]
 
     def multiplier_names(self) -> list[str]:
-        return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
+        names = self.all_equation_names()
+        if self.m != len(names):
+            names = [names[i] for i in self._kept_rows]
+        return names
 
     def coordinate_units(self) -> list[str]:
         """SI unit of each coordinate (:func:`coordinate_unit`)."""
@@ -595,7 +738,7 @@ class System(ConstrainedProblem):
 
     def multiplier_units(self) -> list[str]:
         """SI unit of each multiplier, a reaction force [N] or moment [N.m]."""
-        return [reaction_unit(k) for j in self.joints for k in j.equation_names()]
+        return [reaction_unit(name.rsplit(".", 1)[1]) for name in self.multiplier_names()]
 
     def view(self, q, v) -> StateView:
         return StateView(q, v)
@@ -630,21 +773,27 @@ class System(ConstrainedProblem):
         return f
 
     def constraint_plan(self) -> ConstraintPlan:
-        """The batched evaluation of the joints (built once per topology)."""
-        if self._plan is None or self._plan.m != self.m or self._plan.n != self.n:
+        """The batched evaluation of the joints, every row (built once per topology)."""
+        if self._plan is None or self._plan.m != self._m_all or self._plan.n != self.n:
             self._plan = ConstraintPlan(self)
         return self._plan
 
-    def _constraint_parts(self, t, q, v):
-        if self.batched_constraints and self.m:
-            return self.constraint_plan().evaluate(t, q, v)
-        return self._constraint_parts_per_joint(t, q, v)
+    def _constraint_parts(self, t, q, v, all_rows: bool = False):
+        if self.batched_constraints and self._m_all:
+            parts = self.constraint_plan().evaluate(t, q, v)
+        else:
+            parts = self._constraint_parts_per_joint(t, q, v)
+        if all_rows:
+            return parts
+        self.resolve_redundancy()
+        return self._kept(*parts)
 
     def _constraint_parts_per_joint(self, t, q, v):
-        g = np.zeros(self.m)
-        G = np.zeros((self.m, self.n))
-        gt = np.zeros(self.m)
-        gam = np.zeros(self.m)
+        m = self._m_all
+        g = np.zeros(m)
+        G = np.zeros((m, self.n))
+        gt = np.zeros(m)
+        gam = np.zeros(m)
         row = 0
         view = StateView(q, v)
         for j in self.joints:
@@ -793,26 +942,41 @@ class System(ConstrainedProblem):
 
     def constraint_terms_sparse(self, t, q, v):
         """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix."""
-        if self.batched_constraints and self.m:
-            return self.constraint_plan().evaluate(t, q, v, sparse=True)
         joints, _ = self._element_layouts(q, v)
-        g, gt, gam = np.zeros(self.m), np.zeros(self.m), np.zeros(self.m)
+        if self.batched_constraints and self._m_all:
+            plan = self.constraint_plan()
+            g, G, gt, gam = plan.evaluate(t, q, v, sparse=True, per_joint=False)
+            if plan.fallback:
+                # the joints without a closed form on their own columns (no m x n array)
+                per_joint = {id(j) for j, _ in plan.fallback}
+                parts = self._per_joint_sparse(
+                    t, q, v, [lay for lay in joints if id(lay.element) in per_joint])
+                g, G, gt, gam = g + parts[0], (G + parts[1]).tocsr(), gt + parts[2], \
+                    gam + parts[3]
+        else:
+            g, G, gt, gam = self._per_joint_sparse(t, q, v, joints)
+        self.resolve_redundancy()
+        return self._kept(g, G, gt, gam)
+
+    def _per_joint_sparse(self, t, q, v, joints):
+        """(g, G, g_t, gamma) over all rows from the joints of the layouts ``joints``
+        (zero rows for the others), G as CSR."""
+        m = self._m_all
+        g, gt, gam = np.zeros(m), np.zeros(m), np.zeros(m)
         view = StateView(q, v)
-        blocks = []
+        rows, cols, data = [], [], []
         for lay in joints:
             gk, Gk, gtk, gamk = self._joint_block(lay, t, view)
             g[lay.rows], gt[lay.rows], gam[lay.rows] = gk, gtk, gamk
             lay.observe(Gk)
-            blocks.append(Gk[:, lay.take])
-        indices, counts = [], []
-        for lay in joints:
-            indices.append(np.tile(lay.pattern_cols, lay.rows.size))
-            counts.append(np.full(lay.rows.size, lay.take.size))
-        indptr = np.concatenate([[0], np.cumsum(np.concatenate(counts))]) if joints else \
-            np.zeros(1, dtype=int)
-        data = np.concatenate([b.ravel() for b in blocks]) if blocks else np.zeros(0)
-        ind = np.concatenate(indices) if indices else np.zeros(0, dtype=int)
-        G = scipy.sparse.csr_matrix((data, ind, indptr), shape=(self.m, self.n))
+            rows.append(np.repeat(lay.rows, lay.take.size))
+            cols.append(np.tile(lay.pattern_cols, lay.rows.size))
+            data.append(Gk[:, lay.take].ravel())
+        if not rows:
+            return g, scipy.sparse.csr_matrix((m, self.n)), gt, gam
+        G = scipy.sparse.csr_matrix((np.concatenate(data),
+                                     (np.concatenate(rows), np.concatenate(cols))),
+                                    shape=(m, self.n))
         return g, G, gt, gam
 
     def force_jacobians_sparse(self, t, q, v):
@@ -875,6 +1039,7 @@ class System(ConstrainedProblem):
         sqrt(eps) max(1, |q_j|) of the dense iteration matrix of :mod:`mbdcore.dae.index3`.
         """
         joints, _ = self._element_layouts(q, v)
+        lam = self._all_multipliers(lam)
         eps = math.sqrt(np.finfo(float).eps)
         rows, cols, vals = [], [], []
         for b in self.bodies:
@@ -895,7 +1060,7 @@ class System(ConstrainedProblem):
         readers: dict[int, list] = {}
         base = {}
         view0 = StateView(q, v)
-        if self.batched_constraints and self.m:
+        if self.batched_constraints and self._m_all:
             # the batched rows: one C call of the plan per column they read
             plan = self.constraint_plan()
             (kr, kc, kv), (hr, hc, hv) = plan.geometric_terms(q, v, lam)
@@ -941,8 +1106,8 @@ class System(ConstrainedProblem):
             return scipy.sparse.csr_matrix((np.concatenate(d), (np.concatenate(r),
                                                                 np.concatenate(c))),
                                            shape=shape)
-        return (coo(rows, cols, vals, (self.n, self.n)),
-                coo(h_rows, h_cols, h_vals, (self.m, self.n)))
+        hg = coo(h_rows, h_cols, h_vals, (self._m_all, self.n))
+        return coo(rows, cols, vals, (self.n, self.n)), self._kept(hg)[0]
 
 
 def _block_diagonal(blocks: list, n: int) -> scipy.sparse.csr_matrix:
@@ -968,6 +1133,23 @@ def _body_difference_jacobians(body: BodyBase, t, qb, vb, gravity):
         vp[j] += e
         kv[:, j] = (body.applied_forces(t, qb, vp, gravity) - f0) / e
     return scipy.sparse.csr_matrix(kq), scipy.sparse.csr_matrix(kv)
+
+
+class _AllRows(ConstrainedProblem):
+    """The constraints of a System with every row, dependent ones included (for the
+    projection that precedes the search for them)."""
+
+    def __init__(self, system: System):
+        self.system, self.n, self.m = system, system.n, system._m_all
+
+    def constraints(self, t, q):
+        return self.system._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[0]
+
+    def constraint_jacobian(self, t, q):
+        return self.system._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
+
+    def multiplier_names(self):
+        return self.system.all_equation_names()
 
 
 class _ForceSubset(ConstrainedProblem):

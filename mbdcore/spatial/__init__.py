@@ -1,0 +1,52 @@
+"""Spatial (3D) multibody dynamics on the planar engine's assembly: natural-coordinate
+rigid bodies and slender bars, spatial joints, gears and drivers, body torques, and the
+System with 3D gravity and redundant-constraint handling (docs/spatial.md)."""
+
+from mbdcore.spatial.bodies import (
+    ORTHONORMAL_TOLERANCE,
+    BarLengthConstraint,
+    BarState,
+    RigidBody3D,
+    RigidFrameConstraint,
+    RigidState3D,
+    SlenderBar,
+    natural_mass_moments,
+)
+from mbdcore.spatial.forces import BodyTorque
+from mbdcore.spatial.joints import (
+    AngleDriver,
+    Fixed,
+    Prismatic,
+    Revolute,
+    Spherical,
+    SynchronousGear,
+    perpendicular_pair,
+)
+from mbdcore.spatial.kinematics import Scalar, Vec, dot, point, relative_angle, vector
+from mbdcore.spatial.system import SpatialSystem
+
+__all__ = [
+    "ORTHONORMAL_TOLERANCE",
+    "natural_mass_moments",
+    "RigidBody3D",
+    "RigidState3D",
+    "RigidFrameConstraint",
+    "SlenderBar",
+    "BarState",
+    "BarLengthConstraint",
+    "BodyTorque",
+    "Spherical",
+    "Revolute",
+    "Prismatic",
+    "Fixed",
+    "SynchronousGear",
+    "AngleDriver",
+    "perpendicular_pair",
+    "Vec",
+    "Scalar",
+    "point",
+    "vector",
+    "dot",
+    "relative_angle",
+    "SpatialSystem",
+]

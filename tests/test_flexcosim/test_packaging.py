@@ -45,6 +45,11 @@ def test_the_built_wheel_carries_the_licence(tmp_path):
         names = z.namelist()
         assert {"mbdcore/py.typed", "fmu/py.typed", "controllers/py.typed",
                 "flexcosim/py.typed"} <= set(names)
+        # every C source and header the packages compile at run time is in the wheel
+        native = {p.relative_to(ROOT).as_posix()
+                  for package in ("mbdcore", "fmu", "controllers", "flexcosim")
+                  for p in (ROOT / package).rglob("native/**/*") if p.suffix in (".c", ".h")}
+        assert len(native) > 10 and native <= set(names), sorted(native - set(names))
         licence = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
         assert licence, names
         assert z.read(licence[0]) == (ROOT / "LICENSE").read_bytes()

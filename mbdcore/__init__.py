@@ -8,9 +8,10 @@ Layers, each importing only those before it:
 * :mod:`mbdcore.dae` -- constrained equations of motion: formulations, implicit integrators,
   the simulation driver
 * :mod:`mbdcore.multibody` -- the general engine: bodies, joints, forces, analysis, model files
+* :mod:`mbdcore.spatial` -- spatial (3D) bodies: ANCF cables
 * :mod:`mbdcore.models` -- ready-made models: mechanisms, the flexible arm, drives, antennas
 
 See ``docs/architecture.md``.
 """
 
-__all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "models"]
+__all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "spatial", "models"]

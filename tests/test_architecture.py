@@ -5,7 +5,7 @@ a lazy import cannot hide a cycle).  Layers, lowest first; a module may import i
 layer and the layers below it, never above:
 
     mbdcore (blocks, jit) < mbdcore.integrators < mbdcore.dae < mbdcore.multibody
-    < mbdcore.models < fmu.fmi < fmu.cosim < controllers.laws < controllers.design
+    < mbdcore.spatial < mbdcore.models < fmu.fmi < fmu.cosim < controllers.laws < controllers.design
     < flexcosim (application: command line, demo)
 """
 from __future__ import annotations
@@ -28,6 +28,7 @@ LAYERS = (
     "mbdcore.integrators",
     "mbdcore.dae",
     "mbdcore.multibody",
+    "mbdcore.spatial",
     "mbdcore.models",
     "fmu",
     "fmu.fmi",

@@ -57,13 +57,13 @@ def finite_array(name: str, value, shape=None) -> np.ndarray:
 
 def coordinate_unit(name: str) -> str:
     """SI unit of a generalised coordinate from its name ``body.coordinate``: angles
-    (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``)
+    (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``, ``dz``)
     dimensionless, every other coordinate (positions, modal amplitudes scaled to a
     deflection) in m."""
     last = name.rsplit(".", 1)[-1]
     if last in ("phi", "theta") or last.startswith("alpha"):
         return "rad"
-    if last in ("dx", "dy"):
+    if last in ("dx", "dy", "dz"):
         return "1"
     return "m"
 

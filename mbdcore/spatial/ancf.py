@@ -106,6 +106,8 @@ def _positive(cable: str, label: str, value, unit: str, allow_zero: bool = False
         math.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)
     if not ok:
         rel = ">= 0" if allow_zero else "> 0"
+        if isinstance(value, (np.integer, np.floating)):
+            value = value.item()                 # 0.5, not np.float64(0.5)
         raise ParameterError(f"ANCF cable {cable!r}: {label} = {value!r} is invalid: accepted "
                              f"values are finite numbers {rel} [{unit}]")
     return float(value)
@@ -486,8 +488,8 @@ class ANCFCable(BodyBase):
         hit = self._point_cache.get(s)
         if hit is None:
             i, xi = self.locate(s)
-            l = self.element_lengths[i]
-            s0, s1, s2 = (hermite_shape([xi], l, d)[0] for d in (0, 1, 2))
+            length = self.element_lengths[i]
+            s0, s1, s2 = (hermite_shape([xi], length, d)[0] for d in (0, 1, 2))
             J = np.zeros((3, self.n_coords))
             Js = np.zeros((3, self.n_coords))
             for k in range(3):

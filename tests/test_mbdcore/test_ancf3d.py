@@ -73,9 +73,9 @@ def test_mass_matrix_is_the_hermite_matrix_per_direction_and_gives_the_bar_momen
     le, rho_a = 0.3, 2.5
     cable = ANCFCable("c", (0, 0, 0), le * T0, 1, rho_a, 1.0, 1.0)
     hermite = rho_a * le / 420 * np.array([[156, 22 * le, 54, -13 * le],
-                                          [22 * le, 4 * le**2, 13 * le, -3 * le**2],
-                                          [54, 13 * le, 156, -22 * l],
-                                          [-13 * le, -3 * le**2, -22 * le, 4 * le**2]])
+                                           [22 * le, 4 * le**2, 13 * le, -3 * le**2],
+                                           [54, 13 * le, 156, -22 * le],
+                                           [-13 * le, -3 * le**2, -22 * le, 4 * le**2]])
     for k in range(3):
         np.testing.assert_allclose(cable.element_mass[0][k::3, k::3], hermite, rtol=1e-13)
     assert np.all(cable.element_mass[0][0::3, 1::3] == 0)

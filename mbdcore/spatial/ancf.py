@@ -638,8 +638,9 @@ class HeldCoordinates(ConstrainedProblem):
     * ``"fixed"``: r(0) and r'(0) held;
     * or an explicit list of held coordinate indices.
 
-    ``loads`` are :class:`DeadPointLoad` / :class:`ConservativeMoment` objects scaled by
-    :attr:`load_factor` (for load stepping).  Gravity [m/s^2] has the body's dimension.
+    ``loads`` are :class:`DeadPointLoad` / :class:`ConservativeMoment` objects; they and
+    gravity [m/s^2, the body's dimension] are scaled by :attr:`load_factor` (1; the load
+    stepping of :func:`static_deflection` changes it).
     It is a :class:`~mbdcore.dae.problem.ConstrainedProblem` (m = 0), so
     :func:`mbdcore.dae.simulate` integrates it with any method.
     """
@@ -698,7 +699,7 @@ class HeldCoordinates(ConstrainedProblem):
 
     def forces(self, t, q, v):
         qb, vb = self.full(q), self.full_rates(v)
-        f = self.body.applied_forces(t, qb, vb, self.gravity)
+        f = self.body.applied_forces(t, qb, vb, self.load_factor * self.gravity)
         for load in self.loads:
             f = f + self.load_factor * load.forces(qb)
         return self.T.T @ f
@@ -716,7 +717,7 @@ class HeldCoordinates(ConstrainedProblem):
         qb, vb = self.full(q), self.full_rates(v)
         work = sum(self.load_factor * load.work(qb) for load in self.loads)
         return (self.body.kinetic_energy(qb, vb)
-                + self.body.potential_energy(qb, self.gravity) - work)
+                + self.body.potential_energy(qb, self.load_factor * self.gravity) - work)
 
 
 class CableEquilibriumError(RuntimeError):
@@ -737,12 +738,14 @@ class StaticDeflection:
 
 def static_deflection(problem: HeldCoordinates, steps: int = 1, tol: float = 1e-10,
                       max_iterations: int = 30, max_halvings: int = 10) -> StaticDeflection:
-    """Static equilibrium F(z) + mu P(z) = 0 of a :class:`HeldCoordinates` problem by
-    Newton's method with the exact tangent, the loads applied in ``steps`` equal
-    increments of mu up to 1; a step that does not converge is halved (at most
-    ``max_halvings`` times).  Converged when the step is below ``tol`` relative to the
-    coordinates and the residual below ``tol`` relative to the largest of the stiffness
-    forces seen."""
+    """Static equilibrium F(z) + mu P(z) = 0 of a :class:`HeldCoordinates` problem (F the
+    internal forces, P the loads and gravity) by Newton's method with the exact tangent,
+    from the body's initial shape, the loads applied in ``steps`` equal increments of mu
+    up to 1; a step that does not converge is halved (at most ``max_halvings`` times).
+    Converged when a Newton correction is below ``tol`` times the largest coordinate
+    (at least 1 m): with the exact tangent the next one would be of order tol^2.  (A
+    slack cable of little bending stiffness far from its equilibrium is a form-finding
+    problem this plain Newton solves only slowly, by tiny load steps.)"""
     z, _ = problem.initial_state()
     zero = np.zeros(problem.n)
     reached, done, mu, iterations = [], 0.0, 0.0, 0

@@ -133,7 +133,252 @@ def _vectors(cable: str, label: str, value, rows: int | None = None) -> np.ndarr
     return arr
 
 
-class ANCFCable(BodyBase):
+class _HermiteLine(BodyBase):
+    """What every spatial ANCF line element shares: a centreline r(x) of cubic Hermite
+    elements over nodes that carry r and r' (and, in a subclass, more vectors: the node
+    has ``node_size`` coordinates, r first and r' next), its constant mass, gravity,
+    markers by stress-free arc length, point and slope kinematics, assembly of element
+    blocks.  Subclasses set the parameters and give the elastic forces."""
+
+    constant_mass = True
+    #: coordinates per node: r (3) and r' (3) first, then whatever a subclass adds
+    node_size = 6
+    kind = "ANCF line"
+
+    def _setup_line(self, nodes, lengths, velocity, markers, n_gauss) -> None:
+        """The shared set-up: ``nodes`` (N + 1, node_size) initial nodal coordinates,
+        ``lengths`` (N,) stress-free element lengths [m] (rho_a set before)."""
+        name = self.name
+        if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
+            raise ParameterError(f"{self.kind} {name!r}: n_gauss = {n_gauss!r}: accepted "
+                                 "integers >= 3")
+        self.velocity = _vectors(name, "velocity", [np.ravel(velocity)]
+                                 if np.size(velocity) == 3 else velocity, 1)[0]
+        self.element_lengths = np.ascontiguousarray(lengths, dtype=float)
+        self.n_elements = self.element_lengths.size
+        self.n_nodes = self.n_elements + 1
+        self.n_coords = self.node_size * self.n_nodes
+        ns = self.node_size
+        # the element columns of (r_A, r'_A, r_B, r'_B), each a 3-vector
+        self._hermite_columns = np.concatenate([np.arange(6), ns + np.arange(6)])
+        self.node_arc = np.concatenate([[0.0], np.cumsum(self.element_lengths)])
+        self.length = float(self.node_arc[-1])          # stress-free length L0 [m]
+        self._q0 = np.ascontiguousarray(nodes, dtype=float).ravel()
+        self.tangent0 = nodes[0, 3:6] / np.linalg.norm(nodes[0, 3:6])
+        x, w = np.polynomial.legendre.leggauss(int(n_gauss))
+        self._gauss_xi = np.ascontiguousarray(0.5 * (x + 1.0))
+        self._gauss_w = np.ascontiguousarray(0.5 * w)       # on [0, 1]: sum 1
+        self._setup_mass()
+        self._point_cache: dict[float, tuple] = {}
+        for key, frac in END_MARKERS.items():
+            self.add_marker(key, frac * self.length)
+        for key, s in (markers or {}).items():
+            if key in END_MARKERS:
+                at = self.check_location(f"marker {name}.{key}", s)
+                if abs(at - self.markers[key]) > 1e-9 * self.length:
+                    raise ParameterError(
+                        f"{self.kind} {name!r}: marker {key!r} = {s!r} m: {key!r} is the "
+                        f"end at s = {self.markers[key]:g} m; accepted: that value, or "
+                        "another name")
+                continue
+            self.add_marker(key, s)
+
+    def _section_mass(self, length: float) -> np.ndarray:
+        """The element mass of the coordinates beyond r and r' ((2 node_size)^2, zero
+        for a cable)."""
+        return np.zeros((2 * self.node_size, 2 * self.node_size))
+
+    def _setup_mass(self) -> None:
+        # degree-6 integrand: 4 Gauss points are exact
+        x, w = np.polynomial.legendre.leggauss(4)
+        xi, wq = 0.5 * (x + 1.0), 0.5 * w
+        ne = 2 * self.node_size
+        cols = self._hermite_columns
+        m_el = np.empty((self.n_elements, ne, ne))
+        c = np.zeros((self.n_nodes, self.node_size // 3))   # gravity: int rho_a S dx
+        for length in np.unique(self.element_lengths):
+            s0 = hermite_shape(xi, length, 0)
+            m4 = self.rho_a * length * np.einsum("g,gk,gm->km", wq, s0, s0)
+            block = self._section_mass(length)
+            block[np.ix_(cols, cols)] += np.kron(m4, np.eye(3))
+            where = self.element_lengths == length
+            m_el[where] = block
+            c_el = self.rho_a * length * (wq @ s0)
+            idx = np.flatnonzero(where)
+            np.add.at(c[:, :2], idx, c_el[:2])
+            np.add.at(c[:, :2], idx + 1, c_el[2:])
+        self.element_mass = m_el
+        self._mass_sparse = self._assemble_sparse(m_el)
+        self._gravity_weights = np.repeat(c.ravel(), 3)        # per coordinate
+
+    def _assemble_vector(self, f_el: np.ndarray) -> np.ndarray:
+        ns = self.node_size
+        out = np.zeros(self.n_coords)
+        nodes = out.reshape(self.n_nodes, ns)
+        nodes[:-1] += f_el[:, :ns]
+        nodes[1:] += f_el[:, ns:]
+        return out
+
+    def _assemble_dense(self, k_el: np.ndarray) -> np.ndarray:
+        """Dense (n, n) matrix from element blocks (N, 2 node_size, 2 node_size)."""
+        n_n, ns = self.n_nodes, self.node_size
+        out = np.zeros((self.n_coords, self.n_coords))
+        blocks = out.reshape(n_n, ns, n_n, ns)
+        i = np.arange(self.n_elements)
+        blocks[i, :, i, :] += k_el[:, :ns, :ns]
+        blocks[i + 1, :, i + 1, :] += k_el[:, ns:, ns:]
+        blocks[i, :, i + 1, :] += k_el[:, :ns, ns:]
+        blocks[i + 1, :, i, :] += k_el[:, ns:, :ns]
+        return out
+
+    def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
+        """CSR matrix from element blocks (N, 2 node_size, 2 node_size); the pattern
+        computed once, the shared node blocks summed by one bincount."""
+        n, ns = self.n_coords, self.node_size
+        if not hasattr(self, "_csr_pattern"):
+            dofs = ns * np.arange(self.n_elements)[:, None] + np.arange(2 * ns)[None, :]
+            rows = np.repeat(dofs, 2 * ns, axis=1).ravel()
+            cols = np.tile(dofs, (1, 2 * ns)).ravel()
+            keys, where = np.unique(rows * n + cols, return_inverse=True)
+            indptr = np.searchsorted(keys // n, np.arange(n + 1))
+            self._csr_pattern = (where, keys % n, indptr, keys.size)
+        where, indices, indptr, nnz = self._csr_pattern
+        data = np.bincount(where, weights=np.ascontiguousarray(k_el).ravel(), minlength=nnz)
+        return scipy.sparse.csr_matrix((data, indices.copy(), indptr.copy()), shape=(n, n))
+
+    def element_coordinates(self, qb) -> np.ndarray:
+        """Element coordinate vectors, shape (N, 2 node_size): a strided view, no copy."""
+        ns = self.node_size
+        return np.lib.stride_tricks.sliding_window_view(np.asarray(qb, float), 2 * ns)[::ns]
+
+    def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
+        """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
+        return self._elastic(qb, vb, False)[0]
+
+    def tangent_matrices(self, qb, vb=None, sparse: bool = True):
+        """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m] of the
+        internal forces: CSR matrices (``sparse=True``) or dense arrays; C is None without
+        damping.  Block-banded: bandwidth 2 node_size - 1 in the coordinate order."""
+        _, k_el, c_el = self._elastic(qb, vb, True)
+        asm = self._assemble_sparse if sparse else self._assemble_dense
+        return asm(k_el), (None if c_el is None else asm(c_el))
+
+    def check_location(self, label, location):
+        try:
+            s = float(location)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{label}: location {location!r} must be an arc length "
+                                 f"in [0, {self.length:g}] m") from None
+        tol = 1e-12 * self.length
+        if not (math.isfinite(s) and -tol <= s <= self.length + tol):
+            raise ParameterError(f"{label}: arc length {location!r} is outside the body: "
+                                 f"accepted values are 0 .. {self.length:g} m")
+        return min(max(s, 0.0), self.length)
+
+    def initial_coordinates(self):
+        v = np.zeros((self.n_nodes, self.node_size))
+        v[:, :3] = self.velocity
+        return self._q0.copy(), v.ravel()
+
+    def mass_matrix(self, qb=None) -> np.ndarray:
+        """The constant consistent mass matrix as a new dense array [kg, kg m, kg m^2]."""
+        return self._mass_sparse.toarray()
+
+    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
+        """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
+        return self._mass_sparse
+
+    def gravity_forces(self, gravity) -> np.ndarray:
+        """Generalised forces of distributed gravity (3,) [m/s^2]: int rho_a S^T g dx [N, N m]."""
+        gravity = np.asarray(gravity, float)
+        return self._gravity_weights * np.tile(gravity, self.n_coords // 3)
+
+    def applied_forces(self, t, qb, vb, gravity):
+        return self.internal_forces(qb, vb) + self.gravity_forces(gravity)
+
+    def force_jacobians(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=False)
+        return -k, (np.zeros_like(k) if c is None else -c)
+
+    def force_jacobians_sparse(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=True)
+        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
+
+    def _gauss_gradients(self, qb):
+        """a = r', b = r'' at every Gauss point, shape (N, G, 3) each."""
+        e = self.element_coordinates(qb)[:, self._hermite_columns].reshape(
+            self.n_elements, 4, 3)
+        a = np.empty((self.n_elements, self._gauss_xi.size, 3))
+        b = np.empty_like(a)
+        for length in np.unique(self.element_lengths):
+            where = self.element_lengths == length
+            d1 = hermite_shape(self._gauss_xi, length, 1)
+            d2 = hermite_shape(self._gauss_xi, length, 2)
+            a[where] = np.einsum("gk,eki->egi", d1, e[where])
+            b[where] = np.einsum("gk,eki->egi", d2, e[where])
+        return a, b
+
+    def _gradients_at(self, qb, s):
+        i0, _, s1, s2, _, _ = self._interp(s)
+        e = qb[i0 + self._hermite_columns].reshape(4, 3)
+        return s1 @ e, s2 @ e
+
+    def potential_energy(self, qb, gravity):
+        return self.strain_energy(qb) - float(self.gravity_forces(gravity) @ qb)
+
+    def kinetic_energy(self, qb, vb):
+        return 0.5 * float(vb @ (self._mass_sparse @ vb))
+
+    def state(self, qb, vb):
+        return CableState(self, qb, vb)
+
+    def tip_deflection(self, qb) -> np.ndarray:
+        """Tip displacement transverse to the root tangent [m], shape (3,): the part of
+        r(L0) - r(0) normal to r'(0).  Zero for every rigid motion of the straight body;
+        exact for large deflections."""
+        qb = np.asarray(qb, float)
+        t = qb[3:6] / np.linalg.norm(qb[3:6])
+        tip = self.n_coords - self.node_size
+        d = qb[tip:tip + 3] - qb[0:3]
+        return d - (d @ t) * t
+
+    def locate(self, s: float) -> tuple[int, float]:
+        """(element index, xi) of the stress-free arc length s [m]."""
+        i = int(np.searchsorted(self.node_arc, s, side="right")) - 1
+        i = min(max(i, 0), self.n_elements - 1)
+        return i, (s - self.node_arc[i]) / self.element_lengths[i]
+
+    def _interp(self, s: float):
+        """(first coordinate, S, S', S'', J_point, J_slope) of arc length s; cached."""
+        hit = self._point_cache.get(s)
+        if hit is None:
+            i, xi = self.locate(s)
+            length = self.element_lengths[i]
+            s0, s1, s2 = (hermite_shape([xi], length, d)[0] for d in (0, 1, 2))
+            J = np.zeros((3, self.n_coords))
+            Js = np.zeros((3, self.n_coords))
+            cols = self.node_size * i + self._hermite_columns.reshape(4, 3)
+            for k in range(3):
+                J[k, cols[:, k]] = s0
+                Js[k, cols[:, k]] = s1
+            J.setflags(write=False)
+            Js.setflags(write=False)
+            hit = (self.node_size * i, s0, s1, s2, J, Js)
+            if len(self._point_cache) < 1024:
+                self._point_cache[s] = hit
+        return hit
+
+    def positions(self, qb, s) -> np.ndarray:
+        """Positions r(s) [m] of the arc lengths s (array), shape (k, 3)."""
+        qb = np.asarray(qb, float)
+        out = []
+        for sj in np.atleast_1d(np.asarray(s, float)):
+            i0, s0, *_ = self._interp(float(sj))
+            out.append(s0 @ qb[i0 + self._hermite_columns].reshape(4, 3))
+        return np.array(out)
+
+
+class ANCFCable(_HermiteLine):
     """Spatial ANCF cable of gradient-deficient Hermite elements (Gerstmayr & Shabana
     2006; module docstring; docs/spatial.md).
 
@@ -168,7 +413,7 @@ class ANCFCable(BodyBase):
     See :meth:`from_nodes` for a curved initial shape.
     """
 
-    constant_mass = True
+    kind = "ANCF cable"
 
     def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ea: float,
                  ei: float, damping: float = 0.0, stress_free_length: float | None = None,
@@ -247,104 +492,16 @@ class ANCFCable(BodyBase):
                     n_gauss)
         return self
 
-    # -- set-up ------------------------------------------------------------------------
     def _setup(self, positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
                n_gauss) -> None:
         name = self.name
-        if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
-            raise ParameterError(f"ANCF cable {name!r}: n_gauss = {n_gauss!r}: accepted "
-                                 "integers >= 3")
         self.rho_a = _positive(name, "rho_a", rho_a, "kg/m")
         self.ea = _positive(name, "ea", ea, "N")
         self.ei = _positive(name, "ei", ei, "N.m2")
         self.damping = _positive(name, "damping", damping, "s", allow_zero=True)
-        self.velocity = _vectors(name, "velocity", [np.ravel(velocity)]
-                                 if np.size(velocity) == 3 else velocity, 1)[0]
-        self.element_lengths = np.ascontiguousarray(lengths, dtype=float)
-        self.n_elements = self.element_lengths.size
-        self.n_nodes = self.n_elements + 1
-        self.n_coords = 6 * self.n_nodes
-        self.node_arc = np.concatenate([[0.0], np.cumsum(self.element_lengths)])
-        self.length = float(self.node_arc[-1])          # stress-free length L0 [m]
-        self._q0 = np.column_stack([positions, slopes]).ravel()
-        self.tangent0 = slopes[0] / np.linalg.norm(slopes[0])
-        x, w = np.polynomial.legendre.leggauss(int(n_gauss))
-        self._gauss_xi = np.ascontiguousarray(0.5 * (x + 1.0))
-        self._gauss_w = np.ascontiguousarray(0.5 * w)       # on [0, 1]: sum 1
-        self._setup_mass()
-        self._point_cache: dict[float, tuple] = {}
-        for key, frac in END_MARKERS.items():
-            self.add_marker(key, frac * self.length)
-        for key, s in (markers or {}).items():
-            if key in END_MARKERS:
-                at = self.check_location(f"marker {name}.{key}", s)
-                if abs(at - self.markers[key]) > 1e-9 * self.length:
-                    raise ParameterError(
-                        f"ANCF cable {name!r}: marker {key!r} = {s!r} m: {key!r} is the "
-                        f"cable's end at s = {self.markers[key]:g} m; accepted: that value, "
-                        "or another name")
-                continue
-            self.add_marker(key, s)
+        self._setup_line(np.column_stack([positions, slopes]), lengths, velocity, markers,
+                         n_gauss)
 
-    def _setup_mass(self) -> None:
-        # degree-6 integrand: 4 Gauss points are exact
-        x, w = np.polynomial.legendre.leggauss(4)
-        xi, wq = 0.5 * (x + 1.0), 0.5 * w
-        m_el = np.empty((self.n_elements, 12, 12))
-        c = np.zeros((self.n_nodes, 2))            # gravity weights: int rho_a S dx
-        for length in np.unique(self.element_lengths):
-            s0 = hermite_shape(xi, length, 0)
-            m4 = self.rho_a * length * np.einsum("g,gk,gm->km", wq, s0, s0)
-            where = self.element_lengths == length
-            m_el[where] = np.kron(m4, np.eye(3))
-            c_el = self.rho_a * length * (wq @ s0)
-            idx = np.flatnonzero(where)
-            np.add.at(c, idx, c_el[:2])
-            np.add.at(c, idx + 1, c_el[2:])
-        self.element_mass = m_el
-        self._mass_sparse = self._assemble_sparse(m_el)
-        self._gravity_weights = np.repeat(c.ravel(), 3)        # per coordinate
-
-    # -- assembly helpers ----------------------------------------------------------------
-    def _assemble_vector(self, f_el: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n_coords)
-        nodes = out.reshape(self.n_nodes, 6)
-        nodes[:-1] += f_el[:, :6]
-        nodes[1:] += f_el[:, 6:]
-        return out
-
-    def _assemble_dense(self, k_el: np.ndarray) -> np.ndarray:
-        """Dense (n, n) matrix from element blocks (N, 12, 12)."""
-        n_n = self.n_nodes
-        out = np.zeros((self.n_coords, self.n_coords))
-        blocks = out.reshape(n_n, 6, n_n, 6)
-        i = np.arange(self.n_elements)
-        blocks[i, :, i, :] += k_el[:, :6, :6]
-        blocks[i + 1, :, i + 1, :] += k_el[:, 6:, 6:]
-        blocks[i, :, i + 1, :] += k_el[:, :6, 6:]
-        blocks[i + 1, :, i, :] += k_el[:, 6:, :6]
-        return out
-
-    def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
-        """CSR matrix from element blocks (N, 12, 12); the pattern computed once, the
-        shared node blocks summed by one bincount."""
-        n = self.n_coords
-        if not hasattr(self, "_csr_pattern"):
-            dofs = 6 * np.arange(self.n_elements)[:, None] + np.arange(12)[None, :]
-            rows = np.repeat(dofs, 12, axis=1).ravel()
-            cols = np.tile(dofs, (1, 12)).ravel()
-            keys, where = np.unique(rows * n + cols, return_inverse=True)
-            indptr = np.searchsorted(keys // n, np.arange(n + 1))
-            self._csr_pattern = (where, keys % n, indptr, keys.size)
-        where, indices, indptr, nnz = self._csr_pattern
-        data = np.bincount(where, weights=np.ascontiguousarray(k_el).ravel(), minlength=nnz)
-        return scipy.sparse.csr_matrix((data, indices.copy(), indptr.copy()), shape=(n, n))
-
-    def element_coordinates(self, qb) -> np.ndarray:
-        """Element coordinate vectors, shape (N, 12): a strided view, no copy."""
-        return np.lib.stride_tricks.sliding_window_view(np.asarray(qb, float), 12)[::6]
-
-    # -- elastic forces (C) ------------------------------------------------------------
     def _elastic(self, qb, vb, tangents: bool):
         """-dU/de - Q_d [N] and, with ``tangents``, the element blocks of K = -dF/dq and
         C = -dF/dv (N, 12, 12) (C None without damping or rates): one C call."""
@@ -360,60 +517,6 @@ class ANCFCable(BodyBase):
                                         _pointer(k_el), _pointer(c_el))
         return f, k_el, c_el
 
-    def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
-        """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
-        return self._elastic(qb, vb, False)[0]
-
-    def tangent_matrices(self, qb, vb=None, sparse: bool = True):
-        """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m] of the
-        internal forces: CSR matrices (``sparse=True``) or dense arrays; C is None without
-        damping.  Block-banded: bandwidth 11 in the coordinate order."""
-        _, k_el, c_el = self._elastic(qb, vb, True)
-        asm = self._assemble_sparse if sparse else self._assemble_dense
-        return asm(k_el), (None if c_el is None else asm(c_el))
-
-    # -- BodyBase interface ---------------------------------------------------------------
-    def check_location(self, label, location):
-        try:
-            s = float(location)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{label}: location {location!r} must be an arc length "
-                                 f"in [0, {self.length:g}] m") from None
-        tol = 1e-12 * self.length
-        if not (math.isfinite(s) and -tol <= s <= self.length + tol):
-            raise ParameterError(f"{label}: arc length {location!r} is outside the cable: "
-                                 f"accepted values are 0 .. {self.length:g} m")
-        return min(max(s, 0.0), self.length)
-
-    def initial_coordinates(self):
-        v = np.zeros((self.n_nodes, 6))
-        v[:, :3] = self.velocity
-        return self._q0.copy(), v.ravel()
-
-    def mass_matrix(self, qb=None) -> np.ndarray:
-        """The constant consistent mass matrix as a new dense array [kg, kg m, kg m^2]."""
-        return self._mass_sparse.toarray()
-
-    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
-        """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
-        return self._mass_sparse
-
-    def gravity_forces(self, gravity) -> np.ndarray:
-        """Generalised forces of distributed gravity (3,) [m/s^2]: int rho_a S^T g dx [N, N m]."""
-        gravity = np.asarray(gravity, float)
-        return self._gravity_weights * np.tile(gravity, 2 * self.n_nodes)
-
-    def applied_forces(self, t, qb, vb, gravity):
-        return self.internal_forces(qb, vb) + self.gravity_forces(gravity)
-
-    def force_jacobians(self, t, qb, vb, gravity):
-        k, c = self.tangent_matrices(qb, vb, sparse=False)
-        return -k, (np.zeros_like(k) if c is None else -c)
-
-    def force_jacobians_sparse(self, t, qb, vb, gravity):
-        k, c = self.tangent_matrices(qb, vb, sparse=True)
-        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
-
     def strains(self, qb, s=None):
         """Axial strain eps [-] and curvature |k| [1/m] at arc lengths s [m] (default:
         every Gauss point, element by element), each shape (k,)."""
@@ -427,24 +530,6 @@ class ANCFCable(BodyBase):
         k = np.cross(a, b) * g[..., None] ** -1.5
         return 0.5 * (g - 1.0).ravel(), np.linalg.norm(k, axis=-1).ravel()
 
-    def _gauss_gradients(self, qb):
-        """a = r', b = r'' at every Gauss point, shape (N, G, 3) each."""
-        e = self.element_coordinates(qb).reshape(self.n_elements, 4, 3)
-        a = np.empty((self.n_elements, self._gauss_xi.size, 3))
-        b = np.empty_like(a)
-        for length in np.unique(self.element_lengths):
-            where = self.element_lengths == length
-            d1 = hermite_shape(self._gauss_xi, length, 1)
-            d2 = hermite_shape(self._gauss_xi, length, 2)
-            a[where] = np.einsum("gk,eki->egi", d1, e[where])
-            b[where] = np.einsum("gk,eki->egi", d2, e[where])
-        return a, b
-
-    def _gradients_at(self, qb, s):
-        i0, _, s1, s2, _, _ = self._interp(s)
-        e = qb[i0:i0 + 12].reshape(4, 3)
-        return s1 @ e, s2 @ e
-
     def strain_energy(self, qb) -> float:
         """Axial plus bending strain energy [J]."""
         a, b = self._gauss_gradients(np.asarray(qb, float))
@@ -454,62 +539,9 @@ class ANCFCable(BodyBase):
                       + self.ei * np.einsum("...i,...i->...", c, c) / g**3)
         return float(np.einsum("eg,g,e->", dens, self._gauss_w, self.element_lengths))
 
-    def potential_energy(self, qb, gravity):
-        return self.strain_energy(qb) - float(self.gravity_forces(gravity) @ qb)
-
-    def kinetic_energy(self, qb, vb):
-        return 0.5 * float(vb @ (self._mass_sparse @ vb))
-
-    def state(self, qb, vb):
-        return CableState(self, qb, vb)
-
     def coordinate_names(self):
         return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
                 for c in ("rx", "ry", "rz", "dx", "dy", "dz")]
-
-    def tip_deflection(self, qb) -> np.ndarray:
-        """Tip displacement transverse to the root tangent [m], shape (3,): the part of
-        r(L0) - r(0) normal to r'(0).  Zero for every rigid motion of the straight cable;
-        exact for large deflections."""
-        qb = np.asarray(qb, float)
-        t = qb[3:6] / np.linalg.norm(qb[3:6])
-        d = qb[-6:-3] - qb[0:3]
-        return d - (d @ t) * t
-
-    # -- fields along the cable -------------------------------------------------------------
-    def locate(self, s: float) -> tuple[int, float]:
-        """(element index, xi) of the stress-free arc length s [m]."""
-        i = int(np.searchsorted(self.node_arc, s, side="right")) - 1
-        i = min(max(i, 0), self.n_elements - 1)
-        return i, (s - self.node_arc[i]) / self.element_lengths[i]
-
-    def _interp(self, s: float):
-        """(first coordinate, S, S', S'', J_point, J_slope) of arc length s; cached."""
-        hit = self._point_cache.get(s)
-        if hit is None:
-            i, xi = self.locate(s)
-            length = self.element_lengths[i]
-            s0, s1, s2 = (hermite_shape([xi], length, d)[0] for d in (0, 1, 2))
-            J = np.zeros((3, self.n_coords))
-            Js = np.zeros((3, self.n_coords))
-            for k in range(3):
-                J[k, 6 * i + k:6 * i + 12:3] = s0
-                Js[k, 6 * i + k:6 * i + 12:3] = s1
-            J.setflags(write=False)
-            Js.setflags(write=False)
-            hit = (6 * i, s0, s1, s2, J, Js)
-            if len(self._point_cache) < 1024:
-                self._point_cache[s] = hit
-        return hit
-
-    def positions(self, qb, s) -> np.ndarray:
-        """Positions r(s) [m] of the arc lengths s (array), shape (k, 3)."""
-        qb = np.asarray(qb, float)
-        out = []
-        for sj in np.atleast_1d(np.asarray(s, float)):
-            i0, s0, *_ = self._interp(float(sj))
-            out.append(s0 @ qb[i0:i0 + 12].reshape(4, 3))
-        return np.array(out)
 
     def __repr__(self):
         return (f"ANCFCable({self.name!r}, L0={self.length:g} m, N={self.n_elements}, "
@@ -517,13 +549,13 @@ class ANCFCable(BodyBase):
 
 
 class CableState(BodyState):
-    """Kinematics of an ANCF cable in one state: ``point(s)`` and ``slope(s)`` ->
+    """Kinematics of an ANCF cable or beam in one state: ``point(s)`` and ``slope(s)`` ->
     (value, rate, J (3, n_coords), quad (3,)), value'' = J e'' + quad.  Both r and r' are
     linear in e, so J is the shape-function matrix and quad = 0."""
 
     __slots__ = ("body", "index", "qb", "vb")
 
-    def __init__(self, body: ANCFCable, qb, vb):
+    def __init__(self, body: _HermiteLine, qb, vb):
         self.body = body
         self.index = body.index
         self.qb = np.asarray(qb, float)
@@ -531,14 +563,16 @@ class CableState(BodyState):
 
     def point(self, s):
         i0, s0, _, _, J, _ = self.body._interp(s)
-        r = s0 @ self.qb[i0:i0 + 12].reshape(4, 3)
-        rd = s0 @ self.vb[i0:i0 + 12].reshape(4, 3)
+        cols = i0 + self.body._hermite_columns
+        r = s0 @ self.qb[cols].reshape(4, 3)
+        rd = s0 @ self.vb[cols].reshape(4, 3)
         return r, rd, J, np.zeros(3)
 
     def slope(self, s):
         i0, _, s1, _, _, Js = self.body._interp(s)
-        a = s1 @ self.qb[i0:i0 + 12].reshape(4, 3)
-        ad = s1 @ self.vb[i0:i0 + 12].reshape(4, 3)
+        cols = i0 + self.body._hermite_columns
+        a = s1 @ self.qb[cols].reshape(4, 3)
+        ad = s1 @ self.vb[cols].reshape(4, 3)
         return a, ad, Js, np.zeros(3)
 
     def angle(self, location=None):

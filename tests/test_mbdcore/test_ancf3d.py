@@ -423,7 +423,7 @@ def test_markers_and_point_kinematics():
         assert not np.any(quad) and not np.any(quad_s)
     assert cable.coordinate_names()[:6] == ["c.n0.rx", "c.n0.ry", "c.n0.rz", "c.n0.dx",
                                             "c.n0.dy", "c.n0.dz"]
-    with pytest.raises(ParameterError, match="outside the cable"):
+    with pytest.raises(ParameterError, match="outside the body"):
         cable.add_marker("beyond", 1.5)
 
 

@@ -184,3 +184,166 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
         for (j = 0; j < 12; j++) f[6 * el + j] -= fe[j];
     }
 }
+
+/* ------------------------------------------------------------------------------------
+ * The fully parameterised beam (mbdcore.spatial.ancf.ANCFBeam3D): nodes carry r, r_x,
+ * r_y, r_z (12 coordinates); r(x) is the cubic Hermite of (r, r_x), the directors
+ * d2 = r_y and d3 = r_z are interpolated linearly.  Every strain is a quadratic form in
+ * a few "slot" vectors u_s (each a 3-vector linear in the coordinates):
+ *
+ *   s = sum_t c_t u_{i_t} . u_{j_t} + s0,     energy density k s^2 / 2,
+ *
+ * given by a table (term count, slots, coefficients, offset, stiffness) built in Python.
+ * Gauss strains use the slots (a = r_x, b = r_xx, d2, d2', d3, d3') at G points;
+ * nodal strains the slots (r_x, r_y, r_z) at each end of the element, with the weight
+ * l/2 (each node gets half of each adjacent element: its tributary length).
+ * ------------------------------------------------------------------------------------ */
+#define QS_MAX_SLOTS 6
+#define QS_DIM (3 * QS_MAX_SLOTS)
+
+/* the stress gradient sg = sum_k sigma_k ds_k/du (3 n_slots) and, if P, the tangent
+ * P = d sg / du and Cp = d sg / du' (3 n_slots squared, row-major), for the strains of
+ * one table at one point; sigma_k = k (s_k + beta s_k'). */
+static void quadratic_strains(int n_slots, const double *u, const double *ud, int n_str,
+                              const int *n_terms, const int *ti, const int *tj,
+                              const double *tc, const double *s0, const double *stiff,
+                              double beta, double *sg, double *P, double *Cp) {
+    const int dim = 3 * n_slots;
+    int k, t, i, j, x, y;
+    memset(sg, 0, sizeof(double) * dim);
+    if (P) memset(P, 0, sizeof(double) * dim * dim);
+    if (Cp) memset(Cp, 0, sizeof(double) * dim * dim);
+    for (k = 0; k < n_str; k++) {
+        double g[QS_DIM] = {0.0}, hud[QS_DIM] = {0.0}, s = s0[k], sd = 0.0, sigma;
+        for (t = 0; t < n_terms[k]; t++) {
+            const int a = ti[2 * k + t], b = tj[2 * k + t];
+            const double c = tc[2 * k + t];
+            s += c * dot3(u + 3 * a, u + 3 * b);
+            for (x = 0; x < 3; x++) {
+                g[3 * a + x] += c * u[3 * b + x];
+                g[3 * b + x] += c * u[3 * a + x];
+                if (ud) {                         /* H u' */
+                    hud[3 * a + x] += c * ud[3 * b + x];
+                    hud[3 * b + x] += c * ud[3 * a + x];
+                }
+            }
+        }
+        if (ud) for (i = 0; i < dim; i++) sd += g[i] * ud[i];
+        sigma = stiff[k] * (s + beta * sd);
+        for (i = 0; i < dim; i++) sg[i] += sigma * g[i];
+        if (!P) continue;
+        for (i = 0; i < dim; i++)
+            for (j = 0; j < dim; j++) {
+                P[i * dim + j] += stiff[k] * g[i] * (g[j] + beta * hud[j]);
+                if (Cp) Cp[i * dim + j] += beta * stiff[k] * g[i] * g[j];
+            }
+        for (t = 0; t < n_terms[k]; t++) {       /* sigma times the Hessian of s */
+            const int a = ti[2 * k + t], b = tj[2 * k + t];
+            const double c = sigma * tc[2 * k + t];
+            for (y = 0; y < 3; y++) {
+                P[(3 * a + y) * dim + 3 * b + y] += c;
+                P[(3 * b + y) * dim + 3 * a + y] += c;
+            }
+        }
+    }
+}
+
+/* the slot coefficients at xi of an element of length l over its 8 nodal vectors
+ * (r_A, r_x,A, r_y,A, r_z,A, r_B, r_x,B, r_y,B, r_z,B): Bs[slot][vector] */
+static void beam_slots(double xi, double l, double Bs[6][8]) {
+    double d1[4], d2[4];
+    int s, v;
+    hermite_derivatives(xi, l, d1, d2);
+    for (s = 0; s < 6; s++)
+        for (v = 0; v < 8; v++) Bs[s][v] = 0.0;
+    Bs[0][0] = d1[0]; Bs[0][1] = d1[1]; Bs[0][4] = d1[2]; Bs[0][5] = d1[3];
+    Bs[1][0] = d2[0]; Bs[1][1] = d2[1]; Bs[1][4] = d2[2]; Bs[1][5] = d2[3];
+    Bs[2][2] = 1.0 - xi; Bs[2][6] = xi;
+    Bs[3][2] = -1.0 / l; Bs[3][6] = 1.0 / l;
+    Bs[4][3] = 1.0 - xi; Bs[4][7] = xi;
+    Bs[5][3] = -1.0 / l; Bs[5][7] = 1.0 / l;
+}
+
+/* add w Bs^T sg to the element force (24) and w Bs^T P Bs to the element blocks */
+static void scatter_slots(int n_slots, const double *Bs, double w, const double *sg,
+                          const double *P, const double *Cp, double *fe, double *ke,
+                          double *ce) {
+    const int dim = 3 * n_slots;
+    int s, r, v, vv, x, y;
+    for (s = 0; s < n_slots; s++)
+        for (v = 0; v < 8; v++) {
+            const double c = w * Bs[s * 8 + v];
+            if (c == 0.0) continue;
+            for (x = 0; x < 3; x++) fe[3 * v + x] += c * sg[3 * s + x];
+        }
+    if (!ke) return;
+    for (s = 0; s < n_slots; s++)
+        for (v = 0; v < 8; v++) {
+            const double cs = w * Bs[s * 8 + v];
+            if (cs == 0.0) continue;
+            for (r = 0; r < n_slots; r++)
+                for (vv = 0; vv < 8; vv++) {
+                    const double c = cs * Bs[r * 8 + vv];
+                    if (c == 0.0) continue;
+                    for (x = 0; x < 3; x++)
+                        for (y = 0; y < 3; y++) {
+                            const int at = (3 * v + x) * 24 + 3 * vv + y;
+                            ke[at] += c * P[(3 * s + x) * dim + 3 * r + y];
+                            if (ce) ce[at] += c * Cp[(3 * s + x) * dim + 3 * r + y];
+                        }
+                }
+        }
+}
+
+/* Inputs: N elements of lengths len; G Gauss points xi, w (on [0, 1]); q (12 (N + 1)),
+ * v (or NULL); the Gauss table (gs_n strains: gs_terms, gs_i, gs_j, gs_c (2 per strain),
+ * gs_s0, gs_k) and the nodal table (ns_n, ns_terms, ns_i, ns_j, ns_c, ns_s0, ns_k);
+ * beta [s].  Outputs: f (12 (N + 1)) = -dU/dq - Q_d [N]; k, c element blocks
+ * (N x 24 x 24) or NULL.  No allocation. */
+ANCF3D_API void ancf3d_beam_forces(int N, const double *len, int G, const double *xi,
+                                   const double *w, const double *q, const double *v,
+                                   int gs_n, const int *gs_terms, const int *gs_i,
+                                   const int *gs_j, const double *gs_c, const double *gs_s0,
+                                   const double *gs_k, int ns_n, const int *ns_terms,
+                                   const int *ns_i, const int *ns_j, const double *ns_c,
+                                   const double *ns_s0, const double *ns_k, double beta,
+                                   double *f, double *k, double *c) {
+    int el, g, s, vv, x, end;
+    const int damped = v != NULL && beta > 0.0;
+    memset(f, 0, sizeof(double) * 12 * (N + 1));
+    for (el = 0; el < N; el++) {
+        const double l = len[el];
+        const double *e = q + 12 * el, *ed = damped ? v + 12 * el : NULL;
+        double fe[24] = {0.0}, sg[QS_DIM], P[QS_DIM * QS_DIM], Cp[QS_DIM * QS_DIM];
+        double *ke = k ? k + 576 * el : NULL, *ce = (k && c && damped) ? c + 576 * el : NULL;
+        if (ke) memset(ke, 0, sizeof(double) * 576);
+        if (ce) memset(ce, 0, sizeof(double) * 576);
+        for (g = 0; g < G; g++) {
+            double Bs[6][8], u[18] = {0.0}, ud[18] = {0.0};
+            beam_slots(xi[g], l, Bs);
+            for (s = 0; s < 6; s++)
+                for (vv = 0; vv < 8; vv++) {
+                    if (Bs[s][vv] == 0.0) continue;
+                    for (x = 0; x < 3; x++) {
+                        u[3 * s + x] += Bs[s][vv] * e[3 * vv + x];
+                        if (damped) ud[3 * s + x] += Bs[s][vv] * ed[3 * vv + x];
+                    }
+                }
+            quadratic_strains(6, u, damped ? ud : NULL, gs_n, gs_terms, gs_i, gs_j, gs_c,
+                              gs_s0, gs_k, beta, sg, ke ? P : NULL, ce ? Cp : NULL);
+            scatter_slots(6, &Bs[0][0], w[g] * l, sg, P, Cp, fe, ke, ce);
+        }
+        for (end = 0; end < 2; end++) {     /* the nodal strains, weight l/2 at each end */
+            double Bn[3][8] = {{0.0}};
+            const int base = 4 * end;
+            Bn[0][base + 1] = 1.0;
+            Bn[1][base + 2] = 1.0;
+            Bn[2][base + 3] = 1.0;
+            quadratic_strains(3, e + 12 * end + 3, damped ? ed + 12 * end + 3 : NULL, ns_n,
+                              ns_terms, ns_i, ns_j, ns_c, ns_s0, ns_k, beta, sg,
+                              ke ? P : NULL, ce ? Cp : NULL);
+            scatter_slots(3, &Bn[0][0], 0.5 * l, sg, P, Cp, fe, ke, ce);
+        }
+        for (s = 0; s < 24; s++) f[12 * el + s] -= fe[s];
+    }
+}

@@ -80,16 +80,22 @@ from mbdcore.multibody.ancf import N_GAUSS, hermite_shape
 from mbdcore.multibody.system import BodyBase, BodyState
 from mbdcore.native import C_ARRAY, kernel_library
 
-__all__ = ["ANCFCable", "CableState", "ANCF3D_C_SOURCE", "HeldCoordinates", "DeadPointLoad",
-           "ConservativeMoment", "StaticDeflection", "CableEquilibriumError",
-           "static_deflection", "vibration_modes"]
+__all__ = ["ANCFCable", "ANCFBeam3D", "QuadraticStrains", "CableState", "ANCF3D_C_SOURCE",
+           "HeldCoordinates", "DeadPointLoad", "ConservativeMoment", "StaticDeflection",
+           "CableEquilibriumError", "static_deflection", "vibration_modes"]
 
 #: The element loop of the cable's elastic forces and tangents in C (its one implementation).
 ANCF3D_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf3d.c"
 _D, _I = ctypes.c_double, ctypes.c_int
+#: ctypes type of a C-contiguous int32 array argument (``const int *``)
+C_INTS = np.ctypeslib.ndpointer(dtype=np.int32, flags="C_CONTIGUOUS")
 _ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
     "ancf3d_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D,
                        _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
+    "ancf3d_beam_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p,
+                            _I, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
+                            _I, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
+                            _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
 })
 
 #: The markers every cable has, as fractions of its stress-free length.
@@ -548,6 +554,226 @@ class ANCFCable(_HermiteLine):
                 f"rho_a={self.rho_a:g}, ea={self.ea:g}, ei={self.ei:g})")
 
 
+class QuadraticStrains:
+    """A table of strains, each a quadratic form in a few "slot" vectors u_s (3-vectors
+    linear in the coordinates): s = sum_t c_t u_i . u_j + s0 (at most two terms), with
+    the energy density stiffness s^2 / 2 -- the form every strain of the fully
+    parameterised beam takes (docs/spatial.md); the C kernel evaluates it from these
+    arrays.
+
+    ``rows``: (name, [(i, j, c), ...], s0, stiffness [N, N m^2 or as the strain's
+    conjugate requires]) per strain."""
+
+    def __init__(self, rows):
+        self.names = [r[0] for r in rows]
+        n = len(rows)
+        self.n_terms = np.array([len(r[1]) for r in rows], dtype=np.int32)
+        self.slot_i = np.zeros(2 * n, dtype=np.int32)
+        self.slot_j = np.zeros(2 * n, dtype=np.int32)
+        self.coefficient = np.zeros(2 * n)
+        for k, (_, terms, _, _) in enumerate(rows):
+            for t, (i, j, c) in enumerate(terms):
+                self.slot_i[2 * k + t], self.slot_j[2 * k + t] = i, j
+                self.coefficient[2 * k + t] = c
+        self.offset = np.array([r[2] for r in rows], dtype=float)
+        self.stiffness = np.array([r[3] for r in rows], dtype=float)
+
+    def arguments(self):
+        return (len(self.names), self.n_terms, self.slot_i, self.slot_j, self.coefficient,
+                self.offset, self.stiffness)
+
+    def values(self, u) -> np.ndarray:
+        """The strains at slot vectors u (..., n_slots, 3): shape (..., n_strains)."""
+        out = np.repeat(self.offset[None], int(np.prod(u.shape[:-2])), axis=0).reshape(
+            u.shape[:-2] + (len(self.names),))
+        for k in range(len(self.names)):
+            for t in range(self.n_terms[k]):
+                i, j = self.slot_i[2 * k + t], self.slot_j[2 * k + t]
+                out[..., k] += self.coefficient[2 * k + t] * np.einsum(
+                    "...i,...i->...", u[..., i, :], u[..., j, :])
+        return out
+
+
+class ANCFBeam3D(_HermiteLine):
+    """Fully parameterised spatial ANCF beam (docs/spatial.md, "ANCF cable and beam"):
+    nodes carry r, r_x, r_y, r_z (12 coordinates), so the section's orientation is
+    known and the beam has torsion and two bending stiffnesses.
+
+    r(x) is the cubic Hermite of (r, r_x), as the cable's; the directors d2 = r_y and
+    d3 = r_z are interpolated linearly.  Strains (all quadratic in the coordinates):
+
+    * at the Gauss points: axial eps = (r_x.r_x - 1)/2 [EA]; bending
+      kappa_xy = d2 . r_xx [EI_xy] and kappa_xz = -d3 . r_xx [EI_xz], the centreline's
+      curvature measured along the section axes (cubic, as the cable: fourth-order
+      accurate); torsion kappa_t = (d3 . d2' - d2 . d3')/2 [GJ], the rate of turn of
+      the section about the axis;
+    * at the nodes (collocated, "assumed strains", weighted by the tributary length):
+      the shears r_x . d2, r_x . d3 and the section's deformation (d2.d2 - 1)/2,
+      (d3.d3 - 1)/2, d2.d3, held near zero by the stiffness ``penalty``.  Taken only at
+      the nodes, they tie the directors to the centreline slope without the locking a
+      cubic slope and linear directors would have at the Gauss points (and keep a
+      linearly interpolated pair of unit directors from being charged for their chord's
+      shortening in a bent element).
+
+    So the beam is shear-rigid (Euler-Bernoulli bending with Saint-Venant torsion, for
+    slender members; shear flexibility is not modelled).  The mass is that of the
+    volume: rho_a on the centreline, ``rho_yy`` = rho int y^2 dA on d2 and ``rho_zz`` on
+    d3 (rotary and torsional inertia).
+
+    Parameters
+    ----------
+    name : str
+    start, end : 3-vectors [m]; straight, unstressed initial shape.
+    n_elements : int >= 1; the body has 12 (N + 1) coordinates.
+    rho_a : mass per unit length [kg/m].
+    ea : axial stiffness [N].
+    ei_xy, ei_xz : bending stiffness in the plane of the axis and the section's y (z)
+        axis [N m^2] (E int y^2 dA, E int z^2 dA).
+    gj : torsional stiffness [N m^2].
+    rho_yy, rho_zz : rho int y^2 dA, rho int z^2 dA [kg m].
+    section_y : 3-vector, optional; the section's y axis (made normal to the beam's
+        axis); default: the coordinate axis most normal to it.
+    penalty : stiffness of the nodal shear and section-shape strains [N]; default ea.
+    damping : Kelvin-Voigt time beta [s] on every strain.
+    markers, velocity, n_gauss : as :class:`ANCFCable`.
+    """
+
+    node_size = 12
+    kind = "ANCF beam"
+
+    def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ea: float,
+                 ei_xy: float, ei_xz: float, gj: float, rho_yy: float, rho_zz: float,
+                 section_y=None, penalty: float | None = None, damping: float = 0.0,
+                 markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
+                 n_gauss: int = N_GAUSS):
+        super().__init__(name)
+        ends = _vectors(name, "start, end", [np.ravel(start), np.ravel(end)]
+                        if np.size(start) == 3 and np.size(end) == 3 else (start, end), 2)
+        chord = ends[1] - ends[0]
+        length = float(np.linalg.norm(chord))
+        if not length > 0.0:
+            raise ParameterError(f"ANCF beam {name!r}: start and end coincide (zero "
+                                 "length): accepted are two distinct points [m]")
+        if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
+            raise ParameterError(f"ANCF beam {name!r}: n_elements = {n_elements!r} is "
+                                 "invalid: accepted values are integers >= 1")
+        self.rho_a = _positive(name, "rho_a", rho_a, "kg/m")
+        self.ea = _positive(name, "ea", ea, "N")
+        self.ei_xy = _positive(name, "ei_xy", ei_xy, "N.m2")
+        self.ei_xz = _positive(name, "ei_xz", ei_xz, "N.m2")
+        self.gj = _positive(name, "gj", gj, "N.m2")
+        self.rho_yy = _positive(name, "rho_yy", rho_yy, "kg.m")
+        self.rho_zz = _positive(name, "rho_zz", rho_zz, "kg.m")
+        self.penalty = self.ea if penalty is None else _positive(name, "penalty", penalty, "N")
+        self.damping = _positive(name, "damping", damping, "s", allow_zero=True)
+        t = chord / length
+        if section_y is None:
+            section_y = np.eye(3)[int(np.argmin(np.abs(t)))]
+        y = _vectors(name, "section_y", [np.ravel(section_y)], 1)[0]
+        y = y - (y @ t) * t
+        if not np.linalg.norm(y) > 1e-9:
+            raise ParameterError(f"ANCF beam {name!r}: section_y = {section_y!r} is along "
+                                 "the beam's axis: accepted a direction normal to it")
+        y /= np.linalg.norm(y)
+        z = np.cross(t, y)
+        n = int(n_elements)
+        x = np.linspace(0.0, 1.0, n + 1)
+        nodes = np.column_stack([ends[0] + np.outer(x, chord), np.tile(t, (n + 1, 1)),
+                                 np.tile(y, (n + 1, 1)), np.tile(z, (n + 1, 1))])
+        # Gauss slots: 0 a = r_x, 1 b = r_xx, 2 d2, 3 d2', 4 d3, 5 d3'
+        self.gauss_strains = QuadraticStrains([
+            ("axial", [(0, 0, 0.5)], -0.5, self.ea),
+            ("torsion", [(4, 3, 0.5), (2, 5, -0.5)], 0.0, self.gj),
+            ("bending_xz", [(4, 1, -1.0)], 0.0, self.ei_xz),
+            ("bending_xy", [(2, 1, 1.0)], 0.0, self.ei_xy),
+        ])
+        # nodal slots: 0 r_x, 1 r_y, 2 r_z
+        k = self.penalty
+        self.nodal_strains = QuadraticStrains([
+            ("shear_xy", [(0, 1, 1.0)], 0.0, k),
+            ("shear_xz", [(0, 2, 1.0)], 0.0, k),
+            ("section_yy", [(1, 1, 0.5)], -0.5, k),
+            ("section_zz", [(2, 2, 0.5)], -0.5, k),
+            ("section_yz", [(1, 2, 1.0)], 0.0, k),
+        ])
+        self._setup_line(nodes, np.full(n, length / n), velocity, markers, n_gauss)
+
+    def _section_mass(self, length: float) -> np.ndarray:
+        """rho_yy int N^T N dx on d2 and rho_zz on d3 (linear N): l/6 [2 1; 1 2]."""
+        lin = length / 6.0 * np.array([[2.0, 1.0], [1.0, 2.0]])
+        block = np.zeros((24, 24))
+        for offset, rho in ((6, self.rho_yy), (9, self.rho_zz)):
+            cols = np.concatenate([offset + np.arange(3), 12 + offset + np.arange(3)])
+            block[np.ix_(cols, cols)] = np.kron(rho * lin, np.eye(3))
+        return block
+
+    def _elastic(self, qb, vb, tangents: bool):
+        """-dU/de - Q_d [N] and, with ``tangents``, the element blocks of K and C
+        (N, 24, 24): one call of native/ancf3d.c."""
+        qb = np.ascontiguousarray(qb, dtype=float)
+        damped = self.damping > 0.0 and vb is not None
+        vb = np.ascontiguousarray(vb, dtype=float) if damped else None
+        f = np.empty(self.n_coords)
+        k_el = np.empty((self.n_elements, 24, 24)) if tangents else None
+        c_el = np.empty((self.n_elements, 24, 24)) if tangents and damped else None
+        _ancf3d_library().ancf3d_beam_forces(
+            self.n_elements, self.element_lengths, self._gauss_xi.size, self._gauss_xi,
+            self._gauss_w, qb, _pointer(vb), *self.gauss_strains.arguments(),
+            *self.nodal_strains.arguments(), self.damping, f, _pointer(k_el),
+            _pointer(c_el))
+        return f, k_el, c_el
+
+    def gauss_slots(self, qb) -> np.ndarray:
+        """(r_x, r_xx, d2, d2', d3, d3') at every Gauss point, shape (N, G, 6, 3)."""
+        e = self.element_coordinates(qb).reshape(self.n_elements, 8, 3)
+        out = np.empty((self.n_elements, self._gauss_xi.size, 6, 3))
+        xi = self._gauss_xi
+        for length in np.unique(self.element_lengths):
+            where = self.element_lengths == length
+            ew = e[where]
+            out[where, :, 0] = np.einsum("gk,eki->egi", hermite_shape(xi, length, 1),
+                                         ew[:, [0, 1, 4, 5]])
+            out[where, :, 1] = np.einsum("gk,eki->egi", hermite_shape(xi, length, 2),
+                                         ew[:, [0, 1, 4, 5]])
+            for slot, vec in ((2, 2), (4, 3)):
+                out[where, :, slot] = (np.einsum("g,ei->egi", 1.0 - xi, ew[:, vec])
+                                       + np.einsum("g,ei->egi", xi, ew[:, vec + 4]))
+                out[where, :, slot + 1] = ((ew[:, vec + 4] - ew[:, vec]) / length)[:, None]
+        return out
+
+    def strain_energy(self, qb) -> float:
+        """Axial, bending, torsion and nodal (penalty) strain energy [J]."""
+        qb = np.asarray(qb, float)
+        s = self.gauss_strains.values(self.gauss_slots(qb))
+        dens = 0.5 * (s**2 @ self.gauss_strains.stiffness)
+        energy = float(np.einsum("eg,g,e->", dens, self._gauss_w, self.element_lengths))
+        sn = self.nodal_strains.values(qb.reshape(self.n_nodes, 4, 3)[:, 1:])
+        tributary = np.zeros(self.n_nodes)
+        tributary[:-1] += 0.5 * self.element_lengths
+        tributary[1:] += 0.5 * self.element_lengths
+        return energy + float(tributary @ (0.5 * (sn**2 @ self.nodal_strains.stiffness)))
+
+    def twist(self, qb) -> float:
+        """Rotation of the tip section about the root's axis relative to the root
+        section [rad] (the angle between the two y directors projected on the plane
+        normal to the root tangent; continuous within +-pi)."""
+        qb = np.asarray(qb, float)
+        t = qb[3:6] / np.linalg.norm(qb[3:6])
+        tip = self.n_coords - 12
+        y0, y1 = qb[6:9], qb[tip + 6:tip + 9]
+        y0, y1 = y0 - (y0 @ t) * t, y1 - (y1 @ t) * t
+        return math.atan2(float(np.cross(y0, y1) @ t), float(y0 @ y1))
+
+    def coordinate_names(self):
+        return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
+                for c in ("rx", "ry", "rz", "dx", "dy", "dz", "yx", "yy", "yz", "zx", "zy",
+                          "zz")]
+
+    def __repr__(self):
+        return (f"ANCFBeam3D({self.name!r}, L={self.length:g} m, N={self.n_elements}, "
+                f"ea={self.ea:g}, ei_xy={self.ei_xy:g}, ei_xz={self.ei_xz:g}, gj={self.gj:g})")
+
+
 class CableState(BodyState):
     """Kinematics of an ANCF cable or beam in one state: ``point(s)`` and ``slope(s)`` ->
     (value, rate, J (3, n_coords), quad (3,)), value'' = J e'' + quad.  Both r and r' are
@@ -575,8 +801,25 @@ class CableState(BodyState):
         ad = s1 @ self.vb[cols].reshape(4, 3)
         return a, ad, Js, np.zeros(3)
 
+    def director(self, s, axis: str):
+        """The beam's section axis ``"y"`` (r_y) or ``"z"`` (r_z) at s, interpolated
+        linearly: (d, d', J, quad = 0)."""
+        body = self.body
+        if body.node_size < 12 or axis not in ("y", "z"):
+            raise ParameterError(f"{body.kind} {body.name!r}: director {axis!r}: accepted "
+                                 "'y' or 'z' of an ANCF beam")
+        i, xi = body.locate(s)
+        offset = 6 if axis == "y" else 9
+        cols = body.node_size * i + offset + np.array([0, 1, 2])
+        d = (1.0 - xi) * self.qb[cols] + xi * self.qb[cols + 12]
+        dd = (1.0 - xi) * self.vb[cols] + xi * self.vb[cols + 12]
+        J = np.zeros((3, body.n_coords))
+        J[:, cols] = (1.0 - xi) * np.eye(3)
+        J[:, cols + 12] = xi * np.eye(3)
+        return d, dd, J, np.zeros(3)
+
     def angle(self, location=None):
-        raise ParameterError(f"ANCF cable {self.body.name!r}: a spatial cable has no "
+        raise ParameterError(f"{self.body.kind} {self.body.name!r}: a spatial body has no "
                              "planar angle; use slope(s)")
 
 
@@ -607,12 +850,13 @@ class DeadPointLoad:
 
 class ConservativeMoment:
     """A moment of size ``moment`` [N m] about the fixed unit axis ``axis`` at the arc
-    length (or marker) ``at`` of an ANCF cable: the potential -M theta, with theta the
-    angle about ``axis`` of the slope's projection on the plane normal to it, measured
-    from its initial direction (continuous within +-pi).  It turns the cable's section
-    as a dead end moment turns a beam's end (the planar ANCF beam's moment on theta(s))."""
+    length (or marker) ``at`` of an ANCF cable or beam: the potential -M theta, with
+    theta the angle about ``axis`` of a body vector's projection on the plane normal to
+    it, measured from its initial direction (continuous within +-pi).  The vector is the
+    slope (``vector="slope"``: a bending moment, as a dead end moment on a beam's end) or
+    a beam's section axis (``"y"``, ``"z"``: a torque about the beam's axis)."""
 
-    def __init__(self, body: ANCFCable, at, moment: float, axis):
+    def __init__(self, body: _HermiteLine, at, moment: float, axis, vector: str = "slope"):
         self.body = body
         self.at = body.markers[at] if isinstance(at, str) else body.check_location(
             f"moment on {body.name}", at)
@@ -622,13 +866,19 @@ class ConservativeMoment:
                                  "finite non-zero 3-vector")
         self.axis = axis / np.linalg.norm(axis)
         self.moment = float(moment)
+        self.vector = vector
         q0, _ = body.initial_coordinates()
-        a0 = body.state(q0, None).slope(self.at)[0]
+        a0 = self._vector(body.state(q0, None))[0]
         a0 = a0 - (a0 @ self.axis) * self.axis
         self.reference = a0 / np.linalg.norm(a0)
 
+    def _vector(self, state):
+        if self.vector == "slope":
+            return state.slope(self.at)
+        return state.director(self.at, self.vector)
+
     def _projected(self, qb):
-        a, _, Js, _ = self.body.state(qb, None).slope(self.at)
+        a, _, Js, _ = self._vector(self.body.state(qb, None))
         n = self.axis
         ap = a - (a @ n) * n
         return ap, Js
@@ -668,8 +918,9 @@ class HeldCoordinates(ConstrainedProblem):
 
     * ``"pin"``: r(0) held, the slope free;
     * ``"clamp"``: r(0) held and r'(0) kept along its initial direction, its length
-      (the root's stretch) free -- as the planar engine's Weld on an ANCF beam;
-    * ``"fixed"``: r(0) and r'(0) held;
+      (the root's stretch) free -- as the planar engine's Weld on an ANCF beam; a
+      beam's section axes r_y(0), r_z(0) held;
+    * ``"fixed"``: every coordinate of the root node held;
     * or an explicit list of held coordinate indices.
 
     ``loads`` are :class:`DeadPointLoad` / :class:`ConservativeMoment` objects; they and
@@ -683,6 +934,7 @@ class HeldCoordinates(ConstrainedProblem):
         self.body = body
         q0, v0 = body.initial_coordinates()
         dim = int(np.asarray(body.tangent0).size)
+        node = getattr(body, "node_size", 2 * dim)
         n_full = q0.size
         held = np.zeros(n_full, bool)
         extra = None
@@ -692,7 +944,7 @@ class HeldCoordinates(ConstrainedProblem):
                                      "a list of coordinate indices")
             held[:dim] = True
             if hold in ("clamp", "fixed"):
-                held[dim:2 * dim] = True
+                held[dim:node] = True        # the slope and, on a beam, the section axes
             if hold == "clamp":
                 extra = np.zeros(n_full)
                 extra[dim:2 * dim] = body.tangent0
@@ -825,6 +1077,14 @@ def vibration_modes(problem: HeldCoordinates, z=None, n: int | None = None):
     K = -0.5 * (kq + kq.T)
     M = problem.mass_matrix(z)
     count = problem.n if n is None else min(n, problem.n)
-    lam, x = scipy.linalg.eigh(K, M, subset_by_index=[0, count - 1])
+    try:
+        # M x = (1/omega^2) K x: the low modes are the well-conditioned end of this
+        # problem (a beam's stiff penalties on light directors put omega^2 up to 1e13,
+        # which would cost K x = omega^2 M x six digits in its lowest modes)
+        mu, x = scipy.linalg.eigh(M, K, subset_by_index=[problem.n - count, problem.n - 1])
+        lam, x = 1.0 / mu[::-1], x[:, ::-1]
+        x = x / np.sqrt(np.einsum("ik,ij,jk->k", x, M, x))
+    except np.linalg.LinAlgError:           # K not positive definite: free or unstable
+        lam, x = scipy.linalg.eigh(K, M, subset_by_index=[0, count - 1])
     omega = np.sign(lam) * np.sqrt(np.abs(lam))
     return omega / (2.0 * math.pi), problem.T @ x

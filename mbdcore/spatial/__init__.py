@@ -11,12 +11,13 @@ from mbdcore.spatial.ancf import (
     ConservativeMoment,
     DeadPointLoad,
     HeldCoordinates,
-    QuadraticStrains,
     StaticDeflection,
+    StrainTable,
     static_deflection,
     vibration_modes,
 )
 
 __all__ = ["ANCF3D_C_SOURCE", "ANCFBeam3D", "ANCFCable", "CableEquilibriumError", "CableState",
-           "ConservativeMoment", "DeadPointLoad", "HeldCoordinates", "QuadraticStrains", "StaticDeflection",
+           "ConservativeMoment", "DeadPointLoad", "HeldCoordinates", "StaticDeflection",
+           "StrainTable",
            "static_deflection", "vibration_modes"]

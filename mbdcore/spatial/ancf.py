@@ -80,7 +80,7 @@ from mbdcore.multibody.ancf import N_GAUSS, hermite_shape
 from mbdcore.multibody.system import BodyBase, BodyState
 from mbdcore.native import C_ARRAY, kernel_library
 
-__all__ = ["ANCFCable", "ANCFBeam3D", "QuadraticStrains", "CableState", "ANCF3D_C_SOURCE",
+__all__ = ["ANCFCable", "ANCFBeam3D", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
            "HeldCoordinates", "DeadPointLoad", "ConservativeMoment", "StaticDeflection",
            "CableEquilibriumError", "static_deflection", "vibration_modes"]
 
@@ -93,8 +93,8 @@ _ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
     "ancf3d_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D,
                        _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
     "ancf3d_beam_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p,
-                            _I, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
-                            _I, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
+                            _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
+                            _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
                             _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
 })
 
@@ -554,15 +554,14 @@ class ANCFCable(_HermiteLine):
                 f"rho_a={self.rho_a:g}, ea={self.ea:g}, ei={self.ei:g})")
 
 
-class QuadraticStrains:
-    """A table of strains, each a quadratic form in a few "slot" vectors u_s (3-vectors
-    linear in the coordinates): s = sum_t c_t u_i . u_j + s0 (at most two terms), with
-    the energy density stiffness s^2 / 2 -- the form every strain of the fully
-    parameterised beam takes (docs/spatial.md); the C kernel evaluates it from these
-    arrays.
+class StrainTable:
+    """A table of strains, each a sum of at most two terms that are dot products
+    c u_i . u_j or triple products c u_i . (u_j x u_k) of a few "slot" vectors u_s
+    (3-vectors linear in the coordinates), plus an offset, with the energy density
+    stiffness s^2 / 2: the form every strain of the fully parameterised beam takes
+    (docs/spatial.md); the C kernel evaluates the table from these arrays.
 
-    ``rows``: (name, [(i, j, c), ...], s0, stiffness [N, N m^2 or as the strain's
-    conjugate requires]) per strain."""
+    ``rows``: (name, [(i, j, c) or (i, j, k, c), ...], s0, stiffness) per strain."""
 
     def __init__(self, rows):
         self.names = [r[0] for r in rows]
@@ -570,27 +569,35 @@ class QuadraticStrains:
         self.n_terms = np.array([len(r[1]) for r in rows], dtype=np.int32)
         self.slot_i = np.zeros(2 * n, dtype=np.int32)
         self.slot_j = np.zeros(2 * n, dtype=np.int32)
+        self.slot_k = np.full(2 * n, -1, dtype=np.int32)      # -1: a dot product
         self.coefficient = np.zeros(2 * n)
         for k, (_, terms, _, _) in enumerate(rows):
-            for t, (i, j, c) in enumerate(terms):
-                self.slot_i[2 * k + t], self.slot_j[2 * k + t] = i, j
+            for t, term in enumerate(terms):
+                slots, c = term[:-1], term[-1]
+                if len(set(slots)) != len(slots) and len(slots) == 3:
+                    raise ParameterError(f"strain {rows[k][0]!r}: a triple product needs "
+                                         "three different slots")
+                self.slot_i[2 * k + t], self.slot_j[2 * k + t] = slots[0], slots[1]
+                if len(slots) == 3:
+                    self.slot_k[2 * k + t] = slots[2]
                 self.coefficient[2 * k + t] = c
         self.offset = np.array([r[2] for r in rows], dtype=float)
         self.stiffness = np.array([r[3] for r in rows], dtype=float)
 
     def arguments(self):
-        return (len(self.names), self.n_terms, self.slot_i, self.slot_j, self.coefficient,
-                self.offset, self.stiffness)
+        return (len(self.names), self.n_terms, self.slot_i, self.slot_j, self.slot_k,
+                self.coefficient, self.offset, self.stiffness)
 
     def values(self, u) -> np.ndarray:
         """The strains at slot vectors u (..., n_slots, 3): shape (..., n_strains)."""
-        out = np.repeat(self.offset[None], int(np.prod(u.shape[:-2])), axis=0).reshape(
-            u.shape[:-2] + (len(self.names),))
+        out = np.empty(u.shape[:-2] + (len(self.names),))
         for k in range(len(self.names)):
+            out[..., k] = self.offset[k]
             for t in range(self.n_terms[k]):
-                i, j = self.slot_i[2 * k + t], self.slot_j[2 * k + t]
+                i, j, m = self.slot_i[2 * k + t], self.slot_j[2 * k + t], self.slot_k[2 * k + t]
+                other = u[..., j, :] if m < 0 else np.cross(u[..., j, :], u[..., m, :])
                 out[..., k] += self.coefficient[2 * k + t] * np.einsum(
-                    "...i,...i->...", u[..., i, :], u[..., j, :])
+                    "...i,...i->...", u[..., i, :], other)
         return out
 
 
@@ -600,13 +607,16 @@ class ANCFBeam3D(_HermiteLine):
     known and the beam has torsion and two bending stiffnesses.
 
     r(x) is the cubic Hermite of (r, r_x), as the cable's; the directors d2 = r_y and
-    d3 = r_z are interpolated linearly.  Strains (all quadratic in the coordinates):
+    d3 = r_z are interpolated linearly.  Strains (polynomial in the coordinates):
 
     * at the Gauss points: axial eps = (r_x.r_x - 1)/2 [EA]; bending
-      kappa_xy = d2 . r_xx [EI_xy] and kappa_xz = -d3 . r_xx [EI_xz], the centreline's
-      curvature measured along the section axes (cubic, as the cable: fourth-order
-      accurate); torsion kappa_t = (d3 . d2' - d2 . d3')/2 [GJ], the rate of turn of
-      the section about the axis;
+      kappa_xy = d3 . (r_x x r_xx) [EI_xy] and kappa_xz = -d2 . (r_x x r_xx) [EI_xz]:
+      the centreline's curvature vector (the cable's a x b) resolved on the section
+      axes, each measured with the director about which that bending turns (which
+      that bending leaves unturned, so its linear interpolation does not shorten it);
+      cubic as the cable, fourth-order accurate; torsion
+      kappa_t = (d3 . d2' - d2 . d3')/2 [GJ], the rate of turn of the section about the
+      axis (linear directors: second order);
     * at the nodes (collocated, "assumed strains", weighted by the tributary length):
       the shears r_x . d2, r_x . d3 and the section's deformation (d2.d2 - 1)/2,
       (d3.d3 - 1)/2, d2.d3, held near zero by the stiffness ``penalty``.  Taken only at
@@ -681,15 +691,15 @@ class ANCFBeam3D(_HermiteLine):
         nodes = np.column_stack([ends[0] + np.outer(x, chord), np.tile(t, (n + 1, 1)),
                                  np.tile(y, (n + 1, 1)), np.tile(z, (n + 1, 1))])
         # Gauss slots: 0 a = r_x, 1 b = r_xx, 2 d2, 3 d2', 4 d3, 5 d3'
-        self.gauss_strains = QuadraticStrains([
+        self.gauss_strains = StrainTable([
             ("axial", [(0, 0, 0.5)], -0.5, self.ea),
             ("torsion", [(4, 3, 0.5), (2, 5, -0.5)], 0.0, self.gj),
-            ("bending_xz", [(4, 1, -1.0)], 0.0, self.ei_xz),
-            ("bending_xy", [(2, 1, 1.0)], 0.0, self.ei_xy),
+            ("bending_xy", [(4, 0, 1, 1.0)], 0.0, self.ei_xy),      # d3 . (a x b)
+            ("bending_xz", [(2, 0, 1, -1.0)], 0.0, self.ei_xz),     # -d2 . (a x b)
         ])
         # nodal slots: 0 r_x, 1 r_y, 2 r_z
         k = self.penalty
-        self.nodal_strains = QuadraticStrains([
+        self.nodal_strains = StrainTable([
             ("shear_xy", [(0, 1, 1.0)], 0.0, k),
             ("shear_xz", [(0, 2, 1.0)], 0.0, k),
             ("section_yy", [(1, 1, 0.5)], -0.5, k),

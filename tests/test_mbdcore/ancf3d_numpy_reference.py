@@ -89,3 +89,110 @@ def element_terms(cable, qb, vb):
 def internal_forces(cable, qb, vb=None):
     """-dU/de - Q_d, shape (n_coords,) [N]."""
     return cable._assemble_vector(element_terms(cable, qb, vb)[0])
+
+
+# --- the fully parameterised beam ---------------------------------------------------------
+def beam_slot_maps(beam):
+    """Bs (N, G, 6, 8): the Gauss slots (r_x, r_xx, d2, d2', d3, d3') as combinations of
+    the element's 8 nodal vectors (r, r_x, r_y, r_z at A, then at B)."""
+    xi = beam._gauss_xi
+    out = np.zeros((beam.n_elements, xi.size, 6, 8))
+    for e, length in enumerate(beam.element_lengths):
+        d1, d2 = hermite_shape(xi, length, 1), hermite_shape(xi, length, 2)
+        out[e, :, 0][:, [0, 1, 4, 5]] = d1
+        out[e, :, 1][:, [0, 1, 4, 5]] = d2
+        for slot, vec in ((2, 2), (4, 3)):
+            out[e, :, slot, vec], out[e, :, slot, vec + 4] = 1.0 - xi, xi
+            out[e, :, slot + 1, vec], out[e, :, slot + 1, vec + 4] = -1.0 / length, 1.0 / length
+    return out
+
+
+def strain_derivatives(table, u):
+    """Values s (..., K), gradients g (..., K, S, 3) and Hessians H (..., K, S, 3, S, 3) of
+    a StrainTable at slot vectors u (..., S, 3), written with the Levi-Civita symbol."""
+    n_slots = u.shape[-2]
+    lead = u.shape[:-2]
+    K = len(table.names)
+    s = np.zeros(lead + (K,))
+    g = np.zeros(lead + (K, n_slots, 3))
+    H = np.zeros(lead + (K, n_slots, 3, n_slots, 3))
+    eye = np.eye(3)
+    for k in range(K):
+        s[..., k] = table.offset[k]
+        for t in range(table.n_terms[k]):
+            i, j, m = table.slot_i[2 * k + t], table.slot_j[2 * k + t], table.slot_k[2 * k + t]
+            c = table.coefficient[2 * k + t]
+            if m < 0:
+                s[..., k] += c * np.einsum("...x,...x->...", u[..., i, :], u[..., j, :])
+                g[..., k, i, :] += c * u[..., j, :]
+                g[..., k, j, :] += c * u[..., i, :]
+                H[..., k, i, :, j, :] += c * eye
+                H[..., k, j, :, i, :] += c * eye
+            else:
+                ui, uj, um = u[..., i, :], u[..., j, :], u[..., m, :]
+                s[..., k] += c * np.einsum("xyz,...x,...y,...z->...", LEVI, ui, uj, um)
+                g[..., k, i, :] += c * np.einsum("xyz,...y,...z->...x", LEVI, uj, um)
+                g[..., k, j, :] += c * np.einsum("xyz,...x,...z->...y", LEVI, ui, um)
+                g[..., k, m, :] += c * np.einsum("xyz,...x,...y->...z", LEVI, ui, uj)
+                for p, q, r in ((i, j, m), (j, i, m), (i, m, j), (m, i, j), (j, m, i),
+                                (m, j, i)):
+                    # d2/du_p du_q of E_xyz u_i^x u_j^y u_m^z, r the remaining slot
+                    order = {i: "x", j: "y", m: "z"}
+                    spec = f"xyz,...{order[r]}->...{order[p]}{order[q]}"
+                    H[..., k, p, :, q, :] += c * np.einsum(spec, LEVI, u[..., r, :])
+    return s, g, H
+
+
+def beam_element_terms(beam, qb, vb):
+    """Element forces (N, 24) and tangents K_e, C_e (N, 24, 24) of the beam."""
+    beta = beam.damping
+    damped = beta > 0.0 and vb is not None
+    e = beam.element_coordinates(qb).reshape(beam.n_elements, 8, 3)
+    ed = beam.element_coordinates(vb).reshape(beam.n_elements, 8, 3) if damped else None
+    f_el = np.zeros((beam.n_elements, 24))
+    k_el = np.zeros((beam.n_elements, 24, 24))
+    c_el = np.zeros((beam.n_elements, 24, 24)) if damped else None
+
+    def add(table, Bs, weight, u, ud):
+        s, g, H = strain_derivatives(table, u)
+        lead = u.shape[:-2]
+        S = u.shape[-2]
+        g = g.reshape(lead + (len(table.names), 3 * S))
+        H = H.reshape(lead + (len(table.names), 3 * S, 3 * S))
+        k = table.stiffness
+        sd = np.einsum("...kx,...x->...k", g, ud.reshape(lead + (3 * S,))) if damped else 0.0
+        sigma = k * (s + beta * sd)
+        sg = np.einsum("...k,...kx->...x", sigma, g)
+        P = np.einsum("k,...kx,...ky->...xy", k, g, g) + np.einsum("...k,...kxy->...xy", sigma, H)
+        Cp = None
+        if damped:
+            hud = np.einsum("...kxy,...y->...kx", H, ud.reshape(lead + (3 * S,)))
+            P = P + beta * np.einsum("k,...kx,...ky->...xy", k, g, hud)
+            Cp = beta * np.einsum("k,...kx,...ky->...xy", k, g, g)
+        B = np.einsum("...sv,xy->...sxvy", Bs, np.eye(3)).reshape(Bs.shape[:-2] + (3 * S, 24))
+        f = np.einsum("...,...xi,...x->...i", weight, B, sg)
+        kk = np.einsum("...,...xi,...xy,...yj->...ij", weight, B, P, B)
+        cc = None if Cp is None else np.einsum("...,...xi,...xy,...yj->...ij", weight, B, Cp, B)
+        return f, kk, cc
+
+    Bs = beam_slot_maps(beam)
+    wl = np.outer(beam.element_lengths, beam._gauss_w)
+    u = np.einsum("egsv,evx->egsx", Bs, e)
+    ud = np.einsum("egsv,evx->egsx", Bs, ed) if damped else None
+    f, kk, cc = add(beam.gauss_strains, Bs, wl, u, ud)
+    f_el += f.sum(axis=1)
+    k_el += kk.sum(axis=1)
+    if damped:
+        c_el += cc.sum(axis=1)
+    for end in range(2):
+        Bn = np.zeros((beam.n_elements, 3, 8))
+        for slot in range(3):
+            Bn[:, slot, 4 * end + 1 + slot] = 1.0
+        un = e[:, 4 * end + 1:4 * end + 4]
+        udn = ed[:, 4 * end + 1:4 * end + 4] if damped else None
+        f, kk, cc = add(beam.nodal_strains, Bn, 0.5 * beam.element_lengths, un, udn)
+        f_el += f
+        k_el += kk
+        if damped:
+            c_el += cc
+    return -f_el, k_el, c_el

@@ -189,9 +189,11 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
  * The fully parameterised beam (mbdcore.spatial.ancf.ANCFBeam3D): nodes carry r, r_x,
  * r_y, r_z (12 coordinates); r(x) is the cubic Hermite of (r, r_x), the directors
  * d2 = r_y and d3 = r_z are interpolated linearly.  Every strain is a quadratic form in
- * a few "slot" vectors u_s (each a 3-vector linear in the coordinates):
+ * a few "slot" vectors u_s (each a 3-vector linear in the coordinates), or a triple
+ * product of three:
  *
- *   s = sum_t c_t u_{i_t} . u_{j_t} + s0,     energy density k s^2 / 2,
+ *   s = sum_t c_t u_{i_t} . u_{j_t}  (or c_t u_{i_t} . (u_{j_t} x u_{k_t}))  + s0,
+ *   energy density k s^2 / 2,
  *
  * given by a table (term count, slots, coefficients, offset, stiffness) built in Python.
  * Gauss strains use the slots (a = r_x, b = r_xx, d2, d2', d3, d3') at G points;
@@ -206,8 +208,9 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
  * one table at one point; sigma_k = k (s_k + beta s_k'). */
 static void quadratic_strains(int n_slots, const double *u, const double *ud, int n_str,
                               const int *n_terms, const int *ti, const int *tj,
-                              const double *tc, const double *s0, const double *stiff,
-                              double beta, double *sg, double *P, double *Cp) {
+                              const int *tk, const double *tc, const double *s0,
+                              const double *stiff, double beta, double *sg, double *P,
+                              double *Cp) {
     const int dim = 3 * n_slots;
     int k, t, i, j, x, y;
     memset(sg, 0, sizeof(double) * dim);
@@ -216,8 +219,32 @@ static void quadratic_strains(int n_slots, const double *u, const double *ud, in
     for (k = 0; k < n_str; k++) {
         double g[QS_DIM] = {0.0}, hud[QS_DIM] = {0.0}, s = s0[k], sd = 0.0, sigma;
         for (t = 0; t < n_terms[k]; t++) {
-            const int a = ti[2 * k + t], b = tj[2 * k + t];
+            const int a = ti[2 * k + t], b = tj[2 * k + t], m3 = tk[2 * k + t];
             const double c = tc[2 * k + t];
+            if (m3 >= 0) {      /* c u_a . (u_b x u_m): gradient (u_b x u_m, u_m x u_a, u_a x u_b) */
+                const double *ua = u + 3 * a, *ub = u + 3 * b, *um = u + 3 * m3;
+                double bm[3], ma[3], ab[3];
+                cross3(ub, um, bm);
+                cross3(um, ua, ma);
+                cross3(ua, ub, ab);
+                s += c * dot3(ua, bm);
+                for (x = 0; x < 3; x++) {
+                    g[3 * a + x] += c * bm[x];
+                    g[3 * b + x] += c * ma[x];
+                    g[3 * m3 + x] += c * ab[x];
+                }
+                if (ud) {       /* H u' */
+                    const double *va = ud + 3 * a, *vb = ud + 3 * b, *vm = ud + 3 * m3;
+                    double t1[3], t2[3];
+                    cross3(vb, um, t1); cross3(ub, vm, t2);
+                    for (x = 0; x < 3; x++) hud[3 * a + x] += c * (t1[x] + t2[x]);
+                    cross3(vm, ua, t1); cross3(um, va, t2);
+                    for (x = 0; x < 3; x++) hud[3 * b + x] += c * (t1[x] + t2[x]);
+                    cross3(va, ub, t1); cross3(ua, vb, t2);
+                    for (x = 0; x < 3; x++) hud[3 * m3 + x] += c * (t1[x] + t2[x]);
+                }
+                continue;
+            }
             s += c * dot3(u + 3 * a, u + 3 * b);
             for (x = 0; x < 3; x++) {
                 g[3 * a + x] += c * u[3 * b + x];
@@ -238,8 +265,26 @@ static void quadratic_strains(int n_slots, const double *u, const double *ud, in
                 if (Cp) Cp[i * dim + j] += beta * stiff[k] * g[i] * g[j];
             }
         for (t = 0; t < n_terms[k]; t++) {       /* sigma times the Hessian of s */
-            const int a = ti[2 * k + t], b = tj[2 * k + t];
+            const int a = ti[2 * k + t], b = tj[2 * k + t], m3 = tk[2 * k + t];
             const double c = sigma * tc[2 * k + t];
+            if (m3 >= 0) {
+                /* d(u_b x u_m)/du_b = -[u_m]x, /du_m = [u_b]x, and cyclically: the
+                 * block (p, q) of the pair (p, q) with r the third slot is -c [u_r]x for
+                 * (p, q) in cyclic order (a b, b m, m a) and its transpose otherwise */
+                const int order[3][3] = {{a, b, m3}, {b, m3, a}, {m3, a, b}};
+                int o;
+                for (o = 0; o < 3; o++) {
+                    const int p = order[o][0], qq = order[o][1], r = order[o][2];
+                    double S[3][3];
+                    skew3(u + 3 * r, S);
+                    for (x = 0; x < 3; x++)
+                        for (y = 0; y < 3; y++) {
+                            P[(3 * p + x) * dim + 3 * qq + y] -= c * S[x][y];
+                            P[(3 * qq + x) * dim + 3 * p + y] -= c * S[y][x];
+                        }
+                }
+                continue;
+            }
             for (y = 0; y < 3; y++) {
                 P[(3 * a + y) * dim + 3 * b + y] += c;
                 P[(3 * b + y) * dim + 3 * a + y] += c;
@@ -299,14 +344,16 @@ static void scatter_slots(int n_slots, const double *Bs, double w, const double 
  * v (or NULL); the Gauss table (gs_n strains: gs_terms, gs_i, gs_j, gs_c (2 per strain),
  * gs_s0, gs_k) and the nodal table (ns_n, ns_terms, ns_i, ns_j, ns_c, ns_s0, ns_k);
  * beta [s].  Outputs: f (12 (N + 1)) = -dU/dq - Q_d [N]; k, c element blocks
- * (N x 24 x 24) or NULL.  No allocation. */
+ * (N x 24 x 24) or NULL.  A term's third slot (gs_m, ns_m) is -1 for a dot product.
+ * No allocation. */
 ANCF3D_API void ancf3d_beam_forces(int N, const double *len, int G, const double *xi,
                                    const double *w, const double *q, const double *v,
                                    int gs_n, const int *gs_terms, const int *gs_i,
-                                   const int *gs_j, const double *gs_c, const double *gs_s0,
-                                   const double *gs_k, int ns_n, const int *ns_terms,
-                                   const int *ns_i, const int *ns_j, const double *ns_c,
-                                   const double *ns_s0, const double *ns_k, double beta,
+                                   const int *gs_j, const int *gs_m, const double *gs_c,
+                                   const double *gs_s0, const double *gs_k, int ns_n,
+                                   const int *ns_terms, const int *ns_i, const int *ns_j,
+                                   const int *ns_m, const double *ns_c, const double *ns_s0,
+                                   const double *ns_k, double beta,
                                    double *f, double *k, double *c) {
     int el, g, s, vv, x, end;
     const int damped = v != NULL && beta > 0.0;
@@ -329,8 +376,8 @@ ANCF3D_API void ancf3d_beam_forces(int N, const double *len, int G, const double
                         if (damped) ud[3 * s + x] += Bs[s][vv] * ed[3 * vv + x];
                     }
                 }
-            quadratic_strains(6, u, damped ? ud : NULL, gs_n, gs_terms, gs_i, gs_j, gs_c,
-                              gs_s0, gs_k, beta, sg, ke ? P : NULL, ce ? Cp : NULL);
+            quadratic_strains(6, u, damped ? ud : NULL, gs_n, gs_terms, gs_i, gs_j, gs_m,
+                              gs_c, gs_s0, gs_k, beta, sg, ke ? P : NULL, ce ? Cp : NULL);
             scatter_slots(6, &Bs[0][0], w[g] * l, sg, P, Cp, fe, ke, ce);
         }
         for (end = 0; end < 2; end++) {     /* the nodal strains, weight l/2 at each end */
@@ -340,7 +387,7 @@ ANCF3D_API void ancf3d_beam_forces(int N, const double *len, int G, const double
             Bn[1][base + 2] = 1.0;
             Bn[2][base + 3] = 1.0;
             quadratic_strains(3, e + 12 * end + 3, damped ? ed + 12 * end + 3 : NULL, ns_n,
-                              ns_terms, ns_i, ns_j, ns_c, ns_s0, ns_k, beta, sg,
+                              ns_terms, ns_i, ns_j, ns_m, ns_c, ns_s0, ns_k, beta, sg,
                               ke ? P : NULL, ce ? Cp : NULL);
             scatter_slots(3, &Bn[0][0], 0.5 * l, sg, P, Cp, fe, ke, ce);
         }

@@ -1,6 +1,7 @@
-"""Spatial ANCF cables (mbdcore.spatial.ancf; docs/spatial.md) against beam theory, the
-exact circle of a tip moment, Euler-Bernoulli and taut-string frequencies, the planar
-ANCF beam, and their own derivatives.
+"""Spatial ANCF cables and fully parameterised beams (mbdcore.spatial.ancf;
+docs/spatial.md) against beam theory, the exact circle of a tip moment, Euler-Bernoulli,
+Saint-Venant and taut-string frequencies, the planar ANCF beam, and their own
+derivatives.
 
 The cases bend the cable in planes tilted out of the coordinate planes: the axis
 T0 = (1, 2, 2)/3 with the perpendicular directions U = (2, -2, 1)/3 and W = T0 x U =
@@ -11,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from ancf3d_numpy_reference import element_terms
+from ancf3d_numpy_reference import beam_element_terms, element_terms
 from ancf3d_numpy_reference import internal_forces as reference_forces
 from scipy.optimize import brentq
 
@@ -20,6 +21,7 @@ from mbdcore.dae.simulate import simulate
 from mbdcore.multibody.ancf import ANCFBeam, cantilever
 from mbdcore.multibody.modal import static_equilibrium
 from mbdcore.spatial.ancf import (
+    ANCFBeam3D,
     ANCFCable,
     ConservativeMoment,
     DeadPointLoad,
@@ -458,3 +460,145 @@ def test_bad_nodes_are_refused_naming_them():
         ANCFCable.from_nodes("c", good, 1.0, 1.0, 1.0, lengths=[0.5])
     with pytest.raises(ParameterError, match=r"slopes must be an array of shape \(3, 3\)"):
         ANCFCable.from_nodes("c", good, 1.0, 1.0, 1.0, slopes=np.ones((2, 3)))
+
+
+# --- the fully parameterised beam ---------------------------------------------------------------
+def tilted_beam(n_elements, ea=1e6, rho_yy=1e-4, rho_zz=1e-4, **kw):
+    """A beam along T0 with its section's y axis along U (so z along W): EI_xy = 1 and
+    EI_xz = 4 N m^2 (a 2:1 rectangle's ratio of bending stiffnesses), GJ = 0.5 N m^2."""
+    args = dict(rho_a=1.0, ea=ea, ei_xy=1.0, ei_xz=4.0, gj=0.5, rho_yy=rho_yy, rho_zz=rho_zz)
+    args.update(kw)
+    root = np.array([0.1, -0.2, 0.3])
+    return ANCFBeam3D("b", root, root + T0, n_elements, section_y=U, **args)
+
+
+@pytest.mark.parametrize("damping", [0.0, 0.02])
+def test_beam_element_loop_equals_the_numpy_reference_and_its_own_derivative(damping):
+    """native/ancf3d.c's beam kernel (the strain table of dot and triple products,
+    Gauss and nodal) against the Levi-Civita numpy reference to 1e-12, the tangents
+    against central differences, the forces against the energy's gradient, on a beam
+    bent, twisted and stretched, with its sections sheared and deformed."""
+    beam = tilted_beam(3, ea=1e3, penalty=5e2, damping=damping)
+    rng = np.random.default_rng(5)
+    q, _ = beam.initial_coordinates()
+    q = q + 0.05 * rng.normal(size=q.size)
+    v = rng.normal(size=q.size)
+    f, k_el, c_el = beam._elastic(q, v, True)
+    f_ref, k_ref, c_ref = beam_element_terms(beam, q, v)
+    f_ref = beam._assemble_vector(f_ref)
+    np.testing.assert_allclose(f, f_ref, rtol=0, atol=1e-12 * np.abs(f_ref).max())
+    np.testing.assert_allclose(k_el, k_ref, rtol=0, atol=1e-12 * np.abs(k_ref).max())
+    if damping:
+        np.testing.assert_allclose(c_el, c_ref, rtol=0, atol=1e-12 * np.abs(c_ref).max())
+    else:
+        assert c_el is None and c_ref is None
+    K, C = beam.tangent_matrices(q, v, sparse=False)
+    h = 1e-6
+    fd = np.column_stack([-(beam.internal_forces(q + h * e, v) - beam.internal_forces(q - h * e, v))
+                          / (2 * h) for e in np.eye(q.size)])
+    np.testing.assert_allclose(K, fd, rtol=0, atol=1e-7 * np.abs(K).max())
+    if damping:
+        fd = np.column_stack([-(beam.internal_forces(q, v + h * e)
+                                - beam.internal_forces(q, v - h * e)) / (2 * h)
+                              for e in np.eye(q.size)])
+        np.testing.assert_allclose(C, fd, rtol=0, atol=1e-7 * np.abs(C).max())
+    grad = np.array([(beam.strain_energy(q + h * e) - beam.strain_energy(q - h * e)) / (2 * h)
+                     for e in np.eye(q.size)])
+    np.testing.assert_allclose(beam.internal_forces(q), -grad, atol=1e-7 * np.abs(grad).max())
+    # rigid motions: a turned and moved straight beam is unstressed
+    q0, _ = beam.initial_coordinates()
+    rot = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1.0]]) @ np.array(
+        [[1, 0, 0], [0, 0.6, -0.8], [0, 0.8, 0.6]])
+    turned = (q0.reshape(-1, 3) @ rot.T).reshape(-1, 12)
+    turned[:, :3] += (1.0, -2.0, 0.5)
+    assert np.abs(beam.internal_forces(turned.ravel())).max() < 1e-10
+
+
+@pytest.mark.parametrize("n_elements", [1, 2, 4])
+def test_beam_tip_loads_bend_it_in_its_two_planes_with_their_own_stiffness(n_elements):
+    """P L^3 / 3 EI with EI_xy = 1 for a load along the section's y axis and EI_xz = 4
+    along z: nodally exact, up to the geometric nonlinearity (1.4e-6 with one element)."""
+    P = 1e-4
+    for direction, ei in ((U, 1.0), (W, 4.0)):
+        beam = tilted_beam(n_elements)
+        load = DeadPointLoad(beam, "tip", P * direction)
+        q = static_deflection(HeldCoordinates(beam, "clamp", loads=[load])).q
+        d = beam.tip_deflection(q)
+        assert d @ direction == pytest.approx(P / (3 * ei), rel=2e-6)
+        assert abs(d @ np.cross(T0, direction)) < 1e-12
+
+
+def test_beam_tip_torque_twists_it_by_t_l_over_gj():
+    """Saint-Venant: a torque T about the axis turns the tip section by T L / GJ (the
+    linear directors represent the linear twist exactly); nothing bends."""
+    torque = 1e-3
+    for n in (1, 4):
+        beam = tilted_beam(n)
+        moment = ConservativeMoment(beam, "tip", torque, T0, vector="y")
+        q = static_deflection(HeldCoordinates(beam, "clamp", loads=[moment])).q
+        assert beam.twist(q) == pytest.approx(torque / 0.5, rel=5e-6)
+        assert np.linalg.norm(beam.tip_deflection(q)) < 1e-12
+
+
+def test_beam_tip_moment_bends_it_into_a_circle():
+    """A moment M about the section's z axis (W): the circle of radius EI_xy/M in the
+    plane of T0 and U (inextensible), M L / EI = 2.  Fourth-order convergence (after
+    the locking of the stiff Green strain on the coarsest mesh) down to the model's own
+    stretch couplings, of order M^2/(EA EI) = 4e-7 (3.8e-6 m at 32 elements)."""
+    M = 2.0
+    exact = (math.sin(M) * T0 + (1.0 - math.cos(M)) * U) / M
+    errors = []
+    for n in (4, 8, 16):
+        beam = tilted_beam(n, ea=1e7)
+        moment = ConservativeMoment(beam, "tip", M, W)
+        q = static_deflection(HeldCoordinates(beam, "clamp", loads=[moment]), steps=4).q
+        errors.append(np.linalg.norm(q[-12:-9] - q[:3] - exact))
+        rel = q.reshape(-1, 12)[:, :3] - q[:3]
+        assert np.abs(rel @ W).max() < 1e-12         # it stays in its plane
+    print("beam tip errors [m]:", np.array2string(np.array(errors), precision=2))
+    assert errors[1] < errors[0] / 16 and errors[2] < 5e-6
+
+
+def test_beam_bending_frequencies_in_its_two_planes_and_torsional_frequency():
+    """Clamped-free: bending 1.8751^2 sqrt(EI/(rho_a L^4))/2 pi with EI_xy = 1 and
+    EI_xz = 4 (twice the frequency; small rotary inertia, r_g^2 = 1e-7 m^2), and
+    torsion (pi/2L) sqrt(GJ/(rho I_p))/2 pi (Saint-Venant) converging at second order
+    (linear directors)."""
+    beta1 = clamped_free_betas(1)[0]
+    bending = beta1**2 * np.sqrt([1.0, 4.0]) / (2 * math.pi)
+    errors = []
+    for n in (4, 8, 16):
+        f, shapes = vibration_modes(HeldCoordinates(tilted_beam(n, rho_yy=1e-7, rho_zz=1e-7),
+                                                    "clamp"), n=2)
+        errors.append(np.abs(f / bending - 1.0))
+        tips = shapes.reshape(n + 1, 4, 3, 2)[-1, 0].T      # the tip's motion per mode
+        assert abs(tips[0] @ U) / np.linalg.norm(tips[0]) == pytest.approx(1.0, abs=1e-9)
+        assert abs(tips[1] @ W) / np.linalg.norm(tips[1]) == pytest.approx(1.0, abs=1e-9)
+    errors = np.array(errors)
+    print("beam bending rel. errors (x-y, x-z):", np.array2string(errors, precision=2))
+    assert np.all(errors[1] / errors[2] > 8.0) and np.all(errors[2] < 3e-7)
+    rho_ip = 2e-4
+    torsion = math.pi / 2 * math.sqrt(0.5 / rho_ip) / (2 * math.pi)
+    t_errors = []
+    for n in (4, 8, 16):
+        f, shapes = vibration_modes(HeldCoordinates(tilted_beam(n, rho_yy=1e-4, rho_zz=1e-4),
+                                                    "clamp"), n=8)
+        x = shapes.reshape(n + 1, 4, 3, -1)
+        centre = np.abs(x[:, 0]).max(axis=(0, 1))
+        sections = np.abs(x[:, 2:]).max(axis=(0, 1, 2))
+        k = np.flatnonzero(centre < 1e-8 * sections)[0]        # the first pure twist
+        t_errors.append(f[k] / torsion - 1.0)
+    t_errors = np.array(t_errors)
+    print("torsion rel. errors:", " ".join(f"{e:.2e}" for e in t_errors))
+    assert np.all(t_errors > 0) and np.all(t_errors[:-1] / t_errors[1:] > 3.5)
+    assert t_errors[-1] < 5e-4
+
+
+def test_bad_beam_parameters_are_refused_naming_them():
+    for change, match in (({"gj": 0.0}, "gj = 0.0 is invalid"),
+                          ({"rho_yy": -1.0}, "rho_yy = -1.0 is invalid"),
+                          ({"ei_xz": float("nan")}, "ei_xz = nan is invalid"),
+                          ({"section_y": T0}, "section_y .* along the beam's axis")):
+        with pytest.raises(ParameterError, match=match):
+            tilted_beam(2, **change) if "section_y" not in change else ANCFBeam3D(
+                "b", (0, 0, 0), T0, 2, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, **change)

@@ -1,5 +1,6 @@
 """Spatial ANCF cables (Gerstmayr & Shabana 2006; docs/spatial.md, "ANCF cable and
-beam"): gradient-deficient absolute-nodal-coordinate elements in 3D.
+beam"): gradient-deficient absolute-nodal-coordinate elements in 3D; and a fully
+parameterised ANCF beam.
 
 A cable of stress-free length L0 [m] is meshed into N two-node elements of stress-free
 lengths l_e (summing to L0).  Each node j carries its position and the gradient of the
@@ -54,6 +55,10 @@ Markers are stress-free arc lengths s in [0, L0] [m] from the first node; ``"roo
 (s = 0) and ``"tip"`` (s = L0) always exist.  A body state gives ``point(s)`` and
 ``slope(s)`` as ``(value, rate, J, quad)`` with value'' = J e'' + quad (quad = 0: both
 are linear in e).
+
+:class:`ANCFBeam3D` is the fully parameterised beam: nodes with r, r_x, r_y, r_z, bending
+in two planes and torsion, shear and section shape held at the nodes (its docstring and
+docs/spatial.md).
 
 Also here, for analyses of a single flexible body with some coordinates held (a clamp
 or a pin at the root) before the spatial joints exist: :class:`HeldCoordinates` (a

@@ -83,17 +83,16 @@ from mbdcore.blocks import ParameterError
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.multibody.ancf import N_GAUSS, hermite_shape
 from mbdcore.multibody.system import BodyBase, BodyState
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import C_ARRAY, C_INTS, kernel_library
 
 __all__ = ["ANCFCable", "ANCFBeam3D", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
            "HeldCoordinates", "DeadPointLoad", "ConservativeMoment", "StaticDeflection",
            "CableEquilibriumError", "static_deflection", "vibration_modes"]
 
-#: The element loop of the cable's elastic forces and tangents in C (its one implementation).
+#: The element loops of the cable's and the beam's elastic forces and tangents in C (their
+#: one implementation).
 ANCF3D_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf3d.c"
 _D, _I = ctypes.c_double, ctypes.c_int
-#: ctypes type of a C-contiguous int32 array argument (``const int *``)
-C_INTS = np.ctypeslib.ndpointer(dtype=np.int32, flags="C_CONTIGUOUS")
 _ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
     "ancf3d_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D,
                        _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
@@ -112,19 +111,21 @@ def _pointer(array):
     return None if array is None else array.ctypes.data
 
 
-def _positive(cable: str, label: str, value, unit: str, allow_zero: bool = False) -> float:
+def _positive(owner: str, label: str, value, unit: str, allow_zero: bool = False) -> float:
+    """``value`` as a float if finite and > 0 (>= 0 with ``allow_zero``), else
+    ParameterError naming ``owner`` (e.g. "ANCF cable 'c'"), the parameter and the range."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and \
         math.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)
     if not ok:
         rel = ">= 0" if allow_zero else "> 0"
         if isinstance(value, (np.integer, np.floating)):
             value = value.item()                 # 0.5, not np.float64(0.5)
-        raise ParameterError(f"ANCF cable {cable!r}: {label} = {value!r} is invalid: accepted "
+        raise ParameterError(f"{owner}: {label} = {value!r} is invalid: accepted "
                              f"values are finite numbers {rel} [{unit}]")
     return float(value)
 
 
-def _vectors(cable: str, label: str, value, rows: int | None = None) -> np.ndarray:
+def _vectors(owner: str, label: str, value, rows: int | None = None) -> np.ndarray:
     """A finite (k, 3) array (k = rows if given) or ParameterError naming ``label``."""
     try:
         arr = np.array(value, dtype=float)
@@ -134,11 +135,11 @@ def _vectors(cable: str, label: str, value, rows: int | None = None) -> np.ndarr
         (rows is None or arr.shape[0] == rows)
     if not ok:
         want = f"({rows}, 3)" if rows is not None else "(k, 3)"
-        raise ParameterError(f"ANCF cable {cable!r}: {label} must be an array of shape "
+        raise ParameterError(f"{owner}: {label} must be an array of shape "
                              f"{want} [m]; got {value!r}")
     bad = np.argwhere(~np.isfinite(arr))
     if bad.size:
-        raise ParameterError(f"ANCF cable {cable!r}: {label}[{bad[0][0]}] = "
+        raise ParameterError(f"{owner}: {label}[{bad[0][0]}] = "
                              f"{arr[bad[0][0]].tolist()} is not finite: accepted values are "
                              "finite numbers")
     return arr
@@ -156,6 +157,10 @@ class _HermiteLine(BodyBase):
     node_size = 6
     kind = "ANCF line"
 
+    def _owner(self) -> str:
+        """What error messages call this body: its kind and name."""
+        return f"{self.kind} {self.name!r}"
+
     def _setup_line(self, nodes, lengths, velocity, markers, n_gauss) -> None:
         """The shared set-up: ``nodes`` (N + 1, node_size) initial nodal coordinates,
         ``lengths`` (N,) stress-free element lengths [m] (rho_a set before)."""
@@ -163,7 +168,7 @@ class _HermiteLine(BodyBase):
         if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
             raise ParameterError(f"{self.kind} {name!r}: n_gauss = {n_gauss!r}: accepted "
                                  "integers >= 3")
-        self.velocity = _vectors(name, "velocity", [np.ravel(velocity)]
+        self.velocity = _vectors(self._owner(), "velocity", [np.ravel(velocity)]
                                  if np.size(velocity) == 3 else velocity, 1)[0]
         self.element_lengths = np.ascontiguousarray(lengths, dtype=float)
         self.n_elements = self.element_lengths.size
@@ -431,7 +436,7 @@ class ANCFCable(_HermiteLine):
                  markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
                  n_gauss: int = N_GAUSS):
         super().__init__(name)
-        ends = _vectors(name, "start, end", [np.ravel(start), np.ravel(end)]
+        ends = _vectors(self._owner(), "start, end", [np.ravel(start), np.ravel(end)]
                         if np.size(start) == 3 and np.size(end) == 3 else (start, end), 2)
         chord = ends[1] - ends[0]
         length = float(np.linalg.norm(chord))
@@ -442,7 +447,7 @@ class ANCFCable(_HermiteLine):
             raise ParameterError(f"ANCF cable {name!r}: n_elements = {n_elements!r} is "
                                  "invalid: accepted values are integers >= 1")
         l0 = length if stress_free_length is None else \
-            _positive(name, "stress_free_length", stress_free_length, "m")
+            _positive(self._owner(), "stress_free_length", stress_free_length, "m")
         x = np.linspace(0.0, 1.0, int(n_elements) + 1)
         positions = ends[0] + np.outer(x, chord)
         slopes = np.tile(chord / l0, (int(n_elements) + 1, 1))
@@ -474,7 +479,7 @@ class ANCFCable(_HermiteLine):
         """
         self = cls.__new__(cls)
         BodyBase.__init__(self, name)
-        positions = _vectors(name, "positions", positions)
+        positions = _vectors(self._owner(), "positions", positions)
         if positions.shape[0] < 2:
             raise ParameterError(f"ANCF cable {name!r}: positions has {positions.shape[0]} "
                                  "node(s): accepted at least 2 (one element)")
@@ -489,7 +494,7 @@ class ANCFCable(_HermiteLine):
             units = chords / chord_lengths[:, None]
             slopes = np.vstack([units[:1], units[:-1] + units[1:], units[-1:]])
             slopes /= np.linalg.norm(slopes, axis=1)[:, None]
-        slopes = _vectors(name, "slopes", slopes, positions.shape[0])
+        slopes = _vectors(self._owner(), "slopes", slopes, positions.shape[0])
         if lengths is None:
             lengths = chord_lengths
         else:
@@ -498,7 +503,7 @@ class ANCFCable(_HermiteLine):
                 raise ParameterError(f"ANCF cable {name!r}: lengths has {lengths.size} "
                                      f"entries: accepted one per element ({chords.shape[0]})")
             for j, lj in enumerate(lengths):
-                _positive(name, f"lengths[{j}]", lj, "m")
+                _positive(self._owner(), f"lengths[{j}]", lj, "m")
         self._setup(positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
                     n_gauss)
         return self
@@ -506,10 +511,10 @@ class ANCFCable(_HermiteLine):
     def _setup(self, positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
                n_gauss) -> None:
         name = self.name
-        self.rho_a = _positive(name, "rho_a", rho_a, "kg/m")
-        self.ea = _positive(name, "ea", ea, "N")
-        self.ei = _positive(name, "ei", ei, "N.m2")
-        self.damping = _positive(name, "damping", damping, "s", allow_zero=True)
+        self.rho_a = _positive(self._owner(), "rho_a", rho_a, "kg/m")
+        self.ea = _positive(self._owner(), "ea", ea, "N")
+        self.ei = _positive(self._owner(), "ei", ei, "N.m2")
+        self.damping = _positive(self._owner(), "damping", damping, "s", allow_zero=True)
         self._setup_line(np.column_stack([positions, slopes]), lengths, velocity, markers,
                          n_gauss)
 
@@ -662,7 +667,7 @@ class ANCFBeam3D(_HermiteLine):
                  markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
                  n_gauss: int = N_GAUSS):
         super().__init__(name)
-        ends = _vectors(name, "start, end", [np.ravel(start), np.ravel(end)]
+        ends = _vectors(self._owner(), "start, end", [np.ravel(start), np.ravel(end)]
                         if np.size(start) == 3 and np.size(end) == 3 else (start, end), 2)
         chord = ends[1] - ends[0]
         length = float(np.linalg.norm(chord))
@@ -672,19 +677,20 @@ class ANCFBeam3D(_HermiteLine):
         if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
             raise ParameterError(f"ANCF beam {name!r}: n_elements = {n_elements!r} is "
                                  "invalid: accepted values are integers >= 1")
-        self.rho_a = _positive(name, "rho_a", rho_a, "kg/m")
-        self.ea = _positive(name, "ea", ea, "N")
-        self.ei_xy = _positive(name, "ei_xy", ei_xy, "N.m2")
-        self.ei_xz = _positive(name, "ei_xz", ei_xz, "N.m2")
-        self.gj = _positive(name, "gj", gj, "N.m2")
-        self.rho_yy = _positive(name, "rho_yy", rho_yy, "kg.m")
-        self.rho_zz = _positive(name, "rho_zz", rho_zz, "kg.m")
-        self.penalty = self.ea if penalty is None else _positive(name, "penalty", penalty, "N")
-        self.damping = _positive(name, "damping", damping, "s", allow_zero=True)
+        self.rho_a = _positive(self._owner(), "rho_a", rho_a, "kg/m")
+        self.ea = _positive(self._owner(), "ea", ea, "N")
+        self.ei_xy = _positive(self._owner(), "ei_xy", ei_xy, "N.m2")
+        self.ei_xz = _positive(self._owner(), "ei_xz", ei_xz, "N.m2")
+        self.gj = _positive(self._owner(), "gj", gj, "N.m2")
+        self.rho_yy = _positive(self._owner(), "rho_yy", rho_yy, "kg.m")
+        self.rho_zz = _positive(self._owner(), "rho_zz", rho_zz, "kg.m")
+        self.penalty = self.ea if penalty is None else \
+            _positive(self._owner(), "penalty", penalty, "N")
+        self.damping = _positive(self._owner(), "damping", damping, "s", allow_zero=True)
         t = chord / length
         if section_y is None:
             section_y = np.eye(3)[int(np.argmin(np.abs(t)))]
-        y = _vectors(name, "section_y", [np.ravel(section_y)], 1)[0]
+        y = _vectors(self._owner(), "section_y", [np.ravel(section_y)], 1)[0]
         y = y - (y @ t) * t
         if not np.linalg.norm(y) > 1e-9:
             raise ParameterError(f"ANCF beam {name!r}: section_y = {section_y!r} is along "

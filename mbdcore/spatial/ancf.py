@@ -626,7 +626,8 @@ class ANCFBeam3D(_HermiteLine):
       that bending leaves unturned, so its linear interpolation does not shorten it);
       cubic as the cable, fourth-order accurate; torsion
       kappa_t = (d3 . d2' - d2 . d3')/2 [GJ], the rate of turn of the section about the
-      axis (linear directors: second order);
+      axis (linear directors: second order, sin(phi_e)/l for an element twisted by
+      phi_e, so keep phi_e well below 45 deg, beyond which the element softens);
     * at the nodes (collocated, "assumed strains", weighted by the tributary length):
       the shears r_x . d2, r_x . d3 and the section's deformation (d2.d2 - 1)/2,
       (d3.d3 - 1)/2, d2.d3, held near zero by the stiffness ``penalty``.  Taken only at

@@ -540,6 +540,24 @@ def test_beam_tip_torque_twists_it_by_t_l_over_gj():
         assert np.linalg.norm(beam.tip_deflection(q)) < 1e-12
 
 
+def test_beam_large_twist_converges_at_second_order():
+    """A torque twisting the tip by T L/GJ = 1 rad: the linear directors measure an
+    element's twist phi_e as sin(phi_e)/l_e, so the beam twists too far by about
+    phi_e^2/6 (4.7e-2, 1.1e-2, 2.6e-3 rad with 4, 8, 16 elements), second order, and
+    nothing bends.  (An element twisted by more than 45 deg softens: mesh torsion finely.)"""
+    errors = []
+    for n in (4, 8, 16):
+        beam = tilted_beam(n)
+        moment = ConservativeMoment(beam, "tip", 0.5, T0, vector="y")
+        q = static_deflection(HeldCoordinates(beam, "clamp", loads=[moment]), steps=2).q
+        errors.append(beam.twist(q) - 1.0)
+        assert np.linalg.norm(beam.tip_deflection(q)) < 1e-12
+    errors = np.array(errors)
+    print("twist errors [rad]:", " ".join(f"{e:.2e}" for e in errors))
+    assert np.all(errors > 0) and np.all(errors[:-1] / errors[1:] > 3.9)
+    assert errors[-1] < 3e-3
+
+
 def test_beam_tip_moment_bends_it_into_a_circle():
     """A moment M about the section's z axis (W): the circle of radius EI_xy/M in the
     plane of T0 and U (inextensible), M L / EI = 2.  Fourth-order convergence (after

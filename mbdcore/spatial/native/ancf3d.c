@@ -259,11 +259,19 @@ static void quadratic_strains(int n_slots, const double *u, const double *ud, in
         sigma = stiff[k] * (s + beta * sd);
         for (i = 0; i < dim; i++) sg[i] += sigma * g[i];
         if (!P) continue;
-        for (i = 0; i < dim; i++)
-            for (j = 0; j < dim; j++) {
-                P[i * dim + j] += stiff[k] * g[i] * (g[j] + beta * hud[j]);
-                if (Cp) Cp[i * dim + j] += beta * stiff[k] * g[i] * g[j];
-            }
+        {
+            /* the gradient lives on the strain's own slots (at most 6 of 18 entries) */
+            int on[QS_DIM], n_on = 0, ii, jj;
+            for (i = 0; i < dim; i++)
+                if (g[i] != 0.0 || hud[i] != 0.0) on[n_on++] = i;
+            for (ii = 0; ii < n_on; ii++)
+                for (jj = 0; jj < n_on; jj++) {
+                    i = on[ii];
+                    j = on[jj];
+                    P[i * dim + j] += stiff[k] * g[i] * (g[j] + beta * hud[j]);
+                    if (Cp) Cp[i * dim + j] += beta * stiff[k] * g[i] * g[j];
+                }
+        }
         for (t = 0; t < n_terms[k]; t++) {       /* sigma times the Hessian of s */
             const int a = ti[2 * k + t], b = tj[2 * k + t], m3 = tk[2 * k + t];
             const double c = sigma * tc[2 * k + t];
@@ -309,34 +317,52 @@ static void beam_slots(double xi, double l, double Bs[6][8]) {
     Bs[5][3] = -1.0 / l; Bs[5][7] = 1.0 / l;
 }
 
-/* add w Bs^T sg to the element force (24) and w Bs^T P Bs to the element blocks */
+/* add w Bs^T sg to the element force (24) and w Bs^T P Bs to the element blocks: each
+ * nodal vector feeds at most a few slots, so Y = P Bs is formed over those first */
 static void scatter_slots(int n_slots, const double *Bs, double w, const double *sg,
                           const double *P, const double *Cp, double *fe, double *ke,
                           double *ce) {
     const int dim = 3 * n_slots;
-    int s, r, v, vv, x, y;
-    for (s = 0; s < n_slots; s++)
-        for (v = 0; v < 8; v++) {
-            const double c = w * Bs[s * 8 + v];
-            if (c == 0.0) continue;
-            for (x = 0; x < 3; x++) fe[3 * v + x] += c * sg[3 * s + x];
-        }
+    int feeds[8], slot[8][QS_MAX_SLOTS], s, t, v, vv, x, y, row;
+    double coef[8][QS_MAX_SLOTS], Y[QS_DIM][24], Yc[QS_DIM][24];
+    for (v = 0; v < 8; v++) {
+        feeds[v] = 0;
+        for (s = 0; s < n_slots; s++)
+            if (Bs[s * 8 + v] != 0.0) {
+                slot[v][feeds[v]] = s;
+                coef[v][feeds[v]++] = Bs[s * 8 + v];
+            }
+    }
+    for (v = 0; v < 8; v++)
+        for (t = 0; t < feeds[v]; t++)
+            for (x = 0; x < 3; x++)
+                fe[3 * v + x] += w * coef[v][t] * sg[3 * slot[v][t] + x];
     if (!ke) return;
-    for (s = 0; s < n_slots; s++)
-        for (v = 0; v < 8; v++) {
-            const double cs = w * Bs[s * 8 + v];
-            if (cs == 0.0) continue;
-            for (r = 0; r < n_slots; r++)
-                for (vv = 0; vv < 8; vv++) {
-                    const double c = cs * Bs[r * 8 + vv];
-                    if (c == 0.0) continue;
-                    for (x = 0; x < 3; x++)
-                        for (y = 0; y < 3; y++) {
-                            const int at = (3 * v + x) * 24 + 3 * vv + y;
-                            ke[at] += c * P[(3 * s + x) * dim + 3 * r + y];
-                            if (ce) ce[at] += c * Cp[(3 * s + x) * dim + 3 * r + y];
-                        }
+    for (row = 0; row < dim; row++)
+        for (vv = 0; vv < 8; vv++)
+            for (y = 0; y < 3; y++) {
+                double acc = 0.0, accc = 0.0;
+                for (t = 0; t < feeds[vv]; t++) {
+                    acc += coef[vv][t] * P[row * dim + 3 * slot[vv][t] + y];
+                    if (ce) accc += coef[vv][t] * Cp[row * dim + 3 * slot[vv][t] + y];
                 }
+                Y[row][3 * vv + y] = acc;
+                Yc[row][3 * vv + y] = accc;
+            }
+    for (v = 0; v < 8; v++)
+        for (t = 0; t < feeds[v]; t++) {
+            const double c = w * coef[v][t];
+            const int s0 = 3 * slot[v][t];
+            for (x = 0; x < 3; x++) {
+                double *krow = ke + (3 * v + x) * 24;
+                const double *yrow = Y[s0 + x];
+                for (y = 0; y < 24; y++) krow[y] += c * yrow[y];
+                if (ce) {
+                    double *crow = ce + (3 * v + x) * 24;
+                    const double *ycrow = Yc[s0 + x];
+                    for (y = 0; y < 24; y++) crow[y] += c * ycrow[y];
+                }
+            }
         }
 }
 

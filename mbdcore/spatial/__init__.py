@@ -1,7 +1,24 @@
 """Spatial (3D) multibody dynamics on the planar engine's assembly: natural-coordinate
-rigid bodies and slender bars, spatial joints, gears and drivers, body torques, and the
-System with 3D gravity and redundant-constraint handling (docs/spatial.md)."""
+rigid bodies and slender bars, spatial joints, gears and drivers, body torques, the
+System with 3D gravity and redundant-constraint handling; ANCF cables and fully
+parameterised beams (``ancf``; the element loops of their forces and tangents in C,
+``native/ancf3d.c``) and the single-body analyses with held coordinates used to check
+them (docs/spatial.md)."""
 
+from mbdcore.spatial.ancf import (
+    ANCF3D_C_SOURCE,
+    ANCFBeam3D,
+    ANCFCable,
+    CableEquilibriumError,
+    CableState,
+    ConservativeMoment,
+    DeadPointLoad,
+    HeldCoordinates,
+    StaticDeflection,
+    StrainTable,
+    static_deflection,
+    vibration_modes,
+)
 from mbdcore.spatial.bodies import (
     ORTHONORMAL_TOLERANCE,
     BarLengthConstraint,
@@ -49,4 +66,16 @@ __all__ = [
     "dot",
     "relative_angle",
     "SpatialSystem",
+    "ANCF3D_C_SOURCE",
+    "ANCFBeam3D",
+    "ANCFCable",
+    "CableEquilibriumError",
+    "CableState",
+    "ConservativeMoment",
+    "DeadPointLoad",
+    "HeldCoordinates",
+    "StaticDeflection",
+    "StrainTable",
+    "static_deflection",
+    "vibration_modes",
 ]

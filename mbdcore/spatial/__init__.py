@@ -32,6 +32,7 @@ from mbdcore.spatial.bodies import (
 from mbdcore.spatial.forces import BodyTorque
 from mbdcore.spatial.joints import (
     AngleDriver,
+    CableClamp,
     Fixed,
     Prismatic,
     Revolute,
@@ -39,7 +40,15 @@ from mbdcore.spatial.joints import (
     SynchronousGear,
     perpendicular_pair,
 )
-from mbdcore.spatial.kinematics import Scalar, Vec, dot, point, relative_angle, vector
+from mbdcore.spatial.kinematics import (
+    Scalar,
+    Vec,
+    dot,
+    point,
+    relative_angle,
+    slope,
+    vector,
+)
 from mbdcore.spatial.system import SpatialSystem
 
 __all__ = [
@@ -56,12 +65,14 @@ __all__ = [
     "Revolute",
     "Prismatic",
     "Fixed",
+    "CableClamp",
     "SynchronousGear",
     "AngleDriver",
     "perpendicular_pair",
     "Vec",
     "Scalar",
     "point",
+    "slope",
     "vector",
     "dot",
     "relative_angle",

@@ -8,6 +8,7 @@ Layers, each importing only those before it:
 * :mod:`mbdcore.dae` -- constrained equations of motion: formulations, implicit integrators,
   the simulation driver
 * :mod:`mbdcore.multibody` -- the general engine: bodies, joints, forces, analysis, model files
+* :mod:`mbdcore.spatial` -- spatial (3D) bodies: ANCF cables
 * :mod:`mbdcore.models` -- ready-made models: mechanisms, the flexible arm, drives, antennas
 
 See ``docs/architecture.md``.
@@ -18,6 +19,6 @@ validity is a :class:`mbdcore.blocks.ModelRangeWarning` (:mod:`warnings`).
 """
 import logging
 
-__all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "models"]
+__all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "spatial", "models"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

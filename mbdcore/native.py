@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["KernelError", "load_kernel", "kernel_library", "kernel_dir", "KERNEL_FLAGS",
-           "C_ARRAY"]
+           "C_ARRAY", "C_INTS"]
 
 #: Flags of every kernel build (part of the cache key).
 KERNEL_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra")
@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 #: ctypes type of a C-contiguous float64 array argument (``const double *``).
 C_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+#: ctypes type of a C-contiguous int32 array argument (``const int *``).
+C_INTS = np.ctypeslib.ndpointer(dtype=np.int32, flags="C_CONTIGUOUS")
 
 
 class KernelError(RuntimeError):

@@ -2,6 +2,8 @@
 
 * :func:`heavy_top`: a symmetric top on a ball joint started in steady precession.
 * :func:`bricard`: Bricard's over-constrained linkage, IFToMM multibody benchmark A04.
+* :func:`hub_beam_3d`: the hub-beam spin-up (Kane et al. 1987) with a 3D ANCF cable, the
+  spatial counterpart of :func:`mbdcore.models.mechanisms.hub_beam`.
 * :func:`spatial_twin`: a planar engine system of rigid bodies and revolute joints (the
   four-bar of :func:`mbdcore.models.mechanisms.four_bar`) rebuilt in 3D.
 """
@@ -12,12 +14,14 @@ import math
 import numpy as np
 
 from mbdcore.blocks import ParameterError, with_overrides
+from mbdcore.models.mechanisms import HUB_BEAM, SpinUp
 from mbdcore.multibody.system import System
-from mbdcore.spatial.joints import AngleDriver, Revolute, Spherical
+from mbdcore.spatial.ancf import ANCFCable
+from mbdcore.spatial.joints import AngleDriver, CableClamp, Revolute, Spherical
 from mbdcore.spatial.system import SpatialSystem
 
 __all__ = ["HEAVY_TOP", "heavy_top", "precession_spin_rate", "BRICARD", "bricard",
-           "BRICARD_POINTS", "BRICARD_AXES", "rotation_z", "spatial_twin"]
+           "BRICARD_POINTS", "BRICARD_AXES", "rotation_z", "spatial_twin", "hub_beam_3d"]
 
 #: The heavy symmetric top (assumed values, a toy top): mass [kg], distance from the
 #: fixed point to the centre of mass [m], transverse and axial inertia about the centre
@@ -109,6 +113,37 @@ def rotation_z(angle: float) -> np.ndarray:
     """Rotation matrix [3 x 3] by ``angle`` [rad] about z."""
     c, s = math.cos(angle), math.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def hub_beam_3d(final_rate: float = 6.0, n_elements: int = 8,
+                axis=(0.0, 0.0, 1.0)) -> SpatialSystem:
+    """The hub-beam spin-up of :func:`mbdcore.models.mechanisms.hub_beam` in 3D: a rigid
+    hub (1 kg, inertia 1 kg m^2 about each axis) on a hinge about ``axis`` through the
+    origin, turned by the prescribed spin-up to ``final_rate`` [rad/s] (an AngleDriver
+    named ``spin``), and an ANCF cable of ``n_elements`` elements (the beam of
+    :data:`~mbdcore.models.mechanisms.HUB_BEAM`: L = 10 m, rho A = 1.2 kg/m,
+    EI = 1.4e4 N m^2, EA = 2.8e7 N) clamped to the hub at the axis (``clamp``, a
+    :class:`~mbdcore.spatial.joints.CableClamp`), lying normal to the axis.  No gravity.
+    With ``axis`` along z it moves in the x-y plane and equals the planar model."""
+    p = HUB_BEAM
+    axis = np.asarray(axis, float)
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not np.linalg.norm(axis) > 0:
+        raise ParameterError(f"hub_beam_3d: axis = {axis!r} must be a non-zero 3-vector")
+    axis = axis / np.linalg.norm(axis)
+    # the beam along the direction normal to the axis nearest to +x
+    along = np.array([1.0, 0.0, 0.0]) - axis[0] * axis
+    if np.linalg.norm(along) < 1e-6:
+        along = np.array([0.0, 1.0, 0.0]) - axis[1] * axis
+    along /= np.linalg.norm(along)
+    s = SpatialSystem()
+    s.ground.add_marker("axis", (0.0, 0.0, 0.0))
+    s.add_body("hub", mass=1.0, inertia=(1.0, 1.0, 1.0), markers={"axis": (0.0, 0.0, 0.0)})
+    s.add(ANCFCable("beam", (0.0, 0.0, 0.0), tuple(p["length"] * along), n_elements,
+                    rho_a=p["rho_a"], ea=p["ea"], ei=p["ei"]))
+    bearing = s.add_joint(Revolute("ground.axis", "hub.axis", tuple(axis), name="bearing"))
+    s.add_joint(AngleDriver(bearing, SpinUp(final_rate, p["spin_up_time"]), name="spin"))
+    s.add_joint(CableClamp("hub.axis", "beam.root", tuple(along), name="clamp"))
+    return s
 
 
 def spatial_twin(planar: System) -> SpatialSystem:

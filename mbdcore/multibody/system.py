@@ -399,6 +399,11 @@ class _Relocated(BodyState):
     def vector(self, location, u):
         return self.state.vector(location, u)
 
+    def __getattr__(self, name):
+        # the kinematics a body adds to the protocol (an ANCF cable's slope, a beam's
+        # directors) are the same in the local block
+        return getattr(self.state, name)
+
 
 class _LocalView:
     """The states of a :class:`StateView`, each moving body moved to its offset in one
@@ -871,6 +876,8 @@ class System(ConstrainedProblem):
             if tip is None:
                 continue
             d = tip(q[self._slice(b)])
+            # a 3D beam's deflection is a vector (transverse to its root): its length
+            d = float(np.linalg.norm(d)) if np.ndim(d) else float(d)
             if abs(d) > b.length:
                 hint = (" (geometric stiffening is off: above the first bending frequency "
                         "the linear model has no bound)"

@@ -1,7 +1,24 @@
 """Spatial (3D) multibody dynamics on the planar engine's assembly: natural-coordinate
-rigid bodies and slender bars, spatial joints, gears and drivers, body torques, and the
-System with 3D gravity and redundant-constraint handling (docs/spatial.md)."""
+rigid bodies and slender bars, spatial joints, gears and drivers, body torques, the
+System with 3D gravity and redundant-constraint handling; ANCF cables and fully
+parameterised beams (``ancf``; the element loops of their forces and tangents in C,
+``native/ancf3d.c``) and the single-body analyses with held coordinates used to check
+them (docs/spatial.md)."""
 
+from mbdcore.spatial.ancf import (
+    ANCF3D_C_SOURCE,
+    ANCFBeam3D,
+    ANCFCable,
+    CableEquilibriumError,
+    CableState,
+    ConservativeMoment,
+    DeadPointLoad,
+    HeldCoordinates,
+    StaticDeflection,
+    StrainTable,
+    static_deflection,
+    vibration_modes,
+)
 from mbdcore.spatial.bodies import (
     ORTHONORMAL_TOLERANCE,
     BarLengthConstraint,
@@ -15,6 +32,7 @@ from mbdcore.spatial.bodies import (
 from mbdcore.spatial.forces import BodyTorque
 from mbdcore.spatial.joints import (
     AngleDriver,
+    CableClamp,
     Fixed,
     Prismatic,
     Revolute,
@@ -22,7 +40,15 @@ from mbdcore.spatial.joints import (
     SynchronousGear,
     perpendicular_pair,
 )
-from mbdcore.spatial.kinematics import Scalar, Vec, dot, point, relative_angle, vector
+from mbdcore.spatial.kinematics import (
+    Scalar,
+    Vec,
+    dot,
+    point,
+    relative_angle,
+    slope,
+    vector,
+)
 from mbdcore.spatial.system import SpatialSystem
 
 __all__ = [
@@ -39,14 +65,28 @@ __all__ = [
     "Revolute",
     "Prismatic",
     "Fixed",
+    "CableClamp",
     "SynchronousGear",
     "AngleDriver",
     "perpendicular_pair",
     "Vec",
     "Scalar",
     "point",
+    "slope",
     "vector",
     "dot",
     "relative_angle",
     "SpatialSystem",
+    "ANCF3D_C_SOURCE",
+    "ANCFBeam3D",
+    "ANCFCable",
+    "CableEquilibriumError",
+    "CableState",
+    "ConservativeMoment",
+    "DeadPointLoad",
+    "HeldCoordinates",
+    "StaticDeflection",
+    "StrainTable",
+    "static_deflection",
+    "vibration_modes",
 ]

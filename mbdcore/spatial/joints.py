@@ -29,9 +29,9 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Constraint
 from mbdcore.multibody.system import scatter_jacobian
-from mbdcore.spatial.kinematics import Scalar, dot, point, relative_angle, vector
+from mbdcore.spatial.kinematics import Scalar, dot, point, relative_angle, slope, vector
 
-__all__ = ["Spherical", "Revolute", "Prismatic", "Fixed", "SynchronousGear", "AngleDriver",
+__all__ = ["Spherical", "Revolute", "Prismatic", "Fixed", "CableClamp", "SynchronousGear", "AngleDriver",
            "perpendicular_pair"]
 
 
@@ -243,6 +243,44 @@ class Fixed(_MarkerPair):
         dot(x_b, a2).fill(g[3:4], G[3:4], gam[3:4])
         dot(x_b, a3).fill(g[4:5], G[4:5], gam[4:5])
         dot(y_b, a3).fill(g[5:6], G[5:6], gam[5:6])
+
+
+class CableClamp(_MarkerPair):
+    """The end of an ANCF cable (marker ``b``, an arc length) clamped to a body with a
+    frame (marker ``a``): the points coincide (x, y, z) and the cable's slope r_x stays
+    along ``axis`` (ground-frame direction at the initial configuration, fixed in a's
+    frame): normal to the two directions across it (moment_1, moment_2).  The cable may
+    stretch at the clamp; it has no torsion to hold.  The 3D counterpart of the planar
+    engine's weld of an ANCF beam's end (which fixes its slope angle)."""
+
+    n_eq = 5
+    kind = "cable_clamp"
+
+    def __init__(self, a, b, axis=(1.0, 0.0, 0.0), name: str | None = None):
+        super().__init__(a, b, name)
+        self.axis = _direction(self.name, "axis", axis)
+
+    def bind(self, system):
+        super().bind(system)
+        body, cable = self.a[0], self.b[0]
+        if not _framed(body):
+            raise ParameterError(f"{self.name}: body {body.name!r} has no frame: a cable "
+                                 "clamp holds a cable end on a rigid body or the ground")
+        if not hasattr(cable, "tangent0"):
+            raise ParameterError(f"{self.name}: body {cable.name!r} is not an ANCF cable or "
+                                 "beam (marker b must be a cable end)")
+        n1, n2 = perpendicular_pair(self.axis)
+        self.n1_local, self.n2_local = body.local_direction(n1), body.local_direction(n2)
+
+    def equation_names(self):
+        return ["x", "y", "z", "moment_1", "moment_2"]
+
+    def evaluate(self, t, view, g, G, gt, gam):
+        self.separation(view).fill_rows(g[:3], G[:3], gam[:3])
+        sa = view[self.a[0]]
+        a = slope(view[self.b[0]], self.b[1])
+        dot(a, vector(sa, self.a[1], self.n1_local)).fill(g[3:4], G[3:4], gam[3:4])
+        dot(a, vector(sa, self.a[1], self.n2_local)).fill(g[4:5], G[4:5], gam[4:5])
 
 
 def _revolute(system, owner: str, ref) -> Revolute:

@@ -18,7 +18,7 @@ import numpy as np
 
 from mbdcore.multibody.system import BodyState, scatter_jacobian
 
-__all__ = ["Vec", "Scalar", "point", "vector", "dot", "relative_angle"]
+__all__ = ["Vec", "Scalar", "point", "slope", "vector", "dot", "relative_angle"]
 
 
 class Vec:
@@ -67,6 +67,13 @@ class Scalar:
 def point(state: BodyState, location) -> Vec:
     r, rd, J, quad = state.point(location)
     return Vec(r, rd, [(state, J)], quad)
+
+
+def slope(state: BodyState, location) -> Vec:
+    """The slope r_x [1] of a cable or beam at arc length ``location`` (its
+    ``state.slope``)."""
+    a, ad, J, quad = state.slope(location)
+    return Vec(a, ad, [(state, J)], quad)
 
 
 def vector(state: BodyState, location, local) -> Vec:

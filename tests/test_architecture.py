@@ -252,10 +252,12 @@ def test_every_data_file_of_a_package_is_installed():
             if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
                 continue
             rel = path.relative_to(ROOT)
-            owner = max((p for p in data if rel.as_posix().startswith(p.replace(".", "/") + "/")),
-                        key=len, default=None)
-            inside = rel.relative_to(owner.replace(".", "/")).as_posix() if owner else None
-            if owner is None or not any(fnmatch.fnmatch(inside, g) and
-                                        inside.count("/") == g.count("/") for g in data[owner]):
+            # setuptools matches each package's patterns (its own key and "*", which
+            # applies to every package) against paths relative to the package's folder
+            owners = [d for d in rel.parents if (ROOT / d / "__init__.py").exists()]
+            if not any(fnmatch.fnmatch(inside, g) and inside.count("/") == g.count("/")
+                       for d in owners
+                       for inside in [rel.relative_to(d).as_posix()]
+                       for g in data.get(d.as_posix().replace("/", "."), []) + data.get("*", [])):
                 missing.append(rel.as_posix())
     assert not missing, f"not in [tool.setuptools.package-data]: {missing}"

@@ -188,6 +188,17 @@ def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v,
     return x[:n].copy(), x[n:].copy()
 
 
+def _finite(x) -> bool:
+    """Every entry of the array finite (a sum is NaN or infinite if one is; cheaper than
+    np.isfinite(x).all() on the small arrays of a Newton iteration)."""
+    return math.isfinite(float(x.sum())) if x.size < 4096 else bool(np.isfinite(x).all())
+
+
+def _max_abs(x) -> float:
+    """max |x_i| (0 for an empty array)."""
+    return float(np.abs(x).max()) if x.size else 0.0
+
+
 def _constraint_parts(problem, t, q, sparse=False):
     """(g, G, g_t) at (q, t), in one pass where the problem offers it (G as CSR when
     ``sparse``)."""
@@ -567,7 +578,7 @@ class Index3Integrator:
         """LU factors or inverse of J; None if J is singular or not finite."""
         if scipy.sparse.issparse(J):
             return sparse_lu(J)          # modified and full Newton only
-        if not np.all(np.isfinite(J)):
+        if not _finite(J):
             return None
         if kind == "lu":
             # LAPACK's getrf/getrs directly (what scipy.linalg.lu_factor/lu_solve call,
@@ -577,7 +588,7 @@ class Index3Integrator:
                 warnings.simplefilter("ignore", LinAlgWarning)
                 lu, piv, _ = dgetrf(J)
             d = np.abs(np.diag(lu))
-            if d.size and (not np.all(np.isfinite(d)) or d.min() <= 1e-14 * d.max()):
+            if d.size and (not _finite(d) or d.min() <= 1e-14 * d.max()):
                 return None
             return (lu, piv)
         try:
@@ -673,7 +684,7 @@ class Index3Integrator:
             if ggl:
                 parts_r.append((G @ v + gt) / cv)
             r = np.concatenate(parts_r)
-            if not np.all(np.isfinite(r)):
+            if not _finite(r):
                 return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
             if broyden:
                 if inv is not None and s_prev is not None:
@@ -716,7 +727,7 @@ class Index3Integrator:
                                                      "singular iteration matrix")
                 step = -(lu.solve(r) if sparse else dgetrs(lu[0], lu[1], r)[0])
             self.newton_iterations += 1
-            if not np.all(np.isfinite(step)):
+            if not _finite(step):
                 return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
             dq = dq + step[:n]
             lam_s = lam_s + step[n:n + m]
@@ -726,12 +737,11 @@ class Index3Integrator:
                 d_w = d_w - G.T @ step[n + m:]
             # Increment in units of the tolerance: positions against tol |q|, velocities
             # (c_v times the w increment) against tol |v|, floored at the rounding of q.
-            q_scale = max(1.0, float(np.max(np.abs(q), initial=0.0)))
+            q_scale = max(1.0, _max_abs(q))
             tol_q = self.tol * q_scale
-            tol_w = max(self.tol * max(1.0, float(np.max(np.abs(v), initial=0.0))) / cv,
+            tol_w = max(self.tol * max(1.0, _max_abs(v)) / cv,
                         16.0 * eps * q_scale)
-            nu = max(float(np.max(np.abs(step[:n]), initial=0.0)) / tol_q,
-                     float(np.max(np.abs(d_w), initial=0.0)) / tol_w)
+            nu = max(_max_abs(step[:n]) / tol_q, _max_abs(d_w) / tol_w)
             if not math.isfinite(nu):
                 return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
             theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev

@@ -73,11 +73,19 @@ class ConstraintPlan:
         lin_angles, slope_angles = _Slots(), _Slots()
         point_rows, sine_rows, sum_rows, sum_terms = [], [], [], []
         self.fallback = []            # (joint, first row) evaluated one by one
+        quadratic = []                # (rows, H entries, b entries, c) of quadratic joints
+        probe = _Probe(system) if any(getattr(j, "quadratic", False)
+                                      for j in system.joints) else None
         row = 0
         for joint in system.joints:
             forms = _joint_forms(joint)
             if forms is None or not _closed_form(forms):
-                self.fallback.append((joint, row))
+                form = probe.quadratic_form(joint, row) if getattr(joint, "quadratic", False) \
+                    else None
+                if form is None:
+                    self.fallback.append((joint, row))
+                else:
+                    quadratic.append(form)
                 row += joint.n_eq
                 continue
             for form in forms:
@@ -113,6 +121,7 @@ class ConstraintPlan:
         self._setup_rows([(r, pt(a), pt(b)) for r, a, b in point_rows],
                          [(r, an(a), an(b), x) for r, a, b, x in sine_rows],
                          sum_rows, [(r, an(s), c) for r, s, c in sum_terms])
+        self._setup_quadratic(quadratic)
         self._setup_kernel()
         self.fallback_rows = np.concatenate(
             [np.arange(r, r + j.n_eq) for j, r in self.fallback]) if self.fallback else \
@@ -264,17 +273,48 @@ class ConstraintPlan:
         self.G_sine = np.flatnonzero(sine >= 0)
         self.G_sine_row = sine[self.G_sine]
 
+    def _setup_quadratic(self, forms):
+        """Entries of the rows quadratic in q (module docstring): H entries
+        ``(row, j, k, h)``: G[row, j] += h q_k, g[row] += h q_j q_k / 2,
+        gamma[row] -= h v_j v_k; b entries ``(row, j, b)``: G[row, j] += b, g[row] += b q_j;
+        constants c by row."""
+        cat = (lambda parts, k, dtype: np.concatenate([p[k] for p in parts]).astype(dtype)
+               if parts else np.zeros(0, dtype=dtype))
+        hs = [f[0] for f in forms]
+        bs = [f[1] for f in forms]
+        self.qr, self.qj, self.qk = (cat(hs, i, np.int64) for i in range(3))
+        self.qh = cat(hs, 3, float)
+        self.br, self.bj = cat(bs, 0, np.int64), cat(bs, 1, np.int64)
+        self.bv = cat(bs, 2, float)
+        self.q_const = np.zeros(self.m)
+        for f in forms:
+            self.q_const[f[2][0]] = f[2][1]
+        self.quadratic_rows = np.unique(np.concatenate([f[2][0] for f in forms])) if forms \
+            else np.zeros(0, dtype=int)
+
+    def _quadratic(self, q, v):
+        """(g, gamma, G entry values) of the quadratic rows (g, gamma over all rows)."""
+        hq = self.qh * q[self.qk]
+        g = (0.5 * np.bincount(self.qr, hq * q[self.qj], minlength=self.m)
+             + np.bincount(self.br, self.bv * q[self.bj], minlength=self.m) + self.q_const)
+        gam = -np.bincount(self.qr, self.qh * v[self.qj] * v[self.qk], minlength=self.m)
+        return g, gam, np.concatenate([hq, self.bv])
+
     # -- evaluation: one call of native/constraint_plan.c ----------------------------------
     def _setup_kernel(self):
         """The plan's arrays as the C struct (kept alive here) and the Jacobian's
         scatter maps: into a dense G's flat index, or a CSR matrix's data index."""
         m, n = self.m, self.n
-        flat = self.G_row * n + self.G_col
+        flat_c = self.G_row * n + self.G_col
+        flat_q = np.concatenate([self.qr * n + self.qj, self.br * n + self.bj])
+        flat = np.concatenate([flat_c, flat_q])
         uniq, inverse = np.unique(flat, return_inverse=True)
+        inverse = inverse.ravel()
         self.csr_indices = (uniq % n).astype(np.int32) if n else uniq.astype(np.int32)
         rows = uniq // n if n else uniq
         self.csr_indptr = np.searchsorted(rows, np.arange(m + 1)).astype(np.int32)
-        self.scatter = {False: _ints(flat), True: _ints(inverse.ravel())}
+        self.scatter = {False: _ints(flat_c), True: _ints(inverse[:flat_c.size])}
+        self.quadratic_scatter = {False: flat_q, True: inverse[flat_c.size:]}
         P, A = self.n_pts, self.n_ang
         self.work = np.zeros(4 * P + self.pt_val.size + 3 * A + self.an_val.size
                              + self.s_row.size + 1)
@@ -328,7 +368,8 @@ class ConstraintPlan:
         self._scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
         self._work_addr = self.work.ctypes.data
         self._kernel = _plan_library().plan_evaluate
-        self.geometric_columns = [int(c) for c in np.unique(self.csr_indices)]
+        # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
+        self.geometric_columns = [int(c) for c in np.unique(self.G_col)]
 
     def _batched(self, q, v, sparse: bool):
         """(g, gamma, Jacobian values) of the batched rows: one C call; the values are
@@ -381,6 +422,14 @@ class ConstraintPlan:
                 h_r.append(rows[hit])
                 h_c.append(np.full(hit.size, c))
                 h_v.append(d * v_c[hit])
+        if self.qh.size:
+            # quadratic rows, exact: d(G^T lam)_j/dq_k = lam h, d(G v)_row/dq_k = h v_j
+            k_r.append(self.qj)
+            k_c.append(self.qk)
+            k_v.append(np.asarray(lam)[self.qr] * self.qh)
+            h_r.append(self.qr)
+            h_c.append(self.qk)
+            h_v.append(self.qh * v[self.qj])
         return (k_r, k_c, k_v), (h_r, h_c, h_v)
 
     def evaluate(self, t, q, v, sparse: bool = False, per_joint: bool = True):
@@ -390,6 +439,11 @@ class ConstraintPlan:
         m, n = self.m, self.n
         g, gam, out = self._batched(q, v, sparse)
         gt = np.zeros(m)
+        if self.quadratic_rows.size:
+            qg, qgam, vals = self._quadratic(np.asarray(q, float), np.asarray(v, float))
+            g += qg
+            gam += qgam
+            out += np.bincount(self.quadratic_scatter[bool(sparse)], vals, minlength=out.size)
         for row, offset in self.sum_rows:
             f, fd, fdd = offset(t)
             g[row] -= f
@@ -447,6 +501,73 @@ PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
 _plan_library = kernel_library(PLAN_C_SOURCE, "constraint_plan", {
     "plan_evaluate": ([ctypes.POINTER(_Plan), _P, _P, _P, _P, _P, _P], None),
 })
+
+
+class _Probe:
+    """Finds the quadratic form of a joint's rows (module docstring) by evaluating it.
+
+    Rows made of dot products of quantities linear in q (points, directions and slopes
+    of natural-coordinate bodies, bars, ANCF elements) are ``g = q^T H q / 2 + b.q + c``
+    with constant H, b, c: G = H q + b is affine, so its differences over a column are
+    exact (up to rounding) for any step.  The form is taken at one configuration and
+    kept only if it reproduces g, G and gamma at another and the rows have no explicit
+    time dependence; otherwise the joint is evaluated by its own code."""
+
+    def __init__(self, system):
+        self.system = system
+        n = system.n
+        q0, _ = system.initial_state()
+        self.q0 = q0 + 1e-2 * _probe_vector(n, 1)
+        self.q1 = q0 + 3e-2 * _probe_vector(n, 2)
+        self.v1 = _probe_vector(n, 3)
+
+    def _rows(self, joint, q, v):
+        k, n = joint.n_eq, self.system.n
+        g, G, gt, gam = np.zeros(k), np.zeros((k, n)), np.zeros(k), np.zeros(k)
+        joint.evaluate(0.0, self.system.view(q, v), g, G, gt, gam)
+        return g, G, gt, gam
+
+    def quadratic_form(self, joint, row: int):
+        """((rows, j, k, h), (rows, j, b), (rows, c)) of the joint starting at ``row``,
+        or None if its rows are not quadratic in q."""
+        q0, zero = self.q0, np.zeros_like(self.q0)
+        g0, G0, gt0, _ = self._rows(joint, q0, zero)
+        g1, G1, gt1, gam1 = self._rows(joint, self.q1, self.v1)
+        cols = np.flatnonzero(np.any(G0 != 0.0, axis=0) | np.any(G1 != 0.0, axis=0))
+        k = joint.n_eq
+        H = np.zeros((k, cols.size, cols.size))
+        qp = q0.copy()
+        for a, c in enumerate(cols):
+            qp[c] = q0[c] + 1.0
+            H[:, :, a] = self._rows(joint, qp, zero)[1][:, cols] - G0[:, cols]
+            qp[c] = q0[c]
+        scale = max(1.0, float(np.abs(G0).max(initial=0.0)), float(np.abs(H).max(initial=0.0)))
+        tol = 1e-9 * scale
+        if np.abs(H - H.transpose(0, 2, 1)).max(initial=0.0) > tol:
+            return None
+        x0, x1, v1 = q0[cols], self.q1[cols], self.v1[cols]
+        b = G0[:, cols] - H @ x0
+        c = g0 - 0.5 * np.einsum("iab,a,b->i", H, x0, x0) - b @ x0
+        model_g = 0.5 * np.einsum("iab,a,b->i", H, x1, x1) + b @ x1 + c
+        model_G = H @ x1 + b
+        model_gam = -np.einsum("iab,a,b->i", H, v1, v1)
+        G1c = np.zeros_like(G1)
+        G1c[:, cols] = model_G
+        if (np.abs(model_g - g1).max() > tol or np.abs(G1c - G1).max() > tol
+                or np.abs(model_gam - gam1).max() > tol * max(1.0, float(v1 @ v1))
+                or np.any(gt0 != 0.0) or np.any(gt1 != 0.0)):
+            return None
+        i, a, bb = np.nonzero(H)
+        ib, jb = np.nonzero(b)
+        rows = row + np.arange(k)
+        return ((row + i, cols[a], cols[bb], H[i, a, bb]),
+                (row + ib, cols[jb], b[ib, jb]),
+                (rows, c))
+
+
+def _probe_vector(n: int, seed: int) -> np.ndarray:
+    """A fixed, irregular direction (deterministic plans)."""
+    return np.sin(np.arange(1, n + 1) * (0.7 + 0.37 * seed) + seed)
 
 
 def _joint_forms(joint):

@@ -34,6 +34,11 @@ class Constraint:
 
     n_eq = 0
     kind = "constraint"
+    #: the rows are at most quadratic in q when the bodies' kinematics are linear in
+    #: their coordinates (dot products of points and directions of natural-coordinate
+    #: bodies, bars, ANCF elements): the batched assembly then evaluates them from
+    #: their quadratic form (checked, :mod:`mbdcore.multibody.assembly`)
+    quadratic = False
 
     def __init__(self, name: str | None = None):
         self.name = name or f"{self.kind}{next(_counter)}"

@@ -249,6 +249,8 @@ class RigidFrameConstraint(Constraint):
     mutually orthogonal, written (u.u - 1)/2 = 0, u.v = 0, ... so that each row of G is
     a vector of the frame (docs/spatial.md)."""
 
+    quadratic = True
+
     n_eq = 6
     kind = "frame"
     _PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (2, 0))
@@ -416,6 +418,8 @@ class SlenderBar(BodyBase):
 
 class BarLengthConstraint(Constraint):
     """The length of a slender bar: (|r_j - r_i|^2 - L^2) / (2 L) = 0 [m]."""
+
+    quadratic = True
 
     n_eq = 1
     kind = "length"

@@ -60,6 +60,8 @@ def _framed(body) -> bool:
 class _MarkerPair(Constraint):
     """Two markers on different bodies."""
 
+    quadratic = True      # dot products of points and directions (see Constraint)
+
     def __init__(self, a, b, name: str | None = None):
         super().__init__(name)
         self.a_ref, self.b_ref = a, b

@@ -16,6 +16,7 @@ from mbdcore.multibody.constraints import (AngleDriver, PointOnLine, Prismatic, 
                                            SynchronousGear, Weld, polynomial_motion)
 from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
 from mbdcore.multibody.system import System
+from mbdcore.models.spatial_mechanisms import bricard, heavy_top, hub_beam_3d
 
 
 def every_kind():
@@ -57,7 +58,10 @@ def _ancf_hub():
 
 
 SYSTEMS = {"every kind": every_kind, "ANCF arm": _ancf_arm, "ANCF hub-beam": _ancf_hub,
-           "slider-crank": slider_crank, "four-bar": four_bar, "geared bars": geared_bars}
+           "slider-crank": slider_crank, "four-bar": four_bar, "geared bars": geared_bars,
+           # spatial: natural-coordinate bodies, bars, an ANCF cable; quadratic rows
+           "Bricard": bricard, "heavy top": heavy_top,
+           "3D hub-beam": lambda: hub_beam_3d(6.0, 3, axis=(1.0, 1.0, 1.0))}
 
 
 def _perturbed(system, seed):
@@ -85,18 +89,23 @@ def test_batched_rows_equal_the_per_joint_reference(name, sparse):
         for label, a, b in zip(("g", "G", "g_t", "gamma"), got, ref):
             scale = max(1.0, float(np.abs(b).max(initial=0.0)))
             assert np.abs(a - b).max(initial=0.0) <= 1e-12 * scale, (name, label)
-    # what falls back: line joints (no closed form yet) and joints on bodies whose
-    # points have none (modal and finite-segment beams)
+    # what falls back: planar line joints (no closed form yet), joints on bodies whose
+    # points have none (modal and finite-segment beams), spatial angle drivers and gears
+    # (not quadratic in q)
     plan = system.constraint_plan()
+    planar = not getattr(system, "dim", 2) == 3
     per_joint = sum(j.n_eq for j in system.joints
-                    if j.kind in ("point_on_line", "prismatic")
+                    if (planar and j.kind in ("point_on_line", "prismatic"))
+                    or (not planar and j.kind in ("driver", "gear"))
                     or any(isinstance(b, (ModalBeam, FiniteSegmentBeam))
                            for b in _bodies(j)))
-    assert system.m - plan.batched == per_joint
+    assert plan.m - plan.batched == per_joint       # the plan covers every row
     assert plan.batched > 0
 
 
 def _bodies(joint):
+    if joint.row_forms() is None:
+        return [getattr(joint, x)[0] for x in ("a", "b") if hasattr(joint, x)]
     frames = [f for form in (joint.row_forms() or []) for f in
               (form[1:3] if form[0] != "angle_sum" else [fr for fr, _ in form[1]])]
     return [body for body, _ in frames]
@@ -144,7 +153,8 @@ def test_hub_beam_run_is_the_same_with_and_without_the_plan():
     assert math.isfinite(runs[0].q[-1, 0])
 
 
-@pytest.mark.parametrize("name", ["every kind", "ANCF arm", "ANCF hub-beam"])
+@pytest.mark.parametrize("name", ["every kind", "ANCF arm", "ANCF hub-beam", "Bricard",
+                                  "3D hub-beam"])
 def test_geometric_terms_of_the_plan_equal_the_per_joint_differences(name):
     """d(G^T lam)/dq and d(G v)/dq for the Newton matrix: the plan's differences (one C
     call per column) against the per-joint ones, same step; they differ by the
@@ -172,3 +182,36 @@ def test_geometric_terms_of_the_plan_equal_the_per_joint_differences(name):
     Mp, Mm = system.mass_matrix(qp), system.mass_matrix(qm)
     central = ((Gp - Gm).T @ lam + (Mp - Mm) @ x) / (2 * e)
     np.testing.assert_allclose(K[:, j], central, atol=1e-5 * max(1.0, np.abs(central).max()))
+
+
+class _ClaimsQuadratic(Revolute):
+    """A planar pin joint wrongly flagged quadratic: on planar rigid bodies its rows hold
+    cos and sin of the angles."""
+
+    quadratic = True
+
+    def row_forms(self):
+        return None                     # not through the closed forms: the probe decides
+
+
+def test_a_joint_whose_rows_are_not_quadratic_is_evaluated_by_its_own_code():
+    s = System()
+    s.ground.add_marker("O", (0.0, 0.0))
+    s.add_body("a", position=(0.5, 0.0), angle=0.3, markers={"l": (-0.5, 0.0)})
+    s.add_joint(_ClaimsQuadratic("ground.O", "a.l"))
+    plan = s.constraint_plan()
+    assert plan.quadratic_rows.size == 0 and plan.fallback_rows.size == 2
+    q, v = _perturbed(s, 3)
+    ref = _terms(s, False, 0.0, q, v, False)
+    got = _terms(s, True, 0.0, q, v, False)
+    for a, b in zip(got, ref):
+        assert np.abs(a - b).max() <= 1e-12
+
+
+def test_spatial_rows_are_evaluated_from_their_quadratic_form():
+    """Bricard's linkage: every row (frames of the five rods, six hinges) is quadratic
+    in the natural coordinates; the plan evaluates all of them from H, b, c."""
+    s = bricard()
+    plan = s.constraint_plan()
+    assert plan.quadratic_rows.size == plan.m == len(s.all_equation_names())
+    assert plan.fallback_rows.size == 0

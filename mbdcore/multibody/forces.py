@@ -79,16 +79,17 @@ class Force:
     def _add_torque(f, view, frame, torque):
         """Generalised force of a torque [N m] on the orientation of ``frame``."""
         body = frame[0]
-        st = view[body]
         form = body.angle_form(frame[1])
         if form is not None and form[0] == "linear":
             # an orientation linear in the coordinates (a rigid body's angle, the
-            # ground): its Jacobian is the constant coefficients (st.index: the body's
-            # first column in f, which may be an element's local block)
-            if st.index is not None:
+            # ground): its Jacobian is the constant coefficients (the body's first column
+            # in f may be that of an element's local block)
+            start = view.column(body)
+            if start is not None:
                 for col, k in zip(form[1], form[2]):
-                    f[st.index + col] += k * torque
+                    f[start + col] += k * torque
             return
+        st = view[body]
         scatter_force(f, st, st.angle(frame[1])[2], torque)
 
 

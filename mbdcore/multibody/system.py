@@ -380,6 +380,11 @@ class StateView:
             self._cache[body.name] = s
         return s
 
+    def column(self, body: BodyBase) -> int | None:
+        """The first column of the body's coordinates in the vectors this view fills
+        (None for the ground), without making its state."""
+        return body.index
+
 
 class _Relocated(BodyState):
     """A body state whose coordinates sit at another column offset: the same
@@ -424,6 +429,14 @@ class _LocalView:
                 self.seen.append(body)
             return _Relocated(state, 0)
         return _Relocated(state, self.offsets[body.name])
+
+    def column(self, body: BodyBase) -> int | None:
+        if body.index is None:
+            return None
+        if self.offsets is None:
+            self[body]                      # record that the element reads it
+            return 0
+        return self.offsets[body.name]
 
 
 def _probe_direction(n: int) -> np.ndarray:

@@ -75,7 +75,8 @@ from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
 from mbdcore.native import kernel_library, optional_address
 
 __all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "positive_parameter", "element_count",
-           "gauss_count", "HermiteLineBody", "ANCFBeam", "ANCFState", "cantilever"]
+           "gauss_count", "HermiteLineBody", "HermiteLineState", "ANCFBeam", "ANCFState",
+           "cantilever"]
 
 N_GAUSS = 5
 
@@ -594,7 +595,28 @@ class ANCFBeam(HermiteLineBody):
                 f"rho_a={self.rho_a:g}, ei={self.ei:g}, ea={self.ea:g})")
 
 
-class ANCFState(BodyState):
+class HermiteLineState(BodyState):
+    """A body of Hermite line elements (:class:`HermiteLineBody`) in one state: its
+    coordinates ``qb`` and rates ``vb`` (zero if None), and the interpolation of both
+    along an element."""
+
+    __slots__ = ("body", "index", "qb", "vb")
+
+    def __init__(self, body: HermiteLineBody, qb, vb):
+        self.body = body
+        self.index = body.index
+        self.qb = np.asarray(qb, float)
+        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+
+    def _along(self, i0: int, shape) -> tuple[np.ndarray, np.ndarray]:
+        """``shape`` (4,) applied to the element at coordinate ``i0``: the interpolated
+        vector (a position, S, or a slope, S') of the coordinates and of the rates."""
+        cols = i0 + self.body._hermite_columns
+        dim = self.body.dim
+        return shape @ self.qb[cols].reshape(4, dim), shape @ self.vb[cols].reshape(4, dim)
+
+
+class ANCFState(HermiteLineState):
     """Kinematics of an ANCF beam in one state.
 
     ``point(s)``: r = S(s) e is linear in e, so J = S and quad = 0.
@@ -603,18 +625,11 @@ class ANCFState(BodyState):
     quad = -2 (r'.r'_t) theta' / |r'|^2 (r'_t the rate of r').
     """
 
-    __slots__ = ("body", "index", "qb", "vb")
-
-    def __init__(self, body: ANCFBeam, qb, vb):
-        self.body = body
-        self.index = body.index
-        self.qb = np.asarray(qb, float)
-        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+    __slots__ = ()
 
     def point(self, s):
         i0, s0, _, J = self.body._interp(s)
-        r = s0 @ self.qb[i0:i0 + 8].reshape(4, 2)
-        rd = s0 @ self.vb[i0:i0 + 8].reshape(4, 2)
+        r, rd = self._along(i0, s0)
         return r, rd, J, np.zeros(2)
 
     def angle(self, s=None):
@@ -622,8 +637,7 @@ class ANCFState(BodyState):
             self.body.default_location()
         body = self.body
         i0, _, s1, _ = body._interp(s)
-        a = s1 @ self.qb[i0:i0 + 8].reshape(4, 2)
-        ad = s1 @ self.vb[i0:i0 + 8].reshape(4, 2)
+        a, ad = self._along(i0, s1)
         t0 = body.tangent0
         theta = body.theta0 + math.atan2(t0[0] * a[1] - t0[1] * a[0], t0 @ a)
         g = float(a @ a)

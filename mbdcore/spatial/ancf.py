@@ -84,12 +84,13 @@ from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.multibody.ancf import (
     N_GAUSS,
     HermiteLineBody,
+    HermiteLineState,
     element_count,
     gauss_count,
     hermite_shape,
     positive_parameter,
 )
-from mbdcore.multibody.system import BodyBase, BodyState
+from mbdcore.multibody.system import BodyBase
 from mbdcore.native import C_ARRAY, C_INTS, kernel_library, optional_address
 
 __all__ = ["ANCFCable", "ANCFBeam3D", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
@@ -624,31 +625,21 @@ class ANCFBeam3D(_HermiteLine):
                 f"ea={self.ea:g}, ei_xy={self.ei_xy:g}, ei_xz={self.ei_xz:g}, gj={self.gj:g})")
 
 
-class CableState(BodyState):
+class CableState(HermiteLineState):
     """Kinematics of an ANCF cable or beam in one state: ``point(s)`` and ``slope(s)`` ->
     (value, rate, J (3, n_coords), quad (3,)), value'' = J e'' + quad.  Both r and r' are
     linear in e, so J is the shape-function matrix and quad = 0."""
 
-    __slots__ = ("body", "index", "qb", "vb")
-
-    def __init__(self, body: _HermiteLine, qb, vb):
-        self.body = body
-        self.index = body.index
-        self.qb = np.asarray(qb, float)
-        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+    __slots__ = ()
 
     def point(self, s):
         i0, s0, _, _, J, _ = self.body._interp(s)
-        cols = i0 + self.body._hermite_columns
-        r = s0 @ self.qb[cols].reshape(4, 3)
-        rd = s0 @ self.vb[cols].reshape(4, 3)
+        r, rd = self._along(i0, s0)
         return r, rd, J, np.zeros(3)
 
     def slope(self, s):
         i0, _, s1, _, _, Js = self.body._interp(s)
-        cols = i0 + self.body._hermite_columns
-        a = s1 @ self.qb[cols].reshape(4, 3)
-        ad = s1 @ self.vb[cols].reshape(4, 3)
+        a, ad = self._along(i0, s1)
         return a, ad, Js, np.zeros(3)
 
     def director(self, s, axis: str):

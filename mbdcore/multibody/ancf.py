@@ -212,6 +212,8 @@ class HermiteLineBody(BodyBase):
         d, ns = self.dim, self.node_size
         # the element's columns of (r_A, r'_A, r_B, r'_B), each a dim-vector
         self._hermite_columns = np.concatenate([np.arange(2 * d), ns + np.arange(2 * d)])
+        # nodes of r and r' only: those columns are one slice (cheaper than an index)
+        self._hermite_contiguous = ns == 2 * d
 
     def _add_markers(self, markers: dict | None) -> None:
         """The end markers and the named arc lengths ``markers`` [m]; an end marker's
@@ -611,8 +613,10 @@ class HermiteLineState(BodyState):
     def _along(self, i0: int, shape) -> tuple[np.ndarray, np.ndarray]:
         """``shape`` (4,) applied to the element at coordinate ``i0``: the interpolated
         vector (a position, S, or a slope, S') of the coordinates and of the rates."""
-        cols = i0 + self.body._hermite_columns
-        dim = self.body.dim
+        body = self.body
+        dim = body.dim
+        cols = slice(i0, i0 + 4 * dim) if body._hermite_contiguous else \
+            i0 + body._hermite_columns
         return shape @ self.qb[cols].reshape(4, dim), shape @ self.vb[cols].reshape(4, dim)
 
 

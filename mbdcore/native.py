@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["KernelError", "load_kernel", "kernel_library", "kernel_dir", "KERNEL_FLAGS",
-           "C_ARRAY", "C_INTS"]
+           "C_ARRAY", "C_INTS", "optional_address"]
 
 #: Flags of every kernel build (part of the cache key).
 KERNEL_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra")
@@ -38,6 +38,12 @@ logger = logging.getLogger(__name__)
 C_ARRAY = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 #: ctypes type of a C-contiguous int32 array argument (``const int *``).
 C_INTS = np.ctypeslib.ndpointer(dtype=np.int32, flags="C_CONTIGUOUS")
+
+
+def optional_address(array) -> int | None:
+    """The address of a C-contiguous float64 array, or None (a NULL pointer): how an
+    optional array goes to a kernel argument typed ``ctypes.c_void_p``."""
+    return None if array is None else array.ctypes.data
 
 
 class KernelError(RuntimeError):

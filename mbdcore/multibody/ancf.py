@@ -72,9 +72,11 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
-from mbdcore.native import kernel_library
+from mbdcore.native import kernel_library, optional_address
 
-__all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "ANCFBeam", "ANCFState", "cantilever"]
+__all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "positive_parameter", "element_count",
+           "gauss_count", "HermiteLineBody", "HermiteLineState", "ANCFBeam", "ANCFState",
+           "cantilever"]
 
 N_GAUSS = 5
 
@@ -88,9 +90,6 @@ _ancf_library = kernel_library(ANCF_C_SOURCE, "ancf", {
 })
 
 
-def _pointer(array):
-    """The address of a C-contiguous float64 array made here, or None (NULL)."""
-    return None if array is None else array.ctypes.data
 #: The markers every ANCF beam has, as fractions of its length: ``root`` and ``tip`` (the
 #: names of every beam of the engine) and their former names ``start`` and ``end``.
 END_MARKERS = {"root": 0.0, "tip": 1.0, "start": 0.0, "end": 1.0}
@@ -130,17 +129,264 @@ def hermite_shape(xi, length: float, derivative: int = 0) -> np.ndarray:
     return np.column_stack([c * one for c in cols])
 
 
-def _positive(beam: str, label: str, value, unit: str, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float, np.floating)) and math.isfinite(value) and \
-        (value >= 0.0 if allow_zero else value > 0.0)
+def positive_parameter(owner: str, label: str, value, unit: str,
+                       allow_zero: bool = False) -> float:
+    """``value`` as a float if finite and > 0 (>= 0 with ``allow_zero``), else
+    ParameterError naming ``owner`` (the body's kind and name, e.g. "ANCF beam 'b'"),
+    the parameter ``label`` and the accepted range in ``unit``."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and \
+        math.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)
     if not ok:
         rel = ">= 0" if allow_zero else "> 0"
-        raise ParameterError(f"ANCF beam {beam!r}: {label} = {value!r} is invalid: accepted "
+        if isinstance(value, (np.integer, np.floating)):
+            value = value.item()                 # 0.5, not np.float64(0.5)
+        raise ParameterError(f"{owner}: {label} = {value!r} is invalid: accepted "
                              f"values are finite numbers {rel} [{unit}]")
     return float(value)
 
 
-class ANCFBeam(BodyBase):
+def element_count(owner: str, n_elements) -> int:
+    """The number of elements of a body as an int (>= 1), else ParameterError naming
+    ``owner`` (its kind and name)."""
+    if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
+        raise ParameterError(f"{owner}: n_elements = {n_elements!r} is "
+                             "invalid: accepted values are integers >= 1")
+    return int(n_elements)
+
+
+def gauss_count(owner: str, n_gauss) -> int:
+    """The number of Gauss points per element as an int (>= 3), else ParameterError
+    naming ``owner`` (its kind and name)."""
+    if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
+        raise ParameterError(f"{owner}: n_gauss = {n_gauss!r}: accepted integers >= 3")
+    return int(n_gauss)
+
+
+class HermiteLineBody(BodyBase):
+    """What every body of cubic Hermite line elements shares, planar or spatial: nodes
+    of ``node_size`` coordinates that begin with the position r and the slope r' (``dim``
+    components each; a spatial beam's nodes add its section axes), neighbouring elements
+    sharing their node; its constant mass, distributed gravity, markers by arc length
+    from the first node with ``root`` and ``tip`` always there, the assembly of element
+    vectors and blocks (block-banded), the internal forces and their tangents from one
+    call of a compiled element loop, and the positions along the line.
+
+    A subclass sets ``length``, ``damping``, ``_gravity_weights`` and the mass
+    (``_mass_sparse``), calls :meth:`_setup_nodes` and :meth:`_add_markers`, and gives
+    the element loop (:meth:`_element_loop`), ``locate`` and the shape functions at a
+    point (:meth:`_point_terms`)."""
+
+    constant_mass = True
+    #: components of a position (2 planar, 3 spatial)
+    dim = 2
+    #: coordinates per node: r (dim) and r' (dim) first, then whatever a subclass adds
+    node_size = 4
+    #: what error messages call the body, before its name
+    kind = "ANCF beam"
+    #: what a location beyond the ends is outside of, in error messages
+    extent = "beam"
+    #: the markers every such body has, as fractions of its length
+    end_markers = END_MARKERS
+    #: the names of a node's coordinates (:meth:`coordinate_names`)
+    coordinate_labels = ("rx", "ry", "dx", "dy")
+    _gravity_cache = (None, None)
+
+    def _owner(self) -> str:
+        """What error messages call this body: its kind and name."""
+        return f"{self.kind} {self.name!r}"
+
+    # -- set-up ------------------------------------------------------------------------
+    def _line_parameters(self, rho_a, ea, damping) -> None:
+        """The parameters every line body has, checked: mass per unit length rho_a
+        [kg/m], axial stiffness ea [N], Kelvin-Voigt time damping [s]."""
+        self.rho_a = positive_parameter(self._owner(), "rho_a", rho_a, "kg/m")
+        self.ea = positive_parameter(self._owner(), "ea", ea, "N")
+        self.damping = positive_parameter(self._owner(), "damping", damping, "s",
+                                          allow_zero=True)
+
+    def _setup_nodes(self, n_elements: int) -> None:
+        """Element, node and coordinate counts of ``n_elements`` elements in a row."""
+        self.n_elements = int(n_elements)
+        self.n_nodes = self.n_elements + 1
+        self.n_coords = self.node_size * self.n_nodes
+        d, ns = self.dim, self.node_size
+        # the element's columns of (r_A, r'_A, r_B, r'_B), each a dim-vector
+        self._hermite_columns = np.concatenate([np.arange(2 * d), ns + np.arange(2 * d)])
+        # nodes of r and r' only: those columns are one slice (cheaper than an index)
+        self._hermite_contiguous = ns == 2 * d
+
+    def _add_markers(self, markers: dict | None) -> None:
+        """The end markers and the named arc lengths ``markers`` [m]; an end marker's
+        name given again is accepted at its own location only."""
+        self._point_cache: dict[float, tuple] = {}
+        for key, frac in self.end_markers.items():
+            self.add_marker(key, frac * self.length)
+        for key, s in (markers or {}).items():
+            if key in self.end_markers:
+                at = self.check_location(f"marker {self.name}.{key}", s)
+                if abs(at - self.markers[key]) > 1e-9 * self.length:
+                    end = "root" if self.end_markers[key] == 0.0 else "tip"
+                    raise ParameterError(
+                        f"{self._owner()}: marker {key!r} = {s!r} m: {key!r} is the "
+                        f"{self.extent}'s {end} at s = {self.markers[key]:g} m; accepted: "
+                        "that value, or another name")
+                continue
+            self.add_marker(key, s)
+
+    # -- assembly of element vectors and blocks -------------------------------------------
+    def element_coordinates(self, qb) -> np.ndarray:
+        """Element coordinate vectors, shape (N, 2 node_size): a strided view, no copy."""
+        ns = self.node_size
+        return np.lib.stride_tricks.sliding_window_view(np.asarray(qb, float), 2 * ns)[::ns]
+
+    def _assemble_vector(self, f_el: np.ndarray) -> np.ndarray:
+        ns = self.node_size
+        out = np.zeros(self.n_coords)
+        nodes = out.reshape(self.n_nodes, ns)
+        nodes[:-1] += f_el[:, :ns]
+        nodes[1:] += f_el[:, ns:]
+        return out
+
+    def _assemble_dense(self, k_el: np.ndarray) -> np.ndarray:
+        """Dense (n, n) matrix from element blocks (N, 2 node_size, 2 node_size), filling
+        only the band."""
+        n_n, ns = self.n_nodes, self.node_size
+        out = np.zeros((self.n_coords, self.n_coords))
+        blocks = out.reshape(n_n, ns, n_n, ns)
+        i = np.arange(self.n_elements)
+        blocks[i, :, i, :] += k_el[:, :ns, :ns]
+        blocks[i + 1, :, i + 1, :] += k_el[:, ns:, ns:]
+        blocks[i, :, i + 1, :] += k_el[:, :ns, ns:]
+        blocks[i + 1, :, i, :] += k_el[:, ns:, :ns]
+        return out
+
+    def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
+        """CSR matrix from element blocks (N, 2 node_size, 2 node_size); the pattern is
+        computed once and the shared node blocks summed by one bincount (no sort per
+        call)."""
+        n, ns = self.n_coords, self.node_size
+        if not hasattr(self, "_csr_pattern"):
+            dofs = ns * np.arange(self.n_elements)[:, None] + np.arange(2 * ns)[None, :]
+            rows = np.repeat(dofs, 2 * ns, axis=1).ravel()
+            cols = np.tile(dofs, (1, 2 * ns)).ravel()
+            keys, where = np.unique(rows * n + cols, return_inverse=True)
+            indptr = np.searchsorted(keys // n, np.arange(n + 1))
+            self._csr_pattern = (where, keys % n, indptr, keys.size)
+        where, indices, indptr, nnz = self._csr_pattern
+        data = np.bincount(where, weights=np.ascontiguousarray(k_el).ravel(), minlength=nnz)
+        return scipy.sparse.csr_matrix((data, indices.copy(), indptr.copy()), shape=(n, n))
+
+    # -- internal forces ----------------------------------------------------------------
+    def _element_loop(self, qb, vb, f, k_el, c_el) -> None:
+        """Fill ``f`` with the internal forces and, where not None, ``k_el`` and
+        ``c_el`` with the element blocks of K and C: the compiled element loop."""
+        raise NotImplementedError
+
+    def _elastic(self, qb, vb, tangents: bool):
+        """The elastic and damping forces -dU/de - Q_d [N] and, with ``tangents``, the
+        element blocks (N, 2 node_size, 2 node_size) of K = -dF/dq and C = -dF/dv (C None
+        without damping or rates): one call of the compiled element loop."""
+        qb = np.ascontiguousarray(qb, dtype=float)
+        damped = self.damping > 0.0 and vb is not None
+        vb = np.ascontiguousarray(vb, dtype=float) if damped else None
+        ne = 2 * self.node_size
+        f = np.empty(self.n_coords)
+        k_el = np.empty((self.n_elements, ne, ne)) if tangents else None
+        c_el = np.empty((self.n_elements, ne, ne)) if tangents and damped else None
+        self._element_loop(qb, vb, f, k_el, c_el)
+        return f, k_el, c_el
+
+    def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
+        """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
+        return self._elastic(qb, vb, False)[0]
+
+    def tangent_matrices(self, qb, vb=None, sparse: bool = True):
+        """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m] of the
+        internal forces: CSR matrices (``sparse=True``) or dense arrays; C is None without
+        damping.  Block-banded: bandwidth 2 node_size - 1 in the coordinate order."""
+        _, k_el, c_el = self._elastic(qb, vb, True)
+        asm = self._assemble_sparse if sparse else self._assemble_dense
+        return asm(k_el), (None if c_el is None else asm(c_el))
+
+    # -- BodyBase interface ---------------------------------------------------------------
+    def check_location(self, label, location):
+        try:
+            s = float(location)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{label}: location {location!r} must be an arc length "
+                                 f"in [0, {self.length:g}] m") from None
+        tol = 1e-12 * self.length
+        if not (math.isfinite(s) and -tol <= s <= self.length + tol):
+            raise ParameterError(f"{label}: arc length {location!r} is outside the "
+                                 f"{self.extent}: accepted values are 0 .. {self.length:g} m")
+        return min(max(s, 0.0), self.length)
+
+    def mass_matrix(self, qb=None) -> np.ndarray:
+        """The constant consistent mass matrix as a new dense array [kg, kg m, kg m^2]
+        (built on demand from the sparse one: for small systems and dense solvers)."""
+        return self._mass_sparse.toarray()
+
+    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
+        """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
+        return self._mass_sparse
+
+    def gravity_forces(self, gravity) -> np.ndarray:
+        """Generalised forces of distributed gravity (dim,) [m/s^2]: int rho_a S^T g dx
+        [N, N m]."""
+        key = tuple(float(x) for x in gravity)
+        if self._gravity_cache[0] != key:       # gravity is a constant of the system
+            self._gravity_cache = (key, self._gravity_weights
+                                   * np.tile(key, self.n_coords // self.dim))
+        return self._gravity_cache[1].copy()
+
+    def applied_forces(self, t, qb, vb, gravity):
+        return self.internal_forces(qb, vb) + self.gravity_forces(gravity)
+
+    def force_jacobians(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=False)
+        return -k, (np.zeros_like(k) if c is None else -c)
+
+    def force_jacobians_sparse(self, t, qb, vb, gravity):
+        k, c = self.tangent_matrices(qb, vb, sparse=True)
+        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
+
+    def potential_energy(self, qb, gravity):
+        return self.strain_energy(qb) - float(self.gravity_forces(gravity) @ qb)
+
+    def kinetic_energy(self, qb, vb):
+        return 0.5 * float(vb @ (self._mass_sparse @ vb))
+
+    def coordinate_names(self):
+        return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
+                for c in self.coordinate_labels]
+
+    # -- points along the line --------------------------------------------------------------
+    def _point_terms(self, s: float) -> tuple:
+        """(first coordinate of the element, S, ...) at arc length s: the shape
+        functions a body's state needs there (uncached)."""
+        raise NotImplementedError
+
+    def _interp(self, s: float) -> tuple:
+        """:meth:`_point_terms` of arc length s, cached (markers are few and fixed)."""
+        hit = self._point_cache.get(s)
+        if hit is None:
+            hit = self._point_terms(s)
+            if len(self._point_cache) < 1024:
+                self._point_cache[s] = hit
+        return hit
+
+    def positions(self, qb, s) -> np.ndarray:
+        """Positions r(s) [m] of the arc lengths s (array), shape (k, dim)."""
+        qb = np.asarray(qb, float)
+        s = np.atleast_1d(np.asarray(s, float))
+        out = np.empty((s.size, self.dim))
+        for j, sj in enumerate(s):
+            i0, s0, *_ = self._interp(float(sj))
+            out[j] = s0 @ qb[i0 + self._hermite_columns].reshape(4, self.dim)
+        return out
+
+
+class ANCFBeam(HermiteLineBody):
     """Straight planar ANCF beam of gradient-deficient Hermite elements (Shabana 1997;
     docs/benchmarks.md §8.2).
 
@@ -182,8 +428,6 @@ class ANCFBeam(BodyBase):
     rotation coordinate that could count turns).
     """
 
-    constant_mass = True
-
     def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ei: float,
                  ea: float, damping: float = 0.0, markers: dict | None = None,
                  velocity=(0.0, 0.0), omega: float = 0.0, n_gauss: int = N_GAUSS):
@@ -194,39 +438,19 @@ class ANCFBeam(BodyBase):
         self.length = float(np.hypot(*chord))
         if not self.length > 0.0:
             raise ParameterError(f"ANCF beam {name!r}: start and end coincide")
-        if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
-            raise ParameterError(f"ANCF beam {name!r}: n_elements = {n_elements!r} is "
-                                 "invalid: accepted values are integers >= 1")
-        if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
-            raise ParameterError(f"ANCF beam {name!r}: n_gauss = {n_gauss!r}: accepted "
-                                 "integers >= 3")
-        self.n_elements = int(n_elements)
-        self.rho_a = _positive(name, "rho_a", rho_a, "kg/m")
-        self.ei = _positive(name, "ei", ei, "N.m2")
-        self.ea = _positive(name, "ea", ea, "N")
-        self.damping = _positive(name, "damping", damping, "s", allow_zero=True)
+        n_elements = element_count(self._owner(), n_elements)
+        n_gauss = gauss_count(self._owner(), n_gauss)
+        self._line_parameters(rho_a, ea, damping)
+        self.ei = positive_parameter(self._owner(), "ei", ei, "N.m2")
         self.velocity = finite_array(f"beam {name!r} velocity", velocity, (2,))
         self.omega = float(finite_array(f"beam {name!r} omega", omega))
         self.tangent0 = chord / self.length
         self.theta0 = math.atan2(self.tangent0[1], self.tangent0[0])
-        self.element_length = self.length / self.n_elements
-        self.n_nodes = self.n_elements + 1
-        self.n_coords = 4 * self.n_nodes
-        self._setup_quadrature(int(n_gauss))
+        self.element_length = self.length / n_elements
+        self._setup_nodes(n_elements)
+        self._setup_quadrature(n_gauss)
         self._setup_mass()
-        self._point_cache: dict[float, tuple] = {}
-        for key, s in END_MARKERS.items():
-            self.add_marker(key, s * self.length)
-        for key, s in (markers or {}).items():
-            if key in END_MARKERS:
-                at = self.check_location(f"marker {name}.{key}", s)
-                if abs(at - self.markers[key]) > 1e-9 * self.length:
-                    raise ParameterError(
-                        f"ANCF beam {name!r}: marker {key!r} = {s!r} m: {key!r} is the "
-                        f"beam's {'root' if END_MARKERS[key] == 0.0 else 'tip'} at s = "
-                        f"{self.markers[key]:g} m; accepted: that value, or another name")
-                continue
-            self.add_marker(key, s)
+        self._add_markers(markers)
 
     # -- set-up ------------------------------------------------------------------------
     def _setup_quadrature(self, n_gauss: int) -> None:
@@ -266,46 +490,9 @@ class ANCFBeam(BodyBase):
         c[:-1] += c_el[:2]
         c[1:] += c_el[2:]
         self._gravity_weights = np.repeat(c.ravel(), 2)             # per coordinate
-        self._gravity_cache = (None, None)
 
-    # -- assembly helpers ----------------------------------------------------------------
-    def _elements(self, qb: np.ndarray) -> np.ndarray:
-        """Element coordinate vectors, shape (N, 8): a strided view, no copy."""
-        return np.lib.stride_tricks.sliding_window_view(qb, 8)[::4]
-
-    def _assemble_vector(self, f_el: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n_coords)
-        nodes = out.reshape(self.n_nodes, 4)
-        nodes[:-1] += f_el[:, :4]
-        nodes[1:] += f_el[:, 4:]
-        return out
-
-    def _assemble_dense(self, k_el: np.ndarray) -> np.ndarray:
-        """Dense (n, n) matrix from element blocks (N, 8, 8), filling only the band."""
-        n_n = self.n_nodes
-        out = np.zeros((self.n_coords, self.n_coords))
-        blocks = out.reshape(n_n, 4, n_n, 4)
-        i = np.arange(self.n_elements)
-        blocks[i, :, i, :] += k_el[:, :4, :4]
-        blocks[i + 1, :, i + 1, :] += k_el[:, 4:, 4:]
-        blocks[i, :, i + 1, :] += k_el[:, :4, 4:]
-        blocks[i + 1, :, i, :] += k_el[:, 4:, :4]
-        return out
-
-    def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
-        """CSR matrix from element blocks (N, 8, 8); the pattern is computed once and the
-        overlapping entries summed by one bincount (no sort per call)."""
-        n = self.n_coords
-        if not hasattr(self, "_csr_pattern"):
-            dofs = 4 * np.arange(self.n_elements)[:, None] + np.arange(8)[None, :]
-            rows = np.repeat(dofs, 8, axis=1).ravel()
-            cols = np.tile(dofs, (1, 8)).ravel()
-            keys, where = np.unique(rows * n + cols, return_inverse=True)
-            indptr = np.searchsorted(keys // n, np.arange(n + 1))
-            self._csr_pattern = (where, keys % n, indptr, keys.size)
-        where, indices, indptr, nnz = self._csr_pattern
-        data = np.bincount(where, weights=np.ascontiguousarray(k_el).ravel(), minlength=nnz)
-        return scipy.sparse.csr_matrix((data, indices.copy(), indptr.copy()), shape=(n, n))
+    #: the element coordinates under the name of the tests' numpy reference
+    _elements = HermiteLineBody.element_coordinates
 
     # -- the strain field at the Gauss points ----------------------------------------------
     def _kinematics(self, qb):
@@ -319,51 +506,17 @@ class ANCFBeam(BodyBase):
         g = np.einsum("...i,...i->...", a, a)
         return 0.5 * (g - 1.0), (a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]) * g ** -1.5
 
-    def _elastic(self, qb, vb, tangents: bool):
-        """The elastic and damping forces -dU/de - Q_d [N] and, with ``tangents``, the
-        element blocks of K = -dF/dq and C = -dF/dv (N, 8, 8) (C None without damping or
-        rates): one call of ``native/ancf.c``."""
-        qb = np.ascontiguousarray(qb, dtype=float)
-        damped = self.damping > 0.0 and vb is not None
-        vb = np.ascontiguousarray(vb, dtype=float) if damped else None
-        f = np.empty(self.n_coords)
-        k_el = np.empty((self.n_elements, 8, 8)) if tangents else None
-        c_el = np.empty((self.n_elements, 8, 8)) if tangents and damped else None
-        # the optional arrays go as raw pointers (NULL: not wanted)
+    def _element_loop(self, qb, vb, f, k_el, c_el) -> None:
+        """The element loop of ``native/ancf.c`` (:meth:`HermiteLineBody._elastic`)."""
+        # the arrays go as raw addresses (NULL: not wanted): an ndpointer check costs
+        # more than the element loop of a short beam
         _ancf_library().ancf_forces(self.n_elements, len(self.gauss_weights),
                                     self._B_c.ctypes.data, self._Bw_c.ctypes.data,
-                                    qb.ctypes.data, _pointer(vb), self.ea, self.ei,
-                                    self.damping, f.ctypes.data, _pointer(k_el),
-                                    _pointer(c_el))
-        return f, k_el, c_el
-
-    def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
-        """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
-        return self._elastic(qb, vb, False)[0]
-
-    def tangent_matrices(self, qb, vb=None, sparse: bool = True):
-        """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m].
-
-        Returns scipy CSR matrices (``sparse=True``) or dense arrays; C is None without
-        damping.  Both are block-banded: bandwidth 7 in the coordinate order.
-        """
-        _, k_el, c_el = self._elastic(qb, vb, True)
-        asm = self._assemble_sparse if sparse else self._assemble_dense
-        return asm(k_el), (None if c_el is None else asm(c_el))
+                                    qb.ctypes.data, optional_address(vb), self.ea, self.ei,
+                                    self.damping, f.ctypes.data, optional_address(k_el),
+                                    optional_address(c_el))
 
     # -- BodyBase interface ---------------------------------------------------------------
-    def check_location(self, label, location):
-        try:
-            s = float(location)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{label}: location {location!r} must be an arc length "
-                                 f"in [0, {self.length:g}] m") from None
-        tol = 1e-12 * self.length
-        if not (math.isfinite(s) and -tol <= s <= self.length + tol):
-            raise ParameterError(f"{label}: arc length {location!r} is outside the beam: "
-                                 f"accepted values are 0 .. {self.length:g} m")
-        return min(max(s, 0.0), self.length)
-
     def initial_coordinates(self):
         s = np.arange(self.n_nodes) * self.element_length
         r = self.start + np.outer(s, self.tangent0)
@@ -373,33 +526,6 @@ class ANCFBeam(BodyBase):
         rd = self.velocity + rot * (r - self.start)[:, ::-1]
         td = np.tile(rot * self.tangent0[::-1], (self.n_nodes, 1))
         return q, np.column_stack([rd, td]).ravel()
-
-    def mass_matrix(self, qb=None) -> np.ndarray:
-        """The constant consistent mass matrix as a new dense array [kg, kg m, kg m^2]
-        (built on demand from the sparse one: for small systems and dense solvers)."""
-        return self._mass_sparse.toarray()
-
-    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
-        """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
-        return self._mass_sparse
-
-    def gravity_forces(self, gravity) -> np.ndarray:
-        """Generalised forces of distributed gravity [N, N m]: int rho_a S^T g dx."""
-        key = tuple(float(x) for x in gravity)
-        if self._gravity_cache[0] != key:       # gravity is a constant of the system
-            self._gravity_cache = (key, self._gravity_weights * np.tile(key, 2 * self.n_nodes))
-        return self._gravity_cache[1].copy()
-
-    def applied_forces(self, t, qb, vb, gravity):
-        return self.internal_forces(qb, vb) + self.gravity_forces(gravity)
-
-    def force_jacobians(self, t, qb, vb, gravity):
-        k, c = self.tangent_matrices(qb, vb, sparse=False)
-        return -k, (np.zeros_like(k) if c is None else -c)
-
-    def force_jacobians_sparse(self, t, qb, vb, gravity):
-        k, c = self.tangent_matrices(qb, vb, sparse=True)
-        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
 
     def tip_deflection(self, qb) -> float:
         """Transverse tip displacement in the frame of the root [m], as
@@ -419,12 +545,6 @@ class ANCFBeam(BodyBase):
         dens = 0.5 * (self.ea * eps**2 + self.ei * kappa**2)
         return float((dens @ self.gauss_weights).sum())
 
-    def potential_energy(self, qb, gravity):
-        return self.strain_energy(qb) - float(self.gravity_forces(gravity) @ qb)
-
-    def kinetic_energy(self, qb, vb):
-        return 0.5 * float(vb @ (self._mass_sparse @ vb))
-
     def state(self, qb, vb):
         return ANCFState(self, qb, vb)
 
@@ -442,10 +562,6 @@ class ANCFBeam(BodyBase):
         return ("slope", (list(range(i0, i0 + 8, 2)), list(range(i0 + 1, i0 + 8, 2))),
                 s1, self.theta0, self.tangent0)
 
-    def coordinate_names(self):
-        return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
-                for c in ("rx", "ry", "dx", "dy")]
-
     # -- fields along the beam --------------------------------------------------------------
     def locate(self, s: float) -> tuple[int, float]:
         """(element index, xi) of the arc length s [m]."""
@@ -453,30 +569,16 @@ class ANCFBeam(BodyBase):
         i = min(int(x), self.n_elements - 1)
         return i, x - i
 
-    def _interp(self, s: float):
-        """(first coordinate, S, S', J_point) of arc length s; cached, J read-only."""
-        hit = self._point_cache.get(s)
-        if hit is None:
-            i, xi = self.locate(s)
-            s0 = hermite_shape([xi], self.element_length, 0)[0]
-            s1 = hermite_shape([xi], self.element_length, 1)[0]
-            J = np.zeros((2, self.n_coords))
-            J[0, 4 * i:4 * i + 8:2] = s0
-            J[1, 4 * i + 1:4 * i + 8:2] = s0
-            J.setflags(write=False)
-            hit = (4 * i, s0, s1, J)
-            if len(self._point_cache) < 1024:
-                self._point_cache[s] = hit
-        return hit
-
-    def positions(self, qb, s) -> np.ndarray:
-        """Positions r(s) [m] of the arc lengths s (array), shape (k, 2)."""
-        s = np.atleast_1d(np.asarray(s, float))
-        out = np.empty((s.size, 2))
-        for j, sj in enumerate(s):
-            i0, s0, _, _ = self._interp(float(sj))
-            out[j] = s0 @ np.asarray(qb)[i0:i0 + 8].reshape(4, 2)
-        return out
+    def _point_terms(self, s: float):
+        """(first coordinate, S, S', J_point) of arc length s, J read-only."""
+        i, xi = self.locate(s)
+        s0 = hermite_shape([xi], self.element_length, 0)[0]
+        s1 = hermite_shape([xi], self.element_length, 1)[0]
+        J = np.zeros((2, self.n_coords))
+        J[0, 4 * i:4 * i + 8:2] = s0
+        J[1, 4 * i + 1:4 * i + 8:2] = s0
+        J.setflags(write=False)
+        return 4 * i, s0, s1, J
 
     def curvature(self, qb, s) -> np.ndarray:
         """Curvature kappa(s) [1/m] of the deformed centreline at arc lengths s."""
@@ -495,7 +597,30 @@ class ANCFBeam(BodyBase):
                 f"rho_a={self.rho_a:g}, ei={self.ei:g}, ea={self.ea:g})")
 
 
-class ANCFState(BodyState):
+class HermiteLineState(BodyState):
+    """A body of Hermite line elements (:class:`HermiteLineBody`) in one state: its
+    coordinates ``qb`` and rates ``vb`` (zero if None), and the interpolation of both
+    along an element."""
+
+    __slots__ = ("body", "index", "qb", "vb")
+
+    def __init__(self, body: HermiteLineBody, qb, vb):
+        self.body = body
+        self.index = body.index
+        self.qb = np.asarray(qb, float)
+        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+
+    def _along(self, i0: int, shape) -> tuple[np.ndarray, np.ndarray]:
+        """``shape`` (4,) applied to the element at coordinate ``i0``: the interpolated
+        vector (a position, S, or a slope, S') of the coordinates and of the rates."""
+        body = self.body
+        dim = body.dim
+        cols = slice(i0, i0 + 4 * dim) if body._hermite_contiguous else \
+            i0 + body._hermite_columns
+        return shape @ self.qb[cols].reshape(4, dim), shape @ self.vb[cols].reshape(4, dim)
+
+
+class ANCFState(HermiteLineState):
     """Kinematics of an ANCF beam in one state.
 
     ``point(s)``: r = S(s) e is linear in e, so J = S and quad = 0.
@@ -504,18 +629,11 @@ class ANCFState(BodyState):
     quad = -2 (r'.r'_t) theta' / |r'|^2 (r'_t the rate of r').
     """
 
-    __slots__ = ("body", "index", "qb", "vb")
-
-    def __init__(self, body: ANCFBeam, qb, vb):
-        self.body = body
-        self.index = body.index
-        self.qb = np.asarray(qb, float)
-        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+    __slots__ = ()
 
     def point(self, s):
         i0, s0, _, J = self.body._interp(s)
-        r = s0 @ self.qb[i0:i0 + 8].reshape(4, 2)
-        rd = s0 @ self.vb[i0:i0 + 8].reshape(4, 2)
+        r, rd = self._along(i0, s0)
         return r, rd, J, np.zeros(2)
 
     def angle(self, s=None):
@@ -523,8 +641,7 @@ class ANCFState(BodyState):
             self.body.default_location()
         body = self.body
         i0, _, s1, _ = body._interp(s)
-        a = s1 @ self.qb[i0:i0 + 8].reshape(4, 2)
-        ad = s1 @ self.vb[i0:i0 + 8].reshape(4, 2)
+        a, ad = self._along(i0, s1)
         t0 = body.tangent0
         theta = body.theta0 + math.atan2(t0[0] * a[1] - t0[1] * a[0], t0 @ a)
         g = float(a @ a)

@@ -22,7 +22,7 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.system import E, scatter_jacobian
 
-__all__ = ["Constraint", "Revolute", "Weld", "PointOnLine", "Prismatic", "SynchronousGear",
+__all__ = ["Constraint", "MarkerPair", "Revolute", "Weld", "PointOnLine", "Prismatic", "SynchronousGear",
            "AngleDriver", "ConstantRate", "PolynomialMotion", "constant_rate",
            "polynomial_motion"]
 
@@ -62,12 +62,10 @@ class Constraint:
         return None
 
 
-class Revolute(Constraint):
-    """Pin joint: marker ``a`` and marker ``b`` coincide (2 equations: x, y).
-    Multipliers: the reaction force components [N] (on b, with sign convention G^T lambda)."""
-
-    n_eq = 2
-    kind = "revolute"
+class MarkerPair(Constraint):
+    """A constraint between two markers ``a`` and ``b`` ("body.marker") on different
+    bodies, planar or spatial: binding resolves them to ``self.a`` and ``self.b``, each
+    (body, location), and refuses a pair on one body."""
 
     def __init__(self, a, b, name: str | None = None):
         super().__init__(name)
@@ -79,6 +77,14 @@ class Revolute(Constraint):
         self.b = system.marker(self.b_ref)
         if self.a[0] is self.b[0]:
             raise ParameterError(f"{self.name}: both markers are on body {self.a[0].name!r}")
+
+
+class Revolute(MarkerPair):
+    """Pin joint: marker ``a`` and marker ``b`` coincide (2 equations: x, y).
+    Multipliers: the reaction force components [N] (on b, with sign convention G^T lambda)."""
+
+    n_eq = 2
+    kind = "revolute"
 
     def equation_names(self):
         return ["x", "y"]

@@ -81,9 +81,17 @@ import scipy.sparse
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.multibody.ancf import N_GAUSS, hermite_shape
-from mbdcore.multibody.system import BodyBase, BodyState
-from mbdcore.native import C_ARRAY, C_INTS, kernel_library
+from mbdcore.multibody.ancf import (
+    N_GAUSS,
+    HermiteLineBody,
+    HermiteLineState,
+    element_count,
+    gauss_count,
+    hermite_shape,
+    positive_parameter,
+)
+from mbdcore.multibody.system import BodyBase
+from mbdcore.native import C_ARRAY, C_INTS, kernel_library, optional_address
 
 __all__ = ["ANCFCable", "ANCFBeam3D", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
            "HeldCoordinates", "DeadPointLoad", "ConservativeMoment", "StaticDeflection",
@@ -106,25 +114,6 @@ _ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
 END_MARKERS = {"root": 0.0, "tip": 1.0}
 
 
-def _pointer(array):
-    """The address of a C-contiguous float64 array made here, or None (NULL)."""
-    return None if array is None else array.ctypes.data
-
-
-def _positive(owner: str, label: str, value, unit: str, allow_zero: bool = False) -> float:
-    """``value`` as a float if finite and > 0 (>= 0 with ``allow_zero``), else
-    ParameterError naming ``owner`` (e.g. "ANCF cable 'c'"), the parameter and the range."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and \
-        math.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)
-    if not ok:
-        rel = ">= 0" if allow_zero else "> 0"
-        if isinstance(value, (np.integer, np.floating)):
-            value = value.item()                 # 0.5, not np.float64(0.5)
-        raise ParameterError(f"{owner}: {label} = {value!r} is invalid: accepted "
-                             f"values are finite numbers {rel} [{unit}]")
-    return float(value)
-
-
 def _vectors(owner: str, label: str, value, rows: int | None = None) -> np.ndarray:
     """A finite (k, 3) array (k = rows if given) or ParameterError naming ``label``."""
     try:
@@ -145,59 +134,50 @@ def _vectors(owner: str, label: str, value, rows: int | None = None) -> np.ndarr
     return arr
 
 
-class _HermiteLine(BodyBase):
-    """What every spatial ANCF line element shares: a centreline r(x) of cubic Hermite
-    elements over nodes that carry r and r' (and, in a subclass, more vectors: the node
-    has ``node_size`` coordinates, r first and r' next), its constant mass, gravity,
-    markers by stress-free arc length, point and slope kinematics, assembly of element
-    blocks.  Subclasses set the parameters and give the elastic forces."""
+class _HermiteLine(HermiteLineBody):
+    """What every spatial ANCF line element shares beyond
+    :class:`~mbdcore.multibody.ancf.HermiteLineBody`: elements of any stress-free
+    lengths, a section mass (none for a cable), point and slope kinematics in 3D, a
+    translation as the initial velocity.  Subclasses set the parameters and give the
+    element loop."""
 
-    constant_mass = True
+    dim = 3
     #: coordinates per node: r (3) and r' (3) first, then whatever a subclass adds
     node_size = 6
     kind = "ANCF line"
+    extent = "body"
+    end_markers = END_MARKERS
+    coordinate_labels = ("rx", "ry", "rz", "dx", "dy", "dz")
 
-    def _owner(self) -> str:
-        """What error messages call this body: its kind and name."""
-        return f"{self.kind} {self.name!r}"
+    def _straight(self, start, end, n_elements):
+        """The ends (2, 3) [m], the chord end - start [m] and its length [m] of a
+        straight initial shape, and the element count, checked."""
+        ends = _vectors(self._owner(), "start, end", [np.ravel(start), np.ravel(end)]
+                        if np.size(start) == 3 and np.size(end) == 3 else (start, end), 2)
+        chord = ends[1] - ends[0]
+        length = float(np.linalg.norm(chord))
+        if not length > 0.0:
+            raise ParameterError(f"{self._owner()}: start and end coincide (zero "
+                                 "length): accepted are two distinct points [m]")
+        return ends, chord, length, element_count(self._owner(), n_elements)
 
     def _setup_line(self, nodes, lengths, velocity, markers, n_gauss) -> None:
         """The shared set-up: ``nodes`` (N + 1, node_size) initial nodal coordinates,
         ``lengths`` (N,) stress-free element lengths [m] (rho_a set before)."""
-        name = self.name
-        if not (isinstance(n_gauss, (int, np.integer)) and n_gauss >= 3):
-            raise ParameterError(f"{self.kind} {name!r}: n_gauss = {n_gauss!r}: accepted "
-                                 "integers >= 3")
+        n_gauss = gauss_count(self._owner(), n_gauss)
         self.velocity = _vectors(self._owner(), "velocity", [np.ravel(velocity)]
                                  if np.size(velocity) == 3 else velocity, 1)[0]
         self.element_lengths = np.ascontiguousarray(lengths, dtype=float)
-        self.n_elements = self.element_lengths.size
-        self.n_nodes = self.n_elements + 1
-        self.n_coords = self.node_size * self.n_nodes
-        ns = self.node_size
-        # the element columns of (r_A, r'_A, r_B, r'_B), each a 3-vector
-        self._hermite_columns = np.concatenate([np.arange(6), ns + np.arange(6)])
+        self._setup_nodes(self.element_lengths.size)
         self.node_arc = np.concatenate([[0.0], np.cumsum(self.element_lengths)])
         self.length = float(self.node_arc[-1])          # stress-free length L0 [m]
         self._q0 = np.ascontiguousarray(nodes, dtype=float).ravel()
         self.tangent0 = nodes[0, 3:6] / np.linalg.norm(nodes[0, 3:6])
-        x, w = np.polynomial.legendre.leggauss(int(n_gauss))
+        x, w = np.polynomial.legendre.leggauss(n_gauss)
         self._gauss_xi = np.ascontiguousarray(0.5 * (x + 1.0))
         self._gauss_w = np.ascontiguousarray(0.5 * w)       # on [0, 1]: sum 1
         self._setup_mass()
-        self._point_cache: dict[float, tuple] = {}
-        for key, frac in END_MARKERS.items():
-            self.add_marker(key, frac * self.length)
-        for key, s in (markers or {}).items():
-            if key in END_MARKERS:
-                at = self.check_location(f"marker {name}.{key}", s)
-                if abs(at - self.markers[key]) > 1e-9 * self.length:
-                    raise ParameterError(
-                        f"{self.kind} {name!r}: marker {key!r} = {s!r} m: {key!r} is the "
-                        f"end at s = {self.markers[key]:g} m; accepted: that value, or "
-                        "another name")
-                continue
-            self.add_marker(key, s)
+        self._add_markers(markers)
 
     def _section_mass(self, length: float) -> np.ndarray:
         """The element mass of the coordinates beyond r and r' ((2 node_size)^2, zero
@@ -227,98 +207,10 @@ class _HermiteLine(BodyBase):
         self._mass_sparse = self._assemble_sparse(m_el)
         self._gravity_weights = np.repeat(c.ravel(), 3)        # per coordinate
 
-    def _assemble_vector(self, f_el: np.ndarray) -> np.ndarray:
-        ns = self.node_size
-        out = np.zeros(self.n_coords)
-        nodes = out.reshape(self.n_nodes, ns)
-        nodes[:-1] += f_el[:, :ns]
-        nodes[1:] += f_el[:, ns:]
-        return out
-
-    def _assemble_dense(self, k_el: np.ndarray) -> np.ndarray:
-        """Dense (n, n) matrix from element blocks (N, 2 node_size, 2 node_size)."""
-        n_n, ns = self.n_nodes, self.node_size
-        out = np.zeros((self.n_coords, self.n_coords))
-        blocks = out.reshape(n_n, ns, n_n, ns)
-        i = np.arange(self.n_elements)
-        blocks[i, :, i, :] += k_el[:, :ns, :ns]
-        blocks[i + 1, :, i + 1, :] += k_el[:, ns:, ns:]
-        blocks[i, :, i + 1, :] += k_el[:, :ns, ns:]
-        blocks[i + 1, :, i, :] += k_el[:, ns:, :ns]
-        return out
-
-    def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
-        """CSR matrix from element blocks (N, 2 node_size, 2 node_size); the pattern
-        computed once, the shared node blocks summed by one bincount."""
-        n, ns = self.n_coords, self.node_size
-        if not hasattr(self, "_csr_pattern"):
-            dofs = ns * np.arange(self.n_elements)[:, None] + np.arange(2 * ns)[None, :]
-            rows = np.repeat(dofs, 2 * ns, axis=1).ravel()
-            cols = np.tile(dofs, (1, 2 * ns)).ravel()
-            keys, where = np.unique(rows * n + cols, return_inverse=True)
-            indptr = np.searchsorted(keys // n, np.arange(n + 1))
-            self._csr_pattern = (where, keys % n, indptr, keys.size)
-        where, indices, indptr, nnz = self._csr_pattern
-        data = np.bincount(where, weights=np.ascontiguousarray(k_el).ravel(), minlength=nnz)
-        return scipy.sparse.csr_matrix((data, indices.copy(), indptr.copy()), shape=(n, n))
-
-    def element_coordinates(self, qb) -> np.ndarray:
-        """Element coordinate vectors, shape (N, 2 node_size): a strided view, no copy."""
-        ns = self.node_size
-        return np.lib.stride_tricks.sliding_window_view(np.asarray(qb, float), 2 * ns)[::ns]
-
-    def internal_forces(self, qb: np.ndarray, vb: np.ndarray | None = None) -> np.ndarray:
-        """Elastic (and damping) generalised forces -dU/de - Q_d, shape (n_coords,) [N]."""
-        return self._elastic(qb, vb, False)[0]
-
-    def tangent_matrices(self, qb, vb=None, sparse: bool = True):
-        """Tangent stiffness K = -dF/dq [N/m] and damping C = -dF/dv [N s/m] of the
-        internal forces: CSR matrices (``sparse=True``) or dense arrays; C is None without
-        damping.  Block-banded: bandwidth 2 node_size - 1 in the coordinate order."""
-        _, k_el, c_el = self._elastic(qb, vb, True)
-        asm = self._assemble_sparse if sparse else self._assemble_dense
-        return asm(k_el), (None if c_el is None else asm(c_el))
-
-    def check_location(self, label, location):
-        try:
-            s = float(location)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{label}: location {location!r} must be an arc length "
-                                 f"in [0, {self.length:g}] m") from None
-        tol = 1e-12 * self.length
-        if not (math.isfinite(s) and -tol <= s <= self.length + tol):
-            raise ParameterError(f"{label}: arc length {location!r} is outside the body: "
-                                 f"accepted values are 0 .. {self.length:g} m")
-        return min(max(s, 0.0), self.length)
-
     def initial_coordinates(self):
         v = np.zeros((self.n_nodes, self.node_size))
         v[:, :3] = self.velocity
         return self._q0.copy(), v.ravel()
-
-    def mass_matrix(self, qb=None) -> np.ndarray:
-        """The constant consistent mass matrix as a new dense array [kg, kg m, kg m^2]."""
-        return self._mass_sparse.toarray()
-
-    def mass_matrix_sparse(self, qb=None) -> scipy.sparse.csr_matrix:
-        """The constant consistent mass matrix as a CSR matrix [kg, kg m, kg m^2]."""
-        return self._mass_sparse
-
-    def gravity_forces(self, gravity) -> np.ndarray:
-        """Generalised forces of distributed gravity (3,) [m/s^2]: int rho_a S^T g dx [N, N m]."""
-        gravity = np.asarray(gravity, float)
-        return self._gravity_weights * np.tile(gravity, self.n_coords // 3)
-
-    def applied_forces(self, t, qb, vb, gravity):
-        return self.internal_forces(qb, vb) + self.gravity_forces(gravity)
-
-    def force_jacobians(self, t, qb, vb, gravity):
-        k, c = self.tangent_matrices(qb, vb, sparse=False)
-        return -k, (np.zeros_like(k) if c is None else -c)
-
-    def force_jacobians_sparse(self, t, qb, vb, gravity):
-        k, c = self.tangent_matrices(qb, vb, sparse=True)
-        return -k, (scipy.sparse.csr_matrix(k.shape) if c is None else -c)
 
     def _gauss_gradients(self, qb):
         """a = r', b = r'' at every Gauss point, shape (N, G, 3) each."""
@@ -339,12 +231,6 @@ class _HermiteLine(BodyBase):
         e = qb[i0 + self._hermite_columns].reshape(4, 3)
         return s1 @ e, s2 @ e
 
-    def potential_energy(self, qb, gravity):
-        return self.strain_energy(qb) - float(self.gravity_forces(gravity) @ qb)
-
-    def kinetic_energy(self, qb, vb):
-        return 0.5 * float(vb @ (self._mass_sparse @ vb))
-
     def state(self, qb, vb):
         return CableState(self, qb, vb)
 
@@ -364,34 +250,20 @@ class _HermiteLine(BodyBase):
         i = min(max(i, 0), self.n_elements - 1)
         return i, (s - self.node_arc[i]) / self.element_lengths[i]
 
-    def _interp(self, s: float):
-        """(first coordinate, S, S', S'', J_point, J_slope) of arc length s; cached."""
-        hit = self._point_cache.get(s)
-        if hit is None:
-            i, xi = self.locate(s)
-            length = self.element_lengths[i]
-            s0, s1, s2 = (hermite_shape([xi], length, d)[0] for d in (0, 1, 2))
-            J = np.zeros((3, self.n_coords))
-            Js = np.zeros((3, self.n_coords))
-            cols = self.node_size * i + self._hermite_columns.reshape(4, 3)
-            for k in range(3):
-                J[k, cols[:, k]] = s0
-                Js[k, cols[:, k]] = s1
-            J.setflags(write=False)
-            Js.setflags(write=False)
-            hit = (self.node_size * i, s0, s1, s2, J, Js)
-            if len(self._point_cache) < 1024:
-                self._point_cache[s] = hit
-        return hit
-
-    def positions(self, qb, s) -> np.ndarray:
-        """Positions r(s) [m] of the arc lengths s (array), shape (k, 3)."""
-        qb = np.asarray(qb, float)
-        out = []
-        for sj in np.atleast_1d(np.asarray(s, float)):
-            i0, s0, *_ = self._interp(float(sj))
-            out.append(s0 @ qb[i0 + self._hermite_columns].reshape(4, 3))
-        return np.array(out)
+    def _point_terms(self, s: float):
+        """(first coordinate, S, S', S'', J_point, J_slope) of arc length s, J read-only."""
+        i, xi = self.locate(s)
+        length = self.element_lengths[i]
+        s0, s1, s2 = (hermite_shape([xi], length, d)[0] for d in (0, 1, 2))
+        J = np.zeros((3, self.n_coords))
+        Js = np.zeros((3, self.n_coords))
+        cols = self.node_size * i + self._hermite_columns.reshape(4, 3)
+        for k in range(3):
+            J[k, cols[:, k]] = s0
+            Js[k, cols[:, k]] = s1
+        J.setflags(write=False)
+        Js.setflags(write=False)
+        return self.node_size * i, s0, s1, s2, J, Js
 
 
 class ANCFCable(_HermiteLine):
@@ -436,23 +308,14 @@ class ANCFCable(_HermiteLine):
                  markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
                  n_gauss: int = N_GAUSS):
         super().__init__(name)
-        ends = _vectors(self._owner(), "start, end", [np.ravel(start), np.ravel(end)]
-                        if np.size(start) == 3 and np.size(end) == 3 else (start, end), 2)
-        chord = ends[1] - ends[0]
-        length = float(np.linalg.norm(chord))
-        if not length > 0.0:
-            raise ParameterError(f"ANCF cable {name!r}: start and end coincide (zero "
-                                 "length): accepted are two distinct points [m]")
-        if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
-            raise ParameterError(f"ANCF cable {name!r}: n_elements = {n_elements!r} is "
-                                 "invalid: accepted values are integers >= 1")
+        ends, chord, length, n = self._straight(start, end, n_elements)
         l0 = length if stress_free_length is None else \
-            _positive(self._owner(), "stress_free_length", stress_free_length, "m")
-        x = np.linspace(0.0, 1.0, int(n_elements) + 1)
+            positive_parameter(self._owner(), "stress_free_length", stress_free_length, "m")
+        x = np.linspace(0.0, 1.0, n + 1)
         positions = ends[0] + np.outer(x, chord)
-        slopes = np.tile(chord / l0, (int(n_elements) + 1, 1))
-        self._setup(positions, slopes, np.full(int(n_elements), l0 / n_elements), rho_a, ea,
-                    ei, damping, markers, velocity, n_gauss)
+        slopes = np.tile(chord / l0, (n + 1, 1))
+        self._setup(positions, slopes, np.full(n, l0 / n), rho_a, ea, ei, damping, markers,
+                    velocity, n_gauss)
 
     @classmethod
     def from_nodes(cls, name: str, positions, rho_a: float, ea: float, ei: float,
@@ -478,7 +341,7 @@ class ANCFCable(_HermiteLine):
         curved initial shape stores bending energy EI k.k / 2.
         """
         self = cls.__new__(cls)
-        BodyBase.__init__(self, name)
+        HermiteLineBody.__init__(self, name)
         positions = _vectors(self._owner(), "positions", positions)
         if positions.shape[0] < 2:
             raise ParameterError(f"ANCF cable {name!r}: positions has {positions.shape[0]} "
@@ -503,35 +366,26 @@ class ANCFCable(_HermiteLine):
                 raise ParameterError(f"ANCF cable {name!r}: lengths has {lengths.size} "
                                      f"entries: accepted one per element ({chords.shape[0]})")
             for j, lj in enumerate(lengths):
-                _positive(self._owner(), f"lengths[{j}]", lj, "m")
+                positive_parameter(self._owner(), f"lengths[{j}]", lj, "m")
         self._setup(positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
                     n_gauss)
         return self
 
     def _setup(self, positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
                n_gauss) -> None:
-        name = self.name
-        self.rho_a = _positive(self._owner(), "rho_a", rho_a, "kg/m")
-        self.ea = _positive(self._owner(), "ea", ea, "N")
-        self.ei = _positive(self._owner(), "ei", ei, "N.m2")
-        self.damping = _positive(self._owner(), "damping", damping, "s", allow_zero=True)
+        self._line_parameters(rho_a, ea, damping)
+        self.ei = positive_parameter(self._owner(), "ei", ei, "N.m2")
         self._setup_line(np.column_stack([positions, slopes]), lengths, velocity, markers,
                          n_gauss)
 
-    def _elastic(self, qb, vb, tangents: bool):
-        """-dU/de - Q_d [N] and, with ``tangents``, the element blocks of K = -dF/dq and
-        C = -dF/dv (N, 12, 12) (C None without damping or rates): one C call."""
-        qb = np.ascontiguousarray(qb, dtype=float)
-        damped = self.damping > 0.0 and vb is not None
-        vb = np.ascontiguousarray(vb, dtype=float) if damped else None
-        f = np.empty(self.n_coords)
-        k_el = np.empty((self.n_elements, 12, 12)) if tangents else None
-        c_el = np.empty((self.n_elements, 12, 12)) if tangents and damped else None
+    def _element_loop(self, qb, vb, f, k_el, c_el) -> None:
+        """The cable's element loop in ``native/ancf3d.c``
+        (:meth:`~mbdcore.multibody.ancf.HermiteLineBody._elastic`)."""
         _ancf3d_library().ancf3d_forces(self.n_elements, self.element_lengths,
                                         self._gauss_xi.size, self._gauss_xi, self._gauss_w,
-                                        qb, _pointer(vb), self.ea, self.ei, self.damping, f,
-                                        _pointer(k_el), _pointer(c_el))
-        return f, k_el, c_el
+                                        qb, optional_address(vb), self.ea, self.ei,
+                                        self.damping, f, optional_address(k_el),
+                                        optional_address(c_el))
 
     def strains(self, qb, s=None):
         """Axial strain eps [-] and curvature |k| [1/m] at arc lengths s [m] (default:
@@ -554,10 +408,6 @@ class ANCFCable(_HermiteLine):
         dens = 0.5 * (self.ea * (0.5 * (g - 1.0)) ** 2
                       + self.ei * np.einsum("...i,...i->...", c, c) / g**3)
         return float(np.einsum("eg,g,e->", dens, self._gauss_w, self.element_lengths))
-
-    def coordinate_names(self):
-        return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
-                for c in ("rx", "ry", "rz", "dx", "dy", "dz")]
 
     def __repr__(self):
         return (f"ANCFCable({self.name!r}, L0={self.length:g} m, N={self.n_elements}, "
@@ -661,6 +511,8 @@ class ANCFBeam3D(_HermiteLine):
 
     node_size = 12
     kind = "ANCF beam"
+    coordinate_labels = ("rx", "ry", "rz", "dx", "dy", "dz", "yx", "yy", "yz", "zx", "zy",
+                         "zz")
 
     def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ea: float,
                  ei_xy: float, ei_xz: float, gj: float, rho_yy: float, rho_zz: float,
@@ -668,26 +520,16 @@ class ANCFBeam3D(_HermiteLine):
                  markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
                  n_gauss: int = N_GAUSS):
         super().__init__(name)
-        ends = _vectors(self._owner(), "start, end", [np.ravel(start), np.ravel(end)]
-                        if np.size(start) == 3 and np.size(end) == 3 else (start, end), 2)
-        chord = ends[1] - ends[0]
-        length = float(np.linalg.norm(chord))
-        if not length > 0.0:
-            raise ParameterError(f"ANCF beam {name!r}: start and end coincide (zero "
-                                 "length): accepted are two distinct points [m]")
-        if not (isinstance(n_elements, (int, np.integer)) and n_elements >= 1):
-            raise ParameterError(f"ANCF beam {name!r}: n_elements = {n_elements!r} is "
-                                 "invalid: accepted values are integers >= 1")
-        self.rho_a = _positive(self._owner(), "rho_a", rho_a, "kg/m")
-        self.ea = _positive(self._owner(), "ea", ea, "N")
-        self.ei_xy = _positive(self._owner(), "ei_xy", ei_xy, "N.m2")
-        self.ei_xz = _positive(self._owner(), "ei_xz", ei_xz, "N.m2")
-        self.gj = _positive(self._owner(), "gj", gj, "N.m2")
-        self.rho_yy = _positive(self._owner(), "rho_yy", rho_yy, "kg.m")
-        self.rho_zz = _positive(self._owner(), "rho_zz", rho_zz, "kg.m")
+        ends, chord, length, n = self._straight(start, end, n_elements)
+        self._line_parameters(rho_a, ea, damping)
+        owner = self._owner()
+        self.ei_xy = positive_parameter(owner, "ei_xy", ei_xy, "N.m2")
+        self.ei_xz = positive_parameter(owner, "ei_xz", ei_xz, "N.m2")
+        self.gj = positive_parameter(owner, "gj", gj, "N.m2")
+        self.rho_yy = positive_parameter(owner, "rho_yy", rho_yy, "kg.m")
+        self.rho_zz = positive_parameter(owner, "rho_zz", rho_zz, "kg.m")
         self.penalty = self.ea if penalty is None else \
-            _positive(self._owner(), "penalty", penalty, "N")
-        self.damping = _positive(self._owner(), "damping", damping, "s", allow_zero=True)
+            positive_parameter(owner, "penalty", penalty, "N")
         t = chord / length
         if section_y is None:
             section_y = np.eye(3)[int(np.argmin(np.abs(t)))]
@@ -698,7 +540,6 @@ class ANCFBeam3D(_HermiteLine):
                                  "the beam's axis: accepted a direction normal to it")
         y /= np.linalg.norm(y)
         z = np.cross(t, y)
-        n = int(n_elements)
         x = np.linspace(0.0, 1.0, n + 1)
         nodes = np.column_stack([ends[0] + np.outer(x, chord), np.tile(t, (n + 1, 1)),
                                  np.tile(y, (n + 1, 1)), np.tile(z, (n + 1, 1))])
@@ -729,21 +570,14 @@ class ANCFBeam3D(_HermiteLine):
             block[np.ix_(cols, cols)] = np.kron(rho * lin, np.eye(3))
         return block
 
-    def _elastic(self, qb, vb, tangents: bool):
-        """-dU/de - Q_d [N] and, with ``tangents``, the element blocks of K and C
-        (N, 24, 24): one call of native/ancf3d.c."""
-        qb = np.ascontiguousarray(qb, dtype=float)
-        damped = self.damping > 0.0 and vb is not None
-        vb = np.ascontiguousarray(vb, dtype=float) if damped else None
-        f = np.empty(self.n_coords)
-        k_el = np.empty((self.n_elements, 24, 24)) if tangents else None
-        c_el = np.empty((self.n_elements, 24, 24)) if tangents and damped else None
+    def _element_loop(self, qb, vb, f, k_el, c_el) -> None:
+        """The beam's element loop in ``native/ancf3d.c``: the strain tables
+        (:meth:`~mbdcore.multibody.ancf.HermiteLineBody._elastic`)."""
         _ancf3d_library().ancf3d_beam_forces(
             self.n_elements, self.element_lengths, self._gauss_xi.size, self._gauss_xi,
-            self._gauss_w, qb, _pointer(vb), *self.gauss_strains.arguments(),
-            *self.nodal_strains.arguments(), self.damping, f, _pointer(k_el),
-            _pointer(c_el))
-        return f, k_el, c_el
+            self._gauss_w, qb, optional_address(vb), *self.gauss_strains.arguments(),
+            *self.nodal_strains.arguments(), self.damping, f, optional_address(k_el),
+            optional_address(c_el))
 
     def gauss_slots(self, qb) -> np.ndarray:
         """(r_x, r_xx, d2, d2', d3, d3') at every Gauss point, shape (N, G, 6, 3)."""
@@ -786,41 +620,26 @@ class ANCFBeam3D(_HermiteLine):
         y0, y1 = y0 - (y0 @ t) * t, y1 - (y1 @ t) * t
         return math.atan2(float(np.cross(y0, y1) @ t), float(y0 @ y1))
 
-    def coordinate_names(self):
-        return [f"{self.name}.n{j}.{c}" for j in range(self.n_nodes)
-                for c in ("rx", "ry", "rz", "dx", "dy", "dz", "yx", "yy", "yz", "zx", "zy",
-                          "zz")]
-
     def __repr__(self):
         return (f"ANCFBeam3D({self.name!r}, L={self.length:g} m, N={self.n_elements}, "
                 f"ea={self.ea:g}, ei_xy={self.ei_xy:g}, ei_xz={self.ei_xz:g}, gj={self.gj:g})")
 
 
-class CableState(BodyState):
+class CableState(HermiteLineState):
     """Kinematics of an ANCF cable or beam in one state: ``point(s)`` and ``slope(s)`` ->
     (value, rate, J (3, n_coords), quad (3,)), value'' = J e'' + quad.  Both r and r' are
     linear in e, so J is the shape-function matrix and quad = 0."""
 
-    __slots__ = ("body", "index", "qb", "vb")
-
-    def __init__(self, body: _HermiteLine, qb, vb):
-        self.body = body
-        self.index = body.index
-        self.qb = np.asarray(qb, float)
-        self.vb = np.zeros_like(self.qb) if vb is None else np.asarray(vb, float)
+    __slots__ = ()
 
     def point(self, s):
         i0, s0, _, _, J, _ = self.body._interp(s)
-        cols = i0 + self.body._hermite_columns
-        r = s0 @ self.qb[cols].reshape(4, 3)
-        rd = s0 @ self.vb[cols].reshape(4, 3)
+        r, rd = self._along(i0, s0)
         return r, rd, J, np.zeros(3)
 
     def slope(self, s):
         i0, _, s1, _, _, Js = self.body._interp(s)
-        cols = i0 + self.body._hermite_columns
-        a = s1 @ self.qb[cols].reshape(4, 3)
-        ad = s1 @ self.vb[cols].reshape(4, 3)
+        a, ad = self._along(i0, s1)
         return a, ad, Js, np.zeros(3)
 
     def director(self, s, axis: str):

@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.multibody.constraints import Constraint
+from mbdcore.multibody.constraints import Constraint, MarkerPair
 from mbdcore.multibody.system import scatter_jacobian
 from mbdcore.spatial.kinematics import Scalar, dot, point, relative_angle, slope, vector
 
@@ -57,21 +57,11 @@ def _framed(body) -> bool:
     return bool(getattr(body, "has_frame", False))
 
 
-class _MarkerPair(Constraint):
-    """Two markers on different bodies."""
+class _MarkerPair(MarkerPair):
+    """Two markers on different bodies whose rows are dot products of points and
+    directions."""
 
     quadratic = True      # dot products of points and directions (see Constraint)
-
-    def __init__(self, a, b, name: str | None = None):
-        super().__init__(name)
-        self.a_ref, self.b_ref = a, b
-
-    def bind(self, system):
-        super().bind(system)
-        self.a = system.marker(self.a_ref)
-        self.b = system.marker(self.b_ref)
-        if self.a[0] is self.b[0]:
-            raise ParameterError(f"{self.name}: both markers are on body {self.a[0].name!r}")
 
     def separation(self, view):
         """r_a - r_b as a Vec."""

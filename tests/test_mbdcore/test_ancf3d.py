@@ -14,6 +14,12 @@ import numpy as np
 import pytest
 from ancf3d_numpy_reference import beam_element_terms, element_terms
 from ancf3d_numpy_reference import internal_forces as reference_forces
+from element_checks import (
+    assert_equals_reference,
+    assert_forces_are_energy_gradient,
+    assert_tangents_are_derivatives,
+    momenta,
+)
 from scipy.optimize import brentq
 
 from mbdcore.blocks import ParameterError
@@ -115,29 +121,12 @@ def test_compiled_element_loop_equals_the_numpy_reference_and_its_own_derivative
     cable = ANCFCable.from_nodes("c", nodes, 1.0, 1e3, 2.0, lengths=[0.35, 0.4, 0.5, 0.3],
                                  damping=damping)
     q, v = strained_state(cable)
-    f = cable.internal_forces(q, v)
-    f_ref = reference_forces(cable, q, v)
-    np.testing.assert_allclose(f, f_ref, rtol=0, atol=1e-12 * np.abs(f_ref).max())
-    _, k_el, c_el = cable._elastic(q, v, True)
-    _, k_ref, c_ref = element_terms(cable, q, v)
-    np.testing.assert_allclose(k_el, k_ref, rtol=0, atol=1e-12 * np.abs(k_ref).max())
-    if damping:
-        np.testing.assert_allclose(c_el, c_ref, rtol=0, atol=1e-12 * np.abs(c_ref).max())
-    else:
-        assert c_el is None and c_ref is None
-    K, C = cable.tangent_matrices(q, v, sparse=False)
-    h = 1e-6
-    for j in range(q.size):
-        dq = np.zeros(q.size)
-        dq[j] = h
-        fd = -(cable.internal_forces(q + dq, v) - cable.internal_forces(q - dq, v)) / (2 * h)
-        np.testing.assert_allclose(K[:, j], fd, rtol=0, atol=1e-7 * np.abs(K).max())
-        if damping:
-            fd = -(cable.internal_forces(q, v + dq) - cable.internal_forces(q, v - dq)) / (2 * h)
-            np.testing.assert_allclose(C[:, j], fd, rtol=0, atol=1e-7 * np.abs(C).max())
-    grad = np.array([(cable.strain_energy(q + h * e) - cable.strain_energy(q - h * e)) / (2 * h)
-                     for e in np.eye(q.size)])
-    np.testing.assert_allclose(cable.internal_forces(q), -grad, atol=1e-7 * np.abs(grad).max())
+    assert_equals_reference((cable.internal_forces(q, v),) + cable._elastic(q, v, True)[1:],
+                            (reference_forces(cable, q, v),) + element_terms(cable, q, v)[1:],
+                            damped=bool(damping))
+    K, _ = assert_tangents_are_derivatives(cable, q, v, range(q.size), damped=bool(damping),
+                                           rel=1e-7)
+    assert_forces_are_energy_gradient(cable, q)
     # sparse and dense assemblies agree; an element couples its own 12 coordinates only
     np.testing.assert_allclose(cable.tangent_matrices(q, v)[0].toarray(), K, rtol=1e-14, atol=0)
     i, j = np.indices(K.shape)
@@ -238,13 +227,7 @@ def test_free_cable_tumbling_in_space_conserves_energy_and_momenta():
     v0 = v0 + 0.3 * shapes[:, 5] + 0.2 * shapes[:, 6]        # the two first bending modes
     h = 0.5 * 2.8 / (2 * math.pi * f[-1])
     r = simulate(problem, 1.0, h, method="rk4", q0=z0, v0=v0, record_every=100)
-    m = cable.mass_matrix()[0::3, 0::3]                      # scalar mass of the vectors
-
-    def momenta(q, v):
-        e, ed = q.reshape(-1, 3), v.reshape(-1, 3)
-        return (m @ ed)[0::2].sum(axis=0), np.cross(e, m @ ed).sum(axis=0)
-
-    p, ang = map(np.array, zip(*(momenta(q, v) for q, v in zip(r.q, r.v))))
+    p, ang = momenta(cable, r.q, r.v)
     drift = np.ptp(r.energy) / r.energy[0]
     print(f"energy drift {drift:.1e}, momentum drift {np.ptp(p, axis=0).max():.1e}, "
           f"angular momentum drift {np.ptp(ang, axis=0).max():.1e}")
@@ -483,28 +466,11 @@ def test_beam_element_loop_equals_the_numpy_reference_and_its_own_derivative(dam
     q, _ = beam.initial_coordinates()
     q = q + 0.05 * rng.normal(size=q.size)
     v = rng.normal(size=q.size)
-    f, k_el, c_el = beam._elastic(q, v, True)
     f_ref, k_ref, c_ref = beam_element_terms(beam, q, v)
-    f_ref = beam._assemble_vector(f_ref)
-    np.testing.assert_allclose(f, f_ref, rtol=0, atol=1e-12 * np.abs(f_ref).max())
-    np.testing.assert_allclose(k_el, k_ref, rtol=0, atol=1e-12 * np.abs(k_ref).max())
-    if damping:
-        np.testing.assert_allclose(c_el, c_ref, rtol=0, atol=1e-12 * np.abs(c_ref).max())
-    else:
-        assert c_el is None and c_ref is None
-    K, C = beam.tangent_matrices(q, v, sparse=False)
-    h = 1e-6
-    fd = np.column_stack([-(beam.internal_forces(q + h * e, v) - beam.internal_forces(q - h * e, v))
-                          / (2 * h) for e in np.eye(q.size)])
-    np.testing.assert_allclose(K, fd, rtol=0, atol=1e-7 * np.abs(K).max())
-    if damping:
-        fd = np.column_stack([-(beam.internal_forces(q, v + h * e)
-                                - beam.internal_forces(q, v - h * e)) / (2 * h)
-                              for e in np.eye(q.size)])
-        np.testing.assert_allclose(C, fd, rtol=0, atol=1e-7 * np.abs(C).max())
-    grad = np.array([(beam.strain_energy(q + h * e) - beam.strain_energy(q - h * e)) / (2 * h)
-                     for e in np.eye(q.size)])
-    np.testing.assert_allclose(beam.internal_forces(q), -grad, atol=1e-7 * np.abs(grad).max())
+    assert_equals_reference(beam._elastic(q, v, True),
+                            (beam._assemble_vector(f_ref), k_ref, c_ref), damped=bool(damping))
+    assert_tangents_are_derivatives(beam, q, v, range(q.size), damped=bool(damping), rel=1e-7)
+    assert_forces_are_energy_gradient(beam, q)
     # rigid motions: a turned and moved straight beam is unstressed
     q0, _ = beam.initial_coordinates()
     rot = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1.0]]) @ np.array(
@@ -633,13 +599,7 @@ def test_free_beam_tumbling_and_twisting_keeps_its_momenta():
     v0 = v0 + 0.3 * shapes[:, 6]
     h = 0.5 * 2.8 / (2 * math.pi * f[-1])
     r = simulate(problem, 0.5, h, method="rk4", q0=z0, v0=v0, record_every=50)
-    m = beam.mass_matrix()[0::3, 0::3]
-
-    def momenta(q, v):
-        e, ed = q.reshape(-1, 3), v.reshape(-1, 3)
-        return (m @ ed)[0::4].sum(axis=0), np.cross(e, m @ ed).sum(axis=0)
-
-    p, ang = map(np.array, zip(*(momenta(q, v) for q, v in zip(r.q, r.v))))
+    p, ang = momenta(beam, r.q, r.v)
     drift = np.ptp(r.energy) / r.energy[0]
     print(f"beam: energy drift {drift:.1e}, momentum drift {np.ptp(p, axis=0).max():.1e}, "
           f"angular momentum drift {np.ptp(ang, axis=0).max():.1e}")

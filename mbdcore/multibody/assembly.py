@@ -31,6 +31,7 @@ which stays the reference the batched rows are tested against (to 1e-12).
 from __future__ import annotations
 
 import ctypes
+import math
 from pathlib import Path
 
 import numpy as np
@@ -75,17 +76,23 @@ class ConstraintPlan:
         self.fallback = []            # (joint, first row) evaluated one by one
         quadratic = []                # (rows, H entries, b entries, c) of quadratic joints
         probe = _Probe(system) if any(getattr(j, "quadratic", False)
-                                      for j in system.joints) else None
+                                      or hasattr(j, "angle_rows") for j in system.joints) \
+            else None
+        # rows of hinge angles: the hinges' (cos, sin) pairs as quadratic scalars
+        self._pairs: dict = {}        # id(hinge) -> pair index
+        self._pair_forms: list = []   # quadratic forms of the pairs' scalars
+        self._pair_sign: list = []    # the hinge's sign (its angle is sign atan2(s, c))
+        self._angle_specs: list = []  # (row, kind, ...) of the batched angle rows
         row = 0
         for joint in system.joints:
             forms = _joint_forms(joint)
             if forms is None or not _closed_form(forms):
                 form = probe.quadratic_form(joint, row) if getattr(joint, "quadratic", False) \
                     else None
-                if form is None:
-                    self.fallback.append((joint, row))
-                else:
+                if form is not None:
                     quadratic.append(form)
+                elif not self._angle_row(joint, row, probe):
+                    self.fallback.append((joint, row))
                 row += joint.n_eq
                 continue
             for form in forms:
@@ -122,6 +129,7 @@ class ConstraintPlan:
                          [(r, an(a), an(b), x) for r, a, b, x in sine_rows],
                          sum_rows, [(r, an(s), c) for r, s, c in sum_terms])
         self._setup_quadratic(quadratic)
+        self._setup_angles_rows()
         self._setup_kernel()
         self.fallback_rows = np.concatenate(
             [np.arange(r, r + j.n_eq) for j, r in self.fallback]) if self.fallback else \
@@ -292,6 +300,132 @@ class ConstraintPlan:
         self.quadratic_rows = np.unique(np.concatenate([f[2][0] for f in forms])) if forms \
             else np.zeros(0, dtype=int)
 
+    def _angle_row(self, joint, row: int, probe) -> bool:
+        """Register the row of a joint on hinge angles (``joint.angle_rows()``, a gear or
+        an angle driver) if every hinge's (cos, sin) pair is quadratic in q."""
+        spec = getattr(joint, "angle_rows", None)
+        spec = None if spec is None else spec()
+        if spec is None or joint.n_eq != 1:
+            return False
+        hinges = [h for h, _ in spec[1]] if spec[0] == "angle_sum" else [spec[1]]
+        for hinge in hinges:
+            if id(hinge) in self._pairs:
+                continue
+            form = probe.quadratic_form(_CosineSine(hinge), 2 * len(self._pair_forms))
+            if form is None:
+                return False
+            self._pairs[id(hinge)] = len(self._pair_forms)
+            self._pair_forms.append(form)
+            self._pair_sign.append(float(hinge.sign))
+        if spec[0] == "angle_sum":
+            self._angle_specs.append((row, "sum", [(self._pairs[id(h)], float(c))
+                                                   for h, c in spec[1]], float(spec[2])))
+        else:
+            self._angle_specs.append((row, "driven", self._pairs[id(spec[1])], spec[2]))
+        return True
+
+    def _setup_angles_rows(self):
+        """Index arrays of the hinge-angle rows: the pairs' scalars (scalar 2p the
+        cosine, 2p + 1 the sine of pair p) as quadratic forms, and the links (row,
+        scalar) through which a row's Jacobian takes a scalar's gradient."""
+        forms = self._pair_forms
+        cat = (lambda parts, k, dtype: np.concatenate([p[k] for p in parts]).astype(dtype)
+               if parts else np.zeros(0, dtype=dtype))
+        hs, bs = [f[0] for f in forms], [f[1] for f in forms]
+        self.p_count = 2 * len(forms)
+        self.sr, self.sj, self.sk = (cat(hs, i, np.int64) for i in range(3))
+        self.sh = cat(hs, 3, float)
+        self.sbr, self.sbj = cat(bs, 0, np.int64), cat(bs, 1, np.int64)
+        self.sbv = cat(bs, 2, float)
+        self.s_const = np.zeros(self.p_count)
+        for f in forms:
+            self.s_const[f[2][0]] = f[2][1]
+        self.pair_sign = np.array(self._pair_sign)
+        # gradient entries of the scalars: (scalar, column)
+        self.e_scalar = np.concatenate([self.sr, self.sbr])
+        self.e_col = np.concatenate([self.sj, self.sbj])
+        by_scalar: dict = {}
+        for e, sc in enumerate(self.e_scalar):
+            by_scalar.setdefault(int(sc), []).append(e)
+        links_row, links_scalar = [], []
+        for spec in self._angle_specs:
+            pairs = [p for p, _ in spec[2]] if spec[1] == "sum" else [spec[2]]
+            for p in pairs:
+                for sc in (2 * p, 2 * p + 1):
+                    links_row.append(spec[0])
+                    links_scalar.append(sc)
+        self.link_row = np.array(links_row, dtype=np.int64)
+        self.link_scalar = np.array(links_scalar, dtype=np.int64)
+        ge_link, ge_entry = [], []
+        for k, sc in enumerate(links_scalar):
+            for e in by_scalar.get(sc, ()):
+                ge_link.append(k)
+                ge_entry.append(e)
+        self.ge_link = np.array(ge_link, dtype=np.int64)
+        self.ge_entry = np.array(ge_entry, dtype=np.int64)
+        self.ge_row = self.link_row[self.ge_link] if self.ge_link.size else \
+            np.zeros(0, dtype=np.int64)
+        self.ge_col = self.e_col[self.ge_entry] if self.ge_entry.size else \
+            np.zeros(0, dtype=np.int64)
+        self.angle_rows_idx = np.array([spec[0] for spec in self._angle_specs], dtype=np.int64)
+
+    def _hinge_angles(self, t, q, v):
+        """(g, g_t, gamma over all rows, Jacobian entry values) of the hinge-angle rows.
+
+        Pair p: c, s (quadratic scalars), their rates and quads; the hinge angle
+        theta = sign atan2(s, c) with rate sign (c s' - s c')/rho^2 and quad
+        sign [(c s'' - s c'')_quad / rho^2 - 2 rate_raw (c c' + s s') / rho^2] (as
+        ``mbdcore.spatial.kinematics.relative_angle``).  Gear rows sum coefficients times
+        angles; driver rows are s cos F - c sin F, F = sign f(t) (as the spatial
+        ``AngleDriver``)."""
+        m = self.m
+        g, gt, gam = np.zeros(m), np.zeros(m), np.zeros(m)
+        if not self._angle_specs:
+            return g, gt, gam, np.zeros(0)
+        S = self.p_count
+        hq = self.sh * q[self.sk]
+        val = (0.5 * np.bincount(self.sr, hq * q[self.sj], minlength=S)
+               + np.bincount(self.sbr, self.sbv * q[self.sbj], minlength=S) + self.s_const)
+        e_val = np.concatenate([hq, self.sbv])
+        rate = np.bincount(self.e_scalar, e_val * v[self.e_col], minlength=S)
+        quad = np.bincount(self.sr, self.sh * v[self.sj] * v[self.sk], minlength=S)
+        c, s = val[0::2], val[1::2]
+        cd, sd = rate[0::2], rate[1::2]
+        cq, sq = quad[0::2], quad[1::2]
+        rho2 = c * c + s * s
+        raw = np.arctan2(s, c)
+        raw_rate = (c * sd - s * cd) / rho2
+        raw_quad = (c * sq - s * cq) / rho2 - 2.0 * raw_rate * (c * cd + s * sd) / rho2
+        weight = np.empty(self.link_row.size)
+        k = 0
+        for spec in self._angle_specs:
+            row = spec[0]
+            if spec[1] == "sum":
+                total, tq = -spec[3], 0.0
+                for p, coef in spec[2]:
+                    w = coef * self.pair_sign[p]
+                    total += w * raw[p]
+                    tq += w * raw_quad[p]
+                    weight[k] = -w * s[p] / rho2[p]          # d theta / d c
+                    weight[k + 1] = w * c[p] / rho2[p]       # d theta / d s
+                    k += 2
+                g[row] = total
+                gam[row] = -tq
+            else:
+                p, motion = spec[2], spec[3]
+                sign = self.pair_sign[p]
+                f, fd, fdd = (sign * float(x) for x in motion(t))
+                cf, sf = math.cos(f), math.sin(f)
+                along = s[p] * sf + c[p] * cf
+                across = s[p] * cf - c[p] * sf
+                g[row] = across
+                weight[k], weight[k + 1] = -sf, cf
+                k += 2
+                gt[row] = -fd * along
+                gam[row] = -(sq[p] * cf - cq[p] * sf - 2.0 * fd * (sd[p] * sf + cd[p] * cf)
+                             - fdd * along - fd * fd * across)
+        return g, gt, gam, weight[self.ge_link] * e_val[self.ge_entry]
+
     def _quadratic(self, q, v):
         """(g, gamma, G entry values) of the quadratic rows (g, gamma over all rows)."""
         hq = self.qh * q[self.qk]
@@ -306,7 +440,8 @@ class ConstraintPlan:
         scatter maps: into a dense G's flat index, or a CSR matrix's data index."""
         m, n = self.m, self.n
         flat_c = self.G_row * n + self.G_col
-        flat_q = np.concatenate([self.qr * n + self.qj, self.br * n + self.bj])
+        flat_q = np.concatenate([self.qr * n + self.qj, self.br * n + self.bj,
+                                 self.ge_row * n + self.ge_col])
         flat = np.concatenate([flat_c, flat_q])
         uniq, inverse = np.unique(flat, return_inverse=True)
         inverse = inverse.ravel()
@@ -314,7 +449,10 @@ class ConstraintPlan:
         rows = uniq // n if n else uniq
         self.csr_indptr = np.searchsorted(rows, np.arange(m + 1)).astype(np.int32)
         self.scatter = {False: _ints(flat_c), True: _ints(inverse[:flat_c.size])}
-        self.quadratic_scatter = {False: flat_q, True: inverse[flat_c.size:]}
+        n_quad = self.qr.size + self.br.size
+        self.quadratic_scatter = {False: flat_q[:n_quad],
+                                  True: inverse[flat_c.size:flat_c.size + n_quad]}
+        self.angle_scatter = {False: flat_q[n_quad:], True: inverse[flat_c.size + n_quad:]}
         P, A = self.n_pts, self.n_ang
         self.work = np.zeros(4 * P + self.pt_val.size + 3 * A + self.an_val.size
                              + self.s_row.size + 1)
@@ -388,7 +526,7 @@ class ConstraintPlan:
         self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out.ctypes.data,
                      self._work_addr)
 
-    def geometric_terms(self, q, v, lam):
+    def geometric_terms(self, q, v, lam, t: float = 0.0):
         """Forward differences of d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the
         batched rows, as COO triplets ``(rows, cols, values)`` of each.
 
@@ -422,6 +560,26 @@ class ConstraintPlan:
                 h_r.append(rows[hit])
                 h_c.append(np.full(hit.size, c))
                 h_v.append(d * v_c[hit])
+        if self._angle_specs:
+            # hinge-angle rows: forward differences of their Jacobian values
+            q = np.asarray(q, dtype=np.float64)
+            a0 = self._hinge_angles(t, q, v)[3]
+            qa = q.copy()
+            lam_a, v_a = np.asarray(lam)[self.ge_row], v[self.ge_col]
+            for c in np.unique(self.ge_col):
+                e = eps * max(1.0, abs(q[c]))
+                qa[c] = q[c] + e
+                d = self._hinge_angles(t, qa, v)[3] - a0
+                qa[c] = q[c]
+                hit = np.flatnonzero(d)
+                if hit.size:
+                    d = d[hit] / e
+                    k_r.append(self.ge_col[hit])
+                    k_c.append(np.full(hit.size, c))
+                    k_v.append(d * lam_a[hit])
+                    h_r.append(self.ge_row[hit])
+                    h_c.append(np.full(hit.size, c))
+                    h_v.append(d * v_a[hit])
         if self.qh.size:
             # quadratic rows, exact: d(G^T lam)_j/dq_k = lam h, d(G v)_row/dq_k = h v_j
             k_r.append(self.qj)
@@ -444,6 +602,13 @@ class ConstraintPlan:
             g += qg
             gam += qgam
             out += np.bincount(self.quadratic_scatter[bool(sparse)], vals, minlength=out.size)
+        if self._angle_specs:
+            ag, agt, agam, vals = self._hinge_angles(t, np.asarray(q, float),
+                                                     np.asarray(v, float))
+            g += ag
+            gt += agt
+            gam += agam
+            out += np.bincount(self.angle_scatter[bool(sparse)], vals, minlength=out.size)
         for row, offset in self.sum_rows:
             f, fd, fdd = offset(t)
             g[row] -= f
@@ -563,6 +728,21 @@ class _Probe:
         return ((row + i, cols[a], cols[bb], H[i, a, bb]),
                 (row + ib, cols[jb], b[ib, jb]),
                 (rows, c))
+
+
+class _CosineSine:
+    """The (cos, sin) pair of a hinge's angle as two rows, for the probe: a hinge's
+    ``cosine_sine(view)`` gives two scalars with ``fill`` (value, G row, gamma)."""
+
+    n_eq = 2
+
+    def __init__(self, hinge):
+        self.hinge = hinge
+
+    def evaluate(self, t, view, g, G, gt, gam):
+        c, s = self.hinge.cosine_sine(view)
+        c.fill(g[0:1], G[0:1], gam[0:1])
+        s.fill(g[1:2], G[1:2], gam[1:2])
 
 
 def _probe_vector(n: int, seed: int) -> np.ndarray:

@@ -1083,7 +1083,7 @@ class System(ConstrainedProblem):
         if self.batched_constraints and self._m_all:
             # the batched rows: one C call of the plan per column they read
             plan = self.constraint_plan()
-            (kr, kc, kv), (hr, hc, hv) = plan.geometric_terms(q, v, lam)
+            (kr, kc, kv), (hr, hc, hv) = plan.geometric_terms(q, v, lam, t)
             rows += kr
             cols += kc
             vals += kv

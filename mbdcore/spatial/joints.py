@@ -312,6 +312,10 @@ class SynchronousGear(Constraint):
     def equation_names(self):
         return ["moment"]
 
+    def angle_rows(self):
+        """The row for the batched assembly: theta_2 - ratio theta_1 - offset."""
+        return ("angle_sum", [(self.joint2, 1.0), (self.joint1, -self.ratio)], self.offset)
+
     def evaluate(self, t, view, g, G, gt, gam):
         th1 = self.joint1.angle(view)
         th2 = self.joint2.angle(view)
@@ -348,6 +352,10 @@ class AngleDriver(Constraint):
 
     def equation_names(self):
         return ["torque"]
+
+    def angle_rows(self):
+        """The row for the batched assembly: s cos F - c sin F of the hinge's pair."""
+        return ("driven", self.joint, self.motion)
 
     def evaluate(self, t, view, g, G, gt, gam):
         c, s = self.joint.cosine_sine(view)

@@ -17,6 +17,10 @@ from mbdcore.multibody.constraints import (AngleDriver, PointOnLine, Prismatic, 
 from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
 from mbdcore.multibody.system import System
 from mbdcore.models.spatial_mechanisms import bricard, heavy_top, hub_beam_3d
+from mbdcore.spatial import AngleDriver as SpatialDriver
+from mbdcore.spatial import Revolute as Hinge
+from mbdcore.spatial import SpatialSystem
+from mbdcore.spatial import SynchronousGear as SpatialGear
 
 
 def every_kind():
@@ -57,11 +61,28 @@ def _ancf_hub():
                                                        ea), 6.0)
 
 
+def geared_hinges():
+    """Two bodies on hinges about tilted axes, geared (ratio -0.7), one driven."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -9.81))
+    s.ground.add_marker("A", (0.0, 0.0, 0.0))
+    s.ground.add_marker("B", (1.0, 0.0, 0.0))
+    s.add_body("a", mass=1.0, inertia=(0.1, 0.2, 0.25), position=(0.0, 0.0, 0.0),
+               markers={"o": (0.0, 0.0, 0.0)})
+    s.add_body("b", mass=2.0, inertia=(0.2, 0.3, 0.4), position=(1.0, 0.0, 0.0),
+               markers={"o": (0.0, 0.0, 0.0)})
+    h1 = s.add_joint(Hinge("ground.A", "a.o", (0.2, 0.3, 1.0), name="h1"))
+    h2 = s.add_joint(Hinge("b.o", "ground.B", (0.0, 1.0, 0.4), name="h2"))
+    s.add_joint(SpatialGear(h1, h2, ratio=-0.7, name="gear"))
+    s.add_joint(SpatialDriver(h1, polynomial_motion(0.0, 0.5, 0.3), name="drive"))
+    return s
+
+
 SYSTEMS = {"every kind": every_kind, "ANCF arm": _ancf_arm, "ANCF hub-beam": _ancf_hub,
            "slider-crank": slider_crank, "four-bar": four_bar, "geared bars": geared_bars,
            # spatial: natural-coordinate bodies, bars, an ANCF cable; quadratic rows
            "Bricard": bricard, "heavy top": heavy_top,
-           "3D hub-beam": lambda: hub_beam_3d(6.0, 3, axis=(1.0, 1.0, 1.0))}
+           "3D hub-beam": lambda: hub_beam_3d(6.0, 3, axis=(1.0, 1.0, 1.0)),
+           "geared hinges": geared_hinges}
 
 
 def _perturbed(system, seed):
@@ -89,14 +110,13 @@ def test_batched_rows_equal_the_per_joint_reference(name, sparse):
         for label, a, b in zip(("g", "G", "g_t", "gamma"), got, ref):
             scale = max(1.0, float(np.abs(b).max(initial=0.0)))
             assert np.abs(a - b).max(initial=0.0) <= 1e-12 * scale, (name, label)
-    # what falls back: planar line joints (no closed form yet), joints on bodies whose
-    # points have none (modal and finite-segment beams), spatial angle drivers and gears
-    # (not quadratic in q)
+    # what falls back: planar line joints (no closed form yet) and joints on bodies
+    # whose points have none (modal and finite-segment beams); spatial joints are
+    # quadratic, spatial gears and drivers rows of hinge angles
     plan = system.constraint_plan()
     planar = not getattr(system, "dim", 2) == 3
     per_joint = sum(j.n_eq for j in system.joints
                     if (planar and j.kind in ("point_on_line", "prismatic"))
-                    or (not planar and j.kind in ("driver", "gear"))
                     or any(isinstance(b, (ModalBeam, FiniteSegmentBeam))
                            for b in _bodies(j)))
     assert plan.m - plan.batched == per_joint       # the plan covers every row
@@ -154,7 +174,7 @@ def test_hub_beam_run_is_the_same_with_and_without_the_plan():
 
 
 @pytest.mark.parametrize("name", ["every kind", "ANCF arm", "ANCF hub-beam", "Bricard",
-                                  "3D hub-beam"])
+                                  "3D hub-beam", "geared hinges"])
 def test_geometric_terms_of_the_plan_equal_the_per_joint_differences(name):
     """d(G^T lam)/dq and d(G v)/dq for the Newton matrix: the plan's differences (one C
     call per column) against the per-joint ones, same step; they differ by the
@@ -215,3 +235,21 @@ def test_spatial_rows_are_evaluated_from_their_quadratic_form():
     plan = s.constraint_plan()
     assert plan.quadratic_rows.size == plan.m == len(s.all_equation_names())
     assert plan.fallback_rows.size == 0
+
+
+def test_geared_hinges_run_is_the_same_with_and_without_the_plan():
+    """Gear and driver rows from the hinges' (cos, sin) pairs: generalized-alpha over
+    0.5 s gives the per-joint run's trajectory, and the gear relation holds."""
+    runs = []
+    for batched in (True, False):
+        s = geared_hinges()
+        s.batched_constraints = batched
+        runs.append((s, simulate(s, 0.5, 2e-3, "generalized-alpha", rho_inf=0.8)))
+    (s, a), (_, b) = runs
+    assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-10)
+    h1, h2 = s.joint("h1"), s.joint("h2")
+    th1 = np.array([h1.angle_value(q) for q in a.q])
+    th2 = np.array([h2.angle_value(q) for q in a.q])
+    assert np.ptp(th1) > 0.2
+    np.testing.assert_allclose(th2, -0.7 * th1, atol=1e-9)

@@ -41,14 +41,14 @@ import math
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError
-from mbdcore.models.drive import DCMotorBody, MotorVoltage, gear_torque
+from mbdcore.models.drive import DCMotorBody, MotorVoltage, gear_torque, motor_parameters
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import scatter_force
 from mbdcore.spatial.joints import AngleDriver, Fixed, Prismatic, Revolute, Spherical, \
     SynchronousGear
 from mbdcore.spatial.system import SpatialSystem
 
-__all__ = ["RING_TRUSS_PARAMETERS", "ring_truss_parameters", "RingTruss", "ring_truss",
+__all__ = ["RING_TRUSS_PARAMETERS", "MOTOR_DEFAULTS", "TUBE_FRACTION", "ring_truss_parameters", "RingTruss", "ring_truss",
            "tube_mass_properties", "DiagonalScrewDrive", "DiagonalLatch",
            "DeploymentRateController", "smooth_deployment_motion", "add_deployment_driver", "plot_configuration",
            "write_animation"]
@@ -74,9 +74,9 @@ RING_TRUSS_PARAMETERS: tuple[Parameter, ...] = (
               "vertical", min=0.0),
     Parameter("gravity", 0.0, "m/s2", "gravity along -z (0 in orbit; 9.81 for a ground test)",
               min=0.0),
-    Parameter("screw_lead", 5.0e-4, "m/rad", "diagonal screw: extension per output radian",
+    Parameter("screw_lead", 2.0e-3, "m/rad", "diagonal screw: extension per output radian",
               min=0.0, exclusive_min=True),
-    Parameter("gear_ratio", 10.0, "", "motor turns per screw turn", min=0.0,
+    Parameter("gear_ratio", 4.0, "", "motor turns per screw turn", min=0.0,
               exclusive_min=True),
     Parameter("screw_stiffness", 2.0e5, "N/m", "axial stiffness of gearbox and screw", min=0.0,
               exclusive_min=True),
@@ -86,6 +86,9 @@ RING_TRUSS_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("latch_damping", 1.0e4, "N.s/m", "damping of the diagonal end stop / latch",
               min=0.0),
 )
+
+#: the motor parameters the truss changes from the drive module's defaults
+MOTOR_DEFAULTS = {"friction_speed": 0.3}
 
 #: the diagonal tubes' length as a fraction of the deployed diagonal (each; their sum
 #: exceeds it by the overlap left in the thick tube at full deployment)
@@ -161,8 +164,9 @@ class RingTruss:
     ``voltage{k}`` [V], drives ``screw{k}``, latches ``latch{k}``.
     """
 
-    def __init__(self, params: dict, gears: bool, drive: bool, latch: bool):
+    def __init__(self, params: dict, gears: bool, drive: bool, latch: bool, motor: dict):
         self.params = p = params
+        self.motor = motor
         self.gears, self.drive, self.latch = gears, drive, latch
         self.n_bays = N = p["n_bays"]
         self.radius = 0.5 * p["aperture"]
@@ -309,7 +313,7 @@ class RingTruss:
             a_end, b_end = self.diagonal_ends(k)
             ends = (f"vertical{k}.{a_end}", f"vertical{(k + 1) % N}.{b_end}")
             if self.drive:
-                s.add(DCMotorBody(f"motor{k}"))
+                s.add(DCMotorBody(f"motor{k}", **self.motor))
                 s.add_force(MotorVoltage(f"motor{k}", f"voltage{k}", name=f"supply{k}"))
                 s.add_force(DiagonalScrewDrive(f"motor{k}", *ends, lead=p["screw_lead"],
                                                ratio=p["gear_ratio"],
@@ -445,12 +449,19 @@ def _all_rows_jacobian(system, q) -> np.ndarray:
 
 
 def ring_truss(gears: bool = True, drive: bool = True, latch: bool = True,
-               **params) -> RingTruss:
+               motor: dict | None = None, **params) -> RingTruss:
     """Build the ring truss of :data:`RING_TRUSS_PARAMETERS` (override any by keyword),
     folded at ``folded_angle``; with synchronous gears at every joint block (``gears``),
     a motor and screw per diagonal (``drive``; inputs ``voltage{k}`` [V]) and a latch
-    per diagonal at its deployed length (``latch``)."""
-    return RingTruss(ring_truss_parameters(**params), gears, drive, latch)
+    per diagonal at its deployed length (``latch``).  ``motor``: overrides of
+    :data:`~mbdcore.models.drive.MOTOR_PARAMETERS` (default: the project's motor with the
+    Coulomb friction regularised over 0.3 rad/s, as the boom of
+    :mod:`mbdcore.models.antenna` does: the 1e-3 rad/s default gives a friction slope
+    Tc/w_c whose saturation the implicit integrators' Newton iterations cannot follow at
+    millisecond steps)."""
+    motor = {**MOTOR_DEFAULTS, **(motor or {})}
+    motor_parameters(**motor)           # checked here, named in the error
+    return RingTruss(ring_truss_parameters(**params), gears, drive, latch, motor)
 
 
 class DiagonalScrewDrive(Force):
@@ -491,8 +502,7 @@ class DiagonalScrewDrive(Force):
     def twist(self, view) -> tuple[float, float]:
         """(d [m], d' [m/s]) of the screw."""
         sa, sb, ja, jb, length, e, rate = self._geometry(view)
-        st = view[self.motor]
-        phi, w = float(st.qb[0]), float(st.vb[0])
+        phi, w, _, _ = view[self.motor].angle(None)
         k = self.lead / self.ratio
         return k * phi - (length - self.l0), k * w - rate
 
@@ -503,14 +513,13 @@ class DiagonalScrewDrive(Force):
 
     def apply(self, t, view, f, inputs):
         sa, sb, ja, jb, length, e, rate = self._geometry(view)
-        st = view[self.motor]
-        d = (self.lead / self.ratio) * float(st.qb[0]) - (length - self.l0)
-        dd = (self.lead / self.ratio) * float(st.vb[0]) - rate
-        push = gear_torque(d, dd, self.k, self.c, 0.0, 1.0)
+        phi, w, _, _ = view[self.motor].angle(None)
+        k = self.lead / self.ratio
+        push = gear_torque(k * float(phi) - (length - self.l0), k * float(w) - rate,
+                           self.k, self.c, 0.0, 1.0)
         scatter_force(f, sb, jb, push * e)
         scatter_force(f, sa, ja, -push * e)
-        if st.index is not None:
-            f[st.index] -= push * self.lead / self.ratio
+        self._add_torque(f, view, (self.motor, None), -push * k)
 
     def potential(self, t, view):
         return 0.5 * self.k * self.twist(view)[0] ** 2
@@ -549,9 +558,9 @@ class DiagonalLatch(Force):
 
     def apply(self, t, view, f, inputs):
         sa, sb, ja, jb, ext, e, rate = self._geometry(view)
-        if ext <= 0.0 and not self.latched:
-            return
-        tension = self.k * ext + self.c * rate
+        # always scattered (zero when open): the sparse assembly learns the columns
+        # a force loads from a first call
+        tension = self.k * ext + self.c * rate if (self.latched or ext > 0.0) else 0.0
         scatter_force(f, sb, jb, -tension * e)
         scatter_force(f, sa, ja, tension * e)
 

@@ -436,7 +436,9 @@ class RingTruss:
 
 def _all_rows_jacobian(system, q) -> np.ndarray:
     """G of every constraint row (removed dependent ones included), by central
-    differences of :meth:`all_constraints` (exact for the rows quadratic in q)."""
+    differences of :meth:`all_constraints`: exact for the rows quadratic in q (a forward
+    difference's O(h) second-order part would blur the rank at the singular deployed
+    state)."""
     n = system.n
     G = np.empty((system.all_constraints(0.0, q).size, n))
     h = 1e-6

@@ -41,11 +41,22 @@ import math
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError
-from mbdcore.models.drive import DCMotorBody, MotorVoltage, gear_torque, motor_parameters
+from mbdcore.models.drive import (
+    DCMotorBody,
+    MotorVoltage,
+    gear_torque,
+    motor_parameters,
+)
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import scatter_force
-from mbdcore.spatial.joints import AngleDriver, Fixed, Prismatic, Revolute, Spherical, \
-    SynchronousGear
+from mbdcore.spatial.joints import (
+    AngleDriver,
+    Fixed,
+    Prismatic,
+    Revolute,
+    Spherical,
+    SynchronousGear,
+)
 from mbdcore.spatial.system import SpatialSystem
 
 __all__ = ["RING_TRUSS_PARAMETERS", "MOTOR_DEFAULTS", "TUBE_FRACTION", "ring_truss_parameters", "RingTruss", "ring_truss",

@@ -8,8 +8,12 @@ import pytest
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.simulate import simulate
-from mbdcore.models.ring_truss import (DeploymentRateController, add_deployment_driver,
-                                       ring_truss, smooth_deployment_motion)
+from mbdcore.models.ring_truss import (
+    DeploymentRateController,
+    add_deployment_driver,
+    ring_truss,
+    smooth_deployment_motion,
+)
 from mbdcore.multibody.forces import TranslationalSpringDamper
 
 

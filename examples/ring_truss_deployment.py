@@ -2,9 +2,9 @@
 
     python examples/ring_truss_deployment.py [results_dir]
 
-The geared truss (4 m aperture, 0.5 m high) starts folded at a bay angle of 1.3 rad;
-each bay's motor turns the screw of its telescopic diagonal under the deployment-rate PI
-controller (0.05 m/s); the latches catch the diagonals at their deployed length and the
+The geared truss (4 m aperture, 0.5 m high) starts folded at a bay angle of 0.5 rad
+(deployment ratio 0.48); each bay's motor turns the screw of its telescopic diagonal
+under the deployment-rate PI controller (0.1 m/s, at most 150 V); the latches catch the diagonals at their deployed length and the
 motors are switched off.  Writes ``ring_truss_deployment.csv`` (time, deployment ratio,
 bay angles, aperture and its error, motor currents and torques),
 ``ring_truss_configurations.png`` (three configurations) and
@@ -27,11 +27,12 @@ from mbdcore.models.ring_truss import (DeploymentRateController,  # noqa: E402
                                        plot_configuration, ring_truss, write_animation)
 
 
-def main(out="results", duration=3.0, h=0.02):
+def main(out="results", duration=7.0, h=0.02):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    truss = ring_truss(n_bays=6, folded_angle=1.3)
-    control = DeploymentRateController(truss, rate=0.05, kp=2000.0, ki=2.0e4)
+    truss = ring_truss(n_bays=6, folded_angle=0.5)
+    control = DeploymentRateController(truss, rate=0.1, kp=2000.0, ki=2.0e4,
+                                       voltage_limit=150.0)
     r = simulate(truss.system, duration, h, "generalized-alpha", sparse=True, feedback=control,
                  rho_inf=0.6, iteration="newton", progress=ProgressPrinter("ring truss deployment"))
     n = truss.n_bays

@@ -677,9 +677,11 @@ def plot_configuration(truss: RingTruss, q, ax=None, color="k"):
     centre = truss.anchor - np.array([truss.radius * math.cos(truss.azimuth[0]),
                                       truss.radius * math.sin(truss.azimuth[0]), 0.0])
     r = 1.1 * truss.radius
+    z0, z1 = centre[2] - 0.1 * truss.height, centre[2] + 1.1 * truss.height + truss.chord
     ax.set_xlim(centre[0] - r, centre[0] + r)
     ax.set_ylim(centre[1] - r, centre[1] + r)
-    ax.set_zlim(centre[2] - r + truss.height, centre[2] + r)
+    ax.set_zlim(z0, z1)
+    ax.set_box_aspect((2 * r, 2 * r, z1 - z0))     # true proportions
     return ax
 
 

@@ -2,14 +2,14 @@
 
     python examples/ring_truss_deployment.py [results_dir]
 
-The geared truss (4 m aperture, 0.5 m high) starts folded at a bay angle of 0.8 rad
-(deployment ratio 0.72); each bay's motor turns the screw of its telescopic diagonal
-under the deployment-rate PI controller (0.1 m/s, at most 150 V); the latches catch the
+The geared truss (4 m aperture, 0.5 m high) starts folded at a bay angle of 1.0 rad
+(deployment ratio 0.84); each bay's motor turns the screw of its telescopic diagonal
+under the deployment-rate PI controller (0.05 m/s, at most 48 V); the latches catch the
 diagonals at their deployed length and the motors are switched off.  Writes ``ring_truss_deployment.csv`` (time, deployment ratio,
 bay angles, aperture and its error, motor currents and torques),
 ``ring_truss_configurations.png`` (three configurations) and
 ``ring_truss_deployment.gif`` (an animation; needs Pillow).  About 3 minutes on one
-core (300 implicit steps of a 330-coordinate system with every joint row in Python).
+core (350 implicit steps of a 330-coordinate system with every joint row in Python).
 """
 import csv
 import os
@@ -28,12 +28,11 @@ from mbdcore.models.ring_truss import (DeploymentRateController,  # noqa: E402
                                        plot_configuration, ring_truss, write_animation)
 
 
-def main(out="results", duration=6.0, h=0.02):
+def main(out="results", duration=7.0, h=0.02):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    truss = ring_truss(n_bays=6, folded_angle=0.8)
-    control = DeploymentRateController(truss, rate=0.1, kp=2000.0, ki=2.0e4,
-                                       voltage_limit=150.0)
+    truss = ring_truss(n_bays=6, folded_angle=1.0)
+    control = DeploymentRateController(truss, rate=0.05, kp=2000.0, ki=2.0e4)
     r = simulate(truss.system, duration, h, "generalized-alpha", sparse=True, feedback=control,
                  rho_inf=0.6, iteration="newton", progress=ProgressPrinter("ring truss deployment"))
     n = truss.n_bays

@@ -20,8 +20,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tes
 import numpy as np  # noqa: E402
 
 from mbdcore.dae.simulate import simulate  # noqa: E402
-from mbdcore.models.ring_truss import (add_deployment_driver, ring_truss,  # noqa: E402
-                                       smooth_deployment_motion)
+from mbdcore.models.ring_truss import (  # noqa: E402
+    add_deployment_driver,
+    ring_truss,
+    smooth_deployment_motion,
+)
 
 
 def main() -> None:

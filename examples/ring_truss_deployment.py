@@ -24,8 +24,12 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from flexcosim.console import ProgressPrinter, terminal_logging  # noqa: E402
 from mbdcore.dae.simulate import simulate  # noqa: E402
-from mbdcore.models.ring_truss import (DeploymentRateController,  # noqa: E402
-                                       plot_configuration, ring_truss, write_animation)
+from mbdcore.models.ring_truss import (  # noqa: E402
+    DeploymentRateController,
+    plot_configuration,
+    ring_truss,
+    write_animation,
+)
 
 
 def main(out="results", duration=7.0, h=0.02):

@@ -1,6 +1,6 @@
 """The deployable ring truss, rigid part (issue 14 items 5-6, docs/ring_truss.md):
 geometry and mobility, synchronous deployment with gears, asynchronous without, the
-drive locking the truss at its aperture, energy conservation, bad input."""
+drive locking the truss at its aperture, energy conservation, bad input, the picture."""
 import math
 
 import numpy as np
@@ -11,8 +11,10 @@ from mbdcore.dae.simulate import simulate
 from mbdcore.models.ring_truss import (
     DeploymentRateController,
     add_deployment_driver,
+    plot_configuration,
     ring_truss,
     smooth_deployment_motion,
+    write_animation,
 )
 from mbdcore.multibody.forces import TranslationalSpringDamper
 
@@ -166,3 +168,21 @@ def test_bad_input_names_the_parameter_and_its_range(params, match):
 def test_folded_angle_below_what_the_diagonal_holds_is_refused():
     with pytest.raises(ParameterError, match="'folded_angle' = 0.01 .*accepted values are in"):
         ring_truss(n_bays=48, folded_angle=0.01)
+
+
+def test_picture_draws_every_member_and_the_animation_is_a_gif(tmp_path):
+    """plot_configuration: one line per member (a vertical, two horizontals, two
+    diagonal tubes per bay) ending at the members' points; write_animation: a GIF."""
+    truss = ring_truss(n_bays=4, drive=False, latch=False)
+    q = truss.coordinates(1.2)
+    ax = plot_configuration(truss, q)
+    lines = ax.get_lines()
+    assert len(lines) == 5 * truss.n_bays
+    for line, (a, b) in zip(lines, truss.bars(q)):
+        x, y, z = line.get_data_3d()
+        assert np.allclose([x[0], y[0], z[0]], a) and np.allclose([x[1], y[1], z[1]], b)
+    assert ax.get_xlabel() == "x [m]" and ax.get_zlabel() == "z [m]"
+    path = tmp_path / "truss.gif"
+    pytest.importorskip("PIL")
+    assert write_animation(truss, [0.0, 1.0], [q, truss.coordinates(1.5)], path, fps=2)
+    assert path.read_bytes()[:4] == b"GIF8"

@@ -446,19 +446,16 @@ class RingTruss:
 
 
 def _all_rows_jacobian(system, q) -> np.ndarray:
-    """G of every constraint row (removed dependent ones included), by central
-    differences of :meth:`all_constraints`: exact for the rows quadratic in q (a forward
-    difference's O(h) second-order part would blur the rank at the singular deployed
-    state)."""
-    n = system.n
-    G = np.empty((system.all_constraints(0.0, q).size, n))
-    h = 1e-6
-    for j in range(n):
-        qp, qm = q.copy(), q.copy()
-        qp[j] += h
-        qm[j] -= h
-        G[:, j] = (system.all_constraints(0.0, qp) - system.all_constraints(0.0, qm)) / (2 * h)
-    return G
+    """G of every constraint row (removed dependent ones included): each constraint's
+    analytic rows at q, stacked."""
+    view = system.view(q, np.zeros_like(q))
+    blocks = []
+    for joint in system.joints:
+        k = joint.n_eq
+        G = np.zeros((k, system.n))
+        joint.evaluate(0.0, view, np.zeros(k), G, np.zeros(k), np.zeros(k))
+        blocks.append(G)
+    return np.vstack(blocks)
 
 
 def ring_truss(gears: bool = True, drive: bool = True, latch: bool = True,

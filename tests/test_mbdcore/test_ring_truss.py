@@ -33,7 +33,7 @@ def test_geometry_constraints_and_mobility(n_bays):
     free = ring_truss(n_bays=n_bays, gears=False, drive=False, latch=False)
     report = []
     for truss, expected in ((geared, 1), (free, n_bays - 3)):
-        for theta in (truss.theta0, math.pi / 2):
+        for theta in (truss.theta0, 1.1, math.pi / 2):
             q = truss.coordinates(theta)
             violation = np.abs(truss.system.all_constraints(0.0, q)).max()
             assert violation < 1e-10

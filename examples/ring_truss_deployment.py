@@ -8,7 +8,7 @@ under the deployment-rate PI controller (0.05 m/s, at most 48 V); the latches ca
 diagonals at their deployed length and the motors are switched off.  Writes ``ring_truss_deployment.csv`` (time, deployment ratio,
 bay angles, aperture and its error, motor currents and torques),
 ``ring_truss_configurations.png`` (three configurations) and
-``ring_truss_deployment.gif`` (an animation; needs Pillow).  About 2 minutes on one
+``ring_truss_deployment.gif`` (an animation; needs Pillow).  About a minute on one
 core (350 implicit steps of a 330-coordinate system with every joint row in Python).
 """
 import csv

@@ -614,11 +614,11 @@ class DeploymentRateController:
         self.limit = voltage_limit
         self.integral = np.zeros(truss.n_bays)
         self.t_last = None
-        self.latches = [truss.system.forces_list[[f.name for f in truss.system.forces_list]
-                                                 .index(f"latch{k}")]
-                        if truss.latch else None for k in range(truss.n_bays)]
+        by_name = {f.name: f for f in truss.system.forces_list}
+        self.latches = [by_name.get(f"latch{k}") for k in range(truss.n_bays)]
 
     def diagonal_rates(self, q, v) -> np.ndarray:
+        """Extension rates l_k' [m/s] of the diagonals (central difference along v)."""
         h = 1e-7
         return (self.truss.diagonal_lengths(q + h * v) - self.truss.diagonal_lengths(q - h * v)) \
             / (2 * h)

@@ -1,0 +1,74 @@
+"""Ring truss (issue 14): cost per implicit step against the number of bays, printed, not
+asserted (docs/ring_truss.md, "Cost").
+
+    python3 bench/ring_truss.py [--quick] [--steps K]
+
+For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
+gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
+h = 10 ms on the sparse path, with the engine's default (modified Newton, geometric
+terms of the Newton matrix differenced per joint) and with full Newton without the
+geometric terms; printed: coordinates, kept constraint rows, build time (redundancy
+check included), wall time per step and Newton iterations per step of both, and the
+log-log exponents of the cost per step in N.  ``--quick``: N = 4, 6 and 12 only.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tests/conftest)
+
+import numpy as np  # noqa: E402
+
+from mbdcore.dae.simulate import simulate  # noqa: E402
+from mbdcore.models.ring_truss import (  # noqa: E402
+    add_deployment_driver,
+    ring_truss,
+    smooth_deployment_motion,
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--steps", type=int, default=10)
+    args = ap.parse_args()
+    sizes = (4, 6, 12) if args.quick else (4, 6, 12, 24, 48)
+    h = 0.01
+    rows = []
+    variants = (("default", {}),
+                ("newton, no geometric terms", {"iteration": "newton",
+                                                "geometric_stiffness": False}))
+    print(f"{'N':>4} {'coords':>7} {'rows':>6} {'build [s]':>10} " +
+          " ".join(f"{'step [s] / it. (' + name + ')':>44}" for name, _ in variants))
+    for n in sizes:
+        cells = []
+        for name, options in variants:
+            t0 = time.perf_counter()
+            truss = ring_truss(n_bays=n, drive=False, latch=False, folded_angle=1.0)
+            add_deployment_driver(truss, smooth_deployment_motion(1.0, 1.5, 1.0))
+            m = truss.system.m
+            build = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            r = simulate(truss.system, args.steps * h, h, "generalized-alpha", sparse=True,
+                         **options)
+            per_step = (time.perf_counter() - t0) / args.steps
+            cells.append((per_step, r.stats.get("iterations_per_step", float("nan"))))
+        print(f"{n:>4} {truss.system.n:>7} {m:>6} {build:>10.2f} " +
+              " ".join(f"{f'{c:.3f} / {i:.1f}':>44}" for c, i in cells))
+        rows.append((n, *[c for c, _ in cells]))
+    table = np.array(rows)
+    ns = table[:, 0]
+    for k, (name, _) in enumerate(variants):
+        slope = np.polyfit(np.log(ns), np.log(table[:, 1 + k]), 1)[0]
+        print(f"{name}: cost per step ~ N^{slope:.2f} (log-log fit over N = {int(ns[0])} ... "
+              f"{int(ns[-1])})")
+    if 24 in ns:
+        print("projected: the source paper's case, 500 s of deployment at h = 1e-4 s, "
+              f"for N = 24: {5e6 * float(np.interp(24, ns, table[:, 2])) / 3600:.0f} h at the "
+              "cost per step without the geometric terms")
+
+
+if __name__ == "__main__":
+    main()

@@ -548,16 +548,19 @@ _INPUT = Key("number", "N m or N")
 
 # --- validation --------------------------------------------------------------------------------
 def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_KEYS,
-                 gravity: Key = _GRAVITY) -> None:
-    """Check the top-level keys of a model (``top_keys``: name -> meaning) and the common
-    ones: format, version, description, gravity."""
+                 gravity: Key = _GRAVITY, hints: Mapping[str, str] | None = None) -> None:
+    """Check the top-level keys of a model (``top_keys``: name -> meaning; ``hints`` as in
+    :func:`check_keys`) and the common ones: format, version, description, gravity."""
     for k in d:
         if k not in top_keys:
-            problems.append(f"{k}: unknown key; accepted keys: {', '.join(top_keys)}")
+            hint = (hints or {}).get(k) if isinstance(k, str) else None
+            problems.append(f"{k}: unknown key{f' ({hint})' if hint else ''}; accepted keys: "
+                            f"{', '.join(top_keys)}")
     if "format" not in d:
         problems.append(f"format: missing required key (accepted: {FORMAT!r})")
     elif d["format"] != FORMAT:
-        problems.append(f"format: {show_value(d['format'])} is invalid: accepted values are {FORMAT!r}")
+        problems.append(f"format: {show_value(d['format'])} is invalid: accepted values are "
+                        f"{FORMAT!r}")
     if "version" not in d:
         problems.append(f"version: missing required key (accepted: {VERSION})")
     elif not (_is_number(d["version"]) and d["version"] == VERSION):
@@ -590,7 +593,8 @@ def check_list(d: Mapping, key: str, problems: list) -> list:
     """``d[key]`` (default []) if it is a list; a problem and [] otherwise."""
     value = d.get(key, [])
     if not isinstance(value, list):
-        problems.append(f"{key}: {show_value(value)} is invalid: accepted values are lists of objects")
+        problems.append(f"{key}: {show_value(value)} is invalid: accepted values are lists of "
+                        "objects")
         return []
     return value
 
@@ -631,8 +635,9 @@ def _body_of(ref) -> str:
 
 
 def check_element(path: str, obj, registry: Mapping[str, Any], ctx: ReferenceContext,
-                   problems: list) -> dict | None:
-    """Check a typed object (joint, force or motion); return its valid values."""
+                  problems: list, hints: Mapping[str, str] | None = None) -> dict | None:
+    """Check a typed object (joint, force or motion); return its valid values.
+    ``hints``: see :func:`check_keys`."""
     if not isinstance(obj, Mapping):
         problems.append(f"{path}: {show_value(obj)} is invalid: accepted values are objects with a "
                         f"\"type\" ({', '.join(registry)})")
@@ -647,7 +652,8 @@ def check_element(path: str, obj, registry: Mapping[str, Any], ctx: ReferenceCon
         return None
     entry = registry[kind]
     keys = entry[1] if isinstance(entry, tuple) else {"name": NAME_KEY, **entry.keys}
-    good = check_keys(path, obj, keys, ctx, problems, checked_elsewhere=("type",))
+    good = check_keys(path, obj, keys, ctx, problems, checked_elsewhere=("type",),
+                      hints=hints)
     if "motion" in good:  # the one nested typed object
         if check_element(f"{path}.motion", good["motion"], MOTION_TYPES, ctx, problems) is None:
             del good["motion"]
@@ -673,13 +679,14 @@ def element_names(section: str, items: list) -> list[str]:
 
 
 def check_section(d: Mapping, section: str, registry, ctx: ReferenceContext, problems: list,
-                  types_by_name: dict | None = None) -> list:
+                  types_by_name: dict | None = None,
+                  hints: Mapping[str, str] | None = None) -> list:
     """Check the typed list ``d[section]``; return [(index, valid values)].  With
     ``types_by_name``, each element's name and type are recorded there as soon as it is
     checked, so that later elements may refer to earlier ones (a gear to its joints)."""
     checked = []
     for i, obj in enumerate(check_list(d, section, problems)):
-        good = check_element(f"{section}[{i}]", obj, registry, ctx, problems)
+        good = check_element(f"{section}[{i}]", obj, registry, ctx, problems, hints)
         if good is not None:
             checked.append((i, good))
             if types_by_name is not None:

@@ -181,6 +181,7 @@ class _HermiteLine(BodyBase):
         self.length = float(self.node_arc[-1])          # stress-free length L0 [m]
         self._q0 = np.ascontiguousarray(nodes, dtype=float).ravel()
         self.tangent0 = nodes[0, 3:6] / np.linalg.norm(nodes[0, 3:6])
+        self.n_gauss = int(n_gauss)          # Gauss points per element
         x, w = np.polynomial.legendre.leggauss(int(n_gauss))
         self._gauss_xi = np.ascontiguousarray(0.5 * (x + 1.0))
         self._gauss_w = np.ascontiguousarray(0.5 * w)       # on [0, 1]: sum 1
@@ -448,6 +449,8 @@ class ANCFCable(_HermiteLine):
                                  "invalid: accepted values are integers >= 1")
         l0 = length if stress_free_length is None else \
             _positive(self._owner(), "stress_free_length", stress_free_length, "m")
+        # the straight shape's arguments, kept as given (a model file writes them back)
+        self.start, self.end, self.stress_free_length = ends[0], ends[1], l0
         x = np.linspace(0.0, 1.0, int(n_elements) + 1)
         positions = ends[0] + np.outer(x, chord)
         slopes = np.tile(chord / l0, (int(n_elements) + 1, 1))
@@ -479,6 +482,7 @@ class ANCFCable(_HermiteLine):
         """
         self = cls.__new__(cls)
         BodyBase.__init__(self, name)
+        self.start = self.end = self.stress_free_length = None     # not a straight cable
         positions = _vectors(self._owner(), "positions", positions)
         if positions.shape[0] < 2:
             raise ParameterError(f"ANCF cable {name!r}: positions has {positions.shape[0]} "
@@ -689,6 +693,7 @@ class ANCFBeam3D(_HermiteLine):
             _positive(self._owner(), "penalty", penalty, "N")
         self.damping = _positive(self._owner(), "damping", damping, "s", allow_zero=True)
         t = chord / length
+        section_y_given = section_y
         if section_y is None:
             section_y = np.eye(3)[int(np.argmin(np.abs(t)))]
         y = _vectors(self._owner(), "section_y", [np.ravel(section_y)], 1)[0]
@@ -697,6 +702,9 @@ class ANCFBeam3D(_HermiteLine):
             raise ParameterError(f"ANCF beam {name!r}: section_y = {section_y!r} is along "
                                  "the beam's axis: accepted a direction normal to it")
         y /= np.linalg.norm(y)
+        # the arguments, kept as given (a model file writes them back)
+        self.start, self.end = ends[0], ends[1]
+        self.section_y = None if section_y_given is None else y
         z = np.cross(t, y)
         n = int(n_elements)
         x = np.linspace(0.0, 1.0, n + 1)

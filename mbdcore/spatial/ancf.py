@@ -696,15 +696,15 @@ class ANCFBeam3D(_HermiteLine):
         section_y_given = section_y
         if section_y is None:
             section_y = np.eye(3)[int(np.argmin(np.abs(t)))]
-        y = _vectors(self._owner(), "section_y", [np.ravel(section_y)], 1)[0]
-        y = y - (y @ t) * t
+        y_given = _vectors(self._owner(), "section_y", [np.ravel(section_y)], 1)[0]
+        y = y_given - (y_given @ t) * t
         if not np.linalg.norm(y) > 1e-9:
             raise ParameterError(f"ANCF beam {name!r}: section_y = {section_y!r} is along "
                                  "the beam's axis: accepted a direction normal to it")
         y /= np.linalg.norm(y)
         # the arguments, kept as given (a model file writes them back)
         self.start, self.end = ends[0], ends[1]
-        self.section_y = None if section_y_given is None else y
+        self.section_y = None if section_y_given is None else y_given
         z = np.cross(t, y)
         n = int(n_elements)
         x = np.linspace(0.0, 1.0, n + 1)

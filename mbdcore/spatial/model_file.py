@@ -239,6 +239,10 @@ def _check_rigid_body(v, ctx: ReferenceContext) -> str | None:
     return None
 
 
+def _check_table(v, ctx) -> str | None:
+    return None if isinstance(v, Mapping) else "invalid"
+
+
 def _floats(v):
     return tuple(float(x) for x in v)
 
@@ -286,6 +290,12 @@ KINDS_3D: dict[str, ValueKind] = {
                           {"type": "string"}),
     "rigid_body": ValueKind("names of rigid bodies", _check_rigid_body, str,
                             {"type": "string"}),
+    # marker tables: checked entry by entry with their paths (check_marker_table)
+    "points": ValueKind("objects of marker name: [x, y, z]", _check_table, dict,
+                        {"type": "object", "additionalProperties": _VECTOR3_SCHEMA}),
+    "arc_lengths": ValueKind("objects of marker name: arc length", _check_table, dict,
+                             {"type": "object", "additionalProperties": {"type": "number",
+                                                                         "minimum": 0}}),
 }
 
 
@@ -355,9 +365,9 @@ def _describe_beam(b: ANCFBeam3D) -> dict:
 
 
 _BODY_NAME = Key("body_name", doc="unique body name", required=True)
-_MARKERS_AT = Key("markers", "m", "named points: [x, y, z] in the body frame")
-_MARKERS_ALONG = Key("markers", "m", "named points: arc lengths from the first end (a cable "
-                     "or beam has 'root' and 'tip' itself)")
+_MARKERS_AT = _key("points", "m", "named points in the body frame")
+_MARKERS_ALONG = _key("arc_lengths", "m", "named points by arc length from the first end (a "
+                      "cable or beam has 'root' and 'tip' itself)")
 _LINE_KEYS = {
     "damping": _key("nonnegative", "s", "Kelvin-Voigt time beta (default 0)"),
     "velocity": _key("vector", "m/s", "initial velocity of every point (default 0)"),

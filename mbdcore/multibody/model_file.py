@@ -28,6 +28,15 @@ path and the accepted values, and all problems of a file are reported at once.
 Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
 :func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`;
 :func:`format_reference` lists every element type with its keys and accepted values.
+
+A file may say ``"dimension": 2``; ``"dimension": 3`` is a spatial model, which this
+layer cannot build (:mod:`mbdcore.multibody` knows nothing of :mod:`mbdcore.spatial`):
+it is refused with a message naming :func:`mbdcore.spatial.load_model`, which reads both
+dimensions.  The machinery below (value kinds :class:`ValueKind`, keys :class:`Key`,
+typed element tables :class:`ElementType`, the references a file defines
+:class:`ReferenceContext`, the ``check_*`` functions that report key paths, and
+:func:`read_model_data`/:func:`write_model_data`) is public so that the spatial format
+(:mod:`mbdcore.spatial.model_file`) is these tables and nothing else.
 """
 from __future__ import annotations
 

@@ -528,15 +528,21 @@ TOP_KEYS = {
     "forces": "list of force elements",
 }
 
-#: what to write instead of a planar file's key in a spatial file (for the messages)
+_DRIVEN = ("a planar key of this element; spatial gears and drivers name revolute joints "
+           "('joint1', 'joint2'; 'joint')")
+
+#: what to write instead of a planar file's key in a spatial file, by section (for the
+#: messages: the key is refused as unknown, with this hint)
 PLANAR_KEY_HINTS = {
-    "angle": "a planar key; a spatial rigid body's attitude is 'orientation', a 3 x 3 "
-             "rotation matrix",
-    "omega": "a planar key; a spatial rigid body has 'angular_velocity' [wx, wy, wz]",
-    "inputs": "a planar key; spatial files have no inputs yet",
-    "direction": "a planar key; spatial joints have an 'axis' [x, y, z]",
-    "a": "a planar key of this element; spatial drivers name their revolute 'joint'",
-    "b": "a planar key of this element; spatial drivers name their revolute 'joint'",
+    "(top level)": {"inputs": "a planar key; spatial files have no inputs yet"},
+    "bodies": {
+        "angle": "a planar key; a spatial rigid body's attitude is 'orientation', a 3 x 3 "
+                 "rotation matrix",
+        "omega": "a planar key; a spatial rigid body has 'angular_velocity' [wx, wy, wz]"},
+    "joints": {"direction": "a planar key; spatial joints have an 'axis' [x, y, z]",
+               "angle": "a planar key; the initial configuration sets the relative "
+                        "orientation",
+               "a": _DRIVEN, "b": _DRIVEN},
 }
 
 
@@ -576,11 +582,7 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
     ctx.body_types["ground"] = "ground"
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
-        if isinstance(body, Mapping) and "type" not in body:
-            problems.append(f"{path}.type: missing required key (accepted "
-                            f"{', '.join(BODY_TYPES)})")
-            continue
-        good = check_element(path, body, BODY_TYPES, ctx, problems, PLANAR_KEY_HINTS)
+        good = check_element(path, body, BODY_TYPES, ctx, problems, PLANAR_KEY_HINTS["bodies"])
         if good is None:
             continue
         framed = good["type"] in FRAMED
@@ -619,15 +621,15 @@ def validate_model(d) -> list[str]:
     if dim != DIMENSION:
         return planar.validate_model(d)   # planar, or the message on a bad dimension
     problems: list[str] = []
-    check_header(d, problems, TOP_KEYS, _GRAVITY, PLANAR_KEY_HINTS)
+    check_header(d, problems, TOP_KEYS, _GRAVITY, PLANAR_KEY_HINTS["(top level)"])
     if "redundant" in d:
         check_value("redundant", d["redundant"], _key("redundant"), ReferenceContext(),
                     problems)
     ctx = ReferenceContext()
     _check_bodies(d, ctx, problems)
     check_section(d, "joints", JOINT_TYPES, ctx, problems, types_by_name=ctx.joint_types,
-                  hints=PLANAR_KEY_HINTS)
-    check_section(d, "forces", FORCE_TYPES, ctx, problems, hints=PLANAR_KEY_HINTS)
+                  hints=PLANAR_KEY_HINTS["joints"])
+    check_section(d, "forces", FORCE_TYPES, ctx, problems)
     return problems
 
 

@@ -227,8 +227,9 @@ BROKEN = {
         lambda d: d["joints"].append({"type": "driver", "a": "ground", "b": "box",
                                       "motion": {"type": "constant_rate", "angle0": 0,
                                                  "rate": 1}}),
-        ["joints[2].a: unknown key (a planar key of this element; spatial drivers name their "
-         "revolute 'joint')", "joints[2].joint: missing required key"]),
+        ["joints[2].a: unknown key (a planar key of this element; spatial gears and drivers "
+         "name revolute joints ('joint1', 'joint2'; 'joint'))",
+         "joints[2].joint: missing required key"]),
     "planar inputs": (
         lambda d: d.update(inputs={"tau": 0.0}),
         ["inputs: unknown key (a planar key; spatial files have no inputs yet)"]),
@@ -244,6 +245,9 @@ BROKEN = {
     "thin inertia": (
         lambda d: d["bodies"][0].update(inertia=[0.01, 0.01, 0.03]),
         ["bodies[0].inertia:", "each smaller than the sum of the other two"]),
+    "body without a type": (
+        lambda d: d["bodies"][1].pop("type"),
+        ["bodies[1].type: missing required key (accepted rigid_body, bar, cable, beam)"]),
     "bad redundancy policy": (
         lambda d: d.update(redundant="ignore"),
         ["redundant: 'ignore' is invalid: accepted values are 'keep' or 'remove' or 'error'"]),

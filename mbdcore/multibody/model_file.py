@@ -394,7 +394,7 @@ def describe_motion(motion) -> dict:
 def _describe_point_force(e) -> dict:
     if e.value is None:
         raise Undescribable(f"the force of {e.name!r} is a function of time; accepted values "
-                             "are constant forces [Fx, Fy] [N]")
+                            "are constant forces [Fx, Fy] [N]")
     return {"at": marker_out(e.at_ref), "force": [float(x) for x in e.value]}
 
 
@@ -430,7 +430,7 @@ JOINT_TYPES: dict[str, ElementType] = {e.type: e for e in (
         "line": Key("marker", doc="point of the line", required=True),
         "point": Key("marker", doc="marker that stays on the line", required=True),
         "direction": Key("direction", doc="line direction in the line body's frame "
-                          "(default [1, 0])")},
+                         "(default [1, 0])")},
         lambda e: {"line": marker_out(e.line_ref), "point": marker_out(e.point_ref),
                    "direction": _direction(e.direction)},
         distinct=("line", "point")),
@@ -445,7 +445,7 @@ JOINT_TYPES: dict[str, ElementType] = {e.type: e for e in (
         "a": Key("body", doc="reference body", required=True),
         "b": Key("body", doc="driven body", required=True),
         "motion": Key("motion", doc="prescribed relative angle phi_b - phi_a [rad] of time",
-                       required=True)},
+                      required=True)},
         lambda e: {"a": e.a_name, "b": e.b_name, "motion": describe_motion(e.motion)}),
 )}
 
@@ -477,7 +477,7 @@ FORCE_TYPES: dict[str, ElementType] = {e.type: e for e in (
         "a": Key("marker", doc="reaction point", required=True),
         "b": Key("marker", doc="point the force acts on", required=True),
         "input": Key("name", doc="name of the system input giving the force [N]",
-                      required=True),
+                     required=True),
         "direction": Key("direction", doc="force direction in body a's frame (default [1, 0])")},
         lambda e: {"a": marker_out(e.a_ref), "b": marker_out(e.b_ref),
                    "input": e.input_names[0], "direction": _direction(e.direction)}),
@@ -508,7 +508,7 @@ MOTION_TYPES: dict[str, tuple[Callable, dict]] = {
         "rate": Key("number", "rad/s", required=True)}),
     "polynomial": (lambda d: polynomial_motion(*(float(c) for c in d["coefficients"])), {
         "coefficients": Key("coefficients", "rad/s^k",
-                             "c_k of angle(t) = sum c_k t^k", required=True)}),
+                            "c_k of angle(t) = sum c_k t^k", required=True)}),
     "spin_up": (lambda d: SpinUp(float(d["final_rate"]), float(d["spin_up_time"])), {
         "final_rate": Key("number", "rad/s", "rate W reached at spin_up_time", required=True),
         "spin_up_time": Key("positive", "s", "T: the rate rises as W (t/T - sin(2 pi t/T)/2 pi)",
@@ -619,7 +619,7 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
             problems.append(f"ground.{k}: unknown key; accepted keys: markers (the ground "
                             "frame is the reference frame)")
     ctx.markers["ground"] = check_marker_table("ground.markers", ground.get("markers", {}),
-                                                problems)
+                                               problems)
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
         if not isinstance(body, Mapping):
@@ -1028,7 +1028,7 @@ def key_schema(key: Key) -> dict:
 
 
 def object_schema(keys: Mapping[str, Key], type_name: str | None = None,
-                   doc: str | None = None) -> dict:
+                  doc: str | None = None) -> dict:
     props = {k: key_schema(v) for k, v in keys.items()}
     required = [k for k, v in keys.items() if v.required]
     if type_name is not None:

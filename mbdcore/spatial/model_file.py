@@ -113,7 +113,7 @@ DIMENSION = 3
 
 #: body types with a frame (a marker is a point [x, y, z]); the others are lines (a marker
 #: is an arc length)
-FRAMED = ("rigid_body", "ground")
+_FRAMED = ("rigid_body", "ground")
 
 
 # --- value kinds of the spatial files -----------------------------------------------------
@@ -198,7 +198,7 @@ def _check_marker(v, ctx: ReferenceContext) -> str | None:
     if not isinstance(body, str) or body not in ctx.body_types:
         return (f"body {show_value(body)} does not exist; bodies: "
                 f"{', '.join(ctx.body_types)}")
-    if ctx.body_types[body] in FRAMED:
+    if ctx.body_types[body] in _FRAMED:
         if set(v) != {"body", "point"} or not _triple(v["point"]):
             return (f"{show_value(v)} is invalid: a point on {body!r} is written "
                     "{\"body\": name, \"point\": [x, y, z]} (body frame [m])")
@@ -585,7 +585,7 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
         good = check_element(path, body, BODY_TYPES, ctx, problems, PLANAR_KEY_HINTS["bodies"])
         if good is None:
             continue
-        framed = good["type"] in FRAMED
+        framed = good["type"] in _FRAMED
         markers = []
         if "markers" in good:
             markers = check_marker_table(f"{path}.markers", good["markers"], problems,

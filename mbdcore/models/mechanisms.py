@@ -13,6 +13,7 @@ from mbdcore.multibody.constraints import (
     AngleDriver,
     Prismatic,
     Revolute,
+    SpinUp,
     SynchronousGear,
     Weld,
     constant_rate,
@@ -193,24 +194,6 @@ def geared_bars(length1: float = 0.5, length2: float = 0.8, mass1: float = 1.0,
 
 #: Hub-beam spin-up of docs/benchmarks.md §2 (Kane, Ryan & Banerjee 1987).
 HUB_BEAM = dict(length=10.0, rho_a=1.2, ei=1.4e4, ea=2.8e7, spin_up_time=15.0)
-
-
-class SpinUp:
-    """Prescribed hub angle of docs/benchmarks.md §2 [rad, rad/s, rad/s^2]:
-    theta = (W/T)[t^2/2 + (T/2 pi)^2 (cos(2 pi t/T) - 1)] for t <= T, W (t - T/2) after."""
-
-    def __init__(self, final_rate: float, spin_up_time: float = 15.0):
-        self.final_rate = float(final_rate)
-        self.spin_up_time = float(spin_up_time)
-
-    def __call__(self, t: float):
-        w, T = self.final_rate, self.spin_up_time
-        if t >= T:
-            return w * (t - T / 2), w, 0.0
-        k = 2 * math.pi / T
-        return ((w / T) * (t * t / 2 + (math.cos(k * t) - 1) / k**2),
-                (w / T) * (t - math.sin(k * t) / k),
-                (w / T) * (1 - math.cos(k * t)))
 
 
 def hub_beam(beam_factory, final_rate: float = 4.0) -> System:

@@ -22,8 +22,9 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.system import E, scatter_jacobian
 
-__all__ = ["Constraint", "MarkerPair", "Revolute", "Weld", "PointOnLine", "Prismatic", "SynchronousGear",
-           "AngleDriver", "ConstantRate", "PolynomialMotion", "constant_rate",
+__all__ = ["Constraint", "MarkerPair", "Revolute", "Weld", "PointOnLine", "Prismatic",
+           "SynchronousGear", "AngleDriver", "ConstantRate", "PolynomialMotion", "SpinUp",
+           "constant_rate",
            "polynomial_motion"]
 
 _counter = itertools.count(1)
@@ -362,6 +363,36 @@ class PolynomialMotion:
 
     def __repr__(self) -> str:
         return f"PolynomialMotion{tuple(self.coefficients.tolist())}"
+
+
+class SpinUp:
+    """Smooth spin-up to a final rate (Kane, Ryan & Banerjee 1987; docs/benchmarks.md
+    §2), callable t -> (angle [rad], rate [rad/s], acceleration [rad/s^2]):
+    theta = (W/T)[t^2/2 + (T/2 pi)^2 (cos(2 pi t/T) - 1)] for t <= T, W (t - T/2) after;
+    the rate rises from 0 to W = ``final_rate`` [rad/s] in T = ``spin_up_time`` [s] with
+    zero acceleration at both ends."""
+
+    def __init__(self, final_rate: float, spin_up_time: float = 15.0):
+        self.final_rate = float(final_rate)
+        self.spin_up_time = float(spin_up_time)
+        if not math.isfinite(self.final_rate):
+            raise ParameterError(f"SpinUp: final_rate = {final_rate!r} is invalid: accepted "
+                                 "values are finite numbers [rad/s]")
+        if not (math.isfinite(self.spin_up_time) and self.spin_up_time > 0.0):
+            raise ParameterError(f"SpinUp: spin_up_time = {spin_up_time!r} is invalid: "
+                                 "accepted values are finite numbers > 0 [s]")
+
+    def __call__(self, t: float):
+        w, T = self.final_rate, self.spin_up_time
+        if t >= T:
+            return w * (t - T / 2), w, 0.0
+        k = 2 * math.pi / T
+        return ((w / T) * (t * t / 2 + (math.cos(k * t) - 1) / k**2),
+                (w / T) * (t - math.sin(k * t) / k),
+                (w / T) * (1 - math.cos(k * t)))
+
+    def __repr__(self) -> str:
+        return f"SpinUp(final_rate={self.final_rate!r}, spin_up_time={self.spin_up_time!r})"
 
 
 def constant_rate(angle0: float, rate: float) -> ConstantRate:

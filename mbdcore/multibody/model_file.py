@@ -28,6 +28,15 @@ path and the accepted values, and all problems of a file are reported at once.
 Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
 :func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`;
 :func:`format_reference` lists every element type with its keys and accepted values.
+
+A file may say ``"dimension": 2``; ``"dimension": 3`` is a spatial model, which this
+layer cannot build (:mod:`mbdcore.multibody` knows nothing of :mod:`mbdcore.spatial`):
+it is refused with a message naming :func:`mbdcore.spatial.load_model`, which reads both
+dimensions.  The machinery below (value kinds :class:`ValueKind`, keys :class:`Key`,
+typed element tables :class:`ElementType`, the references a file defines
+:class:`ReferenceContext`, the ``check_*`` functions that report key paths, and
+:func:`read_model_data`/:func:`write_model_data`) is public so that the spatial format
+(:mod:`mbdcore.spatial.model_file`) is these tables and nothing else.
 """
 from __future__ import annotations
 
@@ -47,6 +56,7 @@ from mbdcore.multibody.constraints import (
     PolynomialMotion,
     Prismatic,
     Revolute,
+    SpinUp,
     SynchronousGear,
     Weld,
     constant_rate,
@@ -66,7 +76,14 @@ from mbdcore.multibody.system import Body, System
 __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "KINDS", "JOINT_TYPES",
            "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
            "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
-           "MODEL_SCHEMA"]
+           "MODEL_SCHEMA",
+           # the machinery, for the spatial format (mbdcore.spatial.model_file)
+           "ValueKind", "Key", "ElementType", "ReferenceContext", "Undescribable", "NAME_KEY",
+           "show_value", "is_finite_number", "check_value", "check_keys", "check_header",
+           "check_marker_table", "check_list", "check_element", "check_section",
+           "element_names", "convert_values", "marker_out", "describe_motion",
+           "describe_elements", "read_model_data", "write_model_data", "key_schema",
+           "object_schema"]
 
 FORMAT = "flexcosim-model"
 VERSION = 1
@@ -100,7 +117,7 @@ class ModelFileError(ValueError):
 # converts it for the constructor and gives its JSON Schema; the element tables below refer
 # to kinds by name so that validation, construction and MODEL_SCHEMA share one definition.
 
-def _show(value) -> str:
+def show_value(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -110,7 +127,7 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _finite_number(value) -> bool:
+def is_finite_number(value) -> bool:
     try:
         return _is_number(value) and math.isfinite(value)
     except OverflowError:  # an integer beyond the float range
@@ -129,30 +146,39 @@ def _yaml_hint(value) -> str:
 
 
 @dataclass
-class _Context:
-    """What references are checked against: marker names per body (ground included)."""
+class ReferenceContext:
+    """What references are checked against, filled while a file is checked: the marker
+    names per body (ground included), each body's type (spatial files: a marker point is
+    a 3-vector on a rigid body, an arc length on a bar or cable) and the joints checked
+    so far with their types (spatial gears and drivers name a revolute joint)."""
 
     markers: dict[str, list[str]] = field(default_factory=dict)
+    body_types: dict[str, str] = field(default_factory=dict)
+    joint_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class _Kind:
+class ValueKind:
+    """How one kind of value is checked (``check(value, context)`` gives None or the
+    reason, "invalid" for the standard message naming ``accepted``), converted for the
+    constructor and described in the JSON Schema."""
+
     accepted: str                                     # "finite numbers > 0"
-    check: Callable[[Any, _Context], str | None]      # None if fine, else the reason
+    check: Callable[[Any, ReferenceContext], str | None]      # None if fine, else the reason
     convert: Callable[[Any], Any]
     schema: dict
 
 
-def _number_kind(accepted: str, test: Callable[[float], bool], schema_extra: dict) -> _Kind:
+def _number_kind(accepted: str, test: Callable[[float], bool], schema_extra: dict) -> ValueKind:
     def check(v, ctx):
-        return None if _finite_number(v) and test(float(v)) else "invalid"
-    return _Kind(accepted, check, float, {"type": "number", **schema_extra})
+        return None if is_finite_number(v) and test(float(v)) else "invalid"
+    return ValueKind(accepted, check, float, {"type": "number", **schema_extra})
 
 
 def _vector_check(nonzero: bool):
     def check(v, ctx):
         if not (isinstance(v, (list, tuple)) and len(v) == 2
-                and all(_finite_number(x) for x in v)):
+                and all(is_finite_number(x) for x in v)):
             return "invalid"
         if nonzero and v[0] == 0 and v[1] == 0:
             return "invalid"
@@ -163,7 +189,7 @@ def _vector_check(nonzero: bool):
 _VECTOR_SCHEMA = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
 
 
-def _check_body(v, ctx: _Context) -> str | None:
+def _check_body(v, ctx: ReferenceContext) -> str | None:
     if not isinstance(v, str):
         return "invalid"
     if v not in ctx.markers:
@@ -171,7 +197,7 @@ def _check_body(v, ctx: _Context) -> str | None:
     return None
 
 
-def _check_marker(v, ctx: _Context) -> str | None:
+def _check_marker(v, ctx: ReferenceContext) -> str | None:
     if isinstance(v, str):
         if "." not in v:
             return "invalid"
@@ -211,7 +237,7 @@ def _check_markers(v, ctx) -> str | None:
 
 def _check_coefficients(v, ctx) -> str | None:
     ok = (isinstance(v, (list, tuple)) and len(v) >= 1
-          and all(_finite_number(x) for x in v))
+          and all(is_finite_number(x) for x in v))
     return None if ok else "invalid"
 
 
@@ -229,83 +255,95 @@ _MARKER_REF_SCHEMA = {"oneOf": [
     {"type": "object", "additionalProperties": False, "required": ["body", "point"],
      "properties": {"body": {"type": "string"}, "point": _VECTOR_SCHEMA}}]}
 
-KINDS: dict[str, _Kind] = {
+KINDS: dict[str, ValueKind] = {
     "number": _number_kind("finite numbers", lambda x: True, {}),
     "positive": _number_kind("finite numbers > 0", lambda x: x > 0, {"exclusiveMinimum": 0}),
     "nonnegative": _number_kind("finite numbers >= 0", lambda x: x >= 0, {"minimum": 0}),
     "exponent": _number_kind("finite numbers >= 1", lambda x: x >= 1, {"minimum": 1}),
-    "vector": _Kind("lists of 2 finite numbers", _vector_check(False),
+    "vector": ValueKind("lists of 2 finite numbers", _vector_check(False),
                     lambda v: tuple(float(x) for x in v), _VECTOR_SCHEMA),
-    "direction": _Kind("lists of 2 finite numbers, not both 0", _vector_check(True),
+    "direction": ValueKind("lists of 2 finite numbers, not both 0", _vector_check(True),
                        lambda v: tuple(float(x) for x in v), _VECTOR_SCHEMA),
-    "coefficients": _Kind("non-empty lists of finite numbers", _check_coefficients,
+    "coefficients": ValueKind("non-empty lists of finite numbers", _check_coefficients,
                           lambda v: [float(x) for x in v],
                           {"type": "array", "items": {"type": "number"}, "minItems": 1}),
-    "body_name": _Kind("identifiers (letters, digits, _) other than 'ground'", _check_body_name,
+    "body_name": ValueKind("identifiers (letters, digits, _) other than 'ground'", _check_body_name,
                        str, {"type": "string", "pattern": r"^[A-Za-z_]\w*$",
                              "not": {"const": "ground"}}),
-    "name": _Kind("non-empty strings without '.'", _check_name, str,
+    "name": ValueKind("non-empty strings without '.'", _check_name, str,
                   {"type": "string", "pattern": r"^[^.]*\S[^.]*$"}),
-    "body": _Kind("body names ('ground' or a name from 'bodies')", _check_body, str,
+    "body": ValueKind("body names ('ground' or a name from 'bodies')", _check_body, str,
                   {"type": "string"}),
-    "body_pair": _Kind("lists of 2 body names", _check_body_pair, tuple,
+    "body_pair": ValueKind("lists of 2 body names", _check_body_pair, tuple,
                        {"type": "array", "items": {"type": "string"},
                         "minItems": 2, "maxItems": 2}),
-    "marker": _Kind("marker references 'body.marker' or {\"body\": name, \"point\": [x, y]}",
+    "marker": ValueKind("marker references 'body.marker' or {\"body\": name, \"point\": [x, y]}",
                     _check_marker, _convert_marker, _MARKER_REF_SCHEMA),
-    "markers": _Kind("objects of marker name: [x, y]", _check_markers, dict,
+    "markers": ValueKind("objects of marker name: [x, y]", _check_markers, dict,
                      {"type": "object", "additionalProperties": _VECTOR_SCHEMA}),
 }
 
 
 @dataclass(frozen=True)
-class _Key:
-    """One key of an element: its value kind, unit, meaning and whether it is required."""
+class Key:
+    """One key of an element: its value kind (a name in :data:`KINDS`, or a
+    :class:`ValueKind` of another format's own, e.g. the spatial files' 3-vectors), unit,
+    meaning and whether it is required."""
 
-    kind: str
+    kind: "str | ValueKind"
     unit: str = ""
     doc: str = ""
     required: bool = False
 
+    @property
+    def value_kind(self) -> ValueKind:
+        return self.kind if isinstance(self.kind, ValueKind) else KINDS[self.kind]
+
     def accepted(self) -> str:
-        return KINDS[self.kind].accepted + (f" [{self.unit}]" if self.unit else "")
+        return self.value_kind.accepted + (f" [{self.unit}]" if self.unit else "")
 
 
-def _check_value(path: str, value, key: _Key, ctx: _Context, problems: list) -> bool:
-    reason = KINDS[key.kind].check(value, ctx)
+def check_value(path: str, value, key: Key, ctx: ReferenceContext, problems: list) -> bool:
+    """Check one value against its key; append a problem naming ``path`` and the accepted
+    values if it is wrong.  Returns whether it is fine."""
+    reason = key.value_kind.check(value, ctx)
     if reason is None:
         return True
     if reason == "invalid":
-        problems.append(f"{path}: {_show(value)} is invalid: accepted values are "
+        problems.append(f"{path}: {show_value(value)} is invalid: accepted values are "
                         f"{key.accepted()}{_yaml_hint(value)}")
     else:
         problems.append(f"{path}: {reason}")
     return False
 
 
-def _check_keys(path: str, obj: Mapping, keys: Mapping[str, _Key], ctx: _Context,
-                problems: list, checked_elsewhere: tuple = ()) -> dict:
-    """Check an object's keys and values; return the valid values by key."""
+def check_keys(path: str, obj: Mapping, keys: Mapping[str, Key], ctx: ReferenceContext,
+               problems: list, checked_elsewhere: tuple = (),
+               hints: Mapping[str, str] | None = None) -> dict:
+    """Check an object's keys and values; return the valid values by key.  An unknown
+    key is reported with the accepted ones, and with ``hints[key]`` when given (what to
+    write instead, e.g. for a planar key in a spatial file)."""
     good = {}
     for k in obj:
         if k not in keys and k not in checked_elsewhere:
-            problems.append(f"{path}.{k}: unknown key; accepted keys: "
-                            f"{', '.join([*checked_elsewhere, *keys])}")
+            hint = (hints or {}).get(k) if isinstance(k, str) else None
+            problems.append(f"{path}.{k}: unknown key{f' ({hint})' if hint else ''}; "
+                            f"accepted keys: {', '.join([*checked_elsewhere, *keys])}")
     for k, spec in keys.items():
         if k not in obj:
             if spec.required:
                 problems.append(f"{path}.{k}: missing required key ({spec.accepted()})")
-        elif _check_value(f"{path}.{k}", obj[k], spec, ctx, problems):
+        elif check_value(f"{path}.{k}", obj[k], spec, ctx, problems):
             good[k] = obj[k]
     return good
 
 
 # --- element tables ------------------------------------------------------------------------
-_NAME = _Key("name", doc="unique name within its list (default: type and position)")
+NAME_KEY = Key("name", doc="unique name within its list (default: type and position)")
 
 
 @dataclass(frozen=True)
-class _Element:
+class ElementType:
     """A describable element class: its keys (= constructor arguments) and how to read
     them back from a built element."""
 
@@ -314,13 +352,16 @@ class _Element:
     describe: Callable[[Any], dict]
     distinct: tuple[str, ...] = ()     # marker keys that must lie on different bodies
     exactly_one: tuple[str, ...] = ()  # alternatives of which exactly one must be given
+    type_name: str = ""                # the file's "type" (default: the class's kind)
 
     @property
     def type(self) -> str:
-        return self.cls.kind
+        return self.type_name or self.cls.kind
 
 
-def _marker_out(ref):
+def marker_out(ref):
+    """A marker reference as written in a file: ``"body.marker"`` or
+    ``{"body": name, "point": [...]}``."""
     if isinstance(ref, str):
         return ref
     body, local = ref
@@ -332,123 +373,128 @@ def _direction(u) -> list[float]:
     return [float(x) + 0.0 for x in u]
 
 
-_MOTION_NAMES = ("constant_rate", "polynomial")
+_MOTION_NAMES = ("constant_rate", "polynomial", "spin_up")
 
 
-def _describe_motion(motion) -> dict:
+def describe_motion(motion) -> dict:
+    """A driver's motion as a file's ``motion`` object; :class:`Undescribable` for a
+    Python callable."""
     if isinstance(motion, ConstantRate):
         return {"type": "constant_rate", "angle0": motion.angle0, "rate": motion.rate}
     if isinstance(motion, PolynomialMotion):
         return {"type": "polynomial", "coefficients": [float(x) for x in motion.coefficients]}
-    raise _Undescribable(f"the motion {motion!r} is a Python callable; accepted motions are "
-                         f"made by constant_rate() or polynomial_motion() "
-                         f"(types {', '.join(_MOTION_NAMES)})")
+    if isinstance(motion, SpinUp):
+        return {"type": "spin_up", "final_rate": motion.final_rate,
+                "spin_up_time": motion.spin_up_time}
+    raise Undescribable(f"the motion {motion!r} is a Python callable; accepted motions are "
+                        f"made by constant_rate(), polynomial_motion() or SpinUp "
+                        f"(types {', '.join(_MOTION_NAMES)})")
 
 
 def _describe_point_force(e) -> dict:
     if e.value is None:
-        raise _Undescribable(f"the force of {e.name!r} is a function of time; accepted values "
-                             "are constant forces [Fx, Fy] [N]")
-    return {"at": _marker_out(e.at_ref), "force": [float(x) for x in e.value]}
+        raise Undescribable(f"the force of {e.name!r} is a function of time; accepted values "
+                            "are constant forces [Fx, Fy] [N]")
+    return {"at": marker_out(e.at_ref), "force": [float(x) for x in e.value]}
 
 
-class _Undescribable(Exception):
+class Undescribable(Exception):
     """An element of a System that the file format cannot express."""
 
 
 _ANGLE_OPT = "(default: the initial relative angle)"
 
-JOINT_TYPES: dict[str, _Element] = {e.type: e for e in (
-    _Element(Revolute, {
-        "a": _Key("marker", doc="marker on the first body", required=True),
-        "b": _Key("marker", doc="marker on the second body, coincident with a", required=True)},
-        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref)},
+JOINT_TYPES: dict[str, ElementType] = {e.type: e for e in (
+    ElementType(Revolute, {
+        "a": Key("marker", doc="marker on the first body", required=True),
+        "b": Key("marker", doc="marker on the second body, coincident with a", required=True)},
+        lambda e: {"a": marker_out(e.a_ref), "b": marker_out(e.b_ref)},
         distinct=("a", "b")),
-    _Element(Prismatic, {
-        "a": _Key("marker", doc="point of the sliding line, on body a", required=True),
-        "b": _Key("marker", doc="marker of body b that stays on the line", required=True),
-        "direction": _Key("direction", doc="line direction in body a's frame (default [1, 0])"),
-        "angle": _Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
-        lambda e: {"a": _marker_out(e.line.line_ref), "b": _marker_out(e.line.point_ref),
+    ElementType(Prismatic, {
+        "a": Key("marker", doc="point of the sliding line, on body a", required=True),
+        "b": Key("marker", doc="marker of body b that stays on the line", required=True),
+        "direction": Key("direction", doc="line direction in body a's frame (default [1, 0])"),
+        "angle": Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
+        lambda e: {"a": marker_out(e.line.line_ref), "b": marker_out(e.line.point_ref),
                    "direction": _direction(e.line.direction),
                    "angle": float(e.angle)},
         distinct=("a", "b")),
-    _Element(Weld, {
-        "a": _Key("marker", doc="marker on the first body", required=True),
-        "b": _Key("marker", doc="marker on the second body", required=True),
-        "angle": _Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
-        lambda e: {"a": _marker_out(e.pin.a_ref), "b": _marker_out(e.pin.b_ref),
+    ElementType(Weld, {
+        "a": Key("marker", doc="marker on the first body", required=True),
+        "b": Key("marker", doc="marker on the second body", required=True),
+        "angle": Key("number", "rad", "relative angle phi_b - phi_a " + _ANGLE_OPT)},
+        lambda e: {"a": marker_out(e.pin.a_ref), "b": marker_out(e.pin.b_ref),
                    "angle": float(e.angle)},
         distinct=("a", "b")),
-    _Element(PointOnLine, {
-        "line": _Key("marker", doc="point of the line", required=True),
-        "point": _Key("marker", doc="marker that stays on the line", required=True),
-        "direction": _Key("direction", doc="line direction in the line body's frame "
-                          "(default [1, 0])")},
-        lambda e: {"line": _marker_out(e.line_ref), "point": _marker_out(e.point_ref),
+    ElementType(PointOnLine, {
+        "line": Key("marker", doc="point of the line", required=True),
+        "point": Key("marker", doc="marker that stays on the line", required=True),
+        "direction": Key("direction", doc="line direction in the line body's frame "
+                         "(default [1, 0])")},
+        lambda e: {"line": marker_out(e.line_ref), "point": marker_out(e.point_ref),
                    "direction": _direction(e.direction)},
         distinct=("line", "point")),
-    _Element(SynchronousGear, {
-        "joint1": _Key("body_pair", doc="bodies [a, b] of the driving joint", required=True),
-        "joint2": _Key("body_pair", doc="bodies [c, d] of the driven joint", required=True),
-        "ratio": _Key("number", doc="(phi_d - phi_c) / (phi_b - phi_a) (default 1)"),
-        "offset": _Key("number", "rad", "angle offset (default: the initial one)")},
+    ElementType(SynchronousGear, {
+        "joint1": Key("body_pair", doc="bodies [a, b] of the driving joint", required=True),
+        "joint2": Key("body_pair", doc="bodies [c, d] of the driven joint", required=True),
+        "ratio": Key("number", doc="(phi_d - phi_c) / (phi_b - phi_a) (default 1)"),
+        "offset": Key("number", "rad", "angle offset (default: the initial one)")},
         lambda e: {"joint1": list(e.joint1), "joint2": list(e.joint2),
                    "ratio": float(e.ratio), "offset": float(e.offset_angle)}),
-    _Element(AngleDriver, {
-        "a": _Key("body", doc="reference body", required=True),
-        "b": _Key("body", doc="driven body", required=True),
-        "motion": _Key("motion", doc="prescribed relative angle phi_b - phi_a [rad] of time",
-                       required=True)},
-        lambda e: {"a": e.a_name, "b": e.b_name, "motion": _describe_motion(e.motion)}),
+    ElementType(AngleDriver, {
+        "a": Key("body", doc="reference body", required=True),
+        "b": Key("body", doc="driven body", required=True),
+        "motion": Key("motion", doc="prescribed relative angle phi_b - phi_a [rad] of time",
+                      required=True)},
+        lambda e: {"a": e.a_name, "b": e.b_name, "motion": describe_motion(e.motion)}),
 )}
 
-FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
-    _Element(TranslationalSpringDamper, {
-        "a": _Key("marker", required=True), "b": _Key("marker", required=True),
-        "stiffness": _Key("nonnegative", "N/m", required=True),
-        "damping": _Key("nonnegative", "N s/m", "default 0"),
-        "rest_length": _Key("nonnegative", "m", "default: the initial distance")},
-        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref), "stiffness": e.k,
+FORCE_TYPES: dict[str, ElementType] = {e.type: e for e in (
+    ElementType(TranslationalSpringDamper, {
+        "a": Key("marker", required=True), "b": Key("marker", required=True),
+        "stiffness": Key("nonnegative", "N/m", required=True),
+        "damping": Key("nonnegative", "N s/m", "default 0"),
+        "rest_length": Key("nonnegative", "m", "default: the initial distance")},
+        lambda e: {"a": marker_out(e.a_ref), "b": marker_out(e.b_ref), "stiffness": e.k,
                    "damping": e.c, "rest_length": float(e.l0)}),
-    _Element(RotationalSpringDamper, {
-        "a": _Key("body", required=True), "b": _Key("body", required=True),
-        "stiffness": _Key("nonnegative", "N m/rad", required=True),
-        "damping": _Key("nonnegative", "N m s/rad", "default 0"),
-        "rest_angle": _Key("number", "rad", "default: the initial relative angle")},
+    ElementType(RotationalSpringDamper, {
+        "a": Key("body", required=True), "b": Key("body", required=True),
+        "stiffness": Key("nonnegative", "N m/rad", required=True),
+        "damping": Key("nonnegative", "N m s/rad", "default 0"),
+        "rest_angle": Key("number", "rad", "default: the initial relative angle")},
         lambda e: {"a": e.a_name, "b": e.b_name, "stiffness": e.k, "damping": e.c,
                    "rest_angle": float(e.theta0)}),
-    _Element(JointTorque, {
-        "a": _Key("body", doc="stator body (gets -tau)", required=True),
-        "b": _Key("body", doc="rotor body (gets +tau)", required=True),
-        "input": _Key("name", doc="name of the system input giving tau [N m]", required=True)},
+    ElementType(JointTorque, {
+        "a": Key("body", doc="stator body (gets -tau)", required=True),
+        "b": Key("body", doc="rotor body (gets +tau)", required=True),
+        "input": Key("name", doc="name of the system input giving tau [N m]", required=True)},
         lambda e: {"a": e.a_name, "b": e.b_name, "input": e.input_names[0]}),
-    _Element(ConstantTorque, {
-        "a": _Key("body", required=True), "b": _Key("body", required=True),
-        "torque": _Key("number", "N m", "torque on b (-torque on a)", required=True)},
+    ElementType(ConstantTorque, {
+        "a": Key("body", required=True), "b": Key("body", required=True),
+        "torque": Key("number", "N m", "torque on b (-torque on a)", required=True)},
         lambda e: {"a": e.a_name, "b": e.b_name, "torque": e.torque}),
-    _Element(JointForce, {
-        "a": _Key("marker", doc="reaction point", required=True),
-        "b": _Key("marker", doc="point the force acts on", required=True),
-        "input": _Key("name", doc="name of the system input giving the force [N]",
-                      required=True),
-        "direction": _Key("direction", doc="force direction in body a's frame (default [1, 0])")},
-        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref),
+    ElementType(JointForce, {
+        "a": Key("marker", doc="reaction point", required=True),
+        "b": Key("marker", doc="point the force acts on", required=True),
+        "input": Key("name", doc="name of the system input giving the force [N]",
+                     required=True),
+        "direction": Key("direction", doc="force direction in body a's frame (default [1, 0])")},
+        lambda e: {"a": marker_out(e.a_ref), "b": marker_out(e.b_ref),
                    "input": e.input_names[0], "direction": _direction(e.direction)}),
-    _Element(PointForce, {
-        "at": _Key("marker", required=True),
-        "force": _Key("vector", "N", "constant force in the ground frame", required=True)},
+    ElementType(PointForce, {
+        "at": Key("marker", required=True),
+        "force": Key("vector", "N", "constant force in the ground frame", required=True)},
         _describe_point_force),
-    _Element(Contact, {
-        "a": _Key("marker", doc="centre of circle a", required=True),
-        "b": _Key("marker", doc="centre of circle b, or a point of line b", required=True),
-        "radius_a": _Key("positive", "m", required=True),
-        "stiffness": _Key("positive", "N/m^n", required=True),
-        "exponent": _Key("exponent", doc="n (default 1.5)"),
-        "damping": _Key("nonnegative", "N s/m^(n+1)", "Hunt-Crossley C (default 0)"),
-        "radius_b": _Key("positive", "m", "circle b (give this or line_direction)"),
-        "line_direction": _Key("direction", doc="line b's direction in b's frame")},
-        lambda e: {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref), "radius_a": e.ra,
+    ElementType(Contact, {
+        "a": Key("marker", doc="centre of circle a", required=True),
+        "b": Key("marker", doc="centre of circle b, or a point of line b", required=True),
+        "radius_a": Key("positive", "m", required=True),
+        "stiffness": Key("positive", "N/m^n", required=True),
+        "exponent": Key("exponent", doc="n (default 1.5)"),
+        "damping": Key("nonnegative", "N s/m^(n+1)", "Hunt-Crossley C (default 0)"),
+        "radius_b": Key("positive", "m", "circle b (give this or line_direction)"),
+        "line_direction": Key("direction", doc="line b's direction in b's frame")},
+        lambda e: {"a": marker_out(e.a_ref), "b": marker_out(e.b_ref), "radius_a": e.ra,
                    "stiffness": e.k, "exponent": e.n_exp, "damping": e.c,
                    **({"radius_b": e.rb} if e.rb is not None else
                       {"line_direction": _direction(e.line_direction)})},
@@ -458,34 +504,38 @@ FORCE_TYPES: dict[str, _Element] = {e.type: e for e in (
 # motions of AngleDriver: a "type" and the arguments of the function that makes them
 MOTION_TYPES: dict[str, tuple[Callable, dict]] = {
     "constant_rate": (lambda d: constant_rate(float(d["angle0"]), float(d["rate"])), {
-        "angle0": _Key("number", "rad", "angle at t = 0", required=True),
-        "rate": _Key("number", "rad/s", required=True)}),
+        "angle0": Key("number", "rad", "angle at t = 0", required=True),
+        "rate": Key("number", "rad/s", required=True)}),
     "polynomial": (lambda d: polynomial_motion(*(float(c) for c in d["coefficients"])), {
-        "coefficients": _Key("coefficients", "rad/s^k",
-                             "c_k of angle(t) = sum c_k t^k", required=True)}),
+        "coefficients": Key("coefficients", "rad/s^k",
+                            "c_k of angle(t) = sum c_k t^k", required=True)}),
+    "spin_up": (lambda d: SpinUp(float(d["final_rate"]), float(d["spin_up_time"])), {
+        "final_rate": Key("number", "rad/s", "rate W reached at spin_up_time", required=True),
+        "spin_up_time": Key("positive", "s", "T: the rate rises as W (t/T - sin(2 pi t/T)/2 pi)",
+                            required=True)}),
 }
 
 
 def _check_motion(v, ctx) -> str | None:
-    # motion objects are checked key by key in _check_element; here only the container
+    # motion objects are checked key by key in check_element; here only the container
     return None if isinstance(v, Mapping) else "invalid"
 
 
-KINDS["motion"] = _Kind(
+KINDS["motion"] = ValueKind(
     "objects {\"type\": " + " or ".join(repr(m) for m in MOTION_TYPES) + ", ...}",
     _check_motion, lambda d: MOTION_TYPES[d["type"]][0](d), {"$ref": "#/$defs/motion"})
 
 BODY_KEYS = {
-    "name": _Key("body_name", doc="unique body name", required=True),
-    "mass": _Key("positive", "kg", required=True),
-    "inertia": _Key("positive", "kg m^2", "about the centre of mass", required=True),
-    "position": _Key("vector", "m", "initial centre of mass (default [0, 0])"),
-    "angle": _Key("number", "rad", "initial angle (default 0)"),
-    "velocity": _Key("vector", "m/s", "initial centre-of-mass velocity (default [0, 0])"),
-    "omega": _Key("number", "rad/s", "initial angular rate (default 0)"),
-    "markers": _Key("markers", "m", "named points in the body frame from the centre of mass"),
+    "name": Key("body_name", doc="unique body name", required=True),
+    "mass": Key("positive", "kg", required=True),
+    "inertia": Key("positive", "kg m^2", "about the centre of mass", required=True),
+    "position": Key("vector", "m", "initial centre of mass (default [0, 0])"),
+    "angle": Key("number", "rad", "initial angle (default 0)"),
+    "velocity": Key("vector", "m/s", "initial centre-of-mass velocity (default [0, 0])"),
+    "omega": Key("number", "rad/s", "initial angular rate (default 0)"),
+    "markers": Key("markers", "m", "named points in the body frame from the centre of mass"),
 }
-_MARKER_KEY = _Key("vector", "m")
+_MARKER_KEY = Key("vector", "m")
 
 # top-level keys and what they hold (for messages and MODEL_SCHEMA)
 TOP_KEYS = {
@@ -498,74 +548,86 @@ TOP_KEYS = {
     "joints": "list of joints, gears and drivers",
     "forces": "list of force elements",
     "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
+    "dimension": "2 (default): a planar model; 3-dimensional models are read by "
+                 "mbdcore.spatial.load_model",
 }
-_GRAVITY = _Key("vector", "m/s^2")
-_INPUT = _Key("number", "N m or N")
+_GRAVITY = Key("vector", "m/s^2")
+_INPUT = Key("number", "N m or N")
 
 
 # --- validation --------------------------------------------------------------------------------
-def _check_header(d: Mapping, problems: list) -> None:
+def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_KEYS,
+                 gravity: Key = _GRAVITY, hints: Mapping[str, str] | None = None) -> None:
+    """Check the top-level keys of a model (``top_keys``: name -> meaning; ``hints`` as in
+    :func:`check_keys`) and the common ones: format, version, description, gravity."""
     for k in d:
-        if k not in TOP_KEYS:
-            problems.append(f"{k}: unknown key; accepted keys: {', '.join(TOP_KEYS)}")
+        if k not in top_keys:
+            hint = (hints or {}).get(k) if isinstance(k, str) else None
+            problems.append(f"{k}: unknown key{f' ({hint})' if hint else ''}; accepted keys: "
+                            f"{', '.join(top_keys)}")
     if "format" not in d:
         problems.append(f"format: missing required key (accepted: {FORMAT!r})")
     elif d["format"] != FORMAT:
-        problems.append(f"format: {_show(d['format'])} is invalid: accepted values are {FORMAT!r}")
+        problems.append(f"format: {show_value(d['format'])} is invalid: accepted values are "
+                        f"{FORMAT!r}")
     if "version" not in d:
         problems.append(f"version: missing required key (accepted: {VERSION})")
     elif not (_is_number(d["version"]) and d["version"] == VERSION):
-        problems.append(f"version: {_show(d['version'])} is invalid: accepted values are "
+        problems.append(f"version: {show_value(d['version'])} is invalid: accepted values are "
                         f"{VERSION} (this module reads version {VERSION} only)")
     if "description" in d and not isinstance(d["description"], str):
-        problems.append(f"description: {_show(d['description'])} is invalid: accepted values "
+        problems.append(f"description: {show_value(d['description'])} is invalid: accepted values "
                         "are strings")
     if "gravity" in d:
-        _check_value("gravity", d["gravity"], _GRAVITY, _Context(), problems)
+        check_value("gravity", d["gravity"], gravity, ReferenceContext(), problems)
 
 
-def _check_marker_table(path: str, markers, problems: list) -> list[str]:
-    """Check {name: [x, y]}; return the names."""
+def check_marker_table(path: str, markers, problems: list,
+                       location: Key = _MARKER_KEY) -> list[str]:
+    """Check {name: location} (``location``: the key of one location, [x, y] in the
+    planar files); return the names."""
     if not isinstance(markers, Mapping):
-        problems.append(f"{path}: {_show(markers)} is invalid: accepted values are "
-                        f"{KINDS['markers'].accepted} [m]")
+        problems.append(f"{path}: {show_value(markers)} is invalid: accepted values are "
+                        f"objects of marker name: {location.accepted()}")
         return []
     for name, loc in markers.items():
         if not (isinstance(name, str) and name):
-            problems.append(f"{path}: marker name {_show(name)} is invalid: accepted values "
+            problems.append(f"{path}: marker name {show_value(name)} is invalid: accepted values "
                             "are non-empty strings")
-        _check_value(f"{path}.{name}", loc, _MARKER_KEY, _Context(), problems)
+        check_value(f"{path}.{name}", loc, location, ReferenceContext(), problems)
     return [str(n) for n in markers]
 
 
-def _check_list(d: Mapping, key: str, problems: list) -> list:
+def check_list(d: Mapping, key: str, problems: list) -> list:
+    """``d[key]`` (default []) if it is a list; a problem and [] otherwise."""
     value = d.get(key, [])
     if not isinstance(value, list):
-        problems.append(f"{key}: {_show(value)} is invalid: accepted values are lists of objects")
+        problems.append(f"{key}: {show_value(value)} is invalid: accepted values are lists of "
+                        "objects")
         return []
     return value
 
 
-def _check_bodies(d: Mapping, ctx: _Context, problems: list) -> None:
+def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
     ground = d.get("ground", {})
     if not isinstance(ground, Mapping):
-        problems.append(f"ground: {_show(ground)} is invalid: accepted values are objects "
+        problems.append(f"ground: {show_value(ground)} is invalid: accepted values are objects "
                         "{\"markers\": {name: [x, y]}}")
         ground = {}
     for k in ground:
         if k != "markers":
             problems.append(f"ground.{k}: unknown key; accepted keys: markers (the ground "
                             "frame is the reference frame)")
-    ctx.markers["ground"] = _check_marker_table("ground.markers", ground.get("markers", {}),
-                                                problems)
-    for i, body in enumerate(_check_list(d, "bodies", problems)):
+    ctx.markers["ground"] = check_marker_table("ground.markers", ground.get("markers", {}),
+                                               problems)
+    for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
         if not isinstance(body, Mapping):
-            problems.append(f"{path}: {_show(body)} is invalid: accepted values are objects "
+            problems.append(f"{path}: {show_value(body)} is invalid: accepted values are objects "
                             f"with keys {', '.join(BODY_KEYS)}")
             continue
-        good = _check_keys(path, body, BODY_KEYS, ctx, problems)
-        markers = (_check_marker_table(f"{path}.markers", body["markers"], problems)
+        good = check_keys(path, body, BODY_KEYS, ctx, problems)
+        markers = (check_marker_table(f"{path}.markers", body["markers"], problems)
                    if "markers" in good else [])
         name = good.get("name")
         if name is None:
@@ -581,11 +643,12 @@ def _body_of(ref) -> str:
     return ref.split(".", 1)[0] if isinstance(ref, str) else ref["body"]
 
 
-def _check_element(path: str, obj, registry: Mapping[str, Any], ctx: _Context,
-                   problems: list) -> dict | None:
-    """Check a typed object (joint, force or motion); return its valid values."""
+def check_element(path: str, obj, registry: Mapping[str, Any], ctx: ReferenceContext,
+                  problems: list, hints: Mapping[str, str] | None = None) -> dict | None:
+    """Check a typed object (joint, force or motion); return its valid values.
+    ``hints``: see :func:`check_keys`."""
     if not isinstance(obj, Mapping):
-        problems.append(f"{path}: {_show(obj)} is invalid: accepted values are objects with a "
+        problems.append(f"{path}: {show_value(obj)} is invalid: accepted values are objects with a "
                         f"\"type\" ({', '.join(registry)})")
         return None
     if "type" not in obj:
@@ -593,16 +656,17 @@ def _check_element(path: str, obj, registry: Mapping[str, Any], ctx: _Context,
         return None
     kind = obj["type"]
     if not isinstance(kind, str) or kind not in registry:
-        problems.append(f"{path}.type: {_show(kind)} is unknown: accepted "
+        problems.append(f"{path}.type: {show_value(kind)} is unknown: accepted "
                         f"{', '.join(registry)}")
         return None
     entry = registry[kind]
-    keys = entry[1] if isinstance(entry, tuple) else {"name": _NAME, **entry.keys}
-    good = _check_keys(path, obj, keys, ctx, problems, checked_elsewhere=("type",))
+    keys = entry[1] if isinstance(entry, tuple) else {"name": NAME_KEY, **entry.keys}
+    good = check_keys(path, obj, keys, ctx, problems, checked_elsewhere=("type",),
+                      hints=hints)
     if "motion" in good:  # the one nested typed object
-        if _check_element(f"{path}.motion", good["motion"], MOTION_TYPES, ctx, problems) is None:
+        if check_element(f"{path}.motion", good["motion"], MOTION_TYPES, ctx, problems) is None:
             del good["motion"]
-    if isinstance(entry, _Element):
+    if isinstance(entry, ElementType):
         if entry.distinct and all(k in good for k in entry.distinct):
             bodies = [_body_of(good[k]) for k in entry.distinct]
             if bodies[0] == bodies[1]:
@@ -616,20 +680,28 @@ def _check_element(path: str, obj, registry: Mapping[str, Any], ctx: _Context,
     return {"type": kind, **good}
 
 
-def _element_names(section: str, items: list) -> list[str]:
-    # an element without a name gets its type and 1-based position: joints[2] -> revolute3
+def element_names(section: str, items: list) -> list[str]:
+    """The names of checked elements ``[(index, values)]``: an element without a name gets
+    its type and 1-based position (joints[2] -> revolute3)."""
     return [it.get("name") if isinstance(it.get("name"), str)
             else f"{it['type']}{i + 1}" for i, it in items]
 
 
-def _check_section(d: Mapping, section: str, registry, ctx: _Context, problems: list) -> list:
+def check_section(d: Mapping, section: str, registry, ctx: ReferenceContext, problems: list,
+                  types_by_name: dict | None = None,
+                  hints: Mapping[str, str] | None = None) -> list:
+    """Check the typed list ``d[section]``; return [(index, valid values)].  With
+    ``types_by_name``, each element's name and type are recorded there as soon as it is
+    checked, so that later elements may refer to earlier ones (a gear to its joints)."""
     checked = []
-    for i, obj in enumerate(_check_list(d, section, problems)):
-        good = _check_element(f"{section}[{i}]", obj, registry, ctx, problems)
+    for i, obj in enumerate(check_list(d, section, problems)):
+        good = check_element(f"{section}[{i}]", obj, registry, ctx, problems, hints)
         if good is not None:
             checked.append((i, good))
+            if types_by_name is not None:
+                types_by_name.setdefault(element_names(section, [(i, good)])[0], good["type"])
     seen: dict[str, int] = {}
-    for (i, _), name in zip(checked, _element_names(section, checked)):
+    for (i, _), name in zip(checked, element_names(section, checked)):
         if name in seen:
             problems.append(f"{section}[{i}].name: {name!r} is a duplicate of "
                             f"{section}[{seen[name]}]: names must be unique within {section}")
@@ -653,14 +725,23 @@ def validate_model(d) -> list[str]:
         naming the accepted values.
     """
     if not isinstance(d, Mapping):
-        return [f"(top level): {_show(d)} is invalid: accepted values are objects "
+        return [f"(top level): {show_value(d)} is invalid: accepted values are objects "
                 f"{{\"format\": {FORMAT!r}, \"version\": {VERSION}, ...}}"]
+    if "dimension" in d:
+        dim = d["dimension"]
+        if _is_number(dim) and dim == 3:
+            return ["dimension: 3 is a spatial model, which this planar reader does not build; "
+                    "accepted here: 2; read it with mbdcore.spatial.load_model (which reads "
+                    "both)"]
+        if not (_is_number(dim) and dim == 2):
+            return [f"dimension: {show_value(dim)} is invalid: accepted values are 2 (planar) "
+                    "and 3 (spatial, read by mbdcore.spatial.load_model)"]
     problems: list[str] = []
-    _check_header(d, problems)
-    ctx = _Context()
+    check_header(d, problems)
+    ctx = ReferenceContext()
     _check_bodies(d, ctx, problems)
-    _check_section(d, "joints", JOINT_TYPES, ctx, problems)
-    forces = _check_section(d, "forces", FORCE_TYPES, ctx, problems)
+    check_section(d, "joints", JOINT_TYPES, ctx, problems)
+    forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
     declared: dict[str, int] = {}
     for i, good in forces:
         name = good.get("input")
@@ -672,20 +753,20 @@ def validate_model(d) -> list[str]:
         declared.setdefault(name, i)
     inputs = d.get("inputs", {})
     if not isinstance(inputs, Mapping):
-        problems.append(f"inputs: {_show(inputs)} is invalid: accepted values are objects "
+        problems.append(f"inputs: {show_value(inputs)} is invalid: accepted values are objects "
                         "{input name: start value}")
         inputs = {}
     for name, value in inputs.items():
         if name not in declared:
             problems.append(f"inputs.{name}: unknown input; accepted: inputs declared by "
                             f"forces: {', '.join(declared) or '(none)'}")
-        _check_value(f"inputs.{name}", value, _INPUT, ctx, problems)
+        check_value(f"inputs.{name}", value, _INPUT, ctx, problems)
     return problems
 
 
 # --- building ------------------------------------------------------------------------------
-def _convert(keys: Mapping[str, _Key], obj: Mapping) -> dict:
-    return {k: KINDS[keys[k].kind].convert(v) for k, v in obj.items() if k in keys}
+def convert_values(keys: Mapping[str, Key], obj: Mapping) -> dict:
+    return {k: keys[k].value_kind.convert(v) for k, v in obj.items() if k in keys}
 
 
 def model_from_dict(d: Mapping, source: str | None = None) -> System:
@@ -714,15 +795,15 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
             s.ground.add_marker(name, loc)
         for i, body in enumerate(d.get("bodies", [])):
             path = f"bodies[{i}]"
-            kwargs = _convert(BODY_KEYS, body)
+            kwargs = convert_values(BODY_KEYS, body)
             s.add_body(kwargs.pop("name"), **kwargs)
         for section, registry, add in (("joints", JOINT_TYPES, s.add_joint),
                                        ("forces", FORCE_TYPES, s.add_force)):
             items = list(enumerate(d.get(section, [])))
-            for (i, obj), name in zip(items, _element_names(section, items)):
+            for (i, obj), name in zip(items, element_names(section, items)):
                 path = f"{section}[{i}]"
                 entry = registry[obj["type"]]
-                kwargs = _convert(entry.keys, obj)
+                kwargs = convert_values(entry.keys, obj)
                 add(entry.cls(**kwargs, name=name))
         for name, value in d.get("inputs", {}).items():
             path = f"inputs.{name}"
@@ -732,7 +813,10 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     return s
 
 
-def _read_file(path: Path) -> Any:
+def read_model_data(path) -> Any:
+    """The parsed content of a model file (``.json``, or ``.yaml``/``.yml`` with PyYAML),
+    not yet validated; :class:`ModelFileError` if it cannot be read or parsed."""
+    path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in FILE_TYPES:
         raise ModelFileError([f"(file): {path.name!r} is not a model file: accepted file "
@@ -818,11 +902,11 @@ def load_model(path_or_dict) -> System:
     if isinstance(path_or_dict, Mapping):
         return model_from_dict(path_or_dict)
     path = Path(path_or_dict)
-    return model_from_dict(_read_file(path), source=str(path))
+    return model_from_dict(read_model_data(path), source=str(path))
 
 
 # --- saving ------------------------------------------------------------------------------
-def _describe_section(section: str, elements, registry: Mapping[str, _Element]) -> list:
+def describe_elements(section: str, elements, registry: Mapping[str, ElementType]) -> list:
     by_class = {e.cls: e for e in registry.values()}
     out = []
     for i, element in enumerate(elements):
@@ -834,7 +918,7 @@ def _describe_section(section: str, elements, registry: Mapping[str, _Element]) 
                                   + ", ".join(e.cls.__name__ for e in registry.values())])
         try:
             values = entry.describe(element)
-        except _Undescribable as exc:
+        except Undescribable as exc:
             raise ModelFileError([f"{section}[{i}] ({element.name}): {exc}"]) from None
         out.append({"type": entry.type, "name": element.name,
                     **{k: float(v) if isinstance(v, (float, np.floating)) else v
@@ -877,8 +961,8 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
                     "velocity": _vec(b.velocity), "omega": b.omega,
                     "markers": {k: _vec(v) for k, v in b.markers.items()}}
                    for b in system.bodies]
-    d["joints"] = _describe_section("joints", system.joints, JOINT_TYPES)
-    d["forces"] = _describe_section("forces", system.forces_list, FORCE_TYPES)
+    d["joints"] = describe_elements("joints", system.joints, JOINT_TYPES)
+    d["forces"] = describe_elements("forces", system.forces_list, FORCE_TYPES)
     if system.inputs:
         d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
     problems = validate_model(d)
@@ -913,8 +997,14 @@ def save_model(system: System, path, description: str | None = None) -> Path:
     Floats are written with their shortest exact representation, so the loaded system
     has bit-identical parameters.
     """
+    return write_model_data(model_to_dict(system, description), path)
+
+
+def write_model_data(d: Mapping, path) -> Path:
+    """Write a model dictionary to ``path`` (``.json``, or ``.yaml``/``.yml`` with PyYAML):
+    JSON with vectors and short elements on one line, floats in their shortest exact
+    representation."""
     path = Path(path)
-    d = model_to_dict(system, description)
     suffix = path.suffix.lower()
     if suffix == ".json":
         path.write_text(_dumps(d) + "\n", encoding="utf-8")
@@ -929,17 +1019,17 @@ def save_model(system: System, path, description: str | None = None) -> Path:
 
 
 # --- JSON Schema ---------------------------------------------------------------------------
-def _key_schema(key: _Key) -> dict:
-    schema = dict(KINDS[key.kind].schema)
+def key_schema(key: Key) -> dict:
+    schema = dict(key.value_kind.schema)
     text = " ".join(p for p in (key.doc, f"[{key.unit}]" if key.unit else "") if p)
     if text:
         schema["description"] = text
     return schema
 
 
-def _object_schema(keys: Mapping[str, _Key], type_name: str | None = None,
-                   doc: str | None = None) -> dict:
-    props = {k: _key_schema(v) for k, v in keys.items()}
+def object_schema(keys: Mapping[str, Key], type_name: str | None = None,
+                  doc: str | None = None) -> dict:
+    props = {k: key_schema(v) for k, v in keys.items()}
     required = [k for k, v in keys.items() if v.required]
     if type_name is not None:
         props = {"type": {"const": type_name}, **props}
@@ -953,20 +1043,21 @@ def _object_schema(keys: Mapping[str, _Key], type_name: str | None = None,
 
 def _build_schema() -> dict:
     def typed(registry):
-        return {"oneOf": [_object_schema({"name": _NAME, **e.keys}, t, e.cls.__doc__)
+        return {"oneOf": [object_schema({"name": NAME_KEY, **e.keys}, t, e.cls.__doc__)
                           for t, e in registry.items()]}
 
     top = {
         "format": {"const": FORMAT},
         "version": {"const": VERSION},
         "description": {"type": "string"},
-        "gravity": _key_schema(_GRAVITY),
+        "gravity": key_schema(_GRAVITY),
         "ground": {"type": "object", "additionalProperties": False,
                    "properties": {"markers": KINDS["markers"].schema}},
         "bodies": {"type": "array", "items": {"$ref": "#/$defs/body"}},
         "joints": {"type": "array", "items": {"$ref": "#/$defs/joint"}},
         "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
         "inputs": {"type": "object", "additionalProperties": {"type": "number"}},
+        "dimension": {"const": 2},
     }
     for k, doc in TOP_KEYS.items():
         top[k]["description"] = doc
@@ -978,10 +1069,10 @@ def _build_schema() -> dict:
         "type": "object", "additionalProperties": False, "required": ["format", "version"],
         "properties": top,
         "$defs": {
-            "body": _object_schema(BODY_KEYS),
+            "body": object_schema(BODY_KEYS),
             "joint": typed(JOINT_TYPES),
             "force": typed(FORCE_TYPES),
-            "motion": {"oneOf": [_object_schema(keys, t) for t, (_, keys)
+            "motion": {"oneOf": [object_schema(keys, t) for t, (_, keys)
                                  in MOTION_TYPES.items()]},
         },
     }
@@ -996,7 +1087,7 @@ def format_reference() -> str:
     parts = [f"bodies[]\n{keys(BODY_KEYS)}"]
     for section, registry in (("joints", JOINT_TYPES), ("forces", FORCE_TYPES)):
         for t, e in registry.items():
-            table = {"name": _NAME, **e.keys}
+            table = {"name": NAME_KEY, **e.keys}
             parts.append(f"{section}[] type {t!r} ({e.cls.__name__})\n{keys(table)}")
     for t, (_, table) in MOTION_TYPES.items():
         parts.append(f"driver motion type {t!r}\n{keys(table)}")

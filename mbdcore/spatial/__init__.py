@@ -3,7 +3,8 @@ rigid bodies and slender bars, spatial joints, gears and drivers, body torques, 
 System with 3D gravity and redundant-constraint handling; ANCF cables and fully
 parameterised beams (``ancf``; the element loops of their forces and tangents in C,
 ``native/ancf3d.c``) and the single-body analyses with held coordinates used to check
-them (docs/spatial.md)."""
+them; model files of either dimension (``model_file``: ``load_model`` reads planar and
+spatial files) (docs/spatial.md)."""
 
 from mbdcore.spatial.ancf import (
     ANCF3D_C_SOURCE,
@@ -49,6 +50,18 @@ from mbdcore.spatial.kinematics import (
     slope,
     vector,
 )
+from mbdcore.spatial.model_file import (
+    BODY_TYPES,
+    DIMENSION,
+    MODEL_SCHEMA,
+    format_reference,
+    load_model,
+    model_dimension,
+    model_from_dict,
+    model_to_dict,
+    save_model,
+    validate_model,
+)
 from mbdcore.spatial.system import SpatialSystem
 
 __all__ = [
@@ -89,4 +102,14 @@ __all__ = [
     "StrainTable",
     "static_deflection",
     "vibration_modes",
+    "BODY_TYPES",
+    "DIMENSION",
+    "MODEL_SCHEMA",
+    "format_reference",
+    "load_model",
+    "model_dimension",
+    "model_from_dict",
+    "model_to_dict",
+    "save_model",
+    "validate_model",
 ]

@@ -173,7 +173,8 @@ class _HermiteLine(HermiteLineBody):
         self.length = float(self.node_arc[-1])          # stress-free length L0 [m]
         self._q0 = np.ascontiguousarray(nodes, dtype=float).ravel()
         self.tangent0 = nodes[0, 3:6] / np.linalg.norm(nodes[0, 3:6])
-        x, w = np.polynomial.legendre.leggauss(n_gauss)
+        self.n_gauss = int(n_gauss)          # Gauss points per element
+        x, w = np.polynomial.legendre.leggauss(int(n_gauss))
         self._gauss_xi = np.ascontiguousarray(0.5 * (x + 1.0))
         self._gauss_w = np.ascontiguousarray(0.5 * w)       # on [0, 1]: sum 1
         self._setup_mass()
@@ -311,6 +312,8 @@ class ANCFCable(_HermiteLine):
         ends, chord, length, n = self._straight(start, end, n_elements)
         l0 = length if stress_free_length is None else \
             positive_parameter(self._owner(), "stress_free_length", stress_free_length, "m")
+        # the straight shape's arguments, kept as given (a model file writes them back)
+        self.start, self.end, self.stress_free_length = ends[0], ends[1], l0
         x = np.linspace(0.0, 1.0, n + 1)
         positions = ends[0] + np.outer(x, chord)
         slopes = np.tile(chord / l0, (n + 1, 1))
@@ -342,6 +345,7 @@ class ANCFCable(_HermiteLine):
         """
         self = cls.__new__(cls)
         HermiteLineBody.__init__(self, name)
+        self.start = self.end = self.stress_free_length = None     # not a straight cable
         positions = _vectors(self._owner(), "positions", positions)
         if positions.shape[0] < 2:
             raise ParameterError(f"ANCF cable {name!r}: positions has {positions.shape[0]} "
@@ -531,14 +535,18 @@ class ANCFBeam3D(_HermiteLine):
         self.penalty = self.ea if penalty is None else \
             positive_parameter(owner, "penalty", penalty, "N")
         t = chord / length
+        section_y_given = section_y
         if section_y is None:
             section_y = np.eye(3)[int(np.argmin(np.abs(t)))]
-        y = _vectors(self._owner(), "section_y", [np.ravel(section_y)], 1)[0]
-        y = y - (y @ t) * t
+        y_given = _vectors(self._owner(), "section_y", [np.ravel(section_y)], 1)[0]
+        y = y_given - (y_given @ t) * t
         if not np.linalg.norm(y) > 1e-9:
             raise ParameterError(f"ANCF beam {name!r}: section_y = {section_y!r} is along "
                                  "the beam's axis: accepted a direction normal to it")
         y /= np.linalg.norm(y)
+        # the arguments, kept as given (a model file writes them back)
+        self.start, self.end = ends[0], ends[1]
+        self.section_y = None if section_y_given is None else y_given
         z = np.cross(t, y)
         x = np.linspace(0.0, 1.0, n + 1)
         nodes = np.column_stack([ends[0] + np.outer(x, chord), np.tile(t, (n + 1, 1)),

@@ -43,8 +43,9 @@ Platform's algorithm annotation (``ssc:Annotation type="com.opensimulationplatfo
 co-simulation algorithm from nothing else, and without it (the libcosim of libcosimpy
 0.0.6) ``cosim_ssp_execution_create`` runs a null algorithm and the process crashes.
 Both tools match the prefixes ``ssd:``, ``ssc:``, ``ssv:``, ``oms:``, ``osp:`` literally
-(pugixml, boost.property_tree) rather than by namespace, so these are the prefixes written.  fmpy's SSP runner validates the file against
-the SSP 1.0 schemas, which everything written here passes.
+(pugixml, boost.property_tree) rather than by namespace, so these are the prefixes
+written.  fmpy's SSP runner validates the file against the SSP 1.0 schemas, which
+everything written here passes.
 
 Not supported (refused with a message naming the element, never silently
 ignored): nested systems, connectors of the system itself, connections with a

@@ -194,8 +194,10 @@ def test_the_extra_step_of_delay_destabilises_the_loop_at_2_ms(c_fmus, tmp_path)
     assert np.ptp(ours(c_fmus, 2 * H, True, 1.0)[last, tau1]) < 0.05
 
 
-def test_exported_ssp_runs_in_libcosim_with_its_own_step(c_fmus, tmp_path):
-    """``export_ssp`` of the closed loop at a 0.5 ms step (parameters bound: the arm's
+@pytest.mark.parametrize("suffix", [".ssp", ".ssd"])
+def test_exported_ssp_runs_in_libcosim_with_its_own_step(c_fmus, tmp_path, suffix):
+    """``export_ssp`` of the closed loop (an archive, or a description referring to the
+    FMUs where they are) at a 0.5 ms step (parameters bound: the arm's
     method and substeps, a softer joint-1 gain, 60 instead of 200 N m/rad; the
     controller's feedthrough override) loaded by ``CosimExecution.from_ssp_file``
     *without a step*: libcosim takes its algorithm and step only from its own
@@ -204,10 +206,13 @@ def test_exported_ssp_runs_in_libcosim_with_its_own_step(c_fmus, tmp_path):
     (measured 1e-17).  The file carries the annotation with the prefixes libcosim matches
     literally (its SSP 1.0 validity: tests/test_fmu/test_ssp.py)."""
     system = closed_loop(c_fmus, ctrl_feedthrough=False, ctrl_params={"kp1": SOFT_KP1})
-    path = export_ssp(system, tmp_path / "loop.ssp", stop_time=0.2, step=H / 2,
+    path = export_ssp(system, tmp_path / f"loop{suffix}", stop_time=0.2, step=H / 2,
                       method="jacobi")
-    with zipfile.ZipFile(path) as z:
-        ssd = z.read("SystemStructure.ssd")
+    if suffix == ".ssp":
+        with zipfile.ZipFile(path) as z:
+            ssd = z.read("SystemStructure.ssd")
+    else:
+        ssd = path.read_bytes()
     algorithm = etree.fromstring(ssd).find(
         "ssd:DefaultExperiment/ssd:Annotations/ssc:Annotation[@type='com.opensimulationplatform']"
         "/osp:Algorithm/osp:FixedStepAlgorithm", SSP_NAMESPACES)

@@ -37,8 +37,15 @@ Other tools
 An exported system carries OMSimulator's system annotation (``ssc:Annotation
 type="org.openmodelica"`` with ``oms:Annotations/oms:SimulationInformation/
 oms:FixedStepMaster``, the communication step of the experiment, 1 ms if none):
-OMSimulator refuses a system without it.  fmpy's SSP runner validates the file against
-the SSP 1.0 schemas, which everything written here passes.
+OMSimulator refuses a system without it.  Its DefaultExperiment carries the Open Simulation
+Platform's algorithm annotation (``ssc:Annotation type="com.opensimulationplatform"`` with
+``osp:Algorithm/osp:FixedStepAlgorithm baseStepSize``, the same step): libcosim takes its
+co-simulation algorithm from nothing else, and without it (the libcosim of libcosimpy
+0.0.6) ``cosim_ssp_execution_create`` runs a null algorithm and the process crashes.
+Both tools match the prefixes ``ssd:``, ``ssc:``, ``ssv:``, ``oms:``, ``osp:`` literally
+(pugixml, boost.property_tree) rather than by namespace, so these are the prefixes
+written.  fmpy's SSP runner validates the file against the SSP 1.0 schemas, which
+everything written here passes.
 
 Not supported (refused with a message naming the element, never silently
 ignored): nested systems, connectors of the system itself, connections with a
@@ -93,7 +100,10 @@ SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
 FC = "http://flexcosim.org/ssp-annotations/1.0"
 #: OMSimulator's annotation namespace (it matches element names with this prefix: "oms:")
 OMS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
-for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC), ("oms", OMS)):
+#: the Open Simulation Platform's annotation namespace (libcosim matches the prefix "osp:")
+OSP = "http://opensimulationplatform.com/SSP/OSPAnnotations"
+for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC), ("oms", OMS),
+                      ("osp", OSP)):
     ET.register_namespace(_prefix, _uri)
 
 FMU_TYPE = "application/x-fmu-sharedlibrary"
@@ -102,7 +112,8 @@ BLOCK_SCHEME = "python:"
 MASTER_ANNOTATION = "org.flexcosim.master"
 FEEDTHROUGH_ANNOTATION = "org.flexcosim.feedthrough"
 OMS_ANNOTATION = "org.openmodelica"
-#: communication step written for OMSimulator when the experiment gives none [s]
+OSP_ANNOTATION = "com.opensimulationplatform"
+#: communication step written for OMSimulator and libcosim when the experiment gives none [s]
 OMS_DEFAULT_STEP = 1e-3
 #: SSD versions read: SSP 1.x, and SSP 2.x as far as SSP 1.0 can express it
 SSD_VERSIONS = ("1.", "2.")
@@ -250,14 +261,15 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
     exp_attrs = {k: repr(float(experiment[key])) for k, key in
                  (("startTime", "start_time"), ("stopTime", "stop_time")) if key in experiment}
     master = {k: str(experiment[k]) for k in ("step", "method", "extrapolation") if k in experiment}
-    if exp_attrs or master:
-        de = ET.SubElement(root, _q(SSD, "DefaultExperiment"), exp_attrs)
-        if master:
-            ann = ET.SubElement(ET.SubElement(de, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
-                                {"type": MASTER_ANNOTATION})
-            if "step" in master:
-                master["step"] = repr(float(experiment["step"]))
-            ET.SubElement(ann, _q(FC, "Master"), master)
+    # always written: libcosim needs its algorithm annotation (see the module docstring)
+    de = ET.SubElement(root, _q(SSD, "DefaultExperiment"), exp_attrs)
+    annotations = ET.SubElement(de, _q(SSD, "Annotations"))
+    if master:
+        ann = ET.SubElement(annotations, _q(SSC, "Annotation"), {"type": MASTER_ANNOTATION})
+        if "step" in master:
+            master["step"] = repr(float(experiment["step"]))
+        ET.SubElement(ann, _q(FC, "Master"), master)
+    _osp_annotation(annotations, experiment)
     return root
 
 
@@ -273,6 +285,16 @@ def _oms_annotation(sysel: ET.Element, experiment: Mapping[str, Any]) -> None:
     ET.SubElement(info, _q(OMS, "FixedStepMaster"), {
         "description": "oms-ma", "stepSize": repr(step), "absoluteTolerance": "0.0001",
         "relativeTolerance": "0.0001"})
+
+
+def _osp_annotation(annotations: ET.Element, experiment: Mapping[str, Any]) -> None:
+    """The Open Simulation Platform's algorithm annotation of the DefaultExperiment:
+    libcosim's fixed-step algorithm at the experiment's communication step (1 ms if none),
+    the only place libcosim reads its algorithm and step from."""
+    step = float(experiment.get("step", OMS_DEFAULT_STEP))
+    ann = ET.SubElement(annotations, _q(SSC, "Annotation"), {"type": OSP_ANNOTATION})
+    ET.SubElement(ET.SubElement(ann, _q(OSP, "Algorithm")), _q(OSP, "FixedStepAlgorithm"),
+                  {"baseStepSize": repr(step)})
 
 
 def _bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:

@@ -496,6 +496,36 @@ def test_exported_system_carries_the_annotation_omsimulator_needs(lag_fmu, tmp_p
     assert load_system(path).connections == {"sensor.u": "plant.x"}   # and we ignore it
 
 
+OSP_NS = "http://opensimulationplatform.com/SSP/OSPAnnotations"
+
+
+@pytest.mark.parametrize("experiment, step", [({"stop_time": 1.0, "step": 0.01}, "0.01"),
+                                              ({}, "0.001")])
+def test_exported_system_carries_the_algorithm_annotation_libcosim_needs(lag_fmu, tmp_path,
+                                                                         experiment, step):
+    """libcosim (Open Simulation Platform) takes its co-simulation algorithm and step only
+    from the DefaultExperiment annotation ``com.opensimulationplatform``; without it its
+    SSP loader runs a null algorithm and the process crashes (tests/test_fmu/
+    test_libcosim.py runs the file there).  Written with the experiment's step, 1 ms if
+    none, as valid SSP 1.0, with the literal prefixes libcosim's parser matches."""
+    path = export_ssp(lags_only(lag_fmu), tmp_path / "s.ssp", **experiment)
+    with zipfile.ZipFile(path) as z:
+        ssd = z.read("SystemStructure.ssd")
+    doc = assert_valid_ssp10(ssd)
+    ns = {"ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+          "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon", "osp": OSP_NS}
+    ann = doc.findall("ssd:DefaultExperiment/ssd:Annotations/ssc:Annotation", ns)
+    osp = [a for a in ann if a.get("type") == "com.opensimulationplatform"]
+    assert len(osp) == 1 and len(osp[0]) == 1      # SSP 1.0: one element per annotation
+    algorithm = osp[0].find("osp:Algorithm/osp:FixedStepAlgorithm", ns)
+    assert algorithm.get("baseStepSize") == step
+    text = ssd.decode()
+    for tag in ('<ssc:Annotation type="com.opensimulationplatform">', "<osp:Algorithm>",
+                "<osp:FixedStepAlgorithm "):
+        assert tag in text
+    assert load_system(path).experiment == experiment          # and we ignore it
+
+
 SYSTEM_BINDING = """<ssd:ParameterBindings>
       <ssd:ParameterBinding>
         <ssd:ParameterValues>

@@ -53,7 +53,8 @@ def main(out="results", duration=7.0, h=0.02):
                         *truss.motor_currents(v), *truss.motor_torques(v)])
     latches = [f.latch_time for f in truss.system.forces_list if f.kind == "latch"]
     th = np.array([truss.bay_angles(q) for q in r.q])
-    print(f"latched at {latches} s; final aperture {truss.aperture_diameter(r.q[-1]):.9f} m "
+    when = ", ".join("not latched" if x is None else f"{x:.3g}" for x in latches)
+    print(f"latched at t = {when} s; final aperture {truss.aperture_diameter(r.q[-1]):.9f} m "
           f"(error {truss.aperture_error(r.q[-1]):.2e} m); bay-angle spread "
           f"{np.abs(th - th[:, :1]).max():.1e} rad; peak motor current "
           f"{max(np.abs(truss.motor_currents(v)).max() for v in r.v):.2f} A")

@@ -24,6 +24,8 @@ WRITES = {
                          "antenna_pointing.png"],
     "antenna_deployment": ["deployment_smooth.csv", "deployment_bang-bang.csv",
                            "antenna_deployment.png"],
+    "ring_truss_deployment": ["ring_truss_deployment.csv", "ring_truss_configurations.png",
+                              "ring_truss_deployment.gif"],
 }
 
 

@@ -47,6 +47,8 @@ def test_example_runs_and_writes_its_files(name, tmp_path):
         assert path.is_file() and path.stat().st_size > 0, f"{name} did not write {file}"
         if file.endswith(".png"):
             assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        elif file.endswith(".gif"):
+            assert path.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
         elif file == "tune_manipulator.csv":       # the sweep's table, one row per case
             data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
             assert data.dtype.names == ("payload_kg", "kp1_Nm_per_rad", "residual_vibration_m")

@@ -34,8 +34,9 @@ from mbdcore.models.antenna import PointingAxisBlock
 from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
-from mbdcore.multibody.model_file import load_model, model_to_dict
 from mbdcore.multibody.system_block import SystemBlock
+from mbdcore.spatial.model_file import DIMENSION, load_model, model_to_dict
+from mbdcore.spatial.system_block import SpatialSystemBlock
 
 __all__ = ["main"]
 
@@ -187,11 +188,12 @@ def _build(args, parser) -> int:
         block, name = MODELS[args.model]
         config = None
     elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
-
-        block = SystemBlock
+        # either dimension (mbdcore.spatial reads both); a planar file keeps the planar block
+        system = load_model(args.model)
+        block = SpatialSystemBlock if system.dim == DIMENSION else SystemBlock
         stem = Path(args.model).stem
         name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
-        config = {"model": model_to_dict(load_model(args.model)),
+        config = {"model": model_to_dict(system),
                   "inputs": args.inputs.split(",") if args.inputs else None,
                   "outputs": args.outputs.split(",") if args.outputs else None}
     else:

@@ -26,7 +26,7 @@ rates that only separate voltages can correct; a common voltage is the case of e
 inputs.
 
 Outputs: ``deployment_ratio`` [1] (aperture diameter over the designed one),
-``aperture`` [m], ``aperture_error`` [m], ``bay_angle{k}`` [rad], ``motor_current{k}``
+``aperture_diameter`` [m], ``aperture_error`` [m], ``bay_angle{k}`` [rad], ``motor_current{k}``
 [A].  Cable tensions come with the cable net: :func:`truss_outputs` is where they go
 (``cable_tension...`` [N]).
 """
@@ -73,7 +73,8 @@ def truss_outputs(n_bays: int) -> tuple[Signal, ...]:
     return (
         Signal("deployment_ratio", "1", "aperture diameter over the designed one "
                "(sin(theta) for a synchronous deployment, 1 deployed)"),
-        Signal("aperture", "m", "diameter of the circle through the verticals' axes"),
+        Signal("aperture_diameter", "m", "diameter of the circle through the verticals' axes "
+               "(the parameter aperture once deployed)"),
         Signal("aperture_error", "m", "twice the largest deviation of a vertical from the "
                "designed radius"),
         *(Signal(f"bay_angle{k}", "rad", f"angle between bay {k}'s horizontal bars and the "
@@ -146,7 +147,7 @@ class RingTrussBlock(SystemBlock):
         if self._out is None:
             truss, q, v = self.truss, self.q, self.v
             out = {"deployment_ratio": truss.deployment_ratio(q),
-                   "aperture": truss.aperture_diameter(q),
+                   "aperture_diameter": truss.aperture_diameter(q),
                    "aperture_error": truss.aperture_error(q)}
             out.update((f"bay_angle{k}", a) for k, a in enumerate(truss.bay_angles(q)))
             out.update((f"motor_current{k}", i) for k, i in enumerate(truss.motor_currents(v)))

@@ -1,5 +1,6 @@
-"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR``,
-``flexcosim export-c MODEL -o DIR`` (a C-source FMU, no Python needed to run it) and
+"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` (a built-in model,
+or a model file of either dimension), ``flexcosim export-c MODEL -o DIR`` (a C-source
+FMU, no Python needed to run it) and
 ``flexcosim cosim SYSTEM --stop 10 --step 1e-3 [--realtime] [-o results.csv]``.
 
 Results go to stdout; messages (warnings, an FMU's log with ``-v``) and the progress of
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
     build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(MODELS)) +
-                           ", or a model file (.json/.yaml) of the multibody engine",
+                           ", or a model file (.json/.yaml, planar or spatial) of the multibody engine",
                            parents=[chatter])
     build.add_argument("model", help="built-in model name or model file")
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")

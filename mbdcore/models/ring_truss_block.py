@@ -116,7 +116,7 @@ class RingTrussBlock(SystemBlock):
             raise ParameterError(f"unknown ring truss configuration key(s) {unknown}; "
                                  "accepted: ['n_bays']")
         n_bays = ring_truss_parameters(n_bays=config.get("n_bays", _DEFAULT_BAYS))["n_bays"]
-        attrs = {"CONFIG": {"n_bays": n_bays}, "PARAMETERS": _parameters(n_bays),
+        attrs = {"CONFIG": {"n_bays": n_bays}, "CONFIGURED": True, "PARAMETERS": _parameters(n_bays),
                  "INPUTS": truss_inputs(n_bays), "OUTPUTS": truss_outputs(n_bays),
                  "__doc__": f"The deployable ring truss of {n_bays} bays with its diagonal "
                             "motors and latches (mbdcore.models.ring_truss_block)."}

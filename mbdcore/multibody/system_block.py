@@ -123,6 +123,7 @@ class SystemBlock(Block):
         config["inputs"], config["outputs"] = inputs, outputs
         attrs = {
             "CONFIG": config,
+            "CONFIGURED": True,
             "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}")
                             for u in inputs),
             "OUTPUTS": tuple(Signal(o, available[o][0], available[o][1]) for o in outputs),
@@ -198,7 +199,11 @@ class SystemBlock(Block):
         def set_x(block, x):
             x = np.array(x, dtype=float)
             block.q, block.v = x[:n].copy(), x[n:].copy()
-            if not block.implicit:
+            if block.implicit:
+                # accelerations and multipliers consistent with the new state, not the
+                # old state's (generalized-alpha carries them from step to step)
+                block.integrator.start(block.system, block.time, block.q, block.v)
+            else:
                 block.integrator.start(block.time, x)
             block._out = None
         return VectorState(names + [f"der({c})" for c in names],

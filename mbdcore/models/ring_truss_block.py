@@ -27,7 +27,7 @@ inputs.
 
 Outputs: ``deployment_ratio`` [1] (aperture diameter over the designed one),
 ``aperture_diameter`` [m], ``aperture_error`` [m], ``bay_angle{k}`` [rad], ``motor_current{k}``
-[A].  Cable tensions come with the cable net: :func:`truss_outputs` is where they go
+[A], ``latched_bays`` [1] (how many latches have engaged).  Cable tensions come with the cable net: :func:`truss_outputs` is where they go
 (``cable_tension...`` [N]).
 """
 from __future__ import annotations
@@ -81,6 +81,8 @@ def truss_outputs(n_bays: int) -> tuple[Signal, ...]:
                  "vertical (pi/2 deployed)") for k in range(n_bays)),
         *(Signal(f"motor_current{k}", "A", f"armature current of bay {k}'s motor")
           for k in range(n_bays)),
+        Signal("latched_bays", "1", "number of diagonals whose latch has engaged (N: the "
+               "truss is locked deployed)"),
     )
 
 
@@ -151,5 +153,7 @@ class RingTrussBlock(SystemBlock):
                    "aperture_error": truss.aperture_error(q)}
             out.update((f"bay_angle{k}", a) for k, a in enumerate(truss.bay_angles(q)))
             out.update((f"motor_current{k}", i) for k, i in enumerate(truss.motor_currents(v)))
+            out["latched_bays"] = sum(bool(f.discrete_state()["latched"])
+                                      for f in truss.system.forces_list if f.kind == "latch")
             self._out = {name: float(value) for name, value in out.items()}
         return self._out

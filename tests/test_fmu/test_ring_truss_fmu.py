@@ -46,7 +46,7 @@ def in_python() -> np.ndarray:
 
 
 def fmpy_instance(unzipped: Unzipped, **params) -> Instance:
-    fmu = Instance(unzipped.md, str(unzipped.dir), step=H, folded_angle=FOLDED, **params)
+    fmu = Instance(unzipped.md, str(unzipped.dir), step=H, **{"folded_angle": FOLDED, **params})
     for k, v in enumerate(VOLTS):
         fmu.set(f"voltage{k}", v)
     return fmu
@@ -59,6 +59,7 @@ def test_signals_carry_units_and_the_fmu_validates(truss_fmu):
     assert {units[f"voltage{k}"] for k in range(N_BAYS)} == {"V"}
     assert {units[f"bay_angle{k}"] for k in range(N_BAYS)} == {"rad"}
     assert {units[f"motor_current{k}"] for k in range(N_BAYS)} == {"A"}
+    assert units["latched_bays"] == "1"
     assert (units["deployment_ratio"], units["aperture_error"], units["aperture_diameter"],
             units["folded_angle"], units["screw_damping"]) == ("1", "m", "m", "rad", "N.s/m")
 
@@ -84,26 +85,29 @@ def test_fmu_in_fmpy_equals_the_block(truss_fmu, in_python):
     np.testing.assert_allclose(got, in_python, rtol=0, atol=1e-9)
 
 
-def test_fmu_state_round_trips(truss_fmu):
-    """getFMUstate after a step, two steps, setFMUstate, the same two steps: the same
-    outputs (the latches, the integrator's accelerations and the held voltages saved)."""
-    fmu = fmpy_instance(truss_fmu)
+def test_fmu_state_round_trips_across_the_latching(truss_fmu):
+    """Nearly deployed (1.562 rad): getFMUstate after a step, five steps in which the
+    latches engage, setFMUstate, the same five steps: the same outputs, the latches open
+    again after the restore (their state is saved), and locked at the designed aperture."""
+    fmu = fmpy_instance(truss_fmu, folded_angle=1.562)
     fmu.step()
     saved, t_saved = fmu.fmu.getFMUstate(), fmu.t
     first = []
-    for _ in range(2):
+    for _ in range(5):
         fmu.step()
         first.append(fmu.get(*OUTPUTS))
     fmu.fmu.setFMUstate(saved)
     fmu.t = t_saved
     again = []
-    for _ in range(2):
+    for _ in range(5):
         fmu.step()
         again.append(fmu.get(*OUTPUTS))
     fmu.fmu.freeFMUstate(saved)
     fmu.close()
     assert np.array_equal(first, again)
-    assert not np.array_equal(first[0], first[1])     # the state moved between them
+    latched = np.array(first)[:, OUTPUTS.index("latched_bays")]
+    assert latched[0] == 0 and latched[-1] == N_BAYS       # the latches engaged in between
+    assert np.array(first)[-1, OUTPUTS.index("aperture_error")] < 1e-6
 
 
 def test_c_host_runs_the_truss_with_an_empty_environment(host, truss_fmu, in_python, tmp_path):

@@ -35,6 +35,7 @@ from mbdcore.models.antenna import PointingAxisBlock
 from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
+from mbdcore.models.ring_truss_block import RingTrussBlock
 from mbdcore.multibody.system_block import SystemBlock
 from mbdcore.spatial.model_file import DIMENSION, load_model, model_to_dict
 from mbdcore.spatial.system_block import SpatialSystemBlock
@@ -68,11 +69,14 @@ def main(argv: list[str] | None = None) -> int:
 
     build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(MODELS)) +
-                           ", or a model file (.json/.yaml, planar or spatial) of the multibody engine",
+                           ", ring-truss (the deployable ring truss, --bays N), or a model "
+                           "file (.json/.yaml, planar or spatial) of the multibody engine",
                            parents=[chatter])
     build.add_argument("model", help="built-in model name or model file")
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
     build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
+    build.add_argument("--bays", type=int, help="ring-truss: number of bays, built in "
+                       "(even, >= 4; default 6)")
     build.add_argument("--inputs", help="model file: comma-separated inputs (default: all)")
     build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
                        "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "
@@ -182,10 +186,21 @@ def _command(args, parser) -> int:
     return 2  # pragma: no cover
 
 
+#: ``flexcosim build`` name of the ring truss (configured by ``--bays``)
+RING_TRUSS = "ring-truss"
+
+
 def _build(args, parser) -> int:
     """``flexcosim build``: a built-in model or a model file as an FMU."""
     out = Path(args.out)
-    if args.model in MODELS:
+    if args.bays is not None and args.model != RING_TRUSS:
+        parser.error(f"--bays is for {RING_TRUSS}, not {args.model!r}")
+    if args.model == RING_TRUSS:
+        # the number of bays fixes the signals: built in, as a model file's signals are
+        config = {} if args.bays is None else {"n_bays": args.bays}
+        block = RingTrussBlock
+        name = args.name or RingTrussBlock.configured(config).__name__.replace("Block", "")
+    elif args.model in MODELS:
         block, name = MODELS[args.model]
         config = None
     elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
@@ -199,7 +214,7 @@ def _build(args, parser) -> int:
                   "outputs": args.outputs.split(",") if args.outputs else None}
     else:
         parser.error(f"model {args.model!r}: accepted built-in models are "
-                     f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
+                     f"{', '.join(sorted(MODELS))}, {RING_TRUSS}, or a .json/.yaml model file")
     path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
                      model_name=name, configuration=config)
     print(path)

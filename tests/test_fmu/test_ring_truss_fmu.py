@@ -10,6 +10,7 @@ from fmpy.validation import validate_fmu
 
 from fmi_host import ERROR, OK, Unzipped, start
 from fmi_instance import Instance
+from flexcosim.cli import main as cli
 from fmu.fmi.build import build_fmu
 from mbdcore.blocks import ParameterError, StepError
 from mbdcore.models.ring_truss_block import RingTrussBlock
@@ -163,3 +164,17 @@ def test_a_diagonal_beyond_its_tubes_is_refused_and_the_state_kept():
     with pytest.raises(StepError, match="bay 0's diagonal is .* m long.*state kept"):
         block.do_step(0.0, H)
     np.testing.assert_array_equal(block.q, q)
+
+
+def test_command_line_builds_the_truss_with_its_number_of_bays(tmp_path, capsys):
+    assert cli(["build", "ring-truss", "--bays", "6", "-o", str(tmp_path)]) == 0
+    path = tmp_path / "RingTruss6.fmu"
+    assert validate_fmu(str(path)) == []
+    md = read_model_description(str(path))
+    inputs = [v.name for v in md.modelVariables if v.causality == "input"]
+    assert inputs == [f"voltage{k}" for k in range(6)]
+    assert {v.name: v.start for v in md.modelVariables}["n_bays"] == "6"
+    assert cli(["build", "ring-truss", "--bays", "5", "-o", str(tmp_path)]) == 2
+    assert "'n_bays' = 5" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli(["build", "manipulator", "--bays", "4", "-o", str(tmp_path)])

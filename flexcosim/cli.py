@@ -1,5 +1,6 @@
-"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR``,
-``flexcosim export-c MODEL -o DIR`` (a C-source FMU, no Python needed to run it) and
+"""Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` (a built-in model,
+or a model file of either dimension), ``flexcosim export-c MODEL -o DIR`` (a C-source
+FMU, no Python needed to run it) and
 ``flexcosim cosim SYSTEM --stop 10 --step 1e-3 [--realtime] [-o results.csv]``.
 
 Results go to stdout; messages (warnings, an FMU's log with ``-v``) and the progress of
@@ -34,8 +35,10 @@ from mbdcore.models.antenna import PointingAxisBlock
 from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
-from mbdcore.multibody.model_file import load_model, model_to_dict
+from mbdcore.models.ring_truss_block import RingTrussBlock
 from mbdcore.multibody.system_block import SystemBlock
+from mbdcore.spatial.model_file import DIMENSION, load_model, model_to_dict
+from mbdcore.spatial.system_block import SpatialSystemBlock
 
 __all__ = ["main"]
 
@@ -66,11 +69,14 @@ def main(argv: list[str] | None = None) -> int:
 
     build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(MODELS)) +
-                           ", or a model file (.json/.yaml) of the multibody engine",
+                           ", ring-truss (the deployable ring truss, --bays N), or a model "
+                           "file (.json/.yaml, planar or spatial) of the multibody engine",
                            parents=[chatter])
     build.add_argument("model", help="built-in model name or model file")
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
     build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
+    build.add_argument("--bays", type=int, help="ring-truss: number of bays, built in "
+                       "(even, >= 4; default 6)")
     build.add_argument("--inputs", help="model file: comma-separated inputs (default: all)")
     build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
                        "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "
@@ -180,23 +186,35 @@ def _command(args, parser) -> int:
     return 2  # pragma: no cover
 
 
+#: ``flexcosim build`` name of the ring truss (configured by ``--bays``)
+RING_TRUSS = "ring-truss"
+
+
 def _build(args, parser) -> int:
     """``flexcosim build``: a built-in model or a model file as an FMU."""
     out = Path(args.out)
-    if args.model in MODELS:
+    if args.bays is not None and args.model != RING_TRUSS:
+        parser.error(f"--bays is for {RING_TRUSS}, not {args.model!r}")
+    if args.model == RING_TRUSS:
+        # the number of bays fixes the signals: built in, as a model file's signals are
+        config = {} if args.bays is None else {"n_bays": args.bays}
+        block = RingTrussBlock
+        name = args.name or RingTrussBlock.configured(config).__name__.replace("Block", "")
+    elif args.model in MODELS:
         block, name = MODELS[args.model]
         config = None
     elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
-
-        block = SystemBlock
+        # either dimension (mbdcore.spatial reads both); a planar file keeps the planar block
+        system = load_model(args.model)
+        block = SpatialSystemBlock if system.dim == DIMENSION else SystemBlock
         stem = Path(args.model).stem
         name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
-        config = {"model": model_to_dict(load_model(args.model)),
+        config = {"model": model_to_dict(system),
                   "inputs": args.inputs.split(",") if args.inputs else None,
                   "outputs": args.outputs.split(",") if args.outputs else None}
     else:
         parser.error(f"model {args.model!r}: accepted built-in models are "
-                     f"{', '.join(sorted(MODELS))}, or a .json/.yaml model file")
+                     f"{', '.join(sorted(MODELS))}, {RING_TRUSS}, or a .json/.yaml model file")
     path = build_fmu(block, out if out.suffix == ".fmu" else out / f"{name}.fmu",
                      model_name=name, configuration=config)
     print(path)

@@ -12,15 +12,26 @@ outputs
     * their rates, ``"der(crank.phi)"``;
     * reactions, ``"reaction.<joint>.<equation>"`` (``"reaction.pivot.x"`` [N],
       ``"reaction.drive.torque"`` [N m]) with the sign of G^T lambda;
-    * marker positions ``"position.<body>.<marker>.x"`` / ``.y`` [m] and orientations
-      ``"orientation.<body>.<marker>"`` [rad];
+    * marker positions ``"position.<body>.<marker>.x"`` / ``.y`` (``.z`` in a spatial
+      system) [m]; in a planar system the orientations ``"orientation.<body>.<marker>"``
+      [rad]; in a spatial one, where a body's orientation is a rotation matrix and no
+      single angle, the hinge angle ``"angle.<joint>"`` [rad] of every joint that
+      defines one (a spatial revolute joint with a frame on both sides: the rotation of
+      its body b relative to a about the axis, zero at the initial configuration);
     * ``"energy"`` [J] and ``"violation"`` (max |g|).
     Default: all coordinates.
 
 The block integrates the index-1 formulation (Baumgarte + projections) with any
 ODE method of :mod:`mbdcore.dae.methods`, or the index-3/GGL formulation with
 a DAE method of that table, over ``substeps`` steps per
-communication step, inputs held.  A failed step raises StepError and keeps the state.
+communication step, inputs held.  A failed step raises StepError and keeps the state;
+so does a step that reaches a non-finite state or one beyond the model's range
+(:meth:`System.range_violation`, and what a subclass adds in :meth:`SystemBlock.refused`).
+
+The system comes from the configuration's model dict through :attr:`SystemBlock.MODEL_READER`
+(the planar reader here; :class:`mbdcore.spatial.system_block.SpatialSystemBlock` reads
+both dimensions), or from a subclass's :meth:`SystemBlock.build_system` (a ready-made
+model with its own parameters, such as the ring truss block).
 
 The communication points are step boundaries by construction (the substeps divide the
 communication step), so a held input that jumps there never falls inside a step.
@@ -71,6 +82,12 @@ class SystemBlock(Block):
     """A multibody System as a block (configure it with :meth:`configured`)."""
 
     CONFIG: dict | None = None
+    #: the model reader, ``model dict -> System`` (a planar one here: this layer knows
+    #: nothing of the spatial engine, whose block subclasses this one)
+    MODEL_READER = staticmethod(model_from_dict)
+    #: options given to a DAE method that takes them (``iteration``, ``sparse``,
+    #: ``geometric_stiffness``, ...), set by subclasses for their model
+    DAE_OPTIONS: dict = {}
     PARAMETERS = (
         Parameter("method", "rk4", "", "integration method (ODE methods: index-1 form; "
                   "DAE methods: index-3/GGL form)", choices=tuple(METHOD_TABLE)),
@@ -91,7 +108,7 @@ class SystemBlock(Block):
         ParameterError listing the accepted ones."""
 
         config = copy.deepcopy(dict(config))
-        system = model_from_dict(config["model"])
+        system = cls.MODEL_READER(config["model"])
         inputs = list(config.get("inputs") or system.inputs)
         unknown = [u for u in inputs if u not in system.inputs]
         if unknown:
@@ -106,6 +123,7 @@ class SystemBlock(Block):
         config["inputs"], config["outputs"] = inputs, outputs
         attrs = {
             "CONFIG": config,
+            "CONFIGURED": True,
             "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}")
                             for u in inputs),
             "OUTPUTS": tuple(Signal(o, available[o][0], available[o][1]) for o in outputs),
@@ -114,15 +132,13 @@ class SystemBlock(Block):
         return type(name or "ConfiguredSystemBlock", (cls,), attrs)
 
     def __init__(self, **params):
-        if self.CONFIG is None:
-            raise ParameterError("SystemBlock needs a model: use SystemBlock.configured(config)")
         super().__init__(**params)
-
-        self.system = model_from_dict(self.CONFIG["model"])
+        self.system = self.build_system()
         info = method_info(self.params["method"])
         self.implicit = info.kind == "dae"
         if self.implicit:
             opts = {"rho_inf": self.params["rho_inf"]} if "rho_inf" in info.options else {}
+            opts.update({k: v for k, v in self.DAE_OPTIONS.items() if k in info.options})
             self.integrator = info.make(**opts)
         else:
             self.integrator = info.make()
@@ -131,7 +147,22 @@ class SystemBlock(Block):
         self._discrete0 = copy.deepcopy(self.system.discrete_state())
         self._index = {n: i for i, n in enumerate(self.system.coordinate_names())}
         self._mult = {n: i for i, n in enumerate(self.system.multiplier_names())}
+        self._joints = {j.name: j for j in self.system.joints}
         self.reset()
+
+    def build_system(self) -> System:
+        """The system this block integrates (from the configuration's model dict; a
+        subclass builds its own from its parameters)."""
+        if self.CONFIG is None:
+            raise ParameterError("SystemBlock needs a model: use SystemBlock.configured(config)")
+        return self.MODEL_READER(self.CONFIG["model"])
+
+    def refused(self, t: float, q, v) -> str:
+        """Why the state (q, v) a substep reached at ``t`` [s] must be refused (beyond the
+        model's range: a beam's tip deflection beyond its length), or "" to accept it; a
+        refused step raises StepError and keeps the state as it was."""
+        hit = self.system.range_violation(q)
+        return hit["text"] if hit is not None else ""
 
     # -- state ------------------------------------------------------------------------
     def reset(self, t0: float = 0.0) -> None:
@@ -168,7 +199,11 @@ class SystemBlock(Block):
         def set_x(block, x):
             x = np.array(x, dtype=float)
             block.q, block.v = x[:n].copy(), x[n:].copy()
-            if not block.implicit:
+            if block.implicit:
+                # accelerations and multipliers consistent with the new state, not the
+                # old state's (generalized-alpha carries them from step to step)
+                block.integrator.start(block.system, block.time, block.q, block.v)
+            else:
                 block.integrator.start(block.time, x)
             block._out = None
         return VectorState(names + [f"der({c})" for c in names],
@@ -206,6 +241,9 @@ class SystemBlock(Block):
                         q, v = x[:sys_.n], x[sys_.n:]
                     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
                         raise IntegrationError("non-finite state")
+                    why = self.refused(ts + hs, q, v)
+                    if why:
+                        raise IntegrationError(f"{why}: the solution diverges")
                     if sys_.update(ts + hs, q, v):      # a force jumped (a latch engaged)
                         if self.implicit:
                             self.integrator.start(sys_, ts + hs, q, v)
@@ -244,10 +282,12 @@ class SystemBlock(Block):
         if kind == "position":
             ref, comp = rest.rsplit(".", 1)
             body, loc = sys_.marker(ref)
-            return sys_.view(q, v)[body].point(loc)[0]["xy".index(comp)]
+            return sys_.view(q, v)[body].point(loc)[0]["xyz".index(comp)]
         if kind == "orientation":
             body, loc = sys_.marker(rest)
             return sys_.view(q, v)[body].angle(loc)[0]
+        if kind == "angle":
+            return self._joints[rest].angle_value(q, v)
         raise KeyError(name)
 
 
@@ -269,16 +309,35 @@ def _available_outputs(system) -> dict[str, tuple[str, str]]:
         for eq in j.equation_names():
             unit = reaction_unit(eq)
             out[f"reaction.{j.name}.{eq}"] = (unit, f"reaction {eq} of {j.name} (G^T lambda sign)")
+    planar = system.dim == 2
     for body in [system.ground] + system.bodies:
         for m in body.markers:
             if _IDENT.match(m):
-                for c in "xy":
+                for c in "xyz"[:system.dim]:
                     out[f"position.{body.name}.{m}.{c}"] = ("m", f"{c} of marker {body.name}.{m}")
-                if not body.is_ground:
+                if planar and not body.is_ground:
                     out[f"orientation.{body.name}.{m}"] = ("rad", f"orientation at {body.name}.{m}")
+    if not planar:
+        q0, v0 = system.initial_state()
+        for j in system.joints:
+            if _has_angle(j, q0, v0):
+                out[f"angle.{j.name}"] = ("rad", f"angle of joint {j.name} (b relative to a "
+                                                 "about its axis, 0 at the start)")
     out["energy"] = ("J", "total mechanical energy")
     out["violation"] = ("", "largest constraint violation |g|")
     return out
+
+
+def _has_angle(joint, q, v) -> bool:
+    """Whether the joint defines an angle (``angle_value``: a spatial revolute joint with
+    a frame on both sides; one with a bar on a side has no reference across the axis)."""
+    if not callable(getattr(joint, "angle_value", None)):
+        return False
+    try:
+        joint.angle_value(q, v)
+    except ParameterError:
+        return False
+    return True
 
 
 def system_block(model, inputs=None, outputs=None, name: str | None = None):

@@ -4,7 +4,7 @@ System with 3D gravity and redundant-constraint handling; ANCF cables and fully
 parameterised beams (``ancf``; the element loops of their forces and tangents in C,
 ``native/ancf3d.c``) and the single-body analyses with held coordinates used to check
 them; model files of either dimension (``model_file``: ``load_model`` reads planar and
-spatial files) (docs/spatial.md)."""
+spatial files) and any such model as a Block (``system_block``) (docs/spatial.md)."""
 
 from mbdcore.spatial.ancf import (
     ANCF3D_C_SOURCE,
@@ -63,6 +63,7 @@ from mbdcore.spatial.model_file import (
     validate_model,
 )
 from mbdcore.spatial.system import SpatialSystem
+from mbdcore.spatial.system_block import SpatialSystemBlock, spatial_system_block
 
 __all__ = [
     "ORTHONORMAL_TOLERANCE",
@@ -112,4 +113,6 @@ __all__ = [
     "model_to_dict",
     "save_model",
     "validate_model",
+    "SpatialSystemBlock",
+    "spatial_system_block",
 ]

@@ -21,7 +21,9 @@ from mbdcore.models import (AntennaStructureBlock, DCMotorBlock, FlexibleManipul
                             PointingAxisBlock)
 from mbdcore.models.mechanisms import slider_crank
 from mbdcore.multibody.model_file import model_to_dict
+from mbdcore.models.ring_truss_block import RingTrussBlock
 from mbdcore.multibody.system_block import SystemBlock
+from mbdcore.spatial import SpatialSystemBlock, spatial_system_block
 
 H = 1e-3
 
@@ -47,6 +49,9 @@ BLOCKS = {
     "quintic": QuinticJointTrajectory,
     "shaped quintic": ShapedQuinticTrajectory,
     "flexible reference": FlexibleArmReference,
+    "spatial double pendulum": lambda: spatial_system_block(
+        "examples/models/spatial/double_pendulum.json")(substeps=2),
+    "ring truss": lambda: RingTrussBlock.configured({"n_bays": 4})(folded_angle=1.2),
     "linear plant": lambda: LinearSystemBlock.configured(
         {"A": [[0.0, 1.0], [-4.0, -0.4]], "B": [[0.0], [1.0]], "C": [[1.0, 0.0]],
          "D": [[0.5]]})(),
@@ -70,7 +75,8 @@ def test_every_block_class_of_the_project_is_covered():
                if c.__module__.split(".")[0] in ("mbdcore", "controllers")
                and c not in bases and not c.__name__.startswith("Configured")
                and not c.__dict__.get("CONFIGURED", False)}
-    covered = {type(make()) for make in BLOCKS.values()} | {SystemBlock, LinearSystemBlock}
+    covered = {type(make()) for make in BLOCKS.values()} | {SystemBlock, LinearSystemBlock,
+                                                            SpatialSystemBlock, RingTrussBlock}
     assert project <= covered, sorted(c.__name__ for c in project - covered)
 
 

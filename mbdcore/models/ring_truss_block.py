@@ -1,0 +1,159 @@
+"""The deployable ring truss as a Block (and so, through ``fmu.fmi.build``, as an FMU):
+motor voltages in; deployment ratio, aperture, bay angles and motor currents out
+(docs/ring_truss.md, "The truss as a block and an FMU").
+
+The block is the planar engine's :class:`~mbdcore.multibody.system_block.SystemBlock`
+on the truss that :func:`~mbdcore.models.ring_truss.ring_truss` builds from the block's
+parameters: the same stepping (a DAE method, by default generalized-alpha with
+rho_inf = 0.6, full Newton on the sparse path without the geometric terms, as the truss's
+tests and example run), the same restarts where a voltage jumps between communication
+steps (a latch that engages restarts the integrator too), the same state for rollback
+(coordinates, rates, the integrator's accelerations and multipliers, the latches), the
+same refusal of a non-finite state; what is added here is the truss's own range
+(:meth:`RingTrussBlock.refused`: a telescopic diagonal shorter than one tube or longer
+than both cannot happen) and its outputs.
+
+**The number of bays fixes the signals** (one voltage, one bay angle and one current
+per bay), so it is chosen when the class is made, as a model file's signals are:
+``RingTrussBlock.configured({"n_bays": 4})`` (default, the class itself: the truss's
+default number of bays).  It stays a parameter of the block and the FMU, whose accepted
+range is that one value, as the C-source FMUs keep what was built in at export.
+
+**One voltage per bay** (``voltage0`` ... ``voltage{N-1}`` [V], the truss system's own
+input names): the deployment controller switches each bay's motor off when that bay's
+latch engages, and without gears (or with gear backlash) the bays deploy at different
+rates that only separate voltages can correct; a common voltage is the case of equal
+inputs.
+
+Outputs: ``deployment_ratio`` [1] (aperture diameter over the designed one),
+``aperture_diameter`` [m], ``aperture_error`` [m], ``bay_angle{k}`` [rad], ``motor_current{k}``
+[A], ``latched_bays`` [1] (how many latches have engaged).  Cable tensions come with the cable net: :func:`truss_outputs` is where they go
+(``cable_tension...`` [N]).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from mbdcore.blocks import Parameter, ParameterError, Signal
+from mbdcore.models.ring_truss import (
+    RING_TRUSS_PARAMETERS,
+    RingTruss,
+    ring_truss,
+    ring_truss_parameters,
+)
+from mbdcore.multibody.system import System
+from mbdcore.multibody.system_block import SystemBlock
+
+__all__ = ["RingTrussBlock", "STEPPING_DEFAULTS", "TRUSS_DAE_OPTIONS", "truss_inputs",
+           "truss_outputs"]
+
+#: defaults of the stepping parameters of the truss block (the planar block's
+#: parameters, with the defaults the truss runs at: docs/ring_truss.md, "A stiff mode")
+STEPPING_DEFAULTS = {"method": "generalized-alpha", "substeps": 2, "rho_inf": 0.6}
+
+#: Newton options of the DAE methods on the truss: full Newton without the geometric
+#: terms (80 % of a step's cost with the drives, same iterations without them) on the
+#: sparse path
+TRUSS_DAE_OPTIONS = {"iteration": "newton", "geometric_stiffness": False, "sparse": True}
+
+#: the default number of bays (that of the truss's parameters)
+_DEFAULT_BAYS = next(p.default for p in RING_TRUSS_PARAMETERS if p.name == "n_bays")
+
+
+def truss_inputs(n_bays: int) -> tuple[Signal, ...]:
+    """The motor voltages, one per bay, named as the truss system's inputs."""
+    return tuple(Signal(f"voltage{k}", "V", f"armature voltage of bay {k}'s diagonal motor "
+                        "(clipped to the motor's limit)", nominal=48.0)
+                 for k in range(n_bays))
+
+
+def truss_outputs(n_bays: int) -> tuple[Signal, ...]:
+    """The outputs of an ``n_bays`` truss (cable tensions [N] join them with the cable
+    net)."""
+    return (
+        Signal("deployment_ratio", "1", "aperture diameter over the designed one "
+               "(sin(theta) for a synchronous deployment, 1 deployed)"),
+        Signal("aperture_diameter", "m", "diameter of the circle through the verticals' axes "
+               "(the parameter aperture once deployed)"),
+        Signal("aperture_error", "m", "twice the largest deviation of a vertical from the "
+               "designed radius"),
+        *(Signal(f"bay_angle{k}", "rad", f"angle between bay {k}'s horizontal bars and the "
+                 "vertical (pi/2 deployed)") for k in range(n_bays)),
+        *(Signal(f"motor_current{k}", "A", f"armature current of bay {k}'s motor")
+          for k in range(n_bays)),
+        Signal("latched_bays", "1", "number of diagonals whose latch has engaged (N: the "
+               "truss is locked deployed)"),
+    )
+
+
+def _parameters(n_bays: int) -> tuple[Parameter, ...]:
+    """Stepping parameters, then the truss's, ``n_bays`` fixed to its one value."""
+    stepping = tuple(dataclasses.replace(p, default=STEPPING_DEFAULTS.get(p.name, p.default))
+                     for p in SystemBlock.PARAMETERS)
+    truss = tuple(dataclasses.replace(p, default=n_bays, min=n_bays, max=n_bays,
+                                      description=f"{p.description}; fixed when the block "
+                                      "is made (it sets the number of signals)")
+                  if p.name == "n_bays" else p for p in RING_TRUSS_PARAMETERS)
+    return stepping + truss
+
+
+class RingTrussBlock(SystemBlock):
+    """The deployable ring truss with its diagonal motors and latches as a block (module
+    docstring); ``RingTrussBlock.configured({"n_bays": N})`` for N bays."""
+
+    PARAMETERS = _parameters(_DEFAULT_BAYS)
+    INPUTS = truss_inputs(_DEFAULT_BAYS)
+    OUTPUTS = truss_outputs(_DEFAULT_BAYS)
+    DAE_OPTIONS = TRUSS_DAE_OPTIONS
+    DEFAULT_STOP_TIME = 2.0
+    DEFAULT_STEP_SIZE = 0.02
+
+    @classmethod
+    def configured(cls, config: dict, name: str | None = None) -> type["RingTrussBlock"]:
+        """A block class for ``config = {"n_bays": N}`` (N even, >= 4; ParameterError
+        naming it otherwise)."""
+        config = dict(config)
+        unknown = sorted(set(config) - {"n_bays"})
+        if unknown:
+            raise ParameterError(f"unknown ring truss configuration key(s) {unknown}; "
+                                 "accepted: ['n_bays']")
+        n_bays = ring_truss_parameters(n_bays=config.get("n_bays", _DEFAULT_BAYS))["n_bays"]
+        attrs = {"CONFIG": {"n_bays": n_bays}, "CONFIGURED": True, "PARAMETERS": _parameters(n_bays),
+                 "INPUTS": truss_inputs(n_bays), "OUTPUTS": truss_outputs(n_bays),
+                 "__doc__": f"The deployable ring truss of {n_bays} bays with its diagonal "
+                            "motors and latches (mbdcore.models.ring_truss_block)."}
+        return type(name or f"RingTruss{n_bays}Block", (cls,), attrs)
+
+    def build_system(self) -> System:
+        """The truss of the block's parameters (checked together: a folded angle the
+        diagonal cannot hold raises ParameterError naming ``folded_angle``)."""
+        truss_names = [p.name for p in RING_TRUSS_PARAMETERS]
+        self.truss: RingTruss = ring_truss(**{n: self.params[n] for n in truss_names})
+        return self.truss.system
+
+    def refused(self, t: float, q, v) -> str:
+        """Beyond the model: a diagonal shorter than one tube (the thin tube through the
+        thick tube's hinge) or longer than both (the thin tube out of the thick one)."""
+        why = super().refused(t, q, v)
+        if why:
+            return why
+        tube = self.truss.tube_length
+        lengths = self.truss.diagonal_lengths(q)
+        for k, length in enumerate(lengths):
+            if not tube <= length <= 2.0 * tube:
+                return (f"bay {k}'s diagonal is {length:.6g} m long, outside the "
+                        f"[{tube:.6g}, {2 * tube:.6g}] m its two tubes span")
+        return ""
+
+    def outputs(self) -> dict:
+        if self._out is None:
+            truss, q, v = self.truss, self.q, self.v
+            out = {"deployment_ratio": truss.deployment_ratio(q),
+                   "aperture_diameter": truss.aperture_diameter(q),
+                   "aperture_error": truss.aperture_error(q)}
+            out.update((f"bay_angle{k}", a) for k, a in enumerate(truss.bay_angles(q)))
+            out.update((f"motor_current{k}", i) for k, i in enumerate(truss.motor_currents(v)))
+            out["latched_bays"] = sum(bool(f.discrete_state()["latched"])
+                                      for f in truss.system.forces_list if f.kind == "latch")
+            self._out = {name: float(value) for name, value in out.items()}
+        return self._out

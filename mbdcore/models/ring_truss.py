@@ -724,9 +724,9 @@ NET_PARAMETERS: tuple[Parameter, ...] = (
               "joint blocks) and its centre node", min=1),
     Parameter("radial_force_density", 20.0, "N/m", "force density q = T/L of the radial "
               "cables of both nets", min=0.0, exclusive_min=True),
-    Parameter("hoop_force_density", 20.0, "N/m", "force density of the hoop (ring) cables "
+    Parameter("hoop_force_density", 4.0, "N/m", "force density of the hoop (ring) cables "
               "of both nets", min=0.0, exclusive_min=True),
-    Parameter("tie_force_density", 5.0, "N/m", "force density of the tension ties between "
+    Parameter("tie_force_density", 2.0, "N/m", "force density of the tension ties between "
               "front and rear net", min=0.0, exclusive_min=True),
     Parameter("cable_elements", 2, "", "ANCF cable elements per cable", min=1),
     Parameter("cable_ea", 8.8e4, "N", "axial stiffness EA of every cable", min=0.0,

@@ -28,6 +28,13 @@ that extends the diagonal (:class:`DiagonalScrewDrive`, the gear law of
 Controllers: :class:`DeploymentRateController` (PI on the deployment rate, sampled at
 the step) or an :class:`~mbdcore.spatial.AngleDriver` on one hinge for kinematic runs.
 
+Cable net (:func:`add_cable_net`, docs/ring_truss.md "Cable net"): front and rear
+spoke-and-ring nets on the top and bottom joint blocks of the deployed truss with ties
+between them, form-found by the force-density method (:func:`force_density_form`,
+Schek 1974), every member an ANCF cable on ball joints pretensioned by its stress-free
+length (:func:`stress_free_length`); :func:`net_static_equilibrium` checks the ANCF net
+against the form; :meth:`CableNet.tensions` gives the cable tensions [N].
+
 Material and sections (assumptions, docs/ring_truss.md): carbon-fibre/epoxy tubes,
 density 1600 kg/m^3 (a T300/epoxy laminate of about 60 % fibre volume: 1.76 g/cm^3
 fibre, 1.2 g/cm^3 resin); verticals and horizontals 30 mm outer diameter, 1.5 mm wall;
@@ -868,6 +875,9 @@ def force_density_form(topology: NetTopology, fixed_positions, force_density) ->
     Q = scipy.sparse.diags(q)
     D = (Cf.T @ Q @ Cf).tocsc()
     x_fixed = np.asarray(fixed_positions, float)
+    if x_fixed.shape != (int(fixed.sum()), 3) or not np.all(np.isfinite(x_fixed)):
+        raise ParameterError(f"fixed_positions: accepted a finite ({int(fixed.sum())}, 3) "
+                             f"array [m] (the fixed nodes in order); got shape {x_fixed.shape}")
     positions = np.empty((n, 3))
     positions[fixed] = x_fixed
     positions[~fixed] = scipy.sparse.linalg.spsolve(D, -(Cf.T @ Q @ Cx) @ x_fixed)
@@ -881,6 +891,15 @@ def stress_free_length(length, tension, ea) -> np.ndarray:
     the force it transmits is N = EA eps lam, so lam solves lam^3 - lam - 2 T/EA = 0
     (one root > 1 for T > 0; Newton from 1 + T/EA converges monotonically)."""
     length, tension = np.asarray(length, float), np.asarray(tension, float)
+    if not (np.all(np.isfinite(tension)) and np.all(tension >= 0.0)):
+        raise ParameterError(f"stress_free_length: tension = {tension!r}: accepted values "
+                             "are finite and >= 0 [N] (a cable carries no compression)")
+    if not (np.all(np.isfinite(length)) and np.all(length > 0.0)):
+        raise ParameterError(f"stress_free_length: length = {length!r}: accepted values "
+                             "are finite and > 0 [m]")
+    if not (math.isfinite(ea) and ea > 0.0):
+        raise ParameterError(f"stress_free_length: ea = {ea!r}: accepted values are "
+                             "finite and > 0 [N]")
     c = 2.0 * tension / ea
     lam = 1.0 + tension / ea
     for _ in range(50):

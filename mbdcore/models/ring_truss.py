@@ -1001,9 +1001,10 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
                 name=f"net_node{i}_{cable.name}_{marker}")))
     net = CableNet(truss, p, form, cables, node_ends, joints)
     truss.net = net
-    if truss.gears:
-        # the truss's dependent rows judged again with the net (its rows add none)
-        system.check_redundancy(0.0, net.coordinates())
+    # the truss's dependent rows judged again with the net, at the deployed state; the
+    # net's rows are independent by construction (every cable end but a node's first
+    # is in one joint only), verified, and kept out of the dense QR
+    system.check_redundancy(0.0, net.coordinates(), independent=joints)
     return net
 
 

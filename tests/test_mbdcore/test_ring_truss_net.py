@@ -184,3 +184,24 @@ def test_bad_parameters_raise_naming_them():
     topology = cable_net_topology(4, 1)
     with pytest.raises(ParameterError, match="force_density"):
         force_density_form(topology, np.zeros((8, 3)), -np.ones(topology.members.shape[0]))
+
+
+def test_net_rows_kept_out_of_the_redundancy_qr():
+    """The net's ball joints, declared independent (each cable end but a node's first
+    is in one joint only), are verified and kept without the dense QR: the same number
+    of kept rows as the full QR of all rows, every net row kept, the kept rows of full
+    rank; a truss hinge declared independent is refused, named."""
+    truss = _deployed_truss(4)
+    net = add_cable_net(truss, net_rings=1)
+    system = truss.system
+    q = net.coordinates()
+    kept_fast = system.m
+    removed_fast = set(system.redundant_equations)
+    assert not any(name.startswith("net_") for name in removed_fast)
+    system.check_redundancy(0.0, q)
+    assert system.m == kept_fast
+    G = system.constraint_jacobian(0.0, q)
+    G = G.toarray() if hasattr(G, "toarray") else G
+    assert np.linalg.matrix_rank(G) == kept_fast
+    with pytest.raises(ParameterError, match="hinge_upper0_i"):
+        system.check_redundancy(0.0, q, independent=["hinge_upper0_i"])

@@ -926,6 +926,13 @@ class CableNet:
         self.cables, self.node_ends, self.joints = cables, node_ends, joints
 
     @property
+    def member_labels(self) -> list[str]:
+        """``"<node>-<node>"`` of every cable, e.g. ``"front_rim0-front_ring1_0"`` (the
+        names of the tension outputs)."""
+        labels = self.form.topology.labels
+        return [f"{labels[i]}-{labels[j]}" for i, j in self.form.topology.members]
+
+    @property
     def member_kinds(self) -> list[str]:
         """The kind of every cable (radial, hoop, tie)."""
         return [NET_MEMBER_KINDS[c] for c in self.form.topology.kind]

@@ -404,6 +404,16 @@ class ANCFCable(_HermiteLine):
         k = np.cross(a, b) * g[..., None] ** -1.5
         return 0.5 * (g - 1.0).ravel(), np.linalg.norm(k, axis=-1).ravel()
 
+    def axial_force(self, qb, s) -> np.ndarray:
+        """Axial force N = EA eps |a| [N] at stress-free arc lengths s [m], shape (k,): the
+        force the cable transmits across a section (the Green strain's conjugate stress
+        EA eps per unit stress-free length, times the stretch |a| = ds/dx; at a section
+        of a straight cable it equals the end reactions)."""
+        qb = np.asarray(qb, float)
+        a = np.array([self._gradients_at(qb, float(sj))[0] for sj in np.atleast_1d(s)])
+        g = np.einsum("...i,...i->...", a, a)
+        return self.ea * 0.5 * (g - 1.0) * np.sqrt(g)
+
     def strain_energy(self, qb) -> float:
         """Axial plus bending strain energy [J]."""
         a, b = self._gauss_gradients(np.asarray(qb, float))

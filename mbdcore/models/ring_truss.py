@@ -120,15 +120,21 @@ MOTOR_DEFAULTS = {"friction_speed": 0.3}
 TUBE_FRACTION = 0.55
 
 
+def _checked_parameters(table, what: str, params: dict) -> dict:
+    """Every parameter of ``table`` validated (defaults filled in); an unknown name is a
+    ParameterError listing the accepted ones."""
+    declared = {p.name: p for p in table}
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        raise ParameterError(f"unknown {what} parameter(s) {unknown}; accepted: "
+                             f"{list(declared)}")
+    return {n: d.validate(params.get(n, d.default)) for n, d in declared.items()}
+
+
 def ring_truss_parameters(**params) -> dict:
     """The checked parameters (defaults of :data:`RING_TRUSS_PARAMETERS` filled in):
     ParameterError naming the parameter and its accepted range otherwise."""
-    declared = {p.name: p for p in RING_TRUSS_PARAMETERS}
-    unknown = sorted(set(params) - set(declared))
-    if unknown:
-        raise ParameterError(f"unknown ring truss parameter(s) {unknown}; accepted: "
-                             f"{list(declared)}")
-    p = {n: d.validate(params.get(n, d.default)) for n, d in declared.items()}
+    p = _checked_parameters(RING_TRUSS_PARAMETERS, "ring truss", params)
     if p["n_bays"] % 2:
         raise ParameterError(f"parameter 'n_bays' = {p['n_bays']!r} is invalid: accepted "
                              "values are even integers >= 4 (the bays fold alternately up "
@@ -753,12 +759,7 @@ NET_MEMBER_KINDS = ("radial", "hoop", "tie")
 def cable_net_parameters(**params) -> dict:
     """The checked net parameters (defaults of :data:`NET_PARAMETERS` filled in):
     ParameterError naming the parameter and its accepted range otherwise."""
-    declared = {p.name: p for p in NET_PARAMETERS}
-    unknown = sorted(set(params) - set(declared))
-    if unknown:
-        raise ParameterError(f"unknown cable net parameter(s) {unknown}; accepted: "
-                             f"{list(declared)}")
-    return {n: d.validate(params.get(n, d.default)) for n, d in declared.items()}
+    return _checked_parameters(NET_PARAMETERS, "cable net", params)
 
 
 @dataclass

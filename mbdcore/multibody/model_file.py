@@ -73,7 +73,7 @@ from mbdcore.multibody.forces import (
 )
 from mbdcore.multibody.system import Body, System
 
-__all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "KINDS", "JOINT_TYPES",
+__all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_name", "KINDS", "JOINT_TYPES",
            "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
            "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
            "MODEL_SCHEMA",
@@ -197,18 +197,24 @@ def _check_body(v, ctx: ReferenceContext) -> str | None:
     return None
 
 
+def check_marker_name(v: str, ctx: ReferenceContext) -> str | None:
+    """A ``"body.marker"`` reference (either dimension): None if it names a marker of the
+    file, else what is wrong with it."""
+    if "." not in v:
+        return "invalid"
+    bname, mname = v.split(".", 1)
+    if bname not in ctx.markers:
+        return (f"marker {v!r} does not exist: no body {bname!r}; bodies: "
+                f"{', '.join(ctx.markers)}")
+    if mname not in ctx.markers[bname]:
+        return (f"marker {v!r} does not exist; markers of {bname}: "
+                f"{', '.join(ctx.markers[bname]) or '(none)'}")
+    return None
+
+
 def _check_marker(v, ctx: ReferenceContext) -> str | None:
     if isinstance(v, str):
-        if "." not in v:
-            return "invalid"
-        bname, mname = v.split(".", 1)
-        if bname not in ctx.markers:
-            return (f"marker {v!r} does not exist: no body {bname!r}; bodies: "
-                    f"{', '.join(ctx.markers)}")
-        if mname not in ctx.markers[bname]:
-            return (f"marker {v!r} does not exist; markers of {bname}: "
-                    f"{', '.join(ctx.markers[bname]) or '(none)'}")
-        return None
+        return check_marker_name(v, ctx)
     if isinstance(v, Mapping):
         if set(v) != {"body", "point"} or _vector_check(False)(v["point"], ctx):
             return "invalid"

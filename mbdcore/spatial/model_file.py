@@ -69,6 +69,7 @@ from mbdcore.multibody.model_file import (
     check_element,
     check_header,
     check_list,
+    check_marker_name,
     check_marker_table,
     check_section,
     check_value,
@@ -182,16 +183,7 @@ def _check_redundant(v, ctx) -> str | None:
 
 def _check_marker(v, ctx: ReferenceContext) -> str | None:
     if isinstance(v, str):
-        if "." not in v:
-            return "invalid"
-        body, marker = v.split(".", 1)
-        if body not in ctx.markers:
-            return (f"marker {v!r} does not exist: no body {body!r}; bodies: "
-                    f"{', '.join(ctx.markers)}")
-        if marker not in ctx.markers[body]:
-            return (f"marker {v!r} does not exist; markers of {body}: "
-                    f"{', '.join(ctx.markers[body]) or '(none)'}")
-        return None
+        return check_marker_name(v, ctx)
     if not (isinstance(v, Mapping) and "body" in v):
         return "invalid"
     body = v["body"]

@@ -73,7 +73,7 @@ from mbdcore.multibody.forces import (
 )
 from mbdcore.multibody.system import Body, System
 
-__all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_name", "KINDS", "JOINT_TYPES",
+__all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_name", "check_ground", "KINDS", "JOINT_TYPES",
            "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
            "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
            "MODEL_SCHEMA",
@@ -614,18 +614,26 @@ def check_list(d: Mapping, key: str, problems: list) -> list:
     return value
 
 
-def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
+def check_ground(d: Mapping, ctx: ReferenceContext, problems: list, kind=None,
+                 example: str = "[x, y]") -> None:
+    """The ``ground`` object of a file (only its ``markers``, points of ``kind``, written
+    ``example`` in messages), its markers recorded in ``ctx``."""
     ground = d.get("ground", {})
     if not isinstance(ground, Mapping):
         problems.append(f"ground: {show_value(ground)} is invalid: accepted values are objects "
-                        "{\"markers\": {name: [x, y]}}")
+                        f"{{\"markers\": {{name: {example}}}}}")
         ground = {}
     for k in ground:
         if k != "markers":
             problems.append(f"ground.{k}: unknown key; accepted keys: markers (the ground "
                             "frame is the reference frame)")
+    args = () if kind is None else (kind,)
     ctx.markers["ground"] = check_marker_table("ground.markers", ground.get("markers", {}),
-                                               problems)
+                                               problems, *args)
+
+
+def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
+    check_ground(d, ctx, problems)
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
         if not isinstance(body, Mapping):

@@ -67,6 +67,7 @@ from mbdcore.multibody.model_file import (
     Undescribable,
     ValueKind,
     check_element,
+    check_ground,
     check_header,
     check_list,
     check_marker_name,
@@ -560,17 +561,7 @@ def _line_length(good: Mapping) -> float | None:
 
 
 def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
-    ground = d.get("ground", {})
-    if not isinstance(ground, Mapping):
-        problems.append(f"ground: {show_value(ground)} is invalid: accepted values are objects "
-                        "{\"markers\": {name: [x, y, z]}}")
-        ground = {}
-    for k in ground:
-        if k != "markers":
-            problems.append(f"ground.{k}: unknown key; accepted keys: markers (the ground "
-                            "frame is the reference frame)")
-    ctx.markers["ground"] = check_marker_table("ground.markers", ground.get("markers", {}),
-                                               problems, _POINT)
+    check_ground(d, ctx, problems, _POINT, "[x, y, z]")
     ctx.body_types["ground"] = "ground"
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"

@@ -100,11 +100,9 @@ fresh matrix raises :class:`ConvergenceError`.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse
-from scipy.linalg import LinAlgWarning
 from scipy.linalg.lapack import dgetrf, dgetrs
 
 from mbdcore.dae.index1 import (
@@ -582,11 +580,10 @@ class Index3Integrator:
             return None
         if kind == "lu":
             # LAPACK's getrf/getrs directly (what scipy.linalg.lu_factor/lu_solve call,
-            # without their per-call checks: a Newton iteration of a small system is a
-            # few tens of microseconds)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LinAlgWarning)
-                lu, piv, _ = dgetrf(J)
+            # without their per-call checks and warnings: a Newton iteration of a small
+            # system is a few tens of microseconds); a singular matrix shows in the
+            # pivots checked below
+            lu, piv, _ = dgetrf(J)
             d = np.abs(np.diag(lu))
             if d.size and (not _finite(d) or d.min() <= 1e-14 * d.max()):
                 return None

@@ -508,6 +508,7 @@ class ConstraintPlan:
         self._kernel = _plan_library().plan_evaluate
         # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
         self.geometric_columns = [int(c) for c in np.unique(self.G_col)]
+        self._setup_geometric()
 
     def _batched(self, q, v, sparse: bool):
         """(g, gamma, Jacobian values) of the batched rows: one C call; the values are
@@ -526,40 +527,123 @@ class ConstraintPlan:
         self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out.ctypes.data,
                      self._work_addr)
 
-    def geometric_terms(self, q, v, lam, t: float = 0.0):
-        """Forward differences of d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the
-        batched rows, as COO triplets ``(rows, cols, values)`` of each.
+    def _setup_geometric(self):
+        """Index arrays of the derivatives of the C rows' Jacobian entries (analytic):
+        a rigid point's d/dphi entries (-A s turned), an ANCF slope angle's entries
+        (the Hessian of atan2 through the slope), and the cos d factor of the sine rows
+        (-sin d times the row's angle Jacobian)."""
+        n_pt = self.pt_val.size
+        src, sine = self.G_src, np.full(self.G_row.size, -1)
+        sine[self.G_sine] = self.G_sine_row
+        self.g_sine = sine
+        # (1) rigid points: d ent[4k+2]/dphi = -ent[4k+3], d ent[4k+3]/dphi = ent[4k+2]
+        k1, c1, o1, s1 = [], [], [], []
+        for k, e in enumerate(src):
+            if e < 4 * self.n_rigid and e % 4 >= 2:
+                slot = e // 4
+                k1.append(k)
+                c1.append(self.r_cols[slot, 2])
+                o1.append(4 * slot + (3 if e % 4 == 2 else 2))
+                s1.append(-1.0 if e % 4 == 2 else 1.0)
+        self.gr_k, self.gr_col = np.array(k1, dtype=np.int64), np.array(c1, dtype=np.int64)
+        self.gr_other, self.gr_sign = np.array(o1, dtype=np.int64), np.array(s1)
+        # (2) slope angles: entry (slot, part, j) = S1_j d_part; d/dq[c_i] of it
+        k2, c2, coef, slot2, kind2 = [], [], [], [], []
+        w = self.s_width
+        first = n_pt + self.s_first
+        for k, e in enumerate(src):
+            if e >= first and w:
+                local = e - first
+                slot, j = divmod(local, 2 * w)
+                part, jj = divmod(j, w)            # part 0: x (dx), 1: y (dy)
+                for i in range(w):
+                    for axis, cols in ((0, self.s_cols), (1, self.s_colsy)):
+                        k2.append(k)
+                        c2.append(cols[slot, i])
+                        coef.append(self.s_S1[slot, jj] * self.s_S1[slot, i])
+                        slot2.append(slot)
+                        kind2.append(2 * part + axis)
+        self.gs_k, self.gs_col = np.array(k2, dtype=np.int64), np.array(c2, dtype=np.int64)
+        self.gs_coef, self.gs_slot = np.array(coef), np.array(slot2, dtype=np.int64)
+        self.gs_kind = np.array(kind2, dtype=np.int64)
+        # (3) sine rows: pairs (k, k') of entries of one row
+        k3, kp3, i3 = [], [], []
+        by_row: dict = {}
+        for k, i in enumerate(sine):
+            if i >= 0:
+                by_row.setdefault(int(i), []).append(k)
+        for i, ks in by_row.items():
+            for k in ks:
+                for kp in ks:
+                    k3.append(k)
+                    kp3.append(kp)
+                    i3.append(i)
+        self.gc_k, self.gc_kp = np.array(k3, dtype=np.int64), np.array(kp3, dtype=np.int64)
+        self.gc_i = np.array(i3, dtype=np.int64)
 
-        The step of every column is sqrt(eps) max(1, |q_c|), as the per-joint
-        differences of ``System.geometric_stiffness_sparse``; only the columns G has
-        entries in are visited (the batched rows depend on no other), each with one
-        call of the C plan, and the differences are taken on G's non-zeros."""
+    def _entry_derivatives(self, q):
+        """(entry k, column c, d data_k / dq_c) of the C rows, from the state the last
+        ``_batched`` call left in the work buffer (at the same q)."""
+        P, A = self.n_pts, self.n_ang
+        n_ent = self.pt_val.size + self.an_val.size
+        work = self.work
+        ent = work[4 * P:4 * P + n_ent]
+        th = work[4 * P + n_ent:4 * P + n_ent + A]
+        cosd = work[4 * P + n_ent + 3 * A:4 * P + n_ent + 3 * A + self.s_row.size]
+        mult = self.G_mult
+        fac = np.ones(self.G_row.size)
+        if self.G_sine.size:
+            fac[self.G_sine] = cosd[self.G_sine_row]
+        ks, cs, vs = [], [], []
+        if self.gr_k.size:
+            ks.append(self.gr_k)
+            cs.append(self.gr_col)
+            vs.append(mult[self.gr_k] * fac[self.gr_k] * self.gr_sign * ent[self.gr_other])
+        if self.gs_k.size:
+            ax = np.sum(self.s_S1 * q[self.s_cols], axis=1)
+            ay = np.sum(self.s_S1 * q[self.s_colsy], axis=1)
+            gg2 = (ax * ax + ay * ay) ** 2
+            cross, diff = 2.0 * ax * ay / gg2, (ay * ay - ax * ax) / gg2
+            # d dx/d ax, d dx/d ay, d dy/d ax, d dy/d ay
+            table = np.stack([cross, diff, diff, -cross], axis=1)
+            k = self.gs_k
+            ks.append(k)
+            cs.append(self.gs_col)
+            vs.append(mult[k] * fac[k] * self.gs_coef * table[self.gs_slot, self.gs_kind])
+        if self.gc_k.size:
+            d = th[self.s_b] - th[self.s_a] - self.s_angle
+            sind = np.sin(d)
+            k, kp = self.gc_k, self.gc_kp
+            ks.append(k)
+            cs.append(self.G_col[kp])
+            vs.append(-mult[k] * ent[self.G_src[k]] * sind[self.gc_i]
+                      * mult[kp] * ent[self.G_src[kp]])
+        if not ks:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+        return np.concatenate(ks), np.concatenate(cs), np.concatenate(vs)
+
+    def geometric_terms(self, q, v, lam, t: float = 0.0):
+        """d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the batched rows, as COO
+        triplets ``(rows, cols, values)`` of each.
+
+        Exact for the rows the C plan evaluates (the derivatives of their Jacobian
+        entries, :meth:`_entry_derivatives`) and for the quadratic rows; forward
+        differences of step sqrt(eps) max(1, |q_c|) (as the per-joint ones of
+        ``System.geometric_stiffness_sparse``) for the hinge-angle rows."""
         eps = np.sqrt(np.finfo(float).eps)
+        q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.ascontiguousarray(v, dtype=np.float64)
-        _, _, base = self._batched(q, v, True)
-        rows = np.repeat(np.arange(self.m), np.diff(self.csr_indptr))
-        cols = self.csr_indices
-        lam_r, v_c = lam[rows], v[cols]
+        lam = np.asarray(lam, dtype=float)
         k_r, k_c, k_v, h_r, h_c, h_v = [], [], [], [], [], []
-        qp = np.array(q, dtype=np.float64)
-        g, gam, out = np.empty(self.m), np.empty(self.m), np.empty(base.size)
-        # the addresses once: the loop makes one C call per column and nothing else
-        addr = (qp.ctypes.data, v.ctypes.data, g.ctypes.data, gam.ctypes.data)
-        for c in self.geometric_columns:
-            e = eps * max(1.0, abs(q[c]))
-            qp[c] = q[c] + e
-            self._call(*addr, out, True)
-            qp[c] = q[c]
-            d = out - base
-            hit = np.flatnonzero(d)
-            if hit.size:
-                d = d[hit] / e
-                k_r.append(cols[hit])
-                k_c.append(np.full(hit.size, c))
-                k_v.append(d * lam_r[hit])
-                h_r.append(rows[hit])
-                h_c.append(np.full(hit.size, c))
-                h_v.append(d * v_c[hit])
+        if self.G_row.size:
+            self._batched(q, v, True)              # fills the work buffer at q
+            k, c, val = self._entry_derivatives(q)
+            k_r.append(self.G_col[k])
+            k_c.append(c)
+            k_v.append(lam[self.G_row[k]] * val)
+            h_r.append(self.G_row[k])
+            h_c.append(c)
+            h_v.append(v[self.G_col[k]] * val)
         if self._angle_specs:
             # hinge-angle rows: forward differences of their Jacobian values
             q = np.asarray(q, dtype=np.float64)

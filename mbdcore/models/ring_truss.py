@@ -496,6 +496,18 @@ def ring_truss(gears: bool = True, drive: bool = True, latch: bool = True,
     return RingTruss(ring_truss_parameters(**params), gears, drive, latch, motor)
 
 
+def _line_geometry(view, a, b):
+    """(state a, state b, J_a, J_b, distance [m], unit vector a -> b, its rate [m/s]) of
+    the markers a and b: what a force along the line between two points needs."""
+    sa, sb = view[a[0]], view[b[0]]
+    ra, rad, ja, _ = sa.point(a[1])
+    rb, rbd, jb, _ = sb.point(b[1])
+    d = rb - ra
+    length = float(np.linalg.norm(d))
+    e = d / length
+    return sa, sb, ja, jb, length, e, float(e @ (rbd - rad))
+
+
 class DiagonalScrewDrive(Force):
     """A motor turning a screw that extends a diagonal between two points a, b.
 
@@ -523,13 +535,7 @@ class DiagonalScrewDrive(Force):
             self.motor.initial_coordinates()[0][0]
 
     def _geometry(self, view):
-        sa, sb = view[self.a[0]], view[self.b[0]]
-        ra, rad, ja, _ = sa.point(self.a[1])
-        rb, rbd, jb, _ = sb.point(self.b[1])
-        d = rb - ra
-        length = float(np.linalg.norm(d))
-        e = d / length
-        return sa, sb, ja, jb, length, e, float(e @ (rbd - rad))
+        return _line_geometry(view, self.a, self.b)
 
     def twist(self, view) -> tuple[float, float]:
         """(d [m], d' [m/s]) of the screw."""
@@ -580,13 +586,8 @@ class DiagonalLatch(Force):
         self.a, self.b = system.marker(self.a_ref), system.marker(self.b_ref)
 
     def _geometry(self, view):
-        sa, sb = view[self.a[0]], view[self.b[0]]
-        ra, rad, ja, _ = sa.point(self.a[1])
-        rb, rbd, jb, _ = sb.point(self.b[1])
-        d = rb - ra
-        length = float(np.linalg.norm(d))
-        e = d / length
-        return sa, sb, ja, jb, length - self.length, e, float(e @ (rbd - rad))
+        sa, sb, ja, jb, length, e, rate = _line_geometry(view, self.a, self.b)
+        return sa, sb, ja, jb, length - self.length, e, rate
 
     def apply(self, t, view, f, inputs):
         sa, sb, ja, jb, ext, e, rate = self._geometry(view)

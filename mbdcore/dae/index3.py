@@ -99,7 +99,9 @@ fresh matrix raises :class:`ConvergenceError`.
 """
 from __future__ import annotations
 
+import ctypes
 import math
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse
@@ -112,7 +114,8 @@ from mbdcore.dae.index1 import (
     sparse_lu,
     sparse_mass_matrix,
 )
-from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
+from mbdcore.native import kernel_library
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
@@ -257,6 +260,89 @@ def _copy_kept(val):
     return val
 
 
+class _NewtonStruct(ctypes.Structure):
+    """``newton_t`` of native/newton.c (same field order)."""
+
+    _I, _D, _P = ctypes.c_int, ctypes.c_double, ctypes.c_void_p
+    _fields_ = [("n", _I), ("m", _I), ("ggl", _I), ("constraints", _P), ("forces", _P),
+                ("terms_ctx", _P), ("M", _P), ("lu", _P), ("piv", _P), ("q_ref", _P),
+                ("v_ref", _P), ("x_ref", _P), ("cv", _D), ("ca", _D), ("tol", _D),
+                ("theta_refresh", _D), ("modified", _I), ("kept", _I), ("its_fresh", _I),
+                ("max_iterations", _I), ("work", _P)]
+
+
+class _NewtonState(ctypes.Structure):
+    """``newton_state_t`` of native/newton.c."""
+
+    _fields_ = [("it", ctypes.c_int), ("done", ctypes.c_int), ("nu", ctypes.c_double),
+                ("nu_prev", ctypes.c_double), ("theta", ctypes.c_double)]
+
+
+NEWTON_C_SOURCE = Path(__file__).resolve().parent / "native" / "newton.c"
+_newton_library = kernel_library(NEWTON_C_SOURCE, "newton", {
+    "newton_iterate": ([ctypes.c_void_p] * 8, ctypes.c_int)})
+#: return codes of newton_iterate
+_CONVERGED, _EVENT, _LIMIT, _BAD_RESIDUAL, _BAD_STEP, _RESIDUAL = range(6)
+
+
+class _CompiledNewton:
+    """Newton iterations with kept LU factors in C (native/newton.c) for a problem
+    whose residual terms are compiled (:class:`~mbdcore.dae.problem.CompiledTerms`):
+    the same iterations as :meth:`Index3Integrator._newton`'s Python loop, which keeps
+    every decision about the matrix; :meth:`iterate` returns to it at the first
+    iteration after which it has one to make."""
+
+    def __init__(self, terms: CompiledTerms, integrator: "Index3Integrator"):
+        n, m = terms.n, terms.m
+        k = 2 * m if integrator.ggl else m
+        self.terms, self.n, self.m = terms, n, m
+        self.mass = np.ascontiguousarray(terms.mass, dtype=float)
+        self.work = np.zeros(5 * n + m * n + 3 * m + 2 * (n + k))
+        self.G = np.zeros((m, n))
+        self.w, self.v = np.zeros(n), np.zeros(n)
+        st = _NewtonStruct()
+        st.n, st.m, st.ggl = n, m, int(integrator.ggl)
+        st.constraints, st.forces, st.terms_ctx = terms.constraints, terms.forces, \
+            terms.context
+        st.M, st.work = self.mass.ctypes.data, self.work.ctypes.data
+        st.tol, st.theta_refresh = integrator.tol, integrator.theta_refresh
+        st.modified = int(integrator.iteration == "modified")
+        st.max_iterations = integrator.max_iterations
+        self.struct, self.state = st, _NewtonState()
+        self._kernel = _newton_library().newton_iterate
+        self._args = (ctypes.byref(st), ctypes.byref(self.state))
+        self._out = (self.G.ctypes.data, self.w.ctypes.data, self.v.ctypes.data)
+        self._lu = None
+
+    def begin(self, t, q_ref, v_ref, x_ref, cv, ca):
+        """Before the iterations of a solve at time t [s] from (q_ref, v_ref, x_ref)
+        with the scaling c_v [1/s], c_a [1/s^2]."""
+        self.terms.prepare(t)
+        st = self.struct
+        self._refs = tuple(np.ascontiguousarray(a, dtype=float) for a in (q_ref, v_ref, x_ref))
+        st.q_ref, st.v_ref, st.x_ref = (a.ctypes.data for a in self._refs)
+        st.cv, st.ca = cv, ca
+
+    def iterate(self, lu, dq, lam_s, mu, it, nu_prev, kept, its_fresh):
+        """Iterations from iteration ``it`` with the factors ``lu`` (getrf's, a pair)
+        until one the Python loop must see; dq, lam_s, mu updated in place.  Returns
+        (code, index of the last iteration, iterations made, nu, theta or None).
+        ``lu`` None: only the residual's terms at the iterate (``G``, ``w``, ``v``; code
+        ``_RESIDUAL`` or ``_BAD_RESIDUAL``), to build factors there."""
+        st, state = self.struct, self.state
+        if lu is not self._lu:
+            self._lu = lu
+            st.lu, st.piv = (None, None) if lu is None else (lu[0].ctypes.data,
+                                                             lu[1].ctypes.data)
+        st.kept, st.its_fresh = kept, its_fresh
+        state.it, state.done = it, 0
+        state.nu_prev = -1.0 if nu_prev is None else nu_prev
+        code = self._kernel(*self._args, dq.ctypes.data, lam_s.ctypes.data,
+                            mu.ctypes.data, *self._out)
+        theta = state.theta if state.theta >= 0.0 else None
+        return code, state.it, state.done, state.nu, theta
+
+
 class Index3Integrator:
     """Base class: one step of the constrained equations, with the shared Newton solver.
 
@@ -365,6 +451,7 @@ class Index3Integrator:
         # unscaled Jacobian blocks, see _parts) and "lu" (factors of the scaled matrix
         # for that h, or None: factorise before use).
         self._cache: dict = {}
+        self._compiled = None   # (problem, its _CompiledNewton or None)
         # Last converged increment per stage: the starting guess of the next solve
         # (the increment is smooth in time, so this cuts the initial error by O(h)).
         self._guess: dict = {}
@@ -383,6 +470,7 @@ class Index3Integrator:
                        if "parts" in e and e["parts"][0].shape == (n, n)
                        and e["parts"][3].shape == (m, n)}
         self._guess = {}
+        self._compiled = None
         qdd, lam = consistent_accelerations(problem, t, q, v, sparse=self.uses_sparse(problem))
         self.qdd = qdd
         self.lam = lam
@@ -599,6 +687,15 @@ class Index3Integrator:
         self.factorizations += 1
         return self._factor(J, kind)
 
+    def _compiled_newton(self, problem):
+        """The compiled iterations for ``problem`` (None if its terms are not compiled),
+        made once per start: the terms are the parts as they are at that time."""
+        if self._compiled is None or self._compiled[0] is not problem:
+            get = getattr(problem, "compiled_terms", None)
+            terms = None if get is None else get()
+            self._compiled = (problem, None if terms is None else _CompiledNewton(terms, self))
+        return self._compiled[1]
+
     def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
         """Solve one implicit stage (see module docstring).
 
@@ -665,83 +762,122 @@ class Index3Integrator:
         nu_prev = theta = None
         r_prev = s_prev = None
         nu = math.inf
-        for it in range(self.max_iterations):
-            q = q_ref + dq
-            g, G, gt = _constraint_parts(problem, t, q, sparse)
-            m = g.size
-            if mu is None or mu.size != (m if ggl else 0):
-                mu = np.zeros(m if ggl else 0)
-            w = dq - G.T @ mu if ggl else dq
-            v = v_ref + cv * w
-            x = x_ref + w        # q'' / c_a
-            M = sparse_mass_matrix(problem, q) if sparse else \
-                np.atleast_2d(problem.mass_matrix(q))
-            F = np.asarray(problem.forces(t, q, v), dtype=float)
-            parts_r = [M @ x + G.T @ lam_s - F / ca, g]
-            if ggl:
-                parts_r.append((G @ v + gt) / cv)
-            r = np.concatenate(parts_r)
-            if not _finite(r):
-                return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
-            if broyden:
-                if inv is not None and s_prev is not None:
-                    # Good Broyden on the inverse (Sherman-Morrison): H+ y = s.
-                    y = r - r_prev
-                    Hy = inv @ y
-                    den = float(s_prev @ Hy)
-                    if den != 0.0 and math.isfinite(den):
-                        inv = inv + np.outer(s_prev - Hy, s_prev @ inv) / den
-                if inv is None:
-                    blocks = self._blocks(problem, t, q, v, x, lam_s, cv, ca, G)
-                    inv = self._factorize(self._assemble(blocks, G), "inv")
-                    built = True
-                    nu_prev = None  # a new matrix starts a new contraction estimate
-                if inv is None:
-                    return False, dq, w, lam_s, mu, (it, math.nan, "singular iteration matrix")
-                step = -(inv @ r)
-            else:
-                if mode == "newton":
-                    parts = None
-                while True:
-                    if parts is None:
-                        parts = self._parts(problem, t, q, v, x * ca, lam_s * ca, G)
-                        lu, level = None, "built"
-                    if lu is None:
-                        lu = self._factorize(self._assemble(self._scale(parts, cv, ca), G),
-                                             "lu")
-                        if level == "kept":
-                            # The contraction estimate goes on across a new G (as when
-                            # every iteration refactorised): the blocks, which set the
-                            # rate, are the same.
-                            level = "refactored"
-                        elif mode != "newton":
-                            nu_prev = None  # new blocks start a new contraction estimate
-                    if lu is not None or level == "built":
-                        break
-                    parts = None    # kept blocks made a singular matrix: build them here
+        fast = self._compiled_newton(problem) if mode == "modified" and not sparse else None
+        if fast is not None:
+            fast.begin(t, q_ref, v_ref, x_ref, cv, ca)
+        def factors(q, v, x, G, parts, lu, level, nu_prev):
+            """Factors of the matrix at this iterate: kept blocks with this G, else
+            blocks built here (the iterate's q, v, x = q''/c_a, G)."""
+            while True:
+                if parts is None:
+                    parts = self._parts(problem, t, q, v, x * ca, lam_s * ca, G)
+                    lu, level = None, "built"
                 if lu is None:
+                    lu = self._factorize(self._assemble(self._scale(parts, cv, ca), G), "lu")
+                    if level == "kept":
+                        # The contraction estimate goes on across a new G (as when every
+                        # iteration refactorised): the blocks, which set the rate, are
+                        # the same.
+                        level = "refactored"
+                    elif mode != "newton":
+                        nu_prev = None  # new blocks start a new contraction estimate
+                if lu is not None or level == "built":
+                    return parts, lu, level, nu_prev
+                parts = None    # kept blocks made a singular matrix: build them here
+
+        it = 0
+        while it < self.max_iterations:
+            if fast is not None:
+                # the iterations in C up to the next one with a decision to make (the
+                # same iterations as below; theta comes from C)
+                if mu is None or mu.size != (fast.m if ggl else 0):
+                    mu = np.zeros(fast.m if ggl else 0)
+                if lu is None:
+                    # factors to make at this iterate: its terms from C, then the
+                    # iteration from it in C (its residual evaluated again there)
+                    code = fast.iterate(None, dq, lam_s, mu, it, nu_prev, False, 0)[0]
+                    if code == _BAD_RESIDUAL:
+                        return False, dq, fast.w, lam_s, mu, (it, math.nan,
+                                                              "non-finite residual")
+                    parts, lu, level, nu_prev = factors(q_ref + dq, fast.v.copy(),
+                                                        x_ref + fast.w, fast.G.copy(),
+                                                        parts, lu, level, nu_prev)
+                    if lu is None:
+                        return False, dq, fast.w, lam_s, mu, (it, math.nan,
+                                                              "singular iteration matrix")
+                code, it, done, nu, theta = fast.iterate(lu, dq, lam_s, mu, it, nu_prev,
+                                                         level == "kept", its_fresh)
+                self.newton_iterations += done
+                G, w, v = fast.G, fast.w, fast.v
+                if code == _BAD_RESIDUAL:
+                    return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
+                if code == _BAD_STEP:
                     return False, dq, w, lam_s, mu, (it, math.nan,
-                                                     "singular iteration matrix")
-                step = -(lu.solve(r) if sparse else dgetrs(lu[0], lu[1], r)[0])
-            self.newton_iterations += 1
-            if not _finite(step):
-                return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
-            dq = dq + step[:n]
-            lam_s = lam_s + step[n:n + m]
-            d_w = step[:n]
-            if ggl:
-                mu = mu + step[n + m:]
-                d_w = d_w - G.T @ step[n + m:]
-            # Increment in units of the tolerance: positions against tol |q|, velocities
-            # (c_v times the w increment) against tol |v|, floored at the rounding of q.
-            q_scale = max(1.0, _max_abs(q))
-            tol_q = self.tol * q_scale
-            tol_w = max(self.tol * max(1.0, _max_abs(v)) / cv,
-                        16.0 * eps * q_scale)
-            nu = max(_max_abs(step[:n]) / tol_q, _max_abs(d_w) / tol_w)
-            if not math.isfinite(nu):
-                return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
-            theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
+                                                     "non-finite Newton correction")
+                if code == _LIMIT:
+                    break
+                r = step = None
+            else:
+                q = q_ref + dq
+                g, G, gt = _constraint_parts(problem, t, q, sparse)
+                m = g.size
+                if mu is None or mu.size != (m if ggl else 0):
+                    mu = np.zeros(m if ggl else 0)
+                w = dq - G.T @ mu if ggl else dq
+                v = v_ref + cv * w
+                x = x_ref + w        # q'' / c_a
+                M = sparse_mass_matrix(problem, q) if sparse else \
+                    np.atleast_2d(problem.mass_matrix(q))
+                F = np.asarray(problem.forces(t, q, v), dtype=float)
+                parts_r = [M @ x + G.T @ lam_s - F / ca, g]
+                if ggl:
+                    parts_r.append((G @ v + gt) / cv)
+                r = np.concatenate(parts_r)
+                if not _finite(r):
+                    return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
+                if broyden:
+                    if inv is not None and s_prev is not None:
+                        # Good Broyden on the inverse (Sherman-Morrison): H+ y = s.
+                        y = r - r_prev
+                        Hy = inv @ y
+                        den = float(s_prev @ Hy)
+                        if den != 0.0 and math.isfinite(den):
+                            inv = inv + np.outer(s_prev - Hy, s_prev @ inv) / den
+                    if inv is None:
+                        blocks = self._blocks(problem, t, q, v, x, lam_s, cv, ca, G)
+                        inv = self._factorize(self._assemble(blocks, G), "inv")
+                        built = True
+                        nu_prev = None  # a new matrix starts a new contraction estimate
+                    if inv is None:
+                        return False, dq, w, lam_s, mu, (it, math.nan, "singular iteration matrix")
+                    step = -(inv @ r)
+                else:
+                    if mode == "newton":
+                        parts = None
+                    parts, lu, level, nu_prev = factors(q, v, x, G, parts, lu, level, nu_prev)
+                    if lu is None:
+                        return False, dq, w, lam_s, mu, (it, math.nan,
+                                                         "singular iteration matrix")
+                    step = -(lu.solve(r) if sparse else dgetrs(lu[0], lu[1], r)[0])
+                self.newton_iterations += 1
+                if not _finite(step):
+                    return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
+                dq = dq + step[:n]
+                lam_s = lam_s + step[n:n + m]
+                d_w = step[:n]
+                if ggl:
+                    mu = mu + step[n + m:]
+                    d_w = d_w - G.T @ step[n + m:]
+                # Increment in units of the tolerance: positions against tol |q|, velocities
+                # (c_v times the w increment) against tol |v|, floored at the rounding of q.
+                q_scale = max(1.0, _max_abs(q))
+                tol_q = self.tol * q_scale
+                tol_w = max(self.tol * max(1.0, _max_abs(v)) / cv,
+                            16.0 * eps * q_scale)
+                nu = max(_max_abs(step[:n]) / tol_q, _max_abs(d_w) / tol_w)
+                if not math.isfinite(nu):
+                    return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
+                theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
             slow = theta is not None and theta > self.theta_refresh
             # Rate-based test (Hairer and Wanner, IV.8): with contraction theta the
             # remaining error is at most theta/(1 - theta) times the last increment.
@@ -801,6 +937,7 @@ class Index3Integrator:
                 lu, refactored_late = None, True
             r_prev, s_prev = r, step
             nu_prev = nu
+            it += 1
         return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")
 
 

@@ -15,9 +15,48 @@ F in N and N m, lambda in the units that make G^T lambda a generalised force.
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import numpy as np
 
-__all__ = ["ConstrainedProblem"]
+__all__ = ["ConstrainedProblem", "CompiledTerms"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledTerms:
+    """A problem's Newton residual terms as compiled functions, for the implicit
+    integrators' compiled Newton iterations (:mod:`mbdcore.dae.index3`).
+
+    The C signatures (``mbdcore/dae/native/newton.c``)::
+
+        void constraints(const void *context, const double *q, double *g, double *G,
+                         double *g_t);       /* G dense (m, n), row-major */
+        void forces(const void *context, const double *q, const double *v, double *F);
+
+    Attributes
+    ----------
+    n, m : int
+        Coordinates and constraint rows (the rows the solvers see).
+    mass : ndarray, shape (n, n)
+        The constant mass matrix, C-contiguous [kg, kg m, kg m^2].
+    constraints, forces, context : int
+        Addresses of the two functions and of the context they are called with.
+    prepare : callable
+        ``prepare(t)`` before the calls of a solve at time t [s] (time-dependent
+        constraint offsets, e.g. driving motions).
+    owner : object
+        Holds the memory the addresses point into (keep it alive with the terms).
+    """
+
+    n: int
+    m: int
+    mass: np.ndarray
+    constraints: int
+    forces: int
+    context: int
+    prepare: Callable[[float], None]
+    owner: object = None
 
 
 class ConstrainedProblem:
@@ -74,6 +113,12 @@ class ConstrainedProblem:
             dv[j] += e
             kv[:, j] = (self.forces(t, q, dv) - f0) / e
         return kq, kv
+
+    def compiled_terms(self) -> CompiledTerms | None:
+        """The residual terms as compiled functions (:class:`CompiledTerms`) when the
+        problem has them all (constant mass, constraints and forces in C), which lets
+        the implicit integrators iterate in C; None (the default): Python calls."""
+        return None
 
     def update(self, t: float, q: np.ndarray, v: np.ndarray) -> bool:
         """Events between time steps at the accepted state; True when the forces jumped

@@ -70,6 +70,7 @@ import scipy.linalg
 import scipy.sparse
 
 from mbdcore.blocks import ParameterError
+from mbdcore.multibody.assembly import CompiledForces
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
 from mbdcore.native import kernel_library, optional_address
@@ -87,7 +88,15 @@ _ancf_library = kernel_library(ANCF_C_SOURCE, "ancf", {
     # arrays as raw addresses of the C-contiguous float64 arrays made in _elastic (an
     # ndpointer check costs more than the element loop of a short beam)
     "ancf_forces": ([_I, _I, _P, _P, _P, _P, _D, _D, _D, _P, _P, _P], None),
+    "ancf_body_forces": ([_P, _P, _P, _P], None),
 })
+
+
+class _ANCFBodyParameters(ctypes.Structure):
+    """``ancf_body_t`` of native/ancf.c (same field order)."""
+
+    _fields_ = [("N", _I), ("G", _I), ("B", _P), ("Bw", _P), ("ea", _D), ("ei", _D),
+                ("beta", _D)]
 
 
 #: The markers every ANCF beam has, as fractions of its length: ``root`` and ``tip`` (the
@@ -515,6 +524,16 @@ class ANCFBeam(HermiteLineBody):
                                     qb.ctypes.data, optional_address(vb), self.ea, self.ei,
                                     self.damping, f.ctypes.data, optional_address(k_el),
                                     optional_address(c_el))
+
+    def compiled_forces(self, gravity) -> CompiledForces:
+        """Distributed gravity (constant) and the elastic and damping forces of the same
+        element loop (``ancf_body_forces`` of ``native/ancf.c``) [N, N m]."""
+        params = _ANCFBodyParameters(self.n_elements, len(self.gauss_weights),
+                                     self._B_c.ctypes.data, self._Bw_c.ctypes.data,
+                                     self.ea, self.ei, self.damping)
+        kernel = ctypes.cast(_ancf_library().ancf_body_forces, ctypes.c_void_p).value
+        return CompiledForces(self.gravity_forces(gravity), kernel, ctypes.addressof(params),
+                              (params, self._B_c, self._Bw_c))
 
     # -- BodyBase interface ---------------------------------------------------------------
     def initial_coordinates(self):

@@ -31,6 +31,7 @@ which stays the reference the batched rows are tested against (to 1e-12).
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 from pathlib import Path
 
@@ -39,7 +40,7 @@ import scipy.sparse
 
 from mbdcore.native import kernel_library
 
-__all__ = ["ConstraintPlan"]
+__all__ = ["ConstraintPlan", "CompiledForces", "SystemTerms"]
 
 
 class _Slots:
@@ -886,3 +887,135 @@ def _angle_slot(frame, linear: _Slots, slope: _Slots):
     k = slope.add(key, ((_global(body, cx), _global(body, cy)), np.asarray(S1, float),
                         float(theta0), np.asarray(t0, float)))
     return ("slope", k)
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledForces:
+    """A body's applied forces as compiled terms (:meth:`BodyBase.compiled_forces
+    <mbdcore.multibody.system.BodyBase.compiled_forces>`): ``constant`` [N, N m] (one
+    per body coordinate) plus, if ``kernel`` is not 0, the C function at that address,
+    called as ``kernel(params, q_b, v_b, f_b)`` (``body_force_fn`` of
+    ``native/system_terms.c``: f_b overwritten with the state-dependent forces of the
+    body's coordinates q_b, rates v_b), with its parameters at address ``params``;
+    ``owner`` holds the memory both point into."""
+
+    constant: np.ndarray
+    kernel: int = 0
+    params: int = 0
+    owner: object = None
+
+
+class _SystemTermsStruct(ctypes.Structure):
+    """``system_terms_t`` of native/system_terms.c (same field order)."""
+
+    _fields_ = [("n", _N), ("m", _N), ("plan", _P), ("plan_data", _P), ("plan_work", _P),
+                ("gam", _P), ("zeros", _P), ("n_offset", _N), ("offset_row", _P),
+                ("offset", _P), ("offset_rate", _P), ("F0", _P), ("n_bodies", _N),
+                ("body_start", _P), ("body_size", _P), ("body_fn", _P),
+                ("body_params", _P), ("scratch", _P)]
+
+
+SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
+_terms_library = kernel_library(SYSTEM_TERMS_C_SOURCE, "system_terms", {})
+
+
+class SystemTerms:
+    """A planar or spatial system's Newton residual terms in C (the
+    :class:`~mbdcore.dae.problem.CompiledTerms` of ``System.compiled_terms``): the
+    constraint rows from the batched plan's C call, the forces from the bodies' compiled
+    kernels.  :meth:`build` returns None unless every part has a compiled form: every
+    row batched in C (no quadratic or hinge-angle rows, no per-joint fallback, no
+    removed redundant rows), force elements only where their force does not depend on
+    the state (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated
+    once per solve), constant mass, every body with :class:`CompiledForces`.
+
+    Built from the system's parts at the time of the call: parameters changed later
+    (a beam's EA) are seen by the next build, which the integrators make at every
+    start."""
+
+    def __init__(self, plan, n: int, m: int, mass, bodies, timed_forces=(), apply=None):
+        lib = _terms_library()
+        self.plan = plan
+        self.mass = np.ascontiguousarray(mass, dtype=float)
+        self._keep = [b.owner for _, b in bodies]
+        self.F0 = np.zeros(n)
+        self._timed_forces, self._apply = list(timed_forces), apply
+        kernels = []
+        for start, forces in bodies:
+            self.F0[start:start + forces.constant.size] += forces.constant
+            if forces.kernel:
+                kernels.append((start, forces.constant.size, forces.kernel, forces.params))
+        st = _SystemTermsStruct()
+        st.n, st.m = n, m
+        self._arrays = []
+
+        def keep(a):
+            self._arrays.append(a)
+            return a.ctypes.data if a.size else None
+        if m:
+            st.plan = ctypes.cast(plan._kernel, ctypes.c_void_p).value
+            # a copy of the plan's table that always writes a dense G (the plan's own
+            # is switched between dense and sparse by its Python callers)
+            self._plan_struct = type(plan.struct).from_buffer_copy(plan.struct)
+            self._plan_struct.G_scatter = plan._scatter_addr[False]
+            self._plan_struct.n_out = m * n
+            st.plan_data = ctypes.addressof(self._plan_struct)
+            st.plan_work = plan.work.ctypes.data
+            st.gam = keep(np.zeros(m))
+        st.zeros = keep(np.zeros(max(n, 1)))
+        self._offsets = [offset for _, offset in plan.sum_rows] if m else []
+        self.offset = np.zeros(len(self._offsets))
+        self.offset_rate = np.zeros(len(self._offsets))
+        st.n_offset = len(self._offsets)
+        st.offset_row = keep(np.array([row for row, _ in plan.sum_rows] if m else [],
+                                      dtype=np.int32))
+        st.offset, st.offset_rate = keep(self.offset), keep(self.offset_rate)
+        self._body_constant = self.F0.copy()
+        st.F0 = keep(self.F0)
+        st.n_bodies = len(kernels)
+        st.body_start = keep(np.array([k[0] for k in kernels], dtype=np.int32))
+        st.body_size = keep(np.array([k[1] for k in kernels], dtype=np.int32))
+        self._fn = (ctypes.c_void_p * max(1, len(kernels)))(*[k[2] for k in kernels])
+        self._params = (ctypes.c_void_p * max(1, len(kernels)))(*[k[3] for k in kernels])
+        st.body_fn = ctypes.addressof(self._fn)
+        st.body_params = ctypes.addressof(self._params)
+        st.scratch = keep(np.zeros(max([k[1] for k in kernels], default=1)))
+        self.struct = st
+        self.constraints_address = ctypes.cast(lib.system_constraints, ctypes.c_void_p).value
+        self.forces_address = ctypes.cast(lib.system_forces, ctypes.c_void_p).value
+        self.context_address = ctypes.addressof(st)
+
+    @classmethod
+    def build(cls, plan, n: int, bodies, forces, gravity, mass_matrix, apply=None):
+        """The terms of a system of ``n`` coordinates with the constraint ``plan`` of
+        its rows (None without constraints), its ``bodies`` (the moving ones), force
+        elements ``forces`` and ``gravity`` [m/s^2]; ``mass_matrix()`` gives its dense
+        M, ``apply(force, t, f)`` adds a force element's generalised force at time t to
+        f.  None when a part has no compiled form (see the class docstring)."""
+        if not all(f.state_independent() for f in forces) or \
+                not all(b.constant_mass for b in bodies):
+            return None
+        compiled = []
+        for b in bodies:
+            f = b.compiled_forces(gravity)
+            if f is None:
+                return None
+            compiled.append((b.index, f))
+        if plan is not None and (plan.fallback or plan.quadratic_rows.size
+                                 or plan._angle_specs):
+            return None
+        return cls(plan, n, 0 if plan is None else plan.m, mass_matrix(), compiled, forces,
+                   apply)
+
+    def prepare(self, t: float) -> None:
+        """Before the calls of a solve at time t [s]: the driving offsets f(t), f'(t)
+        [rad, rad/s] and the state-independent force elements (inputs as they are
+        now)."""
+        if self._timed_forces:
+            self.F0[:] = self._body_constant
+            for force in self._timed_forces:
+                self._apply(force, t, self.F0)
+        for k, offset in enumerate(self._offsets):
+            f, fd, _ = offset(t)
+            self.offset[k] = f
+            self.offset_rate[k] = fd

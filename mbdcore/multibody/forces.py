@@ -55,6 +55,12 @@ class Force:
         """(dF/dq, dF/dv) or None to let the system use finite differences."""
         return None
 
+    def state_independent(self) -> bool:
+        """True if the generalised force does not depend on (q, v) -- only on t and the
+        inputs --, so the compiled Newton iterations take it as a constant of each solve
+        (:class:`~mbdcore.multibody.assembly.SystemTerms`).  False by default."""
+        return False
+
     # events and discrete state (a latch that engages, say) ------------------------------
     def update(self, t, q, v) -> bool:
         """An event between time steps, at the accepted state (t, q, v); True when the
@@ -248,6 +254,12 @@ class JointTorque(Force):
             return None
         n = len(q)
         return np.zeros((n, n)), np.zeros((n, n))
+
+    def state_independent(self) -> bool:
+        """On orientations linear in q (rigid bodies, the ground) a torque's generalised
+        force is constant coefficients times tau."""
+        return all((form := fr[0].angle_form(fr[1])) is not None and form[0] == "linear"
+                   for fr in (self.a, self.b))
 
 
 class ConstantTorque(JointTorque):

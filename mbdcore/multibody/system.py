@@ -34,8 +34,8 @@ import scipy.sparse
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.index1 import project_positions
-from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.multibody.assembly import ConstraintPlan
+from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
+from mbdcore.multibody.assembly import CompiledForces, ConstraintPlan, SystemTerms
 
 __all__ = ["E", "rot", "finite_array", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState",
            "Body", "RigidState", "scatter_jacobian", "scatter_force", "StateView", "System",
@@ -150,6 +150,13 @@ class BodyBase:
 
     def force_jacobians(self, t, qb, vb, gravity):
         """(dF/dq, dF/dv) of :meth:`applied_forces`, or None for finite differences."""
+        return None
+
+    def compiled_forces(self, gravity) -> CompiledForces | None:
+        """:meth:`applied_forces` as compiled terms (a constant part and a C kernel; see
+        :class:`~mbdcore.multibody.assembly.CompiledForces`) for the Newton iterations
+        in C, or None (the default): the system's residual is then evaluated in
+        Python."""
         return None
 
     def point_form(self, location):
@@ -284,6 +291,10 @@ class Body(BodyBase):
 
     def force_jacobians(self, t, qb, vb, gravity):
         return np.zeros((3, 3)), np.zeros((3, 3))
+
+    def compiled_forces(self, gravity) -> CompiledForces:
+        """Its weight [N], a constant."""
+        return CompiledForces(self.applied_forces(0.0, None, None, gravity))
 
     def kinetic_energy(self, qb, vb):
         return 0.5 * float(vb @ (self._diag * vb))
@@ -526,6 +537,9 @@ class System(ConstrainedProblem):
         #: evaluate joints through the batched plan (False: one call per joint, the
         #: reference the plan is tested against)
         self.batched_constraints = True
+        #: let the implicit integrators iterate in C when every part has a compiled
+        #: form (:meth:`compiled_terms`; False: the Python iteration, the reference)
+        self.compiled_residual = True
         self.n = 0
 
     def make_ground(self) -> BodyBase:
@@ -835,6 +849,27 @@ class System(ConstrainedProblem):
         for force in self.forces_list:
             force.apply(t, view, f, self.inputs)
         return f
+
+    def compiled_terms(self) -> CompiledTerms | None:
+        """The residual terms in C (:class:`~mbdcore.dae.problem.CompiledTerms`, made
+        by :class:`~mbdcore.multibody.assembly.SystemTerms` from the parts as they are
+        now) when every part has a compiled form and no equation was removed as
+        redundant; else None, and the integrators evaluate it in Python."""
+        if not self.compiled_residual or self.n == 0:
+            return None
+        self.resolve_redundancy()
+        if self._kept_rows is not None or (self._m_all and not self.batched_constraints):
+            return None
+        rest = StateView(np.zeros(self.n), np.zeros(self.n))
+        terms = SystemTerms.build(self.constraint_plan() if self._m_all else None, self.n,
+                                  self.bodies, self.forces_list, self.gravity,
+                                  self.mass_matrix,
+                                  lambda force, t, f: force.apply(t, rest, f, self.inputs))
+        if terms is None:
+            return None
+        return CompiledTerms(self.n, self.m, terms.mass, terms.constraints_address,
+                             terms.forces_address, terms.context_address, terms.prepare,
+                             terms)
 
     def constraint_plan(self) -> ConstraintPlan:
         """The batched evaluation of the joints, every row (built once per topology)."""

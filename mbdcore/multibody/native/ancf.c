@@ -145,3 +145,18 @@ ANCF_API void ancf_forces(int N, int G, const double *B, const double *Bw, const
         for (j = 0; j < 8; j++) f[4 * el + j] -= fe[j];
     }
 }
+
+/* The beam's forces through the one signature of a body's compiled force kernel
+   (system_terms.c): f = -dU/dq - Q_d of the whole beam, its parameters in one struct. */
+typedef struct {
+    int N, G;
+    const double *B, *Bw;
+    double ea, ei, beta;
+} ancf_body_t;
+
+ANCF_API void ancf_body_forces(const void *params, const double *q, const double *v,
+                               double *f) {
+    const ancf_body_t *p = (const ancf_body_t *)params;
+    ancf_forces(p->N, p->G, p->B, p->Bw, q, p->beta > 0.0 ? v : NULL, p->ea, p->ei,
+                p->beta, f, NULL, NULL);
+}

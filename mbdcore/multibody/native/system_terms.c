@@ -1,0 +1,62 @@
+/*
+ * The terms of a System's Newton residual in one call, for a system whose parts all
+ * have compiled forms (mbdcore.multibody.system.System.compiled_terms): the constraint
+ * rows g, their Jacobian G (dense, m x n, row-major) and rate g_t from the batched
+ * constraint plan (constraint_plan.c, through its function pointer) with the driving
+ * offsets of the solve's time, and the applied forces F = F0 + the bodies' compiled
+ * force kernels (each through a function pointer of one signature), F0 being the forces
+ * that do not depend on the state (gravity of constant-mass bodies).
+ *
+ * The Newton solver of mbdcore.dae (native/newton.c) calls system_constraints and
+ * system_forces through its problem-independent signatures; nothing here knows the
+ * integrator.
+ */
+#include <string.h>
+
+typedef void (*plan_fn)(const void *plan, const double *q, const double *v, double *g,
+                        double *gam, double *out, double *work);
+typedef void (*body_force_fn)(const void *params, const double *q, const double *v,
+                              double *f);
+
+typedef struct {
+    int n, m;
+    plan_fn plan;
+    const void *plan_data;
+    double *plan_work, *gam;        /* the plan's work array and a gamma scratch (m) */
+    const double *zeros;            /* n zeros: the rates the plan's gamma is not wanted at */
+    int n_offset;                   /* angle-sum rows with a time offset */
+    const int *offset_row;
+    const double *offset, *offset_rate;   /* f(t) [rad], f'(t) [rad/s], set per solve */
+    const double *F0;               /* state-independent forces (n) [N, N m] */
+    int n_bodies;                   /* bodies with a compiled force kernel */
+    const int *body_start, *body_size;
+    const body_force_fn *body_fn;
+    const void *const *body_params;
+    double *scratch;                /* max body_size doubles */
+} system_terms_t;
+
+void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
+{
+    const system_terms_t *s = (const system_terms_t *)ctx;
+    int k;
+    if (s->m > 0)
+        s->plan(s->plan_data, q, s->zeros, g, s->gam, G, s->plan_work);
+    memset(gt, 0, (size_t)s->m * sizeof(double));
+    for (k = 0; k < s->n_offset; ++k) {
+        g[s->offset_row[k]] -= s->offset[k];
+        gt[s->offset_row[k]] = -s->offset_rate[k];
+    }
+}
+
+void system_forces(const void *ctx, const double *q, const double *v, double *F)
+{
+    const system_terms_t *s = (const system_terms_t *)ctx;
+    int k, j;
+    memcpy(F, s->F0, (size_t)s->n * sizeof(double));
+    for (k = 0; k < s->n_bodies; ++k) {
+        const int a = s->body_start[k];
+        s->body_fn[k](s->body_params[k], q + a, v + a, s->scratch);
+        for (j = 0; j < s->body_size[k]; ++j)
+            F[a + j] += s->scratch[j];
+    }
+}

@@ -96,6 +96,21 @@ max(1, |v|), floored at 16 eps |q| (the rounding of q_ref + dq) -- and
 theta = nu_k / nu_{k-1}, the solve has converged when theta / (1 - theta) nu_k <= 1 (the
 bound on the remaining error), or nu_k <= 0.1.  A solve that cannot converge with a
 fresh matrix raises :class:`ConvergenceError`.
+
+Iterations in C.  A problem whose residual terms are all compiled
+(:meth:`ConstrainedProblem.compiled_terms <mbdcore.dae.problem.ConstrainedProblem.compiled_terms>`:
+constant M, constraint rows and forces as C functions; a planar ``System`` of rigid
+bodies and ANCF beams with joints of closed form, see
+:class:`~mbdcore.multibody.assembly.SystemTerms`) is iterated by ``native/newton.c`` on
+the dense path of modified Newton: the same iterations, residual, correction and
+convergence test as the Python loop, with the kept factors, returning to the loop at
+the first iteration after which it has a decision to make (converged, slow or no
+contraction, kept factors past the fresh ones' count, the iteration limit, a
+non-finite residual or correction), and giving the residual's terms where factors are
+made.  The Python loop keeps every decision about the matrix and stays the reference
+(``System.compiled_residual = False``); both give the same Newton path to rounding
+(``tests/test_mbdcore/test_compiled_newton.py``).  An iteration of the 8-element
+hub-beam then costs a few microseconds instead of about 40.
 """
 from __future__ import annotations
 

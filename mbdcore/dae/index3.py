@@ -807,9 +807,9 @@ class Index3Integrator:
                 # same iterations as below; theta comes from C)
                 if mu is None or mu.size != (fast.m if ggl else 0):
                     mu = np.zeros(fast.m if ggl else 0)
-                if lu is None:
-                    # factors to make at this iterate: its terms from C, then the
-                    # iteration from it in C (its residual evaluated again there)
+                if lu is None or parts is None:
+                    # factors (or blocks) to make at this iterate: its terms from C,
+                    # then the iteration from it in C (its residual evaluated again)
                     code = fast.iterate(None, dq, lam_s, mu, it, nu_prev, False, 0)[0]
                     if code == _BAD_RESIDUAL:
                         return False, dq, fast.w, lam_s, mu, (it, math.nan,

@@ -78,11 +78,13 @@ def coordinate_unit(name: str) -> str:
     """SI unit of a generalised coordinate from its name ``body.coordinate``: angles
     (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``,
     ``dz``) and the unit-vector components of natural coordinates (``ux`` ... ``wz``)
-    dimensionless, every other coordinate (positions, modal amplitudes scaled to a
-    deflection) in m."""
+    dimensionless, a motor's armature charge (``charge``, whose rate is the current) in
+    C, every other coordinate (positions, modal amplitudes scaled to a deflection) in m."""
     last = name.rsplit(".", 1)[-1]
     if last in ("phi", "theta") or last.startswith("alpha"):
         return "rad"
+    if last == "charge":
+        return "C"
     if last in _DIMENSIONLESS:
         return "1"
     return "m"

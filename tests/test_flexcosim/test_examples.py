@@ -25,7 +25,7 @@ WRITES = {
     "antenna_deployment": ["deployment_smooth.csv", "deployment_bang-bang.csv",
                            "antenna_deployment.png"],
     "ring_truss_deployment": ["ring_truss_deployment.csv", "ring_truss_configurations.png",
-                              "ring_truss_deployment.gif"],
+                              "ring_truss_deployment.gif", "ring_truss.json"],
 }
 
 

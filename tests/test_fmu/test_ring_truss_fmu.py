@@ -188,7 +188,9 @@ def test_command_line_builds_the_truss_with_its_number_of_bays(tmp_path, capsys)
 # -- the truss as a model file, built by `flexcosim build truss.json` ---------------------------
 FILE_OUTPUTS = ["motor0.phi", "der(motor0.charge)", "angle.hinge_upper0_i",
                 "angle.hinge_upper1_i", "energy"]
-FILE_H, FILE_SUBSTEPS = 0.002, 10        # RK4 (index 1) resolves the screw's 800 rad/s mode
+#: communication step [s] and substeps: RK4 (index 1) resolves the screw's 800 rad/s
+#: mode; generalized-alpha (index 3, full Newton) damps it at the truss block's steps
+FILE_STEPPING = {"rk4": (0.002, 10), "generalized-alpha": (0.01, 2)}
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +203,8 @@ def truss_file_fmu(tmp_path_factory) -> tuple[Path, Unzipped]:
     return path, Unzipped(folder / "Truss4.fmu", folder / "unzipped")
 
 
-def test_command_line_builds_a_truss_file_that_fmpy_steps_as_the_block(truss_file_fmu):
+@pytest.mark.parametrize("method", FILE_STEPPING)
+def test_command_line_builds_a_truss_file_that_fmpy_steps_as_the_block(truss_file_fmu, method):
     """``flexcosim build truss4.json``: the file's motor voltages are the FMU's inputs [V];
     fmpy steps it as the Python block of the same file (to the last bit), and the motors
     open the truss with the gears keeping the bays together."""
@@ -211,11 +214,10 @@ def test_command_line_builds_a_truss_file_that_fmpy_steps_as_the_block(truss_fil
     assert {units[f"voltage{k}"] for k in range(N_BAYS)} == {"V"}
     assert (units["motor0.phi"], units["der(motor0.charge)"], units["angle.hinge_upper0_i"],
             units["energy"]) == ("rad", "C/s", "rad", "J")
-    fmu = Instance(unzipped.md, str(unzipped.dir), step=FILE_H, method="rk4",
-                   substeps=FILE_SUBSTEPS)
+    h, substeps = FILE_STEPPING[method]
+    fmu = Instance(unzipped.md, str(unzipped.dir), step=h, method=method, substeps=substeps)
     assert fmu.refused == {} and fmu.exit_refused is None
-    block = model_system_block(path, outputs=FILE_OUTPUTS)(method="rk4",
-                                                           substeps=FILE_SUBSTEPS)
+    block = model_system_block(path, outputs=FILE_OUTPUTS)(method=method, substeps=substeps)
     assert isinstance(block, ModelSystemBlock)
     block.set_inputs({f"voltage{k}": v for k, v in enumerate(VOLTS)})
     for k, v in enumerate(VOLTS):
@@ -224,7 +226,7 @@ def test_command_line_builds_a_truss_file_that_fmpy_steps_as_the_block(truss_fil
     for k in range(5):
         fmu.step()
         got.append(fmu.get(*FILE_OUTPUTS))
-        block.do_step(k * FILE_H, FILE_H)
+        block.do_step(k * h, h)
         expected.append([block.outputs()[n] for n in FILE_OUTPUTS])
     fmu.close()
     got = np.array(got)

@@ -8,8 +8,10 @@ under the deployment-rate PI controller (0.05 m/s, at most 48 V); the latches ca
 diagonals at their deployed length and the motors are switched off.  Writes
 ``ring_truss_deployment.csv`` (time [s], deployment ratio [1], bay angles [rad], aperture
 and its error [m], motor currents [A] and torques [N m]),
-``ring_truss_configurations.png`` (three configurations) and
-``ring_truss_deployment.gif`` (an animation; needs Pillow).  About 20 s on one core
+``ring_truss_configurations.png`` (three configurations),
+``ring_truss_deployment.gif`` (an animation; needs Pillow) and ``ring_truss.json`` (the
+truss as a model file, written before the run: ``flexcosim build ring_truss.json`` makes
+it an FMU with inputs ``voltage0`` ... ``voltage5`` [V]).  About 20 s on one core
 (350 implicit steps of a 330-coordinate system).
 """
 import os
@@ -24,6 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from flexcosim.console import ProgressPrinter, terminal_logging  # noqa: E402
 from mbdcore.dae.simulate import simulate  # noqa: E402
+from mbdcore.models.model_file import save_model  # noqa: E402
 from mbdcore.models.ring_truss import (  # noqa: E402
     DeploymentRateController,
     plot_configuration,
@@ -37,6 +40,9 @@ def main(out="results", duration=7.0, h=0.02):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     truss = ring_truss(n_bays=6, folded_angle=1.0)
+    # the model file describes the truss at its initial state (latches open): written
+    # before the run; the controller is not part of it (it drives the inputs)
+    save_model(truss.system, out / "ring_truss.json", "six-bay ring truss folded at 1.0 rad")
     control = DeploymentRateController(truss, rate=0.05, kp=2000.0, ki=2.0e4)
     r = simulate(truss.system, duration, h, "generalized-alpha", sparse=True, feedback=control,
                  rho_inf=0.6, iteration="newton", geometric_stiffness=False,

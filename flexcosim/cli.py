@@ -35,10 +35,11 @@ from mbdcore.models.antenna import PointingAxisBlock
 from mbdcore.models.drive import DCMotorBlock
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
+from mbdcore.models.model_block import ModelSystemBlock
+from mbdcore.models.model_file import load_model, model_to_dict
 from mbdcore.models.ring_truss_block import RingTrussBlock
 from mbdcore.multibody.system_block import SystemBlock
-from mbdcore.spatial.model_file import DIMENSION, load_model, model_to_dict
-from mbdcore.spatial.system_block import SpatialSystemBlock
+from mbdcore.spatial.model_file import DIMENSION
 
 __all__ = ["main"]
 
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     build = sub.add_parser("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(MODELS)) +
                            ", ring-truss (the deployable ring truss, --bays N), or a model "
-                           "file (.json/.yaml, planar or spatial) of the multibody engine",
+                           "file (.json/.yaml, planar or spatial, with motors, screw drives "
+                           "and latches: mbdcore.models.model_file) of the multibody engine",
                            parents=[chatter])
     build.add_argument("model", help="built-in model name or model file")
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
@@ -204,9 +206,10 @@ def _build(args, parser) -> int:
         block, name = MODELS[args.model]
         config = None
     elif Path(args.model).suffix.lower() in (".json", ".yaml", ".yml"):
-        # either dimension (mbdcore.spatial reads both); a planar file keeps the planar block
+        # either dimension, with the models' motors, screw drives and latches
+        # (mbdcore.models.model_file reads every file); a planar file keeps the planar block
         system = load_model(args.model)
-        block = SpatialSystemBlock if system.dim == DIMENSION else SystemBlock
+        block = ModelSystemBlock if system.dim == DIMENSION else SystemBlock
         stem = Path(args.model).stem
         name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
         config = {"model": model_to_dict(system),

@@ -314,6 +314,7 @@ class MotorVoltage(Force):
     clipped to the motor's voltage limit: the generalised force on the charge."""
 
     kind = "motor_voltage"
+    input_unit = "V"
 
     def __init__(self, motor: str, input: str, name=None):
         super().__init__(name)

@@ -34,6 +34,8 @@ class Force:
     """Base class of force elements."""
 
     input_names: tuple[str, ...] = ()
+    #: unit of the inputs in ``input_names`` (FMI notation): what the element reads
+    input_unit = "N"
     kind = "force"
     _count = 0
 
@@ -234,6 +236,7 @@ class JointTorque(Force):
     -tau on a (a motor whose stator is on a)."""
 
     kind = "torque"
+    input_unit = "N.m"
 
     def __init__(self, a: str, b: str, input: str, name=None):
         super().__init__(name)

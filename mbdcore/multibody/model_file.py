@@ -80,7 +80,7 @@ __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_na
            # the machinery, for the spatial format (mbdcore.spatial.model_file)
            "ValueKind", "Key", "ElementType", "ReferenceContext", "Undescribable", "NAME_KEY",
            "show_value", "is_finite_number", "check_value", "check_keys", "check_header",
-           "check_marker_table", "check_list", "check_element", "check_section",
+           "check_marker_table", "check_list", "check_element", "check_section", "check_inputs",
            "element_names", "convert_values", "marker_out", "describe_motion",
            "describe_elements", "read_model_data", "write_model_data", "key_schema",
            "object_schema"]
@@ -756,6 +756,14 @@ def validate_model(d) -> list[str]:
     _check_bodies(d, ctx, problems)
     check_section(d, "joints", JOINT_TYPES, ctx, problems)
     forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
+    check_inputs(d, forces, problems)
+    return problems
+
+
+def check_inputs(d: Mapping, forces: list, problems: list, value: Key = _INPUT) -> None:
+    """The inputs the checked ``forces`` [(index, values)] declare (their ``input`` key:
+    each drives one element) and the file's ``inputs`` {name: start value} (each a
+    declared input, its value of ``value``)."""
     declared: dict[str, int] = {}
     for i, good in forces:
         name = good.get("input")
@@ -770,12 +778,11 @@ def validate_model(d) -> list[str]:
         problems.append(f"inputs: {show_value(inputs)} is invalid: accepted values are objects "
                         "{input name: start value}")
         inputs = {}
-    for name, value in inputs.items():
+    for name, start in inputs.items():
         if name not in declared:
             problems.append(f"inputs.{name}: unknown input; accepted: inputs declared by "
                             f"forces: {', '.join(declared) or '(none)'}")
-        check_value(f"inputs.{name}", value, _INPUT, ctx, problems)
-    return problems
+        check_value(f"inputs.{name}", start, value, ReferenceContext(), problems)
 
 
 # --- building ------------------------------------------------------------------------------

@@ -78,11 +78,13 @@ def coordinate_unit(name: str) -> str:
     """SI unit of a generalised coordinate from its name ``body.coordinate``: angles
     (``phi``, ``theta``, ``alpha*``) in rad, ANCF slope components (``dx``, ``dy``,
     ``dz``) and the unit-vector components of natural coordinates (``ux`` ... ``wz``)
-    dimensionless, every other coordinate (positions, modal amplitudes scaled to a
-    deflection) in m."""
+    dimensionless, a motor's armature charge (``charge``, whose rate is the current) in
+    C, every other coordinate (positions, modal amplitudes scaled to a deflection) in m."""
     last = name.rsplit(".", 1)[-1]
     if last in ("phi", "theta") or last.startswith("alpha"):
         return "rad"
+    if last == "charge":
+        return "C"
     if last in _DIMENSIONLESS:
         return "1"
     return "m"
@@ -706,6 +708,36 @@ class System(ConstrainedProblem):
         if dependent.size and self.redundant == "remove":
             self._kept_rows = np.sort(piv[:rank])
         return list(self.redundant_equations)
+
+    @property
+    def redundancy_resolved(self) -> bool:
+        """Whether the dependent equations have been found (or given) since the last
+        constraint or body was added; :attr:`redundant_equations` is then final."""
+        return self._redundancy_checked
+
+    def set_redundant_equations(self, names) -> None:
+        """Take the dependent equations as given (``joint.equation`` names, a record of a
+        :meth:`check_redundancy` made elsewhere: a model file of a system whose
+        dependence was judged at another configuration, as the ring truss's at full
+        deployment) instead of judging them at the first use; the policy ``redundant``
+        applies to them as to found ones.  Unknown names raise ParameterError."""
+        names = list(names)
+        all_names = self.all_equation_names()
+        position = {n: i for i, n in enumerate(all_names)}
+        unknown = [n for n in names if n not in position]
+        if unknown:
+            raise ParameterError(f"no constraint equation(s) {unknown}; accepted: "
+                                 "'joint.equation' names of this system's constraints")
+        dependent = np.array(sorted({position[n] for n in names}), dtype=int)
+        self._redundancy_checked = True
+        self._kept_rows = None
+        self.redundant_equations = [all_names[i] for i in dependent]
+        if dependent.size and self.redundant == "error":
+            raise ParameterError(f"{dependent.size} constraint equations are given as "
+                                 f"dependent ({', '.join(self.redundant_equations)}) with "
+                                 "redundant='error'; accepted: redundant='remove' or 'keep'")
+        if dependent.size and self.redundant == "remove":
+            self._kept_rows = np.setdiff1d(np.arange(self._m_all), dependent)
 
     def _independent_rows(self, G: np.ndarray, independent, tol: float) -> np.ndarray:
         """Row indices of the constraints ``independent`` (see :meth:`check_redundancy`),

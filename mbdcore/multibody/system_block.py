@@ -294,7 +294,7 @@ class SystemBlock(Block):
 def _input_unit(system, name: str) -> str:
     for force in system.forces_list:
         if name in force.input_names:
-            return "N.m" if force.kind == "torque" else "N"
+            return force.input_unit
     return ""
 
 

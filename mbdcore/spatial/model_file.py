@@ -47,6 +47,7 @@ spatial files, :func:`format_reference` the element types with their keys.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,10 @@ from mbdcore.spatial.system import SpatialSystem
 
 __all__ = ["DIMENSION", "KINDS_3D", "BODY_TYPES", "JOINT_TYPES", "FORCE_TYPES", "TOP_KEYS",
            "PLANAR_KEY_HINTS", "validate_model", "model_from_dict", "load_model",
-           "model_to_dict", "save_model", "format_reference", "MODEL_SCHEMA", "model_dimension"]
+           "model_to_dict", "save_model", "format_reference", "MODEL_SCHEMA", "model_dimension",
+           # the machinery, for a format with more element types (mbdcore.models.model_file)
+           "SpatialTables", "SPATIAL_TABLES", "spatial_marker_out", "check_spatial",
+           "build_spatial", "describe_spatial", "spatial_reference", "spatial_schema"]
 
 #: the value of the top-level key ``dimension`` of a spatial file
 DIMENSION = 3
@@ -428,7 +432,9 @@ BODY_TYPES: dict[str, ElementType] = {e.type: e for e in (
 )}
 
 
-def _marker_out(ref):
+def spatial_marker_out(ref):
+    """A spatial marker reference as written in a file: ``"body.marker"``,
+    ``{"body": b, "point": [x, y, z]}`` or ``{"body": b, "arc_length": s}``."""
     if isinstance(ref, str):
         return ref
     body, loc = ref
@@ -438,7 +444,7 @@ def _marker_out(ref):
 
 
 def _pair(e) -> dict:
-    return {"a": _marker_out(e.a_ref), "b": _marker_out(e.b_ref)}
+    return {"a": spatial_marker_out(e.a_ref), "b": spatial_marker_out(e.b_ref)}
 
 
 _A = _key("marker", doc="marker on the first body", required=True)
@@ -484,7 +490,7 @@ def _describe_point_force(e) -> dict:
     if e.value is None:
         raise Undescribable(f"the force of {e.name!r} is a function of time; accepted values "
                             "are constant forces [Fx, Fy, Fz] [N]")
-    return {"at": _marker_out(e.at_ref), "force": _vec(e.value)}
+    return {"at": spatial_marker_out(e.at_ref), "force": _vec(e.value)}
 
 
 def _describe_torque(e) -> dict:
@@ -539,6 +545,27 @@ PLANAR_KEY_HINTS = {
 }
 
 
+@dataclass(frozen=True)
+class SpatialTables:
+    """What a spatial format reads and writes: its element tables by section (the file's
+    ``type`` -> :class:`~mbdcore.multibody.model_file.ElementType`), its top-level keys
+    with their meaning, and the hints for keys it refuses (by section, as
+    :data:`PLANAR_KEY_HINTS`).  :data:`SPATIAL_TABLES` is this module's format; a format
+    with more element types (:mod:`mbdcore.models.model_file`) is these tables extended,
+    read and written by the same functions (:func:`check_spatial`, :func:`build_spatial`,
+    :func:`describe_spatial`, :func:`spatial_reference`, :func:`spatial_schema`)."""
+
+    body_types: Mapping[str, ElementType]
+    joint_types: Mapping[str, ElementType]
+    force_types: Mapping[str, ElementType]
+    top_keys: Mapping[str, str]
+    hints: Mapping[str, Mapping[str, str]]
+
+
+#: the tables of the spatial files of this module
+SPATIAL_TABLES = SpatialTables(BODY_TYPES, JOINT_TYPES, FORCE_TYPES, TOP_KEYS, PLANAR_KEY_HINTS)
+
+
 # --- validation ----------------------------------------------------------------------------
 def model_dimension(d) -> int | None:
     """The ``dimension`` of a parsed model (2 when absent); None if it is not 2 or 3."""
@@ -560,12 +587,14 @@ def _line_length(good: Mapping) -> float | None:
     return float(np.linalg.norm(np.subtract(ends[1], ends[0], dtype=float)))
 
 
-def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
+def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list,
+                  tables: SpatialTables) -> None:
     check_ground(d, ctx, problems, _POINT, "[x, y, z]")
     ctx.body_types["ground"] = "ground"
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
-        good = check_element(path, body, BODY_TYPES, ctx, problems, PLANAR_KEY_HINTS["bodies"])
+        good = check_element(path, body, tables.body_types, ctx, problems,
+                             tables.hints.get("bodies"))
         if good is None:
             continue
         framed = good["type"] in _FRAMED
@@ -591,6 +620,21 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
         ctx.body_types[name] = good["type"]
 
 
+def check_spatial(d: Mapping, tables: SpatialTables, problems: list) -> list:
+    """Check a spatial model dictionary against ``tables``, appending every problem
+    (key path first, accepted values named) to ``problems``; returns the checked forces
+    [(index, valid values)] (for a format whose forces declare inputs)."""
+    check_header(d, problems, tables.top_keys, _GRAVITY, tables.hints.get("(top level)"))
+    if "redundant" in d:
+        check_value("redundant", d["redundant"], _key("redundant"), ReferenceContext(),
+                    problems)
+    ctx = ReferenceContext()
+    _check_bodies(d, ctx, problems, tables)
+    check_section(d, "joints", tables.joint_types, ctx, problems,
+                  types_by_name=ctx.joint_types, hints=tables.hints.get("joints"))
+    return check_section(d, "forces", tables.force_types, ctx, problems)
+
+
 def validate_model(d) -> list[str]:
     """All problems of a model dictionary, planar or spatial (empty list: valid).
 
@@ -604,19 +648,40 @@ def validate_model(d) -> list[str]:
     if dim != DIMENSION:
         return planar.validate_model(d)   # planar, or the message on a bad dimension
     problems: list[str] = []
-    check_header(d, problems, TOP_KEYS, _GRAVITY, PLANAR_KEY_HINTS["(top level)"])
-    if "redundant" in d:
-        check_value("redundant", d["redundant"], _key("redundant"), ReferenceContext(),
-                    problems)
-    ctx = ReferenceContext()
-    _check_bodies(d, ctx, problems)
-    check_section(d, "joints", JOINT_TYPES, ctx, problems, types_by_name=ctx.joint_types,
-                  hints=PLANAR_KEY_HINTS["joints"])
-    check_section(d, "forces", FORCE_TYPES, ctx, problems)
+    check_spatial(d, SPATIAL_TABLES, problems)
     return problems
 
 
 # --- building ------------------------------------------------------------------------------
+def build_spatial(d: Mapping, tables: SpatialTables, source: str | None = None) -> SpatialSystem:
+    """The :class:`~mbdcore.spatial.system.SpatialSystem` of a spatial model dictionary
+    that :func:`check_spatial` found valid against ``tables`` (a check the engine makes
+    and the validator does not is a :class:`ModelFileError` naming the element)."""
+    path = "(model)"
+    try:
+        s = SpatialSystem(gravity=tuple(float(x) for x in d.get("gravity", (0.0, 0.0, 0.0))),
+                          redundant=d.get("redundant", "remove"))
+        for name, loc in d.get("ground", {}).get("markers", {}).items():
+            path = f"ground.markers.{name}"
+            s.ground.add_marker(name, _floats(loc))
+        for i, body in enumerate(d.get("bodies", [])):
+            path = f"bodies[{i}]"
+            entry = tables.body_types[body["type"]]
+            kwargs = convert_values(entry.keys, body)
+            name = kwargs.pop("name")
+            s.add(entry.cls(name, **kwargs))
+        for section, registry, add in (("joints", tables.joint_types, s.add_joint),
+                                       ("forces", tables.force_types, s.add_force)):
+            items = list(enumerate(d.get(section, [])))
+            for (i, obj), name in zip(items, element_names(section, items)):
+                path = f"{section}[{i}]"
+                entry = registry[obj["type"]]
+                add(entry.cls(**convert_values(entry.keys, obj), name=name))
+    except ParameterError as exc:   # a check the engine makes and validate_model does not
+        raise ModelFileError([f"{path}: {exc}"], source) from exc
+    return s
+
+
 def model_from_dict(d: Mapping, source: str | None = None) -> System:
     """Build the system a model dictionary describes: a
     :class:`~mbdcore.spatial.system.SpatialSystem` for ``"dimension": 3``, the planar
@@ -632,29 +697,7 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     problems = validate_model(d)
     if problems:
         raise ModelFileError(problems, source)
-    path = "(model)"
-    try:
-        s = SpatialSystem(gravity=tuple(float(x) for x in d.get("gravity", (0.0, 0.0, 0.0))),
-                          redundant=d.get("redundant", "remove"))
-        for name, loc in d.get("ground", {}).get("markers", {}).items():
-            path = f"ground.markers.{name}"
-            s.ground.add_marker(name, _floats(loc))
-        for i, body in enumerate(d.get("bodies", [])):
-            path = f"bodies[{i}]"
-            entry = BODY_TYPES[body["type"]]
-            kwargs = convert_values(entry.keys, body)
-            name = kwargs.pop("name")
-            s.add(entry.cls(name, **kwargs))
-        for section, registry, add in (("joints", JOINT_TYPES, s.add_joint),
-                                       ("forces", FORCE_TYPES, s.add_force)):
-            items = list(enumerate(d.get(section, [])))
-            for (i, obj), name in zip(items, element_names(section, items)):
-                path = f"{section}[{i}]"
-                entry = registry[obj["type"]]
-                add(entry.cls(**convert_values(entry.keys, obj), name=name))
-    except ParameterError as exc:   # a check the engine makes and validate_model does not
-        raise ModelFileError([f"{path}: {exc}"], source) from exc
-    return s
+    return build_spatial(d, SPATIAL_TABLES, source)
 
 
 def load_model(path_or_dict) -> System:
@@ -673,6 +716,35 @@ def load_model(path_or_dict) -> System:
 
 
 # --- saving --------------------------------------------------------------------------------
+def describe_spatial(system: SpatialSystem, tables: SpatialTables,
+                     description: str | None = None) -> dict:
+    """A spatial system as a model dictionary in the format of ``tables``, every key
+    explicit (not validated: the caller checks that it would load again).
+
+    Raises
+    ------
+    ModelFileError
+        If an element cannot be expressed (a cable through given nodes, a Python
+        function of time, a class not in ``tables``, a moved ground frame).
+    """
+    ground = system.ground
+    if np.any(ground.position != 0.0) or np.any(ground.orientation != np.eye(3)):
+        raise ModelFileError(["ground: the ground frame is moved; accepted: position "
+                              "[0, 0, 0] and orientation identity (markers carry the offsets)"])
+    d: dict[str, Any] = {"format": FORMAT, "version": VERSION, "dimension": DIMENSION}
+    if description:
+        d["description"] = description
+    d["gravity"] = _vec(system.gravity)
+    d["redundant"] = system.redundant
+    d["ground"] = {"markers": {k: _vec(v) for k, v in ground.markers.items()}}
+    d["bodies"] = describe_elements("bodies", system.bodies, tables.body_types)
+    own = [j for j in system.joints
+           if not isinstance(j, (RigidFrameConstraint, BarLengthConstraint))]
+    d["joints"] = describe_elements("joints", own, tables.joint_types)
+    d["forces"] = describe_elements("forces", system.forces_list, tables.force_types)
+    return d
+
+
 def model_to_dict(system: System, description: str | None = None) -> dict:
     """Describe a system as a model dictionary, every key explicit (a planar System
     through :func:`mbdcore.multibody.model_file.model_to_dict`).  Loading the result gives
@@ -686,21 +758,7 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
     """
     if not isinstance(system, SpatialSystem):
         return planar.model_to_dict(system, description)
-    ground = system.ground
-    if np.any(ground.position != 0.0) or np.any(ground.orientation != np.eye(3)):
-        raise ModelFileError(["ground: the ground frame is moved; accepted: position "
-                              "[0, 0, 0] and orientation identity (markers carry the offsets)"])
-    d: dict[str, Any] = {"format": FORMAT, "version": VERSION, "dimension": DIMENSION}
-    if description:
-        d["description"] = description
-    d["gravity"] = _vec(system.gravity)
-    d["redundant"] = system.redundant
-    d["ground"] = {"markers": {k: _vec(v) for k, v in ground.markers.items()}}
-    d["bodies"] = describe_elements("bodies", system.bodies, BODY_TYPES)
-    own = [j for j in system.joints
-           if not isinstance(j, (RigidFrameConstraint, BarLengthConstraint))]
-    d["joints"] = describe_elements("joints", own, JOINT_TYPES)
-    d["forces"] = describe_elements("forces", system.forces_list, FORCE_TYPES)
+    d = describe_spatial(system, SPATIAL_TABLES, description)
     problems = validate_model(d)
     if problems:   # a file that would not load again is an error now, not later
         raise ModelFileError(problems, "model_to_dict")
@@ -714,16 +772,16 @@ def save_model(system: System, path, description: str | None = None):
 
 
 # --- reference and JSON Schema ---------------------------------------------------------------
-def format_reference() -> str:
-    """The spatial element types and their keys as text (from the validator's tables)."""
+def spatial_reference(tables: SpatialTables) -> str:
+    """The element types of ``tables`` and their keys as text."""
     def keys(table):
         return "\n".join(f"    {k:19s}{'(required) ' if v.required else ''}{v.doc}"
                          f"{'; ' if v.doc else ''}{v.accepted()}" for k, v in table.items())
 
     parts = [f"(top level, \"dimension\": {DIMENSION})\n"
-             + "\n".join(f"    {k:19s}{v}" for k, v in TOP_KEYS.items())]
-    for section, registry in (("bodies", BODY_TYPES), ("joints", JOINT_TYPES),
-                              ("forces", FORCE_TYPES)):
+             + "\n".join(f"    {k:19s}{v}" for k, v in tables.top_keys.items())]
+    for section, registry in (("bodies", tables.body_types), ("joints", tables.joint_types),
+                              ("forces", tables.force_types)):
         for t, e in registry.items():
             table = {"name": NAME_KEY, **e.keys}
             parts.append(f"{section}[] type {t!r} ({e.cls.__name__})\n{keys(table)}")
@@ -732,7 +790,16 @@ def format_reference() -> str:
     return "\n".join(parts)
 
 
-def _build_schema() -> dict:
+def format_reference() -> str:
+    """The spatial element types and their keys as text (from the validator's tables)."""
+    return spatial_reference(SPATIAL_TABLES)
+
+
+def spatial_schema(tables: SpatialTables, identifier: str, title: str,
+                   extra_properties: Mapping[str, dict] | None = None) -> dict:
+    """JSON Schema (draft 2020-12) of the spatial files of ``tables`` (``$id``
+    ``identifier``); ``extra_properties``: the schemas of top-level keys of
+    ``tables.top_keys`` beyond this module's."""
     def typed(registry):
         return {"oneOf": [object_schema({"name": NAME_KEY, **e.keys}, t, e.cls.__doc__)
                           for t, e in registry.items()]}
@@ -750,21 +817,22 @@ def _build_schema() -> dict:
         "bodies": {"type": "array", "items": {"$ref": "#/$defs/body"}},
         "joints": {"type": "array", "items": {"$ref": "#/$defs/joint"}},
         "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
+        **(extra_properties or {}),
     }
-    for k, doc in TOP_KEYS.items():
+    for k, doc in tables.top_keys.items():
         top[k] = {**top[k], "description": doc}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://flexcosim.invalid/schemas/flexcosim-model-1-3d.json",
-        "title": "flexcosim spatial multibody model",
+        "$id": identifier,
+        "title": title,
         "description": "Bodies, joints and forces of mbdcore.spatial.SpatialSystem; SI units.",
         "type": "object", "additionalProperties": False,
         "required": ["format", "version", "dimension"],
         "properties": top,
         "$defs": {
-            "body": typed(BODY_TYPES),
-            "joint": typed(JOINT_TYPES),
-            "force": typed(FORCE_TYPES),
+            "body": typed(tables.body_types),
+            "joint": typed(tables.joint_types),
+            "force": typed(tables.force_types),
             "motion": {"oneOf": [object_schema(keys, t) for t, (_, keys)
                                  in MOTION_TYPES.items()]},
         },
@@ -773,4 +841,6 @@ def _build_schema() -> dict:
 
 #: JSON Schema (draft 2020-12) of the spatial files, from the tables :func:`validate_model`
 #: uses (which also checks references, orientations and inertias, with clearer messages).
-MODEL_SCHEMA: dict = _build_schema()
+MODEL_SCHEMA: dict = spatial_schema(
+    SPATIAL_TABLES, "https://flexcosim.invalid/schemas/flexcosim-model-1-3d.json",
+    "flexcosim spatial multibody model")

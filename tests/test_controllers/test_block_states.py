@@ -20,12 +20,29 @@ from mbdcore.models.linear import LinearSystemBlock
 from mbdcore.models import (AntennaStructureBlock, DCMotorBlock, FlexibleManipulatorBlock,
                             PointingAxisBlock)
 from mbdcore.models.mechanisms import slider_crank
+from mbdcore.models.model_block import ModelSystemBlock, model_system_block
 from mbdcore.multibody.model_file import model_to_dict
 from mbdcore.models.ring_truss_block import RingTrussBlock
 from mbdcore.multibody.system_block import SystemBlock
 from mbdcore.spatial import SpatialSystemBlock, spatial_system_block
 
 H = 1e-3
+
+#: a carriage on a rail pushed by a motor's screw up to a latch (the models' file elements)
+SCREW_SLIDER = {"format": "flexcosim-model", "version": 1, "dimension": 3,
+                "ground": {"markers": {"O": [0, 0, 0], "rail": [0.5, 0, 0]}},
+                "bodies": [{"type": "rigid_body", "name": "carriage", "mass": 2.0,
+                            "inertia": [0.01, 0.01, 0.01], "position": [0.5, 0, 0],
+                            "markers": {"p": [0, 0, 0]}},
+                           {"type": "dc_motor", "name": "motor", "friction_speed": 0.3}],
+                "joints": [{"type": "prismatic", "a": "ground.rail", "b": "carriage.p",
+                            "axis": [1, 0, 0]}],
+                "forces": [{"type": "motor_voltage", "motor": "motor", "input": "voltage"},
+                           {"type": "screw_drive", "motor": "motor", "a": "ground.O",
+                            "b": "carriage.p", "lead": 0.002, "ratio": 4.0, "stiffness": 2e5,
+                            "damping": 2e3},
+                           {"type": "latch", "a": "ground.O", "b": "carriage.p",
+                            "deployed_length": 0.5005, "stiffness": 1e7, "damping": 1e4}]}
 
 
 def _slider_crank_block(**params):
@@ -52,6 +69,7 @@ BLOCKS = {
     "spatial double pendulum": lambda: spatial_system_block(
         "examples/models/spatial/double_pendulum.json")(substeps=2),
     "ring truss": lambda: RingTrussBlock.configured({"n_bays": 4})(folded_angle=1.2),
+    "screw slider file": lambda: model_system_block(SCREW_SLIDER)(substeps=2),
     "linear plant": lambda: LinearSystemBlock.configured(
         {"A": [[0.0, 1.0], [-4.0, -0.4]], "B": [[0.0], [1.0]], "C": [[1.0, 0.0]],
          "D": [[0.5]]})(),
@@ -76,7 +94,8 @@ def test_every_block_class_of_the_project_is_covered():
                and c not in bases and not c.__name__.startswith("Configured")
                and not c.__dict__.get("CONFIGURED", False)}
     covered = {type(make()) for make in BLOCKS.values()} | {SystemBlock, LinearSystemBlock,
-                                                            SpatialSystemBlock, RingTrussBlock}
+                                                            SpatialSystemBlock, RingTrussBlock,
+                                                            ModelSystemBlock}
     assert project <= covered, sorted(c.__name__ for c in project - covered)
 
 

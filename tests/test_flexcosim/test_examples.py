@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mbdcore.models.model_file import load_model
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 WRITES = {
@@ -25,7 +27,7 @@ WRITES = {
     "antenna_deployment": ["deployment_smooth.csv", "deployment_bang-bang.csv",
                            "antenna_deployment.png"],
     "ring_truss_deployment": ["ring_truss_deployment.csv", "ring_truss_configurations.png",
-                              "ring_truss_deployment.gif"],
+                              "ring_truss_deployment.gif", "ring_truss.json"],
 }
 
 
@@ -49,6 +51,9 @@ def test_example_runs_and_writes_its_files(name, tmp_path):
             assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         elif file.endswith(".gif"):
             assert path.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
+        elif file.endswith(".json"):                # a model file: it loads again
+            system = load_model(path)
+            assert sorted(system.inputs) == [f"voltage{k}" for k in range(6)]
         elif file == "tune_manipulator.csv":       # the sweep's table, one row per case
             data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
             assert data.dtype.names == ("payload_kg", "kp1_Nm_per_rad", "residual_vibration_m")

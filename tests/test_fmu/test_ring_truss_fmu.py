@@ -1,7 +1,9 @@
 """The deployable ring truss as a block and an FMU (mbdcore.models.ring_truss_block):
 fmpy and the plain C host run it as the block runs in Python, its state round-trips,
-bad parameters are refused by name, a state beyond the model is refused."""
+bad parameters are refused by name, a state beyond the model is refused; the truss
+written as a model file becomes an FMU by ``flexcosim build`` as well."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,9 @@ from fmi_instance import Instance
 from flexcosim.cli import main as cli
 from fmu.fmi.build import build_fmu
 from mbdcore.blocks import ParameterError, StepError
+from mbdcore.models.model_block import ModelSystemBlock, model_system_block
+from mbdcore.models.model_file import save_model
+from mbdcore.models.ring_truss import ring_truss
 from mbdcore.models.ring_truss_block import RingTrussBlock
 
 N_BAYS = 4
@@ -178,3 +183,58 @@ def test_command_line_builds_the_truss_with_its_number_of_bays(tmp_path, capsys)
     assert "'n_bays' = 5" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli(["build", "manipulator", "--bays", "4", "-o", str(tmp_path)])
+
+
+# -- the truss as a model file, built by `flexcosim build truss.json` ---------------------------
+FILE_OUTPUTS = ["motor0.phi", "der(motor0.charge)", "angle.hinge_upper0_i",
+                "angle.hinge_upper1_i", "energy"]
+#: communication step [s] and substeps: RK4 (index 1) resolves the screw's 800 rad/s
+#: mode; generalized-alpha (index 3, full Newton) damps it at the truss block's steps
+FILE_STEPPING = {"rk4": (0.002, 10), "generalized-alpha": (0.01, 2)}
+
+
+@pytest.fixture(scope="module")
+def truss_file_fmu(tmp_path_factory) -> tuple[Path, Unzipped]:
+    folder = tmp_path_factory.mktemp("ring_truss_file")
+    path = save_model(ring_truss(n_bays=N_BAYS, folded_angle=FOLDED).system,
+                      folder / "truss4.json")
+    assert cli(["build", str(path), "-o", str(folder), "--outputs",
+                ",".join(FILE_OUTPUTS)]) == 0
+    return path, Unzipped(folder / "Truss4.fmu", folder / "unzipped")
+
+
+@pytest.mark.parametrize("method", FILE_STEPPING)
+def test_command_line_builds_a_truss_file_that_fmpy_steps_as_the_block(truss_file_fmu, method):
+    """``flexcosim build truss4.json``: the file's motor voltages are the FMU's inputs [V];
+    fmpy steps it as the Python block of the same file (to the last bit), and the motors
+    open the truss with the gears keeping the bays together."""
+    path, unzipped = truss_file_fmu
+    assert validate_fmu(str(unzipped.fmu_file)) == []
+    units = {v.name: v.unit for v in unzipped.md.modelVariables}
+    assert {units[f"voltage{k}"] for k in range(N_BAYS)} == {"V"}
+    assert (units["motor0.phi"], units["der(motor0.charge)"], units["angle.hinge_upper0_i"],
+            units["energy"]) == ("rad", "C/s", "rad", "J")
+    h, substeps = FILE_STEPPING[method]
+    fmu = Instance(unzipped.md, str(unzipped.dir), step=h, method=method, substeps=substeps)
+    assert fmu.refused == {} and fmu.exit_refused is None
+    block = model_system_block(path, outputs=FILE_OUTPUTS)(method=method, substeps=substeps)
+    assert isinstance(block, ModelSystemBlock)
+    block.set_inputs({f"voltage{k}": v for k, v in enumerate(VOLTS)})
+    for k, v in enumerate(VOLTS):
+        fmu.set(f"voltage{k}", v)
+    got, expected = [], []
+    for k in range(5):
+        fmu.step()
+        got.append(fmu.get(*FILE_OUTPUTS))
+        block.do_step(k * h, h)
+        expected.append([block.outputs()[n] for n in FILE_OUTPUTS])
+    fmu.close()
+    got = np.array(got)
+    np.testing.assert_array_equal(got, np.array(expected))
+    out = {n: got[:, i] for i, n in enumerate(FILE_OUTPUTS)}
+    assert np.all(np.diff(out["motor0.phi"]) > 0)                  # the motor turns ...
+    assert np.all(np.diff(out["angle.hinge_upper0_i"]) > 0)        # ... and the bay opens
+    np.testing.assert_allclose(out["angle.hinge_upper1_i"], out["angle.hinge_upper0_i"],
+                               rtol=0, atol=1e-9)                  # bays geared together
+    # the current below the stall value u/R (back-EMF and inductance hold it back)
+    assert 0 < out["der(motor0.charge)"].max() < VOLTS[0] / 3.07

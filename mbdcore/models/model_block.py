@@ -1,0 +1,47 @@
+"""Any model file as a Block (and so, through fmu.fmi.build, as an FMU), the models
+layer's elements included: the planar :class:`~mbdcore.multibody.system_block.SystemBlock`
+with the reader of :mod:`mbdcore.models.model_file`, which reads planar files, spatial
+ones, and spatial ones with DC motors, screw drives and latches (a ring truss written by
+``save_model(truss.system, path)``).
+
+As :class:`~mbdcore.spatial.system_block.SpatialSystemBlock` does one layer down, this
+subclass changes nothing but the reader: stepping, restarts at input jumps and at a
+latch's engagement, state with the latches' discrete state, rollback and the refusal of
+non-finite states are the planar block's; the DAE methods iterate with full Newton
+(:attr:`ModelSystemBlock.DAE_OPTIONS`).  Inputs: the system's (a motor's supply
+voltage ``voltage{k}`` [V], from the file's ``motor_voltage`` forces); outputs: those of
+any spatial system (coordinates ``motor0.phi`` [rad], ``motor0.charge`` [C] and their
+rates, the current ``der(motor0.charge)`` [A], marker positions, hinge angles,
+reactions, energy, violation).
+"""
+from __future__ import annotations
+
+from mbdcore.models.model_file import load_model, model_from_dict, model_to_dict
+from mbdcore.multibody.system import System
+from mbdcore.spatial.system_block import SpatialSystemBlock
+
+__all__ = ["ModelSystemBlock", "model_system_block"]
+
+
+class ModelSystemBlock(SpatialSystemBlock):
+    """A multibody System of either dimension, with the models layer's elements, as a
+    block (configure it with
+    :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
+
+    MODEL_READER = staticmethod(model_from_dict)
+    #: full Newton for the DAE methods: a modified Newton keeps its factors between
+    #: steps, and on the sparse path (systems above ``SPARSE_AUTO_SIZE`` coordinates, a
+    #: truss with its motors) a kept factor is a SuperLU object, which the block's state
+    #: (FMU rollback and state saving deep-copy it) cannot copy
+    DAE_OPTIONS = {"iteration": "newton"}
+
+
+def model_system_block(model, inputs=None, outputs=None, name: str | None = None):
+    """Block class of a model given as a path, a model dict or a System (see
+    :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
+    if isinstance(model, System):
+        model = model_to_dict(model)
+    elif not isinstance(model, dict):
+        model = model_to_dict(load_model(model))
+    return ModelSystemBlock.configured({"model": model, "inputs": inputs, "outputs": outputs},
+                                       name)

@@ -40,7 +40,7 @@ from mbdcore.dae.problem import ConstrainedProblem
 
 __all__ = ["AssemblyError", "SingularConfigurationError", "problem_names",
            "project_positions", "project_velocities", "assemble", "sparse_mass_matrix",
-           "sparse_constraint_terms", "sparse_lu", "augmented_accelerations",
+           "sparse_constraint_terms", "SparseFactors", "sparse_lu", "augmented_accelerations",
            "Index1Baumgarte"]
 
 
@@ -169,9 +169,36 @@ def sparse_constraint_terms(problem: ConstrainedProblem, t: float, q: np.ndarray
             np.asarray(gam, dtype=float).reshape(-1))
 
 
+class SparseFactors:
+    """SuperLU factors of a sparse matrix A (``scipy.sparse.linalg.splu``) that a saved
+    state can hold: copying shares them (they are never changed after factorising) and
+    pickling keeps A, from which unpickling factorises again (SuperLU is deterministic:
+    the same factors, so a restored simulation continues bit for bit).  SuperLU objects
+    themselves can be neither copied nor pickled."""
+
+    def __init__(self, matrix, factors):
+        self.matrix = matrix
+        self._factors = factors
+
+    def solve(self, rhs):
+        """A^-1 rhs."""
+        return self._factors.solve(rhs)
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_refactorise, (self.matrix,))
+
+
+def _refactorise(matrix) -> SparseFactors:
+    return SparseFactors(matrix, splu(matrix))
+
+
 def sparse_lu(A):
-    """SuperLU factors of a square sparse matrix, or None if it is singular (a pivot
-    below 1e-14 times the largest, the test of the dense path) or not finite."""
+    """SuperLU factors (:class:`SparseFactors`) of a square sparse matrix, or None if it
+    is singular (a pivot below 1e-14 times the largest, the test of the dense path) or
+    not finite."""
     A = scipy.sparse.csc_matrix(A)
     if not np.all(np.isfinite(A.data)):
         return None
@@ -182,7 +209,7 @@ def sparse_lu(A):
     d = np.abs(lu.U.diagonal())
     if d.size and (not np.all(np.isfinite(d)) or d.min() <= 1e-14 * d.max()):
         return None
-    return lu
+    return SparseFactors(A, lu)
 
 
 def augmented_accelerations(problem: ConstrainedProblem, t: float, q: np.ndarray,

@@ -7,8 +7,7 @@ ones, and spatial ones with DC motors, screw drives and latches (a ring truss wr
 As :class:`~mbdcore.spatial.system_block.SpatialSystemBlock` does one layer down, this
 subclass changes nothing but the reader: stepping, restarts at input jumps and at a
 latch's engagement, state with the latches' discrete state, rollback and the refusal of
-non-finite states are the planar block's; the DAE methods iterate with full Newton
-(:attr:`ModelSystemBlock.DAE_OPTIONS`).  Inputs: the system's (a motor's supply
+non-finite states are the planar block's.  Inputs: the system's (a motor's supply
 voltage ``voltage{k}`` [V], from the file's ``motor_voltage`` forces); outputs: those of
 any spatial system (coordinates ``motor0.phi`` [rad], ``motor0.charge`` [C] and their
 rates, the current ``der(motor0.charge)`` [A], marker positions, hinge angles,
@@ -29,11 +28,6 @@ class ModelSystemBlock(SpatialSystemBlock):
     :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
 
     MODEL_READER = staticmethod(model_from_dict)
-    #: full Newton for the DAE methods: a modified Newton keeps its factors between
-    #: steps, and on the sparse path (systems above ``SPARSE_AUTO_SIZE`` coordinates, a
-    #: truss with its motors) a kept factor is a SuperLU object, which the block's state
-    #: (FMU rollback and state saving deep-copy it) cannot copy
-    DAE_OPTIONS = {"iteration": "newton"}
 
 
 def model_system_block(model, inputs=None, outputs=None, name: str | None = None):

@@ -280,7 +280,14 @@ def _revolute(system, owner: str, ref) -> Revolute:
     if not isinstance(joint, Revolute) or joint.system is not system:
         raise ParameterError(f"{owner}: {ref!r} is not a revolute joint of this system (add "
                              "the revolute joints first)")
-    joint.cosine_sine(system.view(*system.initial_state()))   # the angle must exist
+    # the angle must exist; the joint's two bodies at their initial coordinates are all
+    # it reads (the whole initial state per gear made a ring truss's build quadratic)
+    q, v = np.zeros(system.n), np.zeros(system.n)
+    for body in {id(f[0]): f[0] for f in (joint.a, joint.b)}.values():
+        if body is not system.ground:
+            q[body.index:body.index + body.n_coords], v[body.index:body.index + body.n_coords] \
+                = body.initial_coordinates()
+    joint.cosine_sine(system.view(q, v))
     return joint
 
 

@@ -589,6 +589,11 @@ class Index3Integrator:
         self.jacobian_evaluations += 1
         if scipy.sparse.issparse(G):
             return self._parts_sparse(problem, t, q, v, qdd, lam, G)
+        fast = self._compiled[1] if self._compiled and self._compiled[0] is problem else None
+        if fast is not None and fast.terms.jacobian is not None:
+            # the compiled blocks (constant M, so no d(M q'')/dq)
+            C, K, Hg = fast.terms.jacobian(q, v, lam, self.geometric_stiffness)
+            return fast.mass, C, K, Hg
         n = q.size
         m = G.shape[0]
         M = np.atleast_2d(problem.mass_matrix(q))

@@ -47,6 +47,10 @@ class CompiledTerms:
         constraint offsets, e.g. driving motions).
     owner : object
         Holds the memory the addresses point into (keep it alive with the terms).
+    jacobian : callable or None
+        ``jacobian(q, v, lam, geometric) -> (C_t, K_t, Hg)``, the Newton matrix's
+        blocks (dense): C_t = -dF/dv, K_t = -dF/dq + d(G^T lam)/dq, Hg = d(G v)/dq (the
+        constraint curvature terms only if ``geometric``); None: built in Python.
     """
 
     n: int
@@ -57,6 +61,7 @@ class CompiledTerms:
     context: int
     prepare: Callable[[float], None]
     owner: object = None
+    jacobian: Callable | None = None
 
 
 class ConstrainedProblem:

@@ -89,6 +89,7 @@ _ancf_library = kernel_library(ANCF_C_SOURCE, "ancf", {
     # ndpointer check costs more than the element loop of a short beam)
     "ancf_forces": ([_I, _I, _P, _P, _P, _P, _D, _D, _D, _P, _P, _P], None),
     "ancf_body_forces": ([_P, _P, _P, _P], None),
+    "ancf_body_tangents": ([_P, _P, _P, _P, _P, _I], None),
 })
 
 
@@ -96,7 +97,7 @@ class _ANCFBodyParameters(ctypes.Structure):
     """``ancf_body_t`` of native/ancf.c (same field order)."""
 
     _fields_ = [("N", _I), ("G", _I), ("B", _P), ("Bw", _P), ("ea", _D), ("ei", _D),
-                ("beta", _D)]
+                ("beta", _D), ("f", _P), ("k", _P), ("c", _P)]
 
 
 #: The markers every ANCF beam has, as fractions of its length: ``root`` and ``tip`` (the
@@ -527,13 +528,20 @@ class ANCFBeam(HermiteLineBody):
 
     def compiled_forces(self, gravity) -> CompiledForces:
         """Distributed gravity (constant) and the elastic and damping forces of the same
-        element loop (``ancf_body_forces`` of ``native/ancf.c``) [N, N m]."""
+        element loop (``ancf_body_forces`` of ``native/ancf.c``) [N, N m], with their
+        tangents (``ancf_body_tangents``)."""
+        scratch = (np.empty(self.n_coords), np.empty(64 * self.n_elements),
+                   np.empty(64 * self.n_elements))
         params = _ANCFBodyParameters(self.n_elements, len(self.gauss_weights),
                                      self._B_c.ctypes.data, self._Bw_c.ctypes.data,
-                                     self.ea, self.ei, self.damping)
-        kernel = ctypes.cast(_ancf_library().ancf_body_forces, ctypes.c_void_p).value
-        return CompiledForces(self.gravity_forces(gravity), kernel, ctypes.addressof(params),
-                              (params, self._B_c, self._Bw_c))
+                                     self.ea, self.ei, self.damping,
+                                     *(a.ctypes.data for a in scratch))
+        lib = _ancf_library()
+        return CompiledForces(
+            self.gravity_forces(gravity),
+            ctypes.cast(lib.ancf_body_forces, ctypes.c_void_p).value,
+            ctypes.addressof(params), (params, self._B_c, self._Bw_c, scratch),
+            ctypes.cast(lib.ancf_body_tangents, ctypes.c_void_p).value)
 
     # -- BodyBase interface ---------------------------------------------------------------
     def initial_coordinates(self):

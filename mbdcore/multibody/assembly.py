@@ -582,6 +582,49 @@ class ConstraintPlan:
         self.gc_k, self.gc_kp = np.array(k3, dtype=np.int64), np.array(kp3, dtype=np.int64)
         self.gc_i = np.array(i3, dtype=np.int64)
 
+    def geometric_table(self):
+        """The ctypes table of ``plan_geometric`` (native/constraint_plan.c: the
+        derivatives of :meth:`_entry_derivatives`, accumulated into dense matrices in C)
+        and the arrays it points into, built once."""
+        if getattr(self, "_geometric_table", None) is None:
+            keep = []
+
+            def ints(a):
+                a = np.ascontiguousarray(a, dtype=np.int32)
+                keep.append(a)
+                return a.ctypes.data if a.size else None
+
+            def reals(a):
+                a = np.ascontiguousarray(a, dtype=np.float64)
+                keep.append(a)
+                return a.ctypes.data if a.size else None
+            P, A = self.n_pts, self.n_ang
+            n_ent = self.pt_val.size + self.an_val.size
+            base = self.work.ctypes.data
+            st = _PlanGeometric()
+            st.n, st.nG = self.n, self.G_row.size
+            st.G_row, st.G_col, st.G_src = ints(self.G_row), ints(self.G_col), ints(self.G_src)
+            st.g_sine, st.G_mult = ints(self.g_sine), reals(self.G_mult)
+            st.ent = base + 8 * (4 * P)
+            st.th = base + 8 * (4 * P + n_ent)
+            st.cosd = base + 8 * (4 * P + n_ent + 3 * A)
+            st.n_gr = self.gr_k.size
+            st.gr_k, st.gr_col = ints(self.gr_k), ints(self.gr_col)
+            st.gr_other, st.gr_sign = ints(self.gr_other), reals(self.gr_sign)
+            st.n_slope, st.s_width = self.s_S1.shape[0], self.s_width
+            st.s_cols, st.s_colsy, st.s_S1 = ints(self.s_cols), ints(self.s_colsy), \
+                reals(self.s_S1)
+            st.n_gs = self.gs_k.size
+            st.gs_k, st.gs_col = ints(self.gs_k), ints(self.gs_col)
+            st.gs_slot, st.gs_kind = ints(self.gs_slot), ints(self.gs_kind)
+            st.gs_coef = reals(self.gs_coef)
+            st.s_a, st.s_b, st.s_angle = ints(self.s_a), ints(self.s_b), reals(self.s_angle)
+            st.n_gc = self.gc_k.size
+            st.gc_k, st.gc_kp, st.gc_i = ints(self.gc_k), ints(self.gc_kp), ints(self.gc_i)
+            st.table = reals(np.zeros(max(1, 4 * self.s_S1.shape[0])))
+            self._geometric_table = (st, keep)
+        return self._geometric_table[0]
+
     def _entry_derivatives(self, q):
         """(entry k, column c, d data_k / dq_c) of the C rows, from the state the last
         ``_batched`` call left in the work buffer (at the same q)."""
@@ -750,6 +793,7 @@ class _Plan(ctypes.Structure):
 PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
 _plan_library = kernel_library(PLAN_C_SOURCE, "constraint_plan", {
     "plan_evaluate": ([ctypes.POINTER(_Plan), _P, _P, _P, _P, _P, _P], None),
+    "plan_geometric": ([_P] * 6, None),
 })
 
 
@@ -896,13 +940,17 @@ class CompiledForces:
     per body coordinate) plus, if ``kernel`` is not 0, the C function at that address,
     called as ``kernel(params, q_b, v_b, f_b)`` (``body_force_fn`` of
     ``native/system_terms.c``: f_b overwritten with the state-dependent forces of the
-    body's coordinates q_b, rates v_b), with its parameters at address ``params``;
-    ``owner`` holds the memory both point into."""
+    body's coordinates q_b, rates v_b), with its parameters at address ``params``, and
+    its tangents at address ``tangent`` (``body_tangent_fn``: adds -df/dq and -df/dv
+    into dense matrices at the body's diagonal block; 0 without: then the system's
+    Newton matrix blocks are not compiled); ``owner`` holds the memory both point
+    into."""
 
     constant: np.ndarray
     kernel: int = 0
     params: int = 0
     owner: object = None
+    tangent: int = 0
 
 
 class _SystemTermsStruct(ctypes.Structure):
@@ -912,11 +960,27 @@ class _SystemTermsStruct(ctypes.Structure):
                 ("gam", _P), ("zeros", _P), ("n_offset", _N), ("offset_row", _P),
                 ("offset", _P), ("offset_rate", _P), ("F0", _P), ("n_bodies", _N),
                 ("body_start", _P), ("body_size", _P), ("body_fn", _P),
-                ("body_params", _P), ("scratch", _P)]
+                ("body_params", _P), ("scratch", _P), ("body_tangent", _P),
+                ("geometric", _P), ("geometric_data", _P), ("g_scratch", _P),
+                ("G_scratch", _P)]
+
+
+class _PlanGeometric(ctypes.Structure):
+    """``plan_geometric_t`` of native/constraint_plan.c (same field order)."""
+
+    _fields_ = [("n", _N), ("nG", _N), ("G_row", _P), ("G_col", _P), ("G_src", _P),
+                ("g_sine", _P), ("G_mult", _P), ("ent", _P), ("th", _P), ("cosd", _P),
+                ("n_gr", _N), ("gr_k", _P), ("gr_col", _P), ("gr_other", _P),
+                ("gr_sign", _P), ("n_slope", _N), ("s_width", _N), ("s_cols", _P),
+                ("s_colsy", _P), ("s_S1", _P), ("n_gs", _N), ("gs_k", _P), ("gs_col", _P),
+                ("gs_slot", _P), ("gs_kind", _P), ("gs_coef", _P), ("s_a", _P),
+                ("s_b", _P), ("s_angle", _P), ("n_gc", _N), ("gc_k", _P), ("gc_kp", _P),
+                ("gc_i", _P), ("table", _P)]
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
-_terms_library = kernel_library(SYSTEM_TERMS_C_SOURCE, "system_terms", {})
+_terms_library = kernel_library(SYSTEM_TERMS_C_SOURCE, "system_terms", {
+    "system_jacobian": ([_P, _P, _P, _P, _N, _P, _P, _P], None)})
 
 
 class SystemTerms:
@@ -944,7 +1008,11 @@ class SystemTerms:
         for start, forces in bodies:
             self.F0[start:start + forces.constant.size] += forces.constant
             if forces.kernel:
-                kernels.append((start, forces.constant.size, forces.kernel, forces.params))
+                kernels.append((start, forces.constant.size, forces.kernel, forces.params,
+                                forces.tangent))
+        #: the Newton matrix's blocks are compiled too (every force kernel has tangents)
+        self.has_jacobian = all(k[4] for k in kernels)
+        self.n, self.m = n, m
         st = _SystemTermsStruct()
         st.n, st.m = n, m
         self._arrays = []
@@ -980,6 +1048,13 @@ class SystemTerms:
         st.body_fn = ctypes.addressof(self._fn)
         st.body_params = ctypes.addressof(self._params)
         st.scratch = keep(np.zeros(max([k[1] for k in kernels], default=1)))
+        self._tangent = (ctypes.c_void_p * max(1, len(kernels)))(*[k[4] for k in kernels])
+        st.body_tangent = ctypes.addressof(self._tangent)
+        if m:
+            st.geometric = ctypes.cast(_plan_library().plan_geometric, ctypes.c_void_p).value
+            st.geometric_data = ctypes.addressof(plan.geometric_table())
+            st.g_scratch = keep(np.zeros(m))
+            st.G_scratch = keep(np.zeros(m * n))
         self.struct = st
         self.constraints_address = ctypes.cast(lib.system_constraints, ctypes.c_void_p).value
         self.forces_address = ctypes.cast(lib.system_forces, ctypes.c_void_p).value
@@ -1006,6 +1081,18 @@ class SystemTerms:
             return None
         return cls(plan, n, 0 if plan is None else plan.m, mass_matrix(), compiled, forces,
                    apply)
+
+    def jacobian(self, q, v, lam, geometric: bool = True):
+        """(C_t, K_t, Hg) at (q, v, lam) as new dense arrays: C_t = -dF/dv [N s/m],
+        K_t = -dF/dq + d(G^T lam)/dq [N/m], Hg = d(G v)/dq; the constraint curvature
+        terms only with ``geometric``.  Requires :attr:`has_jacobian`."""
+        n, m = self.n, self.m
+        K, C, H = np.empty((n, n)), np.empty((n, n)), np.empty((m, n))
+        q, v, lam = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, lam))
+        _terms_library().system_jacobian(self.context_address, q.ctypes.data, v.ctypes.data,
+                                         lam.ctypes.data, int(geometric), K.ctypes.data,
+                                         C.ctypes.data, H.ctypes.data)
+        return C, K, H
 
     def prepare(self, t: float) -> None:
         """Before the calls of a solve at time t [s]: the driving offsets f(t), f'(t)

@@ -901,7 +901,7 @@ class System(ConstrainedProblem):
             return None
         return CompiledTerms(self.n, self.m, terms.mass, terms.constraints_address,
                              terms.forces_address, terms.context_address, terms.prepare,
-                             terms)
+                             terms, terms.jacobian if terms.has_jacobian else None)
 
     def constraint_plan(self) -> ConstraintPlan:
         """The batched evaluation of the joints, every row (built once per topology)."""

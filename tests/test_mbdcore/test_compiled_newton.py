@@ -73,6 +73,31 @@ def test_compiled_terms_equal_the_python_terms(name):
             assert np.abs(a - b).max() <= 1e-12 * scale, label
 
 
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_compiled_newton_matrix_blocks_equal_the_python_ones(name):
+    """C_t = -dF/dv, K_t = -dF/dq + d(G^T lam)/dq and d(G v)/dq from C equal the
+    system's force Jacobians and exact geometric terms (the Python reference)."""
+    s = SYSTEMS[name]()
+    s.inputs.update({"tau1": 0.7, "tau2": -0.3})
+    terms = s.compiled_terms()
+    assert terms.jacobian is not None
+    rng = np.random.default_rng(7)
+    q0, v0 = s.initial_state()
+    for t in (0.0, 0.8):
+        q = q0 + 0.05 * rng.standard_normal(q0.size)
+        v = v0 + rng.standard_normal(v0.size)
+        lam = rng.standard_normal(s.m)
+        dFdq, dFdv = s.force_jacobians(t, q, v)
+        Kg, Hg = s.geometric_stiffness_sparse(t, q, v, np.zeros(s.n), lam, dense=True)
+        C, K, H = terms.jacobian(q, v, lam, True)
+        for label, a, b in (("C_t", C, -dFdv), ("K_t", K, -dFdq + Kg), ("Hg", H, Hg)):
+            assert np.abs(a - b).max() <= 1e-12 * max(1.0, float(np.abs(b).max())), label
+        assert np.any(Kg != 0.0) or s.m == 0     # the curvature terms were exercised
+        C0, K0, H0 = terms.jacobian(q, v, lam, False)
+        np.testing.assert_array_equal(K0, -dFdq)
+        assert not H0.any()
+
+
 def _run(make, compiled, t_end, h, method="generalized-alpha", **options):
     s = make()
     s.compiled_residual = compiled

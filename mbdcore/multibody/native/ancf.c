@@ -152,6 +152,7 @@ typedef struct {
     int N, G;
     const double *B, *Bw;
     double ea, ei, beta;
+    double *f, *k, *c;      /* scratch of ancf_body_tangents: 4 (N + 1), 64 N, 64 N */
 } ancf_body_t;
 
 ANCF_API void ancf_body_forces(const void *params, const double *q, const double *v,
@@ -159,4 +160,25 @@ ANCF_API void ancf_body_forces(const void *params, const double *q, const double
     const ancf_body_t *p = (const ancf_body_t *)params;
     ancf_forces(p->N, p->G, p->B, p->Bw, q, p->beta > 0.0 ? v : NULL, p->ea, p->ei,
                 p->beta, f, NULL, NULL);
+}
+
+/* Its tangents K_e = -df/dq, C_e = -df/dv added into the dense K and C (leading
+   dimension ld) at the beam's diagonal block: the element blocks of ancf_forces summed
+   where neighbouring elements share a node (as HermiteLineBody._assemble_dense). */
+ANCF_API void ancf_body_tangents(const void *params, const double *q, const double *v,
+                                 double *K, double *C, int ld) {
+    const ancf_body_t *p = (const ancf_body_t *)params;
+    const int damped = p->beta > 0.0;
+    int el, i, j;
+    ancf_forces(p->N, p->G, p->B, p->Bw, q, damped ? v : NULL, p->ea, p->ei, p->beta, p->f,
+                p->k, damped ? p->c : NULL);
+    for (el = 0; el < p->N; el++) {
+        const double *ke = p->k + 64 * el, *ce = p->c + 64 * el;
+        for (i = 0; i < 8; i++)
+            for (j = 0; j < 8; j++) {
+                const size_t at = (size_t)(4 * el + i) * ld + 4 * el + j;
+                K[at] += ke[8 * i + j];
+                if (damped) C[at] += ce[8 * i + j];
+            }
+    }
 }

@@ -156,3 +156,89 @@ void plan_evaluate(const plan_t *p, const double *q, const double *v, double *g,
         out[p->G_scatter[k]] += x;
     }
 }
+
+/* The geometric terms of the rows plan_evaluate fills: with (k, c, val) the derivative
+ * d data_k / dq_c of Jacobian non-zero k (row G_row[k], column G_col[k]),
+ *
+ *   K[G_col[k]][c] += lam[G_row[k]] val      d(G^T lam)/dq  (n x n, row-major)
+ *   H[G_row[k]][c] += v[G_col[k]] val        d(G v)/dq      (m x n, row-major)
+ *
+ * from the work buffer plan_evaluate left at the same q (entries, angles, cos d).  The
+ * same derivatives as ConstraintPlan._entry_derivatives (assembly.py, the reference):
+ * (1) a rigid point's d/dphi entries, (2) an ANCF slope angle's entries (the Hessian of
+ * atan2 through the slope), (3) the -sin d factor of the sine rows. */
+typedef struct {
+    int n, nG;
+    const int *G_row, *G_col, *G_src, *g_sine;   /* g_sine: sine row of entry k or -1 */
+    const double *G_mult;
+    const double *ent, *th, *cosd;              /* into the plan's work buffer */
+    int n_gr;
+    const int *gr_k, *gr_col, *gr_other;
+    const double *gr_sign;
+    int n_slope, s_width;
+    const int *s_cols, *s_colsy;
+    const double *s_S1;
+    int n_gs;
+    const int *gs_k, *gs_col, *gs_slot, *gs_kind;
+    const double *gs_coef;
+    const int *s_a, *s_b;                       /* per sine row: orientation slots */
+    const double *s_angle;
+    int n_gc;
+    const int *gc_k, *gc_kp, *gc_i;
+    double *table;                              /* 4 n_slope doubles */
+} plan_geometric_t;
+
+static double entry_factor(const plan_geometric_t *p, int k)
+{
+    return p->g_sine[k] >= 0 ? p->cosd[p->g_sine[k]] : 1.0;
+}
+
+static void add_term(const plan_geometric_t *p, int k, int c, double val, const double *v,
+                     const double *lam, double *K, double *H)
+{
+    const int n = p->n, row = p->G_row[k], col = p->G_col[k];
+    if (K) K[(size_t)col * n + c] += lam[row] * val;
+    if (H) H[(size_t)row * n + c] += v[col] * val;
+}
+
+void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
+                    const double *lam, double *K, double *H)
+{
+    int i, j, s;
+    for (i = 0; i < p->n_gr; ++i) {
+        const int k = p->gr_k[i];
+        const double val = p->G_mult[k] * entry_factor(p, k) * p->gr_sign[i]
+                           * p->ent[p->gr_other[i]];
+        add_term(p, k, p->gr_col[i], val, v, lam, K, H);
+    }
+    if (p->n_gs) {
+        for (s = 0; s < p->n_slope; ++s) {
+            const int w = p->s_width;
+            double ax = 0.0, ay = 0.0, gg2, cross, diff;
+            for (j = 0; j < w; ++j) {
+                ax += p->s_S1[s * w + j] * q[p->s_cols[s * w + j]];
+                ay += p->s_S1[s * w + j] * q[p->s_colsy[s * w + j]];
+            }
+            gg2 = (ax * ax + ay * ay) * (ax * ax + ay * ay);
+            cross = 2.0 * ax * ay / gg2;
+            diff = (ay * ay - ax * ax) / gg2;
+            p->table[4 * s] = cross;
+            p->table[4 * s + 1] = diff;
+            p->table[4 * s + 2] = diff;
+            p->table[4 * s + 3] = -cross;
+        }
+        for (i = 0; i < p->n_gs; ++i) {
+            const int k = p->gs_k[i];
+            const double val = p->G_mult[k] * entry_factor(p, k) * p->gs_coef[i]
+                               * p->table[4 * p->gs_slot[i] + p->gs_kind[i]];
+            add_term(p, k, p->gs_col[i], val, v, lam, K, H);
+        }
+    }
+    for (i = 0; i < p->n_gc; ++i) {
+        const int k = p->gc_k[i], kp = p->gc_kp[i], r = p->gc_i[i];
+        const double d = p->th[p->s_b[r]] - p->th[p->s_a[r]] - p->s_angle[r];
+        const double val = -p->G_mult[k] * p->ent[p->G_src[k]] * sin(d)
+                           * p->G_mult[kp] * p->ent[p->G_src[kp]];
+        add_term(p, k, p->G_col[kp], val, v, lam, K, H);
+    }
+}

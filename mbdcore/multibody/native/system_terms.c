@@ -17,6 +17,12 @@ typedef void (*plan_fn)(const void *plan, const double *q, const double *v, doub
                         double *gam, double *out, double *work);
 typedef void (*body_force_fn)(const void *params, const double *q, const double *v,
                               double *f);
+/* adds -df/dq into K and -df/dv into C, both with leading dimension ld, at the body's
+   diagonal block */
+typedef void (*body_tangent_fn)(const void *params, const double *q, const double *v,
+                                double *K, double *C, int ld);
+typedef void (*plan_geometric_fn)(const void *geo, const double *q, const double *v,
+                                  const double *lam, double *K, double *H);
 
 typedef struct {
     int n, m;
@@ -33,6 +39,11 @@ typedef struct {
     const body_force_fn *body_fn;
     const void *const *body_params;
     double *scratch;                /* max body_size doubles */
+    /* the Newton matrix's blocks (system_jacobian) */
+    const body_tangent_fn *body_tangent;
+    plan_geometric_fn geometric;
+    const void *geometric_data;
+    double *g_scratch, *G_scratch;  /* m, m x n */
 } system_terms_t;
 
 void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
@@ -58,5 +69,28 @@ void system_forces(const void *ctx, const double *q, const double *v, double *F)
         s->body_fn[k](s->body_params[k], q + a, v + a, s->scratch);
         for (j = 0; j < s->body_size[k]; ++j)
             F[a + j] += s->scratch[j];
+    }
+}
+
+/* The unscaled blocks of the Newton matrix at (q, v, lam): K = -dF/dq + d(G^T lam)/dq
+   (n x n), C = -dF/dv (n x n), H = d(G v)/dq (m x n), row-major, overwritten; the
+   constraint curvature terms only if geometric is not 0 (M is constant here). */
+void system_jacobian(const void *ctx, const double *q, const double *v, const double *lam,
+                     int geometric, double *K, double *C, double *H)
+{
+    const system_terms_t *s = (const system_terms_t *)ctx;
+    const int n = s->n;
+    int k;
+    memset(K, 0, (size_t)n * n * sizeof(double));
+    memset(C, 0, (size_t)n * n * sizeof(double));
+    memset(H, 0, (size_t)s->m * n * sizeof(double));
+    for (k = 0; k < s->n_bodies; ++k) {
+        const int a = s->body_start[k];
+        s->body_tangent[k](s->body_params[k], q + a, v + a, K + (size_t)a * n + a,
+                           C + (size_t)a * n + a, n);
+    }
+    if (geometric && s->m > 0) {
+        s->plan(s->plan_data, q, v, s->g_scratch, s->gam, s->G_scratch, s->plan_work);
+        s->geometric(s->geometric_data, q, v, lam, K, H);
     }
 }

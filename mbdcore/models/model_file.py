@@ -80,7 +80,7 @@ from mbdcore.multibody.model_file import (
     ValueKind,
     check_inputs,
     is_finite_number,
-    read_model_data,
+    load_with,
     show_value,
     write_model_data,
 )
@@ -296,9 +296,7 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    if isinstance(path_or_dict, Mapping):
-        return model_from_dict(path_or_dict)
-    return model_from_dict(read_model_data(path_or_dict), source=str(path_or_dict))
+    return load_with(model_from_dict, path_or_dict)
 
 
 # --- saving -----------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_na
            "show_value", "is_finite_number", "check_value", "check_keys", "check_header",
            "check_marker_table", "check_list", "check_element", "check_section", "check_inputs",
            "element_names", "convert_values", "marker_out", "describe_motion",
-           "describe_elements", "read_model_data", "write_model_data", "key_schema",
+           "describe_elements", "read_model_data", "write_model_data", "load_with", "key_schema",
            "object_schema"]
 
 FORMAT = "flexcosim-model"
@@ -920,10 +920,17 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
+    return load_with(model_from_dict, path_or_dict)
+
+
+def load_with(build, path_or_dict):
+    """``build(data, source=...)`` of a model file's data (:func:`read_model_data`) or
+    of a dictionary: the reading step every reader (planar, spatial, with the models
+    layer's elements) shares."""
     if isinstance(path_or_dict, Mapping):
-        return model_from_dict(path_or_dict)
+        return build(path_or_dict)
     path = Path(path_or_dict)
-    return model_from_dict(read_model_data(path), source=str(path))
+    return build(read_model_data(path), source=str(path))
 
 
 # --- saving ------------------------------------------------------------------------------

@@ -81,8 +81,8 @@ from mbdcore.multibody.model_file import (
     element_names,
     is_finite_number,
     key_schema,
+    load_with,
     object_schema,
-    read_model_data,
     show_value,
     write_model_data,
 )
@@ -710,9 +710,7 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    if isinstance(path_or_dict, Mapping):
-        return model_from_dict(path_or_dict)
-    return model_from_dict(read_model_data(path_or_dict), source=str(path_or_dict))
+    return load_with(model_from_dict, path_or_dict)
 
 
 # --- saving --------------------------------------------------------------------------------

@@ -787,7 +787,10 @@ class Index3Integrator:
                     inv = None      # the updated inverse lost contraction: rebuild
             elif (theta is not None and theta >= 1.0) or (mode == "modified" and slow):
                 if level == "built":
-                    if theta >= 1.0:
+                    # an increment within the tolerance that did not shrink is not a
+                    # divergence: the kink of a piecewise-smooth force (a slack cable
+                    # going taut at the end of a step) or rounding; iterate on
+                    if theta >= 1.0 and nu > 1.0:
                         return False, dq, w, lam_s, mu, (it + 1, nu, "diverging")
                 elif level == "refactored":
                     parts = None    # the kept blocks are too stale: build them here

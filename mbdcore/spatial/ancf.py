@@ -47,6 +47,15 @@ Optional material (Kelvin-Voigt) damping adds ``beta`` times the strain rates to
 stresses (n = EA (eps + beta eps'), m = EI (k + beta k')): stiffness-proportional
 damping about the straight state, and no force in any rigid motion.
 
+A tension-only (slack) cable (``tension_only=True``) carries no compression: its axial
+stress is n = max(0, EA (eps + beta eps')), elastic and damping part together (a cord
+cannot push, whatever its rate), while the bending stays (docs/spatial.md, "Slack
+cable").  The kink at n = 0 is kept exact: the energy EA max(eps, 0)^2 / 2 is convex and
+once differentiable, the force continuous in e and e', and Newton's method on such a
+piecewise-smooth monotone force converges (in one or two iterations per switching
+Gauss point in the tests and the deployments); a smoothing width would change the taut
+cable's force, which now is bit-identical to the cable without the option.
+
 The element loop (forces, exact element tangents) is C (``native/ancf3d.c``, one call
 per evaluation); the tangent is assembled block-banded (bandwidth 11), so a force and
 tangent evaluation costs O(N).
@@ -103,7 +112,7 @@ ANCF3D_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf3d.c"
 _D, _I = ctypes.c_double, ctypes.c_int
 _ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
     "ancf3d_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D,
-                       _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
+                       _D, _I, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
     "ancf3d_beam_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p,
                             _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
                             _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
@@ -298,6 +307,10 @@ class ANCFCable(_HermiteLine):
         Initial velocity of every point [m/s] (a translation).
     n_gauss : int
         Gauss points per element (>= 3, default 5 as the planar beam).
+    tension_only : bool
+        A slack cable: the axial force n = max(0, EA (eps + beta eps')) never pushes
+        (module docstring); bending unchanged.  Default False (the axial force both
+        ways).
 
     See :meth:`from_nodes` for a curved initial shape.
     """
@@ -307,7 +320,7 @@ class ANCFCable(_HermiteLine):
     def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ea: float,
                  ei: float, damping: float = 0.0, stress_free_length: float | None = None,
                  markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
-                 n_gauss: int = N_GAUSS):
+                 n_gauss: int = N_GAUSS, tension_only: bool = False):
         super().__init__(name)
         ends, chord, length, n = self._straight(start, end, n_elements)
         l0 = length if stress_free_length is None else \
@@ -318,13 +331,13 @@ class ANCFCable(_HermiteLine):
         positions = ends[0] + np.outer(x, chord)
         slopes = np.tile(chord / l0, (n + 1, 1))
         self._setup(positions, slopes, np.full(n, l0 / n), rho_a, ea, ei, damping, markers,
-                    velocity, n_gauss)
+                    velocity, n_gauss, tension_only)
 
     @classmethod
     def from_nodes(cls, name: str, positions, rho_a: float, ea: float, ei: float,
                    slopes=None, lengths=None, damping: float = 0.0,
                    markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
-                   n_gauss: int = N_GAUSS) -> "ANCFCable":
+                   n_gauss: int = N_GAUSS, tension_only: bool = False) -> "ANCFCable":
         """A cable through given nodes (a curved initial shape, e.g. of a cable net).
 
         Parameters
@@ -338,7 +351,8 @@ class ANCFCable(_HermiteLine):
         lengths : (N,) array, optional
             Stress-free element lengths [m]; default the chord lengths.  Shorter
             lengths pretension the cable.
-        rho_a, ea, ei, damping, markers, velocity, n_gauss : see :class:`ANCFCable`.
+        rho_a, ea, ei, damping, markers, velocity, n_gauss, tension_only : see
+            :class:`ANCFCable`.
 
         The stress-free state is straight (a cable has no preferred curvature): a
         curved initial shape stores bending energy EI k.k / 2.
@@ -372,12 +386,16 @@ class ANCFCable(_HermiteLine):
             for j, lj in enumerate(lengths):
                 positive_parameter(self._owner(), f"lengths[{j}]", lj, "m")
         self._setup(positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
-                    n_gauss)
+                    n_gauss, tension_only)
         return self
 
     def _setup(self, positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
-               n_gauss) -> None:
+               n_gauss, tension_only) -> None:
         self._line_parameters(rho_a, ea, damping)
+        if not isinstance(tension_only, (bool, np.bool_)):
+            raise ParameterError(f"{self._owner()}: tension_only = {tension_only!r} is "
+                                 "invalid: accepted values are True or False")
+        self.tension_only = bool(tension_only)
         self.ei = positive_parameter(self._owner(), "ei", ei, "N.m2")
         self._setup_line(np.column_stack([positions, slopes]), lengths, velocity, markers,
                          n_gauss)
@@ -388,7 +406,8 @@ class ANCFCable(_HermiteLine):
         _ancf3d_library().ancf3d_forces(self.n_elements, self.element_lengths,
                                         self._gauss_xi.size, self._gauss_xi, self._gauss_w,
                                         qb, optional_address(vb), self.ea, self.ei,
-                                        self.damping, f, optional_address(k_el),
+                                        self.damping, int(self.tension_only), f,
+                                        optional_address(k_el),
                                         optional_address(c_el))
 
     def strains(self, qb, s=None):
@@ -408,24 +427,33 @@ class ANCFCable(_HermiteLine):
         """Axial force N = EA eps |a| [N] at stress-free arc lengths s [m], shape (k,): the
         force the cable transmits across a section (the Green strain's conjugate stress
         EA eps per unit stress-free length, times the stretch |a| = ds/dx; at a section
-        of a straight cable it equals the end reactions)."""
+        of a straight cable it equals the end reactions).  The elastic part (no damping);
+        a tension-only cable's is max(0, EA eps) |a| (0 where slack)."""
         qb = np.asarray(qb, float)
         a = np.array([self._gradients_at(qb, float(sj))[0] for sj in np.atleast_1d(s)])
         g = np.einsum("...i,...i->...", a, a)
-        return self.ea * 0.5 * (g - 1.0) * np.sqrt(g)
+        eps = 0.5 * (g - 1.0)
+        if self.tension_only:
+            eps = np.maximum(eps, 0.0)
+        return self.ea * eps * np.sqrt(g)
 
     def strain_energy(self, qb) -> float:
-        """Axial plus bending strain energy [J]."""
+        """Axial plus bending strain energy [J] (a tension-only cable stores none in
+        compression: EA max(eps, 0)^2 / 2)."""
         a, b = self._gauss_gradients(np.asarray(qb, float))
         g = np.einsum("...i,...i->...", a, a)
         c = np.cross(a, b)
-        dens = 0.5 * (self.ea * (0.5 * (g - 1.0)) ** 2
+        eps = 0.5 * (g - 1.0)
+        if self.tension_only:
+            eps = np.maximum(eps, 0.0)
+        dens = 0.5 * (self.ea * eps ** 2
                       + self.ei * np.einsum("...i,...i->...", c, c) / g**3)
         return float(np.einsum("eg,g,e->", dens, self._gauss_w, self.element_lengths))
 
     def __repr__(self):
+        slack = ", tension_only=True" if self.tension_only else ""
         return (f"ANCFCable({self.name!r}, L0={self.length:g} m, N={self.n_elements}, "
-                f"rho_a={self.rho_a:g}, ea={self.ea:g}, ei={self.ei:g})")
+                f"rho_a={self.rho_a:g}, ea={self.ea:g}, ei={self.ei:g}{slack})")
 
 
 class StrainTable:

@@ -7,6 +7,9 @@ are those of docs/spatial.md:
 
     eps = (a.a - 1)/2,  k_i = h c_i,  c_i = E_ijk a_j b_k,  h = (a.a)^(-3/2)
     n = EA (eps + beta eps'),  m = EI (k + beta k')
+
+and for a tension-only cable n = max(0, EA (eps + beta eps')): written here as a mask
+of the taut Gauss points multiplying every axial term.
 """
 import numpy as np
 
@@ -71,14 +74,21 @@ def element_terms(cable, qb, vb):
         xd = np.einsum("egij,ej->egi", B, cable.element_coordinates(vb))
         n_ax = n_ax + beta * ea * np.einsum("...i,...i->...", a0, xd)
         m = m + beta * ei * np.einsum("...ij,...j->...i", K, xd)
+    # the axial stiffness at each point: EA where the axial stress pulls, 0 where a
+    # tension-only cable is slack
+    taut = (n_ax > 0.0) if getattr(cable, "tension_only", False) else np.ones(n_ax.shape, bool)
+    ea_t = np.where(taut, ea, 0.0)
+    n_ax = np.where(taut, n_ax, 0.0)
     s = n_ax[..., None] * a0 + np.einsum("...ij,...i->...j", K, m)
-    P = ea * np.einsum("...i,...j->...ij", a0, a0) + ei * np.einsum("...ri,...rj->...ij", K, K)
+    P = ea_t[..., None, None] * np.einsum("...i,...j->...ij", a0, a0) \
+        + ei * np.einsum("...ri,...rj->...ij", K, K)
     Cp = beta * P if damped else None
     P = P + np.einsum("...i,...ijl->...jl", m, H)
     P[..., :3, :3] += n_ax[..., None, None] * np.eye(3)
     if damped:
         D = np.einsum("...rij,...j->...ri", H, xd)            # d k' / d(a, b)
-        P = P + beta * (ea * np.einsum("...i,...j->...ij", a0, xd * (np.arange(6) < 3))
+        P = P + beta * (ea_t[..., None, None] * np.einsum("...i,...j->...ij", a0,
+                                                          xd * (np.arange(6) < 3))
                         + ei * np.einsum("...ri,...rj->...ij", K, D))
     f_el = -np.einsum("eg,egij,egi->ej", wl, B, s)
     k_el = np.einsum("eg,egri,egrs,egsj->eij", wl, B, P, B)

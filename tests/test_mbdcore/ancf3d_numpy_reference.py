@@ -8,8 +8,10 @@ are those of docs/spatial.md:
     eps = (a.a - 1)/2,  k_i = h c_i,  c_i = E_ijk a_j b_k,  h = (a.a)^(-3/2)
     n = EA (eps + beta eps'),  m = EI (k + beta k')
 
-and for a tension-only cable n = max(0, EA (eps + beta eps')): written here as a mask
-of the taut Gauss points multiplying every axial term.
+and for a tension-only cable n = max(0, EA (eps + beta eps')) above its floor strain
+eps_f and min(0, EA (eps - eps_f + beta eps')) below: written here as a mask of the
+points that carry an axial force multiplying every axial term, and a shift of the
+strain at the floor.
 """
 import numpy as np
 
@@ -76,7 +78,12 @@ def element_terms(cable, qb, vb):
         m = m + beta * ei * np.einsum("...ij,...j->...i", K, xd)
     # the axial stiffness at each point: EA where the axial stress pulls, 0 where a
     # tension-only cable is slack
-    taut = (n_ax > 0.0) if getattr(cable, "tension_only", False) else np.ones(n_ax.shape, bool)
+    if cable.tension_only:
+        floor = n_ax - ea * cable.floor_strain < 0.0
+        taut = (n_ax > 0.0) | floor
+        n_ax = np.where(floor, n_ax - ea * cable.floor_strain, n_ax)
+    else:
+        taut = np.ones(n_ax.shape, bool)
     ea_t = np.where(taut, ea, 0.0)
     n_ax = np.where(taut, n_ax, 0.0)
     s = n_ax[..., None] * a0 + np.einsum("...ij,...i->...j", K, m)

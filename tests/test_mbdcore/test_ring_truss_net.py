@@ -11,6 +11,7 @@ from mbdcore.dae.simulate import simulate
 from mbdcore.models.ring_truss import (
     add_cable_net,
     cable_net_topology,
+    folded_net_nodes,
     force_density_form,
     net_static_equilibrium,
     node_force_balance,
@@ -178,9 +179,9 @@ def test_bad_parameters_raise_naming_them():
                          ({"rings": 2}, "rings")):
         with pytest.raises(ParameterError, match=name):
             add_cable_net(truss, **params)
-    folded = ring_truss(n_bays=4, drive=False, latch=False)
-    with pytest.raises(ParameterError, match="folded_angle"):
-        add_cable_net(folded)
+    add_cable_net(truss, net_rings=1)
+    with pytest.raises(ParameterError, match="has a cable net already"):
+        add_cable_net(truss)
     topology = cable_net_topology(4, 1)
     with pytest.raises(ParameterError, match="force_density"):
         force_density_form(topology, np.zeros((8, 3)), -np.ones(topology.members.shape[0]))
@@ -205,3 +206,44 @@ def test_net_rows_kept_out_of_the_redundancy_qr():
     assert np.linalg.matrix_rank(G) == kept_fast
     with pytest.raises(ParameterError, match="hinge_upper0_i"):
         system.check_redundancy(0.0, q, independent=["hinge_upper0_i"])
+
+
+@pytest.mark.parametrize("n_bays, folded_angle", [(4, 0.6), (6, 1.0)])
+def test_net_on_a_folded_truss_starts_slack_and_ends_on_the_form(n_bays, folded_angle):
+    """Built on a folded truss: the cables' stress-free lengths are the form's (on the
+    deployed truss, form_coordinates, the ANCF tensions are the form's to 1e-9), the
+    free nodes start at folded_net_nodes -- the weighted means of the folded rim (the
+    force-density solution on it) with every tie shortened to sin(theta_0) of its
+    length about its mid-point -- every cable shorter than its stress-free length
+    (measured at most 0.95 and 0.97 of it), so every tension is zero; the truss's and
+    the net's constraints hold (1e-10)."""
+    truss = ring_truss(n_bays=n_bays, folded_angle=folded_angle, drive=False, latch=False)
+    net = add_cable_net(truss, net_rings=1)
+    form, topology = net.form, net.form.topology
+    q0 = net.coordinates()
+    assert np.abs(truss.system.all_constraints(0.0, q0)).max() < 1e-10
+    assert np.array_equal(net.tensions(q0), np.zeros(len(net.cables)))
+    ratio = [np.linalg.norm(net.start[j] - net.start[i]) / c.length
+             for c, (i, j) in zip(net.cables, topology.members)]
+    print(f"{n_bays} bays at {folded_angle} rad: chords / stress-free lengths "
+          f"{min(ratio):.3f} .. {max(ratio):.3f}")
+    assert max(ratio) < 0.98
+    assert all(c.tension_only for c in net.cables)
+    # the rule: the force-density solution on the folded rim, the ties shortened
+    front, rear = truss.net_attachment_points(q0)
+    rim = np.vstack([front, rear])
+    weighted = force_density_form(topology, rim, form.force_density).positions
+    np.testing.assert_array_equal(net.start[topology.fixed], rim)
+    ties = topology.members[topology.kind == 2]
+    np.testing.assert_allclose(net.start[ties].mean(axis=1), weighted[ties].mean(axis=1),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        np.linalg.norm(net.start[ties[:, 0]] - net.start[ties[:, 1]], axis=1),
+        math.sin(folded_angle) * np.linalg.norm(weighted[ties[:, 0]] - weighted[ties[:, 1]],
+                                                axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(folded_net_nodes(form, rim, math.sin(folded_angle)),
+                                  net.start)
+    # deployed, on the form: the form's tensions
+    q_form = net.form_coordinates()
+    assert np.abs(truss.system.all_constraints(0.0, q_form)).max() < 1e-10
+    np.testing.assert_allclose(net.tensions(q_form), form.tension, rtol=1e-9)

@@ -199,6 +199,38 @@ def test_tension_only_cable_equals_the_numpy_reference_on_both_sides_of_the_kink
     assert difference > 1.0
 
 
+@pytest.mark.parametrize("damping", [0.0, 0.02])
+def test_tension_only_cable_below_its_floor_resists_as_the_reference(damping):
+    """Floor stretch 0.7, the last element pushed to about 0.6 of its length: its Gauss
+    points at the floor carry n = EA (eps - eps_f + beta eps') < 0 (the others slack or
+    taut), equal to the numpy reference to 1e-12, the tangents the differences of the
+    forces, the forces the gradient of the energy; the states are 1 taut, 0 slack, 2 at
+    the floor."""
+    nodes = np.array([[0, 0, 0], [0.3, 0.1, 0.2], [0.5, 0.4, 0.3], [0.9, 0.5, 0.1],
+                      [1.2, 0.4, -0.1]])
+    chords = np.linalg.norm(np.diff(nodes, axis=0), axis=1)
+    cable = ANCFCable.from_nodes("c", nodes, 1.0, 1e3, 2.0, damping=damping,
+                                 lengths=chords * np.array([0.96, 1.08, 1.08, 1.65]),
+                                 tension_only=True, min_stretch=0.7)
+    q, _ = cable.initial_coordinates()
+    rng = np.random.default_rng(3)
+    q, v = q + 1e-3 * rng.normal(size=q.size), 0.3 * rng.normal(size=q.size)
+    states = cable.axial_states(q, v)
+    n = axial_stress(cable, q, v)
+    floor = n - cable.ea * cable.floor_strain
+    assert set(np.unique(states)) == {0, 1, 2}
+    assert np.abs(n).min() > 0.5 and np.abs(floor).min() > 0.5
+    assert_equals_reference((cable.internal_forces(q, v),) + cable._elastic(q, v, True)[1:],
+                            (reference_forces(cable, q, v),) + element_terms(cable, q, v)[1:],
+                            damped=bool(damping))
+    assert_tangents_are_derivatives(cable, q, v, range(q.size), damped=bool(damping),
+                                    rel=1e-7)
+    if not damping:
+        assert_forces_are_energy_gradient(cable, q)
+        at = np.array([cable.node_arc[-1] - 0.5 * cable.element_lengths[-1]])
+        assert cable.axial_force(q, at)[0] < -1.0
+
+
 def test_taut_tension_only_cable_is_bit_identical_to_the_two_way_cable():
     """Stretched everywhere (eps about 4 %, moving): forces, K and C equal to the last
     bit with and without the option."""
@@ -567,6 +599,7 @@ def test_markers_and_point_kinematics():
     ({"stress_free_length": 0.0}, "stress_free_length = 0.0 is invalid"),
     ({"start": (0.0, float("nan"), 0.0)}, "not finite"),
     ({"tension_only": "yes"}, "tension_only = 'yes' is invalid"),
+    ({"tension_only": True, "min_stretch": 1.0}, "min_stretch = 1.0 is invalid"),
 ])
 def test_bad_parameters_are_refused_naming_them(change, match):
     args = {"start": (0.0, 0.0, 0.0), "end": (1.0, 0.0, 0.0), "n_elements": 2, "rho_a": 1.0,

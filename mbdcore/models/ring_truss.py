@@ -31,9 +31,10 @@ the step) or an :class:`~mbdcore.spatial.AngleDriver` on one hinge for kinematic
 Cable net (:func:`add_cable_net`, docs/ring_truss.md "Cable net"): front and rear
 spoke-and-ring nets on the top and bottom joint blocks of the deployed truss with ties
 between them, form-found by the force-density method (:func:`force_density_form`,
-Schek 1974), every member an ANCF cable on ball joints pretensioned by its stress-free
-length (:func:`stress_free_length`); :func:`net_static_equilibrium` checks the ANCF net
-against the form; :meth:`CableNet.tensions` gives the cable tensions [N].
+Schek 1974), every member a tension-only ANCF cable on ball joints pretensioned by its
+stress-free length (:func:`stress_free_length`); on a folded truss the net starts slack
+(:func:`folded_net_nodes`); :func:`net_static_equilibrium` checks the ANCF net against
+the form; :meth:`CableNet.tensions` gives the cable tensions [N].
 
 Material and sections (assumptions, docs/ring_truss.md): carbon-fibre/epoxy tubes,
 density 1600 kg/m^3 (a T300/epoxy laminate of about 60 % fibre volume: 1.76 g/cm^3

@@ -360,6 +360,8 @@ class Index3Integrator:
         self.factorizations = 0
         self.failures = 0
         self.switch_rounds = 0
+        # (q, v) at the start of the step being taken (the first active set's state)
+        self._step_start = None
         self.a = None
         self.qdd = None
         self.lam = None
@@ -620,8 +622,9 @@ class Index3Integrator:
         lam : ndarray, shape (m,)
 
         A problem with switching force laws (``has_switches``: a tension-only cable's
-        taut points) has its active set frozen at the reference state for the Newton
-        solve, so the forces are smooth within it; where the converged state has a
+        taut points) has its active set frozen at the step's start for the Newton solve
+        (a predictor extrapolates the accelerations, which are violent where a light
+        cable snaps taut), so the forces are smooth within it; where the converged state has a
         different set the stage is solved again with that one, at most
         ``SWITCH_ROUNDS`` times (a primal-dual active-set iteration: Newton across the
         kink of a light, stiff cable cycles), then the last solution is kept.  A solve
@@ -631,9 +634,7 @@ class Index3Integrator:
         """
         if not getattr(problem, "has_switches", False):
             return self._solve_smooth(problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key)
-        # the first set is that of the step's start (a predictor extrapolates the
-        # accelerations, which are violent where a light cable snaps taut)
-        q_start, v_start = getattr(self, "_step_start", (q_ref, v_ref))
+        q_start, v_start = self._step_start or (q_ref, v_ref)
         problem.freeze_switches(t, q_start, v_start)
         all_slack = False
         try:

@@ -86,7 +86,7 @@ from mbdcore.multibody.model_file import (
     write_model_data,
 )
 from mbdcore.multibody.system import REDUNDANT_POLICIES, System
-from mbdcore.spatial.ancf import END_MARKERS, ANCFBeam3D, ANCFCable
+from mbdcore.spatial.ancf import END_MARKERS, MIN_STRETCH, ANCFBeam3D, ANCFCable
 from mbdcore.spatial.bodies import (
     ORTHONORMAL_TOLERANCE,
     BarLengthConstraint,
@@ -350,6 +350,8 @@ def _describe_cable(b: ANCFCable) -> dict:
            "stress_free_length": b.stress_free_length, **_line_common(b)}
     if b.tension_only:          # written only when set: two-way cables' files unchanged
         out["tension_only"] = True
+        if b.min_stretch != MIN_STRETCH:
+            out["min_stretch"] = b.min_stretch
     return out
 
 
@@ -412,6 +414,8 @@ BODY_TYPES: dict[str, ElementType] = {e.type: e for e in (
                                    "pretensioned"),
         "tension_only": _key("flag", doc="a slack cable: no axial force in compression "
                              "(default false)"),
+        "min_stretch": _key("nonnegative", doc="of a slack cable: the stretch |r'| in [0, 1) "
+                            "below which it resists shortening (default 0.2)"),
         **_LINE_KEYS}, _describe_cable, type_name="cable"),
     ElementType(ANCFBeam3D, {
         "name": _BODY_NAME,

@@ -73,9 +73,11 @@ step's Newton solve (:meth:`ANCFCable.freeze_switches`, through
 :meth:`~mbdcore.multibody.system.System.freeze_switches`): the forces are smooth within
 it and Newton converges quadratically; the converged state is then checked
 (:meth:`ANCFCable.switches_hold`) and, where a point changed sides, the step is solved
-again with the new set (a primal-dual active-set iteration), so an accepted step obeys
-the kink exactly.  Outside a solve no set is frozen and every evaluation takes the sign
-of the axial stress.
+again with the new set (a primal-dual active-set iteration, at most
+:data:`~mbdcore.dae.index3.SWITCH_ROUNDS` times; the last solution is kept after that),
+so an accepted step obeys the kink exactly unless the rounds ran out.  The first set is
+that of the step's start.  Outside a solve no set is frozen and every evaluation takes
+the sign of the axial stress.
 
 The element loop (forces, exact element tangents) is C (``native/ancf3d.c``, one call
 per evaluation); the tangent is assembled block-banded (bandwidth 11), so a force and

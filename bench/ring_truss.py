@@ -1,7 +1,7 @@
 """Ring truss (issue 14): cost per implicit step against the number of bays, printed, not
 asserted (docs/ring_truss.md, "Cost").
 
-    python3 bench/ring_truss.py [--quick] [--steps K]
+    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --deploy-net]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -10,6 +10,19 @@ terms of the Newton matrix differenced per joint) and with full Newton without t
 geometric terms; printed: coordinates, kept constraint rows, build time (redundancy
 check included), wall time per step and Newton iterations per step of both, and the
 log-log exponents of the cost per step in N.  ``--quick``: N = 4, 6 and 12 only.
+
+``--net``: instead, the deployed truss with its cable net (1 ring, tension-only ANCF
+cables of 2 elements, latches, no drive) in its form equilibrium, K steps of h = 1 ms
+with full Newton without the geometric terms: cables, cable elements, coordinates,
+wall time per step and Newton iterations per step, for N = 4, 6, 12 (4, 6 with
+``--quick``).
+
+``--deploy-net``: the final part of a deployment with the net slack at the start
+(docs/ring_truss.md, "The net during deployment"): 4 bays from 1.0 rad, one hinge
+driven by the cosine ramp to pi/2 in 1.5 s, then 0.5 s held (latches on), the net of 1
+ring of a soft cord (EA = 2e3 N, damping time 1e-2 s), h = 1 ms; printed every 0.1 s:
+deployment ratio, largest and smallest tension, largest difference from the form's
+pretension.  About 3 to 6 minutes.
 """
 from __future__ import annotations
 
@@ -23,17 +36,65 @@ import numpy as np  # noqa: E402
 
 from mbdcore.dae.simulate import simulate  # noqa: E402
 from mbdcore.models.ring_truss import (  # noqa: E402
+    add_cable_net,
     add_deployment_driver,
     ring_truss,
     smooth_deployment_motion,
 )
 
 
+def net_cost(sizes, steps: int) -> None:
+    """Cost per step of the deployed truss with its cable net (module docstring)."""
+    h = 1e-3
+    print(f"{'N':>4} {'cables':>7} {'elements':>9} {'coords':>7} {'step [s]':>9} {'it.':>5}")
+    for n in sizes:
+        truss = ring_truss(n_bays=n, drive=False, latch=True, folded_angle=np.pi / 2)
+        net = add_cable_net(truss, net_rings=1, cable_damping=1e-4)
+        t0 = time.perf_counter()
+        r = simulate(truss.system, steps * h, h, "generalized-alpha", sparse=True, rho_inf=0.6,
+                     q0=net.coordinates(), iteration="newton", geometric_stiffness=False)
+        per_step = (time.perf_counter() - t0) / steps
+        elements = sum(c.n_elements for c in net.cables)
+        print(f"{n:>4} {len(net.cables):>7} {elements:>9} {truss.system.n:>7} "
+              f"{per_step:>9.3f} {r.stats['iterations_per_step']:>5.1f}")
+
+
+def deploy_net() -> None:
+    """The final part of a deployment with a slack net (module docstring)."""
+    theta0, duration, settle, h = 1.0, 1.5, 0.5, 1e-3
+    truss = ring_truss(n_bays=4, folded_angle=theta0, drive=False, latch=True)
+    net = add_cable_net(truss, net_rings=1, cable_ea=2e3, cable_damping=1e-2)
+    q0 = net.coordinates()
+    add_deployment_driver(truss, smooth_deployment_motion(theta0, np.pi / 2, duration))
+    t0 = time.perf_counter()
+    r = simulate(truss.system, duration + settle, h, "generalized-alpha", sparse=True,
+                 rho_inf=0.6, q0=q0, iteration="newton", geometric_stiffness=False,
+                 record_every=100)
+    print(f"{time.perf_counter() - t0:.0f} s, "
+          f"{r.stats['iterations_per_step']:.2f} iterations and "
+          f"{r.stats['switch_rounds']} active-set rounds in {r.stats['nsteps']} steps")
+    form = net.form.tension
+    print(f"{'t [s]':>6} {'ratio':>7} {'max T [N]':>10} {'min T [N]':>10} {'|T - form| [N]':>15}")
+    for t, q in zip(r.t, r.q):
+        tension = net.tensions(q)
+        print(f"{t:>6.2f} {truss.deployment_ratio(q):>7.4f} {tension.max():>10.3f} "
+              f"{tension.min():>10.3f} {np.abs(tension - form).max():>15.3e}")
+    print(f"form: {form.min():.3f} .. {form.max():.3f} N")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--net", action="store_true")
+    ap.add_argument("--deploy-net", action="store_true")
     args = ap.parse_args()
+    if args.deploy_net:
+        deploy_net()
+        return
+    if args.net:
+        net_cost((4, 6) if args.quick else (4, 6, 12), args.steps)
+        return
     sizes = (4, 6, 12) if args.quick else (4, 6, 12, 24, 48)
     h = 0.01
     rows = []

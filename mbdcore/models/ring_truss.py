@@ -31,9 +31,10 @@ the step) or an :class:`~mbdcore.spatial.AngleDriver` on one hinge for kinematic
 Cable net (:func:`add_cable_net`, docs/ring_truss.md "Cable net"): front and rear
 spoke-and-ring nets on the top and bottom joint blocks of the deployed truss with ties
 between them, form-found by the force-density method (:func:`force_density_form`,
-Schek 1974), every member an ANCF cable on ball joints pretensioned by its stress-free
-length (:func:`stress_free_length`); :func:`net_static_equilibrium` checks the ANCF net
-against the form; :meth:`CableNet.tensions` gives the cable tensions [N].
+Schek 1974), every member a tension-only ANCF cable on ball joints pretensioned by its
+stress-free length (:func:`stress_free_length`); on a folded truss the net starts slack
+(:func:`folded_net_nodes`); :func:`net_static_equilibrium` checks the ANCF net against
+the form; :meth:`CableNet.tensions` gives the cable tensions [N].
 
 Material and sections (assumptions, docs/ring_truss.md): carbon-fibre/epoxy tubes,
 density 1600 kg/m^3 (a T300/epoxy laminate of about 60 % fibre volume: 1.76 g/cm^3
@@ -75,7 +76,8 @@ __all__ = ["RING_TRUSS_PARAMETERS", "MOTOR_DEFAULTS", "TUBE_FRACTION", "ring_tru
            "DeploymentRateController", "smooth_deployment_motion", "add_deployment_driver", "plot_configuration",
            "write_animation", "NET_PARAMETERS", "NET_MEMBER_KINDS", "cable_net_parameters",
            "NetTopology", "cable_net_topology", "NetForm", "node_force_balance",
-           "force_density_form", "stress_free_length", "CableNet", "add_cable_net",
+           "force_density_form", "stress_free_length", "CableNet", "folded_net_nodes",
+           "add_cable_net",
            "NetEquilibrium", "net_static_equilibrium"]
 
 #: Parameters of the ring truss (validated by :func:`ring_truss_parameters`).
@@ -913,19 +915,23 @@ def stress_free_length(length, tension, ea) -> np.ndarray:
 
 
 class CableNet:
-    """The pretensioned cable net of a deployed :class:`RingTruss` (made by
-    :func:`add_cable_net`): every member of ``form`` is an
-    :class:`~mbdcore.spatial.ANCFCable` ``cable{e}`` (``cables``) straight between its
-    form-found end nodes, its stress-free length chosen so that it carries the form's
-    tension; cable ends meet at the net's nodes through :class:`~mbdcore.spatial.Spherical`
-    joints (the first cable end at a node carries it, the others are joined to it) and
-    the rim ends are on balls at the joint blocks (``vertical{k}.top`` for the front
-    net, ``.bottom`` for the rear)."""
+    """The pretensioned cable net of a :class:`RingTruss` (made by
+    :func:`add_cable_net`): every member of ``form`` is a tension-only (slack)
+    :class:`~mbdcore.spatial.ANCFCable` ``cable{e}`` (``cables``), its stress-free
+    length chosen so that, straight between its form-found end nodes on the deployed
+    truss, it carries the form's tension; it starts straight between its ``start``
+    nodes (the form itself on a deployed truss, the folded rule of
+    :func:`add_cable_net` on a folded one).  Cable ends meet at the net's nodes through
+    :class:`~mbdcore.spatial.Spherical` joints (the first cable end at a node carries
+    it, the others are joined to it) and the rim ends are on balls at the joint blocks
+    (``vertical{k}.top`` for the front net, ``.bottom`` for the rear)."""
 
     def __init__(self, truss: RingTruss, params: dict, form: NetForm, cables: list,
-                 node_ends: list, joints: list):
+                 node_ends: list, joints: list, start: np.ndarray):
         self.truss, self.params, self.form = truss, params, form
         self.cables, self.node_ends, self.joints = cables, node_ends, joints
+        #: the nodes' initial positions [m] (n, 3)
+        self.start = start
 
     @property
     def member_labels(self) -> list[str]:
@@ -940,11 +946,22 @@ class CableNet:
         return [NET_MEMBER_KINDS[c] for c in self.form.topology.kind]
 
     def coordinates(self, q_truss=None) -> np.ndarray:
-        """System coordinates: the truss's (default: deployed) and the cables' form."""
-        q = self.truss.coordinates(math.pi / 2) if q_truss is None else \
+        """System coordinates: the truss's (default: as built, at ``folded_angle``) and
+        the cables' initial shapes."""
+        q = self.truss.coordinates(self.truss.theta0) if q_truss is None else \
             np.array(q_truss, float)
         for cable in self.cables:
             q[cable.index:cable.index + cable.n_coords] = cable.initial_coordinates()[0]
+        return q
+
+    def form_coordinates(self) -> np.ndarray:
+        """System coordinates of the deployed truss with every cable straight between
+        its form-found nodes (each carrying the form's tension): the state a deployment
+        ends in."""
+        q = self.truss.coordinates(math.pi / 2)
+        for cable, (i, j) in zip(self.cables, self.form.topology.members):
+            q[cable.index:cable.index + cable.n_coords] = _straight_cable(
+                cable, self.form.positions[i], self.form.positions[j])
         return q
 
     def tensions(self, q) -> np.ndarray:
@@ -962,21 +979,52 @@ class CableNet:
         return out
 
 
+def _straight_cable(cable: ANCFCable, start, end) -> np.ndarray:
+    """The coordinates of ``cable`` straight from ``start`` to ``end`` [m], uniformly
+    stretched (as :class:`~mbdcore.spatial.ANCFCable` builds it)."""
+    chord = np.asarray(end, float) - np.asarray(start, float)
+    x = np.linspace(0.0, 1.0, cable.n_nodes)
+    return np.column_stack([start + np.outer(x, chord),
+                            np.tile(chord / cable.length, (cable.n_nodes, 1))]).ravel()
+
+
+def folded_net_nodes(form: NetForm, rim, fold_ratio: float) -> np.ndarray:
+    """Initial node positions [m] (n, 3) of a net on a folded truss whose joint blocks
+    (the fixed nodes, in node order) are at ``rim``: every free node the same weighted
+    mean of the rim as in the form (the force-density solution of the form's densities
+    on the folded rim: it shrinks with the rim), then the two ends of every tie moved
+    towards their mid-point until the tie is ``fold_ratio`` (the folded over the
+    deployed aperture, sin theta_0) of its form length -- the fold leaves the height
+    between the nets, and so the ties, unchanged, which would start them taut."""
+    topology = form.topology
+    nodes = force_density_form(topology, rim, form.force_density).positions
+    ties = topology.members[topology.kind == NET_MEMBER_KINDS.index("tie")]
+    front, rear = nodes[ties[:, 0]], nodes[ties[:, 1]]
+    mid, half = 0.5 * (front + rear), 0.5 * (front - rear)
+    nodes[ties[:, 0]] = mid + fold_ratio * half
+    nodes[ties[:, 1]] = mid - fold_ratio * half
+    return nodes
+
+
 def add_cable_net(truss: RingTruss, **params) -> CableNet:
     """Form-find the front and rear nets with their ties on the deployed truss and add
-    them to ``truss.system`` as ANCF cables (:class:`CableNet`, also ``truss.net``).
+    them to ``truss.system`` as tension-only ANCF cables (:class:`CableNet`, also
+    ``truss.net``).
 
     The net is form-found by the force-density method (:func:`force_density_form`) with
     the joint blocks at full deployment fixed (``net_attachment_points`` at bay angle
     pi/2); each member's stress-free length is set by :func:`stress_free_length` so that
-    the straight cable carries the form's tension.  The truss must be built deployed
-    (``folded_angle`` = pi/2): a folded net is slack, which the cable model does not
-    carry.  Parameters: :data:`NET_PARAMETERS`."""
+    the straight cable carries the form's tension.  Every cable is tension-only
+    (``ANCFCable(tension_only=True)``): a cord carries no compression, and while taut it
+    is the two-way cable to the last bit.
+
+    On a deployed truss (``folded_angle`` = pi/2) the cables start on the form.  On a
+    folded one they start straight between the nodes of :func:`folded_net_nodes` (the
+    rim at the folded joint blocks, the free nodes the same weighted means of it as in
+    the form, the ties shortened by sin theta_0): shorter than their stress-free lengths,
+    so the net starts slack and tightens as the truss deploys (docs/ring_truss.md,
+    "The net during deployment").  Parameters: :data:`NET_PARAMETERS`."""
     p = cable_net_parameters(**params)
-    if not math.isclose(truss.theta0, math.pi / 2, rel_tol=0.0, abs_tol=1e-12):
-        raise ParameterError(f"parameter 'folded_angle' = {truss.theta0!r} is invalid for a "
-                             f"truss with a cable net: accepted value pi/2 = {math.pi / 2!r} "
-                             "rad (the net is form-found and built on the deployed truss)")
     if getattr(truss, "net", None) is not None:
         raise ParameterError("add_cable_net: the truss has a cable net already")
     topology = cable_net_topology(truss.n_bays, p["net_rings"])
@@ -984,14 +1032,20 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
     density = np.array([p["radial_force_density"], p["hoop_force_density"],
                         p["tie_force_density"]])[topology.kind]
     form = force_density_form(topology, np.vstack([front, rear]), density)
+    if math.isclose(truss.theta0, math.pi / 2, rel_tol=0.0, abs_tol=1e-12):
+        start = form.positions
+    else:
+        front0, rear0 = truss.net_attachment_points(truss.coordinates(truss.theta0))
+        start = folded_net_nodes(form, np.vstack([front0, rear0]), math.sin(truss.theta0))
     system = truss.system
     lengths0 = stress_free_length(form.length, form.tension, p["cable_ea"])
     cables, node_ends = [], [[] for _ in range(topology.n_nodes)]
     for e, (i, j) in enumerate(topology.members):
-        cable = system.add(ANCFCable(f"cable{e}", form.positions[i], form.positions[j],
+        cable = system.add(ANCFCable(f"cable{e}", start[i], start[j],
                                      p["cable_elements"], p["cable_rho_a"], p["cable_ea"],
                                      p["cable_ei"], damping=p["cable_damping"],
-                                     stress_free_length=float(lengths0[e])))
+                                     stress_free_length=float(lengths0[e]),
+                                     tension_only=True))
         cables.append(cable)
         node_ends[i].append((cable, "root"))
         node_ends[j].append((cable, "tip"))
@@ -1008,12 +1062,13 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
             joints.append(system.add_joint(Spherical(
                 f"{first.name}.{first_marker}", f"{cable.name}.{marker}",
                 name=f"net_node{i}_{cable.name}_{marker}")))
-    net = CableNet(truss, p, form, cables, node_ends, joints)
+    net = CableNet(truss, p, form, cables, node_ends, joints, start)
     truss.net = net
-    # the truss's dependent rows judged again with the net, at the deployed state; the
-    # net's rows are independent by construction (every cable end but a node's first
-    # is in one joint only), verified, and kept out of the dense QR
-    system.check_redundancy(0.0, net.coordinates(), independent=joints)
+    # the truss's dependent rows judged again with the net, at the deployed state (as
+    # the truss's own: rows picked folded may lose rank deployed); the net's rows are
+    # independent by construction (every cable end but a node's first is in one joint
+    # only), verified, and kept out of the dense QR
+    system.check_redundancy(0.0, net.form_coordinates(), independent=joints)
     return net
 
 
@@ -1032,7 +1087,9 @@ class NetEquilibrium:
 def net_static_equilibrium(net: CableNet, q=None, tol: float = 1e-12,
                            max_iterations: int = 30) -> NetEquilibrium:
     """Static equilibrium of the ANCF net with the truss held at its coordinates in
-    ``q`` (default :meth:`CableNet.coordinates`; the cables start from ``q`` too):
+    ``q`` (default :meth:`CableNet.coordinates`; the cables start from ``q`` too), every
+    cable taut (the two-way law during the iteration; a slack cable at the result is a
+    CableEquilibriumError):
     Newton on F(e) + G^T mu = 0, g(e) = 0 in the cable coordinates e (F the cables'
     elastic forces and gravity of the system), with the net's ball joints as the rows.
     A point of a cable and of a natural-coordinate body is linear in the coordinates,
@@ -1059,6 +1116,26 @@ def net_static_equilibrium(net: CableNet, q=None, tol: float = 1e-12,
     _, Gc = rows(q)
     gravity = system.gravity
     mu = np.zeros(n_rows)
+    # every cable two-way during the iteration (a start off the form may have slack
+    # points, whose zero axial stiffness makes the static matrix singular), and taut
+    # at the equilibrium found, checked
+    for c in net.cables:
+        c.frozen_taut = np.ones(c.n_elements * c.n_gauss, dtype=np.int32)
+    try:
+        result = _net_newton(net, q, cols, rows, Gc, gravity, mu, tol, max_iterations)
+    finally:
+        for c in net.cables:
+            c.release_switches()
+    slack = [c.name for c in net.cables
+             if not np.all(c.axial_states(result.q[c.index:c.index + c.n_coords]) == 1)]
+    if slack:
+        raise CableEquilibriumError(f"net_static_equilibrium: the equilibrium found has "
+                                    f"slack cables {slack}: not a state of the tension-only net")
+    return result
+
+
+def _net_newton(net, q, cols, rows, Gc, gravity, mu, tol, max_iterations) -> NetEquilibrium:
+    """The Newton iteration of :func:`net_static_equilibrium`."""
     for iteration in range(1, max_iterations + 1):
         F, K = [], []
         for c in net.cables:

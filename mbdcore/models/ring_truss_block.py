@@ -27,8 +27,16 @@ inputs.
 
 Outputs: ``deployment_ratio`` [1] (aperture diameter over the designed one),
 ``aperture_diameter`` [m], ``aperture_error`` [m], ``bay_angle{k}`` [rad], ``motor_current{k}``
-[A], ``latched_bays`` [1] (how many latches have engaged).  Cable tensions come with the cable net: :func:`truss_outputs` is where they go
-(``cable_tension...`` [N]).
+[A], ``latched_bays`` [1] (how many latches have engaged).
+
+**The cable net** (docs/ring_truss.md, "Cable net"): ``configured({"n_bays": N,
+"net_rings": R})`` with R >= 1 adds the front and rear nets of R rings of free nodes with
+their ties (:func:`~mbdcore.models.ring_truss.add_cable_net`, tension-only ANCF cables);
+R = 0, the default, is the truss without a net, its signals and parameters unchanged.
+With a net the block has the net's parameters (force densities, cable properties;
+``net_rings`` fixed as ``n_bays``) and one output per cable, ``cable_tension{j}`` [N]:
+the axial force at the middle of cable j (:meth:`CableNet.tensions`), its description
+naming the cable's end nodes and kind.
 """
 from __future__ import annotations
 
@@ -36,8 +44,12 @@ import dataclasses
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
 from mbdcore.models.ring_truss import (
+    NET_MEMBER_KINDS,
+    NET_PARAMETERS,
     RING_TRUSS_PARAMETERS,
     RingTruss,
+    add_cable_net,
+    cable_net_topology,
     ring_truss,
     ring_truss_parameters,
 )
@@ -45,7 +57,7 @@ from mbdcore.multibody.system import System
 from mbdcore.multibody.system_block import SystemBlock
 
 __all__ = ["RingTrussBlock", "STEPPING_DEFAULTS", "TRUSS_DAE_OPTIONS", "truss_inputs",
-           "truss_outputs"]
+           "truss_outputs", "cable_tension_outputs"]
 
 #: defaults of the stepping parameters of the truss block (the planar block's
 #: parameters, with the defaults the truss runs at: docs/ring_truss.md, "A stiff mode")
@@ -86,15 +98,34 @@ def truss_outputs(n_bays: int) -> tuple[Signal, ...]:
     )
 
 
-def _parameters(n_bays: int) -> tuple[Parameter, ...]:
-    """Stepping parameters, then the truss's, ``n_bays`` fixed to its one value."""
+def cable_tension_outputs(n_bays: int, net_rings: int) -> tuple[Signal, ...]:
+    """One tension output [N] per cable of the net of ``net_rings`` rings (none for 0),
+    in the order of :attr:`CableNet.cables`."""
+    if net_rings == 0:
+        return ()
+    topology = cable_net_topology(n_bays, net_rings)
+    labels = topology.labels
+    return tuple(Signal(f"cable_tension{j}", "N", f"axial force at the middle of cable {j}, "
+                        f"{labels[a]}-{labels[b]} ({NET_MEMBER_KINDS[kind]}; 0 slack)")
+                 for j, ((a, b), kind) in enumerate(zip(topology.members, topology.kind)))
+
+
+def _fixed(p: Parameter, value: int) -> Parameter:
+    return dataclasses.replace(p, default=value, min=value, max=value,
+                               description=f"{p.description}; fixed when the block is made "
+                               "(it sets the number of signals)")
+
+
+def _parameters(n_bays: int, net_rings: int = 0) -> tuple[Parameter, ...]:
+    """Stepping parameters, then the truss's, ``n_bays`` fixed to its one value; with a
+    net, the net's, ``net_rings`` fixed."""
     stepping = tuple(dataclasses.replace(p, default=STEPPING_DEFAULTS.get(p.name, p.default))
                      for p in SystemBlock.PARAMETERS)
-    truss = tuple(dataclasses.replace(p, default=n_bays, min=n_bays, max=n_bays,
-                                      description=f"{p.description}; fixed when the block "
-                                      "is made (it sets the number of signals)")
-                  if p.name == "n_bays" else p for p in RING_TRUSS_PARAMETERS)
-    return stepping + truss
+    truss = tuple(_fixed(p, n_bays) if p.name == "n_bays" else p
+                  for p in RING_TRUSS_PARAMETERS)
+    net = tuple(_fixed(p, net_rings) if p.name == "net_rings" else p
+                for p in NET_PARAMETERS) if net_rings else ()
+    return stepping + truss + net
 
 
 class RingTrussBlock(SystemBlock):
@@ -108,27 +139,43 @@ class RingTrussBlock(SystemBlock):
     DEFAULT_STOP_TIME = 2.0
     DEFAULT_STEP_SIZE = 0.02
 
+    #: rings of the cable net (0: none), fixed by :meth:`configured`
+    NET_RINGS = 0
+
     @classmethod
     def configured(cls, config: dict, name: str | None = None) -> type["RingTrussBlock"]:
-        """A block class for ``config = {"n_bays": N}`` (N even, >= 4; ParameterError
-        naming it otherwise)."""
+        """A block class for ``config = {"n_bays": N, "net_rings": R}`` (N even, >= 4;
+        R >= 0 rings of the cable net, 0 (default) without a net; ParameterError naming
+        them otherwise)."""
         config = dict(config)
-        unknown = sorted(set(config) - {"n_bays"})
+        unknown = sorted(set(config) - {"n_bays", "net_rings"})
         if unknown:
             raise ParameterError(f"unknown ring truss configuration key(s) {unknown}; "
-                                 "accepted: ['n_bays']")
+                                 "accepted: ['n_bays', 'net_rings']")
         n_bays = ring_truss_parameters(n_bays=config.get("n_bays", _DEFAULT_BAYS))["n_bays"]
-        attrs = {"CONFIG": {"n_bays": n_bays}, "CONFIGURED": True, "PARAMETERS": _parameters(n_bays),
-                 "INPUTS": truss_inputs(n_bays), "OUTPUTS": truss_outputs(n_bays),
+        rings = config.get("net_rings", 0)
+        if not (isinstance(rings, int) and not isinstance(rings, bool) and rings >= 0):
+            raise ParameterError(f"ring truss configuration 'net_rings' = {rings!r} is "
+                                 "invalid: accepted integers >= 0 (0: no cable net)")
+        net = f" and a cable net of {rings} ring(s)" if rings else ""
+        attrs = {"CONFIG": {"n_bays": n_bays, **({"net_rings": rings} if rings else {})},
+                 "CONFIGURED": True, "NET_RINGS": rings,
+                 "PARAMETERS": _parameters(n_bays, rings),
+                 "INPUTS": truss_inputs(n_bays),
+                 "OUTPUTS": truss_outputs(n_bays) + cable_tension_outputs(n_bays, rings),
                  "__doc__": f"The deployable ring truss of {n_bays} bays with its diagonal "
-                            "motors and latches (mbdcore.models.ring_truss_block)."}
-        return type(name or f"RingTruss{n_bays}Block", (cls,), attrs)
+                            f"motors and latches{net} (mbdcore.models.ring_truss_block)."}
+        suffix = f"Net{rings}" if rings else ""
+        return type(name or f"RingTruss{n_bays}{suffix}Block", (cls,), attrs)
 
     def build_system(self) -> System:
         """The truss of the block's parameters (checked together: a folded angle the
-        diagonal cannot hold raises ParameterError naming ``folded_angle``)."""
+        diagonal cannot hold raises ParameterError naming ``folded_angle``), with its
+        cable net if the class has one."""
         truss_names = [p.name for p in RING_TRUSS_PARAMETERS]
         self.truss: RingTruss = ring_truss(**{n: self.params[n] for n in truss_names})
+        if self.NET_RINGS:
+            add_cable_net(self.truss, **{p.name: self.params[p.name] for p in NET_PARAMETERS})
         return self.truss.system
 
     def refused(self, t: float, q, v) -> str:
@@ -155,5 +202,7 @@ class RingTrussBlock(SystemBlock):
             out.update((f"motor_current{k}", i) for k, i in enumerate(truss.motor_currents(v)))
             out["latched_bays"] = sum(bool(f.discrete_state()["latched"])
                                       for f in truss.system.forces_list if f.kind == "latch")
+            if truss.net is not None:
+                out.update((f"cable_tension{j}", t) for j, t in enumerate(truss.net.tensions(q)))
             self._out = {name: float(value) for name, value in out.items()}
         return self._out

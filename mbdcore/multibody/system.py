@@ -872,6 +872,34 @@ class System(ConstrainedProblem):
     def mass_diagonal(self) -> np.ndarray:
         return np.diag(self.mass_matrix()).copy()
 
+    # -- switching bodies (a tension-only cable's taut points) -----------------------------
+    def _switching(self) -> list:
+        return [b for b in self.bodies if hasattr(b, "freeze_switches")]
+
+    @property
+    def has_switches(self) -> bool:
+        """Whether a body has a switching force law whose active set an implicit step
+        freezes (a tension-only ANCF cable: which points are taut)."""
+        return any(getattr(b, "tension_only", False) for b in self._switching())
+
+    def freeze_switches(self, t, q, v, slack: bool = False) -> None:
+        """Freeze every switching body's active set at (q, v) (with ``slack``: every
+        point inactive, a cable slack everywhere) for the evaluations that follow (an
+        implicit step's Newton solve)."""
+        for b in self._switching():
+            sl = self._slice(b)
+            b.freeze_switches(q[sl], v[sl], slack)
+
+    def switches_hold(self, t, q, v) -> bool:
+        """Whether every frozen active set is that of the state (q, v)."""
+        return all(b.switches_hold(q[self._slice(b)], v[self._slice(b)])
+                   for b in self._switching())
+
+    def release_switches(self) -> None:
+        """Back to the force laws' own switching at every evaluation."""
+        for b in self._switching():
+            b.release_switches()
+
     def forces(self, t, q, v) -> np.ndarray:
         f = np.zeros(self.n)
         for b in self.bodies:
@@ -1155,7 +1183,7 @@ class System(ConstrainedProblem):
                     xp[c] = x[c]
             rows.append(np.tile(pat, pat.size))
             cols.append(np.repeat(pat, pat.size))
-        if rows:
+        if dq:          # none when every differenced force has loaded no column yet
             r, c = np.concatenate(rows), np.concatenate(cols)
             kq = kq + scipy.sparse.csr_matrix((np.concatenate(dq), (r, c)), shape=kq.shape)
             kv = kv + scipy.sparse.csr_matrix((np.concatenate(dv), (r, c)), shape=kv.shape)

@@ -47,6 +47,38 @@ Optional material (Kelvin-Voigt) damping adds ``beta`` times the strain rates to
 stresses (n = EA (eps + beta eps'), m = EI (k + beta k')): stiffness-proportional
 damping about the straight state, and no force in any rigid motion.
 
+A tension-only (slack) cable (``tension_only=True``) carries no compression: its axial
+stress is n = max(0, EA (eps + beta eps')), elastic and damping part together (a cord
+cannot push, whatever its rate), while the bending stays (docs/spatial.md, "Slack
+cable").  The kink at n = 0 is kept exact: the energy EA max(eps, 0)^2 / 2 is convex and
+once differentiable, the force continuous in e and e', and Newton's method on such a
+piecewise-smooth monotone force converges once it knows which points are taut; a
+smoothing width would change the taut cable's force, which now is bit-identical to the
+cable without the option.
+
+Floor: pushed shorter than ``min_stretch`` lam_f (|r'| = ds/dx, default 0.2) of its
+length along its own line, a slack cable resists again, n = min(0, EA (eps - eps_f +
+beta eps')) with eps_f = (lam_f^2 - 1)/2.  A slack element has no axial stiffness, so
+the spacing of its material along its line drifts freely; without the floor a Gauss
+point can run to |r'| -> 0, where the exact curvature (a x b)/|a|^3 is singular (in a
+deploying net a slack tie went from |r'| = 0.56 to 0.08 in 0.08 s and Newton failed).
+A real cord cannot be pushed into itself either: it folds, which the cable does once
+the floor makes it a two-way cable locally (it buckles at its Euler load).
+
+Active set: a plain Newton iteration of an implicit step can cycle across the kink of
+a light, stiff cable (the slack tangent has no axial stiffness, so the first iterate
+overshoots deep into tension, the taut one back; a net of cables going taut cycled for
+25 iterations).  So the implicit integrators freeze which Gauss points are taut during a
+step's Newton solve (:meth:`ANCFCable.freeze_switches`, through
+:meth:`~mbdcore.multibody.system.System.freeze_switches`): the forces are smooth within
+it and Newton converges quadratically; the converged state is then checked
+(:meth:`ANCFCable.switches_hold`) and, where a point changed sides, the step is solved
+again with the new set (a primal-dual active-set iteration, at most
+:data:`~mbdcore.dae.index3.SWITCH_ROUNDS` times; the last solution is kept after that),
+so an accepted step obeys the kink exactly unless the rounds ran out.  The first set is
+that of the step's start.  Outside a solve no set is frozen and every evaluation takes
+the sign of the axial stress.
+
 The element loop (forces, exact element tangents) is C (``native/ancf3d.c``, one call
 per evaluation); the tangent is assembled block-banded (bandwidth 11), so a force and
 tangent evaluation costs O(N).
@@ -93,7 +125,7 @@ from mbdcore.multibody.ancf import (
 from mbdcore.multibody.system import BodyBase
 from mbdcore.native import C_ARRAY, C_INTS, kernel_library, optional_address
 
-__all__ = ["ANCFCable", "ANCFBeam3D", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
+__all__ = ["ANCFCable", "ANCFBeam3D", "MIN_STRETCH", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
            "HeldCoordinates", "DeadPointLoad", "ConservativeMoment", "StaticDeflection",
            "CableEquilibriumError", "static_deflection", "vibration_modes"]
 
@@ -103,12 +135,16 @@ ANCF3D_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf3d.c"
 _D, _I = ctypes.c_double, ctypes.c_int
 _ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
     "ancf3d_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D,
-                       _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
+                       _D, _I, _D, ctypes.c_void_p, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p],
+                      None),
     "ancf3d_beam_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p,
                             _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
                             _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
                             _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
 })
+
+#: The default floor stretch of a tension-only cable (:class:`ANCFCable` ``min_stretch``).
+MIN_STRETCH = 0.2
 
 #: The markers every cable has, as fractions of its stress-free length.
 END_MARKERS = {"root": 0.0, "tip": 1.0}
@@ -298,6 +334,14 @@ class ANCFCable(_HermiteLine):
         Initial velocity of every point [m/s] (a translation).
     n_gauss : int
         Gauss points per element (>= 3, default 5 as the planar beam).
+    tension_only : bool
+        A slack cable: the axial force n = max(0, EA (eps + beta eps')) never pushes
+        (module docstring); bending unchanged.  Default False (the axial force both
+        ways).
+    min_stretch : float
+        Of a tension-only cable: the stretch |r'| in [0, 1) below which it resists
+        shortening again (the cord folded on itself; module docstring, "Floor").
+        Default 0.2.
 
     See :meth:`from_nodes` for a curved initial shape.
     """
@@ -307,7 +351,8 @@ class ANCFCable(_HermiteLine):
     def __init__(self, name: str, start, end, n_elements: int, rho_a: float, ea: float,
                  ei: float, damping: float = 0.0, stress_free_length: float | None = None,
                  markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
-                 n_gauss: int = N_GAUSS):
+                 n_gauss: int = N_GAUSS, tension_only: bool = False,
+                 min_stretch: float = MIN_STRETCH):
         super().__init__(name)
         ends, chord, length, n = self._straight(start, end, n_elements)
         l0 = length if stress_free_length is None else \
@@ -318,13 +363,14 @@ class ANCFCable(_HermiteLine):
         positions = ends[0] + np.outer(x, chord)
         slopes = np.tile(chord / l0, (n + 1, 1))
         self._setup(positions, slopes, np.full(n, l0 / n), rho_a, ea, ei, damping, markers,
-                    velocity, n_gauss)
+                    velocity, n_gauss, tension_only, min_stretch)
 
     @classmethod
     def from_nodes(cls, name: str, positions, rho_a: float, ea: float, ei: float,
                    slopes=None, lengths=None, damping: float = 0.0,
                    markers: dict | None = None, velocity=(0.0, 0.0, 0.0),
-                   n_gauss: int = N_GAUSS) -> "ANCFCable":
+                   n_gauss: int = N_GAUSS, tension_only: bool = False,
+                   min_stretch: float = MIN_STRETCH) -> "ANCFCable":
         """A cable through given nodes (a curved initial shape, e.g. of a cable net).
 
         Parameters
@@ -338,7 +384,8 @@ class ANCFCable(_HermiteLine):
         lengths : (N,) array, optional
             Stress-free element lengths [m]; default the chord lengths.  Shorter
             lengths pretension the cable.
-        rho_a, ea, ei, damping, markers, velocity, n_gauss : see :class:`ANCFCable`.
+        rho_a, ea, ei, damping, markers, velocity, n_gauss, tension_only, min_stretch :
+            see :class:`ANCFCable`.
 
         The stress-free state is straight (a cable has no preferred curvature): a
         curved initial shape stores bending energy EI k.k / 2.
@@ -372,12 +419,26 @@ class ANCFCable(_HermiteLine):
             for j, lj in enumerate(lengths):
                 positive_parameter(self._owner(), f"lengths[{j}]", lj, "m")
         self._setup(positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
-                    n_gauss)
+                    n_gauss, tension_only, min_stretch)
         return self
 
     def _setup(self, positions, slopes, lengths, rho_a, ea, ei, damping, markers, velocity,
-               n_gauss) -> None:
+               n_gauss, tension_only, min_stretch) -> None:
         self._line_parameters(rho_a, ea, damping)
+        if not isinstance(tension_only, (bool, np.bool_)):
+            raise ParameterError(f"{self._owner()}: tension_only = {tension_only!r} is "
+                                 "invalid: accepted values are True or False")
+        self.tension_only = bool(tension_only)
+        ok = isinstance(min_stretch, (int, float)) and 0.0 <= min_stretch < 1.0
+        if not ok:
+            raise ParameterError(f"{self._owner()}: min_stretch = {min_stretch!r} is invalid: "
+                                 "accepted values are numbers in [0, 1)")
+        self.min_stretch = float(min_stretch)
+        #: the floor strain (lam_f^2 - 1)/2 of a tension-only cable [-]
+        self.floor_strain = 0.5 * (self.min_stretch ** 2 - 1.0)
+        #: the Gauss points' states (0 slack, 1 taut, 2 at the floor), frozen during an
+        #: implicit step's Newton solve (int32, N G), or None: by the axial stress
+        self.frozen_taut = None
         self.ei = positive_parameter(self._owner(), "ei", ei, "N.m2")
         self._setup_line(np.column_stack([positions, slopes]), lengths, velocity, markers,
                          n_gauss)
@@ -388,8 +449,44 @@ class ANCFCable(_HermiteLine):
         _ancf3d_library().ancf3d_forces(self.n_elements, self.element_lengths,
                                         self._gauss_xi.size, self._gauss_xi, self._gauss_w,
                                         qb, optional_address(vb), self.ea, self.ei,
-                                        self.damping, f, optional_address(k_el),
+                                        self.damping, int(self.tension_only),
+                                        self.floor_strain,
+                                        optional_address(self.frozen_taut), f,
+                                        optional_address(k_el),
                                         optional_address(c_el))
+
+    def axial_states(self, qb, vb=None) -> np.ndarray:
+        """The state of a tension-only cable at every Gauss point, (N, G) integers: 1
+        taut (the axial stress n = EA (eps + beta eps') pulls), 2 at the floor (n - EA
+        eps_f < 0), 0 slack; the rates' part with damping and ``vb`` only."""
+        a, _ = self._gauss_gradients(np.asarray(qb, float))
+        eps = 0.5 * (np.einsum("egi,egi->eg", a, a) - 1.0)
+        n = self.ea * eps
+        if vb is not None and self.damping > 0.0:
+            ad, _ = self._gauss_gradients(np.asarray(vb, float))
+            n = n + self.damping * self.ea * np.einsum("egi,egi->eg", a, ad)
+        return np.where(n > 0.0, 1, np.where(n - self.ea * self.floor_strain < 0.0, 2, 0))
+
+    def freeze_switches(self, qb, vb, slack: bool = False) -> None:
+        """Freeze the taut Gauss points of a tension-only cable at the state (qb, vb)
+        (with ``slack``: none taut, those at the floor kept) for the forces and tangents that follow (module
+        docstring, "Active set")."""
+        if self.tension_only:
+            states = self.axial_states(qb, vb).ravel()
+            if slack:
+                states[states == 1] = 0         # the floor stays: it keeps |r'| regular
+            self.frozen_taut = np.ascontiguousarray(states, dtype=np.int32)
+
+    def switches_hold(self, qb, vb) -> bool:
+        """Whether the frozen taut points are those of the state (qb, vb) (True without
+        a frozen set)."""
+        if self.frozen_taut is None:
+            return True
+        return bool(np.array_equal(self.frozen_taut, self.axial_states(qb, vb).ravel()))
+
+    def release_switches(self) -> None:
+        """Back to the sign of the axial stress at every evaluation."""
+        self.frozen_taut = None
 
     def strains(self, qb, s=None):
         """Axial strain eps [-] and curvature |k| [1/m] at arc lengths s [m] (default:
@@ -408,24 +505,37 @@ class ANCFCable(_HermiteLine):
         """Axial force N = EA eps |a| [N] at stress-free arc lengths s [m], shape (k,): the
         force the cable transmits across a section (the Green strain's conjugate stress
         EA eps per unit stress-free length, times the stretch |a| = ds/dx; at a section
-        of a straight cable it equals the end reactions)."""
+        of a straight cable it equals the end reactions).  The elastic part (no damping);
+        a tension-only cable's is max(0, EA eps) |a| (0 where slack) above its floor and
+        EA (eps - eps_f) |a| below."""
         qb = np.asarray(qb, float)
         a = np.array([self._gradients_at(qb, float(sj))[0] for sj in np.atleast_1d(s)])
         g = np.einsum("...i,...i->...", a, a)
-        return self.ea * 0.5 * (g - 1.0) * np.sqrt(g)
+        return self.ea * self._axial_strain(0.5 * (g - 1.0)) * np.sqrt(g)
+
+    def _axial_strain(self, eps):
+        """The strain the axial force is EA times: eps, or for a tension-only cable
+        max(eps, 0) above the floor and eps - eps_f below."""
+        if not self.tension_only:
+            return eps
+        return np.where(eps > 0.0, eps, np.minimum(eps - self.floor_strain, 0.0))
 
     def strain_energy(self, qb) -> float:
-        """Axial plus bending strain energy [J]."""
+        """Axial plus bending strain energy [J] (a tension-only cable stores none in
+        compression above its floor: EA max(eps, 0)^2 / 2, EA (eps - eps_f)^2 / 2
+        below)."""
         a, b = self._gauss_gradients(np.asarray(qb, float))
         g = np.einsum("...i,...i->...", a, a)
         c = np.cross(a, b)
-        dens = 0.5 * (self.ea * (0.5 * (g - 1.0)) ** 2
+        eps = self._axial_strain(0.5 * (g - 1.0))
+        dens = 0.5 * (self.ea * eps ** 2
                       + self.ei * np.einsum("...i,...i->...", c, c) / g**3)
         return float(np.einsum("eg,g,e->", dens, self._gauss_w, self.element_lengths))
 
     def __repr__(self):
+        slack = ", tension_only=True" if self.tension_only else ""
         return (f"ANCFCable({self.name!r}, L0={self.length:g} m, N={self.n_elements}, "
-                f"rho_a={self.rho_a:g}, ea={self.ea:g}, ei={self.ei:g})")
+                f"rho_a={self.rho_a:g}, ea={self.ea:g}, ei={self.ei:g}{slack})")
 
 
 class StrainTable:

@@ -87,7 +87,7 @@ from mbdcore.multibody.model_file import (
     write_model_data,
 )
 from mbdcore.multibody.system import REDUNDANT_POLICIES, System
-from mbdcore.spatial.ancf import END_MARKERS, ANCFBeam3D, ANCFCable
+from mbdcore.spatial.ancf import END_MARKERS, MIN_STRETCH, ANCFBeam3D, ANCFCable
 from mbdcore.spatial.bodies import (
     ORTHONORMAL_TOLERANCE,
     BarLengthConstraint,
@@ -268,6 +268,8 @@ KINDS_3D: dict[str, ValueKind] = {
                           {"type": "integer", "minimum": 1}),
     "gauss": ValueKind("integers >= 3", _check_count(3), int,
                        {"type": "integer", "minimum": 3}),
+    "flag": ValueKind("true or false", lambda v, ctx: None if isinstance(v, bool) else "invalid",
+                      bool, {"type": "boolean"}),
     "redundant": ValueKind(" or ".join(repr(p) for p in REDUNDANT_POLICIES), _check_redundant,
                            str, {"enum": list(REDUNDANT_POLICIES)}),
     "marker": ValueKind("marker references 'body.marker', {\"body\": name, \"point\": "
@@ -347,9 +349,14 @@ def _describe_cable(b: ANCFCable) -> dict:
     if b.start is None:
         raise Undescribable("the cable was made through given nodes (ANCFCable.from_nodes); "
                             "accepted: straight cables, ANCFCable(name, start, end, ...)")
-    return {"start": _vec(b.start), "end": _vec(b.end), "n_elements": b.n_elements,
-            "rho_a": b.rho_a, "ea": b.ea, "ei": b.ei,
-            "stress_free_length": b.stress_free_length, **_line_common(b)}
+    out = {"start": _vec(b.start), "end": _vec(b.end), "n_elements": b.n_elements,
+           "rho_a": b.rho_a, "ea": b.ea, "ei": b.ei,
+           "stress_free_length": b.stress_free_length, **_line_common(b)}
+    if b.tension_only:          # written only when set: two-way cables' files unchanged
+        out["tension_only"] = True
+        if b.min_stretch != MIN_STRETCH:
+            out["min_stretch"] = b.min_stretch
+    return out
 
 
 def _describe_beam(b: ANCFBeam3D) -> dict:
@@ -409,6 +416,10 @@ BODY_TYPES: dict[str, ElementType] = {e.type: e for e in (
         "ei": _key("positive", "N m^2", "bending stiffness", required=True),
         "stress_free_length": _key("positive", "m", "default |end - start|; shorter: "
                                    "pretensioned"),
+        "tension_only": _key("flag", doc="a slack cable: no axial force in compression "
+                             "(default false)"),
+        "min_stretch": _key("nonnegative", doc="of a slack cable: the stretch |r'| in [0, 1) "
+                            "below which it resists shortening (default 0.2)"),
         **_LINE_KEYS}, _describe_cable, type_name="cable"),
     ElementType(ANCFBeam3D, {
         "name": _BODY_NAME,

@@ -238,3 +238,95 @@ def test_command_line_builds_a_truss_file_that_fmpy_steps_as_the_block(truss_fil
                                rtol=0, atol=1e-9)                  # bays geared together
     # the current below the stall value u/R (back-EMF and inductance hold it back)
     assert 0 < out["der(motor0.charge)"].max() < VOLTS[0] / 3.07
+
+# --- the truss with its cable net -------------------------------------------------------------
+TrussNet = RingTrussBlock.configured({"n_bays": N_BAYS, "net_rings": 1})
+NET_OUTPUTS = TrussNet.output_names()
+N_CABLES = 29                   # 4 bays, 1 ring: 16 radials, 8 hoops, 5 ties
+#: a ground test of the deployed truss with its net: gravity loads the net from its form
+NET_PARAMS = {"folded_angle": math.pi / 2, "gravity": 9.81}
+NET_STEPS = 3
+
+
+@pytest.fixture(scope="module")
+def net_fmu(tmp_path_factory) -> Unzipped:
+    folder = tmp_path_factory.mktemp("ring_truss_net_fmu")
+    path = build_fmu(RingTrussBlock, folder, model_name="RingTruss4Net1",
+                     configuration={"n_bays": N_BAYS, "net_rings": 1})
+    return Unzipped(path, folder / "unzipped")
+
+
+@pytest.fixture(scope="module")
+def net_in_python():
+    """Outputs of NET_STEPS steps of the block with the net, and the tensions
+    CableNet.tensions gives at the block's state after each."""
+    block = TrussNet(**NET_PARAMS)
+    block.set_inputs({f"voltage{k}": 0.0 for k in range(N_BAYS)})
+    rows, tensions = [], []
+    for k in range(NET_STEPS):
+        block.do_step(k * H, H)
+        rows.append([block.outputs()[n] for n in NET_OUTPUTS])
+        tensions.append(block.truss.net.tensions(block.q))
+    return np.array(rows), np.array(tensions), block.truss.net.form.tension
+
+
+def test_net_signals_name_every_cable_and_the_truss_without_a_net_is_unchanged(net_fmu):
+    """One tension output [N] per cable, described by its end nodes and kind; the
+    net's parameters settable; without a net (the default, or net_rings = 0) the
+    signals and parameters are those of the truss alone."""
+    assert validate_fmu(str(net_fmu.fmu_file)) == []
+    md = read_model_description(str(net_fmu.fmu_file))
+    variables = {v.name: v for v in md.modelVariables}
+    tensions = [f"cable_tension{j}" for j in range(N_CABLES)]
+    assert NET_OUTPUTS == OUTPUTS + tensions
+    assert {variables[n].unit for n in tensions} == {"N"}
+    assert variables["cable_tension0"].description.endswith(
+        "front_rim0-front_ring1_0 (radial; 0 slack)")
+    assert "front_centre-rear_centre (tie" in variables["cable_tension28"].description
+    assert variables["cable_ea"].unit == "N" and variables["net_rings"].start == "1"
+    plain = RingTrussBlock.configured({"n_bays": N_BAYS, "net_rings": 0})
+    assert plain.output_names() == OUTPUTS
+    assert [p.name for p in plain.PARAMETERS] == [p.name for p in Truss4.PARAMETERS]
+    with pytest.raises(ParameterError, match="'net_rings' = -1"):
+        RingTrussBlock.configured({"n_bays": N_BAYS, "net_rings": -1})
+
+
+def test_net_tensions_are_the_cable_nets_and_gravity_loads_them(net_in_python):
+    """The block's tension outputs are CableNet.tensions of its state (to the bit);
+    gravity (9.81 m/s^2, the ground test) changes them from the form's pretension (0.76
+    to 23 N) by more than 0.1 N and less than 10 % of the largest (measured 0.5-1.2 N;
+    the net sags and swings), every cable stays taut."""
+    rows, tensions, form = net_in_python
+    at = NET_OUTPUTS.index("cable_tension0")
+    np.testing.assert_array_equal(rows[:, at:at + N_CABLES], tensions)
+    change = np.abs(tensions - form).max(axis=1)
+    assert np.all(change > 0.1) and np.all(change < 0.1 * form.max())
+    assert tensions.min() > 0.0
+    assert np.all(rows[:, NET_OUTPUTS.index("latched_bays")] == N_BAYS)
+
+
+def test_net_fmu_in_fmpy_equals_the_block_and_its_state_round_trips(net_fmu, net_in_python):
+    """fmpy: the outputs (tensions included) of the Python block to 1e-9; getFMUstate
+    after the first step, two steps, setFMUstate, the same two steps: equal."""
+    rows, _, _ = net_in_python
+    fmu = Instance(net_fmu.md, str(net_fmu.dir), step=H, **NET_PARAMS)
+    for k in range(N_BAYS):
+        fmu.set(f"voltage{k}", 0.0)
+    got = []
+    fmu.step()
+    got.append(fmu.get(*NET_OUTPUTS))
+    saved, t_saved = fmu.fmu.getFMUstate(), fmu.t
+    for _ in range(NET_STEPS - 1):
+        fmu.step()
+        got.append(fmu.get(*NET_OUTPUTS))
+    fmu.fmu.setFMUstate(saved)
+    fmu.t = t_saved
+    again = []
+    for _ in range(NET_STEPS - 1):
+        fmu.step()
+        again.append(fmu.get(*NET_OUTPUTS))
+    fmu.fmu.freeFMUstate(saved)
+    fmu.close()
+    assert fmu.errors() == []
+    np.testing.assert_allclose(got, rows, rtol=0, atol=1e-9)
+    assert np.array_equal(got[1:], again)

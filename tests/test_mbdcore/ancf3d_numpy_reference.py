@@ -7,6 +7,11 @@ are those of docs/spatial.md:
 
     eps = (a.a - 1)/2,  k_i = h c_i,  c_i = E_ijk a_j b_k,  h = (a.a)^(-3/2)
     n = EA (eps + beta eps'),  m = EI (k + beta k')
+
+and for a tension-only cable n = max(0, EA (eps + beta eps')) above its floor strain
+eps_f and min(0, EA (eps - eps_f + beta eps')) below: written here as a mask of the
+points that carry an axial force multiplying every axial term, and a shift of the
+strain at the floor.
 """
 import numpy as np
 
@@ -71,14 +76,26 @@ def element_terms(cable, qb, vb):
         xd = np.einsum("egij,ej->egi", B, cable.element_coordinates(vb))
         n_ax = n_ax + beta * ea * np.einsum("...i,...i->...", a0, xd)
         m = m + beta * ei * np.einsum("...ij,...j->...i", K, xd)
+    # the axial stiffness at each point: EA where the axial stress pulls, 0 where a
+    # tension-only cable is slack
+    if cable.tension_only:
+        floor = n_ax - ea * cable.floor_strain < 0.0
+        taut = (n_ax > 0.0) | floor
+        n_ax = np.where(floor, n_ax - ea * cable.floor_strain, n_ax)
+    else:
+        taut = np.ones(n_ax.shape, bool)
+    ea_t = np.where(taut, ea, 0.0)
+    n_ax = np.where(taut, n_ax, 0.0)
     s = n_ax[..., None] * a0 + np.einsum("...ij,...i->...j", K, m)
-    P = ea * np.einsum("...i,...j->...ij", a0, a0) + ei * np.einsum("...ri,...rj->...ij", K, K)
+    P = ea_t[..., None, None] * np.einsum("...i,...j->...ij", a0, a0) \
+        + ei * np.einsum("...ri,...rj->...ij", K, K)
     Cp = beta * P if damped else None
     P = P + np.einsum("...i,...ijl->...jl", m, H)
     P[..., :3, :3] += n_ax[..., None, None] * np.eye(3)
     if damped:
         D = np.einsum("...rij,...j->...ri", H, xd)            # d k' / d(a, b)
-        P = P + beta * (ea * np.einsum("...i,...j->...ij", a0, xd * (np.arange(6) < 3))
+        P = P + beta * (ea_t[..., None, None] * np.einsum("...i,...j->...ij", a0,
+                                                          xd * (np.arange(6) < 3))
                         + ei * np.einsum("...ri,...rj->...ij", K, D))
     f_el = -np.einsum("eg,egij,egi->ej", wl, B, s)
     k_el = np.einsum("eg,egri,egrs,egsj->eij", wl, B, P, B)

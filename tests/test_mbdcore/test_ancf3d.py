@@ -35,6 +35,8 @@ from mbdcore.spatial.ancf import (
     static_deflection,
     vibration_modes,
 )
+from mbdcore.spatial.joints import Spherical
+from mbdcore.spatial.system import SpatialSystem
 
 G0 = 9.80665
 T0 = np.array([1.0, 2.0, 2.0]) / 3.0
@@ -149,6 +151,181 @@ def test_rigid_motions_cost_no_force_and_damping_is_stiffness_proportional():
     # about the unstressed straight cable C = beta K (Kelvin-Voigt)
     K, C = cable.tangent_matrices(q, np.zeros_like(q), sparse=False)
     np.testing.assert_allclose(C, beta * K, atol=1e-13 * np.abs(K).max())
+
+
+# --- the tension-only (slack) cable ------------------------------------------------------------
+def axial_stress(cable, q, v):
+    """n = EA (eps + beta eps') at every Gauss point (N, G) [N], before the cut at zero."""
+    a, _ = cable._gauss_gradients(q)
+    ad, _ = cable._gauss_gradients(v)
+    eps = 0.5 * (np.einsum("egi,egi->eg", a, a) - 1.0)
+    return cable.ea * (eps + cable.damping * np.einsum("egi,egi->eg", a, ad))
+
+
+def half_slack(tension_only, damping):
+    """A cable bent out of every plane whose first two elements are stretched by about
+    4 % and the last two shortened by about 8 %, moving."""
+    nodes = np.array([[0, 0, 0], [0.3, 0.1, 0.2], [0.5, 0.4, 0.3], [0.9, 0.5, 0.1],
+                      [1.2, 0.4, -0.1]])
+    chords = np.linalg.norm(np.diff(nodes, axis=0), axis=1)
+    cable = ANCFCable.from_nodes("c", nodes, 1.0, 1e3, 2.0, damping=damping,
+                                 lengths=chords * np.array([0.96, 0.96, 1.08, 1.08]),
+                                 tension_only=tension_only)
+    q, _ = cable.initial_coordinates()
+    rng = np.random.default_rng(3)
+    return cable, q + 1e-3 * rng.normal(size=q.size), 0.3 * rng.normal(size=q.size)
+
+
+@pytest.mark.parametrize("damping", [0.0, 0.02])
+def test_tension_only_cable_equals_the_numpy_reference_on_both_sides_of_the_kink(damping):
+    """Half taut, half slack (n = EA (eps + beta eps') from -103 to +128 N at the Gauss
+    points, 8 or 9 of 20 taut, none within 0.5 N of the kink, which the differences'
+    steps move n by about 1e-2 N): native/ancf3d.c equals the numpy reference to
+    1e-12, its tangents the central differences of its forces (1e-7) and its forces the
+    gradient of its energy EA max(eps, 0)^2 / 2 + EI k.k / 2; the slack points carry no
+    axial force, so the forces differ from the two-way cable's."""
+    cable, q, v = half_slack(True, damping)
+    n = axial_stress(cable, q, v)
+    assert n.max() > 10.0 and n.min() < -10.0 and np.abs(n).min() > 0.5
+    assert_equals_reference((cable.internal_forces(q, v),) + cable._elastic(q, v, True)[1:],
+                            (reference_forces(cable, q, v),) + element_terms(cable, q, v)[1:],
+                            damped=bool(damping))
+    assert_tangents_are_derivatives(cable, q, v, range(q.size), damped=bool(damping),
+                                    rel=1e-7)
+    if not damping:
+        assert_forces_are_energy_gradient(cable, q)
+    two_way, _, _ = half_slack(False, damping)
+    difference = np.abs(cable.internal_forces(q, v) - two_way.internal_forces(q, v)).max()
+    assert difference > 1.0
+
+
+@pytest.mark.parametrize("damping", [0.0, 0.02])
+def test_tension_only_cable_below_its_floor_resists_as_the_reference(damping):
+    """Floor stretch 0.7, the last element pushed to about 0.6 of its length: its Gauss
+    points at the floor carry n = EA (eps - eps_f + beta eps') < 0 (the others slack or
+    taut), equal to the numpy reference to 1e-12, the tangents the differences of the
+    forces, the forces the gradient of the energy; the states are 1 taut, 0 slack, 2 at
+    the floor."""
+    nodes = np.array([[0, 0, 0], [0.3, 0.1, 0.2], [0.5, 0.4, 0.3], [0.9, 0.5, 0.1],
+                      [1.2, 0.4, -0.1]])
+    chords = np.linalg.norm(np.diff(nodes, axis=0), axis=1)
+    cable = ANCFCable.from_nodes("c", nodes, 1.0, 1e3, 2.0, damping=damping,
+                                 lengths=chords * np.array([0.96, 1.08, 1.08, 1.65]),
+                                 tension_only=True, min_stretch=0.7)
+    q, _ = cable.initial_coordinates()
+    rng = np.random.default_rng(3)
+    q, v = q + 1e-3 * rng.normal(size=q.size), 0.3 * rng.normal(size=q.size)
+    states = cable.axial_states(q, v)
+    n = axial_stress(cable, q, v)
+    floor = n - cable.ea * cable.floor_strain
+    assert set(np.unique(states)) == {0, 1, 2}
+    assert np.abs(n).min() > 0.5 and np.abs(floor).min() > 0.5
+    assert_equals_reference((cable.internal_forces(q, v),) + cable._elastic(q, v, True)[1:],
+                            (reference_forces(cable, q, v),) + element_terms(cable, q, v)[1:],
+                            damped=bool(damping))
+    assert_tangents_are_derivatives(cable, q, v, range(q.size), damped=bool(damping),
+                                    rel=1e-7)
+    if not damping:
+        assert_forces_are_energy_gradient(cable, q)
+        at = np.array([cable.node_arc[-1] - 0.5 * cable.element_lengths[-1]])
+        assert cable.axial_force(q, at)[0] < -1.0
+
+
+def test_taut_tension_only_cable_is_bit_identical_to_the_two_way_cable():
+    """Stretched everywhere (eps about 4 %, moving): forces, K and C equal to the last
+    bit with and without the option."""
+    for damping in (0.0, 0.02):
+        cable, q, v = half_slack(True, damping)
+        two_way, _, _ = half_slack(False, damping)
+        taut = ANCFCable.from_nodes("c", q.reshape(-1, 6)[:, :3], 1.0, 1e3, 2.0,
+                                    lengths=0.96 * cable.element_lengths[[0, 1, 0, 1]],
+                                    damping=damping, tension_only=True)
+        plain = ANCFCable.from_nodes("c", q.reshape(-1, 6)[:, :3], 1.0, 1e3, 2.0,
+                                     lengths=0.96 * cable.element_lengths[[0, 1, 0, 1]],
+                                     damping=damping)
+        qt, _ = taut.initial_coordinates()
+        qt = qt + 1e-3 * np.random.default_rng(4).normal(size=qt.size)
+        vt = 0.01 * v
+        assert axial_stress(taut, qt, vt).min() > 1.0
+        for a, b in zip(taut._elastic(qt, vt, True), plain._elastic(qt, vt, True)):
+            if a is None:
+                assert b is None
+            else:
+                np.testing.assert_array_equal(a, b)
+
+
+def test_cable_pushed_together_carries_no_axial_force_and_only_bends():
+    """A straight cable pushed to 80 % of its stress-free length: no force at all (to
+    rounding), where the two-way cable pushes back with EA eps |a| = 1.44e5 N; bent into
+    an arc while pushed together, its forces are those of bending alone (the same cable
+    with EA = 1e-30 N) to 1e-12."""
+    slack = tilted(4, ea=1e6, stress_free_length=1.25, tension_only=True)
+    two_way = tilted(4, ea=1e6, stress_free_length=1.25)
+    q, _ = slack.initial_coordinates()
+    assert np.abs(slack.internal_forces(q)).max() < 1e-9
+    assert slack.axial_force(q, [0.0, 0.6, 1.25]).tolist() == [0.0, 0.0, 0.0]
+    assert two_way.axial_force(q, [0.6])[0] == pytest.approx(-1e6 * 0.18 * 0.8)
+    assert slack.strain_energy(q) < 1e-25          # the bending energy of rounding
+    nodes = q.reshape(-1, 6)
+    s = slack.node_arc / slack.length
+    bent = nodes.copy()
+    bent[:, :3] += np.outer(0.1 * np.sin(math.pi * s), U)
+    bent[:, 3:] += np.outer(0.1 * math.pi / slack.length * np.cos(math.pi * s), U)
+    bending_only = tilted(4, ea=1e-30, stress_free_length=1.25)
+    f = slack.internal_forces(bent.ravel())
+    np.testing.assert_allclose(f, bending_only.internal_forces(bent.ravel()), rtol=0,
+                               atol=1e-12 * np.abs(f).max())
+    assert np.abs(f).max() > 0.1
+
+
+def test_mass_thrown_on_a_slack_cable_flies_free_until_the_cable_is_taut():
+    """A 1 kg mass on the tip of a slack cable (L0 = 1 m, EA = 1e4 N, 1e-3 kg/m, no
+    gravity), the cable straight at 60 % of its length and stretching uniformly with the
+    mass thrown away at v0 = 2 m/s (nodes at the linear velocity field): the mass flies
+    free -- the axial force 0 to 1e-9 N and the mass on its straight line to 1e-12 m --
+    until the tip is L0 from the anchor, at t = 0.4 L0 / v0 = 0.2 s (the first step
+    with tension); then the cable stops it like a spring of EA / L0 (Green strain): the
+    largest stretch from the energy balance to 1e-4 (measured 1e-5), the contact lasting
+    half a period pi sqrt(m L0 / EA) to 1 % (a step), and it goes slack again, the mass
+    flying back at v0 to 1e-3 (generalized-alpha with rho_inf = 1, h = 0.5 ms)."""
+    length, mass, ea, v0, start = 1.0, 1.0, 1e4, 2.0, 0.6
+    system = SpatialSystem(gravity=(0.0, 0.0, 0.0))
+    system.ground.add_marker("anchor", (0.0, 0.0, 0.0))
+    cable = system.add(ANCFCable("c", (0, 0, 0), start * length * T0, 4, 1e-3, ea, 1e-4,
+                                 stress_free_length=length, tension_only=True))
+    body = system.add_body("mass", mass=mass, inertia=(1e-4, 1e-4, 1e-4),
+                           position=start * length * T0, markers={"c": (0.0, 0.0, 0.0)})
+    system.add_joint(Spherical("ground.anchor", "c.root"))
+    system.add_joint(Spherical("c.tip", "mass.c"))
+    q0, _ = system.initial_state()
+    v_init = np.zeros(system.n)
+    rates = np.zeros((cable.n_nodes, 6))
+    rates[:, :3] = np.outer(v0 * cable.node_arc / length, T0)
+    rates[:, 3:] = v0 / length * T0
+    v_init[cable.index:cable.index + cable.n_coords] = rates.ravel()
+    v_init[body.index:body.index + 3] = v0 * T0
+    h = 5e-4
+    r = simulate(system, 0.3, h, "generalized-alpha", rho_inf=1.0, iteration="newton",
+                 sparse=True, q0=q0, v0=v_init)
+    x = r.q[:, body.index:body.index + 3] @ T0
+    sl = slice(cable.index, cable.index + cable.n_coords)
+    tension = np.array([cable.axial_force(q[sl], [0.0, 0.5 * length, length]) for q in r.q])
+    catch = (1.0 - start) * length / v0
+    free = r.t < catch - 0.5 * h
+    assert np.abs(tension[free]).max() < 1e-9
+    np.testing.assert_allclose(x[free], start * length + v0 * r.t[free], rtol=0, atol=1e-12)
+    first = r.t[np.argmax(tension[:, 2] > 0.0)]
+    assert abs(first - catch) < 1.5 * h
+    # the largest stretch: all the energy (the mass's and the cable's) in the cable
+    k = int(np.argmax(x))
+    stretch = x[k] - length
+    expected = brentq(lambda d: r.energy[0] - length * ea / 2 * (((1 + d / length) ** 2 - 1)
+                                                                 / 2) ** 2, 0.0, 1.0)
+    assert stretch == pytest.approx(expected, rel=1e-4)
+    after = r.t > r.t[k]
+    released = r.t[np.flatnonzero(after & (tension[:, 2] <= 0.0))[0]]
+    assert released - first == pytest.approx(math.pi * math.sqrt(mass * length / ea), rel=1e-2)
+    assert (x[-1] - x[-2]) / h == pytest.approx(-v0, rel=1e-3)
 
 
 # --- the planar beam is the cable in its plane ------------------------------------------------
@@ -421,6 +598,8 @@ def test_markers_and_point_kinematics():
     ({"end": (0.0, 0.0, 0.0)}, "zero length"),
     ({"stress_free_length": 0.0}, "stress_free_length = 0.0 is invalid"),
     ({"start": (0.0, float("nan"), 0.0)}, "not finite"),
+    ({"tension_only": "yes"}, "tension_only = 'yes' is invalid"),
+    ({"tension_only": True, "min_stretch": 1.0}, "min_stretch = 1.0 is invalid"),
 ])
 def test_bad_parameters_are_refused_naming_them(change, match):
     args = {"start": (0.0, 0.0, 0.0), "end": (1.0, 0.0, 0.0), "n_elements": 2, "rho_a": 1.0,

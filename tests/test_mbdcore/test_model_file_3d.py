@@ -116,13 +116,20 @@ def test_beam_bar_point_force_and_tensor_inertia_round_trip():
                      section_y=(1.0, 1.0, 0.0), damping=1e-3))
     s.add(ANCFCable("stay", (0.5, 0.2, 0.3), (1.0, 0.0, 0.0), 3, rho_a=0.1, ea=1e4, ei=0.1,
                     stress_free_length=0.5, markers={"third": 0.2}))
+    s.add(ANCFCable("slack", (1.0, 0.0, 0.0), (1.0, 0.5, 0.0), 2, rho_a=0.1, ea=1e4, ei=0.1,
+                    stress_free_length=0.6, tension_only=True, min_stretch=0.5))
     s.add_joint(Spherical("plate.corner", ("strut", 0.0)))
+    s.add_joint(Spherical("stay.tip", "slack.root"))
     s.add_joint(Spherical(("strut", 0.5), "stay.root"))
     s.add_force(BodyTorque("plate", (0.0, 0.0, 0.3)))
     s.add_force(PointForce("stay.third", (0.0, 0.0, -1.0)))
     d = model_to_dict(s)
     assert d["bodies"][0]["inertia"][0] == [0.3, 0.01, 0.0]
     assert d["joints"][0]["b"] == {"body": "strut", "arc_length": 0.0}
+    cables = {b["name"]: b for b in d["bodies"] if b["type"] == "cable"}
+    assert cables["slack"]["tension_only"] is True and "tension_only" not in cables["stay"]
+    assert cables["slack"]["min_stretch"] == 0.5
+    assert reload(s).body("slack").tension_only and reload(s).body("slack").min_stretch == 0.5
     assert_same_equations(s, reload(s))
 
 

@@ -9,10 +9,23 @@
  *
  * at G Gauss points per element; with damping the stresses are
  *   n = EA (eps + beta eps'),  m = EI (k + beta k')    (eps', k' the strain rates).
+ * A tension-only (slack) cable takes n = max(0, EA (eps + beta eps')): the axial force
+ * (elastic and damping together) never pushes; the bending stays.  The kink at n = 0 is
+ * exact (no smoothing): where n <= 0 every axial term of the forces and tangents is
+ * zero, where n > 0 the cable is computed by the very same operations as without the
+ * option (bit-identical).  Below the floor strain eps_f = (lam_f^2 - 1)/2 < 0 (lam_f the
+ * smallest stretch |r'| a slack cable keeps) it resists again, n = min(0, EA (eps - eps_f
+ * + beta eps')): the folded cord, which keeps the element's parametrisation regular
+ * (k ~ |a|^-3).  So each Gauss point is in one of three states, 0 slack, 1 taut,
+ * 2 at the floor; an implicit integrator's Newton iteration may freeze them (``state``,
+ * N G values, or NULL: from the signs), so that the forces are smooth within that solve
+ * (mbdcore.spatial.ancf, "active set").
  *
  * Inputs: N elements, their stress-free lengths len (N) [m]; the G Gauss abscissae xi in
  * [0, 1] and weights w (summing to 1); the body's coordinates q (6 (N + 1)), node by node
- * (r, r_x), and rates v (or NULL); EA [N], EI [N m^2], beta [s].
+ * (r, r_x), and rates v (or NULL); EA [N], EI [N m^2], beta [s]; tension_only (0 or 1)
+ * and, for a tension-only cable, the floor strain eps_f and the frozen states (N G) or
+ * NULL.
  * Outputs: the generalised forces f = -dU/dq - Q_d (6 (N + 1)) [N], and, if k is not
  * NULL, the element blocks K_e = -df/dq (N x 12 x 12) and, if c is not NULL and there is
  * damping, C_e = -df/dv (N x 12 x 12) [N/m, N s/m].  No allocation.
@@ -56,7 +69,8 @@ static void hermite_derivatives(double xi, double l, double d1[4], double d2[4])
 
 ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
                               const double *w, const double *q, const double *v, double ea,
-                              double ei, double beta, double *f, double *k, double *c) {
+                              double ei, double beta, int tension_only, double eps_floor,
+                              const int *state, double *f, double *k, double *c) {
     int el, g, i, j, p, r;
     const int damped = v != NULL && beta > 0.0;
     memset(f, 0, sizeof(double) * 6 * (N + 1));
@@ -71,6 +85,7 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
             double d1[4], d2[4], a[3] = {0.0}, b[3] = {0.0}, ad[3] = {0.0}, bd[3] = {0.0};
             double gg, h, g52, g72, cv[3], kv[3], eps, n_ax, m[3], sa[3], sb[3], bm[3], ma[3];
             double cd[3] = {0.0}, ada = 0.0, hd = 0.0, wl = w[g] * l, cm;
+            double ea_t = ea;       /* the axial stiffness acting here: 0 where slack */
             hermite_derivatives(xi[g], l, d1, d2);
             for (p = 0; p < 4; p++)
                 for (i = 0; i < 3; i++) {
@@ -100,6 +115,18 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
                 n_ax += beta * ea * ada;
                 for (i = 0; i < 3; i++) m[i] += beta * ei * (hd * cv[i] + h * cd[i]);
             }
+            if (tension_only) {
+                const double n_floor = n_ax - ea * eps_floor;
+                const int at = state ? state[el * G + g]
+                                     : (n_ax > 0.0 ? 1 : (n_floor < 0.0 ? 2 : 0));
+                if (at == 0) {
+                    /* slack: no axial force and none of its derivatives */
+                    n_ax = 0.0;
+                    ea_t = 0.0;
+                } else if (at == 2) {
+                    n_ax = n_floor;     /* the same derivatives as the two-way cable */
+                }
+            }
             /* dW = n da.a + m.dk:  s_a = n a + h b x m - 3 g^-5/2 (c.m) a,  s_b = h m x a */
             cross3(b, m, bm);
             cross3(m, a, ma);
@@ -128,7 +155,7 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
                     for (j = 0; j < 6; j++) {
                         double s = 0.0;
                         for (r = 0; r < 3; r++) s += K[r][i] * K[r][j];
-                        P[i][j] = ei * s + (i < 3 && j < 3 ? ea * a[i] * a[j] : 0.0);
+                        P[i][j] = ei * s + (i < 3 && j < 3 ? ea_t * a[i] * a[j] : 0.0);
                         Cp[i][j] = beta * P[i][j];
                     }
                 /* m.d2k: aa = (c.m)(15 g^-7/2 a a^T - 3 g^-5/2 I) - 3 g^-5/2 (a u^T + u a^T),
@@ -161,7 +188,7 @@ ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
                         for (j = 0; j < 6; j++) {
                             double s = 0.0;
                             for (r = 0; r < 3; r++) s += K[r][i] * D[r][j];
-                            P[i][j] += beta * (ei * s + (i < 3 && j < 3 ? ea * a[i] * ad[j] : 0.0));
+                            P[i][j] += beta * (ei * s + (i < 3 && j < 3 ? ea_t * a[i] * ad[j] : 0.0));
                         }
                 }
                 /* K_e += wl B^T P B with B = (d1 (x) I3 ; d2 (x) I3), block by block */

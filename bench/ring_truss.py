@@ -8,7 +8,8 @@ gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha step
 h = 10 ms on the sparse path, with the engine's default (modified Newton, geometric
 terms of the Newton matrix differenced per joint) and with full Newton without the
 geometric terms; printed: coordinates, kept constraint rows, build time (redundancy
-check included), wall time per step and Newton iterations per step of both, and the
+check included), the peak memory of building it and taking two steps (traced in a
+separate run), wall time per step and Newton iterations per step of both, and the
 log-log exponents of the cost per step in N.  ``--quick``: N = 4, 6 and 12 only.
 
 ``--net``: instead, the deployed truss with its cable net (1 ring, tension-only ANCF
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import tracemalloc
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tests/conftest)
 
@@ -82,6 +84,20 @@ def deploy_net() -> None:
     print(f"form: {form.min():.3f} .. {form.max():.3f} N")
 
 
+def peak_memory(n_bays: int, h: float, steps: int = 2) -> float:
+    """Peak memory [MB] traced (tracemalloc: Python objects and numpy arrays) while
+    building the geared truss of ``n_bays`` and taking ``steps`` default
+    generalized-alpha steps: a separate run, since tracing slows the timed ones."""
+    tracemalloc.start()
+    try:
+        truss = ring_truss(n_bays=n_bays, drive=False, latch=False, folded_angle=1.0)
+        add_deployment_driver(truss, smooth_deployment_motion(1.0, 1.5, 1.0))
+        simulate(truss.system, steps * h, h, "generalized-alpha", sparse=True)
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -101,9 +117,10 @@ def main() -> None:
     variants = (("default", {}),
                 ("newton, no geometric terms", {"iteration": "newton",
                                                 "geometric_stiffness": False}))
-    print(f"{'N':>4} {'coords':>7} {'rows':>6} {'build [s]':>10} " +
+    print(f"{'N':>4} {'coords':>7} {'rows':>6} {'build [s]':>10} {'memory [MB]':>12} " +
           " ".join(f"{'step [s] / it. (' + name + ')':>44}" for name, _ in variants))
     for n in sizes:
+        memory = peak_memory(n, h)
         cells = []
         for name, options in variants:
             t0 = time.perf_counter()
@@ -116,7 +133,7 @@ def main() -> None:
                          **options)
             per_step = (time.perf_counter() - t0) / args.steps
             cells.append((per_step, r.stats.get("iterations_per_step", float("nan"))))
-        print(f"{n:>4} {truss.system.n:>7} {m:>6} {build:>10.2f} " +
+        print(f"{n:>4} {truss.system.n:>7} {m:>6} {build:>10.2f} {memory:>12.1f} " +
               " ".join(f"{f'{c:.3f} / {i:.1f}':>44}" for c, i in cells))
         rows.append((n, *[c for c, _ in cells]))
     table = np.array(rows)

@@ -15,8 +15,7 @@ reactions, energy, violation).
 """
 from __future__ import annotations
 
-from mbdcore.models.model_file import load_model, model_from_dict, model_to_dict
-from mbdcore.multibody.system import System
+from mbdcore.models.model_file import model_from_dict, model_to_dict
 from mbdcore.spatial.system_block import SpatialSystemBlock
 
 __all__ = ["ModelSystemBlock", "model_system_block"]
@@ -28,14 +27,10 @@ class ModelSystemBlock(SpatialSystemBlock):
     :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
 
     MODEL_READER = staticmethod(model_from_dict)
+    MODEL_WRITER = staticmethod(model_to_dict)
 
 
 def model_system_block(model, inputs=None, outputs=None, name: str | None = None):
     """Block class of a model given as a path, a model dict or a System (see
-    :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
-    if isinstance(model, System):
-        model = model_to_dict(model)
-    elif not isinstance(model, dict):
-        model = model_to_dict(load_model(model))
-    return ModelSystemBlock.configured({"model": model, "inputs": inputs, "outputs": outputs},
-                                       name)
+    :meth:`~mbdcore.multibody.system_block.SystemBlock.for_model`)."""
+    return ModelSystemBlock.for_model(model, inputs, outputs, name)

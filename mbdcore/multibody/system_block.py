@@ -69,7 +69,7 @@ from mbdcore.dae.methods import METHODS as METHOD_TABLE
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.ode_block import held_inputs
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.multibody.model_file import load_model, model_from_dict, model_to_dict
+from mbdcore.multibody.model_file import load_with, model_from_dict, model_to_dict
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 from mbdcore.timeseries import rate_unit
 
@@ -85,6 +85,8 @@ class SystemBlock(Block):
     #: the model reader, ``model dict -> System`` (a planar one here: this layer knows
     #: nothing of the spatial engine, whose block subclasses this one)
     MODEL_READER = staticmethod(model_from_dict)
+    #: its writer, ``System -> model dict`` in the reader's format
+    MODEL_WRITER = staticmethod(model_to_dict)
     #: options given to a DAE method that takes them (``iteration``, ``sparse``,
     #: ``geometric_stiffness``, ...), set by subclasses for their model
     DAE_OPTIONS: dict = {}
@@ -100,6 +102,18 @@ class SystemBlock(Block):
     )
     DEFAULT_STOP_TIME = 1.0
     DEFAULT_STEP_SIZE = 1e-3
+
+    @classmethod
+    def for_model(cls, model, inputs=None, outputs=None,
+                  name: str | None = None) -> type["SystemBlock"]:
+        """Block class of a model given as a path (read by :attr:`MODEL_READER`), a
+        model dict or a System (written by :attr:`MODEL_WRITER`), configured by
+        :meth:`configured` with the ``inputs`` and ``outputs`` named (None: all)."""
+        if isinstance(model, System):
+            model = cls.MODEL_WRITER(model)
+        elif not isinstance(model, dict):
+            model = cls.MODEL_WRITER(load_with(cls.MODEL_READER, model))
+        return cls.configured({"model": model, "inputs": inputs, "outputs": outputs}, name)
 
     @classmethod
     def configured(cls, config: dict, name: str | None = None) -> type["SystemBlock"]:
@@ -342,11 +356,6 @@ def _has_angle(joint, q, v) -> bool:
 
 def system_block(model, inputs=None, outputs=None, name: str | None = None):
     """Block class of a model given as a path, a model dict or a System (see
-    :meth:`SystemBlock.configured`)."""
-
-    if isinstance(model, System):
-        model = model_to_dict(model)
-    elif not isinstance(model, dict):
-        model = model_to_dict(load_model(model))
-    return SystemBlock.configured({"model": model, "inputs": inputs, "outputs": outputs}, name)
+    :meth:`SystemBlock.for_model`)."""
+    return SystemBlock.for_model(model, inputs, outputs, name)
 

@@ -13,9 +13,8 @@ revolute joints with a frame on both sides, ``energy`` [J], ``violation``.
 """
 from __future__ import annotations
 
-from mbdcore.multibody.system import System
 from mbdcore.multibody.system_block import SystemBlock
-from mbdcore.spatial.model_file import load_model, model_from_dict, model_to_dict
+from mbdcore.spatial.model_file import model_from_dict, model_to_dict
 
 __all__ = ["SpatialSystemBlock", "spatial_system_block"]
 
@@ -25,15 +24,10 @@ class SpatialSystemBlock(SystemBlock):
     :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
 
     MODEL_READER = staticmethod(model_from_dict)
+    MODEL_WRITER = staticmethod(model_to_dict)
 
 
 def spatial_system_block(model, inputs=None, outputs=None, name: str | None = None):
     """Block class of a model of either dimension given as a path, a model dict or a
-    System (see :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
-
-    if isinstance(model, System):
-        model = model_to_dict(model)
-    elif not isinstance(model, dict):
-        model = model_to_dict(load_model(model))
-    return SpatialSystemBlock.configured({"model": model, "inputs": inputs, "outputs": outputs},
-                                         name)
+    System (see :meth:`~mbdcore.multibody.system_block.SystemBlock.for_model`)."""
+    return SpatialSystemBlock.for_model(model, inputs, outputs, name)

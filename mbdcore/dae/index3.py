@@ -282,27 +282,28 @@ def _copy_kept(val):
     return val
 
 
+_CI, _CD, _CP = ctypes.c_int, ctypes.c_double, ctypes.c_void_p
+
+
 class _NewtonStruct(ctypes.Structure):
     """``newton_t`` of native/newton.c (same field order)."""
 
-    _I, _D, _P = ctypes.c_int, ctypes.c_double, ctypes.c_void_p
-    _fields_ = [("n", _I), ("m", _I), ("ggl", _I), ("constraints", _P), ("forces", _P),
-                ("terms_ctx", _P), ("M", _P), ("lu", _P), ("piv", _P), ("q_ref", _P),
-                ("v_ref", _P), ("x_ref", _P), ("cv", _D), ("ca", _D), ("tol", _D),
-                ("theta_refresh", _D), ("modified", _I), ("kept", _I), ("its_fresh", _I),
-                ("max_iterations", _I), ("work", _P)]
+    _fields_ = [("n", _CI), ("m", _CI), ("ggl", _CI), ("constraints", _CP),
+                ("forces", _CP), ("terms_ctx", _CP), ("M", _CP), ("lu", _CP), ("piv", _CP),
+                ("q_ref", _CP), ("v_ref", _CP), ("x_ref", _CP), ("cv", _CD), ("ca", _CD),
+                ("tol", _CD), ("theta_refresh", _CD), ("modified", _CI), ("kept", _CI),
+                ("its_fresh", _CI), ("max_iterations", _CI), ("work", _CP)]
 
 
 class _NewtonState(ctypes.Structure):
     """``newton_state_t`` of native/newton.c."""
 
-    _fields_ = [("it", ctypes.c_int), ("done", ctypes.c_int), ("nu", ctypes.c_double),
-                ("nu_prev", ctypes.c_double), ("theta", ctypes.c_double)]
+    _fields_ = [("it", _CI), ("done", _CI), ("nu", _CD), ("nu_prev", _CD), ("theta", _CD)]
 
 
 NEWTON_C_SOURCE = Path(__file__).resolve().parent / "native" / "newton.c"
 _newton_library = kernel_library(NEWTON_C_SOURCE, "newton", {
-    "newton_iterate": ([ctypes.c_void_p] * 8, ctypes.c_int)})
+    "newton_iterate": ([_CP] * 8, _CI)})
 #: return codes of newton_iterate
 _CONVERGED, _EVENT, _LIMIT, _BAD_RESIDUAL, _BAD_STEP, _RESIDUAL = range(6)
 
@@ -838,6 +839,7 @@ class Index3Integrator:
         fast = self._compiled_newton(problem) if mode == "modified" and not sparse else None
         if fast is not None:
             fast.begin(t, q_ref, v_ref, x_ref, cv, ca)
+
         def factors(q, v, x, G, parts, lu, level, nu_prev):
             """Factors of the matrix at this iterate: kept blocks with this G, else
             blocks built here (the iterate's q, v, x = q''/c_a, G)."""

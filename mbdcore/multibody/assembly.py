@@ -533,6 +533,7 @@ class ConstraintPlan:
         a rigid point's d/dphi entries (-A s turned), an ANCF slope angle's entries
         (the Hessian of atan2 through the slope), and the cos d factor of the sine rows
         (-sin d times the row's angle Jacobian)."""
+        self._geometric_table = None      # ctypes table of them (geometric_table)
         n_pt = self.pt_val.size
         src, sine = self.G_src, np.full(self.G_row.size, -1)
         sine[self.G_sine] = self.G_sine_row
@@ -586,7 +587,7 @@ class ConstraintPlan:
         """The ctypes table of ``plan_geometric`` (native/constraint_plan.c: the
         derivatives of :meth:`_entry_derivatives`, accumulated into dense matrices in C)
         and the arrays it points into, built once."""
-        if getattr(self, "_geometric_table", None) is None:
+        if self._geometric_table is None:
             keep = []
 
             def ints(a):
@@ -622,49 +623,26 @@ class ConstraintPlan:
             st.n_gc = self.gc_k.size
             st.gc_k, st.gc_kp, st.gc_i = ints(self.gc_k), ints(self.gc_kp), ints(self.gc_i)
             st.table = reals(np.zeros(max(1, 4 * self.s_S1.shape[0])))
+            total = self.gr_k.size + self.gs_k.size + self.gc_k.size
+            self._derivatives = (np.zeros(total, dtype=np.int32),
+                                 np.zeros(total, dtype=np.int32), np.zeros(total))
+            st.k_out, st.c_out, st.val_out = (a.ctypes.data if total else None
+                                              for a in self._derivatives)
             self._geometric_table = (st, keep)
         return self._geometric_table[0]
 
     def _entry_derivatives(self, q):
         """(entry k, column c, d data_k / dq_c) of the C rows, from the state the last
-        ``_batched`` call left in the work buffer (at the same q)."""
-        P, A = self.n_pts, self.n_ang
-        n_ent = self.pt_val.size + self.an_val.size
-        work = self.work
-        ent = work[4 * P:4 * P + n_ent]
-        th = work[4 * P + n_ent:4 * P + n_ent + A]
-        cosd = work[4 * P + n_ent + 3 * A:4 * P + n_ent + 3 * A + self.s_row.size]
-        mult = self.G_mult
-        fac = np.ones(self.G_row.size)
-        if self.G_sine.size:
-            fac[self.G_sine] = cosd[self.G_sine_row]
-        ks, cs, vs = [], [], []
-        if self.gr_k.size:
-            ks.append(self.gr_k)
-            cs.append(self.gr_col)
-            vs.append(mult[self.gr_k] * fac[self.gr_k] * self.gr_sign * ent[self.gr_other])
-        if self.gs_k.size:
-            ax = np.sum(self.s_S1 * q[self.s_cols], axis=1)
-            ay = np.sum(self.s_S1 * q[self.s_colsy], axis=1)
-            gg2 = (ax * ax + ay * ay) ** 2
-            cross, diff = 2.0 * ax * ay / gg2, (ay * ay - ax * ax) / gg2
-            # d dx/d ax, d dx/d ay, d dy/d ax, d dy/d ay
-            table = np.stack([cross, diff, diff, -cross], axis=1)
-            k = self.gs_k
-            ks.append(k)
-            cs.append(self.gs_col)
-            vs.append(mult[k] * fac[k] * self.gs_coef * table[self.gs_slot, self.gs_kind])
-        if self.gc_k.size:
-            d = th[self.s_b] - th[self.s_a] - self.s_angle
-            sind = np.sin(d)
-            k, kp = self.gc_k, self.gc_kp
-            ks.append(k)
-            cs.append(self.G_col[kp])
-            vs.append(-mult[k] * ent[self.G_src[k]] * sind[self.gc_i]
-                      * mult[kp] * ent[self.G_src[kp]])
-        if not ks:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-        return np.concatenate(ks), np.concatenate(cs), np.concatenate(vs)
+        ``_batched`` call left in the work buffer (at the same q): one call of
+        ``plan_entry_derivatives`` (native/constraint_plan.c, the one implementation,
+        which ``plan_geometric`` accumulates for the compiled Newton matrix)."""
+        table = self.geometric_table()
+        ks, cs, vals = self._derivatives
+        if ks.size:
+            _plan_library().plan_entry_derivatives(ctypes.addressof(table), q.ctypes.data,
+                                                   ks.ctypes.data, cs.ctypes.data,
+                                                   vals.ctypes.data)
+        return ks.copy(), cs.copy(), vals.copy()
 
     def geometric_terms(self, q, v, lam, t: float = 0.0):
         """d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the batched rows, as COO
@@ -794,6 +772,7 @@ PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
 _plan_library = kernel_library(PLAN_C_SOURCE, "constraint_plan", {
     "plan_evaluate": ([ctypes.POINTER(_Plan), _P, _P, _P, _P, _P, _P], None),
     "plan_geometric": ([_P] * 6, None),
+    "plan_entry_derivatives": ([_P] * 5, None),
 })
 
 
@@ -975,7 +954,8 @@ class _PlanGeometric(ctypes.Structure):
                 ("s_colsy", _P), ("s_S1", _P), ("n_gs", _N), ("gs_k", _P), ("gs_col", _P),
                 ("gs_slot", _P), ("gs_kind", _P), ("gs_coef", _P), ("s_a", _P),
                 ("s_b", _P), ("s_angle", _P), ("n_gc", _N), ("gc_k", _P), ("gc_kp", _P),
-                ("gc_i", _P), ("table", _P)]
+                ("gc_i", _P), ("table", _P), ("k_out", _P), ("c_out", _P),
+                ("val_out", _P)]
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"

@@ -157,16 +157,18 @@ void plan_evaluate(const plan_t *p, const double *q, const double *v, double *g,
     }
 }
 
-/* The geometric terms of the rows plan_evaluate fills: with (k, c, val) the derivative
- * d data_k / dq_c of Jacobian non-zero k (row G_row[k], column G_col[k]),
+/* The derivatives of the Jacobian non-zeros plan_evaluate fills: for each term i,
+ * (k[i], c[i], val[i]) = (non-zero k, column c, d data_k / dq_c), from the work buffer
+ * plan_evaluate left at the same q (entries, angles, cos d): (1) a rigid point's
+ * d/dphi entries, (2) an ANCF slope angle's entries (the Hessian of atan2 through the
+ * slope), (3) the -sin d factor of the sine rows; n_gr + n_gs + n_gc terms in that
+ * order.  plan_entry_derivatives returns them (ConstraintPlan.geometric_terms scatters
+ * them into sparse matrices); plan_geometric accumulates the geometric terms of the
+ * Newton matrix into dense ones:
  *
  *   K[G_col[k]][c] += lam[G_row[k]] val      d(G^T lam)/dq  (n x n, row-major)
  *   H[G_row[k]][c] += v[G_col[k]] val        d(G v)/dq      (m x n, row-major)
- *
- * from the work buffer plan_evaluate left at the same q (entries, angles, cos d).  The
- * same derivatives as ConstraintPlan._entry_derivatives (assembly.py, the reference):
- * (1) a rigid point's d/dphi entries, (2) an ANCF slope angle's entries (the Hessian of
- * atan2 through the slope), (3) the -sin d factor of the sine rows. */
+ */
 typedef struct {
     int n, nG;
     const int *G_row, *G_col, *G_src, *g_sine;   /* g_sine: sine row of entry k or -1 */
@@ -186,6 +188,8 @@ typedef struct {
     int n_gc;
     const int *gc_k, *gc_kp, *gc_i;
     double *table;                              /* 4 n_slope doubles */
+    int *k_out, *c_out;                         /* n_gr + n_gs + n_gc each */
+    double *val_out;
 } plan_geometric_t;
 
 static double entry_factor(const plan_geometric_t *p, int k)
@@ -193,23 +197,15 @@ static double entry_factor(const plan_geometric_t *p, int k)
     return p->g_sine[k] >= 0 ? p->cosd[p->g_sine[k]] : 1.0;
 }
 
-static void add_term(const plan_geometric_t *p, int k, int c, double val, const double *v,
-                     const double *lam, double *K, double *H)
+void plan_entry_derivatives(const plan_geometric_t *p, const double *q, int *ks, int *cs,
+                            double *vals)
 {
-    const int n = p->n, row = p->G_row[k], col = p->G_col[k];
-    if (K) K[(size_t)col * n + c] += lam[row] * val;
-    if (H) H[(size_t)row * n + c] += v[col] * val;
-}
-
-void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
-                    const double *lam, double *K, double *H)
-{
-    int i, j, s;
-    for (i = 0; i < p->n_gr; ++i) {
+    int i, j, s, t = 0;
+    for (i = 0; i < p->n_gr; ++i, ++t) {
         const int k = p->gr_k[i];
-        const double val = p->G_mult[k] * entry_factor(p, k) * p->gr_sign[i]
-                           * p->ent[p->gr_other[i]];
-        add_term(p, k, p->gr_col[i], val, v, lam, K, H);
+        ks[t] = k;
+        cs[t] = p->gr_col[i];
+        vals[t] = p->G_mult[k] * entry_factor(p, k) * p->gr_sign[i] * p->ent[p->gr_other[i]];
     }
     if (p->n_gs) {
         for (s = 0; s < p->n_slope; ++s) {
@@ -227,18 +223,33 @@ void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
             p->table[4 * s + 2] = diff;
             p->table[4 * s + 3] = -cross;
         }
-        for (i = 0; i < p->n_gs; ++i) {
+        for (i = 0; i < p->n_gs; ++i, ++t) {
             const int k = p->gs_k[i];
-            const double val = p->G_mult[k] * entry_factor(p, k) * p->gs_coef[i]
-                               * p->table[4 * p->gs_slot[i] + p->gs_kind[i]];
-            add_term(p, k, p->gs_col[i], val, v, lam, K, H);
+            ks[t] = k;
+            cs[t] = p->gs_col[i];
+            vals[t] = p->G_mult[k] * entry_factor(p, k) * p->gs_coef[i]
+                      * p->table[4 * p->gs_slot[i] + p->gs_kind[i]];
         }
     }
-    for (i = 0; i < p->n_gc; ++i) {
+    for (i = 0; i < p->n_gc; ++i, ++t) {
         const int k = p->gc_k[i], kp = p->gc_kp[i], r = p->gc_i[i];
         const double d = p->th[p->s_b[r]] - p->th[p->s_a[r]] - p->s_angle[r];
-        const double val = -p->G_mult[k] * p->ent[p->G_src[k]] * sin(d)
-                           * p->G_mult[kp] * p->ent[p->G_src[kp]];
-        add_term(p, k, p->G_col[kp], val, v, lam, K, H);
+        ks[t] = k;
+        cs[t] = p->G_col[kp];
+        vals[t] = -p->G_mult[k] * p->ent[p->G_src[k]] * sin(d)
+                  * p->G_mult[kp] * p->ent[p->G_src[kp]];
+    }
+}
+
+void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
+                    const double *lam, double *K, double *H)
+{
+    const int n = p->n, total = p->n_gr + p->n_gs + p->n_gc;
+    int i;
+    plan_entry_derivatives(p, q, p->k_out, p->c_out, p->val_out);
+    for (i = 0; i < total; ++i) {
+        const int k = p->k_out[i], c = p->c_out[i], row = p->G_row[k], col = p->G_col[k];
+        K[(size_t)col * n + c] += lam[row] * p->val_out[i];
+        H[(size_t)row * n + c] += v[col] * p->val_out[i];
     }
 }

@@ -27,7 +27,7 @@ import pythonfmu
 from fmpy import extract, read_model_description
 
 from controllers.laws.joint_pd import JointPDController
-from fmu.fmi.build import _fmi2_headers
+from fmu.fmi.export_c import FMI2_HEADERS
 from flexcosim.demo import ensure_fmu
 from fmu.fmi.slave import BlockSlave
 
@@ -41,7 +41,7 @@ INPUT, OUTPUT = "theta1", "tau1"
 
 def c_host(folder: Path, unzipped: Path, md, steps: int) -> float:
     exe = folder / "host"
-    subprocess.run(["gcc", "-O2", f"-I{_fmi2_headers()}", str(ROOT / "tests" / "c_host" / "host.c"),
+    subprocess.run(["gcc", "-O2", f"-I{FMI2_HEADERS}", str(ROOT / "tests" / "c_host" / "host.c"),
                     "-o", str(exe), "-ldl", "-lpthread"], check=True)
     vr = {v.name: v.valueReference for v in md.modelVariables}
     binary = unzipped / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"

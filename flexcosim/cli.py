@@ -276,7 +276,7 @@ def _export_c(args) -> int:
         if args.model == "lqg" and args.source:
             params["design"] = Path(args.source).read_text()
         path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
-                            compile=not args.no_compile)
+                            compile=False if args.no_compile else None)
     except (CExportError, ParameterError, ValueError, OSError) as e:
         print(f"flexcosim export-c: {e}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fmpy import extract, read_model_description
 
-from fmu.fmi.build import _fmi2_headers
+from fmu.fmi.export_c import FMI2_HEADERS
 
 HOST_SOURCE = Path(__file__).resolve().parent / "c_host" / "host.c"
 CLEAN_ENV = {"PATH": "/usr/bin:/bin"}
@@ -68,12 +68,14 @@ class HostRun:
 def make_host(folder: Path):
     """Compile the host into ``folder``; returns run(script, env=None) -> HostRun."""
     exe = folder / "host"
-    subprocess.run(["gcc", "-O2", "-Wall", f"-I{_fmi2_headers()}", str(HOST_SOURCE), "-o", str(exe),
+    subprocess.run(["gcc", "-O2", "-Wall", f"-I{FMI2_HEADERS}", str(HOST_SOURCE), "-o", str(exe),
                     "-ldl", "-lpthread"], check=True, capture_output=True)
 
-    def run(script: str, env: dict | None = None) -> HostRun:
+    def run(script: str, env: dict | None = None, bare: bool = False) -> HostRun:
+        """``bare``: an empty environment, as ``env -i`` starts a host (no PATH)."""
         done = subprocess.run([str(exe)], input=script, capture_output=True, text=True,
-                              env=dict(CLEAN_ENV, **(env or {})), cwd=folder, timeout=120)
+                              env={} if bare else dict(CLEAN_ENV, **(env or {})), cwd=folder,
+                              timeout=120)
         # The process ends normally: no abort at exit, nothing on stderr (glibc's
         # "free(): corrupted ..." and Python's fatal errors would go there).
         assert done.returncode == 0 and done.stdout.endswith("host done\n"), \

@@ -540,16 +540,16 @@ class _LogRoute(ctypes.Structure):
     _fields_ = [("target", _TEXT_LOGGER), ("env", ctypes.c_void_p)]
 
 
-_log_proxy_library = kernel_library(LOG_PROXY_C_SOURCE, "log_proxy", {})
+_log_proxy_library = kernel_library("fmu.cosim._log_proxy", LOG_PROXY_C_SOURCE)
 
 
 def _log_proxy_address():
-    return ctypes.cast(_log_proxy_library().flexcosim_log_proxy, ctypes.c_void_p).value
+    return _log_proxy_library().ADDRESSES["flexcosim_log_proxy"]
 
 
 def _log_route(logger) -> "_LogRoute | None":
     """A route to ``logger(env, instance, status, category, text)`` for the proxy, or
-    None where the proxy cannot be built (no C compiler)."""
+    None where the proxy's compiled module is missing or stale (a broken install)."""
     try:
         _log_proxy_address()
     except KernelError:

@@ -6,13 +6,15 @@ block lives outside them, its module file.  It runs with the Python environment 
 built in (numpy, scipy, numba are not in the FMU), hence ``needsExecutionTool="true"``.
 
 pythonfmu writes the model description and the resources; its binary is replaced by
-the FMI 2.0 wrapper ``fmu/fmi/native/flexcosim_fmi2.c``, compiled with gcc once per
-Python environment (:func:`native_binary`), which runs the FMU in any FMI host (a C
-program, OpenModelica, Simulink) as well as in fmpy.  The environment is recorded in
+the FMI 2.0 wrapper ``fmu/fmi/native/flexcosim_fmi2.c``, compiled when the package is
+built (:func:`native_binary`), which runs the FMU in any FMI host (a C program,
+OpenModelica, Simulink) as well as in fmpy.  The packages' compiled kernels (extension
+modules) travel inside the embedded packages, so nothing is compiled when the FMU is
+instantiated, and no compiler is needed where it runs.  The environment is recorded in
 ``resources/flexcosim_env.txt`` (with the run-time requirements and a digest of each
 embedded package's sources, see :func:`source_digest`); ``FLEXCOSIM_PYTHONHOME``
-overrides it at run time. Without gcc the FMU keeps pythonfmu's binary, which runs in
-Python hosts only. Only ``binaries/linux64`` is shipped (pythonfmu's win64/darwin64
+overrides it at run time. Where the package was built without the wrapper (not Linux),
+the FMU keeps pythonfmu's binary, which runs in Python hosts only. Only ``binaries/linux64`` is shipped (pythonfmu's win64/darwin64
 libraries are left out: the recorded environment is a Linux one).
 """
 from __future__ import annotations
@@ -26,7 +28,6 @@ import json
 import keyword
 import os
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -74,26 +75,16 @@ _Block = _Block.configured(_json.loads(
 '''
 
 
-#: C source of the FMI 2.0 wrapper that becomes ``binaries/linux64/<modelIdentifier>.so``.
+#: C source of the FMI 2.0 wrapper that becomes ``binaries/linux64/<modelIdentifier>.so``
+#: (compiled with the package: setup.py, the extension ``fmu.fmi._flexcosim_fmi2``).
 NATIVE_SOURCE = Path(__file__).resolve().parent / "native" / "flexcosim_fmi2.c"
 
 #: Name, inside the FMU, of the record of the Python environment it was built for.
 ENVIRONMENT_FILE = "resources/flexcosim_env.txt"
 
-# No link-time dependency on libpython (-z defs proves it): the wrapper dlopens it.
-_CFLAGS = ("-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wno-format-truncation")
-_LIBS = ("-ldl", "-lpthread", "-Wl,-z,defs")
-
-
-def _fmi2_headers() -> Path:
-    """fmpy's copy of the FMI 2.0 headers (fmi2Functions.h and the type headers)."""
-    import fmpy
-    return Path(fmpy.__file__).resolve().parent / "c-code"
-
-
-def _cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(root) / "flexcosim" / "native"
+#: The compiled wrapper: a shared library beside this module, named as an extension
+#: module (``_flexcosim_fmi2.cpython-311-x86_64-linux-gnu.so``) though it is none.
+_WRAPPER_GLOB = "_flexcosim_fmi2.*"
 
 
 def python_environment() -> dict[str, str]:
@@ -123,59 +114,24 @@ def python_environment() -> dict[str, str]:
     }
 
 
-def native_binary(force: bool = False) -> Path | None:
-    """The FMI 2.0 wrapper compiled for this Python, from the cache or by gcc now.
-
-    Parameters
-    ----------
-    force : bool
-        Compile even if the cache holds a binary for this source and Python.
+def native_binary() -> Path | None:
+    """The FMI 2.0 wrapper compiled with the package for this Python (Linux x86-64).
 
     Returns
     -------
     Path or None
-        The shared library (in ``$XDG_CACHE_HOME/flexcosim/native``, keyed by the hash
-        of the source, the headers, the Python version and the flags), or None with a
-        warning if it cannot be made here (not Linux x86-64, no gcc, no Python headers,
-        a compiler error).
+        The shared library beside this module, or None with a warning where the
+        package was built without it (not Linux): the FMU then keeps pythonfmu's
+        binary, which runs in Python hosts only.
     """
-    if sys.platform != "linux" or sys.maxsize <= 2 ** 32:
-        warnings.warn("the native FMI wrapper is built on 64-bit Linux only; the FMU keeps "
-                      "pythonfmu's binary (Python hosts only)", stacklevel=2)
+    found = sorted(p for p in Path(__file__).resolve().parent.glob(_WRAPPER_GLOB)
+                   if p.suffix in (".so", ".pyd", ".dylib"))
+    if not found:
+        warnings.warn("the native FMI wrapper was not built with this package (it is built "
+                      "on Linux only); the FMU keeps pythonfmu's binary, which runs in "
+                      "Python hosts only", stacklevel=2)
         return None
-    compiler = shutil.which(os.environ.get("CC", "gcc"))
-    include = Path(sysconfig.get_paths()["include"])
-    headers = _fmi2_headers()
-    missing = [str(p) for p in (include / "Python.h", headers / "fmi2Functions.h") if not p.is_file()]
-    if compiler is None or missing:
-        warnings.warn(f"cannot compile the native FMI wrapper ({'no C compiler (gcc)' if compiler is None else 'missing ' + ', '.join(missing)}); "
-                      "the FMU keeps pythonfmu's binary, which runs in Python hosts only",
-                      stacklevel=2)
-        return None
-    digest = hashlib.sha256()
-    for part in (NATIVE_SOURCE.read_bytes(), *(p.read_bytes() for p in sorted(headers.glob("fmi2*.h"))),
-                 sys.version.encode(), str(include).encode(), " ".join(_CFLAGS + _LIBS).encode()):
-        digest.update(part)
-    name = f"flexcosim_fmi2-{sys.implementation.cache_tag}-{digest.hexdigest()[:16]}.so"
-    target = _cache_dir() / name
-    if target.is_file() and not force:
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:  # no writable cache: compile for this build only
-        target = Path(tempfile.mkdtemp(prefix="flexcosim_native_")) / name
-    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    command = [compiler, *_CFLAGS, f"-I{headers}", f"-I{include}", str(NATIVE_SOURCE),
-               "-o", str(partial), *_LIBS]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        partial.unlink(missing_ok=True)
-        warnings.warn(f"compiling the native FMI wrapper failed; the FMU keeps pythonfmu's "
-                      f"binary (Python hosts only):\n{' '.join(command)}\n{done.stderr}",
-                      stacklevel=2)
-        return None
-    os.replace(partial, target)  # atomic: concurrent builds never see half a library
-    return target
+    return found[0]
 
 
 def _install_native(fmu_path: Path, binary: Path | None, digests: dict[str, str]) -> None:
@@ -343,8 +299,9 @@ def build_fmu(block_class: type[Block], dest, model_name: str | None = None,
         for package, folder in packages.items():
             # Copies without bytecode caches: they belong to this interpreter only.
             staged = tmp / "packages" / package
-            shutil.copytree(folder, staged,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo"))
+            # (the wrapper goes to binaries/, not here as a second copy)
+            shutil.copytree(folder, staged, ignore=shutil.ignore_patterns(
+                "__pycache__", "*.pyc", "*.pyo", _WRAPPER_GLOB))
             project_files.append(staged)
             digests[package] = source_digest(staged)
         if block_file is not None:

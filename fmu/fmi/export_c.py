@@ -9,7 +9,10 @@ FMI 2.0 co-simulation wrapper, for hosts without Python (real-time targets, HIL 
   macros) and ``model.c`` (the variable table and the block's equations), the FMI 2.0
   headers, and ``buildDescription.xml``; they compile alone with the one line of
   :data:`GCC_COMMAND` (C99, libm only, no allocation after instantiation);
-* ``binaries/linux64/<id>.so`` compiled here with that line (``compile=False`` skips it);
+* ``binaries/linux64/<id>.so`` compiled here with that line where this machine has a C
+  compiler (:func:`mbdcore.cbuild.compile_shared`, the project's one build path);
+  without one the FMU is written with its sources only and :class:`SourceOnlyWarning`
+  says so (``compile=False`` skips the binary, ``compile=True`` requires it);
 * ``modelDescription.xml`` made from the block's declarations by the same code as the
   Python FMU's (:class:`fmu.fmi.slave.BlockSlave`): the same names, value references,
   units, ranges and defaults.  Of the integration methods only "rk4" and "gill" exist in
@@ -21,21 +24,22 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
 import tempfile
 import uuid
+import warnings
 import zipfile
 from pathlib import Path
 from xml.etree.ElementTree import SubElement, indent, tostring
 
-import fmpy
 
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
+from mbdcore.cbuild import C99_FLAGS, CompileError, compile_shared, find_compiler
 from mbdcore.codegen import CModel, c_identifier
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
-__all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "CExportError", "c_sources_dir"]
+__all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "CExportError", "SourceOnlyWarning",
+           "c_sources_dir", "FMI2_HEADERS"]
 
 #: The fixed-step methods of the C wrapper.
 C_METHODS = ("rk4", "gill")
@@ -47,8 +51,18 @@ GCC_COMMAND = ("gcc -std=c99 -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden
 _HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 
 
+#: The FMI 2.0 headers (the Modelica Association's, BSD licence) that the wrappers
+#: compile against and every C-source FMU carries.
+FMI2_HEADERS = Path(__file__).resolve().parent / "native" / "fmi2"
+
+
 class CExportError(ValueError):
     """The block cannot be exported as a C FMU (the message says why)."""
+
+
+class SourceOnlyWarning(UserWarning):
+    """A C FMU was written with its sources only: no C compiler here to build its binary
+    (the message gives the one-line build for the target)."""
 
 
 def c_sources_dir() -> Path:
@@ -104,7 +118,7 @@ def _specs(block_class) -> dict:
 
 
 def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
-                 parameters: dict | None = None, compile: bool = True) -> Path:
+                 parameters: dict | None = None, compile: bool | None = None) -> Path:
     """Write a C-source FMI 2.0 co-simulation FMU of ``block_class`` (module docstring).
 
     Parameters
@@ -117,8 +131,10 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         Model name and ``modelIdentifier`` (a C identifier); default the class name.
     parameters : dict, optional
         Parameter values, checked by the block; they become the FMU's start values.
-    compile : bool
-        Compile the linux64 binary with :data:`GCC_COMMAND` (needs gcc).
+    compile : bool or None
+        None (default): compile the linux64 binary with this machine's C compiler if it
+        has one, else write the sources only with a :class:`SourceOnlyWarning`; True:
+        compile (:class:`CExportError` without a compiler); False: sources only.
 
     Returns
     -------
@@ -230,17 +246,21 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         for f in ("fmi2_cs.c", "flexcosim_model.h"):
             shutil.copy(c_sources_dir() / f, src / f)
         shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
-        headers = Path(fmpy.__file__).resolve().parent / "c-code"
         for h in _HEADERS:
-            shutil.copy(headers / h, src / h)
+            shutil.copy(FMI2_HEADERS / h, src / h)
         (src / "model_config.h").write_text(config_h)
         (src / "model.c").write_text(model_c)
         (src / "buildDescription.xml").write_text(_build_description(model_name))
         indent(root)
         (tmp / "modelDescription.xml").write_bytes(
             b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8"))
-        if compile:
-            (tmp / "binaries" / "linux64").mkdir(parents=True)
+        if compile is None and find_compiler() is None:
+            warnings.warn(SourceOnlyWarning(
+                f"{fmu_path.name}: no C compiler here, so the FMU has its sources only and no "
+                f"binary; build it on the target with: {GCC_COMMAND.format(id=model_name)}"),
+                stacklevel=2)
+            compile = False
+        if compile is not False:
             _compile(tmp, model_name)
         with zipfile.ZipFile(fmu_path, "w", zipfile.ZIP_DEFLATED) as z:
             for path in sorted(tmp.rglob("*")):
@@ -265,11 +285,13 @@ def _build_description(model_name: str) -> str:
 
 
 def _compile(folder: Path, model_name: str) -> None:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        raise CExportError("gcc not found: install it, or export with compile=False and "
-                           f"build on the target with: {GCC_COMMAND.format(id=model_name)}")
-    command = GCC_COMMAND.format(id=model_name).split()
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
-    if done.returncode != 0 or done.stderr.strip():
-        raise CExportError(f"compiling the C FMU failed or warned:\n{done.stderr.strip()}")
+    """The linux64 binary from the FMU's sources: :data:`GCC_COMMAND` with this
+    machine's compiler; any warning fails the export (the sources must build clean)."""
+    try:
+        compile_shared([Path("sources/fmi2_cs.c"), Path("sources/model.c")],
+                       folder / "binaries" / "linux64" / f"{model_name}.so",
+                       include_dirs=["sources"], flags=C99_FLAGS, cwd=folder,
+                       warnings_are_errors=True)
+    except CompileError as e:
+        raise CExportError(f"{e}\nor export with compile=False (--no-compile) and build on "
+                           f"the target with: {GCC_COMMAND.format(id=model_name)}") from None

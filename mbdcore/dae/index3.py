@@ -302,8 +302,7 @@ class _NewtonState(ctypes.Structure):
 
 
 NEWTON_C_SOURCE = Path(__file__).resolve().parent / "native" / "newton.c"
-_newton_library = kernel_library(NEWTON_C_SOURCE, "newton", {
-    "newton_iterate": ([_CP] * 8, _CI)})
+_newton_library = kernel_library("mbdcore.dae._newton", NEWTON_C_SOURCE)
 #: return codes of newton_iterate
 _CONVERGED, _EVENT, _LIMIT, _BAD_RESIDUAL, _BAD_STEP, _RESIDUAL = range(6)
 
@@ -333,7 +332,7 @@ class _CompiledNewton:
         st.max_iterations = integrator.max_iterations
         self.struct, self.state = st, _NewtonState()
         self._kernel = _newton_library().newton_iterate
-        self._args = (ctypes.byref(st), ctypes.byref(self.state))
+        self._args = (ctypes.addressof(st), ctypes.addressof(self.state))
         self._out = (self.G.ctypes.data, self.w.ctypes.data, self.v.ctypes.data)
         self._lu = None
 

@@ -39,7 +39,6 @@ Deployable boom: see :func:`deployable_boom` and :func:`simulate_deployment`.
 """
 from __future__ import annotations
 
-import ctypes
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +83,7 @@ from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import kernel_library
 from mbdcore.timeseries import TimeSeries
 from mbdcore.vibration import residual_vibration
 
@@ -397,14 +396,8 @@ class AntennaStructureBlock(StateVectorBlock):
 AXIS_C_SOURCE = Path(__file__).resolve().parent / "native" / "antenna_axis.c"
 #: What the axis compiles from, in order.
 AXIS_C_SOURCES = (DRIVE_C_SOURCE, AXIS_C_SOURCE)
-_D, _I = ctypes.c_double, ctypes.c_int
 #: The compiled axis (``native/antenna_axis.c`` over ``drive.c``), typed; cached per process.
-axis_library = kernel_library(AXIS_C_SOURCES, "antenna_axis", {
-    "axis_table_length": ([C_ARRAY], ctypes.c_long),
-    "axis_rhs": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _I, _I, C_ARRAY, C_ARRAY], _I),
-    "axis_outputs": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, C_ARRAY], _I),
-    "axis_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _I, _I, _D, _I, _I], _I),
-}, (C_FIXED_STEP_HEADER,))
+axis_library = kernel_library("mbdcore.models._antenna_axis", AXIS_C_SOURCES, (C_FIXED_STEP_HEADER,))
 
 #: The pointing axis's outputs in the order of ``axis_outputs`` in ``native/antenna_axis.c``.
 AXIS_OUTPUTS = ("axis_angle", "axis_rate", "pointing_angle", "pointing_error",

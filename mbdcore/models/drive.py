@@ -52,7 +52,6 @@ as described in docs/antenna.md.
 """
 from __future__ import annotations
 
-import ctypes
 import math
 from pathlib import Path
 
@@ -65,7 +64,7 @@ from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import kernel_library
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
@@ -76,20 +75,8 @@ __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_para
 
 #: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
 DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
-_D, _I = ctypes.c_double, ctypes.c_int
 #: The compiled drive (``native/drive.c``), typed; built once per machine, cached per process.
-drive_library = kernel_library(DRIVE_C_SOURCE, "drive", {
-    "drive_packed_size": ([], _I),
-    "drive_friction_torque": ([_D] * 4, _D),
-    "drive_dead_zone": ([_D] * 3, _D),
-    "drive_dead_zones": ([C_ARRAY] * 4 + [ctypes.c_long], None),
-    "drive_motor_forces": ([_D] * 8 + [C_ARRAY], None),
-    "drive_gear_torque": ([_D] * 6, _D),
-    "drive_current_loop_gains": ([_D] * 3 + [C_ARRAY], None),
-    "drive_rhs": ([C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, _I, C_ARRAY, C_ARRAY, C_ARRAY], _I),
-    "drive_outputs": ([C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, _I, C_ARRAY], _I),
-    "drive_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I, _I, _D, _I, _I], _I),
-}, (C_FIXED_STEP_HEADER,))
+drive_library = kernel_library("mbdcore.models._drive", DRIVE_C_SOURCE, (C_FIXED_STEP_HEADER,))
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).
 MOTOR_PARAMETERS: tuple[Parameter, ...] = (

@@ -75,7 +75,7 @@ from mbdcore.multibody.beam_modes import (
     ClampedBeamModes,
     segment_tables,
 )
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import kernel_library
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
            "ARM_PARAMETERS", "KINEMATICS", "KINEMATICS_RANGE", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
@@ -122,21 +122,12 @@ TORQUE_NOMINAL = 1.0
 N_QUAD = 24  # Gauss points per link: exact to ~1e-13 for the mode products up to N = 5
 
 
-#: The arm's equations in C (one implementation: ctypes here, compiled into the C FMU).
+#: The arm's equations in C (one implementation: an extension module here, compiled into the C FMU).
 ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "arm.c"
 #: What the arm compiles from, in order: the beam point kinematics it shares with the
 #: engine's modal beam, then the arm.
 ARM_C_SOURCES = (BEAM_KINEMATICS_C_SOURCE, ARM_C_SOURCE)
-_D, _I = ctypes.c_double, ctypes.c_int
-_arm_library = kernel_library(ARM_C_SOURCES, "arm", {
-    "arm_table_length": ([C_ARRAY], ctypes.c_long),
-    "arm_eom": ([C_ARRAY] * 5, _I),
-    "arm_rhs": ([C_ARRAY, C_ARRAY, _D, _D, C_ARRAY], _I),
-    "arm_advance": ([C_ARRAY, C_ARRAY, C_ARRAY, _D, _D, _D, _I, _I], _I),
-    "arm_outputs": ([C_ARRAY, C_ARRAY, C_ARRAY], _I),
-    "arm_range": ([C_ARRAY, C_ARRAY, _D, ctypes.c_char_p, ctypes.c_size_t], _I),
-    "arm_limit": ([C_ARRAY, C_ARRAY, _D, ctypes.c_char_p, ctypes.c_size_t], _I),
-}, (C_FIXED_STEP_HEADER,))
+_arm_library = kernel_library("mbdcore.models._arm", ARM_C_SOURCES, (C_FIXED_STEP_HEADER,))
 
 
 class ArmKernel(CSteppedKernel):

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.models.manipulator import ARM_PARAMETERS
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import kernel_library
 
 __all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES", "RIGID_ARM_PARAMETERS",
            "RIGID_ARM_C_SOURCE"]
@@ -96,10 +96,7 @@ class RigidTwoLinkArm:
 
 #: The rigid arm's equations in C (one implementation; also compiled into C FMUs).
 RIGID_ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "rigid_arm.c"
-_rigid_library = kernel_library(RIGID_ARM_C_SOURCE, "rigid_arm", {
-    "rigid_arm_terms": ([C_ARRAY] * 5, None),
-    "rigid_arm_inverse_dynamics": ([C_ARRAY] * 5, None),
-})
+_rigid_library = kernel_library("mbdcore.models._rigid_arm", RIGID_ARM_C_SOURCE)
 
 
 def _vec2(v) -> np.ndarray:

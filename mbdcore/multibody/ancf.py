@@ -35,7 +35,7 @@ r' x r'' (valid when |r'| = 1) would bias bending wherever the beam stretches.
 The quadrature uses 5 Gauss points per element: exact for the axial energy (a
 polynomial of degree 8 in xi) and, for the rational curvature, far more accurate than
 the discretisation.  The element loop (forces, and the element blocks of the tangents)
-is C (``native/ancf.c``, through ctypes: one call per evaluation); the tangent stiffness
+is C (``native/ancf.c``, one call per evaluation); the tangent stiffness
 is assembled block-banded (bandwidth 7: an element couples only its own 8 coordinates),
 so a force or Jacobian evaluation costs O(N).
 
@@ -73,7 +73,7 @@ from mbdcore.blocks import ParameterError
 from mbdcore.multibody.assembly import CompiledForces
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
-from mbdcore.native import kernel_library, optional_address
+from mbdcore.native import kernel_library
 
 __all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "positive_parameter", "element_count",
            "gauss_count", "HermiteLineBody", "HermiteLineState", "ANCFBeam", "ANCFState",
@@ -84,13 +84,7 @@ N_GAUSS = 5
 #: The element loop of the elastic forces and tangents in C (its one implementation).
 ANCF_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf.c"
 _D, _I, _P = ctypes.c_double, ctypes.c_int, ctypes.c_void_p
-_ancf_library = kernel_library(ANCF_C_SOURCE, "ancf", {
-    # arrays as raw addresses of the C-contiguous float64 arrays made in _elastic (an
-    # ndpointer check costs more than the element loop of a short beam)
-    "ancf_forces": ([_I, _I, _P, _P, _P, _P, _D, _D, _D, _P, _P, _P], None),
-    "ancf_body_forces": ([_P, _P, _P, _P], None),
-    "ancf_body_tangents": ([_P, _P, _P, _P, _P, _I], None),
-})
+_ancf_library = kernel_library("mbdcore.multibody._ancf", ANCF_C_SOURCE)
 
 
 class _ANCFBodyParameters(ctypes.Structure):
@@ -518,13 +512,10 @@ class ANCFBeam(HermiteLineBody):
 
     def _element_loop(self, qb, vb, f, k_el, c_el) -> None:
         """The element loop of ``native/ancf.c`` (:meth:`HermiteLineBody._elastic`)."""
-        # the arrays go as raw addresses (NULL: not wanted): an ndpointer check costs
-        # more than the element loop of a short beam
-        _ancf_library().ancf_forces(self.n_elements, len(self.gauss_weights),
-                                    self._B_c.ctypes.data, self._Bw_c.ctypes.data,
-                                    qb.ctypes.data, optional_address(vb), self.ea, self.ei,
-                                    self.damping, f.ctypes.data, optional_address(k_el),
-                                    optional_address(c_el))
+        # None: not wanted (NULL)
+        _ancf_library().ancf_forces(self.n_elements, len(self.gauss_weights), self._B_c,
+                                    self._Bw_c, qb, vb, self.ea, self.ei, self.damping, f,
+                                    k_el, c_el)
 
     def compiled_forces(self, gravity) -> CompiledForces:
         """Distributed gravity (constant) and the elastic and damping forces of the same
@@ -539,9 +530,9 @@ class ANCFBeam(HermiteLineBody):
         lib = _ancf_library()
         return CompiledForces(
             self.gravity_forces(gravity),
-            ctypes.cast(lib.ancf_body_forces, ctypes.c_void_p).value,
+            lib.ADDRESSES["ancf_body_forces"],
             ctypes.addressof(params), (params, self._B_c, self._Bw_c, scratch),
-            ctypes.cast(lib.ancf_body_tangents, ctypes.c_void_p).value)
+            lib.ADDRESSES["ancf_body_tangents"])
 
     # -- BodyBase interface ---------------------------------------------------------------
     def initial_coordinates(self):

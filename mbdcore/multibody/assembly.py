@@ -503,7 +503,7 @@ class ConstraintPlan:
         st.G_src, st.G_sine_row = ints("G_src", self.G_src), ints("G_sine_row", sine_row)
         st.G_mult = reals("G_mult", self.G_mult)
         self.struct = st
-        self._struct_ref = ctypes.byref(st)
+        self._struct_ref = ctypes.addressof(st)
         self._scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
         self._work_addr = self.work.ctypes.data
         self._kernel = _plan_library().plan_evaluate
@@ -518,15 +518,14 @@ class ConstraintPlan:
         v = np.ascontiguousarray(v, dtype=np.float64)
         g, gam = np.empty(self.m), np.empty(self.m)
         out = np.empty(self.csr_indices.size if sparse else self.m * self.n)
-        self._call(q.ctypes.data, v.ctypes.data, g.ctypes.data, gam.ctypes.data, out, sparse)
+        self._call(q, v, g, gam, out, sparse)
         return g, gam, out
 
     def _call(self, q_addr, v_addr, g_addr, gam_addr, out, sparse):
         st = self.struct
         st.G_scatter = self._scatter_addr[bool(sparse)]
         st.n_out = out.size
-        self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out.ctypes.data,
-                     self._work_addr)
+        self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out, self._work_addr)
 
     def _setup_geometric(self):
         """Index arrays of the derivatives of the C rows' Jacobian entries (analytic):
@@ -639,9 +638,7 @@ class ConstraintPlan:
         table = self.geometric_table()
         ks, cs, vals = self._derivatives
         if ks.size:
-            _plan_library().plan_entry_derivatives(ctypes.addressof(table), q.ctypes.data,
-                                                   ks.ctypes.data, cs.ctypes.data,
-                                                   vals.ctypes.data)
+            _plan_library().plan_entry_derivatives(ctypes.addressof(table), q, ks, cs, vals)
         return ks.copy(), cs.copy(), vals.copy()
 
     def geometric_terms(self, q, v, lam, t: float = 0.0):
@@ -769,11 +766,7 @@ class _Plan(ctypes.Structure):
 
 #: The batched rows in C (their one implementation; Constraint.evaluate is the reference).
 PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
-_plan_library = kernel_library(PLAN_C_SOURCE, "constraint_plan", {
-    "plan_evaluate": ([ctypes.POINTER(_Plan), _P, _P, _P, _P, _P, _P], None),
-    "plan_geometric": ([_P] * 6, None),
-    "plan_entry_derivatives": ([_P] * 5, None),
-})
+_plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE)
 
 
 class _Probe:
@@ -959,8 +952,7 @@ class _PlanGeometric(ctypes.Structure):
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
-_terms_library = kernel_library(SYSTEM_TERMS_C_SOURCE, "system_terms", {
-    "system_jacobian": ([_P, _P, _P, _P, _N, _P, _P, _P], None)})
+_terms_library = kernel_library("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE)
 
 
 class SystemTerms:
@@ -1001,7 +993,7 @@ class SystemTerms:
             self._arrays.append(a)
             return a.ctypes.data if a.size else None
         if m:
-            st.plan = ctypes.cast(plan._kernel, ctypes.c_void_p).value
+            st.plan = _plan_library().ADDRESSES["plan_evaluate"]
             # a copy of the plan's table that always writes a dense G (the plan's own
             # is switched between dense and sparse by its Python callers)
             self._plan_struct = type(plan.struct).from_buffer_copy(plan.struct)
@@ -1031,13 +1023,13 @@ class SystemTerms:
         self._tangent = (ctypes.c_void_p * max(1, len(kernels)))(*[k[4] for k in kernels])
         st.body_tangent = ctypes.addressof(self._tangent)
         if m:
-            st.geometric = ctypes.cast(_plan_library().plan_geometric, ctypes.c_void_p).value
+            st.geometric = _plan_library().ADDRESSES["plan_geometric"]
             st.geometric_data = ctypes.addressof(plan.geometric_table())
             st.g_scratch = keep(np.zeros(m))
             st.G_scratch = keep(np.zeros(m * n))
         self.struct = st
-        self.constraints_address = ctypes.cast(lib.system_constraints, ctypes.c_void_p).value
-        self.forces_address = ctypes.cast(lib.system_forces, ctypes.c_void_p).value
+        self.constraints_address = lib.ADDRESSES["system_constraints"]
+        self.forces_address = lib.ADDRESSES["system_forces"]
         self.context_address = ctypes.addressof(st)
 
     @classmethod
@@ -1069,9 +1061,8 @@ class SystemTerms:
         n, m = self.n, self.m
         K, C, H = np.empty((n, n)), np.empty((n, n)), np.empty((m, n))
         q, v, lam = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, lam))
-        _terms_library().system_jacobian(self.context_address, q.ctypes.data, v.ctypes.data,
-                                         lam.ctypes.data, int(geometric), K.ctypes.data,
-                                         C.ctypes.data, H.ctypes.data)
+        _terms_library().system_jacobian(self.context_address, q, v, lam, int(geometric),
+                                         K, C, H)
         return C, K, H
 
     def prepare(self, t: float) -> None:

@@ -22,14 +22,13 @@ tip deflection, phi_i(l) = 1, so modal coordinates are tip-deflection contributi
 """
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
 
-from mbdcore.native import C_ARRAY, kernel_library
+from mbdcore.native import kernel_library
 
 __all__ = ["ClampedBeamModes", "BEAM_KINEMATICS", "SEGMENT_NODES", "segment_tables",
            "BEAM_KINEMATICS_C_SOURCE", "beam_kinematics", "BeamPoints"]
@@ -46,10 +45,8 @@ SEGMENT_NODES = 4
 BEAM_KINEMATICS_C_SOURCE = Path(__file__).resolve().parent / "native" / "beam_kinematics.c"
 
 #: The compiled beam kinematics, typed; built once per machine, cached per process.
-beam_kinematics = kernel_library(BEAM_KINEMATICS_C_SOURCE, "beam_kinematics", {
-    "beam_table_length": ([C_ARRAY], ctypes.c_long),
-    "beam_points": ([C_ARRAY] * 8, None),
-})
+beam_kinematics = kernel_library("mbdcore.multibody._beam_kinematics",
+                                 BEAM_KINEMATICS_C_SOURCE)
 
 
 def _char_matrix(bl, length, rho_a, tip_mass, tip_inertia, tip_moment):

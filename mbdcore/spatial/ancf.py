@@ -102,7 +102,6 @@ drivers of :mod:`mbdcore.dae`), the loads :class:`DeadPointLoad` and
 """
 from __future__ import annotations
 
-import ctypes
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +122,7 @@ from mbdcore.multibody.ancf import (
     positive_parameter,
 )
 from mbdcore.multibody.system import BodyBase
-from mbdcore.native import C_ARRAY, C_INTS, kernel_library, optional_address
+from mbdcore.native import kernel_library
 
 __all__ = ["ANCFCable", "ANCFBeam3D", "MIN_STRETCH", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
            "HeldCoordinates", "DeadPointLoad", "ConservativeMoment", "StaticDeflection",
@@ -132,16 +131,7 @@ __all__ = ["ANCFCable", "ANCFBeam3D", "MIN_STRETCH", "StrainTable", "CableState"
 #: The element loops of the cable's and the beam's elastic forces and tangents in C (their
 #: one implementation).
 ANCF3D_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf3d.c"
-_D, _I = ctypes.c_double, ctypes.c_int
-_ancf3d_library = kernel_library(ANCF3D_C_SOURCE, "ancf3d", {
-    "ancf3d_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p, _D, _D,
-                       _D, _I, _D, ctypes.c_void_p, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p],
-                      None),
-    "ancf3d_beam_forces": ([_I, C_ARRAY, _I, C_ARRAY, C_ARRAY, C_ARRAY, ctypes.c_void_p,
-                            _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
-                            _I, C_INTS, C_INTS, C_INTS, C_INTS, C_ARRAY, C_ARRAY, C_ARRAY,
-                            _D, C_ARRAY, ctypes.c_void_p, ctypes.c_void_p], None),
-})
+_ancf3d_library = kernel_library("mbdcore.spatial._ancf3d", ANCF3D_C_SOURCE)
 
 #: The default floor stretch of a tension-only cable (:class:`ANCFCable` ``min_stretch``).
 MIN_STRETCH = 0.2
@@ -448,12 +438,9 @@ class ANCFCable(_HermiteLine):
         (:meth:`~mbdcore.multibody.ancf.HermiteLineBody._elastic`)."""
         _ancf3d_library().ancf3d_forces(self.n_elements, self.element_lengths,
                                         self._gauss_xi.size, self._gauss_xi, self._gauss_w,
-                                        qb, optional_address(vb), self.ea, self.ei,
+                                        qb, vb, self.ea, self.ei,
                                         self.damping, int(self.tension_only),
-                                        self.floor_strain,
-                                        optional_address(self.frozen_taut), f,
-                                        optional_address(k_el),
-                                        optional_address(c_el))
+                                        self.floor_strain, self.frozen_taut, f, k_el, c_el)
 
     def axial_states(self, qb, vb=None) -> np.ndarray:
         """The state of a tension-only cable at every Gauss point, (N, G) integers: 1
@@ -703,9 +690,9 @@ class ANCFBeam3D(_HermiteLine):
         (:meth:`~mbdcore.multibody.ancf.HermiteLineBody._elastic`)."""
         _ancf3d_library().ancf3d_beam_forces(
             self.n_elements, self.element_lengths, self._gauss_xi.size, self._gauss_xi,
-            self._gauss_w, qb, optional_address(vb), *self.gauss_strains.arguments(),
-            *self.nodal_strains.arguments(), self.damping, f, optional_address(k_el),
-            optional_address(c_el))
+            self._gauss_w, qb, vb, *self.gauss_strains.arguments(),
+            *self.nodal_strains.arguments(), self.damping, f, k_el,
+            c_el)
 
     def gauss_slots(self, qb) -> np.ndarray:
         """(r_x, r_xx, d2, d2', d3, d3') at every Gauss point, shape (N, G, 6, 3)."""

@@ -336,19 +336,6 @@ def test_c_arm_fmu_in_the_c_host_refuses_changing_a_built_in_parameter(host, tmp
     assert "Py" not in symbols
 
 
-def test_the_arm_kernel_is_compiled_into_the_user_cache_not_the_package(tmp_path):
-    script = ("from mbdcore.models.manipulator import FlexibleManipulator\n"
-              "print(FlexibleManipulator().accelerations([0.1, 0, 0, 0, 0, 0], [0] * 6, (1, 0))[0])")
-    env = dict(os.environ, FLEXCOSIM_KERNEL_DIR=str(tmp_path / "kernels"))
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
-    assert float(done.stdout) > 0
-    built = list((tmp_path / "kernels").glob("arm-*.so"))
-    assert len(built) == 1
-    package = Path(mbdcore.__file__).resolve().parent
-    assert not list(package.rglob("*.so"))
-
-
 # -- the joint controllers -----------------------------------------------------------------
 
 def test_c_joint_pd_and_trajectory_equal_their_python_blocks(tmp_path):

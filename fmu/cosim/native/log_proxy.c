@@ -12,6 +12,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* marks what Python and other kernels call (mbdcore.cbuild binds it) */
+#ifndef LOG_API
+#define LOG_API
+#endif
+
 typedef void (*text_logger)(void *env, const char *instance, int status, const char *category,
                             const char *text);
 
@@ -20,7 +25,7 @@ typedef struct {
     void *env;            /* passed back to it */
 } LogRoute;
 
-void flexcosim_log_proxy(void *component_environment, const char *instance, int status,
+LOG_API void flexcosim_log_proxy(void *component_environment, const char *instance, int status,
                          const char *category, const char *message, ...) {
     LogRoute *route = (LogRoute *)component_environment;
     char text[8192];

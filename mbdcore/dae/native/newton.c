@@ -16,6 +16,11 @@
 #include <math.h>
 #include <string.h>
 
+/* marks what Python and other kernels call (mbdcore.cbuild binds it) */
+#ifndef NEWTON_API
+#define NEWTON_API
+#endif
+
 /* the problem's compiled terms: constraint rows g, their Jacobian G (m x n, row-major)
    and rate g_t at q; applied forces F at (q, v) */
 typedef void (*constraint_fn)(const void *ctx, const double *q, double *g, double *G,
@@ -79,7 +84,7 @@ static void lu_solve(int N, const double *lu, const int *piv, double *x)
 
 /* dq (n), lam_s (m), mu (m if GGL) updated in place; G (m x n) and w (n), v (n) of the
    last iteration's residual returned for the caller's bookkeeping */
-int newton_iterate(const newton_t *s, newton_state_t *st, double *dq, double *lam_s,
+NEWTON_API int newton_iterate(const newton_t *s, newton_state_t *st, double *dq, double *lam_s,
                    double *mu, double *G, double *w, double *v)
 {
     const int n = s->n, m = s->m, k = s->ggl ? 2 * m : m, N = n + k;

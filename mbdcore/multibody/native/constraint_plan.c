@@ -11,6 +11,11 @@
 #include <math.h>
 #include <string.h>
 
+/* marks what Python and other kernels call (mbdcore.cbuild binds it) */
+#ifndef PLAN_API
+#define PLAN_API
+#endif
+
 typedef struct {
     int m;                       /* rows of g */
     /* points: rigid (x, y, phi columns; local point) then linear (N q[cols] + c) */
@@ -53,7 +58,7 @@ typedef struct {
 
 /* work: 4 P + n_pt_ent + 3 A + n_an_ent + n_sine_rows doubles,
    P = n_rigid + n_linear points, A = n_lin_ang + n_slope orientations. */
-void plan_evaluate(const plan_t *p, const double *q, const double *v, double *g,
+PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, double *g,
                    double *gam, double *out, double *work)
 {
     const int P = p->n_rigid + p->n_linear, A = p->n_lin_ang + p->n_slope;
@@ -197,7 +202,7 @@ static double entry_factor(const plan_geometric_t *p, int k)
     return p->g_sine[k] >= 0 ? p->cosd[p->g_sine[k]] : 1.0;
 }
 
-void plan_entry_derivatives(const plan_geometric_t *p, const double *q, int *ks, int *cs,
+PLAN_API void plan_entry_derivatives(const plan_geometric_t *p, const double *q, int *ks, int *cs,
                             double *vals)
 {
     int i, j, s, t = 0;
@@ -241,7 +246,7 @@ void plan_entry_derivatives(const plan_geometric_t *p, const double *q, int *ks,
     }
 }
 
-void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
+PLAN_API void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
                     const double *lam, double *K, double *H)
 {
     const int n = p->n, total = p->n_gr + p->n_gs + p->n_gc;

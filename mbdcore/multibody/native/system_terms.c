@@ -13,6 +13,11 @@
  */
 #include <string.h>
 
+/* marks what Python and other kernels call (mbdcore.cbuild binds it) */
+#ifndef TERMS_API
+#define TERMS_API
+#endif
+
 typedef void (*plan_fn)(const void *plan, const double *q, const double *v, double *g,
                         double *gam, double *out, double *work);
 typedef void (*body_force_fn)(const void *params, const double *q, const double *v,
@@ -46,7 +51,7 @@ typedef struct {
     double *g_scratch, *G_scratch;  /* m, m x n */
 } system_terms_t;
 
-void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
+TERMS_API void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
 {
     const system_terms_t *s = (const system_terms_t *)ctx;
     int k;
@@ -59,7 +64,7 @@ void system_constraints(const void *ctx, const double *q, double *g, double *G, 
     }
 }
 
-void system_forces(const void *ctx, const double *q, const double *v, double *F)
+TERMS_API void system_forces(const void *ctx, const double *q, const double *v, double *F)
 {
     const system_terms_t *s = (const system_terms_t *)ctx;
     int k, j;
@@ -75,7 +80,7 @@ void system_forces(const void *ctx, const double *q, const double *v, double *F)
 /* The unscaled blocks of the Newton matrix at (q, v, lam): K = -dF/dq + d(G^T lam)/dq
    (n x n), C = -dF/dv (n x n), H = d(G v)/dq (m x n), row-major, overwritten; the
    constraint curvature terms only if geometric is not 0 (M is constant here). */
-void system_jacobian(const void *ctx, const double *q, const double *v, const double *lam,
+TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v, const double *lam,
                      int geometric, double *K, double *C, double *H)
 {
     const system_terms_t *s = (const system_terms_t *)ctx;

@@ -1,0 +1,336 @@
+"""The one build path of the project's C: kernels, the FMI wrapper, C-source FMU binaries.
+
+Standard library only, so that ``setup.py`` loads this file by its path while the package
+is being built (before numpy or anything else is importable), and the installed package
+uses the same code at run time.
+
+* **Kernels** (every ``native/`` folder's C that Python calls) are compiled when the
+  package is built (``pip install .``, ``pip wheel .``), never at run time: each is a
+  CPython extension module whose bindings are generated here from the C source itself.
+  A function the C file marks with its API macro (``ARM_API int arm_rhs(const double
+  *tab, ...)``) is parsed (:func:`api_functions`) and gets a wrapper
+  (:func:`binding_source`) that takes a C-contiguous buffer of the right item type (a
+  numpy array, a ``bytearray``, a ctypes object), an address (an int) or None for a
+  pointer, and a Python number for a scalar; so the declaration exists once, in C.  The
+  module also carries the digest of the sources it was built from (:func:`source_digest`),
+  which ``mbdcore.native`` compares with the installed sources before first use, and the
+  addresses of its functions (for C code that calls another kernel through a pointer).
+* **C-source FMU binaries** and test programs: :func:`compile_shared` runs the C
+  compiler (``$CC``, else ``cc`` or ``gcc``) where one exists; :func:`find_compiler` says
+  whether one does.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
+           "find_compiler", "compile_shared", "CompileError", "C99_FLAGS"]
+
+#: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
+C99_FLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra")
+
+
+class CompileError(RuntimeError):
+    """A C compilation failed, or no compiler is there (the message says which)."""
+
+
+# -- what a kernel exports -----------------------------------------------------------------
+
+_SCALARS = {"double": "d", "float": "d", "int": "i", "long": "l", "size_t": "n",
+            "long long": "L", "unsigned": "I", "unsigned int": "I"}
+# item type of a pointer argument: (buffer format characters accepted, item size)
+_POINTEES = {"double": ("d", 8), "int": ("i", 4), "char": ("bBc", 1), "void": ("", 0)}
+
+
+@dataclass(frozen=True)
+class CParameter:
+    """One parameter of an exported C function: its name, its C type without ``const``,
+    and for a pointer whether the function may write through it."""
+
+    name: str
+    ctype: str
+    pointer: bool
+    writable: bool
+
+    @property
+    def pointee(self) -> str:
+        """The pointed-to type for a buffer check (``void`` for structs and ``void *``)."""
+        return self.ctype if self.ctype in _POINTEES else "void"
+
+
+@dataclass(frozen=True)
+class CFunction:
+    """An exported C function: name, return type, parameters, variadic or not."""
+
+    name: str
+    restype: str
+    parameters: tuple
+    variadic: bool = False
+
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def _parameter(text: str, function: str) -> CParameter:
+    words = text.replace("*", " * ").split()
+    const = "const" in words
+    words = [w for w in words if w != "const"]
+    stars = words.count("*")
+    words = [w for w in words if w != "*"]
+    if len(words) < 2 or stars > 1:
+        raise ValueError(f"{function}: cannot bind parameter {text.strip()!r} "
+                         "(a named scalar or a single pointer is needed)")
+    name, ctype = words[-1], " ".join(words[:-1])
+    if not stars and ctype not in _SCALARS:
+        raise ValueError(f"{function}: parameter {name!r} of type {ctype!r} is not a "
+                         f"bindable scalar ({', '.join(_SCALARS)}) or pointer")
+    return CParameter(name, ctype, bool(stars), bool(stars) and not const)
+
+
+def api_functions(source: str, macro: str) -> list[CFunction]:
+    """The functions of C ``source`` marked with ``macro`` (``ARM_API``), parsed from
+    their definitions: the C file is the one declaration of a kernel's interface."""
+    text = _COMMENT.sub(" ", source)
+    functions = []
+    pattern = re.compile(rf"^\s*{re.escape(macro)}\s+([\w\s\*]+?)\b(\w+)\s*\(([^)]*)\)\s*\{{", re.M)
+    for match in pattern.finditer(text):
+        restype, name, params = (" ".join(match.group(1).split()), match.group(2),
+                                 " ".join(match.group(3).split()))
+        restype = restype.replace(" *", "*").strip()
+        if restype not in ("void", *_SCALARS, "const char*"):
+            raise ValueError(f"{name}: return type {restype!r} cannot be bound")
+        parts = [p.strip() for p in params.split(",")] if params not in ("", "void") else []
+        variadic = bool(parts) and parts[-1] == "..."
+        if variadic:
+            parts = parts[:-1]
+        functions.append(CFunction(name, restype, tuple(_parameter(p, name) for p in parts),
+                                   variadic))
+    if not functions:
+        raise ValueError(f"no function marked {macro} in the source")
+    return functions
+
+
+def source_digest(paths) -> str:
+    """SHA-256 (hex, 16 characters) of the files' bytes in order: the identity of a
+    kernel's sources, built into its module and checked against the installed files."""
+    digest = hashlib.sha256()
+    for path in paths:
+        data = Path(path).read_bytes()
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()[:16]
+
+
+# -- the generated CPython module -------------------------------------------------------------
+
+_PRELUDE = r'''/* Generated by mbdcore.cbuild: the CPython bindings of a kernel's API functions.
+   Do not edit; the declarations are the C sources' own. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+/* A pointer argument: None (NULL), an int (an address) or a C-contiguous buffer whose
+   items are of the declared type ("" accepts any); a writable one where C writes. */
+static int fc_pointer(PyObject *o, const char *fn, const char *arg, const char *formats,
+                      Py_ssize_t itemsize, int writable, Py_buffer *view, int *held,
+                      void **out) {
+    *held = 0;
+    if (o == Py_None) { *out = NULL; return 0; }
+    if (PyLong_Check(o)) {
+        *out = PyLong_AsVoidPtr(o);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyObject_GetBuffer(o, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT
+                           | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Format(PyExc_TypeError, "%s: argument '%s' must be a C-contiguous%s buffer, "
+                     "an address or None, not %.80s", fn, arg, writable ? " writable" : "",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *held = 1;
+    if (itemsize) {
+        const char *f = view->format ? view->format : "B";
+        if (*f == '<' || *f == '=' || *f == '@') ++f;
+        if (view->itemsize != itemsize || f[0] == 0 || f[1] != 0 || !strchr(formats, f[0])) {
+            PyErr_Format(PyExc_TypeError, "%s: argument '%s' has items of format '%s' "
+                         "(%zd bytes); expected '%s' of %zd bytes", fn, arg, view->format,
+                         view->itemsize, formats, itemsize);
+            PyBuffer_Release(view);
+            *held = 0;
+            return -1;
+        }
+    }
+    *out = view->buf;
+    return 0;
+}
+
+static int fc_double(PyObject *o, double *out) {
+    *out = PyFloat_AsDouble(o);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int fc_integer(PyObject *o, long long lo, long long hi, const char *fn,
+                      const char *arg, long long *out) {
+    PyObject *index = PyNumber_Index(o);
+    if (!index) return -1;
+    *out = PyLong_AsLongLong(index);
+    Py_DECREF(index);
+    if (*out == -1 && PyErr_Occurred()) return -1;
+    if (*out < lo || *out > hi) {
+        PyErr_Format(PyExc_OverflowError, "%s: argument '%s' = %lld is out of the range of "
+                     "its C type", fn, arg, *out);
+        return -1;
+    }
+    return 0;
+}
+'''
+
+_LIMITS = {"int": ("INT_MIN", "INT_MAX"), "long": ("LONG_MIN", "LONG_MAX"),
+           "size_t": ("0", "LLONG_MAX"), "long long": ("LLONG_MIN", "LLONG_MAX"),
+           "unsigned": ("0", "UINT_MAX"), "unsigned int": ("0", "UINT_MAX")}
+
+
+def _wrapper(f: CFunction) -> str:
+    n = len(f.parameters)
+    lines = [f"static PyObject *fc_{f.name}(PyObject *self, PyObject *const *args, "
+             "Py_ssize_t nargs) {",
+             "    (void)self;",
+             f"    if (nargs != {n}) {{",
+             f'        PyErr_Format(PyExc_TypeError, "{f.name}() takes {n} arguments '
+             '(%zd given)", nargs);',
+             "        return NULL;", "    }"]
+    if any(p.pointer for p in f.parameters):
+        k = sum(p.pointer for p in f.parameters)
+        lines += [f"    Py_buffer views[{k}]; int held[{k}] = {{0}}; int i;"]
+    decl, call, convert = [], [], []
+    slot = 0
+    for i, p in enumerate(f.parameters):
+        if p.pointer:
+            formats, size = _POINTEES[p.pointee]
+            decl.append(f"    void *a{i};")
+            convert.append(
+                f'    if (fc_pointer(args[{i}], "{f.name}", "{p.name}", "{formats}", {size}, '
+                f"{int(p.writable)}, &views[{slot}], &held[{slot}], &a{i}) < 0) goto done;")
+            call.append(f"a{i}")
+            slot += 1
+        elif p.ctype in ("double", "float"):
+            decl.append(f"    double a{i};")
+            convert.append(f"    if (fc_double(args[{i}], &a{i}) < 0) goto done;")
+            call.append(f"({p.ctype})a{i}")
+        else:
+            lo, hi = _LIMITS[p.ctype]
+            decl.append(f"    long long a{i};")
+            convert.append(f'    if (fc_integer(args[{i}], {lo}, {hi}, "{f.name}", "{p.name}", '
+                           f"&a{i}) < 0) goto done;")
+            call.append(f"({p.ctype})a{i}")
+    lines += decl + ["    PyObject *result = NULL;"] + convert
+    invocation = f"{f.name}({', '.join(call)})"
+    result = {"void": f"    {invocation};\n    result = Py_NewRef(Py_None);",
+              "double": f"    result = PyFloat_FromDouble((double){invocation});",
+              "float": f"    result = PyFloat_FromDouble((double){invocation});",
+              "const char*": f"    {{ const char *s = {invocation}; "
+                             "result = s ? PyUnicode_FromString(s) : Py_NewRef(Py_None); }"}
+    lines.append(result.get(f.restype, f"    result = PyLong_FromLongLong((long long){invocation});"))
+    if any(p.pointer for p in f.parameters):
+        lines += ["done:", f"    for (i = 0; i < {slot}; ++i) if (held[i]) PyBuffer_Release(&views[i]);"]
+    else:
+        lines += ["    goto done;", "done:"]
+    lines += ["    return result;", "}", ""]
+    return "\n".join(lines)
+
+
+def _declaration(p: CParameter) -> str:
+    const = "const " if p.pointer and not p.writable else ""
+    return f"{const}{p.ctype}{' *' if p.pointer else ' '}{p.name}"
+
+
+def binding_source(module: str, sources, api_macros, headers=(), digest: str = "") -> str:
+    """The C text of the extension module ``module`` (a dotted name): ``sources`` included
+    in order as one translation unit, a wrapper per function marked by one of
+    ``api_macros``, ``SOURCE_DIGEST`` (of ``sources`` then ``headers``: the files the
+    build read) and ``ADDRESSES`` (name -> address of every API function)."""
+    sources = [Path(s) for s in sources]
+    functions = []
+    for source in sources:
+        text = source.read_text()
+        for macro in api_macros:
+            if re.search(rf"^\s*{re.escape(macro)}\s", _COMMENT.sub(" ", text), re.M):
+                functions += api_functions(text, macro)
+    if not functions:
+        raise ValueError(f"{module}: no API function in {', '.join(map(str, sources))}")
+    short = module.rsplit(".", 1)[-1]
+    digest = digest or source_digest([*sources, *headers])
+    parts = [_PRELUDE, "#include <limits.h>", ""]
+    parts += [f'#include "{s.name}"' for s in sources]
+    parts.append("")
+    parts += [_wrapper(f) for f in functions if not f.variadic]
+    methods = [f'    {{"{f.name}", (PyCFunction)(void (*)(void))fc_{f.name}, METH_FASTCALL, '
+               f'"{f.restype} {f.name}({", ".join(map(_declaration, f.parameters))})"}},'
+               for f in functions if not f.variadic]
+    addresses = "\n".join(
+        f'    if (!(v = PyLong_FromVoidPtr((void *)&{f.name})) || '
+        f'PyDict_SetItemString(d, "{f.name}", v) < 0) {{ Py_XDECREF(v); goto fail; }}\n'
+        "    Py_DECREF(v);" for f in functions)
+    parts.append(f"""static PyMethodDef fc_methods[] = {{
+{chr(10).join(methods)}
+    {{NULL, NULL, 0, NULL}}
+}};
+
+static struct PyModuleDef fc_module = {{
+    PyModuleDef_HEAD_INIT, "{module}", "Compiled kernel of {', '.join(s.name for s in sources)}.",
+    -1, fc_methods, NULL, NULL, NULL, NULL
+}};
+
+PyMODINIT_FUNC PyInit_{short}(void) {{
+    PyObject *m = PyModule_Create(&fc_module), *d = NULL, *v = NULL;
+    if (!m) return NULL;
+    if (PyModule_AddStringConstant(m, "SOURCE_DIGEST", "{digest}") < 0) goto fail;
+    if (!(d = PyDict_New())) goto fail;
+{addresses}
+    if (PyModule_AddObject(m, "ADDRESSES", d) < 0) goto fail;
+    return m;
+fail:
+    Py_XDECREF(d);
+    Py_DECREF(m);
+    return NULL;
+}}
+""")
+    return "\n".join(parts)
+
+
+# -- compiling at run time (C-source FMUs, test programs) -----------------------------------
+
+def find_compiler() -> str | None:
+    """The C compiler of this machine (``$CC``, else ``cc``, else ``gcc``), or None."""
+    for candidate in (os.environ.get("CC"), "cc", "gcc"):
+        if candidate and shutil.which(candidate):
+            return shutil.which(candidate)
+    return None
+
+
+def compile_shared(sources, output, *, include_dirs=(), flags=C99_FLAGS, libraries=("m",),
+                   cwd=None, shared: bool = True, warnings_are_errors: bool = False) -> Path:
+    """Compile C ``sources`` into the shared library (or, ``shared=False``, the program)
+    ``output`` with this machine's compiler; :class:`CompileError` names what failed."""
+    compiler = find_compiler()
+    if compiler is None:
+        raise CompileError("no C compiler found (set CC, or install gcc or clang)")
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(f"{output.name}.{os.getpid()}.tmp")
+    command = [compiler, *flags, *(["-shared", "-fPIC", "-fvisibility=hidden"] if shared else []),
+               *(f"-I{d}" for d in include_dirs), *map(str, sources), "-o", str(partial),
+               *(f"-l{lib}" for lib in libraries)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
+    if done.returncode != 0 or (warnings_are_errors and done.stderr.strip()):
+        partial.unlink(missing_ok=True)
+        raise CompileError(f"compiling {', '.join(Path(s).name for s in sources)} "
+                           f"{'failed' if done.returncode else 'warned'}:\n"
+                           f"{' '.join(command)}\n{done.stderr.strip()}")
+    os.replace(partial, output)     # atomic: a concurrent reader never sees half a file
+    return output

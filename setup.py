@@ -7,6 +7,10 @@ a machine without a C compiler.  Everything else is in pyproject.toml.
   declaration of the interface).
 * The FMI 2.0 wrapper of the Python FMUs (``fmu/fmi/native/flexcosim_fmi2.c``) becomes
   a shared library that ``fmu.fmi.build`` puts into every FMU as its binary (Linux).
+* The code of the C-source FMUs kept in ``fmu/fmi/native/prebuilt/<model>/`` (written by
+  ``python -m flexcosim.prebuilt``) becomes a binary that reads the numbers of an export
+  from the FMU's resources, named by the digest of its code: ``fmu.fmi.export_c`` puts it
+  into an export of the same code on a machine without a C compiler.
 """
 import importlib.util
 import os
@@ -61,11 +65,42 @@ KERNELS = {
 FMI_WRAPPER = "fmu.fmi._flexcosim_fmi2"
 
 
+#: The files every C-source FMU shares (its sources/ folder), by their name there.
+CFMU_SHARED = {"fmi2_cs.c": "fmu/fmi/native/cfmu/fmi2_cs.c",
+               "flexcosim_model.h": "fmu/fmi/native/cfmu/flexcosim_model.h",
+               "fixed_step.h": FIXED_STEP, "fmi_resources.h": "fmu/fmi/native/fmi_resources.h",
+               **{h: f"fmu/fmi/native/fmi2/{h}" for h in ("fmi2Functions.h",
+                                                         "fmi2FunctionTypes.h",
+                                                         "fmi2TypesPlatform.h")}}
+PREBUILT = ROOT / "fmu" / "fmi" / "native" / "prebuilt"
+
+
+def _cfmu_files(folder: Path) -> dict:
+    """The sources/ of an export of the code kept in ``folder``, by name."""
+    return {name: ROOT / CFMU_SHARED[name] if name in CFMU_SHARED else folder / name
+            for name in cbuild.SKELETON_FILES}
+
+
+#: module (named by the digest of its code, which export_c looks up) -> its folder
+PREBUILT_CFMUS = {
+    f"fmu.fmi._cfmu_{cbuild.source_digest(_cfmu_files(folder).values())}": folder
+    for folder in sorted(PREBUILT.glob("*")) if (folder / "model.c").is_file()}
+
+
 class BuildKernels(build_ext):
-    """Writes each kernel's generated binding source before compiling it."""
+    """Writes each kernel's generated binding source, and stages each prebuilt C FMU's
+    sources as an export lays them out, before compiling."""
 
     def build_extension(self, ext):
-        if ext.name in KERNELS:
+        if ext.name in PREBUILT_CFMUS:
+            # the sources/ folder of an export, so that each build has its own objects
+            staged = Path(self.build_temp) / "cfmu" / ext.name
+            staged.mkdir(parents=True, exist_ok=True)
+            for name, path in _cfmu_files(PREBUILT_CFMUS[ext.name]).items():
+                (staged / name).write_bytes(path.read_bytes())
+            ext.sources = [str(staged / "fmi2_cs.c"), str(staged / "model.c")]
+            ext.include_dirs = [str(staged)]
+        elif ext.name in KERNELS:
             sources, macros, headers = KERNELS[ext.name]
             unit = Path(self.build_temp) / "bindings" / (ext.name.replace(".", "_") + ".c")
             unit.parent.mkdir(parents=True, exist_ok=True)
@@ -75,16 +110,21 @@ class BuildKernels(build_ext):
         super().build_extension(ext)
 
     def get_export_symbols(self, ext):
-        # the wrapper is no Python module: it exports the FMI functions, not PyInit_*
-        return [] if ext.name == FMI_WRAPPER else super().get_export_symbols(ext)
+        # the wrappers are no Python modules: they export the FMI functions, not PyInit_*
+        if ext.name == FMI_WRAPPER or ext.name in PREBUILT_CFMUS:
+            return []
+        return super().get_export_symbols(ext)
 
 
 def _kernel(name, sources, headers):
     folders = sorted({str(Path(p).parent) for p in (*sources, *headers)})
     # the generated unit is the only source; the listed files are its dependencies
+    # -ffp-contract=off: no fused multiply-adds, as the C FMUs' -std=c99 build, so that a
+    # kernel and its C FMU give the same bits on every CPU (FMA is baseline on aarch64)
     return Extension(name, sources=[sources[-1]], include_dirs=folders,
                      depends=[*sources, *headers],
-                     extra_compile_args=["-O2", "-fvisibility=hidden"] if os.name != "nt" else [])
+                     extra_compile_args=["-O2", "-fvisibility=hidden", "-ffp-contract=off"]
+                     if os.name != "nt" else [])
 
 
 extensions = [_kernel(name, sources, headers) for name, (sources, _, headers) in KERNELS.items()]
@@ -95,5 +135,13 @@ if sys.platform.startswith("linux"):
         depends=["fmu/fmi/native/fmi2/fmi2Functions.h"],
         extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-format-truncation"],
         extra_link_args=["-ldl", "-lpthread", "-Wl,-z,defs"]))
+    for name, folder in PREBUILT_CFMUS.items():
+        digest = name.rsplit("_", 1)[1]
+        extensions.append(Extension(
+            name, sources=[(folder / "model.c").relative_to(ROOT).as_posix()],
+            depends=[p.relative_to(ROOT).as_posix() for p in _cfmu_files(folder).values()],
+            define_macros=[("FLEXCOSIM_DATA_FROM_RESOURCES", "1"),
+                           ("FLEXCOSIM_SKELETON", f'"{digest}"')],
+            extra_compile_args=["-std=c99", "-O2", "-fvisibility=hidden"], libraries=["m"]))
 
 setup(ext_modules=extensions, cmdclass={"build_ext": BuildKernels})

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
-           "find_compiler", "compile_shared", "CompileError", "C99_FLAGS"]
+           "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "SKELETON_FILES",
+           "skeleton_digest"]
 
 #: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
 C99_FLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra")
@@ -124,6 +125,21 @@ def source_digest(paths) -> str:
         data = Path(path).read_bytes()
         digest.update(len(data).to_bytes(8, "little") + data)
     return digest.hexdigest()[:16]
+
+
+#: The files of a C-source FMU's ``sources/`` that make its code, in the order of their
+#: digest: everything but its numbers (``model_data.c``), which ``fmu.fmi.export_c``
+#: keeps apart so that exports of one model structure share their code.
+SKELETON_FILES = ("fmi2_cs.c", "flexcosim_model.h", "fixed_step.h", "fmi_resources.h",
+                  "fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h",
+                  "model_config.h", "model.c")
+
+
+def skeleton_digest(folder) -> str:
+    """The identity of a C FMU's code (the :data:`SKELETON_FILES` in ``folder``): exports
+    with the same digest differ in their numbers only, so one binary serves them all
+    (the binaries compiled with the package are found by it)."""
+    return source_digest([Path(folder) / name for name in SKELETON_FILES])
 
 
 # -- the generated CPython module -------------------------------------------------------------

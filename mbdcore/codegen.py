@@ -16,9 +16,13 @@ of six functions (their contract is in ``fmu/fmi/native/cfmu/flexcosim_model.h``
 The text names the block's variables by macros the exporter defines from the block's own
 declarations (so the C FMU has the Python FMU's names, units, ranges and defaults):
 ``IN_<input>``, ``PAR_<parameter>`` and ``OUT_<output>`` (lvalues), ``X(i)``, ``Z(i)``,
-``W(i)``.  Numbers come in as tables (:func:`c_array`): the equations are written once,
+``W(i)``.  Numbers come in as tables (``CModel.tables``: name -> array of float64, which
+the source reads as ``const double *`` by that name): the equations are written once,
 here over the block's numeric data; nothing in C repeats a formula of the Python model
-that the data could carry.  No allocation, no library beyond libm.
+that the data could carry, and the source text holds no number that a parameter's value
+decides, so the same source serves every export of a model with the same structure
+(what lets a binary built with the package serve them all: ``fmu.fmi.export_c``).  No
+allocation, no library beyond libm.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CModel", "c_array", "c_identifier", "embed_c", "stateless_functions", "C_FUNCTIONS"]
+__all__ = ["CModel", "c_identifier", "embed_c", "stateless_functions", "C_FUNCTIONS"]
 
 #: The functions a CModel's source defines.
 C_FUNCTIONS = ("model_setup", "model_initial", "model_derivatives", "model_update",
@@ -43,17 +47,6 @@ def c_identifier(name: str) -> str:
         raise ValueError(f"{name!r} is not a C identifier: a compiled block's signals and "
                          "parameters need names of letters, digits and '_'")
     return name
-
-
-def c_array(name: str, values) -> str:
-    """``static const double name[n] = {...};`` with every value to 17 significant digits
-    (read back bit for bit), row-major for a matrix."""
-    flat = np.asarray(values, dtype=float).ravel()
-    if not np.all(np.isfinite(flat)):
-        raise ValueError(f"table {name}: non-finite values cannot be compiled")
-    body = ",\n    ".join(", ".join(f"{v:.17g}" for v in flat[i:i + 4])
-                          for i in range(0, max(flat.size, 1), 4)) if flat.size else "0.0"
-    return f"static const double {c_identifier(name)}[{max(flat.size, 1)}] = {{\n    {body}\n}};\n"
 
 
 def embed_c(*sources, api: tuple = ()) -> str:
@@ -102,6 +95,9 @@ class CModel:
         For a sampled law designed for one step size: a C expression of that step [s]
         over ``d`` (e.g. ``"PAR_dt"``); the FMU refuses other communication steps with
         fmi2Discard and a message, as the Python block does.  ``""``: any step.
+    tables : dict of str to array
+        The numbers the source reads, by name (a C identifier; a ``const double *`` in
+        the source, row-major for a matrix), finite; passed on bit for bit.
     """
 
     source: str
@@ -111,6 +107,7 @@ class CModel:
     state_names: tuple = field(default_factory=tuple)
     fixed_parameters: tuple = field(default_factory=tuple)
     sample_time: str = ""
+    tables: dict = field(default_factory=dict)
 
     def __post_init__(self):
         missing = [f for f in C_FUNCTIONS if not re.search(rf"\b{f}\s*\(", self.source)]
@@ -119,3 +116,10 @@ class CModel:
         for size in ("n_states", "n_discrete", "n_work"):
             if int(getattr(self, size)) < 0:
                 raise ValueError(f"{size} must be >= 0")
+        tables = {}
+        for name, values in self.tables.items():
+            flat = np.array(values, dtype=np.float64).ravel()
+            if not np.all(np.isfinite(flat)):
+                raise ValueError(f"table {name}: non-finite values cannot be compiled")
+            tables[c_identifier(name)] = flat
+        object.__setattr__(self, "tables", tables)

@@ -67,7 +67,7 @@ from mbdcore.blocks import (
     StepError,
     VectorState,
 )
-from mbdcore.codegen import CModel, c_array, embed_c
+from mbdcore.codegen import CModel, embed_c
 from mbdcore.models.manipulator import JOINT_STATES
 from mbdcore.models.rigid_arm import (
     RIGID_ARM_PARAMETERS,
@@ -413,11 +413,12 @@ void model_outputs(ModelData *d) {{
     OUT_tau2 = tau[1];
 }}
 """
-        tables = c_array("LQG_TABLE", self._table) + c_array("RIGID", self._rigid_c)
-        return CModel(embed_c(*LQG_C_SOURCES, api=("RIGID_API", "LAWS_API")) + tables + glue,
+        # the design step is the table's entry 4 (lqg_table): the source holds no number
+        return CModel(embed_c(*LQG_C_SOURCES, api=("RIGID_API", "LAWS_API")) + glue,
                       n_discrete=len(self._s), state_names=tuple(self.vector_state().names),
                       fixed_parameters=("design",) + RIGID_PARAMETER_NAMES,
-                      sample_time=repr(float(self.design.dt)))
+                      sample_time="LQG_TABLE[4]",
+                      tables={"LQG_TABLE": self._table, "RIGID": self._rigid_c})
 
 
 def lqg_table(design: LQGDesign, input_names: Sequence[str] = _C_INPUTS) -> np.ndarray:

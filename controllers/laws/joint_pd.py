@@ -5,7 +5,7 @@ import numpy as np
 
 from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from mbdcore.blocks import Block, Parameter, Signal
-from mbdcore.codegen import CModel, c_array, embed_c, stateless_functions
+from mbdcore.codegen import CModel, embed_c, stateless_functions
 from mbdcore.models.rigid_arm import (
     RIGID_ARM_PARAMETERS,
     RIGID_PARAMETER_NAMES,
@@ -114,7 +114,6 @@ class JointPDController(JointTorqueLaw):
         """The law in C (``native/joint_laws.c``, the code this block runs): the gains,
         limits and feedforward switch stay settable; the rigid arm of the feedforward is
         built in at export."""
-        rigid = c_array("RIGID", self._c_rigid)
         glue = stateless_functions("""
     const double g[7] = {PAR_kp1, PAR_kd1, PAR_kp2, PAR_kd2, PAR_tau_max1, PAR_tau_max2,
                          (double)PAR_feedforward};
@@ -125,6 +124,6 @@ class JointPDController(JointTorqueLaw):
     joint_pd_torques(g, RIGID, ref, meas, tau);
     OUT_tau1 = tau[0];
     OUT_tau2 = tau[1];""")
-        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + rigid
-                      + glue, fixed_parameters=RIGID_PARAMETER_NAMES)
+        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + glue,
+                      fixed_parameters=RIGID_PARAMETER_NAMES, tables={"RIGID": self._c_rigid})
 

@@ -23,6 +23,8 @@ The GUID is derived from the content, so an export is reproducible.
 from __future__ import annotations
 
 import hashlib
+import logging
+import struct
 import shutil
 import tempfile
 import uuid
@@ -31,24 +33,41 @@ import zipfile
 from pathlib import Path
 from xml.etree.ElementTree import SubElement, indent, tostring
 
+import numpy as np
+
 
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
-from mbdcore.cbuild import C99_FLAGS, CompileError, compile_shared, find_compiler
+from mbdcore.cbuild import C99_FLAGS, CompileError, compile_shared, find_compiler, skeleton_digest
 from mbdcore.codegen import CModel, c_identifier
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
-__all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "CExportError", "SourceOnlyWarning",
-           "c_sources_dir", "FMI2_HEADERS"]
+__all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "C_UNITS", "CExportError",
+           "SourceOnlyWarning", "c_sources_dir", "FMI2_HEADERS",
+           "PREBUILT_SOURCES", "MODEL_DATA_FILE", "prebuilt_binary",
+           "model_data_bytes"]
+
+#: What an export did beyond writing the FMU (a binary compiled with the package used).
+logger = logging.getLogger(__name__)
 
 #: The fixed-step methods of the C wrapper.
 C_METHODS = ("rk4", "gill")
 
+#: The C files of an FMU's build, in ``sources/``: the wrapper, the model's code, its numbers.
+C_UNITS = ("fmi2_cs.c", "model.c", "model_data.c")
+
 #: The one-line build, run in the FMU's folder (``{id}`` the model identifier).
 GCC_COMMAND = ("gcc -std=c99 -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -Isources "
-               "sources/fmi2_cs.c sources/model.c -o binaries/linux64/{id}.so -lm")
+               + " ".join(f"sources/{u}" for u in C_UNITS) + " -o binaries/linux64/{id}.so -lm")
 
 _HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
+
+#: Where the code of the exports built with the package is kept (one folder each, with
+#: its model_config.h and model.c; setup.py compiles them with the shared files).
+PREBUILT_SOURCES = Path(__file__).resolve().parent / "native" / "prebuilt"
+
+#: The data file a binary built with the package reads (fmi2_cs.c, load_model_data).
+MODEL_DATA_FILE = "resources/model_data.bin"
 
 
 #: The FMI 2.0 headers (the Modelica Association's, BSD licence) that the wrappers
@@ -89,7 +108,29 @@ def _num(x) -> str:
     return f"{float(x):.17g}"
 
 
-def _var_entry(name, fmi_type, causality, spec, value) -> str:
+def prebuilt_binary(digest: str) -> Path | None:
+    """The binary compiled with the package for the code of ``digest``, or None."""
+    found = sorted(Path(__file__).resolve().parent.glob(f"_cfmu_{digest}.*"))
+    return next((p for p in found if p.suffix in (".so", ".pyd", ".dylib")), None)
+
+
+def model_data_bytes(digest: str, guid: str, numbers, tables) -> bytes:
+    """``resources/model_data.bin``: the numbers of an export for a binary built with
+    the package (the layout is fmi2_cs.c's, load_model_data)."""
+    numbers = np.ascontiguousarray(numbers, dtype="<f8")
+    tables = np.ascontiguousarray(tables, dtype="<f8")
+    head = (b"FCMDATA1" + digest.encode().ljust(32, b"\0")
+            + struct.pack("<II", 0x01020304, 0) + guid.encode().ljust(64, b"\0")
+            + struct.pack("<II", numbers.shape[0], tables.size))
+    body = head + numbers.tobytes() + tables.tobytes()
+    checksum = 14695981039346656037
+    for byte in body:
+        checksum = ((checksum ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return body + struct.pack("<Q", checksum)
+
+
+def _var_entry(name, fmi_type, causality, spec, value) -> tuple[str, tuple]:
+    """A variable's VARS entry (its structure) and its numbers (start, min, max)."""
     kind = {"Real": "VAR_REAL", "Integer": "VAR_INTEGER", "String": "VAR_STRING"}[fmi_type]
     caus = {"parameter": "VAR_PARAMETER", "input": "VAR_INPUT", "output": "VAR_OUTPUT"}[causality]
     lo = getattr(spec, "min", None)
@@ -104,10 +145,11 @@ def _var_entry(name, fmi_type, causality, spec, value) -> str:
         lo = hi = None
     excl = int(bool(getattr(spec, "exclusive_min", False)))
     unit = getattr(spec, "unit", "") or ""
-    return (f"    {{{_c_string(name)}, {kind}, {caus}, {_num(start)}, "
-            f"{_num(lo if lo is not None else 0.0)}, {_num(hi if hi is not None else 0.0)}, "
-            f"{int(lo is not None)}, {int(hi is not None)}, {excl}, {_c_string(unit)}, "
-            f"{n_choices}, {choices}}}")
+    entry = (f"    {{{_c_string(name)}, {kind}, {caus}, "
+             f"{int(lo is not None)}, {int(hi is not None)}, {excl}, {_c_string(unit)}, "
+             f"{n_choices}, {choices}}}")
+    return entry, (float(start), float(lo if lo is not None else 0.0),
+                   float(hi if hi is not None else 0.0))
 
 
 def _specs(block_class) -> dict:
@@ -159,7 +201,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     root = slave.to_xml({"canHandleVariableCommunicationStepSize": True})
     specs = _specs(block_class)
 
-    entries, macros = [], []
+    entries, macros, numbers = [], [], []
     variables = root.find("ModelVariables")
     for expected_vr, sv in enumerate(variables):
         name, vr = sv.get("name"), int(sv.get("valueReference"))
@@ -189,13 +231,17 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         if causality == "parameter":
             typed = sv[0]
             typed.set("start", repr(value) if fmi_type == "Real" else str(value))
-        entries.append(_var_entry(name, fmi_type, causality, spec, value))
+        entry, numbers_of_var = _var_entry(name, fmi_type, causality, spec, value)
+        entries.append(entry)
+        numbers.append(numbers_of_var)
         field = {"Real": "r", "Integer": "i", "String": "s"}[fmi_type]
         prefix = {"parameter": "PAR", "input": "IN", "output": "OUT"}[causality]
         macros.append(f"#define {prefix}_{name} (d->{field}[{vr}])")
 
     # identity and capabilities of a C FMU
-    digest = hashlib.sha256((tostring(variables).decode() + model.source).encode()).hexdigest()
+    tables = np.concatenate([np.zeros(0), *model.tables.values()])
+    digest = hashlib.sha256((tostring(variables).decode() + model.source).encode()
+                            + tables.tobytes()).hexdigest()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"flexcosim:{model_name}:{digest}")) + "}"
     root.set("guid", guid)
     root.set("generationTool", "flexcosim export-c")
@@ -208,7 +254,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                      ("canHandleVariableCommunicationStepSize", "true")):
         cs.set(key, val)
     files = SubElement(cs, "SourceFiles")
-    for f in ("fmi2_cs.c", "model.c"):
+    for f in C_UNITS:
         SubElement(files, "File", name=f)
 
     names = {v.get("name"): int(v.get("valueReference")) for v in variables}
@@ -216,9 +262,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     config_h = "\n".join([
         "/* generated by flexcosim export-c: sizes and variable names of this model */",
         "#ifndef MODEL_CONFIG_H", "#define MODEL_CONFIG_H",
-        f"#define MODEL_IDENTIFIER {_c_string(model_name)}",
-        f"#define MODEL_GUID {_c_string(guid)}",
         f"#define N_VARS {len(entries)}",
+        f"#define N_TABLE {tables.size}",
         f"#define N_X {model.n_states}",
         f"#define N_Z {model.n_discrete}",
         f"#define N_W {model.n_work}",
@@ -226,6 +271,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         f"#define VR_SUBSTEPS {names['substeps'] if continuous and 'substeps' in names else -1}",
         "#define X(k) (d->x[k])", "#define Z(k) (d->z[k])", "#define W(k) (d->w[k])",
         *macros,
+        *_table_macros(model.tables),
         *([f"#define SAMPLE_TIME ({model.sample_time})"] if model.sample_time else []),
         "#endif", ""])
     model_c = "\n".join([
@@ -235,6 +281,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         '#include "flexcosim_model.h"', "",
         "const VarInfo VARS[N_VARS] = {", ",\n".join(entries), "};", "",
         model.source])
+    model_data_c = _model_data_c(guid, numbers, tables)
 
     dest = Path(dest)
     fmu_path = dest if dest.suffix == ".fmu" else dest / f"{model_name}.fmu"
@@ -245,20 +292,36 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         src.mkdir()
         for f in ("fmi2_cs.c", "flexcosim_model.h"):
             shutil.copy(c_sources_dir() / f, src / f)
+        shutil.copy(c_sources_dir().parent / "fmi_resources.h", src / "fmi_resources.h")
         shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
         for h in _HEADERS:
             shutil.copy(FMI2_HEADERS / h, src / h)
         (src / "model_config.h").write_text(config_h)
         (src / "model.c").write_text(model_c)
+        (src / "model_data.c").write_text(model_data_c)
         (src / "buildDescription.xml").write_text(_build_description(model_name))
         indent(root)
         (tmp / "modelDescription.xml").write_bytes(
             b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8"))
         if compile is None and find_compiler() is None:
-            warnings.warn(SourceOnlyWarning(
-                f"{fmu_path.name}: no C compiler here, so the FMU has its sources only and no "
-                f"binary; build it on the target with: {GCC_COMMAND.format(id=model_name)}"),
-                stacklevel=2)
+            digest = skeleton_digest(src)
+            prebuilt = prebuilt_binary(digest)
+            if prebuilt is not None:
+                # the code was compiled with the package; the numbers go beside it
+                (tmp / "binaries" / "linux64").mkdir(parents=True)
+                shutil.copy(prebuilt, tmp / "binaries" / "linux64" / f"{model_name}.so")
+                (tmp / MODEL_DATA_FILE).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / MODEL_DATA_FILE).write_bytes(model_data_bytes(digest, guid, numbers,
+                                                                     tables))
+                logger.info("%s: no C compiler here; its binary is the one compiled with the "
+                            "package for this model's code (numbers in %s)", fmu_path.name,
+                            MODEL_DATA_FILE)
+            else:
+                warnings.warn(SourceOnlyWarning(
+                    f"{fmu_path.name}: no C compiler here and no binary built with the package "
+                    f"for this model's code, so the FMU has its sources only and no binary; "
+                    f"build it on the target with: {GCC_COMMAND.format(id=model_name)}"),
+                    stacklevel=2)
             compile = False
         if compile is not False:
             _compile(tmp, model_name)
@@ -269,6 +332,33 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     return fmu_path
 
 
+def _table_macros(tables: dict) -> list[str]:
+    """Each table's name as a pointer into MODEL_TABLES (row-major, in order)."""
+    macros, offset = [], 0
+    for name, values in tables.items():
+        macros.append(f"#define {name} (MODEL_TABLES + {offset})   /* {values.size} numbers */")
+        offset += values.size
+    return macros
+
+
+def _model_data_c(guid: str, numbers, tables) -> str:
+    """``model_data.c``: the numbers of this export, to 17 significant digits (read back
+    bit for bit)."""
+    def rows(values, per_line=4):
+        flat = [f"{float(v):.17g}" for v in np.ravel(values)] or ["0.0"]
+        return ",\n    ".join(", ".join(flat[i:i + per_line])
+                               for i in range(0, len(flat), per_line))
+    return "\n".join([
+        "/* generated by flexcosim export-c: the numbers of this export (the code is model.c) */",
+        '#include "flexcosim_model.h"', "",
+        f"const char MODEL_GUID[GUID_SIZE] = {_c_string(guid)};", "",
+        "/* per variable (value reference order): start, min, max */",
+        "const double MODEL_NUMBERS[N_VARS][3] = {",
+        "    " + ",\n    ".join("{" + ", ".join(f"{v:.17g}" for v in row) + "}" for row in numbers),
+        "};", "",
+        "const double MODEL_TABLES[SIZE_OR_1(N_TABLE)] = {", "    " + rows(tables), "};", ""])
+
+
 def _build_description(model_name: str) -> str:
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!-- Build: {GCC_COMMAND.format(id=model_name)} -->
@@ -277,6 +367,7 @@ def _build_description(model_name: str) -> str:
     <SourceFileSet language="C99">
       <SourceFile name="fmi2_cs.c"/>
       <SourceFile name="model.c"/>
+      <SourceFile name="model_data.c"/>
     </SourceFileSet>
     <Library name="m"/>
   </BuildConfiguration>
@@ -288,7 +379,7 @@ def _compile(folder: Path, model_name: str) -> None:
     """The linux64 binary from the FMU's sources: :data:`GCC_COMMAND` with this
     machine's compiler; any warning fails the export (the sources must build clean)."""
     try:
-        compile_shared([Path("sources/fmi2_cs.c"), Path("sources/model.c")],
+        compile_shared([Path("sources") / u for u in C_UNITS],
                        folder / "binaries" / "linux64" / f"{model_name}.so",
                        include_dirs=["sources"], flags=C99_FLAGS, cwd=folder,
                        warnings_are_errors=True)

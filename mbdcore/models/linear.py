@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import ParameterError, Signal
-from mbdcore.codegen import CModel, c_array, c_identifier
+from mbdcore.codegen import CModel, c_identifier
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.jit import njit
 
@@ -190,8 +190,7 @@ class LinearSystemBlock(OdeBlock):
         names = self.CONFIG
         u = ", ".join(f"IN_{s}" for s in names["inputs"]) or "0.0"
         outs = "\n".join(f"    OUT_{s} = y[{i}];" for i, s in enumerate(names["outputs"]))
-        source = (c_array("SS_A", self.A) + c_array("SS_B", self.B) + c_array("SS_C", self.C)
-                  + c_array("SS_D", self.D) + f"""
+        source = (f"""
 #define NS {n}
 #define NU {m}
 #define NY {p}
@@ -231,4 +230,5 @@ void model_outputs(ModelData *d) {{
 {outs}
 }}
 """)
-        return CModel(source, n_states=n, state_names=tuple(names["states"]))
+        return CModel(source, n_states=n, state_names=tuple(names["states"]),
+                      tables={"SS_A": self.A, "SS_B": self.B, "SS_C": self.C, "SS_D": self.D})

@@ -62,7 +62,7 @@ from mbdcore.blocks import (
     ParameterError,
     Signal,
 )
-from mbdcore.codegen import CModel, c_array, embed_c
+from mbdcore.codegen import CModel, embed_c
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
@@ -506,7 +506,7 @@ int model_validity(const ModelData *d, char *msg, size_t n) {{
     return arm_range(ARM_TABLE, d->x, {limit!r}, msg, n);
 }}
 """
-        source = embed_c(*ARM_C_SOURCES, api=("BEAM_API", "ARM_API")) + c_array("ARM_TABLE", table) + glue
-        return CModel(source, n_states=2 * self.model.n_dof,
+        source = embed_c(*ARM_C_SOURCES, api=("BEAM_API", "ARM_API")) + glue
+        return CModel(source, n_states=2 * self.model.n_dof, tables={"ARM_TABLE": table},
                       state_names=tuple(self.model.state_names()),
                       fixed_parameters=tuple(p.name for p in ARM_PARAMETERS))

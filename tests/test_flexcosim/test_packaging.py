@@ -16,6 +16,7 @@ from controllers.laws import QuinticJointTrajectory
 from flexcosim.cli import main
 from fmu.cosim.ssp import load_system
 from fmu.fmi.export_c import export_c_fmu
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,24 +29,33 @@ def test_the_installed_distribution_carries_the_licence():
     assert "MIT License" in (ROOT / "LICENSE").read_text()
 
 
-@pytest.mark.slow  # builds the wheel in an isolated environment (fetches setuptools)
-def test_the_built_wheel_carries_the_licence(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel of this source tree, built as pip builds it (an isolated environment)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     # built from a copy: pip builds in the source folder and would leave build/ there
     src = tmp_path / "src"
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "*.so")
     src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     for package in ("mbdcore", "fmu", "controllers", "flexcosim"):
         shutil.copytree(ROOT / package, src / package, ignore=skip)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                    str(tmp_path), str(src)], check=True, capture_output=True)
-    (wheel,) = tmp_path.glob("flexcosim-*.whl")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                           str(tmp_path), str(src)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (built,) = tmp_path.glob("flexcosim-*.whl")
+    return built
+
+
+@pytest.mark.slow  # builds the wheel in an isolated environment (fetches setuptools)
+def test_the_built_wheel_carries_the_licence_and_the_sources(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         assert {"mbdcore/py.typed", "fmu/py.typed", "controllers/py.typed",
                 "flexcosim/py.typed"} <= set(names)
-        # every C source and header the packages compile at run time is in the wheel
+        # every C source and header is in the wheel (C FMUs embed them; kernels are
+        # checked against them)
         native = {p.relative_to(ROOT).as_posix()
                   for package in ("mbdcore", "fmu", "controllers", "flexcosim")
                   for p in (ROOT / package).rglob("native/**/*") if p.suffix in (".c", ".h")}
@@ -53,6 +63,102 @@ def test_the_built_wheel_carries_the_licence(tmp_path):
         licence = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
         assert licence, names
         assert z.read(licence[0]) == (ROOT / "LICENSE").read_bytes()
+
+
+@pytest.mark.slow
+def test_the_wheel_is_a_platform_wheel_with_every_compiled_part(wheel):
+    """The C is compiled when the package is built: the wheel is tagged for this platform
+    and holds every kernel module, the FMI wrapper and a binary per kept C FMU code."""
+    assert not wheel.name.endswith("-none-any.whl"), wheel.name
+    with zipfile.ZipFile(wheel) as z:
+        compiled = {n.split("/")[-1].split(".")[0] for n in z.namelist() if n.endswith(".so")}
+    kernels = {"_newton", "_beam_kinematics", "_ancf", "_constraint_plan", "_system_terms",
+               "_ancf3d", "_arm", "_rigid_arm", "_drive", "_antenna_axis", "_joint_laws",
+               "_pid", "_lqg", "_notch", "_antenna_servo", "_log_proxy", "_flexcosim_fmi2"}
+    assert kernels <= compiled, kernels - compiled
+    kept = [f for f in (ROOT / "fmu" / "fmi" / "native" / "prebuilt").iterdir() if f.is_dir()]
+    assert len([c for c in compiled if c.startswith("_cfmu_")]) == len(kept) > 5
+
+
+@pytest.fixture(scope="module")
+def no_compiler_site(wheel, tmp_path_factory):
+    """The wheel installed into a folder, and an environment in which it runs with no C
+    compiler to be found (PATH holds nothing but this Python) and empty HOME and cache."""
+    tmp = tmp_path_factory.mktemp("site")
+    site = tmp / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                    str(site), str(wheel)], check=True, capture_output=True)
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    # a script, not a link: the interpreter finds its virtual environment by its own path
+    (bin_dir / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python3").chmod(0o755)
+    home = tmp / "home"
+    home.mkdir()
+    env = {"PATH": str(bin_dir), "PYTHONPATH": str(site), "HOME": str(home),
+           "XDG_CACHE_HOME": str(home / ".cache"), "OPENBLAS_NUM_THREADS": "1",
+           "MPLBACKEND": "Agg"}
+    probe = subprocess.run(["python3", "-c", "import shutil, mbdcore; print(mbdcore.__file__);"
+                            "print(shutil.which('gcc'), shutil.which('cc'))"],
+                           env=env, capture_output=True, text=True, cwd=tmp)
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.splitlines() == [str(site / "mbdcore" / "__init__.py"), "None None"]
+    return env, tmp
+
+
+def _run(env, cwd, *args):
+    return subprocess.run(["python3", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_without_a_compiler_the_c_fmu_demo_runs(no_compiler_site):
+    env, tmp = no_compiler_site
+    done = _run(env, tmp, "-m", "flexcosim", "demo", "--c-fmus", "-o", "demo", "--stop", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp / "demo" / "results.csv").is_file() and (tmp / "demo" / "closed_loop.png").is_file()
+    for fmu in (tmp / "demo" / "fmus").glob("*C.fmu"):
+        with zipfile.ZipFile(fmu) as z:     # the package's binary with the export's numbers
+            assert {f"binaries/linux64/{fmu.stem}.so", "resources/model_data.bin"} <= set(z.namelist())
+    # nothing compiled, nothing cached by flexcosim (matplotlib keeps its font list there)
+    assert not (tmp / "home" / ".cache" / "flexcosim").exists()
+
+
+@pytest.mark.slow
+def test_without_a_compiler_export_c_of_another_structure_writes_sources_and_says_so(
+        no_compiler_site):
+    env, tmp = no_compiler_site
+    done = _run(env, tmp, "-m", "flexcosim", "export-c", "manipulator", "--set", "n_modes=3",
+                "-o", "arm3")
+    assert done.returncode == 0, done.stderr
+    assert "no C compiler here" in done.stderr and "sources only and no binary" in done.stderr
+    assert "Traceback" not in done.stderr
+    (fmu,) = (tmp / "arm3").glob("*.fmu")
+    with zipfile.ZipFile(fmu) as z:
+        names = z.namelist()
+    assert "sources/model.c" in names and not [n for n in names if n.startswith("binaries/")]
+
+
+@pytest.mark.slow
+def test_without_a_compiler_the_python_arm_fmu_runs_in_fmpy(no_compiler_site):
+    env, tmp = no_compiler_site
+    script = ("from fmpy import simulate_fmu\n"
+              "from fmu.fmi.build import build_fmu\n"
+              "from mbdcore.models.manipulator import FlexibleManipulatorBlock\n"
+              "path = build_fmu(FlexibleManipulatorBlock, 'pyfmu', model_name='Arm')\n"
+              "r = simulate_fmu(str(path), stop_time=0.2, step_size=1e-3,\n"
+              "                 start_values={'tau1': 0.5}, output=['theta1'])\n"
+              "print(r['theta1'][-1])\n")
+    done = _run(env, tmp, "-c", script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # the same move as the block here: 0.5 N m held for 200 steps of 1 ms from rest
+    block = FlexibleManipulatorBlock()
+    block.set_inputs({"tau1": 0.5})
+    for k in range(200):
+        block.do_step(k * 1e-3, 1e-3)
+    expected = block.outputs()["theta1"]
+    assert expected > 1e-3
+    assert float(done.stdout.strip().splitlines()[-1]) == pytest.approx(expected, rel=1e-12)
 
 
 def test_version_is_the_installed_one():

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "fmi2Functions.h"
+#include "fmi_resources.h"
 
 #define ENV_FILE "flexcosim_env.txt"
 #define COMPONENT_MAGIC 0x464c5843u /* "FLXC" */
@@ -756,59 +757,11 @@ static PyObject *new_slave(Component *c) {
 
 /* -- resource location --------------------------------------------------------------- */
 
-static int hex_value(char ch) {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-    return -1;
-}
-
-/* fmuResourceLocation as a directory: file:///abs, file:/abs, file://localhost/abs (RFC 8089),
- * percent-encoded; a plain absolute path is accepted too. */
+/* fmuResourceLocation as a directory (fmi_resources.h, shared with the C-source FMUs'
+ * wrapper), which must exist. */
 static int resource_path(const char *uri, char *out, size_t nout, char *why, size_t nwhy) {
-    if (!uri || !uri[0]) {
-        snprintf(why, nwhy, "fmuResourceLocation is empty");
-        return 0;
-    }
-    const char *path = uri;
-    if (!strncasecmp(uri, "file:", 5)) {
-        path = uri + 5;
-        if (path[0] == '/' && path[1] == '/') {
-            const char *authority = path + 2, *slash = strchr(authority, '/');
-            size_t n = slash ? (size_t)(slash - authority) : strlen(authority);
-            if (n && !(n == 9 && !strncasecmp(authority, "localhost", 9))) {
-                snprintf(why, nwhy, "fmuResourceLocation %s names host '%.*s': only local files "
-                         "(file:///path or file://localhost/path) can be read", uri, (int)n, authority);
-                return 0;
-            }
-            path = slash ? slash : "/";
-        }
-    }
-    if (path[0] != '/') {
-        snprintf(why, nwhy, "fmuResourceLocation %s is not a file URI of an absolute path", uri);
-        return 0;
-    }
-    size_t j = 0;
-    for (size_t i = 0; path[i] && path[i] != '?' && path[i] != '#'; ++i) {
-        char ch = path[i];
-        if (ch == '%') {
-            int hi = hex_value(path[i + 1]), lo = hi < 0 ? -1 : hex_value(path[i + 2]);
-            if (hi < 0 || lo < 0) {
-                snprintf(why, nwhy, "fmuResourceLocation %s has a malformed %%-escape", uri);
-                return 0;
-            }
-            ch = (char)(hi * 16 + lo);
-            i += 2;
-        }
-        if (j + 1 >= nout) {
-            snprintf(why, nwhy, "fmuResourceLocation %s is too long", uri);
-            return 0;
-        }
-        out[j++] = ch;
-    }
-    while (j > 1 && out[j - 1] == '/') --j;
-    out[j] = '\0';
     struct stat st;
+    if (!fc_resource_path(uri, out, nout, why, nwhy)) return 0;
     if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(why, nwhy, "fmuResourceLocation %s: %s is not a directory", uri, out);
         return 0;

@@ -11,6 +11,14 @@
  * communication step) and its discrete state in z (advanced by model_update once per
  * communication step).  A sampled law designed for one step size defines SAMPLE_TIME in
  * model_config.h (an expression over d, in s): the wrapper discards any other step.
+ *
+ * The numbers of an export live apart from the code: model_data.c defines MODEL_GUID,
+ * MODEL_NUMBERS (each variable's start value and range) and MODEL_TABLES (the model's
+ * tables, which model_config.h names: #define ARM_TABLE (MODEL_TABLES + 0)), so that
+ * model.c and model_config.h are the same for every export of a model of one structure.
+ * Built with FLEXCOSIM_DATA_FROM_RESOURCES (the binaries compiled with the flexcosim
+ * package), the wrapper reads them instead from resources/model_data.bin at
+ * fmi2Instantiate, checked field by field (fmi2_cs.c, load_model_data).
  */
 #ifndef FLEXCOSIM_MODEL_H
 #define FLEXCOSIM_MODEL_H
@@ -30,9 +38,7 @@ typedef struct {
     const char *name;
     int type;          /* VAR_REAL, VAR_INTEGER, VAR_STRING */
     int causality;     /* VAR_PARAMETER, VAR_INPUT, VAR_OUTPUT */
-    double start;      /* Real, Integer: start value; String: index of the default choice */
-    double min, max;   /* accepted range (parameters and inputs) */
-    int has_min, has_max, exclusive_min;
+    int has_min, has_max, exclusive_min;   /* the range's bounds: MODEL_NUMBERS */
     const char *unit;
     int n_choices;     /* String: the accepted values */
     const char *choices[MAX_CHOICES];
@@ -54,6 +60,19 @@ typedef struct {
 } ModelData;
 
 FLEXCOSIM_HIDDEN extern const VarInfo VARS[N_VARS];
+
+/* The numbers of this export (model_data.c, or resources/model_data.bin) */
+#ifdef FLEXCOSIM_DATA_FROM_RESOURCES
+#define FLEXCOSIM_DATA_CONST
+#else
+#define FLEXCOSIM_DATA_CONST const
+#endif
+enum { NUM_START = 0, NUM_MIN = 1, NUM_MAX = 2 };
+#define GUID_SIZE 64
+FLEXCOSIM_HIDDEN extern FLEXCOSIM_DATA_CONST char MODEL_GUID[GUID_SIZE];
+/* per variable: start value (String: index of the default choice), min, max */
+FLEXCOSIM_HIDDEN extern FLEXCOSIM_DATA_CONST double MODEL_NUMBERS[N_VARS][3];
+FLEXCOSIM_HIDDEN extern FLEXCOSIM_DATA_CONST double MODEL_TABLES[SIZE_OR_1(N_TABLE)];
 
 /* Check the parameters together (ranges are checked one by one by the wrapper) and fill
    d->w; return 0, or 1 with a message naming the parameter(s) in msg. */

@@ -14,7 +14,11 @@
  *  - when the model leaves the range where it is accurate (model_validity), a warning is
  *    logged once per run (status fmi2Warning; the step stands);
  *  - the whole state (time, values, continuous and discrete state) is saved by
- *    fmi2GetFMUstate and serialized as bytes with a header that is checked on reading.
+ *    fmi2GetFMUstate and serialized as bytes with a header that is checked on reading;
+ *  - built with FLEXCOSIM_DATA_FROM_RESOURCES, the numbers of the export (GUID, start
+ *    values and ranges, tables) are read at the first fmi2Instantiate from
+ *    resources/model_data.bin and checked field by field (load_model_data); a later
+ *    instantiation of the same loaded binary must bring the same numbers.
  * Messages with status fmi2Error reach the logger whatever loggingOn says.
  */
 #include <math.h>
@@ -25,6 +29,9 @@
 
 #include "fmi2Functions.h"
 #include "flexcosim_model.h"
+#ifdef FLEXCOSIM_DATA_FROM_RESOURCES
+#include "fmi_resources.h"   /* where resources/model_data.bin is */
+#endif
 #include "fixed_step.h"    /* RK4 and Gill, as mbdcore.integrators sums them */
 
 typedef enum { ST_INSTANTIATED, ST_INITIALIZATION, ST_STEPPING, ST_TERMINATED, ST_ERROR } Phase;
@@ -83,9 +90,10 @@ static void set_defaults(ModelData *d) {
     int k;
     memset(d, 0, sizeof *d);
     for (k = 0; k < N_VARS; k++) {
-        if (VARS[k].type == VAR_REAL) d->r[k] = VARS[k].start;
-        else if (VARS[k].type == VAR_INTEGER) d->i[k] = (int)VARS[k].start;
-        else d->s[k] = (int)VARS[k].start;
+        double start = MODEL_NUMBERS[k][NUM_START];
+        if (VARS[k].type == VAR_REAL) d->r[k] = start;
+        else if (VARS[k].type == VAR_INTEGER) d->i[k] = (int)start;
+        else d->s[k] = (int)start;
     }
 }
 
@@ -106,16 +114,17 @@ static const char *shortest(char *out, size_t n, double x) {
 
 static void range_text(const VarInfo *v, char *out, size_t n) {
     char lo[40] = "-inf", hi[40] = "inf";
-    if (v->has_min) shortest(lo, sizeof lo, v->min);
-    if (v->has_max) shortest(hi, sizeof hi, v->max);
+    if (v->has_min) shortest(lo, sizeof lo, MODEL_NUMBERS[v - VARS][NUM_MIN]);
+    if (v->has_max) shortest(hi, sizeof hi, MODEL_NUMBERS[v - VARS][NUM_MAX]);
     snprintf(out, n, "%s%s, %s]%s%s", (v->has_min && !v->exclusive_min) ? "[" : "(", lo, hi,
              v->unit && v->unit[0] ? " " : "", v->unit ? v->unit : "");
 }
 
 static int in_range(const VarInfo *v, double value) {
     if (!isfinite(value)) return 0;
-    if (v->has_min && (v->exclusive_min ? value <= v->min : value < v->min)) return 0;
-    if (v->has_max && value > v->max) return 0;
+    double lo = MODEL_NUMBERS[v - VARS][NUM_MIN], hi = MODEL_NUMBERS[v - VARS][NUM_MAX];
+    if (v->has_min && (v->exclusive_min ? value <= lo : value < lo)) return 0;
+    if (v->has_max && value > hi) return 0;
     return 1;
 }
 
@@ -174,6 +183,118 @@ static int state_finite(const ModelData *d) {
     return 1;
 }
 
+/* ---------------------------------------------------------------- model data ------- */
+#ifdef FLEXCOSIM_DATA_FROM_RESOURCES
+#ifndef FLEXCOSIM_SKELETON
+#error "FLEXCOSIM_SKELETON (the digest of model.c and its wrapper) is needed"
+#endif
+char MODEL_GUID[GUID_SIZE];
+double MODEL_NUMBERS[N_VARS][3];
+double MODEL_TABLES[SIZE_OR_1(N_TABLE)];
+
+/* resources/model_data.bin (fmu.fmi.export_c.model_data_bytes), little-endian:
+   magic "FCMDATA1" | skeleton digest, 32 bytes | endianness mark 0x01020304 (uint32) |
+   reserved (uint32) | GUID, 64 bytes, NUL-terminated | n_vars, n_table (uint32) |
+   n_vars x (start, min, max) | n_table doubles | FNV-1a 64 of all bytes before it */
+#define DATA_HEAD 120
+#define DATA_SIZE (DATA_HEAD + 8 * (3 * N_VARS + N_TABLE) + 8)
+static unsigned char data_bytes[DATA_SIZE + 1];
+static unsigned char loaded_bytes[DATA_SIZE];
+static int data_loaded = 0;
+
+static unsigned long long fnv1a(const unsigned char *p, size_t n) {
+    unsigned long long h = 14695981039346656037ULL;
+    size_t i;
+    for (i = 0; i < n; ++i) { h ^= p[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+static int load_model_data(const char *resources, char *why, size_t nwhy) {
+    char dir[4096], path[4200];
+    FILE *f;
+    size_t got, i;
+    unsigned mark, counts[2];
+    unsigned long long sum;
+    if (!fc_resource_path(resources, dir, sizeof dir, why, nwhy)) return 0;
+    snprintf(path, sizeof path, "%s/model_data.bin", dir);
+    f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, nwhy, "cannot open %s: this binary reads its numbers from there", path);
+        return 0;
+    }
+    got = fread(data_bytes, 1, sizeof data_bytes, f);
+    fclose(f);
+    if (got != DATA_SIZE) {
+        snprintf(why, nwhy, "%s has %s%lu bytes; this binary's model needs %lu", path,
+                 got > DATA_SIZE ? "more than " : "", (unsigned long)(got > DATA_SIZE ? DATA_SIZE : got),
+                 (unsigned long)DATA_SIZE);
+        return 0;
+    }
+    if (memcmp(data_bytes, "FCMDATA1", 8) != 0) {
+        snprintf(why, nwhy, "%s is not a flexcosim model data file (magic)", path);
+        return 0;
+    }
+    if (data_bytes[8 + 31] != 0 || strcmp((const char *)data_bytes + 8, FLEXCOSIM_SKELETON) != 0) {
+        snprintf(why, nwhy, "%s is for a model of another structure than this binary's (%s)",
+                 path, FLEXCOSIM_SKELETON);
+        return 0;
+    }
+    memcpy(&mark, data_bytes + 40, 4);
+    if (mark != 0x01020304u) {
+        snprintf(why, nwhy, "%s was written for a machine of the other byte order", path);
+        return 0;
+    }
+    if (data_bytes[48 + GUID_SIZE - 1] != 0) {
+        snprintf(why, nwhy, "%s: the GUID field is not terminated", path);
+        return 0;
+    }
+    memcpy(counts, data_bytes + 48 + GUID_SIZE, sizeof counts);
+    if (counts[0] != (unsigned)N_VARS || counts[1] != (unsigned)N_TABLE) {
+        snprintf(why, nwhy, "%s holds %u variables and %u table numbers; this binary's model "
+                 "has %d and %d", path, counts[0], counts[1], N_VARS, N_TABLE);
+        return 0;
+    }
+    memcpy(&sum, data_bytes + DATA_SIZE - 8, 8);
+    if (sum != fnv1a(data_bytes, DATA_SIZE - 8)) {
+        snprintf(why, nwhy, "%s is corrupt (checksum)", path);
+        return 0;
+    }
+    for (i = 0; i < (size_t)(3 * N_VARS + N_TABLE); ++i) {
+        double x;
+        memcpy(&x, data_bytes + DATA_HEAD + 8 * i, 8);
+        if (!isfinite(x)) {
+            snprintf(why, nwhy, "%s: number %lu is not finite", path, (unsigned long)i);
+            return 0;
+        }
+    }
+    for (i = 0; i < (size_t)N_VARS; ++i) {   /* a String's start is one of its choices */
+        double start;
+        memcpy(&start, data_bytes + DATA_HEAD + 24 * i, 8);
+        if (VARS[i].type == VAR_STRING && !(start >= 0 && start < VARS[i].n_choices
+                                            && start == floor(start))) {
+            snprintf(why, nwhy, "%s: the start of %s is not one of its choices", path, VARS[i].name);
+            return 0;
+        }
+    }
+    if (data_loaded) {   /* the tables are the loaded binary's: one set per binary */
+        if (memcmp(loaded_bytes, data_bytes, DATA_SIZE) != 0) {
+            snprintf(why, nwhy, "this binary is already running with the numbers of another "
+                     "model_data.bin than %s: load the FMU from its own folder", path);
+            return 0;
+        }
+        return 1;
+    }
+    memcpy(MODEL_GUID, data_bytes + 48, GUID_SIZE);
+    memcpy(MODEL_NUMBERS, data_bytes + DATA_HEAD, 8 * 3 * N_VARS);
+#if N_TABLE > 0
+    memcpy(MODEL_TABLES, data_bytes + DATA_HEAD + 8 * 3 * N_VARS, 8 * N_TABLE);
+#endif
+    memcpy(loaded_bytes, data_bytes, DATA_SIZE);
+    data_loaded = 1;
+    return 1;
+}
+#endif
+
 /* ---------------------------------------------------------------- FMI: common ------ */
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
 const char *fmi2GetVersion(void) { return fmi2Version; }
@@ -190,14 +311,24 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, f
                               const fmi2CallbackFunctions *functions, fmi2Boolean visible,
                               fmi2Boolean logging_on) {
     Instance *c;
-    (void)resources; (void)visible;
+    char why[600] = "";
+    (void)visible;
     if (!functions || !functions->logger) return NULL;
-    if (!name || !name[0] || type != fmi2CoSimulation || !guid || strcmp(guid, MODEL_GUID) != 0) {
+#ifdef FLEXCOSIM_DATA_FROM_RESOURCES
+    if (!load_model_data(resources, why, sizeof why)) {
         functions->logger(functions->componentEnvironment, name ? name : "", fmi2Error,
-                          "logStatusError",
-                          type != fmi2CoSimulation ? "this FMU supports co-simulation only"
-                          : (!name || !name[0]) ? "an instance name is required"
-                          : "GUID does not match this FMU (" MODEL_GUID ")");
+                          "logStatusError", "%s", why);
+        return NULL;
+    }
+#else
+    (void)resources;
+#endif
+    if (!name || !name[0] || type != fmi2CoSimulation || !guid || strcmp(guid, MODEL_GUID) != 0) {
+        if (type != fmi2CoSimulation) snprintf(why, sizeof why, "this FMU supports co-simulation only");
+        else if (!name || !name[0]) snprintf(why, sizeof why, "an instance name is required");
+        else snprintf(why, sizeof why, "GUID does not match this FMU (%s)", MODEL_GUID);
+        functions->logger(functions->componentEnvironment, name ? name : "", fmi2Error,
+                          "logStatusError", "%s", why);
         return NULL;
     }
     c = functions->allocateMemory ? (Instance *)functions->allocateMemory(1, sizeof *c)

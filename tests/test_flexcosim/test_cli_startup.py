@@ -121,3 +121,28 @@ def test_the_demo_builds_the_built_in_models():
 def test_only_the_catalog_names_are_looked_up():
     with pytest.raises(ValueError, match="not in flexcosim.catalog.LOOKUPS"):
         resolve("os:system")
+
+
+@pytest.mark.parametrize("statement, absent", [
+    # the packages themselves are names and a logger: nothing heavy until a module is used
+    ("import flexcosim, mbdcore, fmu, controllers", ("numpy", "scipy", "numba", "control")),
+    # running FMUs needs numpy only: fmpy is loaded with the first FMU
+    ("import fmu.cosim", ("scipy", "numba", "control", "matplotlib", "fmpy")),
+    # python-control (and the matplotlib.pyplot it loads) only for a law's linear forms
+    ("import controllers.laws", ("control", "matplotlib")),
+    ("import mbdcore.models", ("control", "matplotlib")),
+])
+def test_the_library_imports_what_it_needs_only(statement, absent):
+    code = f"import sys; {statement}; print([m for m in {absent!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert done.stdout.strip() == "[]", f"{statement} imported {done.stdout}"
+
+
+def test_a_law_still_gives_its_linear_form():
+    """python-control, no longer imported with the laws, is there when asked for."""
+    code = ("from controllers.laws import pid_transfer_function; "
+            "print(type(pid_transfer_function(1.0, 2.0, 0.0, 0.0, dt=0.01)).__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert done.stdout.strip() == "TransferFunction"

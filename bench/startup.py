@@ -3,7 +3,8 @@
     python3 bench/startup.py [--runs 7]
 
 Each case is a fresh process (``subprocess``), timed from launch to exit on the wall
-clock; printed is the median of ``--runs`` runs, with the fastest and the slowest.  The
+clock; printed is the median of ``--runs`` rounds over all cases, with the fastest and
+the slowest.  The
 command is the ``flexcosim`` script beside this interpreter (``python -m flexcosim``
 where it is not installed).  ``python -c pass`` is the interpreter's own start, the floor
 under every other line.  Set ``OPENBLAS_NUM_THREADS=1`` on a shared machine: numpy's
@@ -47,14 +48,11 @@ def cases() -> list[tuple[str, list[str]]]:
     ]
 
 
-def wall_times(argv: list[str], runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        # the exit code is not checked: a mistyped command exits with 2 by design
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-    return times
+def wall_time(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    # the exit code is not checked: a mistyped command exits with 2 by design
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
 
 
 def main() -> None:
@@ -62,10 +60,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="runs per case (default 7)")
     args = parser.parse_args()
     print(f"{' '.join(_command())}; median of {args.runs} runs [s] (fastest, slowest)")
-    for label, argv in cases():
-        t = wall_times(argv, args.runs)
-        print(f"  {label:45s} {statistics.median(t):6.3f}   ({min(t):.3f}, {max(t):.3f})",
-              flush=True)
+    table = cases()
+    times: dict[str, list[float]] = {label: [] for label, _ in table}
+    # round after round over all cases: a load that comes and goes on a shared machine
+    # then falls on every case alike instead of on whichever ran at the time
+    for _ in range(args.runs):
+        for label, argv in table:
+            times[label].append(wall_time(argv))
+    for label, t in times.items():
+        print(f"  {label:45s} {statistics.median(t):6.3f}   ({min(t):.3f}, {max(t):.3f})")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ layer and the layers below it, never above:
 
 Looking a module up by name (``importlib.import_module``) is the application's
 (``flexcosim.catalog.resolve``: its commands and models, imported only when a command
-runs) and the system files' Python blocks' (``fmu.cosim.ssp``) alone; the application's
+runs), the system files' Python blocks' (``fmu.cosim.ssp``) and the C kernels' extension
+modules' (``mbdcore.native``) alone; the application's
 names (``flexcosim.catalog.LOOKUPS``) count as imports of ``flexcosim.cli``, so the
 rules below see them.
 """
@@ -109,7 +110,8 @@ def imports_of(module: str, path: Path, modules=MODULES) -> list[Import]:
 
 #: Modules that may import a module by name, and what they look up
 BY_NAME = {"flexcosim.catalog": "the application's commands and models (LOOKUPS)",
-           "fmu.cosim.ssp": "a system file's Python blocks (refused with --no-python-blocks)"}
+           "fmu.cosim.ssp": "a system file's Python blocks (refused with --no-python-blocks)",
+           "mbdcore.native": "a C kernel's extension module (kernel_library): no Python inside"}
 
 #: The application's lookups by name, as imports of its entry point
 LOOKED_UP = [Import("flexcosim.cli", ref.partition(":")[0], [ref.partition(":")[2]], False, 0)

@@ -27,7 +27,7 @@ import warnings
 from contextlib import contextmanager
 from typing import IO, Iterator
 
-__all__ = ["PROJECT_LOGGERS", "ProgressPrinter", "terminal_logging"]
+__all__ = ["PROJECT_LOGGERS", "ProgressPrinter", "command_progress", "terminal_logging"]
 
 #: The loggers of the three packages and of the application.
 PROJECT_LOGGERS = ("mbdcore", "fmu", "controllers", "flexcosim")
@@ -132,6 +132,11 @@ class ProgressPrinter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def command_progress(label: str, quiet: bool) -> ProgressPrinter | None:
+    """The progress printer of a command's run on stderr; None with ``-q``."""
+    return None if quiet else ProgressPrinter(label)
 
 
 class _TerminalHandler(logging.StreamHandler):

@@ -14,6 +14,7 @@ end-effector vibration (:mod:`controllers.design.validation`).
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 import time
@@ -26,6 +27,7 @@ from controllers.design.metrics import move_metrics
 from controllers.design.validation import move_report
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
+from flexcosim.catalog import BUILD_MODELS, resolve
 from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
 from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
 from fmu.fmi.export_c import export_c_fmu
@@ -38,12 +40,9 @@ from mbdcore.models.manipulator import (
 __all__ = ["MODELS", "MEASURED", "ensure_fmu", "ensure_c_fmu", "closed_loop_system",
            "demo_metrics", "plot_closed_loop", "run_demo"]
 
-#: name on the command line -> (block class, FMU model name)
-MODELS = {
-    "manipulator": (FlexibleManipulatorBlock, "FlexibleManipulator"),
-    "joint-pd": (JointPDController, "JointPDController"),
-    "trajectory": (QuinticJointTrajectory, "QuinticJointTrajectory"),
-}
+#: name on the command line -> (block class, FMU model name): the built-in models of
+#: ``flexcosim build`` (:data:`flexcosim.catalog.BUILD_MODELS`, where they are names)
+MODELS = {name: (resolve(m.block), m.model_name) for name, m in BUILD_MODELS.items()}
 
 #: What the joint PD controller measures: the joint states.
 MEASURED = JOINT_STATES
@@ -53,11 +52,9 @@ logger = logging.getLogger(__name__)
 
 
 def _newest_source_mtime() -> float:
-    import importlib
-
     newest = 0.0
     for package in EMBEDDED_PACKAGES:
-        folder = Path(importlib.import_module(package).__file__).parent
+        folder = Path(importlib.util.find_spec(package).origin).parent
         newest = max([newest] + [p.stat().st_mtime for p in folder.rglob("*")
                                  if p.suffix in (".py", ".c", ".h")])
     return newest

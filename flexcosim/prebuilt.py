@@ -1,6 +1,6 @@
 """The C-source FMUs compiled with the package: which, and writing their code.
 
-Every model of ``flexcosim export-c`` (:data:`flexcosim.cli.C_MODELS`) in its default
+Every model of ``flexcosim export-c`` (:data:`flexcosim.catalog.C_MODELS`) in its default
 configuration has its code (``model_config.h`` and ``model.c``, which hold no number
 that a parameter's value decides: ``fmu.fmi.export_c``) kept in
 ``fmu/fmi/native/prebuilt/<model name>/``; ``setup.py`` compiles each into a binary that
@@ -21,14 +21,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from flexcosim.cli import C_MODELS
+from flexcosim.catalog import C_MODELS, resolve
 from fmu.fmi.export_c import PREBUILT_SOURCES, export_c_fmu
 
 __all__ = ["PREBUILT_MODELS", "prebuilt_code", "write_prebuilt", "main"]
 
 #: The models whose default export is compiled with the package (``statespace`` has no
 #: default: its matrices come from a file).
-PREBUILT_MODELS = tuple(name for name, (block, _, _) in C_MODELS.items() if block is not None)
+PREBUILT_MODELS = tuple(name for name, m in C_MODELS.items() if m.block is not None)
 
 #: What an export's code is made of (the rest of sources/ is the package's own files).
 CODE_FILES = ("model_config.h", "model.c")
@@ -38,7 +38,7 @@ def prebuilt_code(model: str) -> tuple[str, dict[str, bytes]]:
     """(FMU model name, {file name: bytes}) of ``model``'s default export's code."""
     block, name, _ = C_MODELS[model]
     with tempfile.TemporaryDirectory(prefix="flexcosim_prebuilt_") as tmp:
-        fmu = export_c_fmu(block, Path(tmp), model_name=name, compile=False)
+        fmu = export_c_fmu(resolve(block), Path(tmp), model_name=name, compile=False)
         with zipfile.ZipFile(fmu) as z:
             return name, {f: z.read(f"sources/{f}") for f in CODE_FILES}
 

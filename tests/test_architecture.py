@@ -7,6 +7,13 @@ layer and the layers below it, never above:
     mbdcore (blocks, jit) < mbdcore.integrators < mbdcore.dae < mbdcore.multibody
     < mbdcore.spatial < mbdcore.models < fmu.fmi < fmu.cosim < controllers.laws < controllers.design
     < flexcosim (application: command line, demo)
+
+Looking a module up by name (``importlib.import_module``) is the application's
+(``flexcosim.catalog.resolve``: its commands and models, imported only when a command
+runs), the system files' Python blocks' (``fmu.cosim.ssp``) and the C kernels' extension
+modules' (``mbdcore.native``) alone; the application's
+names (``flexcosim.catalog.LOOKUPS``) count as imports of ``flexcosim.cli``, so the
+rules below see them.
 """
 from __future__ import annotations
 
@@ -18,6 +25,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
+from flexcosim.catalog import LOOKUPS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mbdcore", "fmu", "controllers", "flexcosim")
@@ -99,7 +108,29 @@ def imports_of(module: str, path: Path, modules=MODULES) -> list[Import]:
     return found
 
 
-ALL_IMPORTS = [imp for m, p in MODULES.items() for imp in imports_of(m, p)]
+#: Modules that may import a module by name, and what they look up
+BY_NAME = {"flexcosim.catalog": "the application's commands and models (LOOKUPS)",
+           "fmu.cosim.ssp": "a system file's Python blocks (refused with --no-python-blocks)",
+           "mbdcore.native": "a C kernel's extension module (kernel_library): no Python inside"}
+
+#: The application's lookups by name, as imports of its entry point
+LOOKED_UP = [Import("flexcosim.cli", ref.partition(":")[0], [ref.partition(":")[2]], False, 0)
+             for ref in LOOKUPS]
+
+ALL_IMPORTS = [imp for m, p in MODULES.items() for imp in imports_of(m, p)] + LOOKED_UP
+
+
+def lookups_by_name(path: Path) -> list[int]:
+    """Lines of a module that import a module by a computed name:
+    ``importlib.import_module(...)``, ``import_module(...)``, ``__import__(...)``."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in ("import_module", "__import__"):
+                lines.append(node.lineno)
+    return lines
 
 
 def layer_of(module: str) -> int:
@@ -185,10 +216,28 @@ def test_import_reader_sees_lazy_and_relative_imports(tmp_path):
     assert cycles(module_graph(found_a + found_b)) == [["mbdcore.a", "mbdcore.b"]]
 
 
+def test_lookup_finder_sees_every_spelling(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import importlib\nfrom importlib import import_module\n"
+                    "a = importlib.import_module('x')\nb = import_module('y')\n"
+                    "c = __import__('z')\nd = importlib.util.find_spec('w')\n")
+    assert lookups_by_name(path) == [3, 4, 5]
+
+
 # -- the project ------------------------------------------------------------------------
 def test_no_project_import_inside_a_function():
     lazy = [imp for imp in ALL_IMPORTS if imp.inside_function]
     assert lazy == [], "imports inside functions (move them to the top of the module)"
+
+
+def test_only_the_application_and_system_files_import_by_name():
+    found = {m: lookups_by_name(p) for m, p in MODULES.items()}
+    assert {m: lines for m, lines in found.items() if lines and m not in BY_NAME} == {}
+
+
+def test_every_lookup_by_name_names_a_project_module():
+    assert LOOKED_UP, "flexcosim.catalog.LOOKUPS is empty"
+    assert [imp for imp in LOOKED_UP if imp.target not in MODULES] == []
 
 
 def test_no_module_cycles():

@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import control as ct
 import numpy as np
 import scipy.linalg as sl
 
@@ -145,9 +144,12 @@ class LQGDesign:
                 raise DesignError(f"LQG design: {name} has shape {got}, expected {shape} "
                                   f"({n} states, {m} inputs, {p} measured outputs)")
 
-    def controller(self) -> ct.StateSpace:
+    def controller(self) -> "control.StateSpace":
         """The feedback part ``y -> u`` (``u_ff = x_ref = 0``, measurement deviations
         in) as a discrete StateSpace; u = -K xh, so the loop gain is ``-ctrl * plant``."""
+        # imported here, not with the law: see controllers.laws.pid.pid_transfer_function
+        import control as ct
+
         Ad, Bd, C, K, L = (np.asarray(getattr(self, a)) for a in ("Ad", "Bd", "C", "K", "L"))
         return ct.ss(Ad - Bd @ K - L @ C, L, -K, np.zeros((len(K), len(C))), self.dt,
                      inputs=self.measured, outputs=self.inputs, name="lqg")
@@ -193,10 +195,13 @@ class LQIDesign(LQGDesign):
         """The rows of ``C`` (and of the measurement vector) that are integrated."""
         return np.array([self.measured.index(n) for n in self.integrated], dtype=int)
 
-    def controller(self) -> ct.StateSpace:
+    def controller(self) -> "control.StateSpace":
         """The feedback part ``y -> u`` (references and ``u_ff`` zero, measurement
         deviations in, no saturation) with its integrators as a discrete StateSpace;
         states ``xh`` then ``z``, feedback sign inside (``u = -K xh - Ki z``)."""
+        # imported here, not with the law: see controllers.laws.pid.pid_transfer_function
+        import control as ct
+
         Ad, Bd, C, K, L, Ki = (np.asarray(getattr(self, a), float)
                                for a in ("Ad", "Bd", "C", "K", "L", "Ki"))
         n, ni, p = len(Ad), len(self.integrated), len(C)

@@ -93,6 +93,7 @@ class JointPDController(JointTorqueLaw):
         (reference and feedforward zero, no saturation) as a static ``StateSpace``
         with the feedback sign inside (``tau = -Kp theta - Kd omega``), for
         :func:`~controllers.design.loop_margins`."""
+        # imported here, not with the law: see controllers.laws.pid.pid_transfer_function
         import control as ct
 
         D = np.zeros((2, 4))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 
-import control as ct
 import numpy as np
 
 from controllers.laws.kernels import NOTCH_C_SOURCE, notch_law
@@ -117,6 +116,9 @@ void model_outputs(ModelData *d) { OUT_y = notch_output(d->w, d->z, IN_u); }
 
     def transfer_function(self, name: str = "notch"):
         """The filter as a discrete ``control.TransferFunction`` u -> y."""
+        # imported here, not with the law: see controllers.laws.pid.pid_transfer_function
+        import control as ct
+
         return ct.tf(self.num, self.den, self.params["dt"], inputs="u", outputs="y", name=name)
 
     def vector_state(self) -> VectorState:

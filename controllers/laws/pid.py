@@ -33,7 +33,6 @@ from __future__ import annotations
 import ctypes
 import math
 
-import control as ct
 import numpy as np
 
 from controllers.laws.kernels import PID_C_SOURCE, pid_law
@@ -67,6 +66,10 @@ def pid_transfer_function(kp: float, ki: float, kd: float, tf: float, dt: float 
         ``e -> u`` (the feedback path: ``u = -C y``; with setpoint weights b, c != 1
         the reference enters differently).
     """
+    # python-control (with matplotlib.pyplot, about 1.5 s) is imported when a linear form
+    # is asked for, not with the laws: their blocks, FMUs and C exports need none of it
+    import control as ct
+
     _check_filter(kd, tf)
     if dt is None:
         s = ct.tf("s")

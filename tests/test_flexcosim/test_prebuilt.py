@@ -21,7 +21,7 @@ from flexcosim.prebuilt import PREBUILT_MODELS, prebuilt_code
 from fmu.fmi.export_c import (MODEL_DATA_FILE, PREBUILT_SOURCES, SourceOnlyWarning,
                               export_c_fmu, prebuilt_binary)
 from mbdcore.cbuild import skeleton_digest
-from flexcosim.cli import C_MODELS
+from flexcosim.catalog import C_MODELS, resolve
 from mbdcore.models.manipulator import ARM_OUTPUTS, FlexibleManipulatorBlock
 
 H = 1e-3   # the arm's communication step [s]
@@ -47,7 +47,7 @@ def test_the_kept_code_is_what_an_export_writes_now(model):
 def test_the_code_holds_no_number_of_the_parameters(model, tmp_path):
     """Two exports that differ in every number a parameter decides have the same code:
     a table value (the arm's l1, a gain's range) and the start values."""
-    block, name, _ = C_MODELS[model]
+    block, name = resolve(C_MODELS[model].block), C_MODELS[model].model_name
     first = export_c_fmu(block, tmp_path / "a", model_name=name, compile=False)
     changed = {p.name: p.default * 1.1 for p in block.PARAMETERS
                if isinstance(p.default, float) and p.default > 0 and p.max is None}
@@ -63,7 +63,7 @@ def test_the_code_holds_no_number_of_the_parameters(model, tmp_path):
 @pytest.mark.parametrize("model", PREBUILT_MODELS)
 def test_every_kept_code_has_its_binary_in_the_package(model, tmp_path):
     _, name, _ = C_MODELS[model]
-    with zipfile.ZipFile(export_c_fmu(C_MODELS[model][0], tmp_path, model_name=name,
+    with zipfile.ZipFile(export_c_fmu(resolve(C_MODELS[model].block), tmp_path, model_name=name,
                                       compile=False)) as z:
         z.extractall(tmp_path / "x")
     assert prebuilt_binary(skeleton_digest(tmp_path / "x" / "sources")) is not None

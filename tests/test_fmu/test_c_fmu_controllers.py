@@ -29,7 +29,7 @@ from controllers.laws import (
 )
 from fmi_host import DISCARD, ERROR, OK, Unzipped, start
 from fmi_instance import Instance
-from flexcosim.cli import C_MODELS
+from flexcosim.catalog import C_MODELS, resolve
 from fmu.cosim.master import FMUComponent
 from fmu.fmi.export_c import GCC_COMMAND, export_c_fmu
 
@@ -49,7 +49,7 @@ def test_every_exported_model_is_a_valid_python_free_fmu(model, tmp_path):
     compile alone with the documented command (and -pedantic) without a warning, and
     neither binary names a Python symbol or exports anything but fmi2*."""
     block, name, _ = C_MODELS[model]
-    fmu = export_c_fmu(block, tmp_path, model_name=name)
+    fmu = export_c_fmu(resolve(block), tmp_path, model_name=name)
     assert validate_fmu(str(fmu)) == []
     folder = tmp_path / "again"
     with zipfile.ZipFile(fmu) as z:

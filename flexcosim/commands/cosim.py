@@ -1,0 +1,93 @@
+"""``flexcosim cosim``: a system file or a single FMU under the co-simulation master."""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from flexcosim.console import command_progress
+from fmu.cosim.master import CosimError, CosimInterrupted, StepControl
+from fmu.cosim.simulate import MissingExperimentError, cosimulate
+from fmu.cosim.ssp import load_system
+
+__all__ = ["run"]
+
+#: SIGINT and SIGTERM end ``flexcosim cosim`` cleanly (results flushed, components
+#: terminated, temporary folders removed) with the shell's exit code 128 + signal.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _interrupt(signum, frame):
+    """Signal handler: the first SIGINT/SIGTERM becomes a KeyboardInterrupt that carries
+    the signal number; further ones are ignored while the run cleans up."""
+    for s in _STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    e = KeyboardInterrupt()
+    e.signal = signum
+    raise e
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        previous = {s: signal.signal(s, _interrupt) for s in _STOP_SIGNALS}
+    except ValueError:  # not the main thread: no handlers, Ctrl-C stays KeyboardInterrupt
+        previous = {}
+    try:
+        return _cosim_run(args)
+    except CosimInterrupted as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 128 + (e.signal or signal.SIGINT)
+    except KeyboardInterrupt as e:  # while loading, before the run
+        print("flexcosim cosim: interrupted by the user before the run started",
+              file=sys.stderr)
+        return 128 + getattr(e, "signal", signal.SIGINT)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _cosim_run(args: argparse.Namespace) -> int:
+    try:
+        system = load_system(args.system, allow_python_blocks=not args.no_python_blocks)
+    except (ValueError, OSError) as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 2
+    printer = command_progress("flexcosim cosim", args.quiet)
+    try:
+        control = (StepControl(rtol=args.rtol, atol=args.atol, min_step=args.min_step,
+                               max_step=args.max_step) if args.variable_step else None)
+        try:
+            result = cosimulate(system, stop_time=args.stop, step_size=args.step,
+                                start_time=args.start, method=args.method,
+                                extrapolation=args.extrapolation, step_control=control,
+                                realtime=args.realtime, speed=args.speed, progress=printer,
+                                output_file=args.out, step_timeout=args.step_timeout)
+        finally:   # the bar's line ends before any message or result
+            if printer is not None:
+                printer.close()
+    except CosimError as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 1
+    except MissingExperimentError as e:
+        flags = " and ".join({"stop_time": "--stop", "step_size": "--step"}[n] for n in e.missing)
+        print(f"flexcosim cosim: {args.system} has no default for {flags}; give it on the "
+              "command line", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        return 2
+    summary = f"{len(result)} points, t = {result.time[0]:g} .. {result.time[-1]:g} s"
+    if args.variable_step:
+        summary += (f", {len(result.steps)} steps accepted ({result.steps.min():.3g} .. "
+                    f"{result.steps.max():.3g} s), {len(result.rejected)} rejected")
+    print(summary)
+    if result.termination is not None:  # asked for by a component: not a failure
+        print(result.termination)
+    if result.realtime is not None:
+        print(result.realtime)
+    if args.out:
+        print(f"wrote {args.out}")
+    if args.plot:
+        result.plot(args.plot)
+        print(f"wrote {args.plot}")
+    return 0

@@ -1,0 +1,20 @@
+"""``flexcosim demo``: the closed-loop co-simulation of the two-link flexible arm."""
+from __future__ import annotations
+
+import argparse
+
+from flexcosim.console import command_progress
+from flexcosim.demo import run_demo
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    printer = command_progress("flexcosim demo", args.quiet)
+    try:
+        run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
+                 use_fmus=not args.blocks, c_fmus=args.c_fmus, progress=printer)
+    finally:
+        if printer is not None:
+            printer.close()
+    return 0

@@ -1,0 +1,53 @@
+"""``flexcosim export-c``: a model with C equations as a C-source FMU."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from flexcosim.catalog import C_MODELS, resolve
+from fmu.fmi.export_c import CExportError, export_c_fmu
+from mbdcore.blocks import ParameterError
+from mbdcore.models.linear import LinearSystemBlock, load_state_space
+
+__all__ = ["run", "parameter_values"]
+
+
+def run(args: argparse.Namespace) -> int:
+    # the name and --from were checked before this module was imported
+    # (flexcosim.arguments)
+    entry = C_MODELS[args.model]
+    name = args.name or entry.model_name
+    try:
+        if entry.block is None:  # statespace: the block is made from the --from file
+            block = LinearSystemBlock.configured(load_state_space(args.source), name)
+        else:
+            block = resolve(entry.block)
+        params = parameter_values(block, args.set)
+        if args.model == "lqg" and args.source:
+            params["design"] = Path(args.source).read_text()
+        path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
+                            compile=False if args.no_compile else None)
+    except (CExportError, ParameterError, ValueError, OSError) as e:
+        print(f"flexcosim export-c: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def parameter_values(block, settings: list[str]) -> dict:
+    """``NAME=VALUE`` strings as typed values of the block's parameters."""
+    declared = {p.name: p for p in block.PARAMETERS}
+    values = {}
+    for item in settings:
+        name, sep, text = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: expected NAME=VALUE")
+        if name not in declared:
+            raise ValueError(f"--set {name}: no such parameter; parameters: "
+                             f"{', '.join(declared)}")
+        try:
+            values[name] = declared[name].kind(text)
+        except ValueError:
+            raise ValueError(f"--set {name}={text}: not a {declared[name].kind.__name__}") from None
+    return values

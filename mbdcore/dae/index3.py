@@ -103,7 +103,7 @@ Step halving.  :meth:`Index3Integrator.step` retries a step whose solve failed w
 halved steps (:class:`~mbdcore.integrators.base.StepHalving`, the one mechanism of
 every implicit stepper, so :func:`mbdcore.dae.simulate` and the co-simulation blocks'
 substeps share it): the integrator is put back exactly as before the attempt
-(``get_state``/``set_state``; the work counters keep the failed work), [t, t + h] is
+(what ``get_state`` holds; the work counters keep the failed work), [t, t + h] is
 covered by two steps of h/2, each halved again if it fails, down to
 h / 2**``max_halvings`` (default 6: h/64), and the next step is of h again.  The
 acceleration-like variable of generalized-alpha depends on the step: a_n approximates
@@ -563,6 +563,25 @@ class Index3Integrator(StepHalving):
         self._cache = {key: _copy_kept(entry) for key, entry in state["cache"].items()}
         self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
         self._set_retry_state(state)
+
+    #: what a step replaces (never writes into), with ``nsteps``: a checkpoint of a step
+    #: keeps references to them (:meth:`_checkpoint`)
+    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "_step_start", "_compiled")
+
+    def _checkpoint(self):
+        """The state before a step, for :class:`~mbdcore.integrators.base.StepHalving`:
+        what :meth:`get_state` holds but the work counters, by reference (a step
+        replaces these arrays, the kept matrices and guesses, and never writes into
+        them; the dictionaries of kept matrices and guesses are copied), so a
+        checkpoint costs no copy of the kept factors."""
+        saved = {k: getattr(self, k) for k in self._STEP_STATE}
+        saved["_cache"], saved["_guess"] = dict(self._cache), dict(self._guess)
+        return saved
+
+    def _roll_back(self, saved) -> None:
+        """Back to a :meth:`_checkpoint` (the work counters keep the failed work)."""
+        for k, val in saved.items():
+            setattr(self, k, dict(val) if k in ("_cache", "_guess") else val)
 
     def stats(self) -> dict:
         """Counters since :meth:`reset` and their averages per step.
@@ -1306,6 +1325,8 @@ class Bathe(Index3Integrator):
         self.lam_mid = lam_m
         self.nsteps += 1
         return q_ref + dq, v_ref + c3 * w
+
+    _STEP_STATE = Index3Integrator._STEP_STATE + ("lam_mid",)
 
     def reset(self) -> None:
         super().reset()

@@ -109,8 +109,8 @@ class StepHalving:
 
     When a step of h from t fails with a :class:`ConvergenceError` that depends on the
     step (its ``step`` is set), the stepper is put back exactly as it was before the
-    attempt (:meth:`get_state`/:meth:`set_state`; the work counters -- Newton
-    iterations, factorisations, failures -- keep the failed attempt's work) and the
+    attempt (everything :meth:`get_state` holds but the work counters -- Newton
+    iterations, factorisations, failures -- which keep the failed attempt's work) and the
     interval [t, t + h] is covered by two steps of h/2; a half that fails is halved in
     turn, down to ``h / 2**max_halvings``.  After the interval, the next step is again
     of the caller's h (the interval ends on the caller's grid point).  A stepper whose
@@ -144,8 +144,14 @@ class StepHalving:
         """The next step is of h_new [s] where the history was made with steps of h_old;
         a stepper whose history depends on the step adapts it here (default: nothing)."""
 
-    def _roll_back(self, saved: dict) -> None:
-        """Back to ``saved`` (a :meth:`get_state`), keeping the work counters."""
+    def _checkpoint(self):
+        """What :meth:`_roll_back` needs to put the stepper back as it is now (default:
+        :meth:`get_state`; a stepper may keep references instead of copies where its
+        step replaces its arrays rather than writing into them)."""
+        return self.get_state()
+
+    def _roll_back(self, saved) -> None:
+        """Back to ``saved`` (a :meth:`_checkpoint`), keeping the work counters."""
         work = {k: getattr(self, k) for k in self.WORK_COUNTERS + ("step_retries",
                                                                     "deepest_halving")}
         self.set_state(saved)
@@ -166,7 +172,7 @@ class StepHalving:
     def _halved(self, advance, t, h, y, h_history, level):
         """The interval [t, t + h] from y, the history made with steps of h_history,
         at halving depth ``level``; returns (y at t + h, the last step taken)."""
-        saved = self.get_state()
+        saved = self._checkpoint()
         if h != h_history:
             self._step_size_changed(h_history, h)
         try:

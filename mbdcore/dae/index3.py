@@ -95,7 +95,24 @@ tolerance -- position part against tol max(1, |q|), velocity part c_v |dw| again
 max(1, |v|), floored at 16 eps |q| (the rounding of q_ref + dq) -- and
 theta = nu_k / nu_{k-1}, the solve has converged when theta / (1 - theta) nu_k <= 1 (the
 bound on the remaining error), or nu_k <= 0.1.  A solve that cannot converge with a
-fresh matrix raises :class:`ConvergenceError`.
+fresh matrix raises :class:`ConvergenceError` (an
+:class:`~mbdcore.integrators.base.IntegrationError`) naming the time, the step and the
+last residual (the max norm of the scaled residual at the last iterate, m or rad).
+
+Step halving.  :meth:`Index3Integrator.step` retries a step whose solve failed with
+halved steps (:class:`~mbdcore.integrators.base.StepHalving`, the one mechanism of
+every implicit stepper, so :func:`mbdcore.dae.simulate` and the co-simulation blocks'
+substeps share it): the integrator is put back exactly as before the attempt
+(what ``get_state`` holds; the work counters keep the failed work), [t, t + h] is
+covered by two steps of h/2, each halved again if it fails, down to
+h / 2**``max_halvings`` (default 6: h/64), and the next step is of h again.  The
+acceleration-like variable of generalized-alpha depends on the step: a_n approximates
+q''(t_n + (alpha_m - alpha_f) h) to O(h^2) (Arnold and Bruls 2007), so at every change
+of step from h to h' it is moved to q''_n + (h'/h) (a_n - q''_n), which keeps it that
+approximation for the new step (without, the O(h) error of a restart would enter at
+each change).  ``stats()`` counts ``step_retries`` (failed steps split into halves) and
+``deepest_halving``.  When the smallest step fails too the integrator is put back as
+before the step and the error says how many halvings were tried.
 
 Iterations in C.  A problem whose residual terms are all compiled
 (:meth:`ConstrainedProblem.compiled_terms <mbdcore.dae.problem.ConstrainedProblem.compiled_terms>`:
@@ -133,6 +150,7 @@ from mbdcore.dae.index1 import (
     sparse_mass_matrix,
 )
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
+from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
 from mbdcore.native import kernel_library
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_AUTO_SIZE", "ConvergenceError",
@@ -146,10 +164,6 @@ SPARSE_AUTO_SIZE = 200
 #: the most solves of one stage with a new active set of the switching force laws (a
 #: tension-only cable's taut points; :meth:`Index3Integrator._solve`)
 SWITCH_ROUNDS = 8
-
-
-class ConvergenceError(RuntimeError):
-    """The nonlinear solve of a step did not converge (message: time, step, residual)."""
 
 
 def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v,
@@ -365,7 +379,7 @@ class _CompiledNewton:
         return code, state.it, state.done, state.nu, theta
 
 
-class Index3Integrator:
+class Index3Integrator(StepHalving):
     """Base class: one step of the constrained equations, with the shared Newton solver.
 
     Parameters
@@ -400,6 +414,10 @@ class Index3Integrator:
         O(n) instead of O(n^3).  ``False``: dense LAPACK (the small-system default).
         ``"auto"`` (default): sparse above :data:`SPARSE_AUTO_SIZE` coordinates, except
         with ``iteration="broyden"``, whose updated inverse is dense by nature.
+    max_halvings : int
+        How many times a step whose Newton solve fails is halved before
+        :class:`ConvergenceError` is raised (steps down to h / 2**max_halvings; module
+        docstring, "Step halving"); 0: no retry.
 
     Attributes
     ----------
@@ -410,7 +428,11 @@ class Index3Integrator:
         Steps taken; linear solves of Newton corrections; builds of the Jacobian blocks
         (each a ``force_jacobians`` call); LU factorisations (Broyden: inversions) of
         the iteration matrix; solves that did not converge (those retried with a fresh
-        matrix included).  :meth:`stats` adds the averages per step.
+        matrix included).  :meth:`stats` adds the averages per step.  ``nsteps``
+        counts the steps taken, the halves of a retried step included.
+    step_retries, deepest_halving : int
+        Failed steps retried as two halves; the deepest halving reached (steps of
+        h / 2**deepest_halving were taken).
     a, qdd, lam : ndarray or None
         After a step: acceleration-like variable, accelerations [m/s^2] and multipliers
         at the end of the step.
@@ -426,7 +448,7 @@ class Index3Integrator:
     def __init__(self, tol: float = 1e-10, max_iterations: int = 25,
                  iteration: str = "modified", theta_refresh: float = 0.3,
                  geometric_stiffness: bool = True, constraint_form: str = "ggl",
-                 sparse="auto"):
+                 sparse="auto", max_halvings: int = MAX_HALVINGS):
         if iteration not in ITERATIONS:
             raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
         if constraint_form not in CONSTRAINT_FORMS:
@@ -444,6 +466,9 @@ class Index3Integrator:
             raise ValueError("sparse=True cannot be used with iteration='broyden' (Broyden "
                              "updates a dense inverse); use 'modified' or 'newton'")
         self.sparse = sparse
+        if int(max_halvings) != max_halvings or max_halvings < 0:
+            raise ValueError(f"max_halvings = {max_halvings!r}: accepted a whole number >= 0")
+        self.max_halvings = int(max_halvings)
         self.reset()
 
     @property
@@ -456,9 +481,14 @@ class Index3Integrator:
             return self.iteration != "broyden" and int(problem.n) > SPARSE_AUTO_SIZE
         return bool(self.sparse)
 
+    #: counters of work done, kept when a failed step is rolled back (StepHalving)
+    WORK_COUNTERS = ("newton_iterations", "jacobian_evaluations", "factorizations",
+                     "failures", "switch_rounds")
+
     # -- history ---------------------------------------------------------------------
     def reset(self) -> None:
         """Forget the history and the counters (start of a new simulation)."""
+        self._clear_retries()
         self.nsteps = 0
         self.newton_iterations = 0
         self.jacobian_evaluations = 0
@@ -512,7 +542,8 @@ class Index3Integrator:
                 "factorizations": self.factorizations, "failures": self.failures,
                 "switch_rounds": self.switch_rounds, "a": cp(self.a), "qdd": cp(self.qdd),
                 "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
-                "guess": {k: g.copy() for k, g in self._guess.items()}}
+                "guess": {k: g.copy() for k, g in self._guess.items()},
+                **self._retry_state()}
 
     def set_state(self, state: dict) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -530,6 +561,26 @@ class Index3Integrator:
         self.mu = cp(state.get("mu"))
         self._cache = {key: _copy_kept(entry) for key, entry in state["cache"].items()}
         self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
+        self._set_retry_state(state)
+
+    #: what a step replaces (never writes into), with ``nsteps``: a checkpoint of a step
+    #: keeps references to them (:meth:`_checkpoint`)
+    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "_step_start", "_compiled")
+
+    def _checkpoint(self):
+        """The state before a step, for :class:`~mbdcore.integrators.base.StepHalving`:
+        what :meth:`get_state` holds but the work counters, by reference (a step
+        replaces these arrays, the kept matrices and guesses, and never writes into
+        them; the dictionaries of kept matrices and guesses are copied), so a
+        checkpoint costs no copy of the kept factors."""
+        saved = {k: getattr(self, k) for k in self._STEP_STATE}
+        saved["_cache"], saved["_guess"] = dict(self._cache), dict(self._guess)
+        return saved
+
+    def _roll_back(self, saved) -> None:
+        """Back to a :meth:`_checkpoint` (the work counters keep the failed work)."""
+        for k, val in saved.items():
+            setattr(self, k, dict(val) if k in ("_cache", "_guess") else val)
 
     def stats(self) -> dict:
         """Counters since :meth:`reset` and their averages per step.
@@ -540,7 +591,9 @@ class Index3Integrator:
         differences of M and G); ``factorizations`` LU factorisations (Broyden:
         inversions) of the iteration matrix; ``failures`` solves that did not converge
         (those retried with a fresh matrix included); ``switch_rounds`` solves repeated
-        with a new active set of switching force laws; ``iterations_per_step``,
+        with a new active set of switching force laws; ``step_retries`` failed steps
+        retried as two halves and ``deepest_halving`` the deepest halving reached
+        (module docstring, "Step halving"); ``iterations_per_step``,
         ``factorizations_per_step``, ``jacobian_evaluations_per_step`` (Bathe: two
         solves per step)."""
         per = 1.0 / max(1, self.nsteps)
@@ -552,6 +605,8 @@ class Index3Integrator:
                 "factorizations": self.factorizations,
                 "failures": self.failures,
                 "switch_rounds": self.switch_rounds,
+                "step_retries": self.step_retries,
+                "deepest_halving": self.deepest_halving,
                 "iterations_per_step": self.newton_iterations * per,
                 "factorizations_per_step": self.factorizations * per,
                 "jacobian_evaluations_per_step": self.jacobian_evaluations * per}
@@ -577,8 +632,18 @@ class Index3Integrator:
         Raises
         ------
         ConvergenceError
-            If Newton fails with a fresh iteration matrix.
+            If Newton fails with a fresh iteration matrix at the step h and at every
+            halving of it down to h / 2**max_halvings (module docstring, "Step
+            halving"); the integrator is then as it was before the call.
         """
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        return self._halving_step(lambda ts, hs, y: self._step(problem, ts, y[0], y[1], hs),
+                                  t, h, (q, v))
+
+    def _step(self, problem: ConstrainedProblem, t: float, q, v, h: float):
+        """One step of the method from t to t + h [s] (no retry): :meth:`step`'s
+        parameters and result."""
         raise NotImplementedError
 
     # -- the shared scaled Newton solve ------------------------------------------------
@@ -798,9 +863,44 @@ class Index3Integrator:
             self._cache.pop(key, None)
             last = info
         its, err, why = last
+        res = self._residual_norm(problem, t, q_ref, v_ref, a_ref / ca, cv, ca, dq, lam_s, mu)
         raise ConvergenceError(
             f"{self.name}: Newton did not converge at t = {t:.9g} s (h = {h:.3g} s) after "
-            f"{its} iterations; last increment {err:.3g} x tolerance ({why})")
+            f"{its} iterations; last residual {res:.3g} (max norm of the scaled "
+            f"equations, m or rad), last increment {err:.3g} x tolerance ({why})",
+            time=t, step=h, residual=res)
+
+    def _residual(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu, sparse):
+        """The scaled Newton residual at the iterate (dq, lam~, mu) (module docstring):
+        returns (q, G, mu, w, v, x, r) with x = q''/c_a (mu zeros of the right size if
+        it had another)."""
+        q = q_ref + dq
+        g, G, gt = _constraint_parts(problem, t, q, sparse)
+        m = g.size
+        ggl = self.ggl
+        if mu is None or mu.size != (m if ggl else 0):
+            mu = np.zeros(m if ggl else 0)
+        w = dq - G.T @ mu if ggl else dq
+        v = v_ref + cv * w
+        x = x_ref + w        # q'' / c_a
+        M = sparse_mass_matrix(problem, q) if sparse else np.atleast_2d(problem.mass_matrix(q))
+        F = np.asarray(problem.forces(t, q, v), dtype=float)
+        parts_r = [M @ x + G.T @ lam_s - F / ca, g]
+        if ggl:
+            parts_r.append((G @ v + gt) / cv)
+        return q, G, mu, w, v, x, np.concatenate(parts_r)
+
+    def _residual_norm(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu):
+        """max |r| of :meth:`_residual` at a failed solve's last iterate [m, rad] (nan if
+        it cannot be evaluated there: the failure's cause may be that it is not
+        finite)."""
+        try:
+            with np.errstate(all="ignore"):
+                r = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu,
+                                   self.uses_sparse(problem))[-1]
+        except (ArithmeticError, ValueError, np.linalg.LinAlgError):
+            return math.nan
+        return _max_abs(r) if _finite(r) else math.nan
 
     def _newton(self, problem, t, q_ref, v_ref, a_ref, cv, ca, lam_s, key, h, fresh_start):
         n = q_ref.size
@@ -892,21 +992,9 @@ class Index3Integrator:
                     break
                 r = step = None
             else:
-                q = q_ref + dq
-                g, G, gt = _constraint_parts(problem, t, q, sparse)
-                m = g.size
-                if mu is None or mu.size != (m if ggl else 0):
-                    mu = np.zeros(m if ggl else 0)
-                w = dq - G.T @ mu if ggl else dq
-                v = v_ref + cv * w
-                x = x_ref + w        # q'' / c_a
-                M = sparse_mass_matrix(problem, q) if sparse else \
-                    np.atleast_2d(problem.mass_matrix(q))
-                F = np.asarray(problem.forces(t, q, v), dtype=float)
-                parts_r = [M @ x + G.T @ lam_s - F / ca, g]
-                if ggl:
-                    parts_r.append((G @ v + gt) / cv)
-                r = np.concatenate(parts_r)
+                q, G, mu, w, v, x, r = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca,
+                                                      dq, lam_s, mu, sparse)
+                m = G.shape[0]
                 if not _finite(r):
                     return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
                 if broyden:
@@ -1054,9 +1142,7 @@ class GeneralizedAlphaScheme(Index3Integrator):
         self.order = 2 if abs(self.gamma - (0.5 + self.alpha_f - self.alpha_m)) < 1e-12 else 1
         super().__init__(**newton)
 
-    def step(self, problem, t, q, v, h):
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
+    def _step(self, problem, t, q, v, h):
         self._step_start = (q, v)
         if self.qdd is None:
             self.start(problem, t, q, v)
@@ -1074,6 +1160,14 @@ class GeneralizedAlphaScheme(Index3Integrator):
         self.lam = lam
         self.nsteps += 1
         return q_ref + dq, v_ref + cv * w
+
+    def _step_size_changed(self, h_old, h_new):
+        """a_n approximates q''(t_n + (alpha_m - alpha_f) h) to O(h^2) (Arnold and
+        Bruls 2007), so a - q''_n is proportional to the step: scaled by h_new/h_old
+        it is that approximation for steps of h_new (module docstring, "Step
+        halving")."""
+        if self.a is not None and self.qdd is not None:
+            self.a = self.qdd + (h_new / h_old) * (self.a - self.qdd)
 
 
 class GeneralizedAlpha(GeneralizedAlphaScheme):
@@ -1200,9 +1294,7 @@ class Bathe(Index3Integrator):
             self.name = "bathe-broyden"
         self.lam_mid = None
 
-    def step(self, problem, t, q, v, h):
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
+    def _step(self, problem, t, q, v, h):
         self._step_start = (q, v)
         if self.qdd is None:
             self.start(problem, t, q, v)
@@ -1232,6 +1324,8 @@ class Bathe(Index3Integrator):
         self.lam_mid = lam_m
         self.nsteps += 1
         return q_ref + dq, v_ref + c3 * w
+
+    _STEP_STATE = Index3Integrator._STEP_STATE + ("lam_mid",)
 
     def reset(self) -> None:
         super().reset()

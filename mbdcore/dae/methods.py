@@ -34,7 +34,7 @@ __all__ = ["Method", "METHODS", "ODE_METHODS", "DAE_METHODS", "method_names", "m
            "make_method"]
 
 _NEWTON = ("tol", "max_iterations", "iteration", "theta_refresh", "geometric_stiffness",
-           "constraint_form", "sparse")
+           "constraint_form", "sparse", "max_halvings")
 
 
 @dataclass(frozen=True)
@@ -117,10 +117,12 @@ _ENTRIES = (
     _ode("treanor", 4, "Treanor's exponentially fitted Runge-Kutta (stiff decaying parts)",
          Treanor),
     *(_ode(f"bdf{k}", k, f"fixed-step BDF of order {k} (Radau IIA start, simplified Newton)",
-           (lambda k=k, **o: BDF(k, **o)), _TOL + ("jac", "max_newton"), _BDF_TOL)
+           (lambda k=k, **o: BDF(k, **o)), _TOL + ("jac", "max_newton", "max_halvings"),
+           _BDF_TOL)
       for k in BDF_TABLE),
     *(_ode(f"improved-gear{k}", k, f"Gear's improved BDF of order {k} (beta = 20)",
-           (lambda k=k, **o: ImprovedGear(k, **o)), _TOL + ("beta", "jac", "max_newton"),
+           (lambda k=k, **o: ImprovedGear(k, **o)),
+           _TOL + ("beta", "jac", "max_newton", "max_halvings"),
            _BDF_TOL) for k in (2, 3)),
     _ode("gear", 5, "variable-step variable-order BDF (a port of scipy's BDF algorithm; "
          "history carried across steps)", GearIntegrator,

@@ -8,8 +8,10 @@ over each communication step, and two parameters every such block shares: ``meth
 steps per communication step).  The stepping is the stepper's
 :meth:`~mbdcore.integrators.Integrator.step_autonomous`: the tableau methods and Gill's
 run all substeps in compiled code; the others (BDF, Treanor, scipy's) step through the
-right-hand side from Python.  A step that fails or gives a non-finite state raises
-:class:`~mbdcore.blocks.StepError` and leaves the block as it was.
+right-hand side from Python; an implicit one (BDF) retries a substep whose Newton
+iteration fails with halved steps (:class:`~mbdcore.integrators.base.StepHalving`).  A
+step that fails or gives a non-finite state raises :class:`~mbdcore.blocks.StepError`
+and leaves the block as it was.
 
 A communication point is a step boundary of the integrator by construction (the
 substeps divide the communication step), so a held input that jumps there never falls

@@ -133,6 +133,12 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         such before it ends in a singular matrix or a Newton failure.  Its ``time``,
         ``body``, ``quantity``, ``value``, ``limit`` say where; ``result`` holds the
         recorded steps before it.
+    ConvergenceError
+        (an :class:`~mbdcore.integrators.base.IntegrationError`) when an implicit step's
+        Newton iteration fails at h and at every halving of it down to h /
+        2**max_halvings (the method retries it first,
+        :class:`~mbdcore.integrators.base.StepHalving`; ``max_halvings`` is a method
+        option); it names the time, the step tried last and the last residual.
     """
     n_steps = int(round(t_end / h))
     if n_steps < 1 or not np.isfinite(h) or h <= 0:

@@ -38,7 +38,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import lu_factor, lu_solve
 
-from mbdcore.integrators.base import RHS, IntegrationError, Integrator
+from mbdcore.integrators.base import (
+    MAX_HALVINGS,
+    RHS,
+    ConvergenceError,
+    IntegrationError,
+    Integrator,
+)
 
 __all__ = ["EPS", "BDF_TABLE", "BDF_STABILITY_ANGLE", "multistep_coefficients", "RADAU_A",
            "RADAU_C", "LinearMultistep", "BDF", "ImprovedGear", "NEWTON_MAXITER",
@@ -214,6 +220,12 @@ class LinearMultistep(Integrator):
     order k <= 6.  The history restarts at :meth:`start` and whenever the step size
     changes.
 
+    A step whose Newton iteration fails with a fresh Jacobian raises
+    :class:`~mbdcore.integrators.base.ConvergenceError` inside :meth:`step`, which
+    retries it with halved steps (:class:`~mbdcore.integrators.base.StepHalving`,
+    down to h / 2**max_halvings); the halves restart the history at their step (Radau
+    start), and so does the next step of h.
+
     Parameters
     ----------
     alpha : array_like, shape (k + 1,)
@@ -227,6 +239,9 @@ class LinearMultistep(Integrator):
         ``atol + rtol |y|`` componentwise in RMS (units of y for ``atol``).
     max_newton : int
         Newton iterations per attempt.
+    max_halvings : int
+        How many times a step whose Newton iteration fails is halved before the error
+        is raised (:class:`~mbdcore.integrators.base.StepHalving`); 0: no retry.
 
     Attributes
     ----------
@@ -237,14 +252,20 @@ class LinearMultistep(Integrator):
         Newton iterations, all attempts.
     failures : int
         Newton solves that did not converge (each one is retried with a fresh
-        Jacobian, or raises :class:`IntegrationError`).
+        Jacobian, then with halved steps).
+    step_retries, deepest_halving : int
+        Failed steps retried as two halves, and the deepest halving reached.
     """
 
     memory = True
+    halves_failed_steps = True
+    WORK_COUNTERS = ("nfev", "njev", "newton_iterations", "failures")
 
     def __init__(self, alpha, beta_new: float, beta_old: float = 0.0, jac=None,
-                 rtol: float = 1e-10, atol: float = 1e-12, max_newton: int = 7):
+                 rtol: float = 1e-10, atol: float = 1e-12, max_newton: int = 7,
+                 max_halvings: int = MAX_HALVINGS):
         super().__init__()
+        self.max_halvings = int(max_halvings)
         alpha = np.asarray(alpha, dtype=float)
         self.alpha = alpha / alpha[0]
         self.beta_new = beta_new / alpha[0]
@@ -330,11 +351,12 @@ class LinearMultistep(Integrator):
                                    f"(step {self.nsteps + 1})")
         self._J = J
 
-    def _fail(self, what, t_new, h, n_iter, rate):
-        return IntegrationError(
+    def _fail(self, what, t_new, h, n_iter, rate, residual):
+        return ConvergenceError(
             f"{self.name}: Newton iteration of {what} did not converge at "
             f"t = {t_new:.9g} s (step {self.nsteps + 1}, h = {h:.3g} s) after {n_iter} "
-            f"iterations with a fresh Jacobian (contraction rate {rate})")
+            f"iterations with a fresh Jacobian; last residual {residual:.3g} (RMS in "
+            f"units of atol + rtol |y|), contraction rate {rate}", t_new, h, residual)
 
     def _advance(self, fun, t, y, h):
         fun = _Counted(fun, self)
@@ -367,7 +389,9 @@ class LinearMultistep(Integrator):
                 return x
             self.failures += 1
             if self._J_fresh:
-                raise self._fail(what, t_new, h, n_iter, rate)
+                with np.errstate(all="ignore"):
+                    res = _rms(residual(x) / scale)
+                raise self._fail(what, t_new, h, n_iter, rate, res)
             self._jacobian(fun, t_jac, y_jac)
             self._lu = None
 
@@ -432,12 +456,12 @@ class BDF(LinearMultistep):
     """
 
     def __init__(self, k: int = 2, jac=None, rtol: float = 1e-10, atol: float = 1e-12,
-                 max_newton: int = 7):
+                 max_newton: int = 7, max_halvings: int = MAX_HALVINGS):
         if k not in BDF_TABLE:
             raise ValueError(f"BDF order k must be 1..6, got {k!r}")
         alpha, beta, _den = BDF_TABLE[k]
         super().__init__(alpha, beta, 0.0, jac=jac, rtol=rtol, atol=atol,
-                         max_newton=max_newton)
+                         max_newton=max_newton, max_halvings=max_halvings)
         self.name = f"bdf{k}"
 
 
@@ -453,12 +477,13 @@ class ImprovedGear(LinearMultistep):
     """
 
     def __init__(self, k: int = 2, beta: float = 20.0, jac=None, rtol: float = 1e-10,
-                 atol: float = 1e-12, max_newton: int = 7):
+                 atol: float = 1e-12, max_newton: int = 7,
+                 max_halvings: int = MAX_HALVINGS):
         if not 1 <= k <= 6:
             raise ValueError(f"order k must be 1..6, got {k!r}")
         alpha = multistep_coefficients(k, beta, 1.0 - beta)
         super().__init__(alpha, beta, 1.0 - beta, jac=jac, rtol=rtol, atol=atol,
-                         max_newton=max_newton)
+                         max_newton=max_newton, max_halvings=max_halvings)
         self.beta = beta
         self.name = f"improved-gear{k}"
 

@@ -24,7 +24,10 @@ outputs
 The block integrates the index-1 formulation (Baumgarte + projections) with any
 ODE method of :mod:`mbdcore.dae.methods`, or the index-3/GGL formulation with
 a DAE method of that table, over ``substeps`` steps per
-communication step, inputs held.  A failed step raises StepError and keeps the state;
+communication step, inputs held.  A substep whose Newton iteration fails is first
+retried with halved steps by the integrator itself (down to 1/64 of the substep,
+:class:`~mbdcore.integrators.base.StepHalving`, as in :func:`mbdcore.dae.simulate`).
+A failed step raises StepError and keeps the state;
 so does a step that reaches a non-finite state or one beyond the model's range
 (:meth:`System.range_violation`, and what a subclass adds in :meth:`SystemBlock.refused`).
 

@@ -10,7 +10,7 @@ from scipy.integrate import solve_ivp
 from mbdcore.integrators.multistep import (BDF, BDF_STABILITY_ANGLE, BDF_TABLE, GearIntegrator,
     GearSolver,
     ImprovedGear, multistep_coefficients)
-from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.base import ConvergenceError, IntegrationError
 from mbdcore.dae.methods import make_method
 from mbdcore.dae.simulate import integrate
 
@@ -219,14 +219,27 @@ def test_bdf_restarts_when_the_step_size_changes():
 # -- failures ----------------------------------------------------------------------------
 
 def test_newton_failure_raises_quickly_with_time_and_step():
-    """y' = y^2 from y = 1: backward Euler with h = 1 asks for y = 1 + y^2, which has
-    no real root, so no Newton iteration can converge."""
-    start = time.perf_counter()
-    with pytest.raises(IntegrationError, match=r"t = 1 s.*step 1.*iterations"):
-        integ = BDF(1)
+    """y' = y^2 from y = 1 (y = 1/(1 - t), infinite at t = 1 s): backward Euler with
+    h = 1 asks for y = 1 + y^2, which has no real root, so no Newton iteration can
+    converge.  Without the retry the error names t = 1 s and the step; with it
+    (default) the step is halved, the halves go on towards the blow-up and the error
+    names where even h/64 fails, before t = 1 s, with that step and its residual."""
+    with pytest.raises(ConvergenceError, match=r"t = 1 s.*h = 1 s.*iterations") as info:
+        integ = BDF(1, max_halvings=0)
         integ.start(0.0, [1.0])
         integ.step(lambda t, y: y ** 2, 1.0)
-    assert time.perf_counter() - start < 1.0
+    assert info.value.step == 1.0 and info.value.residual > 1.0
+    integ = BDF(1)
+    integ.start(0.0, [1.0])
+    with pytest.raises(ConvergenceError, match=r"h = 0\.0156 s.*residual.*the step 1 s was "
+                                               r"halved 6 times") as info:
+        integ.step(lambda t, y: y ** 2, 1.0)
+    err = info.value
+    assert err.step == 1.0 / 64 and err.halvings == 6 and 0.0 < err.time < 1.0
+    # the residual is in units of the tolerance: a failed solve ends above it
+    assert err.residual > 1.0
+    # the failed step leaves the integrator where it was
+    assert integ.t == 0.0 and integ.y.tolist() == [1.0]
 
 
 def test_gear_reports_a_right_hand_side_that_becomes_nan():

@@ -6,10 +6,14 @@
  * step and a Python step of the same method give the same numbers.
  *
  * rhs(ctx, x, dx) returns 0, or nonzero when it cannot evaluate (the step then stops and
- * reports it).  No allocation: the caller passes scratch space of 5 m doubles.
+ * reports it).  No allocation: the caller passes scratch space of 5 m doubles (7 m for
+ * fs_advance).
  */
 #ifndef FLEXCOSIM_FIXED_STEP_H
 #define FLEXCOSIM_FIXED_STEP_H
+
+#include <math.h>
+#include <string.h>
 
 typedef int (*fs_rhs)(void *ctx, const double *x, double *dx);
 
@@ -59,6 +63,28 @@ FS_MAYBE_UNUSED static int fs_gill_step(fs_rhs rhs, void *ctx, double *x, double
             q[i] = q[i] + 3.0 * r - c[j] * k;
         }
     }
+    return 0;
+}
+
+/* n steps of h [s] of x (m entries) with RK4 (method 0) or Gill (1, its register q carried;
+   q is left alone by RK4), all or nothing: a kernel's advance, which Python calls once per
+   communication step (mbdcore.integrators.runge_kutta.CSteppedKernel).  x and q change
+   only when every step succeeded and the state is finite; returns 0, the rhs's failure,
+   or 1 for a non-finite state.  work: 7 m doubles. */
+FS_MAYBE_UNUSED static int fs_advance(fs_rhs rhs, void *ctx, double *x, double *q, int m, double h,
+                                      int n, int method, double *work) {
+    double *y = work, *r = work + m, *scratch = work + 2 * m;
+    int s, i, status;
+    memcpy(y, x, sizeof(double) * m);
+    memcpy(r, q, sizeof(double) * m);
+    for (s = 0; s < n; s++) {
+        status = method == 1 ? fs_gill_step(rhs, ctx, y, r, m, h, scratch)
+                             : fs_rk4_step(rhs, ctx, y, m, h, scratch);
+        if (status) return status;
+    }
+    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
+    memcpy(x, y, sizeof(double) * m);
+    memcpy(q, r, sizeof(double) * m);
     return 0;
 }
 

@@ -45,6 +45,7 @@ KERNELS = {
                             [FIXED_STEP]),
     "mbdcore.models._rigid_arm": (["mbdcore/models/native/rigid_arm.c"], ["RIGID_API"], []),
     "mbdcore.models._drive": (["mbdcore/models/native/drive.c"], ["DRIVE_API"], [FIXED_STEP]),
+    "mbdcore.models._linear": (["mbdcore/models/native/linear.c"], ["LINEAR_API"], [FIXED_STEP]),
     "mbdcore.models._antenna_axis": (["mbdcore/models/native/drive.c",
                                       "mbdcore/models/native/antenna_axis.c"],
                                      ["DRIVE_API", "AXIS_API"], [FIXED_STEP]),

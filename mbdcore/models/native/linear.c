@@ -37,13 +37,27 @@ static long linear_unpack(const double *tab, Linear *s) {
     return (long)(p - tab);
 }
 
-/* rows (r x k) times v plus cols (r x l) times w into out (r): each row summed from the
-   first column on, the first product then the second, as the FMU and the block must
-   agree to the last bit. */
+/* rows (r x k) times v plus cols (r x l) times w into out (r).  Each row is summed from
+   its first column on, the first product then the second (one fixed order, so the
+   block and its FMU agree to the last bit); four rows at a time, whose sums are
+   independent, so that the additions overlap instead of waiting on one another (the
+   sum of a row alone is bound by the latency of the addition: 4x slower at n = 48). */
 static void linear_affine(const double *rows, const double *v, int k, const double *cols,
                           const double *w, int l, int r, double *out) {
-    int i, j;
-    for (i = 0; i < r; i++) {
+    int i = 0, j;
+    for (; i + 4 <= r; i += 4) {
+        const double *r0 = rows + i * k, *r1 = r0 + k, *r2 = r1 + k, *r3 = r2 + k;
+        const double *c0 = cols + i * l, *c1 = c0 + l, *c2 = c1 + l, *c3 = c2 + l;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (j = 0; j < k; j++) {
+            s0 += r0[j] * v[j]; s1 += r1[j] * v[j]; s2 += r2[j] * v[j]; s3 += r3[j] * v[j];
+        }
+        for (j = 0; j < l; j++) {
+            s0 += c0[j] * w[j]; s1 += c1[j] * w[j]; s2 += c2[j] * w[j]; s3 += c3[j] * w[j];
+        }
+        out[i] = s0; out[i + 1] = s1; out[i + 2] = s2; out[i + 3] = s3;
+    }
+    for (; i < r; i++) {
         double s = 0.0;
         for (j = 0; j < k; j++) s += rows[i * k + j] * v[j];
         for (j = 0; j < l; j++) s += cols[i * l + j] * w[j];

@@ -31,6 +31,8 @@ FIXED_STEP = "mbdcore/integrators/native/fixed_step.h"
 
 #: module -> (C sources compiled as one unit, in order; API macros; headers they include)
 KERNELS = {
+    "mbdcore.integrators._fixed_step": (["mbdcore/integrators/native/fixed_step.c"],
+                                        ["FIXED_STEP_API"], [FIXED_STEP]),
     "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], []),
     "mbdcore.multibody._beam_kinematics": (["mbdcore/multibody/native/beam_kinematics.c"],
                                            ["BEAM_API"], []),

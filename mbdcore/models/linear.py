@@ -2,13 +2,14 @@
 
 The control-design plugin linearises the arm, the drive and the antenna to state-space
 models; :class:`LinearSystemBlock` runs any such model in a co-simulation (as a Python
-block, a Python FMU or a C-source FMU).  Its equations and their RK4/Gill stepping are
-C, ``native/linear.c`` (:class:`LinearKernel`, as the arm's): the block calls it through
-ctypes and its :meth:`LinearSystemBlock.c_model` compiles the same file into the FMU.
-A model is stored as JSON (:func:`save_state_space`, :func:`load_state_space`): the four
-matrices, the names of the inputs, outputs and states and their units.  Any object with
-``A``, ``B``, ``C``, ``D`` (a python-control ``StateSpace``, whose signal labels are taken
-when present) can be saved.
+block, a Python FMU or a C-source FMU).  Its equations and their RK4/Gill/Treanor
+stepping are C, ``native/linear.c`` (:class:`LinearKernel`, as the arm's): the block
+calls it through the extension module built with the package, and
+:meth:`LinearSystemBlock.c_model` compiles the same file into the FMU.  A model is
+stored as JSON (:func:`save_state_space`, :func:`load_state_space`): the four matrices,
+the names of the inputs, outputs and states and their units.  Any object with ``A``,
+``B``, ``C``, ``D`` (a python-control ``StateSpace``, whose signal labels are taken when
+present) can be saved.
 """
 from __future__ import annotations
 
@@ -142,7 +143,7 @@ def linear_table(A, B, C, D) -> np.ndarray:
 
 class LinearKernel(CSteppedKernel):
     """The compiled plant (``native/linear.c``): ``kernel(x, u) -> x'`` (u held), with its
-    own stepping loop for RK4 and Gill (``advance``, used by
+    own stepping loop for RK4, Gill and Treanor (``advance``, used by
     :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
     step), and the outputs ``kernel.outputs(x, u) -> y``."""
 
@@ -152,6 +153,7 @@ class LinearKernel(CSteppedKernel):
         if self.lib.linear_table_length(self.table) != self.table.size:
             raise ValueError("state-space table does not match the layout of linear.c")
         self.n_states, self.n_outputs = int(self.table[0]), int(self.table[2])
+        self.work_size = int(self.lib.linear_work_size(self.table))
 
     def __call__(self, x, u):
         dx = np.empty(self.n_states)
@@ -161,7 +163,7 @@ class LinearKernel(CSteppedKernel):
 
     def _advance(self, x, register, args, h, n, method):
         return self.lib.linear_advance(self.table, x, register, args[0], h, n, method,
-                                       np.empty(7 * self.n_states))
+                                       np.empty(self.work_size))
 
     def outputs(self, x, u) -> np.ndarray:
         y = np.empty(self.n_outputs)

@@ -185,12 +185,12 @@ static int drive_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the inputs held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried (fixed_step.h).  Returns 0, or 1 for a bad n_motors
+   its round-off register gq carried, 2 Treanor (fixed_step.h).  Returns 0, or 1 for a bad n_motors
    or a non-finite state (x and gq are then unchanged). */
 DRIVE_API int drive_advance(const double *pk, double *x, double *gq, double u, double theta,
                             double omega, int n_motors, int current_mode, int locked,
                             double h, int n, int method) {
-    double work[7 * DRIVE_MAX_STATES];
+    double work[FS_WORK_PER_STATE * DRIVE_MAX_STATES];
     DriveInputs in;
     if (n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
     in.pk = pk; in.u = u; in.theta = theta; in.omega = omega;

@@ -73,6 +73,12 @@ LINEAR_API long linear_table_length(const double *tab) {
     return linear_unpack(tab, &s);
 }
 
+/* The scratch linear_advance needs, in doubles (0 for a bad table). */
+LINEAR_API long linear_work_size(const double *tab) {
+    Linear s;
+    return linear_unpack(tab, &s) ? (long)FS_WORK_PER_STATE * s.n : 0;
+}
+
 /* dx = A x + B u: 0, or 1 for a bad table. */
 LINEAR_API int linear_rhs(const double *tab, const double *x, const double *u, double *dx) {
     Linear s;
@@ -97,9 +103,9 @@ static int linear_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with u held: method 0 classical RK4, 1 Runge-Kutta-Gill with its
-   round-off register gq carried (fixed_step.h, as mbdcore's steppers sum them).  work:
-   7 n_states doubles of scratch.  Returns 0, or 1 for a bad table or a non-finite state
-   (x and gq are then unchanged). */
+   round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers).  work:
+   linear_work_size(tab) doubles of scratch.  Returns 0, or 1 for a bad table or a
+   non-finite state (x and gq are then unchanged). */
 LINEAR_API int linear_advance(const double *tab, double *x, double *gq, const double *u,
                               double h, int n, int method, double *work) {
     LinearInputs in;

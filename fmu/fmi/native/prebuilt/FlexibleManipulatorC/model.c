@@ -495,12 +495,12 @@ static int arm_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the torques held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried (fixed_step.h, as mbdcore's steppers sum them).
+   its round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers).
    Returns 0, or 1 if a step met a singular mass matrix or a non-finite state (x and gq
    are then unchanged). */
 ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, double tau2,
                         double h, int n, int method) {
-    double work[7 * 2 * ARM_MAX_DOF];
+    double work[FS_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
     Arm A;
     if (!arm_unpack(tab, &A)) return 1;

@@ -18,8 +18,8 @@ step is of the caller's h again.
 ``step_autonomous(rhs, args, h, n)`` is the same stepping for a right-hand side with its
 inputs held, ``y' = rhs(y, *args)``.  A kernel written in C that brings its own stepping
 loop (:class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`: the arm, the drive, the
-antenna axis, the linear plant) runs all ``n`` steps of RK4 or Gill in one C call; any
-other method or right-hand side takes its ordinary steps.
+antenna axis, the linear plant) runs all ``n`` steps of RK4, Gill or Treanor in one C
+call; any other method or right-hand side takes its ordinary steps.
 """
 from __future__ import annotations
 

@@ -417,7 +417,7 @@ def axis_table(A, B, C) -> np.ndarray:
 
 class AxisKernel(CSteppedKernel):
     """The compiled pointing axis: ``kernel(x, u, wind) -> x'`` (the drive command and
-    the wind torque [N m] held) with its own stepping loop for RK4 and Gill
+    the wind torque [N m] held) with its own stepping loop for RK4, Gill and Treanor
     (``advance``: one call per communication step), and the block's outputs."""
 
     def __init__(self, table, packed, n_motors: int, current_mode: bool):

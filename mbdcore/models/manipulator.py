@@ -132,7 +132,7 @@ _arm_library = kernel_library("mbdcore.models._arm", ARM_C_SOURCES, (C_FIXED_STE
 
 class ArmKernel(CSteppedKernel):
     """The compiled right-hand side of the arm, ``kernel(x, tau1, tau2) -> x'``, with its
-    own stepping loop for RK4 and Gill (``advance``, used by
+    own stepping loop for RK4, Gill and Treanor (``advance``, used by
     :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
     step)."""
 

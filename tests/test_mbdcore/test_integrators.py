@@ -204,9 +204,9 @@ def test_unknown_integrator_lists_the_accepted_names():
 
 @pytest.mark.parametrize("method", ["rk4", "gill-tableau", "gill", "treanor", "bdf2"])
 def test_compiled_stepping_equals_python_stepping_bit_for_bit(method):
-    """step_autonomous (RK4 and Gill: all substeps in one call of the arm kernel's C loop,
-    fixed_step.h; the others: their own steps over the C right-hand side) takes exactly
-    the steps step() takes, on the arm's nonlinear equations."""
+    """step_autonomous (RK4, Gill and Treanor: all substeps in one call of the arm
+    kernel's C loop, fixed_step.h; the others: their own steps over the C right-hand
+    side) takes exactly the steps step() takes, on the arm's nonlinear equations."""
     from mbdcore.models.manipulator import FlexibleManipulator
     model = FlexibleManipulator(n_modes=2)
     rhs, args = model.derivatives(0.2, 0.05)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import ParameterError, Signal
-from mbdcore.codegen import CModel, c_identifier, embed_c
+from mbdcore.codegen import CModel, c_identifier, embed_c, table_setup
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.native import kernel_library
@@ -235,19 +235,14 @@ class LinearSystemBlock(OdeBlock):
         u = ", ".join(f"IN_{s}" for s in names["inputs"]) or "0.0"
         outs = "\n".join(f"    OUT_{s} = y[{i}];" for i, s in enumerate(names["outputs"]))
         table = self.kernel.table
+        setup = table_setup("linear_table_length", "LINEAR_TABLE", "LINEAR_TABLE_SIZE",
+                            "the state-space table")
         glue = f"""
 /* the inputs in the block's order (one unused zero for a plant without inputs) */
 #define LINEAR_INPUTS {{{u}}}
 #define LINEAR_TABLE_SIZE {table.size}
 
-int model_setup(ModelData *d, char *msg, size_t n) {{
-    (void)d;
-    if (linear_table_length(LINEAR_TABLE) != LINEAR_TABLE_SIZE) {{
-        snprintf(msg, n, "the state-space table is corrupt");
-        return 1;
-    }}
-    return 0;
-}}
+{setup}
 
 void model_initial(ModelData *d) {{
     int i;

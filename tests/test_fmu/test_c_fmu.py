@@ -18,6 +18,7 @@ from pathlib import Path
 
 import control as ct
 import fmpy
+from fmpy import read_model_description
 import numpy as np
 import pytest
 import scipy.linalg as sl
@@ -184,6 +185,31 @@ def _steps(fmu, forces, k0, slot=0):
     return "".join(f"set_real {slot} {force} {float(f)!r}\nset_real {slot} {dist} {float(d)!r}\n"
                    f"step {slot} {(k0 + k) * H!r} {H}\nget_real {slot} {outs}\n"
                    for k, (f, d) in enumerate(forces))
+
+
+def test_a_table_that_does_not_match_the_plant_is_refused_at_initialisation(tmp_path):
+    """The matrices come from model_data.c (or the FMU's resources), apart from the code:
+    a table whose sizes do not add up to its length (n = 1 edited to 2) is refused with
+    fmi2Error and the reason, as native/linear.c reads it."""
+    plant = LinearSystemBlock.configured(state_space_config(A=[[-1.0]], B=[[1.0]],
+                                                            C=[[1.0]], D=[[0.0]]), "Lag")
+    fmu = export_c_fmu(plant, tmp_path, compile=False)
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(tmp_path / "x")
+    data = tmp_path / "x" / "sources" / "model_data.c"
+    text = data.read_text()
+    table = "MODEL_TABLES[SIZE_OR_1(N_TABLE)] = {\n    1, 1, 1,"
+    assert table in text                            # the table starts with n, m, p
+    data.write_text(text.replace(table, table.replace("1, 1, 1,", "2, 1, 1,")))
+    identifier = read_model_description(str(fmu)).coSimulation.modelIdentifier
+    (tmp_path / "x" / "binaries" / "linux64").mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(GCC_COMMAND.format(id=identifier).split(), cwd=tmp_path / "x",
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    instance = Instance(read_model_description(str(fmu)), str(tmp_path / "x"), step=H)
+    assert instance.exit_refused == ERROR
+    assert any("the state-space table is corrupt" in e for e in instance.errors())
+    instance.close()
 
 
 def test_bad_values_are_refused_naming_the_variable_and_the_state_is_kept(host, plant):

@@ -31,6 +31,8 @@ FIXED_STEP = "mbdcore/integrators/native/fixed_step.h"
 
 #: module -> (C sources compiled as one unit, in order; API macros; headers they include)
 KERNELS = {
+    "mbdcore.integrators._fixed_step": (["mbdcore/integrators/native/fixed_step.c"],
+                                        ["FIXED_STEP_API"], [FIXED_STEP]),
     "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], []),
     "mbdcore.multibody._beam_kinematics": (["mbdcore/multibody/native/beam_kinematics.c"],
                                            ["BEAM_API"], []),
@@ -45,6 +47,7 @@ KERNELS = {
                             [FIXED_STEP]),
     "mbdcore.models._rigid_arm": (["mbdcore/models/native/rigid_arm.c"], ["RIGID_API"], []),
     "mbdcore.models._drive": (["mbdcore/models/native/drive.c"], ["DRIVE_API"], [FIXED_STEP]),
+    "mbdcore.models._linear": (["mbdcore/models/native/linear.c"], ["LINEAR_API"], [FIXED_STEP]),
     "mbdcore.models._antenna_axis": (["mbdcore/models/native/drive.c",
                                       "mbdcore/models/native/antenna_axis.c"],
                                      ["DRIVE_API", "AXIS_API"], [FIXED_STEP]),

@@ -8,7 +8,7 @@ the same reference.  Nothing is asserted; the numbers are printed.
 
 One line per case: ``case, ours_s, exudyn_s, ratio, ours_error, exudyn_error`` where the
 times are CPU seconds (``time.process_time()``) of building and solving the model, after
-an untimed warm-up run of each code (ours compiles its numba kernels on first use), the
+an untimed warm-up run of each code (ours builds or loads its C kernels on first use), the
 ratio is ours_s / exudyn_s, and both errors are against the same reference, named in the
 output.  Then the Newton iterations and Jacobian (re)factorisations per step of both
 solvers (ours from ``simulate(...).stats``, Exudyn's from its solver's iteration data),
@@ -311,7 +311,7 @@ def error(y, t, ref, norm):
 
 
 def warm_up():
-    """Untimed short runs of every model in both codes (numba compilation, imports)."""
+    """Untimed short runs of every model in both codes (kernel compilation, imports)."""
     ours_hub(2, 2.5e-3, 0.02, 0.01)
     ours_arm(2, 2.5e-4, 2e-3, 1.0, 1e-3)
     if exu is not None:

@@ -2,7 +2,7 @@
 ``flexcosim export-c`` know, each mapped to a ``"module:attribute"`` string that is
 imported only when a command runs (:func:`resolve`).
 
-Strings rather than the classes themselves: the models import numpy, scipy, numba and
+Strings rather than the classes themselves: the models import numpy, scipy and
 python-control (seconds), and ``flexcosim --help``, ``--version`` or a mistyped name need
 none of them.  This module imports only the standard library.  ``docs/architecture.md``:
 looking a module up by name is the application's alone, through :func:`resolve`, and

@@ -3,7 +3,7 @@
 Layers, each importing only those before it:
 
 * :mod:`mbdcore.blocks` -- the Block contract (named inputs, outputs, parameters, state, step);
-  :mod:`mbdcore.timeseries` -- the one result type; :mod:`mbdcore.jit` -- compiled kernels
+  :mod:`mbdcore.timeseries` -- the one result type
 * :mod:`mbdcore.integrators` -- ODE integrators and their table
 * :mod:`mbdcore.dae` -- constrained equations of motion: formulations, implicit integrators,
   the simulation driver
@@ -19,6 +19,6 @@ validity is a :class:`mbdcore.blocks.ModelRangeWarning` (:mod:`warnings`).
 """
 import logging
 
-__all__ = ["blocks", "jit", "timeseries", "integrators", "dae", "multibody", "spatial", "models"]
+__all__ = ["blocks", "timeseries", "integrators", "dae", "multibody", "spatial", "models"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CModel", "c_identifier", "embed_c", "stateless_functions", "C_FUNCTIONS"]
+__all__ = ["CModel", "c_identifier", "embed_c", "stateless_functions", "table_check",
+           "table_setup", "C_FUNCTIONS"]
 
 #: The functions a CModel's source defines.
 C_FUNCTIONS = ("model_setup", "model_initial", "model_derivatives", "model_update",
@@ -56,6 +57,29 @@ def embed_c(*sources, api: tuple = ()) -> str:
     head = "".join(f"#define {m} static __attribute__((unused))\n" for m in api)
     return head + "".join(f"/* ---- {Path(s).name} ---- */\n{Path(s).read_text()}\n"
                           for s in sources)
+
+
+def table_check(length_function: str, table: str, size: str, what: str) -> str:
+    """C statements for ``model_setup`` that refuse a table (``CModel.tables``) whose
+    layout its kernel does not read as ``size`` numbers (a C expression) by
+    ``length_function(table)``, the kernel's own reading of it: the numbers of an export
+    come from a separate file (``model_data.c``, or the FMU's resources for a binary built
+    with the package), so the code must not trust them.  ``what`` names the table in the
+    message."""
+    return (f"    if ({length_function}({table}) != {size}) {{\n"
+            f'        snprintf(msg, n, "{what} is corrupt");\n'
+            "        return 1;\n"
+            "    }\n")
+
+
+def table_setup(length_function: str, table: str, size: str, what: str) -> str:
+    """``model_setup`` of a model whose only parameters to check are its table's
+    (:func:`table_check`)."""
+    return ("int model_setup(ModelData *d, char *msg, size_t n) {\n"
+            "    (void)d;\n"
+            f"{table_check(length_function, table, size, what)}"
+            "    return 0;\n"
+            "}\n")
 
 
 def stateless_functions(outputs_body: str) -> str:

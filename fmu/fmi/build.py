@@ -3,7 +3,7 @@
 The FMU holds a three-line script (``class <model_name>(BlockSlave): BLOCK = ...``),
 the packages ``mbdcore``, ``controllers`` and ``fmu`` of this project and, if the
 block lives outside them, its module file.  It runs with the Python environment it was
-built in (numpy, scipy, numba are not in the FMU), hence ``needsExecutionTool="true"``.
+built in (numpy and scipy are not in the FMU), hence ``needsExecutionTool="true"``.
 
 pythonfmu writes the model description and the resources; its binary is replaced by
 the FMI 2.0 wrapper ``fmu/fmi/native/flexcosim_fmi2.c``, compiled when the package is

@@ -1,13 +1,14 @@
 """Blocks whose state obeys an ODE x' = f(x, inputs), stepped by a method of the table.
 
 A continuous-time model (the flexible arm in minimal coordinates, the drive motors, the
-antenna's pointing axis) is a block with a state vector ``x``, a compiled right-hand
-side ``rhs(x, *args)`` (:func:`mbdcore.jit.njit`) whose ``args`` carry the inputs, held
-over each communication step, and two parameters every such block shares: ``method``
-(an ODE method of :data:`mbdcore.dae.methods.METHODS`) and ``substeps`` (integrator
-steps per communication step).  The stepping is the stepper's
-:meth:`~mbdcore.integrators.Integrator.step_autonomous`: the tableau methods and Gill's
-run all substeps in compiled code; the others (BDF, Treanor, scipy's) step through the
+antenna's pointing axis, a linear plant) is a block with a state vector ``x``, a
+compiled right-hand side ``rhs(x, *args)`` (a C kernel,
+:class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`) whose ``args`` carry the
+inputs, held over each communication step, and two parameters every such block shares:
+``method`` (an ODE method of :data:`mbdcore.dae.methods.METHODS`) and ``substeps``
+(integrator steps per communication step).  The stepping is the stepper's
+:meth:`~mbdcore.integrators.Integrator.step_autonomous`: RK4, Gill and Treanor run all
+substeps in the kernel's C loop; the others (BDF, Gear, scipy's) step through the
 right-hand side from Python; an implicit one (BDF) retries a substep whose Newton
 iteration fails with halved steps (:class:`~mbdcore.integrators.base.StepHalving`).  A
 step that fails or gives a non-finite state raises :class:`~mbdcore.blocks.StepError`

@@ -435,9 +435,9 @@ def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
     """Integrate ``y' = rhs(y, *args)`` with its inputs sampled and held: ``args =
     held_args(t_k)`` at the start of each step ``[t_k, t_k + h]``, divided into
     ``substeps`` steps of the method (a sampled-data loop: a zero-order hold in front of
-    a continuous model).  ``rhs`` is a compiled kernel, so the tableau methods and
-    Gill's take each step in compiled code
-    (:meth:`~mbdcore.integrators.Integrator.step_autonomous`).
+    a continuous model).  ``rhs`` is a compiled kernel; one with its own C loop
+    (:class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`) takes the substeps of RK4,
+    Gill and Treanor in one C call (:meth:`~mbdcore.integrators.Integrator.step_autonomous`).
 
     Returns ``(t, y)`` as :func:`integrate`.
     """

@@ -16,10 +16,10 @@ to ``h / 2**max_halvings`` (:data:`MAX_HALVINGS` = 6 by default, h/64), and the 
 step is of the caller's h again.
 
 ``step_autonomous(rhs, args, h, n)`` is the same stepping for a right-hand side with its
-inputs held, ``y' = rhs(y, *args)``, when ``rhs`` is a compiled kernel
-(:func:`mbdcore.jit.njit`): methods that are data (the Butcher tableaux, Gill's
-coefficients) then run all ``n`` steps in compiled code, one crossing from Python per
-call; any other method takes its ordinary steps.
+inputs held, ``y' = rhs(y, *args)``.  A kernel written in C that brings its own stepping
+loop (:class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`: the arm, the drive, the
+antenna axis, the linear plant) runs all ``n`` steps of RK4, Gill or Treanor in one C
+call; any other method or right-hand side takes its ordinary steps.
 """
 from __future__ import annotations
 
@@ -272,27 +272,23 @@ class Integrator(StepHalving):
         """``n`` steps of ``h`` [s] of ``y' = rhs(y, *args)`` (no explicit time
         dependence: the inputs in ``args`` are held); returns the new ``y``.
 
-        ``rhs`` is a compiled kernel; methods with a compiled stepping loop override
-        :meth:`_advance_compiled`, the others step through :meth:`step`.  A kernel
-        written in C may carry its own loop: ``rhs.advance(stepper, y, args, h, n)``
-        returns the new y after n steps of ``stepper``'s method (and updates what the
-        stepper carries, Gill's register), or None for a method it does not have.
+        A kernel written in C may carry its own loop: ``rhs.advance(stepper, y, args, h,
+        n)`` returns the new y after n steps of ``stepper``'s method (and updates what
+        the stepper carries, Gill's register), or None for a method it does not have;
+        otherwise the steps go through :meth:`step`.
         """
         if self.y is None:
             raise IntegrationError(f"{self.name}: call start(t, y) before step")
         own_loop = getattr(rhs, "advance", None)
         y_new = own_loop(self, self.y, args, h, int(n)) if own_loop is not None else None
-        if y_new is not None:
-            self.nsteps += int(n)
-            self.nfev += int(n) * self.stages
-        elif hasattr(rhs, "py_func"):        # a numba kernel: the method's compiled loop
-            y_new = self._advance_compiled(rhs, args, self.y, h, int(n))
-        if y_new is None:
+        if y_new is None:              # no C loop for this method: its ordinary steps
             def fun(t, y):
                 return rhs(y, *args)
             for _ in range(int(n)):
                 y_new = self.step(fun, h)
             return y_new
+        self.nsteps += int(n)
+        self.nfev += int(n) * self.stages
         self.t = self.t + n * h
         self.y = np.asarray(y_new, dtype=float)
         return self.y.copy()
@@ -320,10 +316,6 @@ class Integrator(StepHalving):
     # -- for subclasses ----------------------------------------------------------------
     def _advance(self, fun: RHS, t: float, y: np.ndarray, h: float) -> np.ndarray:
         raise NotImplementedError
-
-    def _advance_compiled(self, rhs, args, y, h, n):
-        """``n`` steps in compiled code, or None where the method has no compiled loop."""
-        return None
 
     def _restart(self) -> None:
         """Forget the history (one-step methods have none)."""

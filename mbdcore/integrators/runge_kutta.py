@@ -28,15 +28,18 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.integrators.base import IntegrationError, Integrator
-from mbdcore.jit import njit
+from mbdcore.native import kernel_library
 
 __all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor",
-           "explicit_rk_steps", "gill_steps", "C_FIXED_STEP_HEADER", "c_stepping",
-           "CSteppedKernel"]
+           "C_FIXED_STEP_HEADER", "C_FIXED_STEP_SOURCE", "TREANOR_STAGES",
+           "fixed_step_library", "c_stepping", "CSteppedKernel"]
 
-#: RK4 and Gill in C99 (for models whose equations are C: the arm's kernel, the C FMUs),
-#: summed as the steppers below sum them.
+#: RK4, Gill and Treanor in C99 (for models whose equations are C: the kernels' own
+#: stepping loop, fs_advance, and the C FMUs); RK4 and Gill summed as the steppers below
+#: sum them, Treanor's stage formulas the ones :class:`Treanor` calls.
 C_FIXED_STEP_HEADER = Path(__file__).resolve().parent / "native" / "fixed_step.h"
+#: Treanor's stage formulas of the header exported to Python (:data:`fixed_step_library`).
+C_FIXED_STEP_SOURCE = Path(__file__).resolve().parent / "native" / "fixed_step.c"
 
 
 class ExplicitRungeKutta(Integrator):
@@ -60,15 +63,10 @@ class ExplicitRungeKutta(Integrator):
             k[i] = fun(t + self.C[i] * h, yi)
         self.nfev += s
         self.nsteps += 1
-        inc = np.zeros(y.size)          # summed as explicit_rk_steps does: bit-equal paths
+        inc = np.zeros(y.size)          # summed as fixed_step.h sums RK4: bit-equal paths
         for i in range(s):
             inc = inc + self.B[i] * k[i]
         return y + h * inc
-
-    def _advance_compiled(self, rhs, args, y, h, n):
-        self.nfev += n * len(self.B)
-        self.nsteps += n
-        return explicit_rk_steps(rhs, np.array(y, dtype=float), args, self.A, self.B, h, n)
 
 
 class RK4(ExplicitRungeKutta):
@@ -143,14 +141,6 @@ class Gill(Integrator):
         self.nsteps += 1
         return y
 
-    def _advance_compiled(self, rhs, args, y, h, n):
-        q = np.zeros_like(y) if self.q is None else self.q
-        y, self.q = gill_steps(rhs, np.array(y, dtype=float), q.copy(), args,
-                               np.array(self.a), np.array(self.b), np.array(self.c), h, n)
-        self.nfev += 4 * n
-        self.nsteps += n
-        return y
-
     def get_state(self):
         state = super().get_state()
         state["q"] = None if self.q is None else self.q.copy()
@@ -162,146 +152,15 @@ class Gill(Integrator):
         self.q = None if q is None else np.array(q, dtype=float)
 
 
-@njit
-def explicit_rk_steps(rhs, y, args, A, B, h, n):
-    """``n`` steps of ``h`` [s] of the explicit Runge-Kutta method with tableau (A, B) for
-    ``y' = rhs(y, *args)``: the stage loop of :class:`ExplicitRungeKutta` compiled (the
-    same operations in the same order)."""
-    s = B.shape[0]
-    k = np.empty((s, y.shape[0]))
-    for _ in range(n):
-        for i in range(s):
-            yi = y
-            for j in range(i):
-                if A[i, j] != 0.0:
-                    yi = yi + (h * A[i, j]) * k[j]
-            k[i] = rhs(yi, *args)
-        inc = np.zeros(y.shape[0])
-        for i in range(s):
-            inc = inc + B[i] * k[i]
-        y = y + h * inc
-    return y
-
-
-@njit
-def gill_steps(rhs, y, q, args, a, b, c, h, n):
-    """``n`` steps of :class:`Gill` (with its compensation register ``q``) for
-    ``y' = rhs(y, *args)``, compiled; returns (y, q)."""
-    for _ in range(n):
-        for j in range(4):
-            k = h * rhs(y, *args)
-            y_new = y + a[j] * (k - b[j] * q)
-            r = y_new - y
-            y = y_new
-            q = q + 3.0 * r - c[j] * k
-    return y, q
-
-
-@njit
-def _exp_fit_coefficients(z: float):
-    """Treanor's r2, r3, r4 for z = p h >= 0 [-].
-
-    r2 = (1 - e^-z)/z, r3 = (1 - r2)/z, r4 = (1/2 - r3)/z; the closed forms cancel
-    catastrophically for small z, where the series sum_k (-z)^k/(k+m)! is used
-    (12 terms: error below 0.1^12/12! for z < 0.1).
-    """
-    if z < 0.1:
-        r2 = r3 = r4 = 0.0
-        term = 1.0
-        f1, f2, f3 = 1.0, 2.0, 6.0          # (k+1)!, (k+2)!, (k+3)! for k = 0
-        for k in range(12):
-            r2 += term / f1
-            r3 += term / f2
-            r4 += term / f3
-            term *= -z
-            f1 *= k + 2
-            f2 *= k + 3
-            f3 *= k + 4
-        return r2, r3, r4
-    r2 = -math.expm1(-z) / z
-    r3 = (1.0 - r2) / z
-    r4 = (0.5 - r3) / z
-    return r2, r3, r4
-
-
-@njit
-def _treanor_decay_rates(w2, w3, q2, q3):
-    """Fitted decay rates p_i [1/s] from the two stages at t + h/2: Treanor's
-    p_i = -(q3_i - q2_i)/(w3_i - w2_i), set to 0 where it is not positive, and capped by
-    rho = |q3 - q2| / |w3 - w2| (2-norms over all components).
-
-    Why the cap: q3 - q2 = J (w3 - w2) + O(h^4), so the stage ratio is the diagonal
-    J_ii only if the other components do not feed component i.  Where f_i is nearly
-    constant along the motion but depends on other components (the rigid crank's
-    angular velocity under a constant torque), w3_i - w2_i is O(h^3) while the coupled
-    terms are O(h^2): the ratio grows like 1/h, p h stays O(1) however small h is, and
-    the method converged with order 2 (p h ~ 4 at every step of the crank at h = 1 ms).
-    rho is |J d| / |d| + O(h^2) for d = w3 - w2, at most the 2-norm of J, so the cap
-    keeps every p_i bounded independently of h (the condition for order 4: see
-    :func:`_treanor_fourth_point`).  For one component rho = |p| (no change); where a
-    stiff component dominates the stage differences, as its own decay makes it do,
-    rho is about its rate.  The cap is this project's, not Treanor's (1966).
-    """
-    n = w2.shape[0]
-    nw = 0.0
-    nq = 0.0
-    for i in range(n):
-        nw += (w3[i] - w2[i]) ** 2
-        nq += (q3[i] - q2[i]) ** 2
-    rho = math.sqrt(nq / nw) if nw > 0.0 else 0.0
-    p = np.zeros(n)
-    for i in range(n):
-        dw = w3[i] - w2[i]
-        if dw != 0.0:
-            pi = -(q3[i] - q2[i]) / dw
-            if pi > 0.0:
-                p[i] = min(pi, rho)
-    return p
-
-
-@njit
-def _treanor_fourth_point(p, w1, q2, q3, h):
-    """The fourth stage point w4 for rates p [1/s]: w1 + h [q2 + 2 r3(p h) (q3 - q2)].
-
-    Why this form: the two stages before it are explicit Euler half-steps that know
-    nothing of p, and with them the fitted step is fourth order (for bounded p) only if
-    w4 is RK4's point w1 + h q3 up to O(h^4) (expansion of the local error with the
-    non-commuting L = -diag(p) and Jacobian J).  Here w4 - (w1 + h q3) =
-    h (2 r3 - 1)(q3 - q2) = O(p h^4), and at p = 0 (r3 = 1/2) it is RK4's point.  The
-    form used before, w1 + h [2 r3 (q3 - q1) + r2 (q1 - q2) + q2], is RK4's point plus
-    p h^2 (q2 - q1)/6 = O(p h^3); that left the local error -h^4 K L J f / 72
-    (K = J - L; p f' (f' + p) f h^4 / 72 for one component), which vanishes only where
-    p = -J exactly, so the method was third order on coupled systems.  The weight
-    2 r3 -> 2/(p h) keeps the stiff components of w4 from growing like (p h)^3, as RK4's
-    w1 + h q3 does (for y' = -p y, w4 -> (1 - p h/2) w1 as p h grows).
-    """
-    n = w1.shape[0]
-    w4 = np.empty(n)
-    for i in range(n):
-        if p[i] > 0.0:
-            _, r3, _ = _exp_fit_coefficients(p[i] * h)
-            w4[i] = w1[i] + h * (q2[i] + 2.0 * r3 * (q3[i] - q2[i]))
-        else:
-            w4[i] = w1[i] + h * q3[i]
-    return w4
-
-
-@njit
-def _treanor_increment(p, w1, w2, w3, w4, q1, q2, q3, q4, h):
-    n = w1.shape[0]
-    dy = np.empty(n)
-    for i in range(n):
-        if p[i] > 0.0:
-            r2, r3, r4 = _exp_fit_coefficients(p[i] * h)
-            a1 = q1[i] + p[i] * w1[i]
-            a2 = q2[i] + p[i] * w2[i]
-            a3 = q3[i] + p[i] * w3[i]
-            a4 = q4[i] + p[i] * w4[i]
-            dy[i] = h * (q1[i] * r2 + (-3.0 * a1 + 2.0 * a2 + 2.0 * a3 - a4) * r3
-                         + 4.0 * (a1 - a2 - a3 + a4) * r4)
-        else:
-            dy[i] = (h / 6.0) * (q1[i] + 2.0 * (q2[i] + q3[i]) + q4[i])
-    return dy
+#: The rows of Treanor's stage table in ``native/fixed_step.h`` (its FS_T* indices), each of
+#: the state's size: the stage points, the right-hand sides there, the fitted decay
+#: rates [1/s] and the new state.
+TREANOR_STAGES = ("w1", "w2", "w3", "w4", "q1", "q2", "q3", "q4", "p", "y")
+_W1, _W2, _W3, _W4, _Q1, _Q2, _Q3, _Q4, _P, _Y = range(len(TREANOR_STAGES))
+#: Treanor's stage formulas in C (``native/fixed_step.c`` over ``fixed_step.h``, built with
+#: the package), checked once per process.
+fixed_step_library = kernel_library("mbdcore.integrators._fixed_step", C_FIXED_STEP_SOURCE,
+                                    (C_FIXED_STEP_HEADER,))
 
 
 class Treanor(Integrator):
@@ -310,8 +169,9 @@ class Treanor(Integrator):
     Per component i, with stages w1 = y, w2 = w1 + h/2 q1, w3 = w1 + h/2 q2 and
     q_k = f(w_k) (q1 at t, q2 and q3 at t + h/2), the fitted decay rate [1/s] is
     ``p = -(q3 - q2)/(w3 - w2)`` where that is positive, else 0, capped by
-    ``|q3 - q2| / |w3 - w2|`` (:func:`_treanor_decay_rates`).  Where ``p = 0`` the step
-    is classical RK4.  Where ``p > 0``, with r_m as in :func:`_exp_fit_coefficients`,::
+    ``|q3 - q2| / |w3 - w2|`` (``fs_treanor_rates`` in ``native/fixed_step.h``, which
+    says why).  Where ``p = 0`` the step is classical RK4.  Where ``p > 0``, with
+    r2 = (1 - e^-z)/z, r3 = (1 - r2)/z, r4 = (1/2 - r3)/z of z = p h,::
 
         w4 = w1 + h [q2 + 2 r3 (q3 - q2)]
         dy = h { q1 r2 + [-3 Q1 + 2 Q2 + 2 Q3 - Q4] r3 + 4 [Q1 - Q2 - Q3 + Q4] r4 }
@@ -329,39 +189,49 @@ class Treanor(Integrator):
 
     name = "treanor"
     order = 4
+    stages = 4
 
     def _advance(self, fun, t, y, h):
-        w1 = np.asarray(y, dtype=float)
-        q1 = fun(t, w1)
-        w2 = w1 + 0.5 * h * q1
-        q2 = fun(t + 0.5 * h, w2)
-        w3 = w1 + 0.5 * h * q2
-        q3 = fun(t + 0.5 * h, w3)
-        p = _treanor_decay_rates(w2, w3, q2, q3)
-        w4 = _treanor_fourth_point(p, w1, q2, q3, h)
-        q4 = fun(t + h, w4)
+        # the right-hand side here, the stage formulas in C: the steps a C kernel's loop
+        # takes (fs_treanor_step), over one table of stages
+        lib = fixed_step_library()
+        m = np.size(y)
+        s = np.empty((len(TREANOR_STAGES), m))
+        s[_W1] = y
+        s[_Q1] = fun(t, s[_W1])
+        s[_W2] = s[_W1] + 0.5 * h * s[_Q1]
+        s[_Q2] = fun(t + 0.5 * h, s[_W2])
+        s[_W3] = s[_W1] + 0.5 * h * s[_Q2]
+        s[_Q3] = fun(t + 0.5 * h, s[_W3])
+        lib.fixed_step_treanor_rates(s, m)
+        lib.fixed_step_treanor_fourth_point(s, m, h)
+        s[_Q4] = fun(t + h, s[_W4])
+        lib.fixed_step_treanor_finish(s, m, h)
         self.nfev += 4
         self.nsteps += 1
-        return w1 + _treanor_increment(p, w1, w2, w3, w4, q1, q2, q3, q4, h)
+        return s[_Y].copy()
 
 
 def c_stepping(stepper, size: int):
     """How a C kernel's ``advance`` runs ``stepper`` with the loops of
     :data:`C_FIXED_STEP_HEADER`: (method number, Gill's round-off register) — 0 for RK4,
-    1 for Gill (its register copied, zeros at the start) — or None for a method that
-    has no C loop (the caller then steps in Python)."""
+    1 for Gill (its register copied, zeros at the start), 2 for Treanor — or None for a
+    method that has no C loop (the caller then steps in Python)."""
     if isinstance(stepper, Gill):
         return 1, (np.zeros(size) if stepper.q is None else np.array(stepper.q, dtype=float))
     if type(stepper) is RK4:
         return 0, np.zeros(size)
+    if type(stepper) is Treanor:
+        return 2, np.zeros(size)
     return None
 
 
 class CSteppedKernel:
     """Base of a compiled right-hand side that brings its own C stepping loop over
-    :data:`C_FIXED_STEP_HEADER` (the arm, the drive, the antenna axis): ``advance``, the
-    hook :meth:`~mbdcore.integrators.Integrator.step_autonomous` calls, runs ``n`` steps
-    of RK4 or Gill in one C call.  A subclass implements ``_advance(x, register, args, h,
+    :data:`C_FIXED_STEP_HEADER` (the arm, the drive, the antenna axis, the linear plant;
+    in C, ``fs_advance``): ``advance``, the hook
+    :meth:`~mbdcore.integrators.Integrator.step_autonomous` calls, runs ``n`` steps of
+    RK4, Gill or Treanor in one C call.  A subclass implements ``_advance(x, register, args, h,
     n, method) -> int`` (x advanced in place; nonzero: the C loop failed, reported as
     :attr:`failure`)."""
 
@@ -371,7 +241,7 @@ class CSteppedKernel:
         raise NotImplementedError
 
     def advance(self, stepper, y, args, h, n):
-        """``n`` steps of ``stepper`` in C, or None if it is not RK4 or Gill."""
+        """``n`` steps of ``stepper`` in C, or None if it is not RK4, Gill or Treanor."""
         chosen = c_stepping(stepper, y.size)
         if chosen is None:
             return None

@@ -53,7 +53,7 @@ from mbdcore.blocks import (
     StateVectorBlock,
     with_overrides,
 )
-from mbdcore.codegen import CModel, embed_c
+from mbdcore.codegen import CModel, embed_c, table_check
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.dae.simulate import simulate
@@ -417,7 +417,7 @@ def axis_table(A, B, C) -> np.ndarray:
 
 class AxisKernel(CSteppedKernel):
     """The compiled pointing axis: ``kernel(x, u, wind) -> x'`` (the drive command and
-    the wind torque [N m] held) with its own stepping loop for RK4 and Gill
+    the wind torque [N m] held) with its own stepping loop for RK4, Gill and Treanor
     (``advance``: one call per communication step), and the block's outputs."""
 
     def __init__(self, table, packed, n_motors: int, current_mode: bool):
@@ -524,6 +524,8 @@ class PointingAxisBlock(OdeBlock):
         table = self.kernel.table
         packed = ", ".join(f"PAR_{name}" for name in DRIVE_PACKED)
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(AXIS_OUTPUTS))
+        check = table_check("axis_table_length", "AXIS_TABLE", "AXIS_TABLE_SIZE",
+                            "the pointing axis's table")
         glue = f"""
 #define AXIS_TABLE_SIZE {table.size}
 /* the choices of 'command' in the block's order: voltage, current */
@@ -532,11 +534,7 @@ class PointingAxisBlock(OdeBlock):
 
 int model_setup(ModelData *d, char *msg, size_t n) {{
     const double given[] = {{{packed}, PAR_bias_current}};
-    if (axis_table_length(AXIS_TABLE) != AXIS_TABLE_SIZE) {{
-        snprintf(msg, n, "the pointing axis's table is corrupt");
-        return 1;
-    }}
-    drive_pack(given, PAR_current_bandwidth, d->w);
+{check}    drive_pack(given, PAR_current_bandwidth, d->w);
     return 0;
 }}
 

@@ -454,9 +454,9 @@ DRIVE_OUTPUTS = tuple(f"{q}{k}" for k in (1, 2)
 class DriveKernel(CSteppedKernel):
     """The compiled drive (``native/drive.c``) with its packed parameters and switches:
     ``kernel(x, u, theta, omega) -> x'`` (inputs held: the command, the load angle [rad]
-    and rate [rad/s]) with its own stepping loop for RK4 and Gill (``advance``, used by
-    :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
-    step), and the block's outputs (``outputs``)."""
+    and rate [rad/s]) with its own stepping loop for RK4, Gill and Treanor (``advance``,
+    used by :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per
+    communication step), and the block's outputs (``outputs``)."""
 
     def __init__(self, packed, n_motors: int, current_mode: bool, locked: bool):
         self.lib = drive_library()

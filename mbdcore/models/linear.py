@@ -2,11 +2,14 @@
 
 The control-design plugin linearises the arm, the drive and the antenna to state-space
 models; :class:`LinearSystemBlock` runs any such model in a co-simulation (as a Python
-block, a Python FMU or a C-source FMU: it returns its equations as C from
-:meth:`LinearSystemBlock.c_model`).  A model is stored as JSON (:func:`save_state_space`,
-:func:`load_state_space`): the four matrices, the names of the inputs, outputs and
-states and their units.  Any object with ``A``, ``B``, ``C``, ``D`` (a python-control
-``StateSpace``, whose signal labels are taken when present) can be saved.
+block, a Python FMU or a C-source FMU).  Its equations and their RK4/Gill/Treanor
+stepping are C, ``native/linear.c`` (:class:`LinearKernel`, as the arm's): the block
+calls it through the extension module built with the package, and
+:meth:`LinearSystemBlock.c_model` compiles the same file into the FMU.  A model is
+stored as JSON (:func:`save_state_space`, :func:`load_state_space`): the four matrices,
+the names of the inputs, outputs and states and their units.  Any object with ``A``,
+``B``, ``C``, ``D`` (a python-control ``StateSpace``, whose signal labels are taken when
+present) can be saved.
 """
 from __future__ import annotations
 
@@ -17,12 +20,20 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import ParameterError, Signal
-from mbdcore.codegen import CModel, c_identifier
+from mbdcore.codegen import CModel, c_identifier, embed_c, table_setup
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
-from mbdcore.jit import njit
+from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
+from mbdcore.native import kernel_library
 
 __all__ = ["state_space_config", "save_state_space", "load_state_space",
-           "LinearSystemBlock"]
+           "LinearSystemBlock", "LINEAR_C_SOURCE", "linear_library", "linear_table",
+           "LinearKernel"]
+
+#: The plant's one implementation, in C (equations and stepping).
+LINEAR_C_SOURCE = Path(__file__).resolve().parent / "native" / "linear.c"
+#: The compiled plant (``native/linear.c``, built with the package), checked once per process.
+linear_library = kernel_library("mbdcore.models._linear", LINEAR_C_SOURCE,
+                                (C_FIXED_STEP_HEADER,))
 
 _KEYS = ("A", "B", "C", "D", "inputs", "outputs", "states", "input_units", "output_units",
          "state_units", "description")
@@ -123,9 +134,42 @@ def load_state_space(path) -> dict:
     return _checked(config)
 
 
-@njit
-def _linear_rhs(x, A, B, u):
-    return A @ x + B @ u
+def linear_table(A, B, C, D) -> np.ndarray:
+    """The table of ``native/linear.c``: n, m, p, then A, B, C, D row-major."""
+    A, B, C, D = (np.atleast_2d(np.asarray(M, dtype=float)) for M in (A, B, C, D))
+    return np.concatenate([[A.shape[0], B.shape[1], C.shape[0]],
+                           A.ravel(), B.ravel(), C.ravel(), D.ravel()])
+
+
+class LinearKernel(CSteppedKernel):
+    """The compiled plant (``native/linear.c``): ``kernel(x, u) -> x'`` (u held), with its
+    own stepping loop for RK4, Gill and Treanor (``advance``, used by
+    :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
+    step), and the outputs ``kernel.outputs(x, u) -> y``."""
+
+    def __init__(self, A, B, C, D):
+        self.table = linear_table(A, B, C, D)
+        self.lib = linear_library()
+        if self.lib.linear_table_length(self.table) != self.table.size:
+            raise ValueError("state-space table does not match the layout of linear.c")
+        self.n_states, self.n_outputs = int(self.table[0]), int(self.table[2])
+        self.work_size = int(self.lib.linear_work_size(self.table))
+
+    def __call__(self, x, u):
+        dx = np.empty(self.n_states)
+        self.lib.linear_rhs(self.table, np.ascontiguousarray(x, dtype=float),
+                            np.ascontiguousarray(u, dtype=float), dx)
+        return dx
+
+    def _advance(self, x, register, args, h, n, method):
+        return self.lib.linear_advance(self.table, x, register, args[0], h, n, method,
+                                       np.empty(self.work_size))
+
+    def outputs(self, x, u) -> np.ndarray:
+        y = np.empty(self.n_outputs)
+        self.lib.linear_outputs(self.table, np.ascontiguousarray(x, dtype=float),
+                                np.ascontiguousarray(u, dtype=float), y)
+        return y
 
 
 class LinearSystemBlock(OdeBlock):
@@ -165,6 +209,7 @@ class LinearSystemBlock(OdeBlock):
         c = self.CONFIG
         self.A, self.B, self.C, self.D = (np.ascontiguousarray(c[k], dtype=float)
                                           for k in "ABCD")
+        self.kernel = LinearKernel(self.A, self.B, self.C, self.D)
         self.reset()
 
     def initial_state(self) -> np.ndarray:
@@ -174,61 +219,54 @@ class LinearSystemBlock(OdeBlock):
         return list(self.CONFIG["states"])
 
     def _u(self) -> np.ndarray:
-        return np.array([self.inputs[n] for n in self.CONFIG["inputs"]])
+        return np.array([self.inputs[n] for n in self.CONFIG["inputs"]], dtype=float)
 
     def derivatives(self):
-        return _linear_rhs, (self.A, self.B, self._u())
+        return self.kernel, (self._u(),)
 
     def outputs(self) -> dict:
-        y = self.C @ self.x + self.D @ self._u()
-        return {n: float(v) for n, v in zip(self.CONFIG["outputs"], y)}
+        y = self.kernel.outputs(self.x, self._u())
+        return dict(zip(self.CONFIG["outputs"], y.tolist()))
 
     def c_model(self) -> CModel:
-        """The same equations in C over the same matrices (:mod:`mbdcore.codegen`)."""
-        n, m = self.B.shape
-        p = self.C.shape[0]
+        """The plant in C (``native/linear.c``, the code this block runs) over the same
+        table: the sizes and the matrices."""
         names = self.CONFIG
         u = ", ".join(f"IN_{s}" for s in names["inputs"]) or "0.0"
         outs = "\n".join(f"    OUT_{s} = y[{i}];" for i, s in enumerate(names["outputs"]))
-        source = (f"""
-#define NS {n}
-#define NU {m}
-#define NY {p}
+        table = self.kernel.table
+        setup = table_setup("linear_table_length", "LINEAR_TABLE", "LINEAR_TABLE_SIZE",
+                            "the state-space table")
+        glue = f"""
+/* the inputs in the block's order (one unused zero for a plant without inputs) */
+#define LINEAR_INPUTS {{{u}}}
+#define LINEAR_TABLE_SIZE {table.size}
 
-int model_setup(ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
+{setup}
 
 void model_initial(ModelData *d) {{
     int i;
-    for (i = 0; i < NS; i++) d->x[i] = 0.0;
+    for (i = 0; i < N_X; i++) X(i) = 0.0;
 }}
 
 void model_derivatives(const ModelData *d, const double *x, double *dx) {{
-    const double u[NU > 0 ? NU : 1] = {{{u}}};
-    int i, j;
-    for (i = 0; i < NS; i++) {{
-        double s = 0.0;
-        for (j = 0; j < NS; j++) s += SS_A[i * NS + j] * x[j];
-        for (j = 0; j < NU; j++) s += SS_B[i * NU + j] * u[j];
-        dx[i] = s;
-    }}
+    const double u[] = LINEAR_INPUTS;
+    (void)d;                                   /* read by the inputs, if there are any */
+    linear_rhs(LINEAR_TABLE, x, u, dx);
 }}
 
 void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
 
+/* no range to check: a linear plant holds for every state */
 int model_validity(const ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
 
 void model_outputs(ModelData *d) {{
-    const double u[NU > 0 ? NU : 1] = {{{u}}};
-    double y[NY > 0 ? NY : 1];
-    int i, j;
-    for (i = 0; i < NY; i++) {{
-        double s = 0.0;
-        for (j = 0; j < NS; j++) s += SS_C[i * NS + j] * d->x[j];
-        for (j = 0; j < NU; j++) s += SS_D[i * NU + j] * u[j];
-        y[i] = s;
-    }}
+    const double u[] = LINEAR_INPUTS;
+    double y[{max(len(names["outputs"]), 1)}];
+    linear_outputs(LINEAR_TABLE, d->x, u, y);
 {outs}
 }}
-""")
-        return CModel(source, n_states=n, state_names=tuple(names["states"]),
-                      tables={"SS_A": self.A, "SS_B": self.B, "SS_C": self.C, "SS_D": self.D})
+"""
+        source = embed_c(LINEAR_C_SOURCE, api=("LINEAR_API",)) + glue
+        return CModel(source, n_states=self.kernel.n_states, tables={"LINEAR_TABLE": table},
+                      state_names=tuple(names["states"]))

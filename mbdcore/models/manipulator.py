@@ -62,7 +62,7 @@ from mbdcore.blocks import (
     ParameterError,
     Signal,
 )
-from mbdcore.codegen import CModel, embed_c
+from mbdcore.codegen import CModel, embed_c, table_setup
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
@@ -132,7 +132,7 @@ _arm_library = kernel_library("mbdcore.models._arm", ARM_C_SOURCES, (C_FIXED_STE
 
 class ArmKernel(CSteppedKernel):
     """The compiled right-hand side of the arm, ``kernel(x, tau1, tau2) -> x'``, with its
-    own stepping loop for RK4 and Gill (``advance``, used by
+    own stepping loop for RK4, Gill and Treanor (``advance``, used by
     :meth:`~mbdcore.integrators.Integrator.step_autonomous`: one call per communication
     step)."""
 
@@ -466,18 +466,12 @@ class FlexibleManipulatorBlock(OdeBlock):
         table = self.model.kernel.table
         limit = KINEMATICS_RANGE[self.params["kinematics"]]
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(ARM_OUTPUTS))
+        setup = table_setup("arm_table_length", "ARM_TABLE", "ARM_TABLE_SIZE",
+                            "the arm's table")
         glue = f"""
 #define ARM_TABLE_SIZE {table.size}
 
-int model_setup(ModelData *d, char *msg, size_t n) {{
-    (void)d;
-    if (arm_table_length(ARM_TABLE) != ARM_TABLE_SIZE) {{
-        snprintf(msg, n, "the arm's table is corrupt");
-        return 1;
-    }}
-    return 0;
-}}
-
+{setup}
 void model_initial(ModelData *d) {{
     int i;
     for (i = 0; i < N_X; i++) d->x[i] = 0.0;

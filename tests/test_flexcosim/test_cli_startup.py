@@ -17,7 +17,7 @@ from flexcosim.demo import MODELS
 from mbdcore.blocks import Block
 
 #: What a command's module brings in and the parser must not
-HEAVY = ("numpy", "scipy", "numba", "control", "matplotlib", "fmpy", "pythonfmu",
+HEAVY = ("numpy", "scipy", "control", "matplotlib", "fmpy", "pythonfmu",
          "mbdcore", "fmu", "controllers", "flexcosim.demo", "flexcosim.commands")
 
 #: Runs the command line's main in a fresh interpreter and says, on its last line of
@@ -125,9 +125,9 @@ def test_only_the_catalog_names_are_looked_up():
 
 @pytest.mark.parametrize("statement, absent", [
     # the packages themselves are names and a logger: nothing heavy until a module is used
-    ("import flexcosim, mbdcore, fmu, controllers", ("numpy", "scipy", "numba", "control")),
+    ("import flexcosim, mbdcore, fmu, controllers", ("numpy", "scipy", "control")),
     # running FMUs needs numpy only: fmpy is loaded with the first FMU
-    ("import fmu.cosim", ("scipy", "numba", "control", "matplotlib", "fmpy")),
+    ("import fmu.cosim", ("scipy", "control", "matplotlib", "fmpy")),
     # python-control (and the matplotlib.pyplot it loads) only for a law's linear forms
     ("import controllers.laws", ("control", "matplotlib")),
     ("import mbdcore.models", ("control", "matplotlib")),

@@ -3,8 +3,9 @@
 The model is a linear plant from the control-design plugin's file format
 (mbdcore.models.linear): a mass-spring-damper with two inputs and an acceleration output
 with direct feedthrough.  Its C FMU is checked in fmpy and in the plain C host started
-with an empty environment, against the Python block (to 1e-12), against the exact
-zero-order-hold solution (physics), for bad values, and for its saved states.
+with an empty environment, against the Python block (to the last bit: both run
+mbdcore/models/native/linear.c), against the exact zero-order-hold solution (physics),
+for bad values, and for its saved states.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import control as ct
 import fmpy
+from fmpy import read_model_description
 import numpy as np
 import pytest
 import scipy.linalg as sl
@@ -93,7 +95,19 @@ def test_c_fmu_equals_the_python_block_and_the_exact_solution(plant, method):
     forces = _forces()
     in_python = _python_run(block_class, forces, method=method, substeps=4)
     in_c = _fmpy_run(fmu, forces, method=method, substeps=4)
+    # fmpy's input signals reach the FMU interpolated at its accumulated times
     np.testing.assert_allclose(in_c, in_python, rtol=0, atol=1e-12)
+    # with the inputs set as given, the same C (native/linear.c) in both: the same
+    # numbers to the last bit
+    instance = Instance(fmu.md, str(fmu.dir), step=H, method=method, substeps=4)
+    by_hand = []
+    for f, d in forces:
+        instance.set("force", f)
+        instance.set("disturbance", d)
+        instance.step()
+        by_hand.append(instance.get("position", "velocity", "acceleration"))
+    instance.close()
+    np.testing.assert_array_equal(np.array(by_hand), in_python)
     # physics: the exact zero-order-hold response of the same plant
     sysd = ct.c2d(_plant(), H, "zoh")
     x = np.zeros(2)
@@ -171,6 +185,31 @@ def _steps(fmu, forces, k0, slot=0):
     return "".join(f"set_real {slot} {force} {float(f)!r}\nset_real {slot} {dist} {float(d)!r}\n"
                    f"step {slot} {(k0 + k) * H!r} {H}\nget_real {slot} {outs}\n"
                    for k, (f, d) in enumerate(forces))
+
+
+def test_a_table_that_does_not_match_the_plant_is_refused_at_initialisation(tmp_path):
+    """The matrices come from model_data.c (or the FMU's resources), apart from the code:
+    a table whose sizes do not add up to its length (n = 1 edited to 2) is refused with
+    fmi2Error and the reason, as native/linear.c reads it."""
+    plant = LinearSystemBlock.configured(state_space_config(A=[[-1.0]], B=[[1.0]],
+                                                            C=[[1.0]], D=[[0.0]]), "Lag")
+    fmu = export_c_fmu(plant, tmp_path, compile=False)
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(tmp_path / "x")
+    data = tmp_path / "x" / "sources" / "model_data.c"
+    text = data.read_text()
+    table = "MODEL_TABLES[SIZE_OR_1(N_TABLE)] = {\n    1, 1, 1,"
+    assert table in text                            # the table starts with n, m, p
+    data.write_text(text.replace(table, table.replace("1, 1, 1,", "2, 1, 1,")))
+    identifier = read_model_description(str(fmu)).coSimulation.modelIdentifier
+    (tmp_path / "x" / "binaries" / "linux64").mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(GCC_COMMAND.format(id=identifier).split(), cwd=tmp_path / "x",
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    instance = Instance(read_model_description(str(fmu)), str(tmp_path / "x"), step=H)
+    assert instance.exit_refused == ERROR
+    assert any("the state-space table is corrupt" in e for e in instance.errors())
+    instance.close()
 
 
 def test_bad_values_are_refused_naming_the_variable_and_the_state_is_kept(host, plant):

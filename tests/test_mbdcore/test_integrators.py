@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from mbdcore.integrators.runge_kutta import (Gill, _treanor_fourth_point,
-                                             _treanor_increment)
+from mbdcore.integrators.runge_kutta import Gill, TREANOR_STAGES, fixed_step_library
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.dae.methods import make_method
 from mbdcore.dae.simulate import integrate, simulate
@@ -169,24 +168,30 @@ def test_treanor_is_rk4_on_a_zero_jacobian():
 
 
 def test_treanor_step_tends_to_the_rk4_step_as_p_goes_to_zero():
-    """One step of the fitted formulas with rates p -> 0 on the stages of the coupled
-    nonlinear system: the difference from RK4's step shrinks like p and is round-off at
-    p = 1e-12 1/s (the series branch of the r coefficients, continuous at p = 0)."""
+    """One step of the fitted formulas (native/fixed_step.h, on its stage table) with
+    rates p -> 0 on the stages of the coupled nonlinear system: the difference from RK4's
+    step shrinks like p and is round-off at p = 1e-12 1/s (the series branch of the r
+    coefficients, continuous at p = 0)."""
+    lib = fixed_step_library()
+    assert lib.fixed_step_treanor_rows() == len(TREANOR_STAGES)
+    row = {name: i for i, name in enumerate(TREANOR_STAGES)}
     t, h = 0.3, 0.1
-    w1 = np.array([0.8, 0.2])
-    q1 = _nonlinear(t, w1)
-    w2 = w1 + 0.5 * h * q1
-    q2 = _nonlinear(t + 0.5 * h, w2)
-    w3 = w1 + 0.5 * h * q2
-    q3 = _nonlinear(t + 0.5 * h, w3)
+    s = np.zeros((len(TREANOR_STAGES), 2))
+    s[row["w1"]] = [0.8, 0.2]
+    s[row["q1"]] = _nonlinear(t, s[row["w1"]])
+    s[row["w2"]] = s[row["w1"]] + 0.5 * h * s[row["q1"]]
+    s[row["q2"]] = _nonlinear(t + 0.5 * h, s[row["w2"]])
+    s[row["w3"]] = s[row["w1"]] + 0.5 * h * s[row["q2"]]
+    s[row["q3"]] = _nonlinear(t + 0.5 * h, s[row["w3"]])
+    w1, q1, q2, q3 = (s[row[k]].copy() for k in ("w1", "q1", "q2", "q3"))
     rk4 = w1 + (h / 6) * (q1 + 2 * (q2 + q3) + _nonlinear(t + h, w1 + h * q3))
     diffs = []
     for rate in (1e-3, 1e-6, 1e-9, 1e-12):
-        p = np.full(2, rate)
-        w4 = _treanor_fourth_point(p, w1, q2, q3, h)
-        q4 = _nonlinear(t + h, w4)
-        y = w1 + _treanor_increment(p, w1, w2, w3, w4, q1, q2, q3, q4, h)
-        diffs.append(np.abs(y - rk4).max())
+        s[row["p"]] = rate
+        lib.fixed_step_treanor_fourth_point(s, 2, h)
+        s[row["q4"]] = _nonlinear(t + h, s[row["w4"]])
+        lib.fixed_step_treanor_finish(s, 2, h)
+        diffs.append(np.abs(s[row["y"]] - rk4).max())
     print("Treanor - RK4, one step, p = 1e-3 ... 1e-12 1/s:", diffs)
     assert diffs[-1] < 1e-15
     assert 0.5e-3 < diffs[1] / diffs[0] < 2e-3       # linear in p
@@ -199,8 +204,9 @@ def test_unknown_integrator_lists_the_accepted_names():
 
 @pytest.mark.parametrize("method", ["rk4", "gill-tableau", "gill", "treanor", "bdf2"])
 def test_compiled_stepping_equals_python_stepping_bit_for_bit(method):
-    """step_autonomous (one compiled loop over the substeps for the tableau methods and
-    Gill's) takes exactly the steps step() takes, on the arm's nonlinear equations."""
+    """step_autonomous (RK4, Gill and Treanor: all substeps in one call of the arm
+    kernel's C loop, fixed_step.h; the others: their own steps over the C right-hand
+    side) takes exactly the steps step() takes, on the arm's nonlinear equations."""
     from mbdcore.models.manipulator import FlexibleManipulator
     model = FlexibleManipulator(n_modes=2)
     rhs, args = model.derivatives(0.2, 0.05)

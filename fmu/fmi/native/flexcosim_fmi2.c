@@ -14,7 +14,7 @@
  *   library), not from the host's PATH or PYTHON* variables; FLEXCOSIM_PYTHONHOME and
  *   FLEXCOSIM_LIBPYTHON override it.  Problems are logged and fmi2Instantiate returns
  *   NULL; it never calls a Python function that exits the process.
- * - An interpreter started here is never finalized: numpy/numba cannot be finalized
+ * - An interpreter started here is never finalized: numpy cannot be finalized
  *   safely and the host may unload this library at any time.
  * - A Python exception becomes fmi2Error and a logged traceback; the instance lives on.
  * - Messages with status fmi2Error or fmi2Fatal reach the logger even if loggingOn is
@@ -211,7 +211,7 @@ static const char HELPERS[] =
     "            if isinstance(exc, ModuleNotFoundError) and exc.name and \\\n"
     "                    exc.name.partition('.')[0] not in EMBEDDED + (module_name,):\n"
     "                record = recorded(resources)\n"
-    "                needs = record.get('requires') or 'numpy, scipy and numba'\n"
+    "                needs = record.get('requires') or 'numpy and scipy'\n"
     "                raise ModuleNotFoundError(\n"
     "                    f'this FMU needs the Python package {exc.name!r}, which the Python running '\n"
     "                    f'it ({sys.executable}, prefix {sys.prefix}) cannot import. The FMU needs '\n"

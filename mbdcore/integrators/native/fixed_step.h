@@ -1,15 +1,22 @@
 /*
  * The fixed-step methods of mbdcore.integrators in C99, for models whose equations are C:
- * the arm's kernel (one call per communication step from Python) and the C-source FMUs
- * include this header.  The stages are summed exactly as the Python steppers sum them
- * (RK4: the tableau stepper's loop; Gill: mbdcore.integrators.runge_kutta.Gill), so a C
- * step and a Python step of the same method give the same numbers.
+ * the kernels' own stepping loops (fs_advance: one call per communication step from
+ * Python) and the C-source FMUs include this header.  RK4 and Gill are summed exactly as
+ * the Python steppers sum them (RK4: the tableau stepper's loop; Gill:
+ * mbdcore.integrators.runge_kutta.Gill), so a C step and a Python step of the same method
+ * give the same numbers.  Treanor's fitted stages are written here only: the Python
+ * stepper (runge_kutta.Treanor) calls them through fixed_step.c between its right-hand
+ * side evaluations, so it too takes the steps fs_treanor_step takes.
  *
  * rhs(ctx, x, dx) returns 0, or nonzero when it cannot evaluate (the step then stops and
- * reports it).  No allocation: the caller passes scratch space of 5 m doubles.
+ * reports it).  No allocation: the caller passes scratch space of 5 m doubles for RK4
+ * and Gill, FS_TREANOR_ROWS m for Treanor, FS_WORK_PER_STATE m for fs_advance.
  */
 #ifndef FLEXCOSIM_FIXED_STEP_H
 #define FLEXCOSIM_FIXED_STEP_H
+
+#include <math.h>
+#include <string.h>
 
 typedef int (*fs_rhs)(void *ctx, const double *x, double *dx);
 
@@ -59,6 +66,180 @@ FS_MAYBE_UNUSED static int fs_gill_step(fs_rhs rhs, void *ctx, double *x, double
             q[i] = q[i] + 3.0 * r - c[j] * k;
         }
     }
+    return 0;
+}
+
+/* ---- Treanor's exponentially fitted method (Treanor 1966; docs/benchmarks.md §8.1) ----
+ *
+ * One step works on a table of stages, FS_TREANOR_ROWS rows of m: w1 = y, w2 = w1 + h/2 q1,
+ * w3 = w1 + h/2 q2, w4, q_k = f(w_k), the fitted rates p [1/s] and the new y.  Per
+ * component, where p > 0,
+ *
+ *     w4 = w1 + h [q2 + 2 r3 (q3 - q2)]
+ *     dy = h { q1 r2 + [-3 Q1 + 2 Q2 + 2 Q3 - Q4] r3 + 4 [Q1 - Q2 - Q3 + Q4] r4 }
+ *
+ * with Q_k = q_k + p w_k (the forcing g = f + p y at the stages) and r_m of z = p h
+ * (fs_exp_fit); where p = 0 the step is classical RK4.  For y' = -p y + g(t) with g
+ * quadratic in t the step is exact.  The rows are named by the FS_T* indices; Python
+ * names them in mbdcore.integrators.runge_kutta.TREANOR_STAGES. */
+enum { FS_TW1, FS_TW2, FS_TW3, FS_TW4, FS_TQ1, FS_TQ2, FS_TQ3, FS_TQ4, FS_TP, FS_TY,
+       FS_TREANOR_ROWS };
+
+/* Treanor's r2, r3, r4 for z = p h >= 0: r2 = (1 - e^-z)/z, r3 = (1 - r2)/z,
+   r4 = (1/2 - r3)/z.  The closed forms cancel catastrophically for small z, where the
+   series sum_k (-z)^k/(k+m)! is used (12 terms: error below 0.1^12/12! for z < 0.1). */
+FS_MAYBE_UNUSED static void fs_exp_fit(double z, double *r) {
+    if (z < 0.1) {
+        double term = 1.0, f1 = 1.0, f2 = 2.0, f3 = 6.0;   /* (k+1)!, (k+2)!, (k+3)! at k = 0 */
+        int k;
+        r[0] = r[1] = r[2] = 0.0;
+        for (k = 0; k < 12; k++) {
+            r[0] += term / f1;
+            r[1] += term / f2;
+            r[2] += term / f3;
+            term *= -z;
+            f1 *= k + 2;
+            f2 *= k + 3;
+            f3 *= k + 4;
+        }
+        return;
+    }
+    r[0] = -expm1(-z) / z;
+    r[1] = (1.0 - r[0]) / z;
+    r[2] = (0.5 - r[1]) / z;
+}
+
+/* The fitted decay rates p from the two stages at t + h/2: Treanor's
+   p_i = -(q3_i - q2_i)/(w3_i - w2_i), set to 0 where it is not positive, and capped by
+   rho = |q3 - q2| / |w3 - w2| (2-norms over all components).
+
+   Why the cap: q3 - q2 = J (w3 - w2) + O(h^4), so the stage ratio is the diagonal J_ii
+   only if the other components do not feed component i.  Where f_i is nearly constant
+   along the motion but depends on other components (the rigid crank's angular velocity
+   under a constant torque), w3_i - w2_i is O(h^3) while the coupled terms are O(h^2):
+   the ratio grows like 1/h, p h stays O(1) however small h is, and the method converged
+   with order 2 (p h ~ 4 at every step of the crank at h = 1 ms).  rho is |J d| / |d| +
+   O(h^2) for d = w3 - w2, at most the 2-norm of J, so the cap keeps every p_i bounded
+   independently of h (the condition for order 4: see fs_treanor_fourth_point).  For one
+   component rho = |p| (no change); where a stiff component dominates the stage
+   differences, as its own decay makes it do, rho is about its rate.  The cap is this
+   project's, not Treanor's (1966). */
+FS_MAYBE_UNUSED static void fs_treanor_rates(double *s, int m) {
+    const double *w2 = s + FS_TW2 * m, *w3 = s + FS_TW3 * m, *q2 = s + FS_TQ2 * m,
+                 *q3 = s + FS_TQ3 * m;
+    double *p = s + FS_TP * m, nw = 0.0, nq = 0.0, rho;
+    int i;
+    for (i = 0; i < m; i++) {
+        nw += (w3[i] - w2[i]) * (w3[i] - w2[i]);
+        nq += (q3[i] - q2[i]) * (q3[i] - q2[i]);
+    }
+    rho = nw > 0.0 ? sqrt(nq / nw) : 0.0;
+    for (i = 0; i < m; i++) {
+        const double dw = w3[i] - w2[i];
+        p[i] = 0.0;
+        if (dw != 0.0) {
+            const double pi = -(q3[i] - q2[i]) / dw;
+            if (pi > 0.0) p[i] = pi < rho ? pi : rho;
+        }
+    }
+}
+
+/* The fourth stage point w4 for the rates p: w1 + h [q2 + 2 r3(p h) (q3 - q2)].
+
+   Why this form: the two stages before it are explicit Euler half-steps that know
+   nothing of p, and with them the fitted step is fourth order (for bounded p) only if w4
+   is RK4's point w1 + h q3 up to O(h^4) (expansion of the local error with the
+   non-commuting L = -diag(p) and Jacobian J).  Here w4 - (w1 + h q3) =
+   h (2 r3 - 1)(q3 - q2) = O(p h^4), and at p = 0 (r3 = 1/2) it is RK4's point.  The form
+   used before, w1 + h [2 r3 (q3 - q1) + r2 (q1 - q2) + q2], is RK4's point plus
+   p h^2 (q2 - q1)/6 = O(p h^3); that left the local error -h^4 K L J f / 72 (K = J - L;
+   p f' (f' + p) f h^4 / 72 for one component), which vanishes only where p = -J exactly,
+   so the method was third order on coupled systems.  The weight 2 r3 -> 2/(p h) keeps
+   the stiff components of w4 from growing like (p h)^3, as RK4's w1 + h q3 does (for
+   y' = -p y, w4 -> (1 - p h/2) w1 as p h grows). */
+FS_MAYBE_UNUSED static void fs_treanor_fourth_point(double *s, int m, double h) {
+    const double *w1 = s + FS_TW1 * m, *q2 = s + FS_TQ2 * m, *q3 = s + FS_TQ3 * m,
+                 *p = s + FS_TP * m;
+    double *w4 = s + FS_TW4 * m, r[3];
+    int i;
+    for (i = 0; i < m; i++) {
+        if (p[i] > 0.0) {
+            fs_exp_fit(p[i] * h, r);
+            w4[i] = w1[i] + h * (q2[i] + 2.0 * r[1] * (q3[i] - q2[i]));
+        } else {
+            w4[i] = w1[i] + h * q3[i];
+        }
+    }
+}
+
+/* The new y = w1 + dy from the four stages and the rates. */
+FS_MAYBE_UNUSED static void fs_treanor_finish(double *s, int m, double h) {
+    const double *w1 = s + FS_TW1 * m, *w2 = s + FS_TW2 * m, *w3 = s + FS_TW3 * m,
+                 *w4 = s + FS_TW4 * m, *q1 = s + FS_TQ1 * m, *q2 = s + FS_TQ2 * m,
+                 *q3 = s + FS_TQ3 * m, *q4 = s + FS_TQ4 * m, *p = s + FS_TP * m;
+    double *y = s + FS_TY * m, r[3];
+    int i;
+    for (i = 0; i < m; i++) {
+        double dy;
+        if (p[i] > 0.0) {
+            const double a1 = q1[i] + p[i] * w1[i], a2 = q2[i] + p[i] * w2[i],
+                         a3 = q3[i] + p[i] * w3[i], a4 = q4[i] + p[i] * w4[i];
+            fs_exp_fit(p[i] * h, r);
+            dy = h * (q1[i] * r[0] + (-3.0 * a1 + 2.0 * a2 + 2.0 * a3 - a4) * r[1]
+                      + 4.0 * (a1 - a2 - a3 + a4) * r[2]);
+        } else {
+            dy = (h / 6.0) * (q1[i] + 2.0 * (q2[i] + q3[i]) + q4[i]);
+        }
+        y[i] = w1[i] + dy;
+    }
+}
+
+/* One Treanor step of h [s] of x (m entries) in place over the stage table s
+   (FS_TREANOR_ROWS m doubles); 0 or the rhs's failure. */
+FS_MAYBE_UNUSED static int fs_treanor_step(fs_rhs rhs, void *ctx, double *x, int m, double h,
+                                           double *s) {
+    double *w1 = s + FS_TW1 * m, *w2 = s + FS_TW2 * m, *w3 = s + FS_TW3 * m,
+           *w4 = s + FS_TW4 * m, *q1 = s + FS_TQ1 * m, *q2 = s + FS_TQ2 * m,
+           *q3 = s + FS_TQ3 * m, *q4 = s + FS_TQ4 * m;
+    int i, status;
+    memcpy(w1, x, sizeof(double) * m);
+    if ((status = rhs(ctx, w1, q1))) return status;
+    for (i = 0; i < m; i++) w2[i] = w1[i] + (0.5 * h) * q1[i];
+    if ((status = rhs(ctx, w2, q2))) return status;
+    for (i = 0; i < m; i++) w3[i] = w1[i] + (0.5 * h) * q2[i];
+    if ((status = rhs(ctx, w3, q3))) return status;
+    fs_treanor_rates(s, m);
+    fs_treanor_fourth_point(s, m, h);
+    if ((status = rhs(ctx, w4, q4))) return status;
+    fs_treanor_finish(s, m, h);
+    memcpy(x, s + FS_TY * m, sizeof(double) * m);
+    return 0;
+}
+
+/* Scratch doubles per state entry of fs_advance: its copies of x and q, then the largest
+   step's scratch (Treanor's stage table). */
+#define FS_WORK_PER_STATE (2 + FS_TREANOR_ROWS)
+
+/* n steps of h [s] of x (m entries) with RK4 (method 0), Gill (1, its register q carried;
+   q is left alone by the others) or Treanor (2), all or nothing: a kernel's advance, which
+   Python calls once per communication step (mbdcore.integrators.runge_kutta.CSteppedKernel).
+   x and q change only when every step succeeded and the state is finite; returns 0, the
+   rhs's failure, or 1 for a non-finite state.  work: FS_WORK_PER_STATE m doubles. */
+FS_MAYBE_UNUSED static int fs_advance(fs_rhs rhs, void *ctx, double *x, double *q, int m, double h,
+                                      int n, int method, double *work) {
+    double *y = work, *r = work + m, *scratch = work + 2 * m;
+    int s, i, status;
+    memcpy(y, x, sizeof(double) * m);
+    memcpy(r, q, sizeof(double) * m);
+    for (s = 0; s < n; s++) {
+        status = method == 1   ? fs_gill_step(rhs, ctx, y, r, m, h, scratch)
+                 : method == 2 ? fs_treanor_step(rhs, ctx, y, m, h, scratch)
+                               : fs_rk4_step(rhs, ctx, y, m, h, scratch);
+        if (status) return status;
+    }
+    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
+    memcpy(x, y, sizeof(double) * m);
+    memcpy(q, r, sizeof(double) * m);
     return 0;
 }
 

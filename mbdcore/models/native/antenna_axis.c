@@ -119,26 +119,16 @@ static int axis_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the inputs held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried (fixed_step.h).  Returns 0, or 1 for a bad table or
+   its round-off register gq carried, 2 Treanor (fixed_step.h).  Returns 0, or 1 for a bad table or
    n_motors or a non-finite state (x and gq are then unchanged). */
 AXIS_API int axis_advance(const double *tab, const double *pk, double *x, double *gq,
                           double u, double wind, int n_motors, int current_mode, double h,
                           int n, int method) {
-    double y[AXIS_MAX_STATES], q[AXIS_MAX_STATES], scratch[5 * AXIS_MAX_STATES];
+    double work[FS_WORK_PER_STATE * AXIS_MAX_STATES];
     AxisInputs in;
     Axis a;
-    int s, i, m;
     if (!axis_unpack(tab, &a) || n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
-    m = a.ns + 4 * n_motors;
     in.tab = tab; in.pk = pk; in.u = u; in.wind = wind;
     in.n_motors = n_motors; in.current_mode = current_mode;
-    memcpy(y, x, sizeof(double) * m);
-    memcpy(q, gq, sizeof(double) * m);
-    for (s = 0; s < n; s++)
-        if (method == 1 ? fs_gill_step(axis_rhs_held, &in, y, q, m, h, scratch)
-                        : fs_rk4_step(axis_rhs_held, &in, y, m, h, scratch)) return 1;
-    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
-    memcpy(x, y, sizeof(double) * m);
-    memcpy(gq, q, sizeof(double) * m);
-    return 0;
+    return fs_advance(axis_rhs_held, &in, x, gq, a.ns + 4 * n_motors, h, n, method, work) != 0;
 }

@@ -293,27 +293,17 @@ static int arm_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the torques held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried (fixed_step.h, as mbdcore's steppers sum them).
+   its round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers).
    Returns 0, or 1 if a step met a singular mass matrix or a non-finite state (x and gq
    are then unchanged). */
 ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, double tau2,
                         double h, int n, int method) {
-    double y[2 * ARM_MAX_DOF], q[2 * ARM_MAX_DOF], scratch[10 * ARM_MAX_DOF];
+    double work[FS_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
     Arm A;
-    int s, i, m;
     if (!arm_unpack(tab, &A)) return 1;
-    m = 2 * A.n;
     in.tab = tab; in.tau1 = tau1; in.tau2 = tau2;
-    memcpy(y, x, sizeof(double) * m);
-    memcpy(q, gq, sizeof(double) * m);
-    for (s = 0; s < n; s++)
-        if (method == 1 ? fs_gill_step(arm_rhs_held, &in, y, q, m, h, scratch)
-                        : fs_rk4_step(arm_rhs_held, &in, y, m, h, scratch)) return 1;
-    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
-    memcpy(x, y, sizeof(double) * m);
-    memcpy(gq, q, sizeof(double) * m);
-    return 0;
+    return fs_advance(arm_rhs_held, &in, x, gq, 2 * A.n, h, n, method, work) != 0;
 }
 
 /* The arm's outputs from x: theta1, theta2 [rad], omega1, omega2 [rad/s], w1, w2 [m] tip

@@ -78,16 +78,26 @@ CFMU_SHARED = {"fmi2_cs.c": "fmu/fmi/native/cfmu/fmi2_cs.c",
 PREBUILT = ROOT / "fmu" / "fmi" / "native" / "prebuilt"
 
 
+#: The package's C files by name, for the kernels a C FMU's model.c includes (a model's
+#: C files travel into its FMU's sources/ under their own names, which are distinct).
+PACKAGE_C = {p.name: p for package in ("mbdcore", "controllers", "fmu")
+             for p in sorted((ROOT / package).rglob("native/*.c"))}
+
+
 def _cfmu_files(folder: Path) -> dict:
-    """The sources/ of an export of the code kept in ``folder``, by name."""
-    return {name: ROOT / CFMU_SHARED[name] if name in CFMU_SHARED else folder / name
-            for name in cbuild.SKELETON_FILES}
+    """The code files of an export of the code kept in ``folder`` (its model_config.h
+    and model.c), by their names in the export's sources/ (cbuild.code_files)."""
+    files = {name: ROOT / path for name, path in CFMU_SHARED.items()}
+    files.update({name: folder / name for name in ("model_config.h", "model.c")})
+    for line in (folder / "model.c").read_text().splitlines():
+        if line.startswith('#include "') and line.endswith('.c"'):
+            files[line[10:-1]] = PACKAGE_C[line[10:-1]]
+    return files
 
 
 #: module (named by the digest of its code, which export_c looks up) -> its folder
-PREBUILT_CFMUS = {
-    f"fmu.fmi._cfmu_{cbuild.source_digest(_cfmu_files(folder).values())}": folder
-    for folder in sorted(PREBUILT.glob("*")) if (folder / "model.c").is_file()}
+PREBUILT_CFMUS = {f"fmu.fmi._cfmu_{cbuild.skeleton_digest(_cfmu_files(folder))}": folder
+                  for folder in sorted(PREBUILT.glob("*")) if (folder / "model.c").is_file()}
 
 
 class BuildKernels(build_ext):

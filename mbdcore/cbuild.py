@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
-           "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "SKELETON_FILES",
-           "skeleton_digest"]
+           "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "NOT_CODE",
+           "code_files", "skeleton_digest"]
 
 #: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
 C99_FLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra")
@@ -127,19 +127,30 @@ def source_digest(paths) -> str:
     return digest.hexdigest()[:16]
 
 
-#: The files of a C-source FMU's ``sources/`` that make its code, in the order of their
-#: digest: everything but its numbers (``model_data.c``), which ``fmu.fmi.export_c``
-#: keeps apart so that exports of one model structure share their code.
-SKELETON_FILES = ("fmi2_cs.c", "flexcosim_model.h", "fixed_step.h", "fmi_resources.h",
-                  "fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h",
-                  "model_config.h", "model.c")
+#: The files of a C-source FMU's ``sources/`` that are not its code: its numbers, which
+#: ``fmu.fmi.export_c`` keeps apart so that exports of one model structure share their
+#: code, and the build description.
+NOT_CODE = ("model_data.c", "buildDescription.xml")
 
 
-def skeleton_digest(folder) -> str:
-    """The identity of a C FMU's code (the :data:`SKELETON_FILES` in ``folder``): exports
-    with the same digest differ in their numbers only, so one binary serves them all
-    (the binaries compiled with the package are found by it)."""
-    return source_digest([Path(folder) / name for name in SKELETON_FILES])
+def code_files(folder) -> dict:
+    """The code of a C FMU: every file of its ``sources/`` ``folder`` but
+    :data:`NOT_CODE`, by name."""
+    return {p.name: p for p in sorted(Path(folder).iterdir())
+            if p.is_file() and p.name not in NOT_CODE}
+
+
+def skeleton_digest(files) -> str:
+    """The identity of a C FMU's code, from its files by name (:func:`code_files`, or
+    the same names mapped to the package's files): exports with the same digest differ
+    in their numbers only, so one binary serves them all (the binaries compiled with
+    the package are found by it)."""
+    files = dict(files)
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        data = Path(files[name]).read_bytes()
+        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()[:16]
 
 
 # -- the generated CPython module -------------------------------------------------------------

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CModel", "c_identifier", "embed_c", "stateless_functions", "table_check",
+__all__ = ["CModel", "c_identifier", "include_c", "stateless_functions", "table_check",
            "table_setup", "C_FUNCTIONS"]
 
 #: The functions a CModel's source defines.
@@ -50,13 +50,14 @@ def c_identifier(name: str) -> str:
     return name
 
 
-def embed_c(*sources, api: tuple = ()) -> str:
-    """The text of C files that Python loads as a library (their functions exported
-    under the ``api`` macros, e.g. ``ARM_API``), made private to the FMU: each macro
-    becomes ``static`` (and unused functions draw no warning)."""
-    head = "".join(f"#define {m} static __attribute__((unused))\n" for m in api)
-    return head + "".join(f"/* ---- {Path(s).name} ---- */\n{Path(s).read_text()}\n"
-                          for s in sources)
+def include_c(model: "CModel") -> str:
+    """The lines that put a model's C files (``CModel.c_sources``, which Python loads as
+    extension modules with their functions exported under the ``api`` macros, e.g.
+    ``ARM_API``) into its FMU's ``model.c``: by ``#include``, the files travelling beside
+    it in ``sources/`` (so the C exists once, in the package and in every FMU), each
+    macro made ``static`` (private to the FMU; unused functions draw no warning)."""
+    head = "".join(f"#define {m} static __attribute__((unused))\n" for m in model.api)
+    return head + "".join(f'#include "{Path(s).name}"\n' for s in model.c_sources)
 
 
 def table_check(length_function: str, table: str, size: str, what: str) -> str:
@@ -119,6 +120,12 @@ class CModel:
         For a sampled law designed for one step size: a C expression of that step [s]
         over ``d`` (e.g. ``"PAR_dt"``); the FMU refuses other communication steps with
         fmi2Discard and a message, as the Python block does.  ``""``: any step.
+    c_sources : tuple of Path
+        The C files the source calls into (a kernel's files, in order), included by
+        ``model.c`` (:func:`include_c`) and shipped in the FMU's ``sources/``; their
+        file names must differ.
+    api : tuple of str
+        The macros those files mark their exported functions with (made ``static``).
     tables : dict of str to array
         The numbers the source reads, by name (a C identifier; a ``const double *`` in
         the source, row-major for a matrix), finite; passed on bit for bit.
@@ -132,8 +139,15 @@ class CModel:
     fixed_parameters: tuple = field(default_factory=tuple)
     sample_time: str = ""
     tables: dict = field(default_factory=dict)
+    c_sources: tuple = field(default_factory=tuple)
+    api: tuple = field(default_factory=tuple)
 
     def __post_init__(self):
+        sources = tuple(Path(s) for s in self.c_sources)
+        names = [s.name for s in sources]
+        if len(set(names)) != len(names):
+            raise ValueError(f"C sources of one model need distinct file names: {names}")
+        object.__setattr__(self, "c_sources", sources)
         missing = [f for f in C_FUNCTIONS if not re.search(rf"\b{f}\s*\(", self.source)]
         if missing:
             raise ValueError(f"C model source lacks {', '.join(missing)}")

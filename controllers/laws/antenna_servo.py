@@ -45,7 +45,7 @@ import numpy as np
 
 from controllers.laws.kernels import ANTENNA_SERVO_C_SOURCE, antenna_servo_law
 from mbdcore.blocks import Block, Parameter, Signal, VectorState
-from mbdcore.codegen import CModel, embed_c, stateless_functions
+from mbdcore.codegen import CModel, stateless_functions
 
 __all__ = ["ServoGains", "AntennaServoController", "PointingReference"]
 
@@ -194,7 +194,7 @@ void model_outputs(ModelData *d) {{
     OUT_rate_command = out[1];
 }}
 """
-        return CModel(embed_c(ANTENNA_SERVO_C_SOURCE, api=("LAWS_API",)) + glue, n_discrete=2,
+        return CModel(glue, c_sources=(ANTENNA_SERVO_C_SOURCE,), api=("LAWS_API",), n_discrete=2,
                       state_names=("z_pos", "z_rate"))
 
 
@@ -228,5 +228,5 @@ class PointingReference(Block):
                 "    pointing_reference(p, d->time, out);\n"
                 "    OUT_reference_angle = out[0];\n"
                 "    OUT_reference_rate = out[1];")
-        return CModel(embed_c(ANTENNA_SERVO_C_SOURCE, api=("LAWS_API",))
-                      + stateless_functions(body))
+        return CModel(stateless_functions(body), c_sources=(ANTENNA_SERVO_C_SOURCE,),
+                      api=("LAWS_API",))

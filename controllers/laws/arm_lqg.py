@@ -66,7 +66,7 @@ from mbdcore.blocks import (
     StepError,
     VectorState,
 )
-from mbdcore.codegen import CModel, embed_c
+from mbdcore.codegen import CModel
 from mbdcore.models.manipulator import JOINT_STATES
 from mbdcore.models.rigid_arm import (
     RIGID_ARM_PARAMETERS,
@@ -419,7 +419,7 @@ void model_outputs(ModelData *d) {{
 }}
 """
         # the design step is the table's entry 4 (lqg_table): the source holds no number
-        return CModel(embed_c(*LQG_C_SOURCES, api=("RIGID_API", "LAWS_API")) + glue,
+        return CModel(glue, c_sources=LQG_C_SOURCES, api=("RIGID_API", "LAWS_API"),
                       n_discrete=len(self._s), state_names=tuple(self.vector_state().names),
                       fixed_parameters=("design",) + RIGID_PARAMETER_NAMES,
                       sample_time="LQG_TABLE[4]",

@@ -23,7 +23,7 @@ import numpy as np
 from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from controllers.laws.trajectory import QuinticJointTrajectory
 from mbdcore.blocks import Parameter, ParameterError
-from mbdcore.codegen import CModel, embed_c, stateless_functions
+from mbdcore.codegen import CModel, stateless_functions
 
 __all__ = ["SHAPERS", "shaper", "convolve", "residual_vibration_ratio", "ShapedQuinticTrajectory",
            "SHAPER_PARAMETER_NAMES"]
@@ -151,6 +151,6 @@ class ShapedQuinticTrajectory(QuinticJointTrajectory):
     OUT_omega{i}_ref = o[1];
     OUT_alpha{i}_ref = o[2];""" for i in (1, 2))
         glue = stateless_functions("    double t = d->time - PAR_start_time, o[3];" + joints)
-        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + glue,
+        return CModel(glue, c_sources=JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API"),
                       fixed_parameters=SHAPER_PARAMETER_NAMES,
                       tables={"SHAPER_AMPLITUDES": self.amplitudes, "SHAPER_TIMES": self.times})

@@ -5,7 +5,7 @@ import numpy as np
 
 from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from mbdcore.blocks import Block, Parameter, Signal
-from mbdcore.codegen import CModel, embed_c, stateless_functions
+from mbdcore.codegen import CModel, stateless_functions
 from mbdcore.models.rigid_arm import (
     RIGID_ARM_PARAMETERS,
     RIGID_PARAMETER_NAMES,
@@ -125,6 +125,6 @@ class JointPDController(JointTorqueLaw):
     joint_pd_torques(g, RIGID, ref, meas, tau);
     OUT_tau1 = tau[0];
     OUT_tau2 = tau[1];""")
-        return CModel(embed_c(*JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API")) + glue,
+        return CModel(glue, c_sources=JOINT_LAWS_C_SOURCES, api=("RIGID_API", "LAWS_API"),
                       fixed_parameters=RIGID_PARAMETER_NAMES, tables={"RIGID": self._c_rigid})
 

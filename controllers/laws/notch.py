@@ -26,7 +26,7 @@ from mbdcore.blocks import (
     StepError,
     VectorState,
 )
-from mbdcore.codegen import CModel, embed_c
+from mbdcore.codegen import CModel
 
 __all__ = ["notch_coefficients", "NotchFilter"]
 
@@ -111,7 +111,7 @@ int model_validity(const ModelData *d, char *msg, size_t n) { (void)d; (void)msg
 void model_update(ModelData *d, double h) { (void)h; notch_update(d->w, d->z, IN_u); }
 void model_outputs(ModelData *d) { OUT_y = notch_output(d->w, d->z, IN_u); }
 """
-        return CModel(embed_c(NOTCH_C_SOURCE, api=("LAWS_API",)) + glue, n_discrete=2,
+        return CModel(glue, c_sources=(NOTCH_C_SOURCE,), api=("LAWS_API",), n_discrete=2,
                       n_work=5, state_names=("s1", "s2"), sample_time="PAR_dt")
 
     def transfer_function(self, name: str = "notch"):

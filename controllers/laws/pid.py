@@ -37,7 +37,7 @@ import numpy as np
 
 from controllers.laws.kernels import PID_C_SOURCE, pid_law
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, VectorState
-from mbdcore.codegen import CModel, embed_c
+from mbdcore.codegen import CModel
 
 __all__ = ["ANTI_WINDUP", "UNBOUNDED", "pid_transfer_function", "PIDController"]
 
@@ -211,5 +211,5 @@ void model_outputs(ModelData *d) {{
     OUT_u = pid_output(p, d->z, u);
 }}
 """
-        return CModel(embed_c(PID_C_SOURCE, api=("LAWS_API",)) + glue, n_discrete=2,
+        return CModel(glue, c_sources=(PID_C_SOURCE,), api=("LAWS_API",), n_discrete=2,
                       state_names=("integral", "filter"))

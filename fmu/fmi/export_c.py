@@ -38,8 +38,9 @@ import numpy as np
 
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
-from mbdcore.cbuild import C99_FLAGS, CompileError, compile_shared, find_compiler, skeleton_digest
-from mbdcore.codegen import CModel, c_identifier
+from mbdcore.cbuild import (C99_FLAGS, CompileError, code_files, compile_shared, find_compiler,
+                            skeleton_digest)
+from mbdcore.codegen import CModel, c_identifier, include_c
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
 __all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "C_UNITS", "CExportError",
@@ -240,7 +241,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
 
     # identity and capabilities of a C FMU
     tables = np.concatenate([np.zeros(0), *model.tables.values()])
-    digest = hashlib.sha256((tostring(variables).decode() + model.source).encode()
+    code = "".join(s.read_text() for s in model.c_sources) + model.source
+    digest = hashlib.sha256((tostring(variables).decode() + code).encode()
                             + tables.tobytes()).hexdigest()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"flexcosim:{model_name}:{digest}")) + "}"
     root.set("guid", guid)
@@ -280,7 +282,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         "#include <math.h>", "#include <string.h>", "#include <stdio.h>", "",
         '#include "flexcosim_model.h"', "",
         "const VarInfo VARS[N_VARS] = {", ",\n".join(entries), "};", "",
-        model.source])
+        include_c(model), model.source])
     model_data_c = _model_data_c(guid, numbers, tables)
 
     dest = Path(dest)
@@ -294,6 +296,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
             shutil.copy(c_sources_dir() / f, src / f)
         shutil.copy(c_sources_dir().parent / "fmi_resources.h", src / "fmi_resources.h")
         shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
+        for source in model.c_sources:          # the kernel's own files, included by model.c
+            shutil.copy(source, src / source.name)
         for h in _HEADERS:
             shutil.copy(FMI2_HEADERS / h, src / h)
         (src / "model_config.h").write_text(config_h)
@@ -304,7 +308,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         (tmp / "modelDescription.xml").write_bytes(
             b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8"))
         if compile is None and find_compiler() is None:
-            digest = skeleton_digest(src)
+            digest = skeleton_digest(code_files(src))
             prebuilt = prebuilt_binary(digest)
             if prebuilt is not None:
                 # the code was compiled with the package; the numbers go beside it

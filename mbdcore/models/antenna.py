@@ -53,7 +53,7 @@ from mbdcore.blocks import (
     StateVectorBlock,
     with_overrides,
 )
-from mbdcore.codegen import CModel, embed_c, table_check
+from mbdcore.codegen import CModel, table_check
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.dae.simulate import simulate
@@ -564,8 +564,8 @@ int model_validity(const ModelData *d, char *msg, size_t n) {{
     return 0;
 }}
 """
-        source = embed_c(*AXIS_C_SOURCES, api=("DRIVE_API", "AXIS_API")) + glue
-        return CModel(source, n_states=self.ns + 4 * self.params["n_motors"],
+        return CModel(glue, c_sources=AXIS_C_SOURCES, api=("DRIVE_API", "AXIS_API"),
+                      n_states=self.ns + 4 * self.params["n_motors"],
                       tables={"AXIS_TABLE": table},
                       n_work=len(self.packed), state_names=tuple(self.state_names()),
                       fixed_parameters=tuple(POINTING_AXIS) + ("n_motors",))

@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
-from mbdcore.codegen import CModel, embed_c
+from mbdcore.codegen import CModel
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.constraints import initial_angle
@@ -607,6 +607,6 @@ int model_validity(const ModelData *d, char *msg, size_t n) {{
     return 0;
 }}
 """
-        return CModel(embed_c(DRIVE_C_SOURCE, api=("DRIVE_API",)) + glue,
+        return CModel(glue, c_sources=(DRIVE_C_SOURCE,), api=("DRIVE_API",),
                       n_states=4 * self.params["n_motors"], n_work=len(self.packed),
                       state_names=tuple(self.state_names()), fixed_parameters=("n_motors",))

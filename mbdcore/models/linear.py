@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import ParameterError, Signal
-from mbdcore.codegen import CModel, c_identifier, embed_c, table_setup
+from mbdcore.codegen import CModel, c_identifier, table_setup
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.native import kernel_library
@@ -267,6 +267,6 @@ void model_outputs(ModelData *d) {{
 {outs}
 }}
 """
-        source = embed_c(LINEAR_C_SOURCE, api=("LINEAR_API",)) + glue
-        return CModel(source, n_states=self.kernel.n_states, tables={"LINEAR_TABLE": table},
+        return CModel(glue, c_sources=(LINEAR_C_SOURCE,), api=("LINEAR_API",),
+                      n_states=self.kernel.n_states, tables={"LINEAR_TABLE": table},
                       state_names=tuple(names["states"]))

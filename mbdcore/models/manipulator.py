@@ -62,7 +62,7 @@ from mbdcore.blocks import (
     ParameterError,
     Signal,
 )
-from mbdcore.codegen import CModel, embed_c, table_setup
+from mbdcore.codegen import CModel, table_setup
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
@@ -500,7 +500,7 @@ int model_validity(const ModelData *d, char *msg, size_t n) {{
     return arm_range(ARM_TABLE, d->x, {limit!r}, msg, n);
 }}
 """
-        source = embed_c(*ARM_C_SOURCES, api=("BEAM_API", "ARM_API")) + glue
-        return CModel(source, n_states=2 * self.model.n_dof, tables={"ARM_TABLE": table},
+        return CModel(glue, c_sources=ARM_C_SOURCES, api=("BEAM_API", "ARM_API"),
+                      n_states=2 * self.model.n_dof, tables={"ARM_TABLE": table},
                       state_names=tuple(self.model.state_names()),
                       fixed_parameters=tuple(p.name for p in ARM_PARAMETERS))

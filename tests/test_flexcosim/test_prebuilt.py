@@ -20,7 +20,7 @@ from fmi_instance import Instance
 from flexcosim.prebuilt import PREBUILT_MODELS, prebuilt_code
 from fmu.fmi.export_c import (MODEL_DATA_FILE, PREBUILT_SOURCES, SourceOnlyWarning,
                               export_c_fmu, prebuilt_binary)
-from mbdcore.cbuild import skeleton_digest
+from mbdcore.cbuild import code_files, skeleton_digest
 from flexcosim.catalog import C_MODELS, resolve
 from mbdcore.models.manipulator import ARM_OUTPUTS, FlexibleManipulatorBlock
 
@@ -66,7 +66,7 @@ def test_every_kept_code_has_its_binary_in_the_package(model, tmp_path):
     with zipfile.ZipFile(export_c_fmu(resolve(C_MODELS[model].block), tmp_path, model_name=name,
                                       compile=False)) as z:
         z.extractall(tmp_path / "x")
-    assert prebuilt_binary(skeleton_digest(tmp_path / "x" / "sources")) is not None
+    assert prebuilt_binary(skeleton_digest(code_files(tmp_path / "x" / "sources"))) is not None
 
 
 def _run_arm(fmu_file: Path, folder: Path, steps: int = 300, **params) -> np.ndarray:

@@ -25,9 +25,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.quiet = getattr(args, "quiet", False)
     with terminal_logging(-1 if args.quiet else getattr(args, "verbose", 0)):
-        # imported under the command line's logging: its import-time warnings are lines too
-        run = resolve(COMMANDS[args.command])
-        return run(args)
+        try:
+            # imported under the command line's logging: its import-time warnings are lines
+            run = resolve(COMMANDS[args.command])
+            return run(args)
+        except ImportError as e:     # a broken install (mbdcore.native.KernelError: a stale
+            print(f"flexcosim {args.command}: {e}", file=sys.stderr)   # kernel) in one line
+            return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,9 +32,9 @@ __all__ = ["KernelError", "kernel_library", "kernel_module"]
 logger = logging.getLogger(__name__)
 
 
-class KernelError(RuntimeError):
+class KernelError(ImportError):
     """A compiled kernel is missing or was built from other sources (the message says
-    how to rebuild)."""
+    how to rebuild): the module cannot be imported as it should, hence an ImportError."""
 
 
 def kernel_module(module: str, sources, headers=()):

@@ -5,8 +5,11 @@ checked, never the wall time (``bench/startup.py`` prints that)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,8 @@ from flexcosim.catalog import BUILD_MODELS, C_MODELS, COMMANDS, LOOKUPS, resolve
 from flexcosim.cli import main
 from flexcosim.demo import MODELS
 from mbdcore.blocks import Block
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: What a command's module brings in and the parser must not
 HEAVY = ("numpy", "scipy", "control", "matplotlib", "fmpy", "pythonfmu",
@@ -146,3 +151,23 @@ def test_a_law_still_gives_its_linear_form():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=True)
     assert done.stdout.strip() == "TransferFunction"
+
+
+@pytest.mark.slow
+def test_a_stale_kernel_is_one_line_saying_how_to_rebuild(tmp_path):
+    """The packages copied with their compiled modules, and one C file edited after the
+    build: the command refuses to run the kernel built from other sources, in one line
+    that says how to rebuild (exit 1), not with a traceback."""
+    for package in ("mbdcore", "fmu", "controllers", "flexcosim"):
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "_cfmu_*"))
+    arm_c = tmp_path / "mbdcore" / "models" / "native" / "arm.c"
+    arm_c.write_text(arm_c.read_text() + "\n/* edited after the build */\n")
+    done = subprocess.run([sys.executable, "-m", "flexcosim", "demo", "--blocks", "--stop",
+                           "0.01", "-o", str(tmp_path / "out")], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("flexcosim demo: the compiled kernel mbdcore.models._arm")
+    assert "pip install" in lines[-1] and "Traceback" not in done.stderr

@@ -347,7 +347,8 @@ class _CompiledNewton:
         self.struct, self.state = st, _NewtonState()
         self._kernel = _newton_library().newton_iterate
         self._args = (ctypes.addressof(st), ctypes.addressof(self.state))
-        self._out = (self.G.ctypes.data, self.w.ctypes.data, self.v.ctypes.data)
+        # arrays go to the binding as buffers (checked in C): cheaper than .ctypes.data
+        self._out = (self.G, self.w, self.v)
         self._lu = None
 
     def begin(self, t, q_ref, v_ref, x_ref, cv, ca):
@@ -373,8 +374,7 @@ class _CompiledNewton:
         st.kept, st.its_fresh = kept, its_fresh
         state.it, state.done = it, 0
         state.nu_prev = -1.0 if nu_prev is None else nu_prev
-        code = self._kernel(*self._args, dq.ctypes.data, lam_s.ctypes.data,
-                            mu.ctypes.data, *self._out)
+        code = self._kernel(*self._args, dq, lam_s, mu, *self._out)
         theta = state.theta if state.theta >= 0.0 else None
         return code, state.it, state.done, state.nu, theta
 

@@ -312,3 +312,49 @@ def test_every_data_file_of_a_package_is_installed():
                        for g in data.get(d.as_posix().replace("/", "."), []) + data.get("*", [])):
                 missing.append(rel.as_posix())
     assert not missing, f"not in [tool.setuptools.package-data]: {missing}"
+
+
+# ---------------------------------------------------------------------------------
+# The tests' own shape: they mirror the packages, and share helpers through support/
+# ---------------------------------------------------------------------------------
+TESTS = ROOT / "tests"
+
+
+def imported_by_test_file(path: Path) -> set[str]:
+    """Top-level names of every module a test file imports (inside functions too)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            names.add("." * node.level + (node.module or ""))
+    return names
+
+
+def test_no_test_module_imports_another_test_module():
+    """What tests share is in tests/support; a test module importing another (its
+    fixtures, its helper classes) ties their fates together and runs the other's
+    module-level code."""
+    local = {p.stem for p in TESTS.rglob("*.py") if "support" not in p.relative_to(TESTS).parts}
+    local |= {p.name for p in TESTS.rglob("*") if p.is_dir()} - {"support"}
+    offenders = {str(p.relative_to(TESTS)): sorted(n for n in imported_by_test_file(p)
+                                                    if n in local or n.startswith("."))
+                 for p in TESTS.rglob("*.py")}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_test_folders_mirror_the_packages():
+    """tests/test_<package>/<subpackage>/ holds the tests of <package>.<subpackage>: a
+    folder that names no package of the project is a misplaced test."""
+    for folder in TESTS.rglob("test_*"):
+        if not folder.is_dir():
+            continue
+        parts = folder.relative_to(TESTS).parts
+        package = ".".join((parts[0].removeprefix("test_"),) + parts[1:])
+        assert importlib.util.find_spec(package) is not None, \
+            f"tests/{'/'.join(parts)} names no package ({package})"
+    stray = [p.name for p in TESTS.glob("*.py") if p.name not in ("conftest.py",
+                                                                   "test_architecture.py")]
+    assert stray == [], "shared helpers belong in tests/support"

@@ -105,18 +105,20 @@ MOTOR_PARAMETERS: tuple[Parameter, ...] = (
               min=0.0, exclusive_min=True, max=1e5),
 )
 
-#: Parameters of the gearbox between a motor and its load.
+#: Parameters of the gearbox between a motor and its load (upper bounds physical, as the
+#: motor's: a gear train a hundred times stiffer than a steel shaft 1 m thick and 1 m long
+#: is a typing error).
 GEAR_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("ratio", 3000.0, "", "gearbox ratio N (motor turns per load turn)", min=0.0,
-              exclusive_min=True),
+              exclusive_min=True, max=1e6),
     Parameter("gear_stiffness", 1.37e7, "N.m/rad", "torsional stiffness of one gear train, "
-              "load side (0: free shaft)", min=0.0),
+              "load side (0: free shaft)", min=0.0, max=1e12),
     Parameter("gear_damping", 5.0e3, "N.m.s/rad", "torsional damping of one gear train, "
-              "load side", min=0.0),
+              "load side", min=0.0, max=1e10),
     Parameter("backlash", 0.0, "rad", "half width of the backlash dead zone, load side",
-              min=0.0),
+              min=0.0, max=math.pi),
     Parameter("backlash_smoothing", 1.0e-6, "rad", "softplus width of the dead-zone corners",
-              min=0.0, exclusive_min=True),
+              min=0.0, exclusive_min=True, max=0.1),
 )
 
 
@@ -533,9 +535,10 @@ class DCMotorBlock(OdeBlock):
     PARAMETERS = MOTOR_PARAMETERS + GEAR_PARAMETERS + (
         Parameter("n_motors", 1, "", "motors on the axis (2: counter-torque pair)", min=1, max=2),
         Parameter("command", "voltage", "", "input used", choices=("voltage", "current")),
-        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0),
+        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0,
+                  max=1e4),
         Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
-                  exclusive_min=True),
+                  exclusive_min=True, max=1e7),
         Parameter("locked_rotor", 0, "", "1: rotors clamped (stall test)", min=0, max=1),
     ) + stepping_parameters(20)
     DEFAULT_STOP_TIME = 1.0

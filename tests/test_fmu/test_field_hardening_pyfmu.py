@@ -126,11 +126,11 @@ def test_the_arm_steps_within_its_tolerance_at_100_times_its_design_torque():
     actual error stays within twice the tolerance (measured: at most 1.45 times, 99 %
     of steps below 0.9; fixed 10 substeps: up to 371 times)."""
     block = FlexibleManipulatorBlock()
-    assert block.params["substeps"] == AUTO_SUBSTEPS
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # the range warning of the violent motion
         errors = _local_errors(block, steps=200, scale=100.0)
     assert errors.max() <= 2.0, f"step {errors.argmax()}: {errors.max():.3g} x tolerance"
+    assert block.params["substeps"] == AUTO_SUBSTEPS
 
 
 def test_an_unreachable_tolerance_is_a_failed_step_not_a_result():
@@ -263,6 +263,17 @@ def test_fmpy_stops_at_a_hard_limit_of_a_python_fmu(pd_fmu):
     assert "ended at 0.005" in run.stdout
     assert run.stdout.count("output 'tau1' = nan is not finite") == 2   # the step, the end
     assert "fmi2Terminated = true: the model cannot go on from t = 0.005 s" in run.stdout
+
+
+def test_fmpy_stops_when_the_arm_fmu_reaches_its_hard_limit(arm_fmu):
+    """The issue's loop: a step beyond the arm's hard limit (a tip deflection beyond
+    max_tip_deflection) is discarded with the state kept; before the fix fmpy was told
+    the step may pass and repeated it for ever (the subprocess timed out)."""
+    run = _simulate(arm_fmu, "tau1", 200.0, jump=0.0, max_tip_deflection=0.01)
+    assert run.returncode == 0, run.stderr
+    assert "ended at 0.00" in run.stdout
+    assert "fmi2Terminated = true" in run.stdout
+    assert len(run.stdout.splitlines()) < 10
 
 
 def test_fmpy_stops_when_the_same_step_is_refused_twice(arm_fmu):

@@ -28,8 +28,7 @@ Contract
 * ``get_state`` / ``set_state`` copy the whole internal state (numbers only), so a
   step can be rolled back and repeated bit for bit.  ``set_state`` checks what it is
   given field by field against the block's own state (same keys, types and array
-  shapes, finite numbers, inputs in their ranges, the model's hard limits, finite
-  outputs in range) and raises :class:`StateError` naming the field, the block
+  shapes, finite numbers, inputs in their ranges, the model's hard limits) and raises :class:`StateError` naming the field, the block
   unchanged: a saved state may come from a file or a host.
 """
 from __future__ import annotations
@@ -352,7 +351,7 @@ class Block:
                                  f"input's range [{spec.min}, {spec.max}] {spec.unit}")
         try:
             self._restore(state)
-            why = self._internal_violation() or self.output_violation()
+            why = self._internal_violation()
         except Exception as exc:
             self._restore(own)
             raise StateError(f"state refused: {type(exc).__name__}: {exc}") from None

@@ -571,11 +571,16 @@ class BlockSlave(Fmi2Slave):
             self._error(f"no {fmi_type} variable has value reference {vr}")
             return missing
         try:
-            return self._get_value(var.name)
+            value = self._get_value(var.name)
         except Exception as exc:  # noqa: BLE001 - one bad output must not hide the others
             self._error(f"{var.causality} {var.name!r} cannot be computed: "
                         f"{type(exc).__name__}: {exc}")
             return missing
+        if var.causality == "output" and not math.isfinite(value):
+            # an output of inputs that give none (a static law's NaN torque): not a value
+            self._error(f"output {var.name!r} = {value!r} is not finite with the inputs "
+                        f"set; no step with them passes")
+        return value
 
     @_never_raises(lambda self, *args: None)
     def set_real(self, vrs, values):

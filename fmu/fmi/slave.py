@@ -17,6 +17,9 @@ Block                  FMI 2.0
 ``get_state``          ``fmi2GetFMUstate`` / ``fmi2SerializeFMUstate`` (whole state)
 ``InputError``         value rejected, error logged, next ``fmi2DoStep`` → fmi2Discard
 ``StepError``          state rolled back, error logged, ``fmi2DoStep`` → fmi2Discard
+                       (also for an output not finite or outside its range); its
+                       ``retry`` → ``fmi2GetBooleanStatus(fmi2Terminated)``
+``StateError``         saved state refused field by field, ``fmi2SetFMUstate`` → fmi2Error
 ``ParameterError``     error logged, ``fmi2ExitInitializationMode`` → fmi2Error
 =====================  ===========================================================
 
@@ -576,10 +579,10 @@ class BlockSlave(Fmi2Slave):
             self._error(f"{var.causality} {var.name!r} cannot be computed: "
                         f"{type(exc).__name__}: {exc}")
             return missing
-        if var.causality == "output" and not math.isfinite(value):
-            # an output of inputs that give none (a static law's NaN torque): not a value
-            self._error(f"output {var.name!r} = {value!r} is not finite with the inputs "
-                        f"set; no step with them passes")
+        # A non-finite output of a static law's inputs (omega1_ref = 1e308) is returned as
+        # it is, not as fmi2Error: fmpy reads the outputs once more after a step it was
+        # told ends the run, and an error there would turn a clean stop into an exception.
+        # No step with such inputs passes (Block.output_violation).
         return value
 
     @_never_raises(lambda self, *args: None)
@@ -736,7 +739,8 @@ class BlockSlave(Fmi2Slave):
                 if unit not in units:
                     units.append(unit)
                 typed.set("unit", unit)
-            if var.fmi_type in ("Real", "Integer") and var.causality != "output":
+            # an output's range is physical: a step that leaves it is refused
+            if var.fmi_type in ("Real", "Integer"):
                 number = float if var.fmi_type == "Real" else int
                 if spec.min is not None:
                     typed.set("min", repr(number(spec.min)))

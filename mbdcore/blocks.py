@@ -175,7 +175,11 @@ class Parameter:
                 raise bad
             return value
         if self.kind is int:
-            if isinstance(value, bool) or not float(value).is_integer():
+            try:
+                whole = float(value).is_integer()
+            except (TypeError, ValueError, OverflowError):
+                raise bad from None
+            if isinstance(value, bool) or not whole:
                 raise bad
             value = int(value)
         else:

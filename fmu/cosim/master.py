@@ -111,6 +111,7 @@ from fmu.cosim.errors import (
 )
 from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.pacing import Pacer, RealTimeStats
+from fmu.cosim.plan import RunPlan, plan_run
 from fmu.cosim.recording import CsvWriter, Result
 from fmu.cosim.run import Run, RunProgress
 from fmu.cosim.system import System
@@ -404,7 +405,8 @@ class Master:
 
         Without ``step_control`` and ``steps``, ``stop_time - start_time`` must be a
         whole number of steps; communication points are ``t_k = start_time + k*step``
-        (no accumulated drift).
+        (no accumulated drift).  The arguments are checked first, all of them, into one
+        :class:`~fmu.cosim.plan.RunPlan` that the loop of the stepping mode reads.
 
         Parameters
         ----------
@@ -453,6 +455,10 @@ class Master:
 
         Raises
         ------
+        ValueError, TypeError
+            An argument is refused (before any component starts): the message names the
+            parameter, its value and what is accepted; also a component that cannot take
+            varying steps or be rolled back where the run needs it.
         CosimError
             A component failed (exception or FMI error status, rejected input, NaN
             or out-of-range value); ``err.result`` holds the rows up to the last
@@ -462,88 +468,65 @@ class Master:
             components are terminated, their temporary folders removed, ``err.result``
             holds the rows so far (in ``csv`` too).
         """
-        t0, stop = float(start_time), float(stop_time)
-        span = stop - t0
-        if steps is not None:
-            steps = [float(x) for x in steps]
-            if not all(math.isfinite(x) and x > 0.0 for x in steps):
-                raise ValueError("every step of `steps` must be finite and > 0")
-            t_end = t0
-            for x in steps:
-                t_end += x
-            if abs(t_end - stop) > 1e-9 * max(1.0, abs(span)):
-                raise ValueError(f"`steps` end at t = {t_end!r} s, not at stop_time = {stop!r} s")
-            mode, n_steps = "replay", len(steps)
-        elif self.step_control is not None:
-            if not span > 0.0:
-                raise ValueError(f"stop_time {stop!r} s must be after start_time {t0!r} s")
-            mode, n_steps = "variable", None
-        else:
-            ratio = span / self.step
-            if not (math.isfinite(span) and math.isfinite(ratio)) or abs(ratio) > 2.0 ** 53:
-                raise ValueError(f"stop_time - start_time = {span!r} s is {ratio:.3g} steps of "
-                                 f"{self.step!r} s: accepted: finite times and at most 2**53 "
-                                 "steps")
-            mode, n_steps = "fixed", int(round(ratio))
-            if n_steps < 0 or abs(n_steps * self.step - span) > 1e-9 * max(1.0, abs(span)):
-                raise ValueError(f"stop_time - start_time = {span!r} s is not a whole number "
-                                 f"of steps of {self.step!r} s")
-        record_every = int(record_every)
-        if record_every < 1:
-            raise ValueError(f"record_every = {record_every} must be >= 1")
-        speed = float(speed)
-        if realtime and not (math.isfinite(speed) and speed > 0.0):
-            raise ValueError(f"speed {speed!r} must be finite and > 0")
-        if mode == "variable" or (mode == "replay" and len(set(steps)) > 1):
-            self._check_variable_step(rollback=mode == "variable")
-        if step_timeout is not None:
-            step_timeout = float(step_timeout)
-            if not (math.isfinite(step_timeout) and step_timeout > 0.0):
-                raise ValueError(f"step_timeout {step_timeout!r} s must be finite and > 0")
-        # checked here, before any component starts (TypeError for progress=True: the
-        # master drew a bar itself before; flexcosim.console.ProgressPrinter does now)
-        report = (RunProgress(progress, stop, progress_interval)
-                  if progress is not None else None)
+        plan = plan_run(self.step, self.step_control is not None, stop_time, start_time,
+                        steps=steps, realtime=realtime, speed=speed, progress=progress,
+                        progress_interval=progress_interval, csv=csv,
+                        record_every=record_every, step_timeout=step_timeout)
+        if plan.varying_steps:
+            self._check_variable_step(rollback=plan.rollback)
+        return self._execute(plan)
 
-        run = Run(self, t0, n_steps, record_every,
-                   Pacer(t0, speed, logger) if realtime else None, report)
-        if csv is not None:  # before any component starts: an unwritable path fails now
-            run.csv = CsvWriter(csv, ["time"] + self._out_names + self._in_names)
+    def _execute(self, plan: RunPlan) -> Result:
+        """Run ``plan``: start, the loop of its mode, and what a failure, an interruption
+        or a component's request to terminate makes of the run."""
+        run = self._new_run(plan)
         watchdog = None
         try:
             try:
-                if step_timeout is not None:
-                    watchdog = Watchdog(run.state, step_timeout)
-                run.start(t0, stop)
-                if mode == "fixed":
-                    self._run_fixed(run, t0, n_steps)
-                elif mode == "replay":
-                    self._run_replay(run, t0, steps)
+                if plan.step_timeout is not None:
+                    watchdog = Watchdog(run.state, plan.step_timeout)
+                run.start(plan.start_time, plan.stop_time)
+                if plan.mode == "fixed":
+                    self._run_fixed(run, plan)
+                elif plan.mode == "replay":
+                    self._run_replay(run, plan)
                 else:
-                    self._run_variable(run, t0, stop)
+                    self._run_variable(run, plan)
                 if run.progress is not None:
                     run.progress.done(run.t)
             finally:
                 if watchdog is not None:
                     watchdog.stop()
         except StepTimeout as e:
-            raise self._failure(run, e, csv, timeout=(step_timeout, watchdog.fired)) from None
+            raise self._failure(run, e, plan.csv,
+                                timeout=(plan.step_timeout, watchdog.fired)) from None
         except KeyboardInterrupt as e:
-            raise self._interrupted(run, e, csv) from None
+            raise self._interrupted(run, e, plan.csv) from None
         except ComponentTerminated as e:  # asked for, not a failure: the results so far
             run.terminated(e)
             if run.progress is not None:
                 run.progress.done(run.t)
         except Exception as e:
-            raise self._failure(run, e, csv) from e
+            raise self._failure(run, e, plan.csv) from e
         finally:
             run.finish()
         return run.result()
 
+    def _new_run(self, plan: RunPlan) -> Run:
+        """The run's state, its progress report, pacer and CSV file: made before any
+        component starts, so that an unwritable path fails at once."""
+        report = (RunProgress(plan.progress, plan.stop_time, plan.progress_interval)
+                  if plan.progress is not None else None)
+        pacer = Pacer(plan.start_time, plan.speed, logger) if plan.realtime else None
+        run = Run(self, plan.start_time, plan.n_steps, plan.record_every, pacer, report)
+        if plan.csv is not None:
+            run.csv = CsvWriter(plan.csv, ["time"] + self._out_names + self._in_names)
+        return run
+
     # -- one loop per stepping mode -----------------------------------------------------
-    def _run_fixed(self, run: "Run", t0: float, n_steps: int) -> None:
+    def _run_fixed(self, run: Run, plan: RunPlan) -> None:
         """Fixed communication step: t_k = t0 + k h, no accumulated drift."""
-        h = self.step
+        h, t0, n_steps = plan.step, plan.start_time, plan.n_steps
         try:
             for k in range(n_steps):
                 run.fixed_step(t0 + k * h, h, t0 + (k + 1) * h, k, n_steps)
@@ -551,9 +534,10 @@ class Master:
             # a read-only view: no per-step storage, memory stays flat on long runs
             run.taken = np.broadcast_to(h, (run.done,))
 
-    def _run_replay(self, run: "Run", t0: float, steps: list[float]) -> None:
+    def _run_replay(self, run: Run, plan: RunPlan) -> None:
         """The given steps, in order (a replay of a variable-step run, bit for bit)."""
-        t = t0
+        steps = plan.steps
+        t = plan.start_time
         n_steps = len(steps)
         try:
             for k, h in enumerate(steps):
@@ -561,71 +545,86 @@ class Master:
                 run.fixed_step(t, h, t_next, k, n_steps)
                 t = t_next
         finally:
-            run.taken = steps[:run.done]
+            run.taken = list(steps[:run.done])
 
-    def _run_variable(self, run: "Run", t0: float, stop: float) -> None:
+    def _run_variable(self, run: Run, plan: RunPlan) -> None:
         """Variable step: a step is repeated from the saved component states with a
         smaller h while the coupling error estimate exceeds 1 (module docstring)."""
         ctrl = self.step_control
-        comps = self.system.components
-        min_step = ctrl.min_step if ctrl.min_step is not None else self.step * 1e-3
+        min_step = ctrl.min_step if ctrl.min_step is not None else plan.step * 1e-3
         max_step = ctrl.max_step if ctrl.max_step is not None else math.inf
+        stop = plan.stop_time
         eps_t = 1e-12 * max(1.0, abs(stop))
-        state = run.state
-        t = t0
+        t = plan.start_time
         k = 0
-        h = min(self.step, max_step)
+        h = min(plan.step, max_step)
         while stop - t > eps_t:
-            remaining = stop - t
-            if h >= remaining * (1.0 - 1e-9):
-                h = remaining
-            elif remaining - h < min_step:
-                h = remaining / 2  # no sliver of a step at the end
-            h = max(h, min(min_step, remaining))
-            y_old, u_old = run.y[:], run.u[:]
-            state["phase"] = "saving state"
-            snaps = []
-            for c in comps:
-                state["comp"] = c
-                snaps.append(c.snapshot())
-            shrunk = False
-            while True:
-                t_next = t + h
-                c_ext = run.extrapolation_factor(h)
-                at_min = h <= min_step * (1.0 + 1e-9)
-                try:
-                    run.advance(t, h, t_next, c_ext)
-                except ComponentError:
-                    if at_min:
-                        raise
-                    err = math.inf
-                else:
-                    err = run.coupling_error(y_old, h, c_ext is not None)
-                if err <= 1.0 or at_min:
-                    break
-                run.rejected.append((t, h, err))
-                state["t"], state["phase"] = t, "restoring state"
-                for c, snap in zip(comps, snaps):
-                    state["comp"] = c
-                    c.restore(snap)
-                run.y[:], run.u[:] = y_old, u_old
-                q = 1 if c_ext is not None else 0
-                fac = ctrl.safety * err ** (-1.0 / (q + 1)) if math.isfinite(err) else 0.25
-                h = max(h * min(max(fac, ctrl.max_shrink), 0.9), min_step)
-                shrunk = True
+            h = self._fit_step(h, stop - t, min_step)
+            y_old = run.y[:]
+            h, err, q, shrunk = self._variable_step(run, t, h, min_step, y_old)
             if err > 1.0:
                 run.forced += 1
             run.y_prev, run.h_prev = y_old, h
-            t = run.t = t_next
+            t = run.t = t + h
             k += 1
             run.taken.append(h)
             if k % run.record_every == 0 or stop - t <= eps_t:
                 run.record(t)
             run.tick(t)
-            q = 1 if c_ext is not None else 0
             fac = ctrl.max_growth if err == 0.0 else ctrl.safety * err ** (-1.0 / (q + 1))
             fac = min(max(fac, ctrl.max_shrink), 1.0 if shrunk else ctrl.max_growth)
             h = min(h * fac, max_step)
+
+    @staticmethod
+    def _fit_step(h: float, remaining: float, min_step: float) -> float:
+        """The step ``h`` fitted to the ``remaining`` time [s]: ending the run exactly,
+        leaving no sliver of a step at the end, and at least ``min_step``."""
+        if h >= remaining * (1.0 - 1e-9):
+            h = remaining
+        elif remaining - h < min_step:
+            h = remaining / 2  # no sliver of a step at the end
+        return max(h, min(min_step, remaining))
+
+    def _variable_step(self, run: Run, t: float, h: float, min_step: float,
+                       y_old: list[float]) -> tuple[float, float, int, bool]:
+        """One accepted step from ``t``: the components' states saved, then the step
+        taken and, while its error estimate exceeds 1 or a component fails it, undone
+        and retried shorter, down to ``min_step``.  Returns the step taken, its error
+        estimate, the extrapolation order ``q`` and whether it was shortened; the
+        outputs are propagated at its end."""
+        ctrl = self.step_control
+        comps = self.system.components
+        state = run.state
+        u_old = run.u[:]
+        state["phase"] = "saving state"
+        snaps = []
+        for c in comps:
+            state["comp"] = c
+            snaps.append(c.snapshot())
+        shrunk = False
+        while True:
+            c_ext = run.extrapolation_factor(h)
+            q = 1 if c_ext is not None else 0
+            at_min = h <= min_step * (1.0 + 1e-9)
+            try:
+                run.advance(t, h, t + h, c_ext)
+            except ComponentError:
+                if at_min:
+                    raise
+                err = math.inf
+            else:
+                err = run.coupling_error(y_old, h, c_ext is not None)
+            if err <= 1.0 or at_min:
+                return h, err, q, shrunk
+            run.rejected.append((t, h, err))
+            state["t"], state["phase"] = t, "restoring state"
+            for c, snap in zip(comps, snaps):
+                state["comp"] = c
+                c.restore(snap)
+            run.y[:], run.u[:] = y_old, u_old
+            fac = ctrl.safety * err ** (-1.0 / (q + 1)) if math.isfinite(err) else 0.25
+            h = max(h * min(max(fac, ctrl.max_shrink), 0.9), min_step)
+            shrunk = True
 
     def _failure(self, run: "Run", e: BaseException, csv, timeout=None) -> CosimError:
         """The CosimError of a failed run: which component, where, the log, the rows so

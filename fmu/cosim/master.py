@@ -90,7 +90,6 @@ variable-step run retries the step shorter).
 """
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 from dataclasses import dataclass
@@ -100,17 +99,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from fmu.cosim.components import Component
+from fmu.cosim.coupling import Coupling
 from fmu.cosim.errors import (
-    AlgebraicLoopError,
     ComponentError,
     ComponentTerminated,
     CosimError,
     CosimInterrupted,
     StepTimeout,
-    Termination,
 )
 from fmu.cosim.fmu_component import FMUComponent
-from fmu.cosim.pacing import Pacer, RealTimeStats
+from fmu.cosim.pacing import Pacer
 from fmu.cosim.plan import RunPlan, plan_run
 from fmu.cosim.recording import CsvWriter, Result
 from fmu.cosim.run import Run, RunProgress
@@ -231,162 +229,15 @@ class Master:
         self.method = method
         self.extrapolation = self.EXTRAPOLATIONS[extrapolation]
         self.step_control = step_control
-        comps = system.components
-        self._index = {c.name: i for i, c in enumerate(comps)}
-
-        # Flat numbering: global output g = out_off[i] + j, global input likewise.
-        self._out_off, self._in_off = [], []
-        no = ni = 0
-        for c in comps:
-            self._out_off.append(no)
-            self._in_off.append(ni)
-            no += len(c.outputs)
-            ni += len(c.inputs)
-        self._n_out, self._n_in = no, ni
-        self._out_names = [f"{c.name}.{o}" for c in comps for o in c.outputs]
-        self._in_names = [f"{c.name}.{i}" for c in comps for i in c.inputs]
-        self._out_comp = [i for i, c in enumerate(comps) for _ in c.outputs]
-        out_index = {n: g for g, n in enumerate(self._out_names)}
-        in_index = {n: g for g, n in enumerate(self._in_names)}
-        #: global input -> global output feeding it, -1 if unconnected
-        self._src = [-1] * ni
-        for dst, src in system.connections.items():
-            self._src[in_index[dst]] = out_index[src]
-
-        self._topo = self._output_order()
-        self._schedule = self._build_schedule()
+        #: the flat numbering of outputs and inputs, and the propagation schedule
+        self.coupling = Coupling(system)
         self.order = self._check_order(order) if order is not None else self.default_order()
 
-    # -- static analysis ---------------------------------------------------------------
-    def _output_preds(self) -> list[list[tuple[int, int]]]:
-        """For each global output: (global output, global input) pairs it depends on directly."""
-        preds: list[list[tuple[int, int]]] = []
-        for i, c in enumerate(self.system.components):
-            for o in c.outputs:
-                p = []
-                for inp in c.feedthrough.get(o, ()):
-                    gi = self._in_off[i] + c.inputs.index(inp)
-                    if self._src[gi] >= 0:
-                        p.append((self._src[gi], gi))
-                preds.append(p)
-        return preds
-
-    def _output_order(self) -> list[int]:
-        """Global outputs in an order where every output follows those it depends on."""
-        preds = self._output_preds()
-        succ: list[list[int]] = [[] for _ in preds]
-        indeg = [0] * len(preds)
-        for g, p in enumerate(preds):
-            for s, _ in p:
-                succ[s].append(g)
-                indeg[g] += 1
-        # Lowest global index first: keeps the outputs of one component together.
-        ready = [g for g, d in enumerate(indeg) if d == 0]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            g = heapq.heappop(ready)
-            order.append(g)
-            for s in succ[g]:
-                indeg[s] -= 1
-                if indeg[s] == 0:
-                    heapq.heappush(ready, s)
-        if len(order) < len(preds):
-            raise self._loop_error(preds, [g for g, d in enumerate(indeg) if d > 0])
-        return order
-
-    def _loop_error(self, preds, stuck: list[int]) -> AlgebraicLoopError:
-        # Walk backwards along dependencies inside the stuck set until a node repeats.
-        stuck_set = set(stuck)
-        path, seen = [stuck[0]], {stuck[0]: 0}
-        via: list[int] = []
-        while True:
-            g = path[-1]
-            s, gi = next((s, gi) for s, gi in preds[g] if s in stuck_set)
-            if s in seen:
-                start = seen[s]
-                outs = path[start:] + [s]
-                ins = via[start:] + [gi]
-                break
-            seen[s] = len(path)
-            path.append(s)
-            via.append(gi)
-        # path follows dependencies backwards; print it in signal-flow direction
-        outs, ins = outs[::-1], ins[::-1]
-        chain = [self._out_names[outs[0]]]
-        for g_in, g_out in zip(ins, outs[1:]):
-            chain += [self._in_names[g_in], self._out_names[g_out]]
-        comps = list(dict.fromkeys(n.partition(".")[0] for n in chain))
-        return AlgebraicLoopError(
-            f"algebraic loop through direct feedthrough between components "
-            f"{', '.join(map(repr, comps))}: {' -> '.join(chain)}; break it with a component "
-            "whose output does not depend directly on its input (a delay or a plant)", chain)
-
-    def _build_schedule(self):
-        """Propagation at a communication point: [(component, input setter data, outputs)].
-
-        Consecutive outputs of one component in topological order form one group:
-        first the feedthrough inputs of the group are set (their sources are final),
-        then the component's outputs are read.  The remaining connected inputs are
-        set at the end.
-        """
-        comps = self.system.components
-        groups: list[tuple[int, list[int]]] = []
-        for g in self._topo:
-            i = self._out_comp[g]
-            if groups and groups[-1][0] == i:
-                groups[-1][1].append(g)
-            else:
-                groups.append((i, [g]))
-        done: set[int] = set()
-        schedule = []
-        for i, gs in groups:
-            c = comps[i]
-            need = []
-            for g in gs:
-                o = c.outputs[g - self._out_off[i]]
-                for inp in c.feedthrough.get(o, ()):
-                    gi = self._in_off[i] + c.inputs.index(inp)
-                    if self._src[gi] >= 0 and gi not in done:
-                        done.add(gi)
-                        need.append(gi)
-            schedule.append((i, need, gs))
-        rest: dict[int, list[int]] = {}
-        for gi, s in enumerate(self._src):
-            if s >= 0 and gi not in done:
-                rest.setdefault(self._in_comp(gi), []).append(gi)
-        self._final_inputs = sorted(rest.items())
-        return schedule
-
-    def _in_comp(self, gi: int) -> int:
-        return next(i for i in range(len(self._in_off) - 1, -1, -1) if self._in_off[i] <= gi)
-
+    # -- the stepping order ------------------------------------------------------------
     def default_order(self) -> list[str]:
-        """Gauss–Seidel order: sources before their consumers, cycles broken at plants.
-
-        Kahn's algorithm on the component graph of all connections.  When only
-        cycles remain, the first remaining component (in system order) whose outputs
-        have no direct feedthrough steps next: its new outputs do not need fresh
-        inputs, so the components it feeds can use them.
-        """
-        comps = self.system.components
-        n = len(comps)
-        preds = [set() for _ in range(n)]
-        for gi, s in enumerate(self._src):
-            if s >= 0:
-                a, b = self._out_comp[s], self._in_comp(gi)
-                if a != b:
-                    preds[b].add(a)
-        left = list(range(n))
-        order: list[int] = []
-        while left:
-            placed = set(order)
-            ready = [i for i in left if preds[i] <= placed]
-            if not ready:
-                ready = [i for i in left if not any(comps[i].feedthrough.values())] or left
-            order.append(ready[0])
-            left.remove(ready[0])
-        return [comps[i].name for i in order]
+        """Gauss–Seidel order: sources before their consumers, cycles broken at plants
+        (:meth:`Coupling.default_order <fmu.cosim.coupling.Coupling.default_order>`)."""
+        return self.coupling.default_order()
 
     def _check_order(self, order: Sequence[str]) -> list[str]:
         order = list(order)
@@ -520,7 +371,7 @@ class Master:
         pacer = Pacer(plan.start_time, plan.speed, logger) if plan.realtime else None
         run = Run(self, plan.start_time, plan.n_steps, plan.record_every, pacer, report)
         if plan.csv is not None:
-            run.csv = CsvWriter(plan.csv, ["time"] + self._out_names + self._in_names)
+            run.csv = CsvWriter(plan.csv, self.coupling.columns)
         return run
 
     # -- one loop per stepping mode -----------------------------------------------------
@@ -682,43 +533,3 @@ class Master:
                     type(c).snapshot is Component.snapshot:
                 raise ValueError(f"component {c.name!r} cannot save its state: no rollback, "
                                  "use a fixed step")
-
-    def _step_inputs(self, gauss_seidel: bool) -> list[tuple[int, list[int], list[int]]]:
-        """Per component in stepping order: (index, fresh inputs, stale inputs).
-
-        Fresh: connected inputs whose source stepped before (Gauss-Seidel only); stale:
-        the other connected inputs, which hold (or extrapolate) the values of the
-        communication point.
-        """
-        comps = self.system.components
-        stepped: set[int] = set()
-        out = []
-        for name in self.order:
-            i = self._index[name]
-            fresh, stale = [], []
-            for j in range(len(comps[i].inputs)):
-                gi = self._in_off[i] + j
-                s = self._src[gi]
-                if s >= 0:
-                    (fresh if self._out_comp[s] in stepped else stale).append(gi)
-            out.append((i, fresh, stale))
-            if gauss_seidel:
-                stepped.add(i)
-        return out
-
-    def _result(self, rows: np.ndarray, steps=(), rejected=(), forced: int = 0,
-                realtime: RealTimeStats | None = None,
-                termination: Termination | None = None) -> Result:
-        names = ["time"] + self._out_names + self._in_names
-        dtype = np.dtype([(n, np.float64) for n in names])
-        rows = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
-        data = (np.zeros(0, dtype) if len(rows) == 0 else
-                np.ascontiguousarray(rows).view(dtype).reshape(len(rows)))
-        units = {}
-        for c in self.system.components:
-            for v in (*c.outputs, *c.inputs):
-                units[f"{c.name}.{v}"] = c.units.get(v, "")
-        units["time"] = "s"
-        return Result(data.copy(), self._out_names, self._in_names, units,
-                      steps=np.asarray(steps, dtype=float), rejected=list(rejected),
-                      forced_steps=forced, realtime=realtime, termination=termination)

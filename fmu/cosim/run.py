@@ -45,15 +45,16 @@ class Run:
     def __init__(self, master: "Master", t0: float, n_steps: int | None, record_every: int,
                  pacer: Pacer | None, progress: RunProgress | None):
         self.master = master
-        self.comps = master.system.components
+        coupling = self.coupling = master.coupling
+        self.comps = coupling.components
         self.record_every = record_every
         self.pacer, self.progress = pacer, progress
-        ncol = 1 + master._n_out + master._n_in
+        ncol = 1 + coupling.n_out + coupling.n_in
         # grown by doubling in record(): a huge run does not allocate its rows up front
         cap = min(n_steps // record_every + 2, 1 << 16) if n_steps is not None else 1024
         self.rows = np.empty((cap, ncol))
         self.nrec = 0
-        self.y = [0.0] * master._n_out
+        self.y = [0.0] * coupling.n_out
         self.u: list[float] = []
         self.y_at_t: list[float] = []            # outputs at t while a Gauss-Seidel step runs
         self.y_prev: list[float] | None = None   # outputs and step of the previous point
@@ -72,18 +73,17 @@ class Run:
         self.finished = False
         self.clock = time.perf_counter
         # Setters are built per run: FMU instances only exist after initialize().
-        self._in_off = master._in_off
-        self.src = master._src
-        self.out_off = master._out_off
-        self.schedule = master._schedule
-        self.order_idx = [master._index[n] for n in master.order]
+        self.src = coupling.src
+        self.out_off = coupling.out_off
+        self.schedule = coupling.schedule
+        self.order_idx = [coupling.index[n] for n in master.order]
         self.gauss_seidel = master.method == "gauss-seidel"
         self.extrapolate = master.extrapolation == 1
         self.coupled = sorted({s for s in self.src if s >= 0})
 
     def _setter(self, i: int, gis: list[int]):
         c = self.comps[i]
-        return c.input_setter([c.inputs[gi - self._in_off[i]] for gi in gis])
+        return c.input_setter([c.inputs[gi - self.coupling.in_off[i]] for gi in gis])
 
     def start(self, t0: float, stop: float) -> None:
         """Initialise every component, propagate and record the first point."""
@@ -95,16 +95,16 @@ class Run:
         self.set_fns = [self._setter(i, need) if need else None
                         for i, need, gs in self.schedule]
         self.final_fns = [(self.comps[i], gis, self._setter(i, gis))
-                          for i, gis in self.master._final_inputs]
+                          for i, gis in self.coupling.final_inputs]
         # Per component in stepping order: inputs set just before it steps.
         # Gauss-Seidel: those fed by components that stepped before it ("fresh"), plus,
         # with extrapolation, the others ("stale", extrapolated).  Jacobi: only the
         # extrapolated ones.
-        self.plan = []
-        for i, fresh, stale in self.master._step_inputs(self.gauss_seidel):
+        self.stepping = []
+        for i, fresh, stale in self.coupling.step_inputs(self.master.order, self.gauss_seidel):
             stale = stale if self.extrapolate else []
             gis = fresh + stale
-            self.plan.append((i, self.comps[i], [self.src[gi] for gi in fresh],
+            self.stepping.append((i, self.comps[i], [self.src[gi] for gi in fresh],
                               [self.src[gi] for gi in stale],
                               self._setter(i, gis) if gis else None))
         self.u = [v for c in self.comps for v in c.get_input_values()]
@@ -131,10 +131,19 @@ class Run:
             self.csv.close()
 
     def result(self) -> Result:
-        return self.master._result(self.rows[:self.nrec], self.taken, self.rejected,
-                                   self.forced,
-                                   self.pacer.finish() if self.pacer is not None else None,
-                                   self.termination)
+        """The rows recorded so far, with the steps taken and rejected, as a Result."""
+        coupling = self.coupling
+        names = coupling.columns
+        dtype = np.dtype([(n, np.float64) for n in names])
+        rows = self.rows[:self.nrec]
+        rows = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names))
+        data = (np.zeros(0, dtype) if len(rows) == 0 else
+                np.ascontiguousarray(rows).view(dtype).reshape(len(rows)))
+        return Result(data.copy(), coupling.out_names, coupling.in_names, coupling.units(),
+                      steps=np.asarray(self.taken, dtype=float), rejected=list(self.rejected),
+                      forced_steps=self.forced,
+                      realtime=self.pacer.finish() if self.pacer is not None else None,
+                      termination=self.termination)
 
     def terminated(self, e: ComponentTerminated) -> None:
         """A component asked to end the run in the step from ``self.t``: the run ends at
@@ -221,7 +230,7 @@ class Run:
         gauss_seidel = self.gauss_seidel
         if gauss_seidel:
             self.y_at_t = y[:]
-        for i, c, fresh, stale, setter in self.plan:
+        for i, c, fresh, stale, setter in self.stepping:
             if setter is not None:
                 vals = [y[s] for s in fresh]
                 if stale:

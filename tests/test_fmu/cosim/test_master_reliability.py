@@ -14,7 +14,11 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from fmu.cosim.master import BlockComponent, CosimError, FMUComponent, Master, StepControl, System
+from fmu.cosim.components import BlockComponent
+from fmu.cosim.errors import CosimError
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.master import Master, StepControl
+from fmu.cosim.system import System
 
 from support.blocks import Gain, Integrator
 from support.fmi import Instance

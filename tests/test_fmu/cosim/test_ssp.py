@@ -14,7 +14,10 @@ from fmpy.ssp.simulation import simulate_ssp
 from lxml import etree
 
 from flexcosim.cli import main
-from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from fmu.cosim.components import BlockComponent
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.master import Master
+from fmu.cosim.system import System
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
 

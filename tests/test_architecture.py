@@ -251,20 +251,6 @@ PRIVATE_ACROSS = {
     ("fmu.cosim.ssp", "system._resources"):
         "an SSP archive's unpacked folder kept alive with its System; ssp.py is being "
         "changed elsewhere: a public System attribute is to replace it",
-    # the engine's views of one body or system, reading what it keeps for them
-    ("mbdcore.models.antenna", "system._by_name"): "the bodies by name of a System",
-    ("mbdcore.multibody.ancf", "body._hermite_contiguous"): "a Hermite body's columns",
-    ("mbdcore.multibody.ancf", "body._hermite_columns"): "a Hermite body's columns",
-    ("mbdcore.multibody.ancf", "self.body._interp"): "a Hermite body's shape functions",
-    ("mbdcore.multibody.ancf", "body._interp"): "a Hermite body's shape functions",
-    ("mbdcore.spatial.ancf", "self.body._interp"): "a Hermite body's shape functions",
-    ("mbdcore.multibody.assembly", "plan._scatter_addr"): "a constraint plan's scatter table",
-    ("mbdcore.multibody.assembly", "plan._angle_specs"): "a constraint plan's angle rows",
-    ("mbdcore.multibody.flexible", "self.body._chain"): "a modal beam's point kinematics",
-    ("mbdcore.multibody.flexible", "self.body._C"): "a modal beam's point kinematics",
-    ("mbdcore.multibody.system", "system._m_all"): "a System's rows, dependent ones included",
-    ("mbdcore.multibody.system", "self.system._constraint_parts"):
-        "a System's rows, dependent ones included",
 }
 
 

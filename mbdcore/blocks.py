@@ -230,7 +230,7 @@ def _checked_step(step: Callable) -> Callable:
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s of {type(self).__name__} failed: "
                             f"{bad[1]}; state kept at t = {self.time:.6g} s", retry=False,
                             variable=bad[0])
-    do_step._checks_outputs = True
+    do_step.checks_outputs = True
     return do_step
 
 
@@ -246,7 +246,7 @@ class Block:
         super().__init_subclass__(**kwargs)
         # One check of every step's outputs, whatever the class's own do_step does.
         step = cls.__dict__.get("do_step")
-        if step is not None and not getattr(step, "_checks_outputs", False):
+        if step is not None and not getattr(step, "checks_outputs", False):
             cls.do_step = _checked_step(step)
 
     def __init__(self, **params: Any):

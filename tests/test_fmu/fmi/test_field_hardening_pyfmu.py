@@ -250,9 +250,16 @@ SIMULATE = textwrap.dedent("""
 
 
 def _simulate(fmu, name, value, jump, **parameters):
+    """fmpy's simulate_fmu in a subprocess; one that does not end within 180 s (a loop,
+    or a machine far too busy) fails the test with the lines it printed."""
     script = SIMULATE.replace("PARAMETERS", repr(parameters))
-    return subprocess.run([sys.executable, "-c", script, str(fmu), name, repr(value), repr(jump)],
-                          capture_output=True, text=True, timeout=60)
+    try:
+        return subprocess.run([sys.executable, "-c", script, str(fmu), name, repr(value),
+                               repr(jump)], capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired as exc:
+        lines = (exc.stdout or b"").decode(errors="replace").splitlines()
+        pytest.fail(f"simulate_fmu did not end within 180 s; it printed {len(lines)} lines, "
+                    f"the last: {lines[-1:]}")
 
 
 def test_fmpy_stops_at_a_hard_limit_of_a_python_fmu(pd_fmu):

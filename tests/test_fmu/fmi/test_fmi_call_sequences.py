@@ -24,7 +24,7 @@ import struct
 import pytest
 from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from controllers.laws.joint_pd import JointPDController
@@ -246,6 +246,9 @@ def _bits(values):
 
 @SETTINGS
 @given(actions=ACTIONS)
+# the cases, always run: omega2_ref (joint PD) or tau2 (arm) = +-1e308, then a step
+@example(actions=[("input", 4, 1e308), ("step", H)])
+@example(actions=[("input", 1, -1e308), ("save",), ("step", H), ("restore_and_repeat",)])
 def test_call_sequences_keep_the_invariants(instance, actions):
     run = Run(instance)
     # a good state to return to, taken at rest (every sequence may restore it)

@@ -92,7 +92,7 @@ __all__ = ["BlockSlave", "si_base_exponents", "STATE_OPTIONS"]
 STATE_OPTIONS = {"canGetAndSetFMUstate": True, "canSerializeFMUstate": True}
 
 #: Format of the FMU state dictionary; bump when its layout changes.
-_STATE_FORMAT = 1
+_STATE_FORMAT = 2  # 2: OdeBlock states carry auto_substeps (issue 22)
 
 # -- units ------------------------------------------------------------------------------
 

@@ -6,7 +6,9 @@ compiled right-hand side ``rhs(x, *args)`` (a C kernel,
 :class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`) whose ``args`` carry the
 inputs, held over each communication step, and two parameters every such block shares:
 ``method`` (an ODE method of :data:`mbdcore.dae.methods.METHODS`) and ``substeps``
-(integrator steps per communication step).  The stepping is the stepper's
+(integrator steps per communication step; 0, "auto", where the block declares it with
+``rtol`` and ``atol``: as many as a step-doubling estimate of the error asks for,
+:meth:`OdeBlock._controlled_advance`).  The stepping is the stepper's
 :meth:`~mbdcore.integrators.Integrator.step_autonomous`: RK4, Gill and Treanor run all
 substeps in the kernel's C loop; the others (BDF, Gear, scipy's) step through the
 right-hand side from Python; an implicit one (BDF) retries a substep whose Newton

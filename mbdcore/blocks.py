@@ -138,6 +138,9 @@ class Parameter:
         If true the lower bound itself is not accepted (for example a length > 0).
     choices : tuple of str or None
         Accepted values of a string parameter.
+    aliases : tuple of (str, value) pairs
+        Names accepted for values of a number parameter (``("auto", 0)`` for
+        ``substeps``); the parameter holds the value, an FMU's variable too.
     """
 
     name: str
@@ -148,6 +151,7 @@ class Parameter:
     max: float | None = None
     exclusive_min: bool = False
     choices: tuple | None = None
+    aliases: tuple = ()
 
     @property
     def kind(self) -> type:
@@ -162,7 +166,8 @@ class Parameter:
         left = "(" if (self.exclusive_min or self.min is None) else "["
         right = "]" if self.max is not None else ")"
         kind = "integer" if self.kind is int else "number"
-        return f"a finite {kind} in {left}{lo}, {hi}{right}"
+        named = "".join(f" or {name!r} (= {value!r})" for name, value in self.aliases)
+        return f"a finite {kind} in {left}{lo}, {hi}{right}{named}"
 
     def validate(self, value: Any) -> Any:
         """Return ``value`` converted to the parameter's type, or raise ParameterError."""
@@ -174,6 +179,8 @@ class Parameter:
             if value not in self.choices:
                 raise bad
             return value
+        if isinstance(value, str) and value in dict(self.aliases):
+            value = dict(self.aliases)[value]
         if self.kind is int:
             try:
                 whole = float(value).is_integer()

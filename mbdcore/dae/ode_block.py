@@ -67,9 +67,10 @@ def stepping_parameters(substeps: int, method: str = "rk4",
         )
     return (
         Parameter("method", method, "", "integration method", choices=ODE_METHODS),
-        Parameter("substeps", substeps, "", "integrator steps per communication step; 0: "
-                  "auto, doubled until the step-doubling error estimate meets rtol and atol "
-                  f"(at most {MAX_AUTO_SUBSTEPS})", min=0, max=100000),
+        Parameter("substeps", substeps, "", "integrator steps per communication step; 0 "
+                  "(\"auto\"): doubled until the step-doubling error estimate meets rtol and "
+                  f"atol (at most {MAX_AUTO_SUBSTEPS})", min=0, max=100000,
+                  aliases=(("auto", AUTO_SUBSTEPS),)),
         Parameter("rtol", 1e-6, "", "relative tolerance of the error per communication "
                   "step (substeps = 0)", min=1e-14, max=1.0),
         Parameter("atol", 1e-9, "", "absolute tolerance of the error per communication "

@@ -163,6 +163,12 @@ def test_the_arm_fmu_defaults_to_auto_and_discards_an_unreachable_tolerance(
         inst.close()
 
 
+def test_substeps_auto_is_spelled_0_or_auto():
+    assert FlexibleManipulatorBlock(substeps="auto").params["substeps"] == AUTO_SUBSTEPS
+    with pytest.raises(ValueError, match=r"'substeps' = 'fast' is invalid.* or 'auto' \(= 0\)"):
+        FlexibleManipulatorBlock(substeps="fast")
+
+
 def test_integer_substeps_still_step_a_fixed_number():
     fixed = FlexibleManipulatorBlock(substeps=10)
     fixed.set_input("tau1", 2.0)

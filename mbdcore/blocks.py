@@ -28,8 +28,9 @@ Contract
 * ``get_state`` / ``set_state`` copy the whole internal state (numbers only), so a
   step can be rolled back and repeated bit for bit.  ``set_state`` checks what it is
   given field by field against the block's own state (same keys, types and array
-  shapes, finite numbers, inputs in their ranges, the model's hard limits) and raises :class:`StateError` naming the field, the block
-  unchanged: a saved state may come from a file or a host.
+  shapes, finite numbers, inputs in their ranges, the model's hard limits) and raises
+  :class:`StateError` naming the field, the block unchanged: a saved state may come
+  from a file or a host.
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class StepError(BlockError):
     for a failure of the integration (a non-finite state, an error estimate beyond
     tolerance, a solver that did not converge), False where the model itself cannot go
     on from here with these inputs (a hard limit of the model, an output outside its
-    declared range, a sampled law given a step it was not designed for).  An FMU answers
+    declared range).  An FMU answers
     ``fmi2GetBooleanStatus(fmi2Terminated)`` from it.  ``variable`` names the output
     at fault, if one is.
     """
@@ -477,9 +478,11 @@ def check_state_like(own: Any, given: Any, path: str) -> None:
         if len(given) == len(own):
             for i, (o, g) in enumerate(zip(own, given)):
                 check_state_like(o, g, f"{path}[{i}]")
-        else:
+        elif own:
             for i, g in enumerate(given):
-                check_state_like(own[0], g, f"{path}[{i}]") if own else _check_finite(g, path)
+                check_state_like(own[0], g, f"{path}[{i}]")
+        else:
+            _check_finite(given, path)
         return
     if isinstance(own, (bool, np.bool_)):
         if not isinstance(given, (bool, np.bool_)):

@@ -170,10 +170,17 @@ def make_parser() -> CommandParser:
                             "clock) in one step; an FMU stuck inside its C code cannot be "
                             "interrupted and is reported only if it returns")
     cosim.add_argument("--plot", default=None, help="PNG of the outputs")
-    cosim.add_argument("--no-python-blocks", action="store_true",
-                       help="refuse Python blocks in the system file (a file with Python "
-                            "blocks runs code when loaded: use this for files you did not "
-                            "write); checked before anything is imported")
+    # a Python block runs code when its module is imported: by default only the
+    # project's own (mbdcore, controllers, fmu); checked before anything is imported
+    blocks = cosim.add_mutually_exclusive_group()
+    blocks.add_argument("--allow-python-blocks", dest="python_blocks", action="store_const",
+                        const=True, default="project",
+                        help="let the system file name Python blocks of any module (its "
+                             "code runs when loaded: only for files you wrote or trust); by "
+                             "default only the project's own blocks (mbdcore, controllers, "
+                             "fmu) are loaded")
+    blocks.add_argument("--no-python-blocks", dest="python_blocks", action="store_const",
+                        const=False, help="refuse every Python block, the project's own too")
     return parser
 
 

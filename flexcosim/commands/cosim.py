@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _cosim_run(args: argparse.Namespace) -> int:
     try:
-        system = load_system(args.system, allow_python_blocks=not args.no_python_blocks)
+        system = load_system(args.system, allow_python_blocks=args.python_blocks)
     except (ValueError, OSError) as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2

@@ -58,11 +58,22 @@ A Python block cannot live inside an SSP archive.  It is *referenced*: a compone
 of type ``application/x-flexcosim-python-block`` whose ``source`` is
 ``python:package.module:ClassName``; its parameters are bound like an FMU's.  On
 import the class is imported by that path (it must be installed or on
-``sys.path``) and must be a :class:`mbdcore.blocks.Block`.  **A system file with
-Python blocks runs code**: importing the module executes it, before it is known to hold
-a Block.  ``load_system(..., allow_python_blocks=False)`` (``flexcosim cosim
---no-python-blocks``) refuses such components before anything is imported; use it for
-files you did not write.  Other SSP tools see a component they cannot load.
+``sys.path``) and must be a :class:`mbdcore.blocks.Block`.  **A Python block runs code**:
+importing its module executes it, before it is known to hold a Block.  So a file is safe
+by default: ``allow_python_blocks`` (of :func:`load_system`, :func:`import_ssp`,
+:func:`system_from_dict`, :func:`fmu.cosim.simulate.cosimulate`) is
+
+* ``"project"`` (the default): the project's own blocks only, modules of the installed
+  packages ``mbdcore``, ``controllers`` and ``fmu`` (:data:`PROJECT_PACKAGES`; a package
+  of that name elsewhere on ``sys.path``, a folder ``controllers/`` in the working
+  directory, is not the project's);
+* ``True`` (``flexcosim cosim --allow-python-blocks``): any module, for files you wrote
+  or trust;
+* ``False`` (``flexcosim cosim --no-python-blocks``): none, not even the project's own.
+
+A block that is not allowed is refused naming it and saying how to allow it, before
+anything of the file is imported or loaded.  Other SSP tools see a component they cannot
+load.
 
 Archives are unpacked with :func:`fmu.cosim.master.safe_extract`: member names with
 ``..``, absolute names and links are refused, and every file an archive refers to (an
@@ -72,6 +83,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -91,8 +103,8 @@ from fmu.cosim.master import (
 )
 from mbdcore.blocks import Block
 
-__all__ = ["SSPError", "export_ssp", "import_ssp", "load_system", "save_system", "system_from_dict",
-           "system_from_fmu", "system_to_dict"]
+__all__ = ["SSPError", "PROJECT_BLOCKS", "PROJECT_PACKAGES", "export_ssp", "import_ssp",
+           "load_system", "save_system", "system_from_dict", "system_from_fmu", "system_to_dict"]
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -126,6 +138,51 @@ _TYPES_2 = {"Float32": "Real", "Float64": "Real", **{f"{u}Int{n}": "Integer"
 
 class SSPError(ValueError):
     """A system file is malformed or uses something not supported; names the element."""
+
+
+#: ``allow_python_blocks`` default: the project's own blocks only (module docstring)
+PROJECT_BLOCKS = "project"
+#: The packages whose modules are the project's own blocks
+PROJECT_PACKAGES = ("mbdcore", "controllers", "fmu")
+#: Where the project's packages are installed: a package of that name elsewhere is not ours
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _check_allow(allow: Any) -> None:
+    if allow is not True and allow is not False and allow != PROJECT_BLOCKS:
+        raise ValueError(f"allow_python_blocks = {allow!r}: accepted: {PROJECT_BLOCKS!r} (the "
+                         "project's own blocks, the default), True (any module), False (none)")
+
+
+def _is_project_module(module: str) -> bool:
+    """Is ``module`` inside one of :data:`PROJECT_PACKAGES` as installed with this file?
+    Found without importing anything (``find_spec`` of the top-level package only)."""
+    top = module.split(".")[0]
+    if top not in PROJECT_PACKAGES or not all(p.isidentifier() for p in module.split(".")):
+        return False
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    locations = list(getattr(spec, "submodule_search_locations", None) or ())
+    return bool(locations) and all(Path(loc).resolve() == _PROJECT_ROOT / top
+                                   for loc in locations)
+
+
+def _refuse_block(source: str, allow: Any, where: str, label: str) -> None:
+    """Raise SSPError if the Python block ``source`` is not allowed (module docstring);
+    nothing is imported."""
+    ref = source[len(BLOCK_SCHEME):] if source.startswith(BLOCK_SCHEME) else source
+    module = ref.partition(":")[0]
+    if allow is True or (allow == PROJECT_BLOCKS and _is_project_module(module)):
+        return
+    if allow is False:
+        raise SSPError(f"{label}: {where} references the Python block {source!r}; Python blocks "
+                       "are not allowed here (allow_python_blocks=False, --no-python-blocks)")
+    raise SSPError(f"{label}: {where} references the Python block {source!r}, which is not one "
+                   f"of the project's own ({', '.join(PROJECT_PACKAGES)}): importing it would "
+                   "run its code; if you trust this file, allow it with --allow-python-blocks "
+                   "(allow_python_blocks=True)")
 
 
 def _q(ns: str, tag: str) -> str:
@@ -333,7 +390,7 @@ def _xml_value(value: Any) -> str:
 # ---------------------------------------------------------------------------------
 # import
 # ---------------------------------------------------------------------------------
-def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
+def import_ssp(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BLOCKS) -> System:
     """Read an ``.ssp`` archive or an ``.ssd`` file into a :class:`System`.
 
     The default experiment goes to ``system.experiment``.  For an archive the
@@ -347,6 +404,7 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
         component, connector or parameter, an unsafe archive, or a feature not
         supported (see the module docstring); the message names the element.
     """
+    _check_allow(allow_python_blocks)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -369,7 +427,8 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
     return system
 
 
-def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: str) -> System:
+def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool | str,
+              label: str) -> System:
     try:
         root = ET.parse(ssd).getroot()
     except ET.ParseError as e:
@@ -390,13 +449,11 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
         raise SSPError(f"{label}: {swhere} has connectors of its own: system-level connectors "
                        "are not supported")
     elements = _child(sysel, SSD, "Elements", swhere, label, required=True)
-    if not allow_blocks:  # before any component is loaded or any module imported
-        for el in elements:
-            source = el.get("source") or ""
-            if el.get("type") == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
-                raise SSPError(f"{label}: <ssd:Component name={el.get('name')!r}> references "
-                               f"the Python block {source!r}; Python blocks are not allowed here "
-                               "(allow_python_blocks=False, --no-python-blocks)")
+    for el in elements:  # before any component is loaded or any module imported
+        source = el.get("source") or ""
+        if el.get("type") == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
+            _refuse_block(source, allow_blocks, f"<ssd:Component name={el.get('name')!r}>",
+                          label)
     components: list[Component] = []
     for n, el in enumerate(elements, 1):
         tag = _local(el.tag)
@@ -456,7 +513,7 @@ def _system_bindings(sysel, names: list[str], swhere: str, base: Path, inside: b
     return out
 
 
-def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool,
+def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool | str,
                     label: str, outer: Mapping[str, Any] | None = None) -> Component:
     """A component; ``outer``: values bound to it at the system level, which override its
     own bindings (the enclosing level has the last word)."""
@@ -474,9 +531,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
             feedthrough = {f.get("output"): tuple((f.get("inputs") or "").split())
                            for f in ann.iter(_q(FC, "Feedthrough"))}
     if kind == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
-        if not allow_blocks:
-            raise SSPError(f"{label}: {where} references the Python block {source!r}; "
-                           "Python blocks are not allowed here (allow_python_blocks=False)")
+        _refuse_block(source, allow_blocks, where, label)
         comp = _block_component(name, source, values, where, label)
     elif kind == FMU_TYPE:
         fmu = _resolve_source(source, base, inside, where, label)
@@ -751,13 +806,16 @@ def _check_connections(conns: Any, label: str):
 
 
 def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
-                     allow_python_blocks: bool = True, label: str = "system") -> System:
+                     allow_python_blocks: bool | str = PROJECT_BLOCKS,
+                     label: str = "system") -> System:
     """Inverse of :func:`system_to_dict`; relative FMU paths are taken from ``base``.
 
     Unknown keys (of the system, a component or the experiment) are refused naming the
-    key and the accepted ones.  With ``allow_python_blocks=False`` a component with a
-    ``block`` is refused before anything is imported or loaded.
+    key and the accepted ones.  A component with a ``block`` that
+    ``allow_python_blocks`` does not allow (module docstring: by default the project's own
+    blocks only) is refused before anything is imported or loaded.
     """
+    _check_allow(allow_python_blocks)
     if not isinstance(data, Mapping) or not isinstance(data.get("components"), list):
         raise SSPError(f"{label}: expected an object with a list 'components'")
     _check_keys(data, SYSTEM_KEYS, "(top level)", label)
@@ -770,10 +828,8 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
         if not isinstance(entry.get("parameters") or {}, Mapping):
             raise SSPError(f"{label}: {where}.parameters: accepted: an object "
                            "{name: value}")
-        if "block" in entry and not allow_python_blocks:
-            raise SSPError(f"{label}: {where}: references the Python block "
-                           f"{str(entry['block'])!r}; Python blocks are not allowed here "
-                           "(allow_python_blocks=False, --no-python-blocks)")
+        if "block" in entry:
+            _refuse_block(str(entry["block"]), allow_python_blocks, where, label)
     experiment = _check_experiment(data.get("experiment") or {}, label)
     conns = _check_connections(data.get("connections", []), label)
     comps: list[Component] = []
@@ -821,15 +877,17 @@ def system_from_fmu(path: str | Path) -> System:
     return System([fmu], experiment=_check_experiment(experiment, str(path)))
 
 
-def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System:
+def load_system(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BLOCKS) -> System:
     """A system from an ``.ssp``, ``.ssd`` or ``.json`` file, or a single ``.fmu``
     (:func:`system_from_fmu`).
 
-    A system file that references Python blocks runs code: the block's module is
-    imported (and its top level executed) when the system is loaded.  Load files you do
-    not trust with ``allow_python_blocks=False`` (``flexcosim cosim
-    --no-python-blocks``): any Python block is then refused before anything is imported.
+    A Python block runs code: its module is imported (and its top level executed) when
+    the system is loaded.  By default only the project's own blocks are
+    (``allow_python_blocks="project"``); ``True`` allows any module (``flexcosim cosim
+    --allow-python-blocks``), ``False`` none (``--no-python-blocks``).  A block not
+    allowed is refused before anything is imported (module docstring).
     """
+    _check_allow(allow_python_blocks)
     path = Path(path)
     if path.suffix in (".ssp", ".ssd"):
         return import_ssp(path, allow_python_blocks=allow_python_blocks)

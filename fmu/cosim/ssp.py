@@ -87,7 +87,10 @@ import importlib.util
 import json
 import math
 import os
+import re
+import struct
 import tempfile
+import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -134,6 +137,23 @@ _TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration")
 #: SSP 2.0 (FMI 3.0) names of the value types, read as their SSP 1.0 kind
 _TYPES_2 = {"Float32": "Real", "Float64": "Real", **{f"{u}Int{n}": "Integer"
             for u in ("", "U") for n in (8, 16, 32, 64)}}
+#: The range of each integer type: SSP 1.0's Integer and Enumeration are xs:int (32 bits)
+INTEGER_RANGES = {"Integer": (-2**31, 2**31 - 1), "Enumeration": (-2**31, 2**31 - 1),
+                  **{f"Int{n}": (-2**(n - 1), 2**(n - 1) - 1) for n in (8, 16, 32, 64)},
+                  **{f"UInt{n}": (0, 2**n - 1) for n in (8, 16, 32, 64)}}
+#: The lexical forms of XML Schema (Part 2: Datatypes), after whitespace is collapsed:
+#: xs:double/xs:float (its special values INF, -INF, NaN are refused as not finite) and
+#: the integer types.  Python's float() and int() accept more ("1_0.5", "infinity",
+#: non-ASCII digits), which no other tool reads alike.
+_XS_FLOAT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN")
+_XS_INTEGER = re.compile(r"[+-]?[0-9]+")
+_XS_BOOLEAN = ("true", "false", "1", "0")
+#: XML Schema's whitespace (collapsed around a number or boolean)
+_XS_SPACE = " \t\n\r"
+
+
+#: The largest finite Float32
+_FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 
 class SSPError(ValueError):
@@ -146,6 +166,21 @@ PROJECT_BLOCKS = "project"
 PROJECT_PACKAGES = ("mbdcore", "controllers", "fmu")
 #: Where the project's packages are installed: a package of that name elsewhere is not ours
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+#: Characters no name may hold: they end a CSV line or a log line, or reorder what a
+#: terminal shows (bidirectional overrides)
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _check_name(name: str, where: str) -> None:
+    """Refuse a component, variable or parameter name with a control character (C0, C1,
+    DEL), a line or paragraph separator or a bidirectional override, naming it."""
+    for ch in name:
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in _BIDI_CONTROLS:
+            raise SSPError(f"{where}: the name {_short(name)} holds the control character "
+                           f"U+{ord(ch):04X} ({unicodedata.name(ch, 'control')}): accepted "
+                           "are names without control characters")
 
 
 def _check_allow(allow: Any) -> None:
@@ -482,6 +517,8 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool | str,
                                "connectors are not supported")
         start = f"{el.get('startElement')}.{_attr(el, 'startConnector', cwhere, label)}"
         end = f"{el.get('endElement')}.{_attr(el, 'endConnector', cwhere, label)}"
+        for ref in (start, end):
+            _check_name(ref, f"{label}: {cwhere}")
         for child in el:
             if child.tag in (_q(SSD, "ConnectionGeometry"), _q(SSD, "Annotations")):
                 continue  # drawing and tool data (OMSimulator writes geometry)
@@ -518,6 +555,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     """A component; ``outer``: values bound to it at the system level, which override its
     own bindings (the enclosing level has the last word)."""
     name = _attr(el, "name", where, label)
+    _check_name(name, f"{label}: {where}")
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
@@ -600,6 +638,7 @@ def _read_connectors(el, where: str, label: str) -> list[tuple[str, str]]:
     for n, c in enumerate(conns if conns is not None else [], 1):
         cwhere = f"{where}/<ssd:Connector> #{n}"
         cname = _attr(c, "name", cwhere, label)
+        _check_name(cname, f"{label}: {cwhere}")
         kind = _attr(c, "kind", f"{where}/<ssd:Connector name={cname!r}>", label)
         if kind not in CONNECTOR_KINDS:
             raise SSPError(f"{label}: {where}/<ssd:Connector name={cname!r}>: kind {kind!r}; "
@@ -632,9 +671,15 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
             raise SSPError(f"{label}: {bwhere}: expected <ssv:ParameterSet>, found "
                            f"<{_local(pset.tag)}>")
         params = pset.find(_q(SSV, "Parameters"))
+        seen: set[str] = set()
         for m, p in enumerate(params if params is not None else [], 1):
             pname = _attr(p, "name", f"{bwhere}/<ssv:Parameter> #{m}", label)
             pwhere = f"{bwhere}/<ssv:Parameter name={pname!r}>"
+            _check_name(pname, f"{label}: {pwhere}")
+            if pname in seen:
+                raise SSPError(f"{label}: {pwhere}: given twice in one <ssv:ParameterSet>: "
+                               "accepted: each parameter once")
+            seen.add(pname)
             typed = [c for c in p if _local(c.tag) in _TYPES or _local(c.tag) in _TYPES_2]
             if len(typed) != 1:
                 raise SSPError(f"{label}: {pwhere}: needs exactly one of "
@@ -645,24 +690,43 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
 
 
 def _typed_value(el, where: str, label: str) -> Any:
+    """The value of ``<ssv:Real value=...>`` (or Float32, Int8, ...): read with XML Schema's
+    grammar for its type and checked against the type's range."""
     name = _local(el.tag)
     kind = _TYPES_2.get(name, name)
     text = _attr(el, "value", f"{where}/<ssv:{name}>", label)
-    try:
-        if kind == "Real":
-            value = float(text)
-            if not math.isfinite(value):
-                raise ValueError("not finite")
-            return value
-        if kind in ("Integer", "Enumeration"):
-            return int(text)
-        if kind == "Boolean":
-            if text not in ("true", "false", "1", "0"):
-                raise ValueError("not a boolean")
-            return text in ("true", "1")
-        return text
-    except ValueError as e:
-        raise SSPError(f"{label}: {where}/<ssv:{name}>: value {text!r} is invalid ({e})") from None
+    word = text.strip(_XS_SPACE)
+
+    def bad(reason: str) -> SSPError:
+        return SSPError(f"{label}: {where}/<ssv:{name}>: value {_short(text)} is invalid: "
+                        f"{reason}")
+
+    if kind == "Real":
+        if not _XS_FLOAT.fullmatch(word):
+            raise bad("not an XML Schema number (accepted: e.g. 1, -0.5, 1.5e-3)")
+        value = float(word)
+        if not math.isfinite(value):
+            raise bad(f"accepted: a finite number ({name})")
+        if name == "Float32":
+            try:
+                struct.pack("<f", value)
+            except OverflowError:
+                raise bad(f"out of range: accepted: Float32 numbers in "
+                          f"[-{_FLOAT32_MAX!r}, {_FLOAT32_MAX!r}]") from None
+        return value
+    if kind in ("Integer", "Enumeration"):
+        if not _XS_INTEGER.fullmatch(word) or len(word) > 40:
+            raise bad(f"not an integer (accepted: {name} integers, e.g. 3, -12)")
+        value = int(word)
+        lo, hi = INTEGER_RANGES.get(name, INTEGER_RANGES["Integer"])
+        if not lo <= value <= hi:
+            raise bad(f"out of range: accepted: {name} integers in [{lo}, {hi}]")
+        return value
+    if kind == "Boolean":
+        if word not in _XS_BOOLEAN:
+            raise bad("accepted: true, false, 1, 0")
+        return word in ("true", "1")
+    return text
 
 
 def _read_experiment(root, label: str) -> dict[str, Any]:
@@ -823,11 +887,14 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
         where = f"components[{n}]"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
             raise SSPError(f"{label}: {where}: needs a string 'name'")
+        _check_name(entry["name"], f"{label}: {where}.name")
         where = f"components[{n}] ({entry['name']!r})"
         _check_keys(entry, COMPONENT_KEYS, where, label)
         if not isinstance(entry.get("parameters") or {}, Mapping):
             raise SSPError(f"{label}: {where}.parameters: accepted: an object "
                            "{name: value}")
+        for key in entry.get("parameters") or {}:
+            _check_name(str(key), f"{label}: {where}.parameters")
         if "block" in entry:
             _refuse_block(str(entry["block"]), allow_python_blocks, where, label)
     experiment = _check_experiment(data.get("experiment") or {}, label)
@@ -893,7 +960,10 @@ def load_system(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_B
         return import_ssp(path, allow_python_blocks=allow_python_blocks)
     if path.suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"),
+                              object_pairs_hook=_object_without_duplicates)
+        except SSPError as e:
+            raise SSPError(f"{path}: {e}") from None
         except json.JSONDecodeError as e:
             raise SSPError(f"{path}: not valid JSON: {e}") from None
         except UnicodeDecodeError as e:
@@ -907,6 +977,18 @@ def load_system(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_B
     if path.suffix == ".fmu":
         return system_from_fmu(path)
     raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json, .fmu")
+
+
+def _object_without_duplicates(pairs: list) -> dict:
+    """A JSON object whose keys are distinct (json keeps the last of a repeated key
+    silently: a parameter given twice would take the value further down)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise SSPError(f"key {_short(key)} is given twice in one object: accepted: each "
+                           "key once")
+        out[key] = value
+    return out
 
 
 def save_system(system: System, path: str | Path, **experiment: Any) -> Path:

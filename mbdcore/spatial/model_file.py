@@ -595,7 +595,8 @@ def _line_length(good: Mapping) -> float | None:
     ends = [good.get(k) for k in (("end_i", "end_j") if "end_i" in good else ("start", "end"))]
     if any(e is None for e in ends):
         return None
-    return float(np.linalg.norm(np.subtract(ends[1], ends[0], dtype=float)))
+    with np.errstate(over="ignore", invalid="ignore"):   # too far apart: inf, the
+        return float(np.linalg.norm(np.subtract(ends[1], ends[0], dtype=float)))  # body says
 
 
 def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list,

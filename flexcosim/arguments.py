@@ -114,7 +114,7 @@ def make_parser() -> CommandParser:
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
     build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
     build.add_argument("--bays", type=int, help=f"{RING_TRUSS}: number of bays, built in "
-                       "(even, >= 4; default 6)")
+                       "(even, 4 to 100: mbdcore.models.ring_truss.MAX_BAYS; default 6)")
     build.add_argument("--inputs", help="model file: comma-separated inputs (default: all)")
     build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
                        "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "

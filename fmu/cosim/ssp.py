@@ -93,6 +93,7 @@ import tempfile
 import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -455,7 +456,12 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BL
             raise SSPError(f"{path}: an SSP archive must hold SystemStructure.ssd at its root; "
                            f"found {', '.join(names[:10]) or 'nothing'}")
         keep = tempfile.TemporaryDirectory(prefix="flexcosim-ssp-")
-        base = safe_extract(path, keep.name).resolve()
+        try:
+            base = safe_extract(path, keep.name).resolve()
+        except (ValueError, OSError, EOFError, NotImplementedError, zipfile.BadZipFile,
+                zlib.error) as e:   # a member whose sizes or CRC lie, a truncated stream, ...
+            keep.cleanup()
+            raise SSPError(f"{path}: cannot unpack the archive: {e}") from None
         ssd, inside = base / "SystemStructure.ssd", True
     system = _read_ssd(ssd, base, inside, allow_python_blocks, label=str(path))
     system._resources = keep  # removed with the system
@@ -608,8 +614,11 @@ def _block_component(name: str, source: str, values: dict, where: str, label: st
         block = obj(**params)
         for k, v in inputs.items():
             block.set_input(k, v)
-    except ValueError as e:
+    except ValueError as e:        # ParameterError, InputError: they name the value
         raise SSPError(f"{label}: {where}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - values in range the block cannot be built from
+        raise SSPError(f"{label}: {where}: {ref!r} cannot be built from the values given "
+                       f"({type(e).__name__}: {e})") from None
     return BlockComponent(name, block)
 
 

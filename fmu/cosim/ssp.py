@@ -88,6 +88,7 @@ import json
 import math
 import os
 import re
+import reprlib
 import struct
 import tempfile
 import unicodedata
@@ -182,6 +183,15 @@ def _check_name(name: str, where: str) -> None:
             raise SSPError(f"{where}: the name {_short(name)} holds the control character "
                            f"U+{ord(ch):04X} ({unicodedata.name(ch, 'control')}): accepted "
                            "are names without control characters")
+
+
+def _check_component_name(name: str, where: str) -> None:
+    """A component's name: non-empty, no '.' (it separates the component from the
+    variable in a connection), no control character."""
+    _check_name(name, where)
+    if not name or "." in name:
+        raise SSPError(f"{where}: the component name {_short(name)} is invalid: accepted are "
+                       "non-empty names without '.'")
 
 
 def _check_allow(allow: Any) -> None:
@@ -561,7 +571,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     """A component; ``outer``: values bound to it at the system level, which override its
     own bindings (the enclosing level has the last word)."""
     name = _attr(el, "name", where, label)
-    _check_name(name, f"{label}: {where}")
+    _check_component_name(name, f"{label}: {where}")
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
@@ -738,6 +748,15 @@ def _typed_value(el, where: str, label: str) -> Any:
     return text
 
 
+def _xs_time(text: str) -> float | None:
+    """A finite xs:double, None if ``text`` is not one (XML Schema's grammar)."""
+    word = text.strip(_XS_SPACE)
+    if not _XS_FLOAT.fullmatch(word):
+        return None
+    value = float(word)
+    return value if math.isfinite(value) else None
+
+
 def _read_experiment(root, label: str) -> dict[str, Any]:
     de = root.find(_q(SSD, "DefaultExperiment"))
     out: dict[str, Any] = {}
@@ -745,18 +764,20 @@ def _read_experiment(root, label: str) -> dict[str, Any]:
         return out
     for attr, key in (("startTime", "start_time"), ("stopTime", "stop_time")):
         if de.get(attr) is not None:
-            try:
-                out[key] = float(de.get(attr))
-            except ValueError:
-                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={de.get(attr)!r} is not "
-                               "a number") from None
+            out[key] = _xs_time(de.get(attr))
+            if out[key] is None:
+                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={_short(de.get(attr))} "
+                               "is not a number: accepted: a finite XML Schema number [s]")
     for ann in de.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
         if ann.get("type") == MASTER_ANNOTATION:
             m = ann.find(_q(FC, "Master"))
             if m is not None:
                 try:
                     if m.get("step") is not None:
-                        out["step"] = float(m.get("step"))
+                        out["step"] = _xs_time(m.get("step"))
+                        if out["step"] is None:
+                            raise ValueError(f"step={_short(m.get('step'))} is not a finite "
+                                             "XML Schema number [s]")
                     if m.get("extrapolation") is not None:
                         out["extrapolation"] = int(m.get("extrapolation"))
                 except ValueError as e:
@@ -839,8 +860,7 @@ def _check_experiment(exp: Any, label: str) -> dict[str, Any]:
     for key in ("start_time", "stop_time", "step"):
         if key in exp:
             v = exp[key]
-            if not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                    and math.isfinite(float(v))):
+            if not _finite_number(v):
                 raise SSPError(f"{label}: experiment.{key} = {_short(v)}: accepted: a finite "
                                "number [s]")
     if "method" in exp and exp["method"] not in _METHODS:
@@ -853,9 +873,29 @@ def _check_experiment(exp: Any, label: str) -> dict[str, Any]:
     return dict(exp)
 
 
+#: repr for a message, bounded in depth and length (plain repr of a list nested 5000
+#: deep exceeds the recursion limit)
+_SHORT_REPR = reprlib.Repr()
+for _name, _limit in (("maxlevel", 4), ("maxstring", 60), ("maxother", 60), ("maxlist", 8),
+                      ("maxdict", 8)):   # keywords of Repr() from Python 3.12 only
+    setattr(_SHORT_REPR, _name, _limit)
+
+
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**60 else "a huge integer"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
+        return "a huge integer"
+    text = _SHORT_REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite_number(v: Any) -> bool:
+    """A number (not a bool) whose value is finite as a float (10**400 is not)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def _check_connections(conns: Any, label: str):
@@ -896,7 +936,7 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
         where = f"components[{n}]"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
             raise SSPError(f"{label}: {where}: needs a string 'name'")
-        _check_name(entry["name"], f"{label}: {where}.name")
+        _check_component_name(entry["name"], f"{label}: {where}.name")
         where = f"components[{n}] ({entry['name']!r})"
         _check_keys(entry, COMPONENT_KEYS, where, label)
         if not isinstance(entry.get("parameters") or {}, Mapping):
@@ -904,8 +944,13 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
                            "{name: value}")
         for key in entry.get("parameters") or {}:
             _check_name(str(key), f"{label}: {where}.parameters")
+        for key, accepted in (("block", "'package.module:ClassName'"),
+                              ("fmu", "a path of an .fmu file")):
+            if key in entry and not (isinstance(entry[key], str) and entry[key]):
+                raise SSPError(f"{label}: {where}.{key} = {_short(entry[key])}: accepted: "
+                               f"{accepted}")
         if "block" in entry:
-            _refuse_block(str(entry["block"]), allow_python_blocks, where, label)
+            _refuse_block(entry["block"], allow_python_blocks, where, label)
     experiment = _check_experiment(data.get("experiment") or {}, label)
     conns = _check_connections(data.get("connections", []), label)
     comps: list[Component] = []

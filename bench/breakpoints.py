@@ -7,7 +7,7 @@
    x = F/k (1 - cos w (t - t_s)) for RK4, generalized-alpha and BDF2, without the
    breakpoint declared (the step is sampled at the next grid point: O(h)) and with
    ``breakpoints=[0.31]`` (the step split there, the integrator restarted).
-2. ``--arm``: the two-link arm from ANCF beams (tests/test_mbdcore/test_ancf_arm.py),
+2. ``--arm``: the two-link arm from ANCF beams (tests/test_mbdcore/models/test_ancf_arm.py),
    open loop with the bang-bang torques (jumps at 0.3 s and 0.6 s), generalized-alpha at
    h (default 5e-4 s) with 4, 8, 16 elements per link, without and with the breakpoints;
    the joint angles every 10 ms against the same model with 32 elements per link at the

@@ -25,7 +25,7 @@ Cases (docs/benchmarks.md §1, §2):
    reference.  Reference: ours, ANCF 16 elements at h = 1.25e-3 s.
 2. ``arm 1a``: the two-link arm, open loop, bang-bang torques 0.2 / 0.05 N m
    (``bang_bang_torque``), 0-1.2 s, ANCF 8 elements per link (EA = 1e4 N, as in
-   tests/test_mbdcore/test_ancf_arm.py), h = 2.5e-4 s.  Error: max over both joints and
+   tests/test_mbdcore/models/test_ancf_arm.py), h = 2.5e-4 s.  Error: max over both joints and
    0-1.2 s (sampled every 1 ms) of |theta - theta_ref| [rad].  Reference: ours, 16
    elements per link at h = 1.25e-4 s.
 3. ``arm x10``: the same arm with the torques scaled to 2 / 0.5 N m, ANCF 16 elements per
@@ -100,7 +100,7 @@ except ImportError:                     # the bench extra is not installed
 
 RHO_INF = 0.8
 HUB_RATE = 6.0
-ARM_EA = 1e4          # axial stiffness of the arm's links [N] (tests/test_mbdcore/test_ancf_arm.py)
+ARM_EA = 1e4          # axial stiffness of the arm's links [N] (tests/test_mbdcore/models/test_ancf_arm.py)
 EXU_ABS_TOL = 1e-6    # Exudyn's Newton: absolute residual tolerance (see the docstring)
 
 

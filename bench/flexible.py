@@ -156,13 +156,13 @@ def part_b(t_end: float) -> None:
           "  The gaps of the finest models are modelling: clamped-free shapes converge "
           "slowly under the tip masses\n  (the minimal model's clamped-free and clamped-mass "
           "4-mode bases differ by 2e-2 rad in theta2), and the minimal model\n  truncates "
-          "the kinetic energy at second order in the deflection (tests/test_mbdcore/test_ancf_arm.py).\n")
+          "the kinetic energy at second order in the deflection (tests/test_mbdcore/models/test_ancf_arm.py).\n")
 
 
 # -- (c) cost per implicit step -------------------------------------------------------
 def hanging_chain(n_elements: int):
     """Clamped at the top, 0.3 rad off the vertical, gravity: elements of 0.1 m,
-    EI = 1 N m^2, EA = 1e5 N, rho A = 1 kg/m (the system of tests/test_mbdcore/test_sparse.py)."""
+    EI = 1 N m^2, EA = 1e5 N, rho A = 1 kg/m (the system of tests/test_mbdcore/dae/test_sparse.py)."""
     return cantilever(length=0.1 * n_elements, n_elements=n_elements, ei=1.0, ea=1e5,
                       gravity=(0.0, -9.81), direction=-math.pi / 2 + 0.3)
 

@@ -3,7 +3,7 @@
 Uses the joint PD controller FMU (a cheap block, so the FMI round trip dominates) and
 prints microseconds per step
 
-* in the plain C host of the tests (``tests/c_host/host.c``), with our native wrapper;
+* in the plain C host of the tests (``tests/support/c/host.c``), with our native wrapper;
 * in fmpy (this Python process), with our native wrapper;
 * in fmpy with pythonfmu 0.7.0's binary put back in the same FMU (for comparison);
 * for the FMU's slave object called directly in Python (BlockSlave.set_real, do_step,
@@ -33,7 +33,7 @@ from fmu.fmi.slave import BlockSlave
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from fmi_instance import Instance  # noqa: E402
+from support.fmi import Instance  # noqa: E402
 
 H = 1e-3
 INPUT, OUTPUT = "theta1", "tau1"

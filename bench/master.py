@@ -1,6 +1,6 @@
 """Co-simulation master benchmark (issue 5, "Benchmark"): prints, asserts nothing.
 
-* per-step cost of one FMU in fmpy (the C first-order lag of tests/c_fmu): fmi2DoStep
+* per-step cost of one FMU in fmpy (the C first-order lag of tests/support/c/lag.c): fmi2DoStep
   alone and a full set-input / step / get-outputs cycle [us];
 * master per-step cost and overhead with 1, 2 and 3 FMUs in a chain;
 * the closed-loop two-link arm (flexcosim.demo.closed_loop_system) at 1 ms as a real-time
@@ -23,9 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from c_fmu.build import build_lag_fmu  # noqa: E402
+from support.c_fmus import build_lag_fmu  # noqa: E402
 
-from fmu.cosim.master import BlockComponent, FMUComponent, Master, System  # noqa: E402
+from fmu.cosim.components import BlockComponent  # noqa: E402
+from fmu.cosim.fmu_component import FMUComponent  # noqa: E402
+from fmu.cosim.master import Master  # noqa: E402
+from fmu.cosim.system import System  # noqa: E402
 
 
 def rss_mb() -> float:

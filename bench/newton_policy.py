@@ -2,12 +2,12 @@
 
 Three runs of generalized-alpha (GGL) with the default ``iteration="modified"``:
 
-(a) the undamped slider-crank (tests/test_mbdcore/test_index3_slider_crank.py),
+(a) the undamped slider-crank (tests/test_mbdcore/dae/test_index3_slider_crank.py),
     rho_inf = 1, h = 1e-3 s, 0-2 s;
 (b) the hub-beam spin-up with an ANCF beam of 8 elements, Omega = 6 rad/s
     (mbdcore.models.mechanisms.hub_beam), rho_inf = 0.8, h = 2.5e-3 s, 0-5 s;
 (c) the two-link arm with ANCF links of 4 elements under the bang-bang torques of load
-    case 1a (tests/test_mbdcore/test_ancf_arm.py), rho_inf = 0.8, h = 2.5e-4 s, 0-0.3 s.
+    case 1a (tests/test_mbdcore/models/test_ancf_arm.py), rho_inf = 0.8, h = 2.5e-4 s, 0-0.3 s.
 
 For each: CPU time (``time.process_time``, so the load of other processes on the
 machine counts less than in wall time), Newton iterations, factorisations and Jacobian

@@ -1,4 +1,4 @@
-"""Spatial rigid bodies (issue 14): the long runs behind tests/test_mbdcore/test_spatial_rigid.py,
+"""Spatial rigid bodies (issue 14): the long runs behind tests/test_mbdcore/spatial/test_spatial_rigid.py,
 printed, not asserted (docs/spatial.md, "Measured").
 
     python3 bench/spatial_rigid.py [--quick] [top] [free] [bricard]

@@ -15,7 +15,7 @@ kinematics assume.
     python bench/spin_up.py --write-reference tests/data/spin_up_omega6_inextensible.json
 
 The last writes the near-inextensible reference (ANCF 16 elements, EA x 100, h = 1.25 ms,
-0-20 s, every 50 ms) that tests/test_mbdcore/test_flexible.py compares the modal beam's
+0-20 s, every 50 ms) that tests/test_mbdcore/multibody/test_flexible.py compares the modal beam's
 exact kinematics with (about 2 minutes).
 """
 from __future__ import annotations

@@ -8,10 +8,10 @@ rigid feedforward), whose joints overshoot, and the two-degree-of-freedom one
 state reference), compared with joint PD by move time (joints within 2 % from then on)
 and the residual vibration after it.  Then the option of integrators on the joint
 angles: margins, and the same flexible-reference move on an arm with a 50 % heavier
-payload (tests/test_controllers/test_control_lqg_robust.py has the figures and what they show).
+payload (tests/test_controllers/design/test_control_lqg_robust.py has the figures and what they show).
 Last, the robustness-oriented option (``design_arm_lqg_robust``): least closed-loop
 damping over payload 0.08-0.15 kg x EI +/-10 %, its margins and its moves on the
-perturbed arms (tests/test_controllers/test_control_lqg_robust2.py).
+perturbed arms (tests/test_controllers/design/test_control_lqg_robust2.py).
 """
 import sys
 from pathlib import Path

@@ -57,12 +57,12 @@ KERNELS = ("Haswell", "SkylakeX", "Zen", "Sandybridge")
 NUMERIC_TESTS = (
     "tests/test_mbdcore",
     "tests/test_controllers",
-    "tests/test_fmu/test_master.py",
-    "tests/test_fmu/test_master_reliability.py",
-    "tests/test_fmu/test_system_fmu.py",
-    "tests/test_fmu/test_spatial_fmu.py",
-    "tests/test_fmu/test_ring_truss_fmu.py",
-    "tests/test_fmu/test_manipulator_fmu.py",
+    "tests/test_fmu/cosim/test_master.py",
+    "tests/test_fmu/cosim/test_master_reliability.py",
+    "tests/test_fmu/fmi/test_system_fmu.py",
+    "tests/test_fmu/fmi/test_spatial_fmu.py",
+    "tests/test_fmu/fmi/test_ring_truss_fmu.py",
+    "tests/test_fmu/fmi/test_manipulator_fmu.py",
     "tests/test_flexcosim/test_demo.py",
     "tests/test_flexcosim/test_examples.py",
 )

@@ -103,7 +103,7 @@ def design_arm_lqg(Q=None, R=None, process_noise=None, measurement_noise=None,
 #: only 0.06) and process noise on the modal rates of link 1 and of link 2's first mode,
 #: so that the observer corrects those modes from the measured tip deflections
 #: [(m/s)^2 per 1 ms step].  Not on ``delta2_2_rate``: that costs 25 deg of phase margin
-#: at tau2 (tests/test_controllers/test_control_lqg_robust2.py).
+#: at tau2 (tests/test_controllers/design/test_control_lqg_robust2.py).
 ROBUST_MODE_WEIGHTS = {2.63: 1.0e3}
 ROBUST_PROCESS_NOISE = {**DEFAULT_PROCESS_NOISE, "delta1_1_rate": 1e-5,
                         "delta1_2_rate": 1e-5, "delta2_1_rate": 1e-5}
@@ -117,7 +117,7 @@ def design_arm_lqg_robust(**kwargs) -> LQGDesign:
     :data:`ROBUST_PROCESS_NOISE` (either may be overridden by keyword): the option
     whose linear closed loop keeps its link modes damped on every arm of
     :func:`arm_plant_grid` (payload 0.08-0.15 kg, EI +/-10 %), at the price of the
-    16 Hz mode (see tests/test_controllers/test_control_lqg_robust2.py for the figures)."""
+    16 Hz mode (see tests/test_controllers/design/test_control_lqg_robust2.py for the figures)."""
     kwargs.setdefault("mode_weights", ROBUST_MODE_WEIGHTS)
     kwargs.setdefault("process_noise", ROBUST_PROCESS_NOISE)
     return design_arm_lqg(**kwargs)

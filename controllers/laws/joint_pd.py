@@ -60,7 +60,7 @@ class JointPDController(JointTorqueLaw):
     by about 20-30 cm peak to peak, the job of the better controllers).  The rates are
     measured, so the D term needs no filter; the gains are chosen for the margins of the
     loops on the linear model sampled at 1 ms (:meth:`feedback_system`, checked in
-    tests/test_controllers/test_control_arm.py): joint 1 at least 45 deg where its loop gain dips
+    tests/test_controllers/design/test_control_arm.py): joint 1 at least 45 deg where its loop gain dips
     through 0 dB around the 0.43 Hz antiresonance (the locked-joint link mode), which
     needs ``kd1 * 2 pi 0.43 Hz >= kp1``, and joint 2 at least 45 deg at the crossover
     ``kd2 / J ~ 140 Hz`` (J: the joint-2 rotor against the stator inertia at the tip of

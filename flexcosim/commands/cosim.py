@@ -6,7 +6,8 @@ import signal
 import sys
 
 from flexcosim.console import command_progress
-from fmu.cosim.master import CosimError, CosimInterrupted, StepControl
+from fmu.cosim.errors import CosimError, CosimInterrupted
+from fmu.cosim.master import StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from fmu.cosim.master import Master, Result, StepControl, System
+from fmu.cosim.master import Master, StepControl
+from fmu.cosim.recording import Result
+from fmu.cosim.system import System
 from fmu.cosim.ssp import PROJECT_BLOCKS, load_system
 
 __all__ = ["cosimulate", "MissingExperimentError"]
@@ -30,7 +32,7 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                output_file: str | Path | None = None, record_every: int = 1,
                step_timeout: float | None = None, progress_interval: float = 0.1,
                allow_python_blocks: bool | str = PROJECT_BLOCKS) -> Result:
-    """Co-simulate ``system`` and return its :class:`~fmu.cosim.master.Result`.
+    """Co-simulate ``system`` and return its :class:`~fmu.cosim.recording.Result`.
 
     Parameters
     ----------

@@ -98,14 +98,10 @@ import zlib
 from pathlib import Path
 from typing import Any, Mapping
 
-from fmu.cosim.master import (
-    BlockComponent,
-    Component,
-    FMUComponent,
-    System,
-    check_archive,
-    safe_extract,
-)
+from fmu.cosim.archive import check_archive, safe_extract
+from fmu.cosim.components import BlockComponent, Component
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.system import System
 from mbdcore.blocks import Block
 
 __all__ = ["SSPError", "PROJECT_BLOCKS", "PROJECT_PACKAGES", "export_ssp", "import_ssp",

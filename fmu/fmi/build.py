@@ -305,7 +305,12 @@ def build_fmu(block_class: type[Block], dest, model_name: str | None = None,
             project_files.append(staged)
             digests[package] = source_digest(staged)
         if block_file is not None:
-            project_files.append(block_file)
+            # Beside the script too: pythonfmu imports the script at build time from its
+            # folder, where a block of a package the FMU does not embed (a user's
+            # ``mypkg/plant.py``) is importable only by the file's own name.
+            staged_block = script.parent / block_file.name
+            shutil.copyfile(block_file, staged_block)
+            project_files.append(staged_block)
         if configuration is not None:
             config_path = script.parent / config_file   # beside the script: pythonfmu imports it there first
             config_path.write_text(json.dumps(configuration, indent=1))

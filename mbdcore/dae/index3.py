@@ -128,7 +128,7 @@ made; the problem's compiled blocks (``CompiledTerms.jacobian``: C_t, K_t with t
 exact constraint curvature terms, d(G v)/dq) replace the Python build of
 :meth:`Index3Integrator._parts`.  The Python loop keeps every decision about the matrix
 and stays the reference (``System.compiled_residual = False``); both give the same
-Newton path to rounding (``tests/test_mbdcore/test_compiled_newton.py``).  An
+Newton path to rounding (``tests/test_mbdcore/multibody/test_compiled_newton.py``).  An
 iteration of the 8-element hub-beam then costs a few microseconds instead of about 40,
 and a build of its blocks a sixth of the Python build's time.
 """

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from flexcosim.cli import main
+from support import TESTS
 
-TESTS = Path(__file__).resolve().parents[1]
 
 
 def _csv_rows(path: Path) -> tuple[list[str], list[list[float]]]:
@@ -32,7 +32,7 @@ def _system(tmp_path: Path, lag_fmu, plant_params=None, sleeper=None, stop=1.0) 
     comps = [{"name": "plant", "fmu": str(lag_fmu), "parameters": plant_params or {"T": 0.5}}]
     conns = []
     if sleeper is not None:
-        comps.append({"name": "slow", "block": "cosim_blocks:Sleeper", "parameters": sleeper})
+        comps.append({"name": "slow", "block": "support.blocks:Sleeper", "parameters": sleeper})
         conns = [["plant.x", "slow.u"], ["slow.y", "plant.u"]]
     path = tmp_path / "system.json"
     path.write_text(json.dumps({"components": comps, "connections": conns,

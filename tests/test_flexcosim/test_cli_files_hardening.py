@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import signal
 import struct
 import subprocess
@@ -18,8 +17,9 @@ import pytest
 
 from flexcosim.cli import main
 from fmu.cosim.ssp import save_system, system_from_dict
+from fmu.fmi.build import build_fmu
+from support.blocks import Sleeper
 
-TESTS = Path(__file__).resolve().parents[1]
 FULL = Path("/dev/full")
 needs_dev_full = pytest.mark.skipif(not FULL.exists(), reason="no /dev/full")
 
@@ -117,14 +117,8 @@ def test_export_c_from_a_deeply_nested_file_is_one_line(tmp_path, capsys, model)
 
 @pytest.fixture(scope="module")
 def sleeper_fmu(tmp_path_factory):
-    """A Python FMU of a block that sleeps in its step (tests/cosim_blocks.py)."""
-    sys.path.insert(0, str(TESTS))
-    try:
-        from cosim_blocks import Sleeper
-        from fmu.fmi.build import build_fmu
-        return build_fmu(Sleeper, tmp_path_factory.mktemp("sleeper"), model_name="Sleeper")
-    finally:
-        sys.path.remove(str(TESTS))
+    """A Python FMU of a block that sleeps in its step (tests/support/blocks.py)."""
+    return build_fmu(Sleeper, tmp_path_factory.mktemp("sleeper"), model_name="Sleeper")
 
 
 def test_ctrl_c_inside_a_python_fmu_step_exits_130_with_one_line(tmp_path, sleeper_fmu):

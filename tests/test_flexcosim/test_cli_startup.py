@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,8 @@ from flexcosim.catalog import BUILD_MODELS, C_MODELS, COMMANDS, LOOKUPS, resolve
 from flexcosim.cli import main
 from flexcosim.demo import MODELS
 from mbdcore.blocks import Block
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 #: What a command's module brings in and the parser must not
 HEAVY = ("numpy", "scipy", "control", "matplotlib", "fmpy", "pythonfmu",

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mbdcore.models.model_file import load_model
+from support import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 WRITES = {
     "manipulator_input_shaping": ["input_shaping_closed_loop.png",

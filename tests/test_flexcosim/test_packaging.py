@@ -17,8 +17,8 @@ from flexcosim.cli import main
 from fmu.cosim.ssp import load_system
 from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_installed_distribution_carries_the_licence():

@@ -15,8 +15,8 @@ import pytest
 from fmpy import read_model_description
 
 import fmu.fmi.export_c as export_c
-from fmi_host import ERROR, OK, Unzipped, start
-from fmi_instance import Instance
+from support.fmi import ERROR, OK, Unzipped, start
+from support.fmi import Instance
 from flexcosim.prebuilt import PREBUILT_MODELS, prebuilt_code
 from fmu.fmi.export_c import (MODEL_DATA_FILE, PREBUILT_SOURCES, SourceOnlyWarning,
                               export_c_fmu, prebuilt_binary)

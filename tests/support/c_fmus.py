@@ -1,0 +1,182 @@
+"""Compile the C models of tests/support/c (lag.c, stair.c) with gcc into FMI 2.0 co-simulation FMUs.
+
+The FMU is not made by anything of ours in Python: a C model against the FMI 2.0
+headers that fmpy ships (``fmpy/c-code``), a hand-written modelDescription.xml, zipped.
+Builds are cached by a hash of the source, the description and the compiler command.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "c"   # the hand-written C models
+SOURCE = HERE / "lag.c"
+MODEL_IDENTIFIER = "FirstOrderLag"
+GUID = "{8c4e810f-3df3-4a00-8276-176fa3c9f000}"
+
+#: Exact step: x(t+h) = exp(-h/T) x + K (1 - exp(-h/T)) u; dx = (K u - x)/T.
+MODEL_DESCRIPTION = f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="{MODEL_IDENTIFIER}" guid="{GUID}"
+    description="First-order lag T x' = K u - x, exact zero-order-hold step (C)"
+    generationTool="flexcosim tests/support/c_fmus.py" variableNamingConvention="flat"
+    numberOfEventIndicators="0">
+  <CoSimulation modelIdentifier="{MODEL_IDENTIFIER}" canHandleVariableCommunicationStepSize="true"
+      canGetAndSetFMUstate="true" canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"/>
+  <UnitDefinitions>
+    <Unit name="s"><BaseUnit s="1"/></Unit>
+    <Unit name="1/s"><BaseUnit s="-1"/></Unit>
+  </UnitDefinitions>
+  <DefaultExperiment startTime="0" stopTime="1" stepSize="0.001"/>
+  <ModelVariables>
+    <ScalarVariable name="u" valueReference="0" causality="input" variability="continuous"
+        description="input, held over a communication step">
+      <Real start="0" min="-100" max="100"/>
+    </ScalarVariable>
+    <ScalarVariable name="x" valueReference="1" causality="output" variability="continuous"
+        initial="calculated" description="state (design range +-1e6)">
+      <Real min="-1e6" max="1e6"/>
+    </ScalarVariable>
+    <ScalarVariable name="dx" valueReference="2" causality="output" variability="continuous"
+        initial="calculated" description="state derivative (K u - x)/T">
+      <Real unit="1/s"/>
+    </ScalarVariable>
+    <ScalarVariable name="T" valueReference="3" causality="parameter" variability="fixed"
+        initial="exact" description="time constant">
+      <Real start="0.1" unit="s" min="1e-300"/>
+    </ScalarVariable>
+    <ScalarVariable name="K" valueReference="4" causality="parameter" variability="fixed"
+        initial="exact" description="static gain">
+      <Real start="1"/>
+    </ScalarVariable>
+    <ScalarVariable name="x0" valueReference="5" causality="parameter" variability="fixed"
+        initial="exact" description="initial state">
+      <Real start="0"/>
+    </ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="2" dependencies=""/>
+      <Unknown index="3" dependencies="1 2"/>
+    </Outputs>
+    <InitialUnknowns>
+      <Unknown index="2" dependencies="6"/>
+      <Unknown index="3" dependencies="1 4 5 6"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def fmi2_headers() -> Path:
+    """The folder of the FMI 2.0 headers shipped with fmpy."""
+    import fmpy
+
+    path = Path(fmpy.__file__).parent / "c-code"
+    if not (path / "fmi2Functions.h").exists():
+        raise FileNotFoundError(f"fmi2Functions.h not found in {path}")
+    return path
+
+
+def build_lag_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
+    """Build ``FirstOrderLag.fmu`` in ``out_dir`` (reused when nothing changed) and return it."""
+    return build_c_fmu(out_dir, SOURCE, MODEL_IDENTIFIER, GUID, MODEL_DESCRIPTION, cc)
+
+
+STAIR_SOURCE = HERE / "stair.c"
+STAIR_IDENTIFIER = "Stair"
+STAIR_GUID = "{5b0b5c0e-6f53-4a51-9d1c-7a3e3f2a5a01}"
+
+#: Like the Reference FMU Stair: an Integer counter, a String input that an output
+#: depends on, and a request to terminate (fmi2Discard + fmi2Terminated) at stop_at.
+STAIR_DESCRIPTION = f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="{STAIR_IDENTIFIER}" guid="{STAIR_GUID}"
+    description="counter, String input, asks to terminate at stop_at (C)"
+    generationTool="flexcosim tests/support/c_fmus.py" variableNamingConvention="flat"
+    numberOfEventIndicators="0">
+  <CoSimulation modelIdentifier="{STAIR_IDENTIFIER}" canHandleVariableCommunicationStepSize="true"
+      canGetAndSetFMUstate="false" canSerializeFMUstate="false"/>
+  <DefaultExperiment startTime="0" stopTime="10" stepSize="0.2"/>
+  <ModelVariables>
+    <ScalarVariable name="counter" valueReference="0" causality="output" variability="discrete"
+        initial="calculated" description="whole seconds elapsed">
+      <Integer/>
+    </ScalarVariable>
+    <ScalarVariable name="label" valueReference="0" causality="input" variability="discrete"
+        description="a String input (y depends on its length)">
+      <String start="ab"/>
+    </ScalarVariable>
+    <ScalarVariable name="u" valueReference="1" causality="input" variability="continuous">
+      <Real start="0"/>
+    </ScalarVariable>
+    <ScalarVariable name="y" valueReference="2" causality="output" variability="continuous"
+        initial="calculated" description="u + strlen(label)">
+      <Real/>
+    </ScalarVariable>
+    <ScalarVariable name="stop_at" valueReference="3" causality="parameter" variability="fixed"
+        initial="exact" description="time at which the model asks to terminate">
+      <Real start="1e300"/>
+    </ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="1" dependencies=""/>
+      <Unknown index="4" dependencies="2 3"/>
+    </Outputs>
+    <InitialUnknowns>
+      <Unknown index="1" dependencies=""/>
+      <Unknown index="4" dependencies="2 3"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_stair_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
+    """Build ``Stair.fmu`` (tests/support/c/stair.c) in ``out_dir`` and return it."""
+    return build_c_fmu(out_dir, STAIR_SOURCE, STAIR_IDENTIFIER, STAIR_GUID, STAIR_DESCRIPTION, cc)
+
+
+def build_c_fmu(out_dir: str | Path, source: Path, model_identifier: str, guid: str,
+                model_description: str, cc: str = "gcc") -> Path:
+    """Compile ``source`` into ``<model_identifier>.fmu`` in ``out_dir`` with the given
+    modelDescription.xml (reused when nothing changed) and return it."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    headers = fmi2_headers()
+    cmd = [cc, "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
+           f"-I{headers}", f'-DMODEL_GUID="{guid}"', "-o", "{out}", str(source), "-lm"]
+    key = hashlib.sha256(source.read_bytes() + model_description.encode()
+                         + " ".join(cmd).encode()).hexdigest()[:16]
+    fmu = out_dir / f"{model_identifier}.fmu"
+    stamp = out_dir / f".{model_identifier}.{key}"
+    if fmu.exists() and stamp.exists():
+        return fmu
+    if shutil.which(cc) is None:
+        raise FileNotFoundError(f"C compiler {cc!r} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Path(tmp) / f"{model_identifier}.so"
+        proc = subprocess.run([a.replace("{out}", str(lib)) for a in cmd],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"compiling {source.name} failed:\n{proc.stderr}")
+        part = fmu.with_suffix(f".{os.getpid()}.part")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("modelDescription.xml", model_description)
+            z.write(lib, f"binaries/linux64/{model_identifier}.so")
+            z.write(source, f"sources/{source.name}")
+        part.replace(fmu)
+    for old in out_dir.glob(f".{model_identifier}.*"):
+        old.unlink()
+    stamp.touch()
+    return fmu
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    print(build_lag_fmu(sys.argv[1] if len(sys.argv) > 1 else "."))

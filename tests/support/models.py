@@ -1,0 +1,73 @@
+"""Models several test modules share, each with an answer that cannot be tuned.
+
+* :class:`CartesianPendulum`: a point mass on a rod in Cartesian coordinates, one
+  constraint; against the pendulum equation theta'' = -(g/L) sin(theta);
+* :class:`JointPDWithFeedforward` and :data:`PERTURBED`: the arm's joint PD with the
+  flexible reference's feedforward torques, and arms that differ from the design model
+  (the LQG robustness tests).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controllers.laws.arm_lqg import FEEDFORWARD_INPUTS
+from controllers.laws.joint_pd import JointPDController
+from mbdcore.dae.problem import ConstrainedProblem
+
+G_ACC = 9.80665  # standard gravity [m/s^2]
+
+
+class CartesianPendulum(ConstrainedProblem):
+    """Point mass on a massless rod of length L [m], pivot at the origin, y up."""
+
+    n, m = 2, 1
+
+    def __init__(self, length=1.0, mass=1.0):
+        self.length = length
+        self.mass = mass
+
+    def mass_matrix(self, q):
+        return self.mass * np.eye(2)
+
+    def forces(self, t, q, v):
+        return np.array([0.0, -self.mass * G_ACC])
+
+    def constraints(self, t, q):
+        return np.array([q @ q - self.length ** 2])
+
+    def constraint_jacobian(self, t, q):
+        return 2.0 * q.reshape(1, 2)
+
+    def gamma(self, t, q, v):
+        return np.array([-2.0 * (v @ v)])
+
+    def energy(self, t, q, v):
+        return 0.5 * self.mass * (v @ v) + self.mass * G_ACC * q[1]
+
+    def state_from_angle(self, theta, omega):
+        """(q, v) for angle theta [rad] from the downward vertical and rate omega [rad/s]."""
+        L = self.length
+        q = L * np.array([np.sin(theta), -np.cos(theta)])
+        v = L * omega * np.array([np.cos(theta), np.sin(theta)])
+        return q, v
+
+
+#: Arms that differ from the design model: payload [kg] and link stiffness factors.
+PERTURBED = {"EI -10 %": {"m_p": 0.15, "ei1": 0.9, "ei2": 0.9},
+             "EI +10 %": {"m_p": 0.15, "ei1": 1.1, "ei2": 1.1}}
+
+class JointPDWithFeedforward(JointPDController):
+    """tau = sat(tau_ff + Kp (theta_ref - theta) + Kd (omega_ref - omega)), with tau_ff
+    the flexible reference's torques: the same two-degree-of-freedom structure as the
+    LQG with ``reference="model"``, joint PD as the feedback."""
+
+    INPUTS = JointPDController.INPUTS + FEEDFORWARD_INPUTS
+    FEEDTHROUGH = dict.fromkeys(("tau1", "tau2"), tuple(s.name for s in INPUTS))
+
+    def outputs(self) -> dict:
+        u = self.inputs
+        err = np.array([u["theta1_ref"] - u["theta1"], u["theta2_ref"] - u["theta2"]])
+        rate = np.array([u["omega1_ref"] - u["omega1"], u["omega2_ref"] - u["omega2"]])
+        tau = np.clip(self.kp * err + self.kd * rate + [u["tau1_ff"], u["tau2_ff"]],
+                      -self.tau_max, self.tau_max)
+        return {"tau1": float(tau[0]), "tau2": float(tau[1])}

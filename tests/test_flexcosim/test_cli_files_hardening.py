@@ -1,11 +1,12 @@
 """One line, not a traceback, for what files and outputs do to the command line (issue 22
-item 8): stdout or the results file on a full disk or a file that refuses writes, a zip
-whose sizes lie, a block parameter no model can be built from, a deeply nested file, and
-Ctrl-C inside a Python FMU's step."""
+item 8): stdout or the results file on a full disk or a file that refuses writes (before
+and during the run), a zip whose sizes lie, a block parameter no model can be built from,
+a deeply nested file, and Ctrl-C inside a Python FMU's step."""
 from __future__ import annotations
 
 import csv
 import json
+import resource
 import signal
 import struct
 import subprocess
@@ -149,3 +150,28 @@ def test_ctrl_c_inside_a_python_fmu_step_exits_130_with_one_line(tmp_path, sleep
     assert f"written to {out}" in line
     rows = _rows(out)
     assert len(rows) >= 4 and all(len(r) == len(rows[0]) for r in rows)
+
+
+def _file_size_limit(limit: int):
+    def limit_files():   # writes beyond the limit fail with EFBIG instead of a signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return limit_files
+
+
+def test_a_results_file_that_fills_up_during_the_run_is_one_line_with_whole_rows(tmp_path):
+    """Was: the writer's OSError became "component 'pid' failed in ..." (not its doing)
+    and the last line was cut in the middle."""
+    system, out = _pid_system(tmp_path), tmp_path / "out.csv"
+    proc = subprocess.run([sys.executable, "-m", "flexcosim", "cosim", str(system), "-q",
+                           "-o", str(out)], capture_output=True, text=True, timeout=600,
+                          preexec_fn=_file_size_limit(1500))
+    assert proc.returncode == 1
+    line = _one_line(proc.stderr)
+    assert line.startswith(f"flexcosim cosim: cannot write the results file {str(out)!r} "
+                           "at t = ") and "File too large" in line
+    assert "component" not in line
+    text = out.read_text()
+    assert text.endswith("\n") and 0 < len(text) <= 1500
+    rows = _rows(out)
+    assert len(rows) > 10 and all(len(r) == len(rows[0]) for r in rows)

@@ -4,11 +4,14 @@ and range-checked, a parameter bound twice is refused, names with control charac
 refused."""
 from __future__ import annotations
 
+import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from flexcosim.cli import main
@@ -174,3 +177,57 @@ def test_a_bar_too_long_to_represent_names_the_cause(tmp_path):
         assert "bodies[1]: bar 'rod'" in text and "center = None" not in text
         for w in words:
             assert w in text, text
+
+
+# -- item 9: the results CSV's header ----------------------------------------------------
+def _read_csv(path: Path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_names_with_commas_and_formula_starts_keep_one_header_cell_per_column(tmp_path):
+    """Was: a component named with a comma shifted every column; a name starting with
+    '=' went raw into a file spreadsheets open."""
+    names = ["a,b", '=HYPERLINK("http://x")', "@SUM(1)", "+1", "-1", "plain"]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "components": [{"name": n, "block": "controllers.laws.pid:PIDController"}
+                       for n in names], "experiment": {"stop_time": 1.0, "step": 0.01}}))
+    out = tmp_path / "out.csv"
+    assert main(["cosim", str(path), "-q", "-o", str(out)]) == 0
+    header, *rows = _read_csv(out)
+    assert len(rows) == 101 and all(len(r) == len(header) for r in rows)
+    assert len(out.read_text().splitlines()) == 102
+    assert "a,b.u" in header and "plain.u" in header
+    assert "'=HYPERLINK(\"http://x\").u" in header and "'@SUM(1).u" in header
+    assert "'+1.u" in header and "'-1.u" in header
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in header)
+
+
+@pytest.mark.parametrize("name, code", [("a\nb", "U+000A"), ("a\rb", "U+000D"),
+                                        ("a\x85b", "U+0085"), ("a\u2028b", "U+2028"),
+                                        ("\u202eevil", "U+202E")])
+def test_names_with_control_characters_are_refused_when_a_system_is_read(tmp_path, name,
+                                                                         code):
+    """Was: an SSP component named with a newline gave 105 lines for 101 rows."""
+    path = _json_system(tmp_path, "controllers.laws.pid:PIDController", name=name)
+    with pytest.raises(SSPError, match=re.escape(f"holds the control character {code}")):
+        load_system(path)
+    escaped = name.replace("\n", "&#10;").replace("\r", "&#13;")
+    with pytest.raises(SSPError, match=re.escape(f"holds the control character {code}")):
+        load_system(_ssd(tmp_path, _param("kp", "Real", "1"), name=escaped))
+    with pytest.raises(SSPError, match=r"<ssv:Parameter name=.*control character " + re.escape(code)):
+        load_system(_ssd(tmp_path, _param(escaped, "Real", "1")))
+
+
+def test_a_time_series_header_is_quoted_and_formula_starts_neutralised(tmp_path):
+    """Result.to_csv and the file written as the run goes share the one header writer."""
+    from mbdcore.timeseries import TimeSeries
+
+    names = ["time", "x\ny", "=1+1", "a,b", 'say "hi"', "@x", "\tx"]
+    data = np.zeros(3, dtype=[(n, float) for n in names])
+    data["time"] = [0.0, 0.5, 1.0]
+    path = TimeSeries(data).to_csv(tmp_path / "ts.csv")
+    header, *rows = _read_csv(path)
+    assert header == ["time", "x\ny", "'=1+1", "a,b", 'say "hi"', "'@x", "'\tx"]
+    assert len(rows) == 3 and all(len(r) == len(header) for r in rows)

@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -93,8 +94,24 @@ def test_an_ssp_archive_whose_sizes_lie_is_one_line(tmp_path, capsys):
     _lie_about_sizes(path, "SystemStructure.ssd")
     assert main(["cosim", str(path), "-q"]) == 2
     line = _one_line(capsys.readouterr().err)
-    assert f"{path}: cannot unpack the archive: Bad CRC-32 for file 'SystemStructure.ssd'" \
-        in line
+    assert f"{path}: member 'SystemStructure.ssd' does not unpack to what the archive's " \
+        "headers say" in line
+
+
+@pytest.mark.parametrize("prefix", ["modelDescription.xml", "binaries/"])
+def test_an_fmu_whose_sizes_lie_is_refused_before_it_is_loaded(tmp_path, capsys,
+                                                               sleeper_fmu, prefix):
+    """Was: the modelDescription's BadZipFile, or "component failed in initialize" when
+    another member's sizes lied (the archive was read only when fmpy unpacked it)."""
+    path = tmp_path / "Liar.fmu"
+    path.write_bytes(sleeper_fmu.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        member = next(n for n in z.namelist() if n.startswith(prefix) and
+                      z.getinfo(n).file_size > 100)
+    _lie_about_sizes(path, member)
+    assert main(["cosim", str(path), "-q", "--stop", "0.1", "--step", "0.01"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert f"member {member!r} does not unpack to what the archive's headers say" in line
 
 
 def test_a_block_parameter_no_model_can_be_built_from_is_one_line(tmp_path, capsys):

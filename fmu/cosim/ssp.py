@@ -75,9 +75,10 @@ A block that is not allowed is refused naming it and saying how to allow it, bef
 anything of the file is imported or loaded.  Other SSP tools see a component they cannot
 load.
 
-Archives are unpacked with :func:`fmu.cosim.master.safe_extract`: member names with
-``..``, absolute names and links are refused, and every file an archive refers to (an
-FMU ``source``, a parameter binding's ``.ssv`` ``source``) must lie inside the archive.
+Archives are unpacked with :func:`fmu.cosim.archive.safe_extract`: member names with
+``..``, absolute names, links and members whose sizes or CRC lie are refused, and every
+file an archive refers to (an FMU ``source``, a parameter binding's ``.ssv`` ``source``)
+must lie inside the archive.
 """
 from __future__ import annotations
 

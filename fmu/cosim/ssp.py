@@ -21,7 +21,7 @@ level (as OMSimulator writes them) are read too, named ``component.variable``; t
 override the component's own bindings.  The communication step,
 method and extrapolation have no place in SSP 1.0; they are in an annotation
 ``org.flexcosim.master`` of the DefaultExperiment, and a component's feedthrough
-override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
+override (see :class:`~fmu.cosim.fmu_component.FMUComponent`) in an annotation
 ``org.flexcosim.feedthrough`` (one ``fc:FeedthroughOverride`` holding an
 ``fc:Feedthrough`` per output: an SSP 1.0 annotation holds one element).  Other tools
 ignore both.  What is written validates against the SSP 1.0 schemas (tested with the

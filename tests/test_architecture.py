@@ -110,7 +110,8 @@ def imports_of(module: str, path: Path, modules=MODULES) -> list[Import]:
 
 #: Modules that may import a module by name, and what they look up
 BY_NAME = {"flexcosim.catalog": "the application's commands and models (LOOKUPS)",
-           "fmu.cosim.ssp": "a system file's Python blocks (refused with --no-python-blocks)",
+           "fmu.cosim.ssp": "a system file's Python blocks (the project's own by default, "
+                             "others with --allow-python-blocks)",
            "mbdcore.native": "a C kernel's extension module (kernel_library): no Python inside"}
 
 #: The application's lookups by name, as imports of its entry point

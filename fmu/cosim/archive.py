@@ -5,6 +5,7 @@ bombs)."""
 from __future__ import annotations
 
 import shutil
+import zlib
 from pathlib import Path
 
 __all__ = ["MAX_UNPACKED_BYTES", "check_archive", "safe_extract"]
@@ -19,8 +20,11 @@ def check_archive(path: str | Path) -> list[str]:
 
     A member is refused when its name is absolute (``/x``, ``C:x``), contains a
     backslash or a ``..`` component, or is a symbolic link, and the archive is refused
-    when it unpacks to more than :data:`MAX_UNPACKED_BYTES`.  FMUs and SSP files are
-    both zip archives and go through here before anything is written to disk.
+    when it unpacks to more than :data:`MAX_UNPACKED_BYTES` or when a member does not
+    unpack to what its headers say (sizes or CRC that lie, a truncated or foreign
+    compression: every member is read once, within the sizes its headers declare).
+    FMUs and SSP files are both zip archives and go through here before anything is
+    written to disk.
 
     Raises
     ------
@@ -51,6 +55,13 @@ def check_archive(path: str | Path) -> list[str]:
         if total > MAX_UNPACKED_BYTES:
             raise ValueError(f"{path}: unpacks to {total} bytes, more than the limit of "
                              f"{MAX_UNPACKED_BYTES} bytes")
+        try:     # within the declared sizes, which were just bounded
+            bad = zf.testzip()
+        except (OSError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as e:
+            raise ValueError(f"{path}: not a readable zip archive ({e})") from None
+        if bad is not None:
+            raise ValueError(f"{path}: member {bad!r} does not unpack to what the archive's "
+                             "headers say (its size or CRC-32): a damaged or forged archive")
     return names
 
 

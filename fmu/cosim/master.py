@@ -110,7 +110,7 @@ from fmu.cosim.errors import (
 from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.pacing import Pacer
 from fmu.cosim.plan import RunPlan, plan_run
-from fmu.cosim.recording import CsvWriter, Result
+from fmu.cosim.recording import CsvWriter, Result, ResultsFileError
 from fmu.cosim.run import Run, RunProgress
 from fmu.cosim.system import System
 from fmu.cosim.watchdog import Watchdog
@@ -489,6 +489,13 @@ class Master:
         where = f" at t = {t:.12g} s"
         var = f", variable {c.name}.{variable}" if (c is not None and variable) else ""
         name = c.name if c is not None else "?"
+        if isinstance(e, ResultsFileError):   # not the component's doing
+            partial = run.result()
+            err = CosimError(f"cannot write the results file {str(csv)!r}{where}: "
+                             f"{e.strerror}; run stopped, the file holds the rows written "
+                             "before", "", None, t, partial, [])
+            err.csv = Path(csv)
+            return err
         if timeout is not None:
             msg = (f"component {name!r} did not return from do_step{where} within the step "
                    f"timeout of {timeout[0]:g} s (wall clock): run stopped")

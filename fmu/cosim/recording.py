@@ -11,9 +11,9 @@ import numpy as np
 
 from fmu.cosim.errors import Termination
 from fmu.cosim.pacing import RealTimeStats
-from mbdcore.timeseries import TimeSeries
+from mbdcore.timeseries import TimeSeries, csv_header
 
-__all__ = ["CsvWriter", "Result"]
+__all__ = ["CsvWriter", "ResultsFileError", "Result"]
 
 
 class Result(TimeSeries):
@@ -73,14 +73,23 @@ def _csv_number(v: float) -> str:
     return "%.17g" % v
 
 
+class ResultsFileError(OSError):
+    """A row of the results CSV could not be written during the run (a full disk, a
+    file size limit): ``filename`` is the file."""
+
+
 class CsvWriter:
     """The results CSV written as the run goes: the header when the run starts, then
     each recorded row as one complete line (one unbuffered write), so the file is a
     valid CSV up to the last recorded point at any moment -- after a crash, a signal
-    or a timeout too.  Same format as :meth:`Result.to_csv` (17 significant digits).
+    or a timeout too.  Same format as :meth:`Result.to_csv` (17 significant digits;
+    the header through :func:`~mbdcore.timeseries.csv_header`, quoted, formula starts
+    neutralised).
 
-    The file is created when the writer is made, before any component starts: an
-    unwritable path fails at once, with a ValueError naming it.
+    The file is created and its header written when the writer is made, before any
+    component starts: a path that cannot be opened or written (a folder, ``/dev/full``,
+    ``/proc/self/status``) fails at once, with a ValueError naming it.  A row that cannot
+    be written later is a :class:`ResultsFileError`.
     """
 
     def __init__(self, path: str | Path, names: Sequence[str]):
@@ -93,15 +102,31 @@ class CsvWriter:
         except OSError as e:
             raise ValueError(f"cannot write the results file {str(self.path)!r}: "
                              f"{e.strerror or e}") from None
-        self._write(",".join(names) + "\n")
+        self.written = 0     # bytes in the file
+        try:
+            self._write(csv_header(names) + "\n")
+        except OSError as e:   # opened, but refuses the first line: full, or not a file
+            self.close()
+            raise ValueError(f"cannot write the results file {str(self.path)!r}: "
+                             f"{e.strerror or e}") from None
 
     def _write(self, text: str) -> None:
         data = text.encode()
         while data:
-            data = data[os.write(self.fd, data):]
+            n = os.write(self.fd, data)
+            self.written += n
+            data = data[n:]
 
     def row(self, values) -> None:
-        self._write(",".join(map(_csv_number, values)) + "\n")
+        end = self.written
+        try:
+            self._write(",".join(map(_csv_number, values)) + "\n")
+        except OSError as e:
+            try:      # a part of the line may be in: cut back to the whole lines
+                os.ftruncate(self.fd, end)
+            except OSError:   # not a file (a pipe, a device)
+                pass
+            raise ResultsFileError(e.errno, e.strerror, str(self.path)) from None
 
     def close(self) -> None:
         if self.fd is not None:

@@ -159,7 +159,8 @@ class BlockComponent(Component):
         try:
             self.block.do_step(t, h)
         except Exception as e:
-            raise ComponentError(f"do_step failed: {type(e).__name__}: {e}") from e
+            raise ComponentError(f"do_step failed: {type(e).__name__}: {e}",
+                                 variable=getattr(e, "variable", None)) from e
 
     def input_setter(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
         names = tuple(names)

@@ -63,7 +63,7 @@ from mbdcore.blocks import (
     Signal,
 )
 from mbdcore.codegen import CModel, table_setup
-from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
+from mbdcore.dae.ode_block import AUTO_SUBSTEPS, OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
@@ -429,7 +429,7 @@ class FlexibleManipulatorBlock(OdeBlock):
         Signal("tau2", "N.m", "joint 2 motor torque", nominal=TORQUE_NOMINAL),
     )
     OUTPUTS = ARM_OUTPUT_SIGNALS
-    PARAMETERS = ARM_PARAMETERS + stepping_parameters(10) + (
+    PARAMETERS = ARM_PARAMETERS + stepping_parameters(AUTO_SUBSTEPS, error_control=True) + (
         Parameter("theta1_0", 0.0, "rad", "initial joint 1 angle", min=-10.0, max=10.0),
         Parameter("theta2_0", 0.0, "rad", "initial joint 2 angle", min=-10.0, max=10.0),
         Parameter("max_tip_deflection", 1.0, "", "hard limit of a link's tip deflection, "

@@ -25,7 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from support.c_fmus import build_lag_fmu  # noqa: E402
 
-from fmu.cosim.master import BlockComponent, FMUComponent, Master, System  # noqa: E402
+from fmu.cosim.components import BlockComponent  # noqa: E402
+from fmu.cosim.fmu_component import FMUComponent  # noqa: E402
+from fmu.cosim.master import Master  # noqa: E402
+from fmu.cosim.system import System  # noqa: E402
 
 
 def rss_mb() -> float:

@@ -114,7 +114,7 @@ def make_parser() -> CommandParser:
     build.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
     build.add_argument("--name", help="model name of a model-file FMU (default: file stem)")
     build.add_argument("--bays", type=int, help=f"{RING_TRUSS}: number of bays, built in "
-                       "(even, >= 4; default 6)")
+                       "(even, 4 to 100: mbdcore.models.ring_truss.MAX_BAYS; default 6)")
     build.add_argument("--inputs", help="model file: comma-separated inputs (default: all)")
     build.add_argument("--outputs", help="model file: comma-separated outputs, e.g. "
                        "crank.phi,der(crank.phi),reaction.O.x,position.rod.B.x,energy "
@@ -170,10 +170,17 @@ def make_parser() -> CommandParser:
                             "clock) in one step; an FMU stuck inside its C code cannot be "
                             "interrupted and is reported only if it returns")
     cosim.add_argument("--plot", default=None, help="PNG of the outputs")
-    cosim.add_argument("--no-python-blocks", action="store_true",
-                       help="refuse Python blocks in the system file (a file with Python "
-                            "blocks runs code when loaded: use this for files you did not "
-                            "write); checked before anything is imported")
+    # a Python block runs code when its module is imported: by default only the
+    # project's own (mbdcore, controllers, fmu); checked before anything is imported
+    blocks = cosim.add_mutually_exclusive_group()
+    blocks.add_argument("--allow-python-blocks", dest="python_blocks", action="store_const",
+                        const=True, default="project",
+                        help="let the system file name Python blocks of any module (its "
+                             "code runs when loaded: only for files you wrote or trust); by "
+                             "default only the project's own blocks (mbdcore, controllers, "
+                             "fmu) are loaded")
+    blocks.add_argument("--no-python-blocks", dest="python_blocks", action="store_const",
+                        const=False, help="refuse every Python block, the project's own too")
     return parser
 
 

@@ -28,7 +28,10 @@ from controllers.design.validation import move_report
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 from flexcosim.catalog import BUILD_MODELS, resolve
-from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from fmu.cosim.components import BlockComponent
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.master import Master
+from fmu.cosim.system import System
 from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
 from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import (

@@ -9,12 +9,33 @@ returns a matplotlib figure with units on every axis.
 """
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["TimeSeries", "rate_unit"]
+__all__ = ["TimeSeries", "rate_unit", "FORMULA_STARTS", "csv_header"]
+
+#: First characters that make a spreadsheet take a text cell for a formula (OWASP, "CSV
+#: Injection"): such a cell is written with an apostrophe before it
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_header(names: Sequence[str]) -> str:
+    """The header line of a results CSV (without its line end), the one way it is
+    written (:meth:`TimeSeries.to_csv`, the co-simulation master's file written as the
+    run goes): each name through the csv module, quoted where it holds a comma, a quote
+    or a line break, so that the header has one cell per column whatever the names; a
+    name a spreadsheet would take for a formula (starting with ``= + - @``, a tab or a
+    carriage return: a component named ``=HYPERLINK(...)``) with an apostrophe before
+    it, which a spreadsheet shows as text.  The numbers below need neither."""
+    cells = ["'" + n if n.startswith(FORMULA_STARTS) else n for n in names]
+    out = io.StringIO()
+    # the line end given to the writer is what it quotes a cell for: both \r and \n
+    csv.writer(out, lineterminator="\r\n").writerow(cells)
+    return out.getvalue()[:-2]
 
 
 def rate_unit(unit: str) -> str:
@@ -97,11 +118,12 @@ class TimeSeries:
 
     # -- output ------------------------------------------------------------------------
     def to_csv(self, path: str | Path) -> Path:
-        """Write a CSV file: one header line with the column names, then the rows, with
-        17 significant digits so that the values read back bit for bit."""
+        """Write a CSV file: one header line with the column names (:func:`csv_header`),
+        then the rows, with 17 significant digits so that the values read back bit for
+        bit."""
         path = Path(path)
         np.savetxt(path, self.data.view(np.float64).reshape(len(self.data), -1),
-                   delimiter=",", header=",".join(self.names), comments="", fmt="%.17g")
+                   delimiter=",", header=csv_header(self.names), comments="", fmt="%.17g")
         return path
 
     def default_signals(self) -> list[str]:

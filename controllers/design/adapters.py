@@ -23,7 +23,7 @@ import control as ct
 import numpy as np
 import scipy.linalg as sl
 
-from fmu.cosim.master import FMUComponent
+from fmu.cosim.fmu_component import FMUComponent
 from mbdcore.blocks import Block
 from mbdcore.models.manipulator import (
     ARM_INPUTS,
@@ -261,7 +261,7 @@ def block_iosys(block: Block, dt: float, name: str | None = None,
 class FMUPlant:
     """An FMI 2.0 co-simulation FMU driven step by step, with state save/restore.
 
-    A thin layer over :class:`fmu.cosim.master.FMUComponent` (fmpy), which reports FMU
+    A thin layer over :class:`fmu.cosim.fmu_component.FMUComponent` (fmpy), which reports FMU
     failures with the variable and the FMU's log.  Use as a context manager.
 
     Parameters

@@ -20,7 +20,9 @@ from controllers.laws.antenna_servo import (
     PointingReference,
     ServoGains,
 )
-from fmu.cosim.master import BlockComponent, FMUComponent, System
+from fmu.cosim.components import BlockComponent
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.system import System
 from fmu.fmi.build import build_fmu
 from mbdcore.blocks import Block
 from mbdcore.models.antenna import (

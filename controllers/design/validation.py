@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from controllers.design.metrics import move_metrics, residual_vibration
-from fmu.cosim.master import BlockComponent, Component, Master, System
+from fmu.cosim.components import BlockComponent, Component
+from fmu.cosim.master import Master
+from fmu.cosim.system import System
 from mbdcore.models.manipulator import ARM_MEASURED, FlexibleManipulatorBlock
 
 __all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "end_effector_deflection",
@@ -60,7 +62,7 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
 
     Parameters
     ----------
-    result : fmu.cosim.master.Result or mapping of str to array
+    result : fmu.cosim.recording.Result or mapping of str to array
         Signals ``"time"``, ``"<arm>.theta1"`` ... ``"<arm>.y_tip"``, ``"<ctrl>.tau1/2"``.
     t_end : float
         Time the reference reaches the target [s] (start of the window of
@@ -144,7 +146,7 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
 
     Parameters
     ----------
-    controller : Block or fmu.cosim.master.Component
+    controller : Block or fmu.cosim.components.Component
         Inputs: the reference signals it uses and the measured arm outputs it names;
         outputs ``tau1``, ``tau2`` [N m].
     reference : Block or Component
@@ -159,7 +161,7 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
 
     Returns
     -------
-    fmu.cosim.master.Result
+    fmu.cosim.recording.Result
     """
 
     def component(name, obj):

@@ -240,6 +240,9 @@ class TextParameter(Parameter):
             except ValueError as e:
                 raise ParameterError(f"parameter {self.name!r} is not {self.accepted()}: {e}") \
                     from None
+            except RecursionError:
+                raise ParameterError(f"parameter {self.name!r} is not {self.accepted()}: "
+                                     "nested too deeply") from None
         return value
 
 

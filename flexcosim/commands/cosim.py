@@ -6,7 +6,8 @@ import signal
 import sys
 
 from flexcosim.console import command_progress
-from fmu.cosim.master import CosimError, CosimInterrupted, StepControl
+from fmu.cosim.errors import CosimError, CosimInterrupted
+from fmu.cosim.master import StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import load_system
 
@@ -16,18 +17,26 @@ __all__ = ["run"]
 #: terminated, temporary folders removed) with the shell's exit code 128 + signal.
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+#: The stop signal received during this command, if any: a Python FMU runs in this
+#: interpreter, so the KeyboardInterrupt may be raised inside its step, where its FMI
+#: wrapper turns it into fmi2Error and the master into a component's failure
+_received: list[int] = []
+
 
 def _interrupt(signum, frame):
     """Signal handler: the first SIGINT/SIGTERM becomes a KeyboardInterrupt that carries
-    the signal number; further ones are ignored while the run cleans up."""
+    the signal number (and is recorded); further ones are ignored while the run cleans
+    up."""
     for s in _STOP_SIGNALS:
         signal.signal(s, signal.SIG_IGN)
+    _received.append(signum)
     e = KeyboardInterrupt()
     e.signal = signum
     raise e
 
 
 def run(args: argparse.Namespace) -> int:
+    _received.clear()
     try:
         previous = {s: signal.signal(s, _interrupt) for s in _STOP_SIGNALS}
     except ValueError:  # not the main thread: no handlers, Ctrl-C stays KeyboardInterrupt
@@ -48,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _cosim_run(args: argparse.Namespace) -> int:
     try:
-        system = load_system(args.system, allow_python_blocks=not args.no_python_blocks)
+        system = load_system(args.system, allow_python_blocks=args.python_blocks)
     except (ValueError, OSError) as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2
@@ -66,6 +75,12 @@ def _cosim_run(args: argparse.Namespace) -> int:
             if printer is not None:
                 printer.close()
     except CosimError as e:
+        if _received:   # the interrupt reached a Python FMU's step: not its failure
+            csv = getattr(e, "csv", None)
+            where = f"; results up to t = {e.time:.12g} s written to {csv}" if csv else ""
+            print(f"flexcosim cosim: interrupted by the user at t = {e.time:.12g} s{where}",
+                  file=sys.stderr)
+            return 128 + _received[0]
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 1
     except MissingExperimentError as e:

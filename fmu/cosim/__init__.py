@@ -2,25 +2,20 @@
 connected components, the master that steps them, SSP import/export, and
 ``cosimulate`` (one call from a system or file to its result)."""
 
-from fmu.cosim.master import (
-    FMI_LOG_LEVELS,
+from fmu.cosim.archive import check_archive, safe_extract
+from fmu.cosim.components import BlockComponent, Component
+from fmu.cosim.errors import (
     AlgebraicLoopError,
-    BlockComponent,
-    Component,
     ComponentError,
     ComponentTerminated,
     CosimError,
     CosimInterrupted,
-    FMUComponent,
-    Master,
-    RealTimeStats,
-    Result,
-    StepControl,
-    System,
     Termination,
-    check_archive,
-    safe_extract,
 )
+from fmu.cosim.fmu_component import FMI_LOG_LEVELS, FMUComponent
+from fmu.cosim.master import Master, StepControl
+from fmu.cosim.pacing import RealTimeStats
+from fmu.cosim.recording import Result
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
 from fmu.cosim.ssp import (
     SSPError,
@@ -31,6 +26,7 @@ from fmu.cosim.ssp import (
     system_from_dict,
     system_to_dict,
 )
+from fmu.cosim.system import System
 
 __all__ = [
     "AlgebraicLoopError",

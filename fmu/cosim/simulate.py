@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from fmu.cosim.master import Master, Result, StepControl, System
-from fmu.cosim.ssp import load_system
+from fmu.cosim.master import Master, StepControl
+from fmu.cosim.recording import Result
+from fmu.cosim.system import System
+from fmu.cosim.ssp import PROJECT_BLOCKS, load_system
 
 __all__ = ["cosimulate", "MissingExperimentError"]
 
@@ -28,8 +30,9 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                step_control: StepControl | None = None, realtime: bool = False,
                speed: float = 1.0, progress: Callable[[float, float], Any] | None = None,
                output_file: str | Path | None = None, record_every: int = 1,
-               step_timeout: float | None = None, progress_interval: float = 0.1) -> Result:
-    """Co-simulate ``system`` and return its :class:`~fmu.cosim.master.Result`.
+               step_timeout: float | None = None, progress_interval: float = 0.1,
+               allow_python_blocks: bool | str = PROJECT_BLOCKS) -> Result:
+    """Co-simulate ``system`` and return its :class:`~fmu.cosim.recording.Result`.
 
     Parameters
     ----------
@@ -66,7 +69,7 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
         KeyboardInterrupt during the run; holds the partial result.
     """
     if not isinstance(system, System):
-        system = load_system(system)
+        system = load_system(system, allow_python_blocks=allow_python_blocks)
     exp = dict(getattr(system, "experiment", None) or {})
     start = float(start_time if start_time is not None else exp.get("start_time", 0.0))
     stop = stop_time if stop_time is not None else exp.get("stop_time")

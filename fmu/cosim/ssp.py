@@ -21,7 +21,7 @@ level (as OMSimulator writes them) are read too, named ``component.variable``; t
 override the component's own bindings.  The communication step,
 method and extrapolation have no place in SSP 1.0; they are in an annotation
 ``org.flexcosim.master`` of the DefaultExperiment, and a component's feedthrough
-override (see :class:`~fmu.cosim.master.FMUComponent`) in an annotation
+override (see :class:`~fmu.cosim.fmu_component.FMUComponent`) in an annotation
 ``org.flexcosim.feedthrough`` (one ``fc:FeedthroughOverride`` holding an
 ``fc:Feedthrough`` per output: an SSP 1.0 annotation holds one element).  Other tools
 ignore both.  What is written validates against the SSP 1.0 schemas (tested with the
@@ -58,41 +58,55 @@ A Python block cannot live inside an SSP archive.  It is *referenced*: a compone
 of type ``application/x-flexcosim-python-block`` whose ``source`` is
 ``python:package.module:ClassName``; its parameters are bound like an FMU's.  On
 import the class is imported by that path (it must be installed or on
-``sys.path``) and must be a :class:`mbdcore.blocks.Block`.  **A system file with
-Python blocks runs code**: importing the module executes it, before it is known to hold
-a Block.  ``load_system(..., allow_python_blocks=False)`` (``flexcosim cosim
---no-python-blocks``) refuses such components before anything is imported; use it for
-files you did not write.  Other SSP tools see a component they cannot load.
+``sys.path``) and must be a :class:`mbdcore.blocks.Block`.  **A Python block runs code**:
+importing its module executes it, before it is known to hold a Block.  So a file is safe
+by default: ``allow_python_blocks`` (of :func:`load_system`, :func:`import_ssp`,
+:func:`system_from_dict`, :func:`fmu.cosim.simulate.cosimulate`) is
 
-Archives are unpacked with :func:`fmu.cosim.master.safe_extract`: member names with
-``..``, absolute names and links are refused, and every file an archive refers to (an
-FMU ``source``, a parameter binding's ``.ssv`` ``source``) must lie inside the archive.
+* ``"project"`` (the default): the project's own blocks only, modules of the installed
+  packages ``mbdcore``, ``controllers`` and ``fmu`` (:data:`PROJECT_PACKAGES`; a package
+  of that name elsewhere on ``sys.path``, a folder ``controllers/`` in the working
+  directory, is not the project's);
+* ``True`` (``flexcosim cosim --allow-python-blocks``): any module, for files you wrote
+  or trust;
+* ``False`` (``flexcosim cosim --no-python-blocks``): none, not even the project's own.
+
+A block that is not allowed is refused naming it and saying how to allow it, before
+anything of the file is imported or loaded.  Other SSP tools see a component they cannot
+load.
+
+Archives are unpacked with :func:`fmu.cosim.archive.safe_extract`: member names with
+``..``, absolute names, links and members whose sizes or CRC lie are refused, and every
+file an archive refers to (an FMU ``source``, a parameter binding's ``.ssv`` ``source``)
+must lie inside the archive.
 """
 from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import json
 import math
 import os
+import re
+import reprlib
+import struct
 import tempfile
+import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Mapping
 
-from fmu.cosim.master import (
-    BlockComponent,
-    Component,
-    FMUComponent,
-    System,
-    check_archive,
-    safe_extract,
-)
+from fmu.cosim.archive import check_archive, safe_extract
+from fmu.cosim.components import BlockComponent, Component
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.system import System
 from mbdcore.blocks import Block
 
-__all__ = ["SSPError", "export_ssp", "import_ssp", "load_system", "save_system", "system_from_dict",
-           "system_from_fmu", "system_to_dict"]
+__all__ = ["SSPError", "PROJECT_BLOCKS", "PROJECT_PACKAGES", "export_ssp", "import_ssp",
+           "load_system", "save_system", "system_from_dict", "system_from_fmu", "system_to_dict"]
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -122,10 +136,96 @@ _TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration")
 #: SSP 2.0 (FMI 3.0) names of the value types, read as their SSP 1.0 kind
 _TYPES_2 = {"Float32": "Real", "Float64": "Real", **{f"{u}Int{n}": "Integer"
             for u in ("", "U") for n in (8, 16, 32, 64)}}
+#: The range of each integer type: SSP 1.0's Integer and Enumeration are xs:int (32 bits)
+INTEGER_RANGES = {"Integer": (-2**31, 2**31 - 1), "Enumeration": (-2**31, 2**31 - 1),
+                  **{f"Int{n}": (-2**(n - 1), 2**(n - 1) - 1) for n in (8, 16, 32, 64)},
+                  **{f"UInt{n}": (0, 2**n - 1) for n in (8, 16, 32, 64)}}
+#: The lexical forms of XML Schema (Part 2: Datatypes), after whitespace is collapsed:
+#: xs:double/xs:float (its special values INF, -INF, NaN are refused as not finite) and
+#: the integer types.  Python's float() and int() accept more ("1_0.5", "infinity",
+#: non-ASCII digits), which no other tool reads alike.
+_XS_FLOAT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN")
+_XS_INTEGER = re.compile(r"[+-]?[0-9]+")
+_XS_BOOLEAN = ("true", "false", "1", "0")
+#: XML Schema's whitespace (collapsed around a number or boolean)
+_XS_SPACE = " \t\n\r"
+
+
+#: The largest finite Float32
+_FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 
 class SSPError(ValueError):
     """A system file is malformed or uses something not supported; names the element."""
+
+
+#: ``allow_python_blocks`` default: the project's own blocks only (module docstring)
+PROJECT_BLOCKS = "project"
+#: The packages whose modules are the project's own blocks
+PROJECT_PACKAGES = ("mbdcore", "controllers", "fmu")
+#: Where the project's packages are installed: a package of that name elsewhere is not ours
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+#: Characters no name may hold: they end a CSV line or a log line, or reorder what a
+#: terminal shows (bidirectional overrides)
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _check_name(name: str, where: str) -> None:
+    """Refuse a component, variable or parameter name with a control character (C0, C1,
+    DEL), a line or paragraph separator or a bidirectional override, naming it."""
+    for ch in name:
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in _BIDI_CONTROLS:
+            raise SSPError(f"{where}: the name {_short(name)} holds the control character "
+                           f"U+{ord(ch):04X} ({unicodedata.name(ch, 'control')}): accepted "
+                           "are names without control characters")
+
+
+def _check_component_name(name: str, where: str) -> None:
+    """A component's name: non-empty, no '.' (it separates the component from the
+    variable in a connection), no control character."""
+    _check_name(name, where)
+    if not name or "." in name:
+        raise SSPError(f"{where}: the component name {_short(name)} is invalid: accepted are "
+                       "non-empty names without '.'")
+
+
+def _check_allow(allow: Any) -> None:
+    if allow is not True and allow is not False and allow != PROJECT_BLOCKS:
+        raise ValueError(f"allow_python_blocks = {allow!r}: accepted: {PROJECT_BLOCKS!r} (the "
+                         "project's own blocks, the default), True (any module), False (none)")
+
+
+def _is_project_module(module: str) -> bool:
+    """Is ``module`` inside one of :data:`PROJECT_PACKAGES` as installed with this file?
+    Found without importing anything (``find_spec`` of the top-level package only)."""
+    top = module.split(".")[0]
+    if top not in PROJECT_PACKAGES or not all(p.isidentifier() for p in module.split(".")):
+        return False
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    locations = list(getattr(spec, "submodule_search_locations", None) or ())
+    return bool(locations) and all(Path(loc).resolve() == _PROJECT_ROOT / top
+                                   for loc in locations)
+
+
+def _refuse_block(source: str, allow: Any, where: str, label: str) -> None:
+    """Raise SSPError if the Python block ``source`` is not allowed (module docstring);
+    nothing is imported."""
+    ref = source[len(BLOCK_SCHEME):] if source.startswith(BLOCK_SCHEME) else source
+    module = ref.partition(":")[0]
+    if allow is True or (allow == PROJECT_BLOCKS and _is_project_module(module)):
+        return
+    if allow is False:
+        raise SSPError(f"{label}: {where} references the Python block {source!r}; Python blocks "
+                       "are not allowed here (allow_python_blocks=False, --no-python-blocks)")
+    raise SSPError(f"{label}: {where} references the Python block {source!r}, which is not one "
+                   f"of the project's own ({', '.join(PROJECT_PACKAGES)}): importing it would "
+                   "run its code; if you trust this file, allow it with --allow-python-blocks "
+                   "(allow_python_blocks=True)")
 
 
 def _q(ns: str, tag: str) -> str:
@@ -333,7 +433,7 @@ def _xml_value(value: Any) -> str:
 # ---------------------------------------------------------------------------------
 # import
 # ---------------------------------------------------------------------------------
-def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
+def import_ssp(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BLOCKS) -> System:
     """Read an ``.ssp`` archive or an ``.ssd`` file into a :class:`System`.
 
     The default experiment goes to ``system.experiment``.  For an archive the
@@ -347,6 +447,7 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
         component, connector or parameter, an unsafe archive, or a feature not
         supported (see the module docstring); the message names the element.
     """
+    _check_allow(allow_python_blocks)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -362,14 +463,20 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool = True) -> System:
             raise SSPError(f"{path}: an SSP archive must hold SystemStructure.ssd at its root; "
                            f"found {', '.join(names[:10]) or 'nothing'}")
         keep = tempfile.TemporaryDirectory(prefix="flexcosim-ssp-")
-        base = safe_extract(path, keep.name).resolve()
+        try:
+            base = safe_extract(path, keep.name).resolve()
+        except (ValueError, OSError, EOFError, NotImplementedError, zipfile.BadZipFile,
+                zlib.error) as e:   # a member whose sizes or CRC lie, a truncated stream, ...
+            keep.cleanup()
+            raise SSPError(f"{path}: cannot unpack the archive: {e}") from None
         ssd, inside = base / "SystemStructure.ssd", True
     system = _read_ssd(ssd, base, inside, allow_python_blocks, label=str(path))
     system._resources = keep  # removed with the system
     return system
 
 
-def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: str) -> System:
+def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool | str,
+              label: str) -> System:
     try:
         root = ET.parse(ssd).getroot()
     except ET.ParseError as e:
@@ -390,13 +497,11 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
         raise SSPError(f"{label}: {swhere} has connectors of its own: system-level connectors "
                        "are not supported")
     elements = _child(sysel, SSD, "Elements", swhere, label, required=True)
-    if not allow_blocks:  # before any component is loaded or any module imported
-        for el in elements:
-            source = el.get("source") or ""
-            if el.get("type") == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
-                raise SSPError(f"{label}: <ssd:Component name={el.get('name')!r}> references "
-                               f"the Python block {source!r}; Python blocks are not allowed here "
-                               "(allow_python_blocks=False, --no-python-blocks)")
+    for el in elements:  # before any component is loaded or any module imported
+        source = el.get("source") or ""
+        if el.get("type") == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
+            _refuse_block(source, allow_blocks, f"<ssd:Component name={el.get('name')!r}>",
+                          label)
     components: list[Component] = []
     for n, el in enumerate(elements, 1):
         tag = _local(el.tag)
@@ -425,6 +530,8 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool, label: st
                                "connectors are not supported")
         start = f"{el.get('startElement')}.{_attr(el, 'startConnector', cwhere, label)}"
         end = f"{el.get('endElement')}.{_attr(el, 'endConnector', cwhere, label)}"
+        for ref in (start, end):
+            _check_name(ref, f"{label}: {cwhere}")
         for child in el:
             if child.tag in (_q(SSD, "ConnectionGeometry"), _q(SSD, "Annotations")):
                 continue  # drawing and tool data (OMSimulator writes geometry)
@@ -456,11 +563,12 @@ def _system_bindings(sysel, names: list[str], swhere: str, base: Path, inside: b
     return out
 
 
-def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool,
+def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool | str,
                     label: str, outer: Mapping[str, Any] | None = None) -> Component:
     """A component; ``outer``: values bound to it at the system level, which override its
     own bindings (the enclosing level has the last word)."""
     name = _attr(el, "name", where, label)
+    _check_component_name(name, f"{label}: {where}")
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
@@ -474,9 +582,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
             feedthrough = {f.get("output"): tuple((f.get("inputs") or "").split())
                            for f in ann.iter(_q(FC, "Feedthrough"))}
     if kind == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
-        if not allow_blocks:
-            raise SSPError(f"{label}: {where} references the Python block {source!r}; "
-                           "Python blocks are not allowed here (allow_python_blocks=False)")
+        _refuse_block(source, allow_blocks, where, label)
         comp = _block_component(name, source, values, where, label)
     elif kind == FMU_TYPE:
         fmu = _resolve_source(source, base, inside, where, label)
@@ -515,8 +621,11 @@ def _block_component(name: str, source: str, values: dict, where: str, label: st
         block = obj(**params)
         for k, v in inputs.items():
             block.set_input(k, v)
-    except ValueError as e:
+    except ValueError as e:        # ParameterError, InputError: they name the value
         raise SSPError(f"{label}: {where}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - values in range the block cannot be built from
+        raise SSPError(f"{label}: {where}: {ref!r} cannot be built from the values given "
+                       f"({type(e).__name__}: {e})") from None
     return BlockComponent(name, block)
 
 
@@ -545,6 +654,7 @@ def _read_connectors(el, where: str, label: str) -> list[tuple[str, str]]:
     for n, c in enumerate(conns if conns is not None else [], 1):
         cwhere = f"{where}/<ssd:Connector> #{n}"
         cname = _attr(c, "name", cwhere, label)
+        _check_name(cname, f"{label}: {cwhere}")
         kind = _attr(c, "kind", f"{where}/<ssd:Connector name={cname!r}>", label)
         if kind not in CONNECTOR_KINDS:
             raise SSPError(f"{label}: {where}/<ssd:Connector name={cname!r}>: kind {kind!r}; "
@@ -577,9 +687,15 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
             raise SSPError(f"{label}: {bwhere}: expected <ssv:ParameterSet>, found "
                            f"<{_local(pset.tag)}>")
         params = pset.find(_q(SSV, "Parameters"))
+        seen: set[str] = set()
         for m, p in enumerate(params if params is not None else [], 1):
             pname = _attr(p, "name", f"{bwhere}/<ssv:Parameter> #{m}", label)
             pwhere = f"{bwhere}/<ssv:Parameter name={pname!r}>"
+            _check_name(pname, f"{label}: {pwhere}")
+            if pname in seen:
+                raise SSPError(f"{label}: {pwhere}: given twice in one <ssv:ParameterSet>: "
+                               "accepted: each parameter once")
+            seen.add(pname)
             typed = [c for c in p if _local(c.tag) in _TYPES or _local(c.tag) in _TYPES_2]
             if len(typed) != 1:
                 raise SSPError(f"{label}: {pwhere}: needs exactly one of "
@@ -590,24 +706,52 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
 
 
 def _typed_value(el, where: str, label: str) -> Any:
+    """The value of ``<ssv:Real value=...>`` (or Float32, Int8, ...): read with XML Schema's
+    grammar for its type and checked against the type's range."""
     name = _local(el.tag)
     kind = _TYPES_2.get(name, name)
     text = _attr(el, "value", f"{where}/<ssv:{name}>", label)
-    try:
-        if kind == "Real":
-            value = float(text)
-            if not math.isfinite(value):
-                raise ValueError("not finite")
-            return value
-        if kind in ("Integer", "Enumeration"):
-            return int(text)
-        if kind == "Boolean":
-            if text not in ("true", "false", "1", "0"):
-                raise ValueError("not a boolean")
-            return text in ("true", "1")
-        return text
-    except ValueError as e:
-        raise SSPError(f"{label}: {where}/<ssv:{name}>: value {text!r} is invalid ({e})") from None
+    word = text.strip(_XS_SPACE)
+
+    def bad(reason: str) -> SSPError:
+        return SSPError(f"{label}: {where}/<ssv:{name}>: value {_short(text)} is invalid: "
+                        f"{reason}")
+
+    if kind == "Real":
+        if not _XS_FLOAT.fullmatch(word):
+            raise bad("not an XML Schema number (accepted: e.g. 1, -0.5, 1.5e-3)")
+        value = float(word)
+        if not math.isfinite(value):
+            raise bad(f"accepted: a finite number ({name})")
+        if name == "Float32":
+            try:
+                struct.pack("<f", value)
+            except OverflowError:
+                raise bad(f"out of range: accepted: Float32 numbers in "
+                          f"[-{_FLOAT32_MAX!r}, {_FLOAT32_MAX!r}]") from None
+        return value
+    if kind in ("Integer", "Enumeration"):
+        if not _XS_INTEGER.fullmatch(word) or len(word) > 40:
+            raise bad(f"not an integer (accepted: {name} integers, e.g. 3, -12)")
+        value = int(word)
+        lo, hi = INTEGER_RANGES.get(name, INTEGER_RANGES["Integer"])
+        if not lo <= value <= hi:
+            raise bad(f"out of range: accepted: {name} integers in [{lo}, {hi}]")
+        return value
+    if kind == "Boolean":
+        if word not in _XS_BOOLEAN:
+            raise bad("accepted: true, false, 1, 0")
+        return word in ("true", "1")
+    return text
+
+
+def _xs_time(text: str) -> float | None:
+    """A finite xs:double, None if ``text`` is not one (XML Schema's grammar)."""
+    word = text.strip(_XS_SPACE)
+    if not _XS_FLOAT.fullmatch(word):
+        return None
+    value = float(word)
+    return value if math.isfinite(value) else None
 
 
 def _read_experiment(root, label: str) -> dict[str, Any]:
@@ -617,18 +761,20 @@ def _read_experiment(root, label: str) -> dict[str, Any]:
         return out
     for attr, key in (("startTime", "start_time"), ("stopTime", "stop_time")):
         if de.get(attr) is not None:
-            try:
-                out[key] = float(de.get(attr))
-            except ValueError:
-                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={de.get(attr)!r} is not "
-                               "a number") from None
+            out[key] = _xs_time(de.get(attr))
+            if out[key] is None:
+                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={_short(de.get(attr))} "
+                               "is not a number: accepted: a finite XML Schema number [s]")
     for ann in de.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
         if ann.get("type") == MASTER_ANNOTATION:
             m = ann.find(_q(FC, "Master"))
             if m is not None:
                 try:
                     if m.get("step") is not None:
-                        out["step"] = float(m.get("step"))
+                        out["step"] = _xs_time(m.get("step"))
+                        if out["step"] is None:
+                            raise ValueError(f"step={_short(m.get('step'))} is not a finite "
+                                             "XML Schema number [s]")
                     if m.get("extrapolation") is not None:
                         out["extrapolation"] = int(m.get("extrapolation"))
                 except ValueError as e:
@@ -711,8 +857,7 @@ def _check_experiment(exp: Any, label: str) -> dict[str, Any]:
     for key in ("start_time", "stop_time", "step"):
         if key in exp:
             v = exp[key]
-            if not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                    and math.isfinite(float(v))):
+            if not _finite_number(v):
                 raise SSPError(f"{label}: experiment.{key} = {_short(v)}: accepted: a finite "
                                "number [s]")
     if "method" in exp and exp["method"] not in _METHODS:
@@ -725,9 +870,29 @@ def _check_experiment(exp: Any, label: str) -> dict[str, Any]:
     return dict(exp)
 
 
+#: repr for a message, bounded in depth and length (plain repr of a list nested 5000
+#: deep exceeds the recursion limit)
+_SHORT_REPR = reprlib.Repr()
+for _name, _limit in (("maxlevel", 4), ("maxstring", 60), ("maxother", 60), ("maxlist", 8),
+                      ("maxdict", 8)):   # keywords of Repr() from Python 3.12 only
+    setattr(_SHORT_REPR, _name, _limit)
+
+
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**60 else "a huge integer"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
+        return "a huge integer"
+    text = _SHORT_REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite_number(v: Any) -> bool:
+    """A number (not a bool) whose value is finite as a float (10**400 is not)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def _check_connections(conns: Any, label: str):
@@ -751,13 +916,16 @@ def _check_connections(conns: Any, label: str):
 
 
 def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
-                     allow_python_blocks: bool = True, label: str = "system") -> System:
+                     allow_python_blocks: bool | str = PROJECT_BLOCKS,
+                     label: str = "system") -> System:
     """Inverse of :func:`system_to_dict`; relative FMU paths are taken from ``base``.
 
     Unknown keys (of the system, a component or the experiment) are refused naming the
-    key and the accepted ones.  With ``allow_python_blocks=False`` a component with a
-    ``block`` is refused before anything is imported or loaded.
+    key and the accepted ones.  A component with a ``block`` that
+    ``allow_python_blocks`` does not allow (module docstring: by default the project's own
+    blocks only) is refused before anything is imported or loaded.
     """
+    _check_allow(allow_python_blocks)
     if not isinstance(data, Mapping) or not isinstance(data.get("components"), list):
         raise SSPError(f"{label}: expected an object with a list 'components'")
     _check_keys(data, SYSTEM_KEYS, "(top level)", label)
@@ -765,15 +933,21 @@ def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
         where = f"components[{n}]"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
             raise SSPError(f"{label}: {where}: needs a string 'name'")
+        _check_component_name(entry["name"], f"{label}: {where}.name")
         where = f"components[{n}] ({entry['name']!r})"
         _check_keys(entry, COMPONENT_KEYS, where, label)
         if not isinstance(entry.get("parameters") or {}, Mapping):
             raise SSPError(f"{label}: {where}.parameters: accepted: an object "
                            "{name: value}")
-        if "block" in entry and not allow_python_blocks:
-            raise SSPError(f"{label}: {where}: references the Python block "
-                           f"{str(entry['block'])!r}; Python blocks are not allowed here "
-                           "(allow_python_blocks=False, --no-python-blocks)")
+        for key in entry.get("parameters") or {}:
+            _check_name(str(key), f"{label}: {where}.parameters")
+        for key, accepted in (("block", "'package.module:ClassName'"),
+                              ("fmu", "a path of an .fmu file")):
+            if key in entry and not (isinstance(entry[key], str) and entry[key]):
+                raise SSPError(f"{label}: {where}.{key} = {_short(entry[key])}: accepted: "
+                               f"{accepted}")
+        if "block" in entry:
+            _refuse_block(entry["block"], allow_python_blocks, where, label)
     experiment = _check_experiment(data.get("experiment") or {}, label)
     conns = _check_connections(data.get("connections", []), label)
     comps: list[Component] = []
@@ -821,21 +995,26 @@ def system_from_fmu(path: str | Path) -> System:
     return System([fmu], experiment=_check_experiment(experiment, str(path)))
 
 
-def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System:
+def load_system(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BLOCKS) -> System:
     """A system from an ``.ssp``, ``.ssd`` or ``.json`` file, or a single ``.fmu``
     (:func:`system_from_fmu`).
 
-    A system file that references Python blocks runs code: the block's module is
-    imported (and its top level executed) when the system is loaded.  Load files you do
-    not trust with ``allow_python_blocks=False`` (``flexcosim cosim
-    --no-python-blocks``): any Python block is then refused before anything is imported.
+    A Python block runs code: its module is imported (and its top level executed) when
+    the system is loaded.  By default only the project's own blocks are
+    (``allow_python_blocks="project"``); ``True`` allows any module (``flexcosim cosim
+    --allow-python-blocks``), ``False`` none (``--no-python-blocks``).  A block not
+    allowed is refused before anything is imported (module docstring).
     """
+    _check_allow(allow_python_blocks)
     path = Path(path)
     if path.suffix in (".ssp", ".ssd"):
         return import_ssp(path, allow_python_blocks=allow_python_blocks)
     if path.suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"),
+                              object_pairs_hook=_object_without_duplicates)
+        except SSPError as e:
+            raise SSPError(f"{path}: {e}") from None
         except json.JSONDecodeError as e:
             raise SSPError(f"{path}: not valid JSON: {e}") from None
         except UnicodeDecodeError as e:
@@ -849,6 +1028,18 @@ def load_system(path: str | Path, *, allow_python_blocks: bool = True) -> System
     if path.suffix == ".fmu":
         return system_from_fmu(path)
     raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json, .fmu")
+
+
+def _object_without_duplicates(pairs: list) -> dict:
+    """A JSON object whose keys are distinct (json keeps the last of a repeated key
+    silently: a parameter given twice would take the value further down)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise SSPError(f"key {_short(key)} is given twice in one object: accepted: each "
+                           "key once")
+        out[key] = value
+    return out
 
 
 def save_system(system: System, path: str | Path, **experiment: Any) -> Path:

@@ -17,6 +17,9 @@ Block                  FMI 2.0
 ``get_state``          ``fmi2GetFMUstate`` / ``fmi2SerializeFMUstate`` (whole state)
 ``InputError``         value rejected, error logged, next ``fmi2DoStep`` → fmi2Discard
 ``StepError``          state rolled back, error logged, ``fmi2DoStep`` → fmi2Discard
+                       (also for an output not finite or outside its range); its
+                       ``retry`` → ``fmi2GetBooleanStatus(fmi2Terminated)``
+``StateError``         saved state refused field by field, ``fmi2SetFMUstate`` → fmi2Error
 ``ParameterError``     error logged, ``fmi2ExitInitializationMode`` → fmi2Error
 =====================  ===========================================================
 
@@ -89,7 +92,7 @@ __all__ = ["BlockSlave", "si_base_exponents", "STATE_OPTIONS"]
 STATE_OPTIONS = {"canGetAndSetFMUstate": True, "canSerializeFMUstate": True}
 
 #: Format of the FMU state dictionary; bump when its layout changes.
-_STATE_FORMAT = 1
+_STATE_FORMAT = 2  # 2: OdeBlock states carry auto_substeps (issue 22)
 
 # -- units ------------------------------------------------------------------------------
 
@@ -306,6 +309,7 @@ class BlockSlave(Fmi2Slave):
         self._block: Block = block_class()       # defaults are valid by the block's contract
         self._version = 0                        # bumped whenever outputs may change
         self._cached: tuple[int, dict[str, float]] | None = None
+        self._failure: tuple | None = None       # the last refused step, see _failed
 
         self._variables: dict[int, _Variable] = {}
         for p in block_class.PARAMETERS:
@@ -473,22 +477,13 @@ class BlockSlave(Fmi2Slave):
 
     @_never_raises(lambda self, *args: False)
     def do_step(self, current_time: float, step_size: float) -> bool:
-        if self._init_error is not None:
-            self._error(f"step refused at t = {current_time!r} s: {self._init_error}")
+        refused = self._step_refused(current_time, step_size)
+        if refused:
+            self._error(refused)
+            self._failed(current_time, step_size, refused, retry=False)
             return False
-        if not self._initialized:
-            self._error("step refused: fmi2ExitInitializationMode has not succeeded")
-            return False
-        if self._rejected:
-            why = "; ".join(self._rejected.values())
-            self._error(f"step refused at t = {current_time!r} s: {why}")
-            return False
-        if not (step_size > 0.0 and math.isfinite(step_size)):
-            self._error(f"step refused: step size {step_size!r} s is not a positive number")
-            return False
-        # The contract says a failing block leaves its state alone; the snapshot makes
-        # that hold for any exception, since a broken state cannot be reported later.
-        snapshot = self._block.get_state()
+        # The block restores its state on any failure (the Block contract, kept by
+        # Block.__init_subclass__), a non-finite or out-of-range output included.
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -497,14 +492,57 @@ class BlockSlave(Fmi2Slave):
                 self.log(f"{self.instance_name}: t = {current_time + step_size!r} s: "
                          f"{w.message}", Fmi2Status.warning)
         except Exception as exc:  # noqa: BLE001 - see module docstring
-            self._block.set_state(snapshot)
             cause = str(exc) if isinstance(exc, StepError) else f"{type(exc).__name__}: {exc}"
             self._error(f"step from t = {current_time!r} s by h = {step_size!r} s failed, "
                         f"state kept: {cause}")
+            self._failed(current_time, step_size, cause,
+                         retry=isinstance(exc, StepError) and exc.retry)
             return False
         finally:
             self._version += 1
+        self._failure = None
         return True
+
+    def _step_refused(self, current_time: float, step_size: float) -> str:
+        """Why a step cannot even be tried ("" if it can)."""
+        if self._init_error is not None:
+            return f"step refused at t = {current_time!r} s: {self._init_error}"
+        if not self._initialized:
+            return "step refused: fmi2ExitInitializationMode has not succeeded"
+        if self._rejected:
+            why = "; ".join(self._rejected.values())
+            return f"step refused at t = {current_time!r} s: {why}"
+        if not (step_size > 0.0 and math.isfinite(step_size)):
+            return f"step refused: step size {step_size!r} s is not a positive number"
+        return ""
+
+    def _failed(self, current_time: float, step_size: float, why: str, retry: bool) -> None:
+        """Record a refused step for :meth:`_terminated`: the model cannot go on if the
+        step cannot pass at any size, or if this very step (same time, size, inputs,
+        parameters) was refused already, since the same step fails the same way again."""
+        attempt = (current_time, step_size, tuple(sorted(self._block.inputs.items())),
+                   tuple(sorted(map(str, self._params.items()))))
+        repeated = self._failure is not None and self._failure[0] == attempt
+        terminated = not retry or repeated
+        if repeated and retry:
+            why = f"the same step was refused twice unchanged: {why}"
+        self._failure = (attempt, terminated, why)
+
+    @_never_raises(lambda self, *args: True)
+    def _terminated(self) -> bool:
+        """fmi2GetBooleanStatus(fmi2Terminated): True when the last step was refused and
+        the model cannot go on (a hard limit; the step refused again unchanged), False
+        when a shorter step may pass or no step was refused (logged either way)."""
+        if self._failure is None:
+            return False
+        _, terminated, why = self._failure
+        if terminated:
+            self.log(f"{self.instance_name}: fmi2Terminated = true: the model cannot go on "
+                     f"from t = {self._block.time!r} s ({why})", Fmi2Status.error)
+        else:
+            self.log(f"{self.instance_name}: fmi2Terminated = false: the refused step may pass "
+                     f"with a shorter communication step", Fmi2Status.ok)
+        return terminated
 
     @_never_raises(lambda self, *args: math.nan)
     def _fmu_time(self) -> float:
@@ -536,11 +574,16 @@ class BlockSlave(Fmi2Slave):
             self._error(f"no {fmi_type} variable has value reference {vr}")
             return missing
         try:
-            return self._get_value(var.name)
+            value = self._get_value(var.name)
         except Exception as exc:  # noqa: BLE001 - one bad output must not hide the others
             self._error(f"{var.causality} {var.name!r} cannot be computed: "
                         f"{type(exc).__name__}: {exc}")
             return missing
+        # A non-finite output of a static law's inputs (omega1_ref = 1e308) is returned as
+        # it is, not as fmi2Error: fmpy reads the outputs once more after a step it was
+        # told ends the run, and an error there would turn a clean stop into an exception.
+        # No step with such inputs passes (Block.output_violation).
+        return value
 
     @_never_raises(lambda self, *args: None)
     def set_real(self, vrs, values):
@@ -596,11 +639,8 @@ class BlockSlave(Fmi2Slave):
         # Everything is read and checked before the slave changes: a refused state leaves
         # the instance as it was (it could otherwise be left half restored and unusable).
         try:
-            block_params = _from_plain(state["block_params"])
+            block_params, params, fields = self._read_slave_fields(state)
             block_state = _from_plain(state["block_state"])
-            params = _from_plain(state["params"])
-            fields = (bool(state["params_dirty"]), float(state["start_time"]),
-                      bool(state["initialized"]), state["init_error"], dict(state["rejected"]))
         except (KeyError, TypeError, ValueError) as exc:
             self._error(f"FMU state not restored: it is incomplete or malformed "
                         f"({type(exc).__name__}: {exc}); the instance is unchanged")
@@ -611,11 +651,8 @@ class BlockSlave(Fmi2Slave):
         try:
             if fresh:
                 block = self.BLOCK(**block_params)
+            # field by field: types, shapes, finite numbers, ranges, finite outputs
             block.set_state(block_state)
-            values = {**block.inputs, **block.outputs()}
-            bad = sorted(k for k, v in values.items() if not math.isfinite(float(v)))
-            if bad:
-                raise ValueError(f"inputs/outputs {', '.join(map(repr, bad))} are not finite")
         except Exception as exc:  # noqa: BLE001 - any failure refuses the state
             if saved is not None:
                 block.set_state(saved)
@@ -627,8 +664,39 @@ class BlockSlave(Fmi2Slave):
         self._params = params
         (self._params_dirty, self._start_time, self._initialized, self._init_error,
          self._rejected) = fields
+        self._failure = None
         self._version += 1
         return True
+
+    def _read_slave_fields(self, state: dict) -> tuple[dict, dict, tuple]:
+        """The slave's own fields of a saved state, each checked (ValueError or
+        TypeError naming the field): the parameters, as set by the host and as the block
+        was built with, are the declared ones with accepted values; the flags are
+        booleans; the start time is finite; the refused inputs are inputs."""
+        declared = {p.name: p for p in self.BLOCK.PARAMETERS}
+        block_params = _from_plain(state["block_params"])
+        params = _from_plain(state["params"])
+        for what, values in (("block_params", block_params), ("params", params)):
+            if not isinstance(values, dict) or set(values) != set(declared):
+                raise ValueError(f"{what} must hold the parameters {sorted(declared)}")
+        block_params = {k: declared[k].validate(v) for k, v in block_params.items()}
+        flags = {k: state[k] for k in ("params_dirty", "initialized")}
+        for name, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} = {flag!r} is not a boolean")
+        start_time = state["start_time"]
+        if isinstance(start_time, bool) or not isinstance(start_time, (int, float)) \
+                or not math.isfinite(start_time):
+            raise ValueError(f"start_time = {start_time!r} is not a finite number")
+        init_error, rejected = state["init_error"], state["rejected"]
+        if init_error is not None and not isinstance(init_error, str):
+            raise TypeError(f"init_error = {init_error!r} is not a message")
+        if not isinstance(rejected, dict) or not set(rejected) <= set(self.BLOCK.input_names()) \
+                or not all(isinstance(v, str) for v in rejected.values()):
+            raise ValueError(f"rejected = {rejected!r} does not map inputs to messages")
+        fields = (flags["params_dirty"], float(start_time), flags["initialized"], init_error,
+                  dict(rejected))
+        return block_params, params, fields
 
     @staticmethod
     def _fmu_state_to_bytes(state: dict) -> bytes:
@@ -671,7 +739,8 @@ class BlockSlave(Fmi2Slave):
                 if unit not in units:
                     units.append(unit)
                 typed.set("unit", unit)
-            if var.fmi_type in ("Real", "Integer") and var.causality != "output":
+            # an output's range is physical: a step that leaves it is refused
+            if var.fmi_type in ("Real", "Integer"):
                 number = float if var.fmi_type == "Real" else int
                 if spec.min is not None:
                     typed.set("min", repr(number(spec.min)))

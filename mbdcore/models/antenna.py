@@ -718,8 +718,9 @@ def hinge_angles(system: System, q) -> np.ndarray:
 
     view = StateView(np.asarray(q, float), np.zeros(system.n))
     out = []
+    names = {b.name for b in system.bodies}
     k = 1
-    while f"panel{k}" in system._by_name:
+    while f"panel{k}" in names:
         inb, outb, sign = hinge_frames(k)
         a, b = system.frame(inb), system.frame(outb)
         out.append(sign * (view[b[0]].angle(b[1])[0] - view[a[0]].angle(a[1])[0]))

@@ -129,6 +129,8 @@ def load_state_space(path) -> dict:
         config = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ParameterError(f"{path}: not a readable state-space file ({exc})") from None
+    except RecursionError:
+        raise ParameterError(f"{path}: not a state-space file: nested too deeply") from None
     if not isinstance(config, dict):
         raise ParameterError(f"{path}: a state-space file holds a JSON object")
     return _checked(config)

@@ -63,7 +63,7 @@ from mbdcore.blocks import (
     Signal,
 )
 from mbdcore.codegen import CModel, table_setup
-from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
+from mbdcore.dae.ode_block import AUTO_SUBSTEPS, OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
@@ -176,6 +176,25 @@ def validate_arm_parameters(**params) -> dict:
     return checked
 
 
+def _link_modes(p: dict, k: int, tip: tuple, tip_names: tuple) -> ClampedBeamModes:
+    """The assumed modes of link ``k``; parameters each in its range whose combination
+    has no modes in double precision (l1 = 1e308 m: the characteristic equation
+    overflows) are a ParameterError naming them, not a RuntimeError of the root search."""
+    names = [f"l{k}", f"rho_a{k}", f"ei{k}"] + (list(tip_names) if any(tip) else [])
+    try:
+        with np.errstate(all="ignore"):   # overflow in the scan: reported below, by name
+            return ClampedBeamModes.compute(p["n_modes"], p[f"l{k}"], p[f"rho_a{k}"],
+                                            p[f"ei{k}"], *tip)
+    except RuntimeError as e:
+        units = {d.name: d.unit for d in ARM_PARAMETERS}
+        values = ", ".join(f"{n} = {p[n]:g}" + (f" {units[n]}" if units[n] else "")
+                           for n in names)
+        raise ParameterError(f"the modes of link {k} cannot be computed from {values} "
+                             f"({e}): values this extreme, each within its declared range, "
+                             "are not representable in the mode equations; accepted: "
+                             "lengths, densities and tip loads of physical size") from None
+
+
 class FlexibleManipulator:
     """The equations of motion of the two-link flexible arm (see module docstring).
 
@@ -208,8 +227,8 @@ class FlexibleManipulator:
             tip2 = (p["m_p"], p["j_p"], 0.0)
         else:
             tip1 = tip2 = (0.0, 0.0, 0.0)
-        self.modes1 = ClampedBeamModes.compute(nm, p["l1"], p["rho_a1"], p["ei1"], *tip1)
-        self.modes2 = ClampedBeamModes.compute(nm, p["l2"], p["rho_a2"], p["ei2"], *tip2)
+        self.modes1 = _link_modes(p, 1, tip1, ("m_h2", "j_s", "j_h2"))
+        self.modes2 = _link_modes(p, 2, tip2, ("m_p", "j_p"))
         xq1, wq1 = self.modes1.gauss_points(N_QUAD)
         xq2, wq2 = self.modes2.gauss_points(N_QUAD)
         phi1, g1 = self.modes1.shapes(xq1), self.modes1.foreshortening(xq1, 40)
@@ -410,7 +429,7 @@ class FlexibleManipulatorBlock(OdeBlock):
         Signal("tau2", "N.m", "joint 2 motor torque", nominal=TORQUE_NOMINAL),
     )
     OUTPUTS = ARM_OUTPUT_SIGNALS
-    PARAMETERS = ARM_PARAMETERS + stepping_parameters(10) + (
+    PARAMETERS = ARM_PARAMETERS + stepping_parameters(AUTO_SUBSTEPS, error_control=True) + (
         Parameter("theta1_0", 0.0, "rad", "initial joint 1 angle", min=-10.0, max=10.0),
         Parameter("theta2_0", 0.0, "rad", "initial joint 2 angle", min=-10.0, max=10.0),
         Parameter("max_tip_deflection", 1.0, "", "hard limit of a link's tip deflection, "

@@ -45,6 +45,7 @@ joint blocks of 0.1 kg lumped at the ends of the verticals.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,11 +79,22 @@ __all__ = ["RING_TRUSS_PARAMETERS", "MOTOR_DEFAULTS", "TUBE_FRACTION", "ring_tru
            "NetTopology", "cable_net_topology", "NetForm", "node_force_balance",
            "force_density_form", "stress_free_length", "CableNet", "folded_net_nodes",
            "add_cable_net",
-           "NetEquilibrium", "net_static_equilibrium"]
+           "NetEquilibrium", "net_static_equilibrium", "MAX_BAYS", "MAX_NET_RINGS",
+           "MAX_CABLE_ELEMENTS", "MEMORY_FRACTION", "build_coordinates", "build_bytes",
+           "check_build_size"]
+
+#: Upper limits of the structural sizes: the largest ring trusses flown or proposed
+#: have some 30 to 60 bays (AstroMesh); beyond these a build takes minutes and gigabytes
+#: (64 bays: 65 s, 444 MB on the project's 2-core machine) for no model anyone needs.
+#: What fits in memory is checked besides (:func:`check_build_size`).
+MAX_BAYS = 100
+MAX_NET_RINGS = 20
+MAX_CABLE_ELEMENTS = 20
 
 #: Parameters of the ring truss (validated by :func:`ring_truss_parameters`).
 RING_TRUSS_PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("n_bays", 6, "", "number of bays N (even, >= 4)", min=4),
+    Parameter("n_bays", 6, "", f"number of bays N (even, 4 to {MAX_BAYS})", min=4,
+              max=MAX_BAYS),
     Parameter("aperture", 4.0, "m", "designed aperture: diameter of the circumcircle of the "
               "vertical bars at full deployment", min=0.0, exclusive_min=True),
     Parameter("height", 0.5, "m", "truss height (length of the vertical bars)", min=0.0,
@@ -139,8 +151,8 @@ def ring_truss_parameters(**params) -> dict:
     p = _checked_parameters(RING_TRUSS_PARAMETERS, "ring truss", params)
     if p["n_bays"] % 2:
         raise ParameterError(f"parameter 'n_bays' = {p['n_bays']!r} is invalid: accepted "
-                             "values are even integers >= 4 (the bays fold alternately up "
-                             "and down)")
+                             f"values are even integers in [4, {MAX_BAYS}] (the bays fold "
+                             "alternately up and down)")
     for tube in ("tube_diameter", "thin_tube_diameter"):
         if not 2.0 * p["wall"] < p[tube]:
             raise ParameterError(f"parameter 'wall' = {p['wall']!r} is invalid: accepted "
@@ -495,7 +507,83 @@ def ring_truss(gears: bool = True, drive: bool = True, latch: bool = True,
     millisecond steps)."""
     motor = {**MOTOR_DEFAULTS, **(motor or {})}
     motor_parameters(**motor)           # checked here, named in the error
-    return RingTruss(ring_truss_parameters(**params), gears, drive, latch, motor)
+    p = ring_truss_parameters(**params)
+    check_build_size(p["n_bays"])
+    return RingTruss(p, gears, drive, latch, motor)
+
+
+# -- what a build costs (issue 22 item 10) -------------------------------------------------
+#: Generalised coordinates of the truss per bay, with gears, drives and latches (its
+#: bodies: verticals, horizontals, the diagonal's tubes, the joint blocks, the motor's
+#: rotor and screw; tests/test_mbdcore/test_ring_truss_size.py counts them)
+TRUSS_COORDINATES_PER_BAY = 56
+#: Coordinates of an ANCF cable node (position and slope)
+CABLE_NODE_COORDINATES = 6
+#: Memory of a build per squared coordinate [bytes]: the build's dense matrices
+#: (constraint Jacobian and its factorisation when the redundant equations are found)
+#: grow with the square of the coordinates: 444 MB at 64 bays (3,584 coordinates), 35
+#: bytes per squared coordinate, rounded up
+BYTES_PER_COORDINATE_SQUARED = 40
+#: A build is refused when its estimate exceeds this fraction of the memory available
+MEMORY_FRACTION = 0.5
+
+
+def build_coordinates(n_bays: int, net_rings: int = 0, cable_elements: int = 2) -> int:
+    """The generalised coordinates of a truss of ``n_bays`` with a cable net of
+    ``net_rings`` rings (0: none) of ``cable_elements`` elements per cable."""
+    n = TRUSS_COORDINATES_PER_BAY * n_bays
+    if net_rings:
+        cables = 2 * (n_bays * (net_rings + 1) + n_bays * net_rings) + n_bays * net_rings + 1
+        n += cables * (cable_elements + 1) * CABLE_NODE_COORDINATES
+    return n
+
+
+def build_bytes(n_bays: int, net_rings: int = 0, cable_elements: int = 2) -> int:
+    """Estimated memory of building that truss [bytes] (:data:`BYTES_PER_COORDINATE_SQUARED`)."""
+    return BYTES_PER_COORDINATE_SQUARED * build_coordinates(n_bays, net_rings,
+                                                            cable_elements) ** 2
+
+
+def _available_memory() -> int | None:
+    """Memory available to a new allocation [bytes] (Linux ``MemAvailable``; else free
+    physical pages), None where neither is known."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_build_size(n_bays: int, net_rings: int = 0, cable_elements: int = 2) -> None:
+    """Refuse, before anything is built, a truss whose estimated build memory
+    (:func:`build_bytes`) exceeds :data:`MEMORY_FRACTION` of the memory available:
+    ParameterError saying the estimate and the limit."""
+    need = build_bytes(n_bays, net_rings, cable_elements)
+    available = _available_memory()
+    if available is None or need <= MEMORY_FRACTION * available:
+        return
+    net = (f" with a cable net of {net_rings} ring(s) of {cable_elements} element(s) per "
+           "cable" if net_rings else "")
+    raise ParameterError(
+        f"the ring truss of {n_bays} bays{net} ({build_coordinates(n_bays, net_rings, cable_elements):,} "
+        f"coordinates) needs about {_size(need)} to build, more than {MEMORY_FRACTION:g} of "
+        f"the {_size(available)} of memory available ({_size(MEMORY_FRACTION * available)}): "
+        "accepted: fewer bays (n_bays), net rings (net_rings) or cable elements "
+        "(cable_elements)")
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} PB"   # pragma: no cover
 
 
 def _line_geometry(view, a, b):
@@ -737,14 +825,15 @@ def write_animation(truss: RingTruss, times, qs, path, fps: int = 10) -> bool:
 #: kg/m^3; a braided cord bends far more easily, so EI is an upper bound).
 NET_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("net_rings", 2, "", "rings of free nodes in each net between its rim (the "
-              "joint blocks) and its centre node", min=1),
+              "joint blocks) and its centre node", min=1, max=MAX_NET_RINGS),
     Parameter("radial_force_density", 20.0, "N/m", "force density q = T/L of the radial "
               "cables of both nets", min=0.0, exclusive_min=True),
     Parameter("hoop_force_density", 4.0, "N/m", "force density of the hoop (ring) cables "
               "of both nets", min=0.0, exclusive_min=True),
     Parameter("tie_force_density", 2.0, "N/m", "force density of the tension ties between "
               "front and rear net", min=0.0, exclusive_min=True),
-    Parameter("cable_elements", 2, "", "ANCF cable elements per cable", min=1),
+    Parameter("cable_elements", 2, "", "ANCF cable elements per cable", min=1,
+              max=MAX_CABLE_ELEMENTS),
     Parameter("cable_ea", 8.8e4, "N", "axial stiffness EA of every cable", min=0.0,
               exclusive_min=True),
     Parameter("cable_ei", 5.5e-3, "N.m2", "bending stiffness EI of every cable", min=0.0,
@@ -1025,6 +1114,7 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
     so the net starts slack and tightens as the truss deploys (docs/ring_truss.md,
     "The net during deployment").  Parameters: :data:`NET_PARAMETERS`."""
     p = cable_net_parameters(**params)
+    check_build_size(truss.n_bays, p["net_rings"], p["cable_elements"])
     if getattr(truss, "net", None) is not None:
         raise ParameterError("add_cable_net: the truss has a cable net already")
     topology = cable_net_topology(truss.n_bays, p["net_rings"])

@@ -49,7 +49,9 @@ from mbdcore.models.ring_truss import (
     RING_TRUSS_PARAMETERS,
     RingTruss,
     add_cable_net,
+    cable_net_parameters,
     cable_net_topology,
+    check_build_size,
     ring_truss,
     ring_truss_parameters,
 )
@@ -157,6 +159,10 @@ class RingTrussBlock(SystemBlock):
         if not (isinstance(rings, int) and not isinstance(rings, bool) and rings >= 0):
             raise ParameterError(f"ring truss configuration 'net_rings' = {rings!r} is "
                                  "invalid: accepted integers >= 0 (0: no cable net)")
+        if rings:
+            rings = cable_net_parameters(net_rings=rings)["net_rings"]
+        # before any signal is made: the build it stands for must fit in memory
+        check_build_size(n_bays, rings, cable_net_parameters()["cable_elements"])
         net = f" and a cable net of {rings} ring(s)" if rings else ""
         attrs = {"CONFIG": {"n_bays": n_bays, **({"net_rings": rings} if rings else {})},
                  "CONFIGURED": True, "NET_RINGS": rings,

@@ -215,9 +215,9 @@ class HermiteLineBody(BodyBase):
         self.n_coords = self.node_size * self.n_nodes
         d, ns = self.dim, self.node_size
         # the element's columns of (r_A, r'_A, r_B, r'_B), each a dim-vector
-        self._hermite_columns = np.concatenate([np.arange(2 * d), ns + np.arange(2 * d)])
+        self.hermite_columns = np.concatenate([np.arange(2 * d), ns + np.arange(2 * d)])
         # nodes of r and r' only: those columns are one slice (cheaper than an index)
-        self._hermite_contiguous = ns == 2 * d
+        self.hermite_contiguous = ns == 2 * d
 
     def _add_markers(self, markers: dict | None) -> None:
         """The end markers and the named arc lengths ``markers`` [m]; an end marker's
@@ -370,7 +370,7 @@ class HermiteLineBody(BodyBase):
         functions a body's state needs there (uncached)."""
         raise NotImplementedError
 
-    def _interp(self, s: float) -> tuple:
+    def interp(self, s: float) -> tuple:
         """:meth:`_point_terms` of arc length s, cached (markers are few and fixed)."""
         hit = self._point_cache.get(s)
         if hit is None:
@@ -385,8 +385,8 @@ class HermiteLineBody(BodyBase):
         s = np.atleast_1d(np.asarray(s, float))
         out = np.empty((s.size, self.dim))
         for j, sj in enumerate(s):
-            i0, s0, *_ = self._interp(float(sj))
-            out[j] = s0 @ qb[i0 + self._hermite_columns].reshape(4, self.dim)
+            i0, s0, *_ = self.interp(float(sj))
+            out[j] = s0 @ qb[i0 + self.hermite_columns].reshape(4, self.dim)
         return out
 
 
@@ -567,7 +567,7 @@ class ANCFBeam(HermiteLineBody):
         return ANCFState(self, qb, vb)
 
     def point_form(self, s):
-        i0, s0, _, _ = self._interp(s)
+        i0, s0, _, _ = self.interp(s)
         N = np.zeros((2, 8))
         N[0, 0::2] = s0
         N[1, 1::2] = s0
@@ -576,7 +576,7 @@ class ANCFBeam(HermiteLineBody):
     def angle_form(self, s):
         if s is None:
             self.default_location()
-        i0, _, s1, _ = self._interp(s)
+        i0, _, s1, _ = self.interp(s)
         return ("slope", (list(range(i0, i0 + 8, 2)), list(range(i0 + 1, i0 + 8, 2))),
                 s1, self.theta0, self.tangent0)
 
@@ -633,8 +633,8 @@ class HermiteLineState(BodyState):
         vector (a position, S, or a slope, S') of the coordinates and of the rates."""
         body = self.body
         dim = body.dim
-        cols = slice(i0, i0 + 4 * dim) if body._hermite_contiguous else \
-            i0 + body._hermite_columns
+        cols = slice(i0, i0 + 4 * dim) if body.hermite_contiguous else \
+            i0 + body.hermite_columns
         return shape @ self.qb[cols].reshape(4, dim), shape @ self.vb[cols].reshape(4, dim)
 
 
@@ -650,7 +650,7 @@ class ANCFState(HermiteLineState):
     __slots__ = ()
 
     def point(self, s):
-        i0, s0, _, J = self.body._interp(s)
+        i0, s0, _, J = self.body.interp(s)
         r, rd = self._along(i0, s0)
         return r, rd, J, np.zeros(2)
 
@@ -658,7 +658,7 @@ class ANCFState(HermiteLineState):
         if s is None:
             self.body.default_location()
         body = self.body
-        i0, _, s1, _ = body._interp(s)
+        i0, _, s1, _ = body.interp(s)
         a, ad = self._along(i0, s1)
         t0 = body.tangent0
         theta = body.theta0 + math.atan2(t0[0] * a[1] - t0[1] * a[0], t0 @ a)

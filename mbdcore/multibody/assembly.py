@@ -83,7 +83,7 @@ class ConstraintPlan:
         self._pairs: dict = {}        # id(hinge) -> pair index
         self._pair_forms: list = []   # quadratic forms of the pairs' scalars
         self._pair_sign: list = []    # the hinge's sign (its angle is sign atan2(s, c))
-        self._angle_specs: list = []  # (row, kind, ...) of the batched angle rows
+        self.angle_specs: list = []  # (row, kind, ...) of the batched angle rows
         row = 0
         for joint in system.joints:
             forms = _joint_forms(joint)
@@ -319,10 +319,10 @@ class ConstraintPlan:
             self._pair_forms.append(form)
             self._pair_sign.append(float(hinge.sign))
         if spec[0] == "angle_sum":
-            self._angle_specs.append((row, "sum", [(self._pairs[id(h)], float(c))
+            self.angle_specs.append((row, "sum", [(self._pairs[id(h)], float(c))
                                                    for h, c in spec[1]], float(spec[2])))
         else:
-            self._angle_specs.append((row, "driven", self._pairs[id(spec[1])], spec[2]))
+            self.angle_specs.append((row, "driven", self._pairs[id(spec[1])], spec[2]))
         return True
 
     def _setup_angles_rows(self):
@@ -349,7 +349,7 @@ class ConstraintPlan:
         for e, sc in enumerate(self.e_scalar):
             by_scalar.setdefault(int(sc), []).append(e)
         links_row, links_scalar = [], []
-        for spec in self._angle_specs:
+        for spec in self.angle_specs:
             pairs = [p for p, _ in spec[2]] if spec[1] == "sum" else [spec[2]]
             for p in pairs:
                 for sc in (2 * p, 2 * p + 1):
@@ -368,7 +368,7 @@ class ConstraintPlan:
             np.zeros(0, dtype=np.int64)
         self.ge_col = self.e_col[self.ge_entry] if self.ge_entry.size else \
             np.zeros(0, dtype=np.int64)
-        self.angle_rows_idx = np.array([spec[0] for spec in self._angle_specs], dtype=np.int64)
+        self.angle_rows_idx = np.array([spec[0] for spec in self.angle_specs], dtype=np.int64)
 
     def _hinge_angles(self, t, q, v):
         """(g, g_t, gamma over all rows, Jacobian entry values) of the hinge-angle rows.
@@ -381,7 +381,7 @@ class ConstraintPlan:
         ``AngleDriver``)."""
         m = self.m
         g, gt, gam = np.zeros(m), np.zeros(m), np.zeros(m)
-        if not self._angle_specs:
+        if not self.angle_specs:
             return g, gt, gam, np.zeros(0)
         S = self.p_count
         hq = self.sh * q[self.sk]
@@ -399,7 +399,7 @@ class ConstraintPlan:
         raw_quad = (c * sq - s * cq) / rho2 - 2.0 * raw_rate * (c * cd + s * sd) / rho2
         weight = np.empty(self.link_row.size)
         k = 0
-        for spec in self._angle_specs:
+        for spec in self.angle_specs:
             row = spec[0]
             if spec[1] == "sum":
                 total, tq = -spec[3], 0.0
@@ -504,7 +504,7 @@ class ConstraintPlan:
         st.G_mult = reals("G_mult", self.G_mult)
         self.struct = st
         self._struct_ref = ctypes.addressof(st)
-        self._scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
+        self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
         self._work_addr = self.work.ctypes.data
         self._kernel = _plan_library().plan_evaluate
         # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
@@ -523,7 +523,7 @@ class ConstraintPlan:
 
     def _call(self, q_addr, v_addr, g_addr, gam_addr, out, sparse):
         st = self.struct
-        st.G_scatter = self._scatter_addr[bool(sparse)]
+        st.G_scatter = self.scatter_addr[bool(sparse)]
         st.n_out = out.size
         self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out, self._work_addr)
 
@@ -663,7 +663,7 @@ class ConstraintPlan:
             h_r.append(self.G_row[k])
             h_c.append(c)
             h_v.append(v[self.G_col[k]] * val)
-        if self._angle_specs:
+        if self.angle_specs:
             # hinge-angle rows: forward differences of their Jacobian values
             q = np.asarray(q, dtype=np.float64)
             a0 = self._hinge_angles(t, q, v)[3]
@@ -705,7 +705,7 @@ class ConstraintPlan:
             g += qg
             gam += qgam
             out += np.bincount(self.quadratic_scatter[bool(sparse)], vals, minlength=out.size)
-        if self._angle_specs:
+        if self.angle_specs:
             ag, agt, agam, vals = self._hinge_angles(t, np.asarray(q, float),
                                                      np.asarray(v, float))
             g += ag
@@ -997,7 +997,7 @@ class SystemTerms:
             # a copy of the plan's table that always writes a dense G (the plan's own
             # is switched between dense and sparse by its Python callers)
             self._plan_struct = type(plan.struct).from_buffer_copy(plan.struct)
-            self._plan_struct.G_scatter = plan._scatter_addr[False]
+            self._plan_struct.G_scatter = plan.scatter_addr[False]
             self._plan_struct.n_out = m * n
             st.plan_data = ctypes.addressof(self._plan_struct)
             st.plan_work = plan.work.ctypes.data
@@ -1049,7 +1049,7 @@ class SystemTerms:
                 return None
             compiled.append((b.index, f))
         if plan is not None and (plan.fallback or plan.quadratic_rows.size
-                                 or plan._angle_specs):
+                                 or plan.angle_specs):
             return None
         return cls(plan, n, 0 if plan is None else plan.m, mass_matrix(), compiled, forces,
                    apply)

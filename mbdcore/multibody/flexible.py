@@ -286,11 +286,11 @@ class FiniteSegmentBeam(PointMassBody):
         self.k_hinge = self.ei / el
         self.piece_length = np.array([el / 2] + [el] * (N - 1) + [el / 2])
         self.piece_start = np.concatenate([[0.0], np.cumsum(self.piece_length)[:-1]])
-        # piece k turns with theta + alpha_1 + ... + alpha_k: its angle row
-        self._C = np.zeros((N + 1, self.n_coords))
-        self._C[:, 2] = 1.0
+        #: piece k turns with theta + alpha_1 + ... + alpha_k: its angle row
+        self.piece_angles = np.zeros((N + 1, self.n_coords))
+        self.piece_angles[:, 2] = 1.0
         for k in range(1, N + 1):
-            self._C[k, 3:3 + k] = 1.0
+            self.piece_angles[k, 3:3 + k] = 1.0
         self._set_root_state(position, angle, velocity, omega, markers, self.length)
 
     def check_location(self, label, location):
@@ -304,10 +304,11 @@ class FiniteSegmentBeam(PointMassBody):
     def coordinate_names(self):
         return self._frame_names() + [f"{self.name}.alpha{j + 1}" for j in range(self.n_segments)]
 
-    def _chain(self, qb, vb, pieces, offsets):
-        """Points at ``offsets`` [m] along ``pieces``: r, r', J, quad."""
-        psi = self._C @ qb                          # piece angles (N+1,)
-        psid = self._C @ vb
+    def chain(self, qb, vb, pieces, offsets):
+        """Points at ``offsets`` [m] along ``pieces``: r, r', J, quad (the body's
+        state, ``_SegmentState``, reads its points here)."""
+        psi = self.piece_angles @ qb                # piece angles (N+1,)
+        psid = self.piece_angles @ vb
         e = np.stack([np.cos(psi), np.sin(psi)], axis=1)
         ee = e @ E2.T                               # E e: derivative of e by psi
         pieces = np.asarray(pieces)
@@ -317,7 +318,7 @@ class FiniteSegmentBeam(PointMassBody):
         lens[np.arange(len(pieces)), pieces] = offsets
         r = qb[:2] + lens @ e
         rd = vb[:2] + (lens * psid) @ ee
-        J = np.einsum("pj,ja,ji->pai", lens, ee, self._C)
+        J = np.einsum("pj,ja,ji->pai", lens, ee, self.piece_angles)
         J[:, 0, 0] += 1.0
         J[:, 1, 1] += 1.0
         quad = -(lens * psid**2) @ e
@@ -332,12 +333,12 @@ class FiniteSegmentBeam(PointMassBody):
             pieces.append(N)
             offsets.append(self.piece_length[-1])
             m = np.concatenate([m, [self.tip_mass]])
-        r, rd, J, quad = self._chain(qb, vb, pieces, offsets)
+        r, rd, J, quad = self.chain(qb, vb, pieces, offsets)
         return m, r, rd, J, quad
 
     def _rotors(self, qb, vb):
         inertia = self.rho_a * self.piece_length**3 / 12.0
-        c = self._C
+        c = self.piece_angles
         if self.tip_inertia > 0.0:
             inertia = np.concatenate([inertia, [self.tip_inertia]])
             c = np.vstack([c, c[-1]])
@@ -355,7 +356,7 @@ class FiniteSegmentBeam(PointMassBody):
     def tip_deflection(self, qb) -> float:
         """Transverse tip deflection relative to the root frame [m], positive to the left
         of the root's direction (counter-clockwise), as ModalBeam's."""
-        r, *_ = self._chain(qb, np.zeros_like(qb), [self.n_segments], [self.piece_length[-1]])
+        r, *_ = self.chain(qb, np.zeros_like(qb), [self.n_segments], [self.piece_length[-1]])
         d = r[0] - qb[:2]
         return float(-math.sin(qb[2]) * d[0] + math.cos(qb[2]) * d[1])
 
@@ -366,10 +367,10 @@ class _SegmentState(BodyState):
 
     def point(self, location):
         k, off = location
-        r, rd, J, quad = self.body._chain(self.qb, self.vb, [k], [off])
+        r, rd, J, quad = self.body.chain(self.qb, self.vb, [k], [off])
         return r[0], rd[0], J[0], quad[0]
 
     def angle(self, location=None):
         k = 0 if location is None else location[0]
-        c = self.body._C[k]
+        c = self.body.piece_angles[k]
         return float(c @ self.qb), float(c @ self.vb), c, 0.0

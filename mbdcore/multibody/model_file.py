@@ -42,6 +42,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -79,7 +82,7 @@ __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_na
            "MODEL_SCHEMA",
            # the machinery, for the spatial format (mbdcore.spatial.model_file)
            "ValueKind", "Key", "ElementType", "ReferenceContext", "Undescribable", "NAME_KEY",
-           "show_value", "is_finite_number", "check_value", "check_keys", "check_header",
+           "show_value", "key_name", "is_finite_number", "check_value", "check_keys", "check_header",
            "check_marker_table", "check_list", "check_element", "check_section", "check_inputs",
            "element_names", "convert_values", "marker_out", "describe_motion",
            "describe_elements", "read_model_data", "write_model_data", "load_with", "key_schema",
@@ -117,9 +120,26 @@ class ModelFileError(ValueError):
 # converts it for the constructor and gives its JSON Schema; the element tables below refer
 # to kinds by name so that validation, construction and MODEL_SCHEMA share one definition.
 
+#: repr of a value for a message: bounded in depth and length (a list nested 5000 deep
+#: exceeds the recursion limit of plain repr)
+_SHORT_REPR = reprlib.Repr()
+for _name, _limit in (("maxlevel", 4), ("maxstring", 60), ("maxother", 60), ("maxlong", 40),
+                      ("maxlist", 8), ("maxdict", 8)):   # keywords from Python 3.12 only
+    setattr(_SHORT_REPR, _name, _limit)
+
+
 def show_value(value) -> str:
-    text = repr(value)
+    text = _SHORT_REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*")
+
+
+def key_name(key) -> str:
+    """A key as it reads in a key path: as it is when it is a plain name, else its repr
+    (an empty key, one with a space, a dot or a newline would break the path)."""
+    return key if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) else show_value(key)
 
 
 def _is_number(value) -> bool:
@@ -333,7 +353,8 @@ def check_keys(path: str, obj: Mapping, keys: Mapping[str, Key], ctx: ReferenceC
     for k in obj:
         if k not in keys and k not in checked_elsewhere:
             hint = (hints or {}).get(k) if isinstance(k, str) else None
-            problems.append(f"{path}.{k}: unknown key{f' ({hint})' if hint else ''}; "
+            problems.append(f"{path}.{key_name(k)}: unknown key"
+                            f"{f' ({hint})' if hint else ''}; "
                             f"accepted keys: {', '.join([*checked_elsewhere, *keys])}")
     for k, spec in keys.items():
         if k not in obj:
@@ -569,7 +590,8 @@ def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_K
     for k in d:
         if k not in top_keys:
             hint = (hints or {}).get(k) if isinstance(k, str) else None
-            problems.append(f"{k}: unknown key{f' ({hint})' if hint else ''}; accepted keys: "
+            problems.append(f"{key_name(k)}: unknown key{f' ({hint})' if hint else ''}; "
+                            "accepted keys: "
                             f"{', '.join(top_keys)}")
     if "format" not in d:
         problems.append(f"format: missing required key (accepted: {FORMAT!r})")
@@ -600,7 +622,7 @@ def check_marker_table(path: str, markers, problems: list,
         if not (isinstance(name, str) and name):
             problems.append(f"{path}: marker name {show_value(name)} is invalid: accepted values "
                             "are non-empty strings")
-        check_value(f"{path}.{name}", loc, location, ReferenceContext(), problems)
+        check_value(f"{path}.{key_name(name)}", loc, location, ReferenceContext(), problems)
     return [str(n) for n in markers]
 
 
@@ -625,7 +647,8 @@ def check_ground(d: Mapping, ctx: ReferenceContext, problems: list, kind=None,
         ground = {}
     for k in ground:
         if k != "markers":
-            problems.append(f"ground.{k}: unknown key; accepted keys: markers (the ground "
+            problems.append(f"ground.{key_name(k)}: unknown key; accepted keys: markers (the "
+                            "ground "
                             "frame is the reference frame)")
     args = () if kind is None else (kind,)
     ctx.markers["ground"] = check_marker_table("ground.markers", ground.get("markers", {}),
@@ -780,7 +803,7 @@ def check_inputs(d: Mapping, forces: list, problems: list, value: Key = _INPUT) 
         inputs = {}
     for name, start in inputs.items():
         if name not in declared:
-            problems.append(f"inputs.{name}: unknown input; accepted: inputs declared by "
+            problems.append(f"inputs.{key_name(name)}: unknown input; accepted: inputs declared by "
                             f"forces: {', '.join(declared) or '(none)'}")
         check_value(f"inputs.{name}", start, value, ReferenceContext(), problems)
 
@@ -929,6 +952,9 @@ def load_with(build, path_or_dict):
     layer's elements) shares."""
     if isinstance(path_or_dict, Mapping):
         return build(path_or_dict)
+    if not isinstance(path_or_dict, (str, os.PathLike)):
+        raise ModelFileError([f"(top level): {show_value(path_or_dict)} is invalid: accepted "
+                              "are a model dictionary or a file path"])
     path = Path(path_or_dict)
     return build(read_model_data(path), source=str(path))
 

@@ -771,6 +771,15 @@ class System(ConstrainedProblem):
         """g(q, t) of every constraint row, the removed dependent ones included."""
         return self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[0]
 
+    def all_constraint_jacobian(self, t: float, q) -> np.ndarray:
+        """G(q, t) of every constraint row, the removed dependent ones included."""
+        return self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
+
+    @property
+    def m_all(self) -> int:
+        """Number of constraint equations, the removed dependent ones included."""
+        return self._m_all
+
     def _kept(self, *arrays):
         """The rows of the solvers (the independent ones) of full-row arrays."""
         if self._kept_rows is None:
@@ -1301,13 +1310,13 @@ class _AllRows(ConstrainedProblem):
     projection that precedes the search for them)."""
 
     def __init__(self, system: System):
-        self.system, self.n, self.m = system, system.n, system._m_all
+        self.system, self.n, self.m = system, system.n, system.m_all
 
     def constraints(self, t, q):
-        return self.system._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[0]
+        return self.system.all_constraints(t, q)
 
     def constraint_jacobian(self, t, q):
-        return self.system._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
+        return self.system.all_constraint_jacobian(t, q)
 
     def multiplier_names(self):
         return self.system.all_equation_names()

@@ -216,7 +216,7 @@ class _HermiteLine(HermiteLineBody):
         x, w = np.polynomial.legendre.leggauss(4)
         xi, wq = 0.5 * (x + 1.0), 0.5 * w
         ne = 2 * self.node_size
-        cols = self._hermite_columns
+        cols = self.hermite_columns
         m_el = np.empty((self.n_elements, ne, ne))
         c = np.zeros((self.n_nodes, self.node_size // 3))   # gravity: int rho_a S dx
         for length in np.unique(self.element_lengths):
@@ -241,7 +241,7 @@ class _HermiteLine(HermiteLineBody):
 
     def _gauss_gradients(self, qb):
         """a = r', b = r'' at every Gauss point, shape (N, G, 3) each."""
-        e = self.element_coordinates(qb)[:, self._hermite_columns].reshape(
+        e = self.element_coordinates(qb)[:, self.hermite_columns].reshape(
             self.n_elements, 4, 3)
         a = np.empty((self.n_elements, self._gauss_xi.size, 3))
         b = np.empty_like(a)
@@ -254,8 +254,8 @@ class _HermiteLine(HermiteLineBody):
         return a, b
 
     def _gradients_at(self, qb, s):
-        i0, _, s1, s2, _, _ = self._interp(s)
-        e = qb[i0 + self._hermite_columns].reshape(4, 3)
+        i0, _, s1, s2, _, _ = self.interp(s)
+        e = qb[i0 + self.hermite_columns].reshape(4, 3)
         return s1 @ e, s2 @ e
 
     def state(self, qb, vb):
@@ -284,7 +284,7 @@ class _HermiteLine(HermiteLineBody):
         s0, s1, s2 = (hermite_shape([xi], length, d)[0] for d in (0, 1, 2))
         J = np.zeros((3, self.n_coords))
         Js = np.zeros((3, self.n_coords))
-        cols = self.node_size * i + self._hermite_columns.reshape(4, 3)
+        cols = self.node_size * i + self.hermite_columns.reshape(4, 3)
         for k in range(3):
             J[k, cols[:, k]] = s0
             Js[k, cols[:, k]] = s1
@@ -748,12 +748,12 @@ class CableState(HermiteLineState):
     __slots__ = ()
 
     def point(self, s):
-        i0, s0, _, _, J, _ = self.body._interp(s)
+        i0, s0, _, _, J, _ = self.body.interp(s)
         r, rd = self._along(i0, s0)
         return r, rd, J, np.zeros(3)
 
     def slope(self, s):
-        i0, _, s1, _, _, Js = self.body._interp(s)
+        i0, _, s1, _, _, Js = self.body.interp(s)
         a, ad = self._along(i0, s1)
         return a, ad, Js, np.zeros(3)
 

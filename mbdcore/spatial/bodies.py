@@ -338,23 +338,40 @@ class SlenderBar(BodyBase):
         self.n_coords = 6
         self.end_i = finite_array(f"bar {name!r} end_i", end_i, (3,))
         self.end_j = finite_array(f"bar {name!r} end_j", end_j, (3,))
-        self.length = float(np.linalg.norm(self.end_j - self.end_i))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            d = self.end_j - self.end_i
+            scale = float(np.abs(d).max())    # the norm scaled: no overflow of its squares
+            self.length = (math.inf if not math.isfinite(scale) else 0.0 if scale == 0.0
+                           else scale * float(np.linalg.norm(d / scale)))
         if not self.length > 0.0:
             raise ParameterError(f"bar {name!r}: end_i and end_j coincide: accepted are "
                                  "distinct end points (length > 0 m)")
+        if not math.isfinite(self.length):   # each coordinate finite, their distance not
+            raise ParameterError(f"bar {name!r}: end_i = {self.end_i.tolist()}, end_j = "
+                                 f"{self.end_j.tolist()} m: their distance is not "
+                                 "representable (beyond 1.8e308 m): accepted are end points "
+                                 "a finite distance apart")
         self.mass = _positive(name, "mass", mass, "kg")
         L = self.length
         c = 0.5 * L if center is None else float(center)
         if not (math.isfinite(c) and 0.0 <= c <= L):
             raise ParameterError(f"bar {name!r}: center = {center!r} is invalid: accepted "
                                  f"values are arc lengths in [0, {L:g}] m")
-        jc = self.mass * L * L / 12.0 if inertia is None else \
-            _positive(name, "inertia", inertia, "kg.m2")
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            jc = self.mass * L * L / 12.0 if inertia is None else \
+                _positive(name, "inertia", inertia, "kg.m2")
+            ji = self.mass * c * c + jc                        # second moment about end i
+            m = self.mass
+            L2 = L * L          # not L**2: a float power raises OverflowError, this is inf
+            self.Z = np.array([[m - 2 * m * c / L + ji / L2, m * c / L - ji / L2],
+                               [m * c / L - ji / L2, ji / L2]])
+        if not (math.isfinite(jc) and np.isfinite(self.Z).all()):
+            raise ParameterError(f"bar {name!r}: its length {L:g} m (end_i, end_j), mass "
+                                 f"{self.mass:g} kg and inertia {jc:g} kg.m2 give a mass "
+                                 "matrix that is not representable in double precision: "
+                                 "accepted are values whose products m L^2 and J/L^2 are "
+                                 "finite")
         self.center, self.inertia = c, jc
-        ji = self.mass * c * c + jc                        # second moment about end i
-        m = self.mass
-        self.Z = np.array([[m - 2 * m * c / L + ji / L**2, m * c / L - ji / L**2],
-                           [m * c / L - ji / L**2, ji / L**2]])
         self._M = np.kron(self.Z, I3)
         self._gravity_weights = self.Z.sum(axis=1)
         self.velocity_i = finite_array(f"bar {name!r} velocity_i", velocity_i, (3,))

@@ -80,6 +80,7 @@ from mbdcore.multibody.model_file import (
     describe_motion,
     element_names,
     is_finite_number,
+    key_name,
     key_schema,
     load_with,
     object_schema,
@@ -595,7 +596,8 @@ def _line_length(good: Mapping) -> float | None:
     ends = [good.get(k) for k in (("end_i", "end_j") if "end_i" in good else ("start", "end"))]
     if any(e is None for e in ends):
         return None
-    return float(np.linalg.norm(np.subtract(ends[1], ends[0], dtype=float)))
+    with np.errstate(over="ignore", invalid="ignore"):   # too far apart: inf, the
+        return float(np.linalg.norm(np.subtract(ends[1], ends[0], dtype=float)))  # body says
 
 
 def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list,
@@ -616,7 +618,7 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list,
             length = None if framed else _line_length(good)
             for name, s in good["markers"].items():
                 if length is not None and is_finite_number(s) and s > length * (1 + 1e-12):
-                    problems.append(f"{path}.markers.{name}: {show_value(s)} is invalid: "
+                    problems.append(f"{path}.markers.{key_name(name)}: {show_value(s)} is invalid: "
                                     f"accepted values are arc lengths in [0, {length:g}] m")
         if good["type"] in ("cable", "beam"):
             markers = list(dict.fromkeys([*END_MARKERS, *markers]))

@@ -2,7 +2,8 @@
 through pytest's ``pythonpath``); no test module imports another test module.
 
 * :mod:`support.blocks` -- small blocks with closed-form or known behaviour (FMU and
-  master tests; importable by name from system files as ``support.blocks:Tracking``);
+  master tests; importable by name from system files as ``support.blocks:Tracking``, loaded
+  with ``allow_python_blocks=True``: not the project's own);
 * :mod:`support.models` -- models shared by several modules (the Cartesian pendulum, the
   arm's joint PD with feedforward, the perturbed arms);
 * :mod:`support.fmi` -- the plain C FMI host (``c/host.c``) and an fmpy instance driven

@@ -2,7 +2,8 @@
 
 They import nothing but ``mbdcore.blocks`` and the standard library, so that they can be
 built into FMUs (``build_fmu`` embeds this file) and named from system files
-(``"block": "support.blocks:Tracking"``); none knows it runs under a master.
+(``"block": "support.blocks:Tracking"``, loaded with ``allow_python_blocks=True`` /
+``--allow-python-blocks``: not the project's own); none knows it runs under a master.
 
 * :class:`DampedOscillator`: the FMU wrapping of the Block contract;
 * :class:`Integrator`, :class:`Gain`, :class:`Sqrt`: loops with exact discrete solutions;

@@ -71,7 +71,8 @@ def test_step_timeout_stops_a_stuck_block_and_keeps_the_results(lag_fmu, tmp_pat
     monkeypatch.syspath_prepend(str(TESTS))
     system = _system(tmp_path, lag_fmu, sleeper={"sleep": 1e6, "t_from": 0.05})
     out = tmp_path / "out.csv"
-    assert main(["cosim", str(system), "-o", str(out), "--step-timeout", "0.3"]) == 1
+    assert main(["cosim", str(system), "-o", str(out), "--step-timeout", "0.3",
+                 "--allow-python-blocks"]) == 1
     err = capsys.readouterr().err
     assert "component 'slow' did not return from do_step at t = 0.05 s" in err
     assert "step timeout of 0.3 s" in err
@@ -89,7 +90,7 @@ def test_a_signal_stops_the_run_with_a_valid_csv_and_no_temp_folders(lag_fmu, tm
     env = dict(os.environ, PYTHONPATH=str(TESTS) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TMPDIR=str(tmp))
     proc = subprocess.Popen([sys.executable, "-m", "flexcosim.cli", "cosim", str(system),
-                             "-o", str(out)], env=env, stdout=subprocess.PIPE,
+                             "-o", str(out), "--allow-python-blocks"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(1200):   # until a few rows are written (imports can take a while)

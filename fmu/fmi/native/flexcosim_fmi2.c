@@ -132,7 +132,7 @@ static PyObject *s_setup_experiment, *s_enter_initialization_mode, *s_exit_initi
     *s_terminate, *s_do_step, *s_get_real, *s_get_integer, *s_get_boolean, *s_get_string,
     *s_set_real, *s_set_integer, *s_set_boolean, *s_set_string, *s_get_fmu_state,
     *s_set_fmu_state, *s_to_bytes, *s_from_bytes, *s_get_log_queue, *s_status, *s_category, *s_msg,
-    *s_fmu_time;
+    *s_fmu_time, *s_terminated;
 
 /* Python code the wrapper needs; run once per process in a private namespace. */
 static const char HELPERS[] =
@@ -558,6 +558,7 @@ static int load_helpers(char *why, size_t nwhy) {
     NAME(s_to_bytes, "_fmu_state_to_bytes") NAME(s_from_bytes, "_fmu_state_from_bytes")
     NAME(s_get_log_queue, "_get_log_queue") NAME(s_status, "status") NAME(s_category, "category")
     NAME(s_msg, "msg") NAME(s_fmu_time, "_fmu_time")
+    NAME(s_terminated, "_terminated")
 #undef NAME
     return load_slave_class && describe_exception && source_warnings;
 }
@@ -1437,12 +1438,20 @@ fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Int
     return valid(c) ? fmi2Discard : fmi2Error;
 }
 
+/* fmi2Terminated, which a host may ask after fmi2Discard (FMI 2.0 section 4.2.3): the slave
+ * says whether the model cannot go on (true: a hard limit, or the same step refused again
+ * unchanged) or a shorter step may pass (false).  fmpy retries a step it was told may pass
+ * with the same size, for ever; the second identical refusal answers true. */
 fmi2Status fmi2GetBooleanStatus(fmi2Component component, const fmi2StatusKind s, fmi2Boolean *value) {
-    Component *c = component;
-    if (!valid(c) || !value) return fmi2Error;
-    if (s != fmi2Terminated) return fmi2Discard;
-    *value = fmi2False;  /* a refused step can be retried; the slave never ends the run */
-    return fmi2OK;
+    if (!value) return fmi2Error;
+    if (s != fmi2Terminated) return valid((Component *)component) ? fmi2Discard : fmi2Error;
+    CALL_BEGIN_IN(component, PHASE_STEP_COMPLETE | PHASE_TERMINATED, "fmi2GetBooleanStatus")
+    PyObject *r = py.PyObject_CallMethodObjArgs(c->slave, s_terminated, NULL);
+    int terminated = r ? py.PyObject_IsTrue(r) : -1;
+    XDECREF(r);
+    if (terminated < 0) status = python_error(c, "fmi2GetBooleanStatus");
+    else *value = terminated ? fmi2True : fmi2False;
+    CALL_END()
 }
 
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value) {

@@ -149,7 +149,7 @@ def test_lqg_with_the_flexible_model_reference_arrives_without_vibration(pd_base
 
 
 def test_same_controller_in_python_control_master_and_fmu(tmp_path):
-    from fmu.cosim.master import FMUComponent
+    from fmu.cosim.fmu_component import FMUComponent
     from fmu.fmi.build import build_fmu
 
     design = design_arm_lqg().to_json()

@@ -192,7 +192,7 @@ def test_perturbed_arm_lqg_against_joint_pd_on_the_same_reference(perturbed_runs
 def test_integral_lqg_as_fmu_equals_the_block(designs, tmp_path):
     """The integrators are FMU state like the estimate: block and FMU agree to 1e-12."""
     from fmu.fmi.build import build_fmu
-    from fmu.cosim.master import FMUComponent
+    from fmu.cosim.fmu_component import FMUComponent
 
     fmu = build_fmu(ArmLQGController, tmp_path, model_name="ArmLQGControllerIntegral")
     params = {"design": designs["lqi"].to_json(), "reference": "model"}

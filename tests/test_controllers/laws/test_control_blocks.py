@@ -277,7 +277,7 @@ CASES = [
                                                    "notch", "computed-torque"])
 def test_same_block_in_python_python_control_and_fmu(cls, params, tmp_path):
     from fmu.fmi.build import build_fmu
-    from fmu.cosim.master import FMUComponent
+    from fmu.cosim.fmu_component import FMUComponent
 
     h, n = 1e-3, 300
     names = cls.input_names()

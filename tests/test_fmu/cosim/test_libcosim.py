@@ -29,7 +29,9 @@ from lxml import etree
 
 from controllers.laws import JointPDController, QuinticJointTrajectory
 from flexcosim.demo import MEASURED, closed_loop_system, ensure_c_fmu
-from fmu.cosim.master import FMUComponent, Master, System
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.master import Master
+from fmu.cosim.system import System
 from fmu.cosim.ssp import export_ssp, load_system
 from mbdcore.models.manipulator import FlexibleManipulatorBlock, bang_bang_torque
 from support import TESTS

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 from flexcosim.cli import main
-from fmu.cosim.master import BlockComponent, FMUComponent, Master, System
+from fmu.cosim.components import BlockComponent
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.master import Master
+from fmu.cosim.system import System
 
 from support.blocks import Gain
 

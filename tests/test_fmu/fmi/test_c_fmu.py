@@ -443,7 +443,9 @@ def test_master_logs_reach_their_own_component_and_never_a_freed_one(tmp_path):
     memory (segmentation fault).  Run in a subprocess, which then crashed."""
     script = f"""
 import gc, fmpy, numpy as np
-from fmu.cosim.master import FMUComponent, Master, System
+from fmu.cosim.fmu_component import FMUComponent
+from fmu.cosim.master import Master
+from fmu.cosim.system import System
 from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 from controllers.laws import PIDController

@@ -30,7 +30,7 @@ from controllers.laws import (
 from support.fmi import DISCARD, ERROR, OK, Unzipped, start
 from support.fmi import Instance
 from flexcosim.catalog import C_MODELS, resolve
-from fmu.cosim.master import FMUComponent
+from fmu.cosim.fmu_component import FMUComponent
 from fmu.fmi.export_c import GCC_COMMAND, export_c_fmu
 
 pytestmark = pytest.mark.gcc

@@ -5,7 +5,7 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from flexcosim.cli import main as cli
-from fmu.cosim.master import FMUComponent
+from fmu.cosim.fmu_component import FMUComponent
 from mbdcore.blocks import ParameterError, StepError
 from mbdcore.dae.simulate import simulate
 from mbdcore.multibody.model_file import load_model, model_to_dict

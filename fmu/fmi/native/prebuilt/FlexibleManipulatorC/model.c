@@ -25,6 +25,8 @@ const VarInfo VARS[N_VARS] = {
     {"kinematics", VAR_STRING, VAR_PARAMETER, 0, 0, 0, "", 1, {"exact"}},
     {"method", VAR_STRING, VAR_PARAMETER, 0, 0, 0, "", 2, {"rk4", "gill"}},
     {"substeps", VAR_INTEGER, VAR_PARAMETER, 1, 1, 0, "", 0, {0}},
+    {"rtol", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "", 0, {0}},
+    {"atol", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "", 0, {0}},
     {"theta1_0", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "rad", 0, {0}},
     {"theta2_0", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "rad", 0, {0}},
     {"max_tip_deflection", VAR_REAL, VAR_PARAMETER, 1, 1, 1, "", 0, {0}},

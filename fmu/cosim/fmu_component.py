@@ -1,0 +1,550 @@
+"""An FMI 2.0 co-simulation FMU as a component (:class:`FMUComponent`, through fmpy):
+its model description read, its values converted to and from the FMI types and checked
+against their declared ranges, its state saved and restored, and its messages routed to
+its own logger (``native/log_proxy.c``) at the level of their FMI status
+(:data:`FMI_LOG_LEVELS`)."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import math
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from fmu.cosim.archive import check_archive, safe_extract
+from fmu.cosim.components import Component
+from fmu.cosim.errors import ComponentError, ComponentTerminated
+from mbdcore.native import KernelError, kernel_library
+
+__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE"]
+
+#: Logging level of an FMU message by its FMI 2.0 status: fmi2OK, fmi2Warning,
+#: fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending.
+FMI_LOG_LEVELS = (logging.INFO, logging.WARNING, logging.WARNING, logging.ERROR,
+                  logging.CRITICAL, logging.INFO)
+
+#: FMI 2.0 types that are exchanged as floats between components.
+_NUMERIC_TYPES = ("Real", "Integer", "Enumeration", "Boolean")
+
+#: fmi2Status fmi2Discard and the fmi2StatusKind values fmi2LastSuccessfulTime, fmi2Terminated
+_FMI2_DISCARD, _FMI2_LAST_SUCCESSFUL_TIME, _FMI2_TERMINATED = 2, 2, 3
+
+
+#: The per-instance logger proxy (``native/log_proxy.c``).
+LOG_PROXY_C_SOURCE = Path(__file__).resolve().parent / "native" / "log_proxy.c"
+_TEXT_LOGGER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                ctypes.c_char_p, ctypes.c_char_p)
+
+
+class _LogRoute(ctypes.Structure):
+    _fields_ = [("target", _TEXT_LOGGER), ("env", ctypes.c_void_p)]
+
+
+_log_proxy_library = kernel_library("fmu.cosim._log_proxy", LOG_PROXY_C_SOURCE)
+
+
+def _log_proxy_address():
+    return _log_proxy_library().ADDRESSES["flexcosim_log_proxy"]
+
+
+def _log_route(logger) -> "_LogRoute | None":
+    """A route to ``logger(env, instance, status, category, text)`` for the proxy, or
+    None where the proxy's compiled module is missing or stale (a broken install)."""
+    try:
+        _log_proxy_address()
+    except KernelError:
+        return None
+    return _LogRoute(_TEXT_LOGGER(logger), None)
+
+
+class FMUComponent(Component):
+    """An FMI 2.0 co-simulation FMU as a component (through fmpy).
+
+    The model description is read when the component is created; the FMU is
+    extracted to a temporary directory and instantiated by :meth:`initialize`, and
+    freed (directory removed) by :meth:`terminate`, so one component can be run
+    several times.
+
+    Parameters
+    ----------
+    name : str
+        Instance name (also passed to ``fmi2Instantiate``).
+    fmu_path : str or Path
+        The ``.fmu`` file.
+    parameters : dict, optional
+        Start values by variable name, set in initialization mode.  Each value is
+        converted to the variable's type (Real, Integer, Boolean, String).
+    feedthrough : dict of str to sequence of str, optional
+        Overrides the direct feedthrough read from ``ModelStructure/Outputs`` (for
+        FMUs whose model description omits ``dependencies``, which FMI says means
+        "depends on every input").
+    logging_on : bool
+        Passed to ``fmi2Instantiate``; some exporters (pythonfmu) only report the
+        cause of an error when it is on.
+
+    Notes
+    -----
+    Real, Integer, Enumeration and Boolean inputs/outputs are exchanged as floats;
+    String variables are not connectable (a String input can be given a value in
+    ``parameters``).  They are left out of :attr:`inputs`, :attr:`outputs` and of the
+    feedthrough, also where ``ModelStructure`` lists a String input among an output's
+    dependencies (the Modelica Reference FMUs do).
+    """
+
+    def __init__(self, name: str, fmu_path: str | Path, parameters: Mapping[str, Any] | None = None,
+                 feedthrough: Mapping[str, Sequence[str]] | None = None, logging_on: bool = True):
+        super().__init__(name)
+        from fmpy import read_model_description
+
+        self.fmu_path = Path(fmu_path)
+        check_archive(self.fmu_path)  # before anything is unpacked from it
+        try:
+            md = read_model_description(str(self.fmu_path))
+        except Exception as e:  # malformed XML (lxml), a zip whose sizes lie (BadZipFile), ...
+            text = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ValueError(f"FMU {name!r} ({self.fmu_path}): cannot read its "
+                             f"modelDescription.xml: {text}") from None
+        if md.fmiVersion != "2.0" or md.coSimulation is None:
+            raise ValueError(f"{self.fmu_path} is not an FMI 2.0 co-simulation FMU "
+                             f"(fmiVersion {md.fmiVersion})")
+        self.model_description = md
+        self.logging_on = bool(logging_on)
+        self._vars = {v.name: v for v in md.modelVariables}
+        numeric = [v for v in md.modelVariables if v.type in _NUMERIC_TYPES]
+        self.inputs = tuple(v.name for v in numeric if v.causality == "input")
+        self.outputs = tuple(v.name for v in numeric if v.causality == "output")
+        #: String inputs and outputs (name -> causality): inputs can be set as parameters,
+        #: neither is connectable
+        self.string_variables = {v.name: v.causality for v in md.modelVariables
+                                 if v.type == "String" and v.causality in ("input", "output")}
+        self.units = {v.name: _unit(v) for v in numeric}
+        self.feedthrough = self._feedthrough_from(md, feedthrough)
+        #: the feedthrough given by the user, if any (kept when the system is saved)
+        self.feedthrough_override = (None if feedthrough is None else
+                                     {o: tuple(i) for o, i in feedthrough.items()})
+
+        self.parameters: dict[str, Any] = {}
+        for pname, value in (parameters or {}).items():
+            v = self._vars.get(pname)
+            if v is None or not _settable(v):
+                settable = [v.name for v in md.modelVariables if _settable(v)]
+                raise ValueError(f"FMU {name!r} ({self.fmu_path.name}) has no settable variable "
+                                 f"{pname!r}; settable: {', '.join(settable)}")
+            self.parameters[pname] = _convert(v.type, value)
+
+        self._out_read = self._reader(self.outputs)
+        #: declared [min, max] of inputs and outputs (checked by the master, FMI 2.0 says
+        #: values outside them are invalid; not every FMU checks what it is given)
+        self.ranges = {n: r for n in (*self.inputs, *self.outputs)
+                       if (r := _declared_range(self._vars[n])) is not None}
+        self._out_ranges = [(p, n, *self.ranges[n]) for p, n in enumerate(self.outputs)
+                            if n in self.ranges]
+        self._fmu = None
+        self._snap = None  # the fmi2FMUstate reused by snapshot()
+        self._unzipdir: str | None = None
+        self._callbacks = None
+        self._fatal = False
+        self._errors: list[str] = []  # messages logged with status fmi2Error or worse
+        self._state_handles: list = []
+
+    # -- model description -----------------------------------------------------------
+    def _feedthrough_from(self, md, override) -> dict[str, tuple[str, ...]]:
+        if override is not None:
+            ft = {o: tuple(override.get(o, ())) for o in self.outputs}
+            for o, ins in override.items():
+                if o not in self.outputs or any(i not in self.inputs for i in ins):
+                    raise ValueError(f"feedthrough override of {self.name!r} names unknown "
+                                     f"variables: {o!r}: {list(ins)}")
+            return ft
+        declared = {u.variable.name: u.dependencies for u in md.outputs}
+        inputs = set(self.inputs)
+        ft = {}
+        for o in self.outputs:
+            deps = declared.get(o)
+            # FMI 2.0: no "dependencies" attribute (or no Unknown) = depends on all inputs.
+            if deps is None:
+                ft[o] = self.inputs
+            else:
+                # only the connectable inputs: a String input an output depends on (the
+                # Reference FMUs have them) is not among self.inputs
+                ft[o] = tuple(d.name for d in deps if d.name in inputs)
+        return ft
+
+    def _reader(self, names: Sequence[str]) -> Callable[[], list[float]]:
+        """A function reading ``names`` with one get call per FMI type."""
+        groups = self._groups(names)
+        n = len(names)
+        if len(groups) == 1 and groups[0][0] == "Real":
+            vrs = groups[0][1]
+            return lambda: self._fmu.getReal(vrs)
+
+        def read() -> list[float]:
+            values = [0.0] * n
+            for kind, vrs, pos in groups:
+                got = getattr(self._fmu, _GETTERS[kind])(vrs)
+                for p, v in zip(pos, got):
+                    values[p] = float(v)
+            return values
+
+        return read
+
+    def _groups(self, names: Sequence[str]) -> list[tuple[str, list[int], list[int]]]:
+        by_kind: dict[str, tuple[list[int], list[int]]] = {}
+        for p, n in enumerate(names):
+            v = self._vars[n]
+            kind = "Integer" if v.type == "Enumeration" else v.type
+            vrs, pos = by_kind.setdefault(kind, ([], []))
+            vrs.append(v.valueReference)
+            pos.append(p)
+        return [(k, vrs, pos) for k, (vrs, pos) in by_kind.items()]
+
+    # -- lifecycle -------------------------------------------------------------------
+    def _logger(self, env, instance_name, status, category, message) -> None:
+        known = 0 <= status <= 5
+        label = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")[status] \
+            if known else str(status)
+        text = message.decode("utf-8", "replace") if message else ""
+        cat = category.decode("utf-8", "replace") if category else ""
+        line = f"[{label}] {cat + ': ' if cat else ''}{text}"
+        self.log.append(line)
+        if status >= 3:
+            self._errors.append(line)
+        level = FMI_LOG_LEVELS[status] if known else logging.ERROR
+        if self.logger.isEnabledFor(level):
+            # the level says OK/Warning/Error/Fatal; Discard and Pending are said in words.
+            # Our Python FMUs already begin their messages with the instance name.
+            head = "" if text.startswith(f"{self.name}: ") else f"{self.name}: "
+            tag = f"[{label}] " if label in ("DISCARD", "PENDING") or not known else ""
+            self.logger.log(level, "%s%s%s", head, tag, text,
+                            extra={"component": self.name, "fmi_status": label,
+                                   "fmi_category": cat})
+
+    def _check_log(self, what: str, names: Sequence[str] = ()) -> None:
+        """Raise if the last call logged an error although it returned fmi2OK.
+
+        Exporters that must not fail a call (pythonfmu slaves turn exceptions into
+        fmi2Fatal) reject a value by logging an error; see fmu.fmi.slave.
+        """
+        if self._errors:
+            errors, self._errors = self._errors, []
+            variable = names[0] if len(names) == 1 else next(
+                (n for n in names if any(f"'{n}'" in e for e in errors)), None)
+            raise ComponentError(f"{what} logged an error: {errors[-1]}", variable=variable,
+                                 log=self.log)
+
+    def _fail(self, what: str, e: Exception, variable: str | None = None) -> ComponentError:
+        self._errors.clear()  # they are in the log that goes with the error
+        status = getattr(e, "status", None)
+        if status is not None and status >= 4:  # fmi2Fatal: only fmi2FreeInstance is allowed now
+            self._fatal = True
+        text, fn = str(e), getattr(e, "function", None)
+        # fmpy's FMICallException already reads "fmi2DoStep failed with status 3 (error)."
+        msg = what + text[len(fn):] if fn and what.startswith(fn) and text.startswith(fn) \
+            else f"{what} failed: {text}"
+        return ComponentError(msg, variable=variable, log=self.log)
+
+    def initialize(self, t0: float, stop_time: float | None = None) -> None:
+        from fmpy import calloc, free
+        from fmpy.fmi2 import (
+            FMU2Slave,
+            fmi2CallbackAllocateMemoryTYPE,
+            fmi2CallbackFreeMemoryTYPE,
+            fmi2CallbackFunctions,
+            fmi2CallbackLoggerTYPE,
+        )
+
+        self.terminate()
+        self.log.clear()
+        self._errors.clear()
+        md = self.model_description
+        self._unzipdir = str(safe_extract(self.fmu_path))
+        try:
+            cb = fmi2CallbackFunctions()
+            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+            route = _log_route(self._logger)
+            if route is None:       # no C compiler: messages arrive unformatted
+                cb.logger = fmi2CallbackLoggerTYPE(self._logger)
+            else:                   # this instance's own formatting proxy (native/log_proxy.c)
+                cb.logger = fmi2CallbackLoggerTYPE(_log_proxy_address())
+                cb.componentEnvironment = ctypes.cast(ctypes.pointer(route), ctypes.c_void_p)
+            # the FMU keeps pointers into these: keep them alive with the instance
+            self._callbacks = (cb, route)
+            fmu = FMU2Slave(guid=md.guid, unzipDirectory=self._unzipdir,
+                            modelIdentifier=md.coSimulation.modelIdentifier,
+                            instanceName=self.name)
+            fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
+            self._fmu = fmu
+            self._fatal = False
+        except Exception as e:
+            self._cleanup()
+            raise ComponentError(f"instantiation failed: {e}", log=self.log) from e
+        try:
+            fmu.setupExperiment(startTime=t0, stopTime=stop_time)
+            fmu.enterInitializationMode()
+            for pname, value in self.parameters.items():
+                v = self._vars[pname]
+                try:
+                    _set_typed(fmu, v.type, v.valueReference, value)
+                except Exception as e:
+                    raise self._fail(f"setting parameter {pname!r} = {value!r}", e, pname) from e
+            fmu.exitInitializationMode()
+            self._check_log("initialization", list(self.parameters))
+        except ComponentError:
+            self.terminate()
+            raise
+        except Exception as e:
+            err = self._fail("initialization", e)
+            self.terminate()
+            raise err from e
+
+    def do_step(self, t: float, h: float) -> None:
+        try:
+            self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+        except Exception as e:
+            # a discard that comes with an error message is a failure, fmi2Terminated or
+            # not: pythonfmu slaves (fmu.fmi.slave) report a refused step that way and
+            # answer fmi2Terminated = true after any discard
+            if (getattr(e, "status", None) == _FMI2_DISCARD and not self._errors
+                    and self._asked_to_terminate()):
+                raise ComponentTerminated(
+                    "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked to "
+                    "terminate the simulation", self._last_successful_time()) from None
+            raise self._fail("fmi2DoStep", e) from e
+        if self._errors:
+            self._check_log("fmi2DoStep")
+
+    def _asked_to_terminate(self) -> bool:
+        """fmi2GetBooleanStatus(fmi2Terminated), False where the FMU cannot tell."""
+        try:
+            return bool(self._fmu.getBooleanStatus(_FMI2_TERMINATED))
+        except Exception:
+            return False
+
+    def _last_successful_time(self) -> float | None:
+        try:
+            return float(self._fmu.getRealStatus(_FMI2_LAST_SUCCESSFUL_TIME))
+        except Exception:
+            return None
+
+    def terminate(self) -> None:
+        fmu = self._fmu
+        if fmu is not None:
+            self._fmu = None
+            try:
+                for handle in self._state_handles + ([self._snap] if self._snap else []):
+                    fmu.freeFMUstate(handle)
+                if not self._fatal:
+                    fmu.terminate()
+            except Exception:
+                pass  # an FMU in error state may refuse; freeing below is still required
+            finally:
+                self._state_handles.clear()
+                self._snap = None
+                fmu.freeInstance()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._unzipdir is not None:
+            shutil.rmtree(self._unzipdir, ignore_errors=True)
+            self._unzipdir = None
+        self._callbacks = None
+
+    # -- values ----------------------------------------------------------------------
+    def input_setter(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        names = tuple(names)
+        for n in names:
+            if n not in self.inputs:
+                raise ComponentError(f"{self.name!r} has no input {n!r}", variable=n)
+        groups = self._groups(names)
+        one = names[0] if len(names) == 1 else None
+        check = self._input_checker(names)
+        if len(groups) == 1 and groups[0][0] == "Real":
+            vrs = groups[0][1]
+
+            def set_values(values: Sequence[float]) -> None:
+                check(values)
+                try:
+                    self._fmu.setReal(vrs, values)
+                except Exception as e:
+                    raise self._fail(f"fmi2SetReal of {', '.join(names)}", e, one) from e
+                if self._errors:
+                    self._check_log(f"fmi2SetReal of {', '.join(names)}", names)
+
+            return set_values
+
+        def set_mixed(values: Sequence[float]) -> None:
+            check(values)
+            try:
+                for kind, vrs, pos in groups:
+                    _set_many(self._fmu, kind, vrs, [values[p] for p in pos])
+            except Exception as e:
+                raise self._fail(f"setting {', '.join(names)}", e, one) from e
+            if self._errors:
+                self._check_log(f"setting {', '.join(names)}", names)
+
+        return set_mixed
+
+    def _input_checker(self, names: Sequence[str]) -> Callable[[Sequence[float]], None]:
+        """Rejects non-finite values and values outside the declared [min, max]."""
+        ranged = [(p, n, *self.ranges[n]) for p, n in enumerate(names) if n in self.ranges]
+        isfinite = math.isfinite
+
+        def check(values: Sequence[float]) -> None:
+            if not isfinite(sum(values)):  # one test in the common case
+                for n, v in zip(names, values):
+                    if not isfinite(v):
+                        raise ComponentError(f"input {n!r} = {v!r} is not finite", variable=n,
+                                             log=self.log)
+            for p, n, lo, hi in ranged:
+                v = values[p]
+                if not lo <= v <= hi:
+                    raise ComponentError(f"input {n!r} = {v!r} is outside its declared range "
+                                         f"[{lo:g}, {hi:g}] {self.units.get(n, '')}".rstrip(),
+                                         variable=n, log=self.log)
+
+        return check
+
+    def get_output_values(self) -> list[float]:
+        try:
+            values = self._out_read()
+        except Exception as e:
+            raise self._fail("reading outputs", e) from e
+        if self._errors:
+            self._check_log("reading outputs", self.outputs)
+        for p, n, lo, hi in self._out_ranges:
+            v = values[p]
+            if not lo <= v <= hi and math.isfinite(v):  # non-finite: named by the master
+                raise ComponentError(f"output {n!r} = {v!r} is outside its declared range "
+                                     f"[{lo:g}, {hi:g}] {self.units.get(n, '')}".rstrip(),
+                                     variable=n, log=self.log)
+        return values
+
+    def get_input_values(self) -> list[float]:
+        if self._fmu is not None:
+            try:
+                return self._reader(self.inputs)()
+            except Exception:
+                pass  # some FMUs do not allow reading inputs: fall back to start values
+        return [_start(self._vars[n]) for n in self.inputs]
+
+    # -- state -----------------------------------------------------------------------
+    def get_state(self) -> Any:
+        """The FMU state: serialized bytes if the FMU can, otherwise an fmi2FMUstate handle.
+
+        Handles are freed by :meth:`terminate`.
+        """
+        cs = self.model_description.coSimulation
+        if not cs.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} cannot get and set its state")
+        handle = self._fmu.getFMUstate()
+        if cs.canSerializeFMUstate:
+            try:
+                return bytes(self._fmu.serializeFMUstate(handle))
+            finally:
+                self._fmu.freeFMUstate(handle)
+        self._state_handles.append(handle)
+        return handle
+
+    def set_state(self, state: Any) -> None:
+        cs = self.model_description.coSimulation
+        if not cs.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} cannot get and set its state")
+        if isinstance(state, (bytes, bytearray)):
+            handle = self._fmu.deSerializeFMUstate(state)
+            try:
+                self._fmu.setFMUstate(handle)
+            finally:
+                self._fmu.freeFMUstate(handle)
+        else:
+            self._fmu.setFMUstate(state)
+
+    def snapshot(self) -> Any:
+        """The current FMU state in one fmi2FMUstate that is reused by the next call."""
+        from ctypes import byref
+
+        from fmpy.fmi2 import fmi2FMUstate
+
+        if not self.model_description.coSimulation.canGetAndSetFMUstate:
+            raise NotImplementedError(f"FMU {self.name!r} ({self.fmu_path.name}) cannot get and "
+                                      "set its state (canGetAndSetFMUstate is false)")
+        if self._snap is None:
+            self._snap = fmi2FMUstate()
+        try:
+            # fmi2GetFMUstate overwrites a non-NULL state in place: no allocation per step
+            self._fmu.fmi2GetFMUstate(self._fmu.component, byref(self._snap))
+        except Exception as e:
+            raise self._fail("fmi2GetFMUstate", e) from e
+        return self._snap
+
+    def restore(self, snap: Any) -> None:
+        try:
+            self._fmu.setFMUstate(snap)
+        except Exception as e:
+            raise self._fail("fmi2SetFMUstate", e) from e
+        self._errors.clear()  # errors of the step that is being undone
+
+
+def _declared_range(v) -> tuple[float, float] | None:
+    """(min, max) of a Real/Integer variable from its declaration or declared type."""
+    if v.type not in ("Real", "Integer"):
+        return None
+    dt = getattr(v, "declaredType", None)
+    lo = v.min if v.min is not None else getattr(dt, "min", None)
+    hi = v.max if v.max is not None else getattr(dt, "max", None)
+    if lo is None and hi is None:
+        return None
+    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
+
+
+_GETTERS = {"Real": "getReal", "Integer": "getInteger", "Boolean": "getBoolean",
+            "String": "getString"}
+_SETTERS = {"Real": "setReal", "Integer": "setInteger", "Boolean": "setBoolean",
+            "String": "setString"}
+
+
+def _settable(v) -> bool:
+    return v.causality in ("parameter", "input") and v.variability != "constant"
+
+
+def _unit(v) -> str:
+    if getattr(v, "unit", None):
+        return v.unit
+    dt = getattr(v, "declaredType", None)
+    return (getattr(dt, "unit", None) or "") if dt is not None else ""
+
+
+def _convert(kind: str, value: Any) -> Any:
+    if kind == "Real":
+        return float(value)
+    if kind in ("Integer", "Enumeration"):
+        if isinstance(value, bool) or not float(value).is_integer():
+            raise ValueError(f"{value!r} is not an integer")
+        return int(value)
+    if kind == "Boolean":
+        return bool(value)
+    return str(value)
+
+
+def _set_typed(fmu, kind: str, vr: int, value: Any) -> None:
+    _set_many(fmu, kind, [vr], [value])
+
+
+def _set_many(fmu, kind: str, vrs: list[int], values: Sequence[Any]) -> None:
+    kind = "Integer" if kind == "Enumeration" else kind
+    if kind in ("Integer", "Boolean"):
+        values = [int(round(v)) for v in values]
+    getattr(fmu, _SETTERS[kind])(vrs, values)
+
+
+def _start(v) -> float:
+    if v.start is None:
+        return 0.0
+    if v.type == "Boolean":
+        return float(str(v.start).lower() in ("true", "1"))
+    try:
+        return float(v.start)
+    except (TypeError, ValueError):
+        return 0.0

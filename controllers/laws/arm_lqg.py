@@ -55,7 +55,7 @@ from typing import Sequence
 import numpy as np
 import scipy.linalg as sl
 
-from controllers.laws.joint_pd import JointPDController
+from controllers.laws.joint_pd import TORQUE_LIMIT, JointPDController
 from controllers.laws.kernels import LQG_C_SOURCES, lqg_law
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 from mbdcore.blocks import (
@@ -77,7 +77,7 @@ from mbdcore.models.rigid_arm import (
 __all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
            "DEFAULT_DESIGN_FILE", "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS",
            "design_parameter", "ArmLQGController", "rest_to_rest_feedforward",
-           "FlexibleArmReference", "lqg_table"]
+           "FlexibleArmReference", "lqg_table", "TIP_DEFLECTION_LIMIT"]
 
 #: The design an empty ``design`` parameter means: the default weights on the default
 #: arm, as :func:`controllers.design.arm_lqg.design_arm_lqg` computes it, stored as data
@@ -246,8 +246,14 @@ class TextParameter(Parameter):
         return value
 
 
-FEEDFORWARD_INPUTS = (Signal("tau1_ff", "N.m", "feedforward torque, joint 1"),
-                      Signal("tau2_ff", "N.m", "feedforward torque, joint 2"))
+FEEDFORWARD_INPUTS = (Signal("tau1_ff", "N.m", "feedforward torque, joint 1",
+                             min=-TORQUE_LIMIT, max=TORQUE_LIMIT),
+                      Signal("tau2_ff", "N.m", "feedforward torque, joint 2",
+                             min=-TORQUE_LIMIT, max=TORQUE_LIMIT))
+#: The largest measured tip deflection accepted [m]: ten metres, beyond any link of the
+#: arm (0.6 m), so a larger value is a fault, refused by name (as the joint signals,
+#: :data:`~controllers.laws.joint_pd.JOINT_ANGLE_LIMIT`).
+TIP_DEFLECTION_LIMIT = 10.0
 
 
 def design_parameter(text: str) -> LQGDesign:
@@ -273,14 +279,18 @@ class ArmLQGController(Block):
     """
 
     INPUTS = JointPDController.INPUTS + (
-        Signal("w1", "m", "measured tip deflection of link 1"),
-        Signal("w2", "m", "measured tip deflection of link 2"),
+        Signal("w1", "m", "measured tip deflection of link 1", min=-TIP_DEFLECTION_LIMIT,
+               max=TIP_DEFLECTION_LIMIT),
+        Signal("w2", "m", "measured tip deflection of link 2", min=-TIP_DEFLECTION_LIMIT,
+               max=TIP_DEFLECTION_LIMIT),
     ) + FEEDFORWARD_INPUTS
     OUTPUTS = JointPDController.OUTPUTS
     PARAMETERS = (
         TextParameter("design", "", "", "LQG design as JSON (LQGDesign.to_json())"),
-        Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
-        Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
+        Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True,
+                  max=TORQUE_LIMIT),
+        Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True,
+                  max=TORQUE_LIMIT),
         Parameter("feedforward", 1, "", "reference 'rigid': 1 rigid-model feedforward on, 0 off",
                   min=0, max=1),
         Parameter("reference", "rigid", "", "state reference: 'rigid' (theta_ref, straight "

@@ -12,7 +12,22 @@ from mbdcore.models.rigid_arm import (
     RigidTwoLinkArm,
 )
 
-__all__ = ["JointTorqueLaw", "JointPDController"]
+__all__ = ["JointTorqueLaw", "JointPDController", "JOINT_ANGLE_LIMIT", "JOINT_RATE_LIMIT",
+           "JOINT_ACCELERATION_LIMIT", "TORQUE_LIMIT", "STIFFNESS_GAIN_LIMIT",
+           "DAMPING_GAIN_LIMIT"]
+
+#: Physical bounds of the joint signals a torque law accepts [rad, rad/s, rad/s^2]: far
+#: beyond any arm these laws drive (160 turns, 9500 rpm, the acceleration of a quintic
+#: move of 1 rad in 3 ms) and far inside what the law's arithmetic survives.  A value
+#: beyond them is a fault upstream (a unit slip, a diverged solver), not a motion: it is
+#: refused by name as NaN is, where 1e308 used to pass and give tau = NaN (issue 22).
+JOINT_ANGLE_LIMIT, JOINT_RATE_LIMIT, JOINT_ACCELERATION_LIMIT = 1e3, 1e3, 1e6
+#: The largest torque limit and gains a law accepts [N m, N m/rad, N m s/rad]: beyond the
+#: largest industrial joints, and small enough that gain times error stays finite.
+TORQUE_LIMIT, STIFFNESS_GAIN_LIMIT, DAMPING_GAIN_LIMIT = 1e4, 1e6, 1e5
+_JOINT_LIMITS = {"theta": JOINT_ANGLE_LIMIT, "omega": JOINT_RATE_LIMIT,
+                 "alpha": JOINT_ACCELERATION_LIMIT}
+
 
 class JointTorqueLaw(Block):
     """Static two-joint torque law: reference angles, rates and accelerations and the
@@ -20,12 +35,14 @@ class JointTorqueLaw(Block):
     Subclasses implement :meth:`torques`."""
 
     INPUTS = tuple(
-        Signal(f"{kind}{i}_ref", unit, f"joint {i} reference {what}")
+        Signal(f"{kind}{i}_ref", unit, f"joint {i} reference {what}",
+               min=-_JOINT_LIMITS[kind], max=_JOINT_LIMITS[kind])
         for i in (1, 2)
         for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate"),
                                  ("alpha", "rad/s2", "acceleration"))
     ) + tuple(
-        Signal(f"{kind}{i}", unit, f"measured joint {i} {what}")
+        Signal(f"{kind}{i}", unit, f"measured joint {i} {what}",
+               min=-_JOINT_LIMITS[kind], max=_JOINT_LIMITS[kind])
         for i in (1, 2) for kind, unit, what in (("theta", "rad", "angle"), ("omega", "rad/s", "rate")))
     OUTPUTS = (Signal("tau1", "N.m", "joint 1 torque command"),
                Signal("tau2", "N.m", "joint 2 torque command"))
@@ -69,12 +86,18 @@ class JointPDController(JointTorqueLaw):
     """
 
     PARAMETERS = (
-        Parameter("kp1", 200.0, "N.m/rad", "proportional gain, joint 1", min=0.0),
-        Parameter("kd1", 100.0, "N.m.s/rad", "derivative gain, joint 1", min=0.0),
-        Parameter("kp2", 80.0, "N.m/rad", "proportional gain, joint 2", min=0.0),
-        Parameter("kd2", 8.0, "N.m.s/rad", "derivative gain, joint 2", min=0.0),
-        Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True),
-        Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True),
+        Parameter("kp1", 200.0, "N.m/rad", "proportional gain, joint 1", min=0.0,
+                  max=STIFFNESS_GAIN_LIMIT),
+        Parameter("kd1", 100.0, "N.m.s/rad", "derivative gain, joint 1", min=0.0,
+                  max=DAMPING_GAIN_LIMIT),
+        Parameter("kp2", 80.0, "N.m/rad", "proportional gain, joint 2", min=0.0,
+                  max=STIFFNESS_GAIN_LIMIT),
+        Parameter("kd2", 8.0, "N.m.s/rad", "derivative gain, joint 2", min=0.0,
+                  max=DAMPING_GAIN_LIMIT),
+        Parameter("tau_max1", 2.0, "N.m", "torque limit, joint 1", min=0.0, exclusive_min=True,
+                  max=TORQUE_LIMIT),
+        Parameter("tau_max2", 1.0, "N.m", "torque limit, joint 2", min=0.0, exclusive_min=True,
+                  max=TORQUE_LIMIT),
         Parameter("feedforward", 1, "", "1: rigid-model feedforward on, 0: off", min=0, max=1),
     ) + RIGID_ARM_PARAMETERS
     def __init__(self, **params):

@@ -78,39 +78,47 @@ DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
 #: The compiled drive (``native/drive.c``), typed; built once per machine, cached per process.
 drive_library = kernel_library("mbdcore.models._drive", DRIVE_C_SOURCE, (C_FIXED_STEP_HEADER,))
 
-#: Parameters of one DC servo motor (defaults: the motor of the module docstring).
+#: Parameters of one DC servo motor (defaults: the motor of the module docstring).  The
+#: upper bounds are physical: beyond the largest servo motors made (peak torques of a few
+#: thousand N m, kilovolt supplies), so that a value past them is a slip of units or a
+#: typing error, refused by name.  "Any finite double" let coulomb_friction = 1e300 run,
+#: and the motor spun up to 4.6e298 rad/s with fmi2OK (issue 22).
 MOTOR_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("resistance", 3.07, "Ohm", "armature resistance R [Ohm]", min=0.0,
-              exclusive_min=True),
+              exclusive_min=True, max=1e4),
     Parameter("inductance", 6.57e-3, "H", "armature inductance L [H]", min=0.0,
-              exclusive_min=True),
+              exclusive_min=True, max=10.0),
     Parameter("torque_constant", 0.49, "N.m/A", "torque constant Kt", min=0.0,
-              exclusive_min=True),
+              exclusive_min=True, max=100.0),
     Parameter("emf_constant", 0.487, "V.s/rad", "back-EMF constant Ke", min=0.0,
-              exclusive_min=True),
-    Parameter("rotor_inertia", 1.8e-4, "kg.m2", "rotor inertia J_m", min=0.0, exclusive_min=True),
-    Parameter("viscous_friction", 1.0e-4, "N.m.s/rad", "viscous friction b", min=0.0),
-    Parameter("coulomb_friction", 0.02, "N.m", "Coulomb friction Tc", min=0.0),
+              exclusive_min=True, max=100.0),
+    Parameter("rotor_inertia", 1.8e-4, "kg.m2", "rotor inertia J_m", min=0.0, exclusive_min=True,
+              max=100.0),
+    Parameter("viscous_friction", 1.0e-4, "N.m.s/rad", "viscous friction b", min=0.0,
+              max=1e3),
+    Parameter("coulomb_friction", 0.02, "N.m", "Coulomb friction Tc", min=0.0, max=1e3),
     Parameter("friction_speed", 1.0e-3, "rad/s", "tanh regularisation speed w_c of Tc",
-              min=0.0, exclusive_min=True),
+              min=0.0, exclusive_min=True, max=1e3),
     Parameter("current_limit", 9.0, "A", "peak current i_max (current command clipped)",
-              min=0.0, exclusive_min=True),
+              min=0.0, exclusive_min=True, max=1e4),
     Parameter("voltage_limit", 310.0, "V", "supply voltage v_max (voltage clipped)",
-              min=0.0, exclusive_min=True),
+              min=0.0, exclusive_min=True, max=1e5),
 )
 
-#: Parameters of the gearbox between a motor and its load.
+#: Parameters of the gearbox between a motor and its load (upper bounds physical, as the
+#: motor's: a gear train a hundred times stiffer than a steel shaft 1 m thick and 1 m long
+#: is a typing error).
 GEAR_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("ratio", 3000.0, "", "gearbox ratio N (motor turns per load turn)", min=0.0,
-              exclusive_min=True),
+              exclusive_min=True, max=1e6),
     Parameter("gear_stiffness", 1.37e7, "N.m/rad", "torsional stiffness of one gear train, "
-              "load side (0: free shaft)", min=0.0),
+              "load side (0: free shaft)", min=0.0, max=1e12),
     Parameter("gear_damping", 5.0e3, "N.m.s/rad", "torsional damping of one gear train, "
-              "load side", min=0.0),
+              "load side", min=0.0, max=1e10),
     Parameter("backlash", 0.0, "rad", "half width of the backlash dead zone, load side",
-              min=0.0),
+              min=0.0, max=math.pi),
     Parameter("backlash_smoothing", 1.0e-6, "rad", "softplus width of the dead-zone corners",
-              min=0.0, exclusive_min=True),
+              min=0.0, exclusive_min=True, max=0.1),
 )
 
 
@@ -507,10 +515,12 @@ class DCMotorBlock(OdeBlock):
     """
 
     INPUTS = (
-        Signal("voltage", "V", "armature voltage (command='voltage')"),
-        Signal("current_ref", "A", "current command (command='current')"),
-        Signal("axis_angle", "rad", "angle of the driven axis"),
-        Signal("axis_rate", "rad/s", "rate of the driven axis"),
+        # physical bounds, as the motor parameters': a command beyond the largest supply
+        # or amplifier, an axis of 1600 turns or 10^5 rpm is a fault upstream
+        Signal("voltage", "V", "armature voltage (command='voltage')", min=-1e5, max=1e5),
+        Signal("current_ref", "A", "current command (command='current')", min=-1e4, max=1e4),
+        Signal("axis_angle", "rad", "angle of the driven axis", min=-1e4, max=1e4),
+        Signal("axis_rate", "rad/s", "rate of the driven axis", min=-1e4, max=1e4),
     )
     OUTPUTS = tuple(
         Signal(f"{q}{k}", u, f"motor {k} {d}")
@@ -525,9 +535,10 @@ class DCMotorBlock(OdeBlock):
     PARAMETERS = MOTOR_PARAMETERS + GEAR_PARAMETERS + (
         Parameter("n_motors", 1, "", "motors on the axis (2: counter-torque pair)", min=1, max=2),
         Parameter("command", "voltage", "", "input used", choices=("voltage", "current")),
-        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0),
+        Parameter("bias_current", 0.0, "A", "counter-torque bias (two motors)", min=0.0,
+                  max=1e4),
         Parameter("current_bandwidth", 2000.0, "rad/s", "current-loop bandwidth", min=0.0,
-                  exclusive_min=True),
+                  exclusive_min=True, max=1e7),
         Parameter("locked_rotor", 0, "", "1: rotors clamped (stall test)", min=0, max=1),
     ) + stepping_parameters(20)
     DEFAULT_STOP_TIME = 1.0

@@ -52,15 +52,9 @@ def _fmu(kind, model, tmp_path_factory):
     return export_c_fmu(model, folder, model_name=f"{model.__name__}C")
 
 
-#: The C FMUs' check of their outputs after a step is issue 22's item 1 on the C side, in
-#: hand elsewhere: until it lands, the C joint PD steps to a NaN torque with fmi2OK here.
-C_OUTPUTS_UNCHECKED = pytest.mark.xfail(reason="issue 22 item 1, C side: a C FMU's outputs "
-                                        "are not checked after a step yet", strict=False)
-
-
 @pytest.fixture(scope="module", params=[
     ("python", JointPDController), ("python", FlexibleManipulatorBlock),
-    pytest.param(("c", JointPDController), marks=C_OUTPUTS_UNCHECKED),
+    ("c", JointPDController),
     ("c", FlexibleManipulatorBlock)],
     ids=["py-joint-pd", "py-arm", "c-joint-pd", "c-arm"])
 def instance(request, tmp_path_factory):

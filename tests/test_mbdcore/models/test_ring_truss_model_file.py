@@ -134,7 +134,7 @@ BROKEN = {
     "negative motor resistance": (
         lambda d: _body(d, "motor1").update(resistance=-3.07),
         lambda d: f"bodies[{d['bodies'].index(_body(d, 'motor1'))}].resistance: -3.07 is "
-                  "invalid: accepted values are finite numbers in (0.0, inf) [Ohm]"),
+                  "invalid: accepted values are finite numbers in (0.0, 10000.0] [Ohm]"),
     "latch of zero length": (
         lambda d: _force(d, "latch", 2).update(deployed_length=0),
         lambda d: f"forces[{_index(d, 'latch', 2)}].deployed_length: 0 is invalid: accepted "

@@ -49,7 +49,9 @@ typedef struct {
 
 typedef struct {
     /* everything a saved FMU state holds: plain data, copied and serialized as bytes */
-    double time;
+    double time;        /* the FMU's time: start_time, then each accepted t + h as doubles */
+    double start_time;  /* fmi2SetupExperiment's start */
+    long long steps;    /* communication steps taken since start_time */
     double r[N_VARS];
     int i[N_VARS];
     int s[N_VARS];

@@ -10,11 +10,23 @@
  *  - an input that is not finite or outside its range is refused the same way;
  *  - fmi2DoStep integrates the continuous state with RK4 or Gill (fixed_step.h, "method",
  *    "substeps" steps per communication step) and advances the discrete state; a step
- *    that gives a non-finite state is undone and returns fmi2Discard with a message;
+ *    that gives a non-finite state, or an output that is not finite or outside its
+ *    declared range, is undone (the whole state: continuous, discrete -- estimators,
+ *    filters, integrators --, Gill's register, time) and returns fmi2Discard with a
+ *    message naming the variable and its value;
+ *  - after a Discard, fmi2GetBooleanStatus(fmi2Terminated) says whether the model can go
+ *    on (fmi2False: a retry with a smaller step may succeed; fmi2True: the model is at its
+ *    hard limit, or the host retried the very step just discarded, which a deterministic
+ *    model discards again) and fmi2GetRealStatus(fmi2LastSuccessfulTime) where it is;
+ *  - the communication point is checked exactly (check_communication_point): the FMU
+ *    keeps its time as the double sum of the accepted t + h and a step count;
  *  - when the model leaves the range where it is accurate (model_validity), a warning is
  *    logged once per run (status fmi2Warning; the step stands);
  *  - the whole state (time, values, continuous and discrete state) is saved by
- *    fmi2GetFMUstate and serialized as bytes with a header that is checked on reading;
+ *    fmi2GetFMUstate and serialized as bytes with a header and an FNV-1a 64 checksum;
+ *    a state read back (fmi2DeSerializeFMUstate, fmi2SetFMUstate) is checked field by
+ *    field (state_bad: ranges, finiteness, the derived numbers w against the
+ *    parameters, its outputs) before it is used;
  *  - built with FLEXCOSIM_DATA_FROM_RESOURCES, the numbers of the export (GUID, start
  *    values and ranges, tables) are read at the first fmi2Instantiate from
  *    resources/model_data.bin and checked field by field (load_model_data); a later
@@ -41,16 +53,40 @@ typedef struct {
     Phase phase;
     int logging_on;
     int range_warned;      /* model_validity has been reported in this run */
+    int terminated;        /* fmi2Terminated after the last Discard: the model cannot go on */
+    int has_discarded;     /* discarded_from and discarded_h hold the last discarded step */
+    double discarded_h;
+    ModelData discarded_from;   /* the state (inputs included) the last discarded step began at */
     char name[128];
     fmi2CallbackFunctions cb;
 } Instance;
 
-#define STATE_MAGIC 0x46435346u   /* "FCSF" */
+/* A serialized state: StateHeader | ModelData | FNV-1a 64 of the bytes before it.  The
+   magic changed ("FCS2") when the checksum and the step count came in: a state of the
+   older layout is refused by its magic, not misread. */
+#define STATE_MAGIC 0x32534346u   /* "FCS2" */
 typedef struct {
     unsigned magic;
     unsigned size;
     char guid[64];
 } StateHeader;
+
+/* What fmi2GetFMUstate hands out: the data between a magic and a checksum, so that a
+   pointer that is not one of ours, or memory overwritten since, is refused. */
+#define SAVED_MAGIC 0x53534346u   /* "FCSS" */
+typedef struct {
+    unsigned magic;
+    unsigned size;
+    ModelData d;
+    unsigned long long checksum;
+} SavedState;
+
+static unsigned long long fnv1a(const unsigned char *p, size_t n) {
+    unsigned long long h = 14695981039346656037ULL;
+    size_t i;
+    for (i = 0; i < n; ++i) { h ^= p[i]; h *= 1099511628211ULL; }
+    return h;
+}
 
 /* ---------------------------------------------------------------- logging ---------- */
 static void logv_(Instance *c, fmi2Status status, const char *category, const char *fmt, va_list args) {
@@ -183,6 +219,113 @@ static int state_finite(const ModelData *d) {
     return 1;
 }
 
+/* The outputs of d (model_outputs writes them into d): 0 when every one is finite and
+   within its declared range, else 1 with the first that is not, and its value, in why.
+   A state is not the whole result: a law's output can overflow from a finite state and
+   finite inputs (a gain times a huge rate), and that is a failed step too. */
+static int outputs_bad(ModelData *d, char *why, size_t n) {
+    int k;
+    model_outputs(d);
+    for (k = 0; k < N_VARS; k++) {
+        const VarInfo *v = &VARS[k];
+        char got[32], range[160];
+        if (v->causality != VAR_OUTPUT || v->type != VAR_REAL || in_range(v, d->r[k])) continue;
+        shortest(got, sizeof got, d->r[k]);
+        if (!isfinite(d->r[k])) {
+            snprintf(why, n, "output %s = %s is not finite", v->name, got);
+        } else {
+            range_text(v, range, sizeof range);
+            snprintf(why, n, "output %s = %s is outside its range %s", v->name, got, range);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Is `data` (from fmi2DeSerializeFMUstate or fmi2SetFMUstate: bytes a host kept, which
+   may have been edited, truncated at a field boundary or made by hand with a valid
+   checksum) a state this model can be in?  0 if so (its derived numbers w then recomputed
+   from its parameters), else 1 with why.  Every field is checked: a wrong substeps
+   (2147483647 is a step of hours) or a NaN time (which would switch off the time check)
+   must be refused here, as fmi2SetInteger and fmi2SetupExperiment refuse them. */
+static int state_bad(ModelData *data, char *why, size_t n) {
+    ModelData probe;
+    char a[32], b[32], range[160], msg[400] = "";
+    int k, w_zero = 1;
+    if (!isfinite(data->time) || !isfinite(data->start_time)) {
+        snprintf(why, n, "its time %s s or start time %s s is not finite",
+                 shortest(a, sizeof a, data->time), shortest(b, sizeof b, data->start_time));
+        return 1;
+    }
+    /* time = start_time + the sum of steps > 0: later than the start once a step is taken */
+    if (data->steps < 0 || data->steps > (1LL << 53)
+        || (data->steps == 0 ? data->time != data->start_time : !(data->time > data->start_time))) {
+        snprintf(why, n, "its time %.17g s does not follow from its start %.17g s after %lld steps",
+                 data->time, data->start_time, data->steps);
+        return 1;
+    }
+    for (k = 0; k < N_VARS; k++) {
+        const VarInfo *v = &VARS[k];
+        int ok = v->type == VAR_STRING ? (data->s[k] >= 0 && data->s[k] < v->n_choices)
+               : v->type == VAR_INTEGER ? in_range(v, (double)data->i[k])
+               : v->causality == VAR_OUTPUT ? isfinite(data->r[k]) : in_range(v, data->r[k]);
+        if (ok) continue;
+        range_text(v, range, sizeof range);
+        if (v->type == VAR_STRING)
+            snprintf(why, n, "%s holds choice %d; it has %d", v->name, data->s[k], v->n_choices);
+        else if (v->type == VAR_INTEGER)
+            snprintf(why, n, "%s = %d is outside %s", v->name, data->i[k], range);
+        else
+            snprintf(why, n, "%s = %s is %s %s", v->name, shortest(a, sizeof a, data->r[k]),
+                     v->causality == VAR_OUTPUT ? "not finite" : "outside", 
+                     v->causality == VAR_OUTPUT ? "" : range);
+        return 1;
+    }
+#define CHECK_FINITE(array, count, what)                                                   \
+    for (k = 0; k < (count); k++)                                                          \
+        if (!isfinite(data->array[k])) {                                                  \
+            snprintf(why, n, "%s[%d] = %s is not finite", what, k,                        \
+                     shortest(a, sizeof a, data->array[k]));                              \
+            return 1;                                                                      \
+        }
+    CHECK_FINITE(x, N_X, "continuous state x")
+    CHECK_FINITE(gill_q, N_X, "Gill's register")
+    CHECK_FINITE(z, N_Z, "discrete state z")
+    CHECK_FINITE(w, N_W, "derived number w")
+#undef CHECK_FINITE
+#if N_X > 0
+    /* Gill's register is touched by Gill's steps only; with RK4 it stays zero */
+    if (!method_is_gill(data))
+        for (k = 0; k < N_X; k++)
+            if (data->gill_q[k] != 0.0) {
+                snprintf(why, n, "Gill's register is not zero, but the method is not Gill's");
+                return 1;
+            }
+#endif
+    /* w follows from the parameters (model_setup): equal to it bit for bit, or all zero
+       in a state saved before initialization, when it was not made yet */
+    probe = *data;
+    if (model_setup(&probe, msg, sizeof msg)) {
+        snprintf(why, n, "its parameters make no model: %s", msg);
+        return 1;
+    }
+    for (k = 0; k < N_W; k++) if (data->w[k] != 0.0) w_zero = 0;
+    if (!w_zero && memcmp(probe.w, data->w, sizeof probe.w) != 0) {
+        snprintf(why, n, "its derived numbers w do not follow from its parameters");
+        return 1;
+    }
+    if (model_validity(&probe, msg, sizeof msg) == 2) {
+        snprintf(why, n, "it is beyond the model's hard limit: %s", msg);
+        return 1;
+    }
+    if (outputs_bad(&probe, msg, sizeof msg)) {
+        snprintf(why, n, "its %s", msg);
+        return 1;
+    }
+    memcpy(data->w, probe.w, sizeof data->w);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- model data ------- */
 #ifdef FLEXCOSIM_DATA_FROM_RESOURCES
 #ifndef FLEXCOSIM_SKELETON
@@ -201,13 +344,6 @@ double MODEL_TABLES[SIZE_OR_1(N_TABLE)];
 static unsigned char data_bytes[DATA_SIZE + 1];
 static unsigned char loaded_bytes[DATA_SIZE];
 static int data_loaded = 0;
-
-static unsigned long long fnv1a(const unsigned char *p, size_t n) {
-    unsigned long long h = 14695981039346656037ULL;
-    size_t i;
-    for (i = 0; i < n; ++i) { h ^= p[i]; h *= 1099511628211ULL; }
-    return h;
-}
 
 static int load_model_data(const char *resources, char *why, size_t nwhy) {
     char dir[4096], path[4200];
@@ -360,7 +496,8 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean tol_defined, fmi2
     if (!c) return fmi2Error;
     if (c->phase != ST_INSTANTIATED) return fail(c, "%s: fmi2SetupExperiment only after fmi2Instantiate", c->name);
     if (!isfinite(start)) return fail(c, "%s: start time %g is not finite", c->name, start);
-    c->d.time = start;
+    c->d.time = c->d.start_time = start;
+    c->d.steps = 0;
     return fmi2OK;
 }
 
@@ -407,6 +544,7 @@ fmi2Status fmi2Reset(fmi2Component comp) {
     if (!c) return fmi2Error;
     set_defaults(&c->d);
     c->phase = ST_INSTANTIATED;
+    c->terminated = c->has_discarded = 0;
     return fmi2OK;
 }
 
@@ -534,31 +672,74 @@ fmi2Status fmi2SetString(fmi2Component comp, const fmi2ValueReference vr[], size
 }
 
 /* ---------------------------------------------------------------- stepping --------- */
+/* Is t the communication point the FMU is at?  Exactly, not within a tolerance: a
+   relative tolerance 1e-9 (1 + |t|) is 1e-3 s at t = 1e6 s and 1000 s at 1e12 s, which
+   let a host repeat a step or go back in time.  The FMU's time is the double sum of the
+   steps as the host gave them (time = t + h, computed here), so a host that accumulates
+   t += h (OMSimulator, our master, the FMI examples) passes exactly that value; fmpy's
+   simulate_fmu passes t_n = start + n*dt and h = t_{n+1} - t_n, and t_n + h == t_{n+1}
+   because that difference is exact (Sterbenz), as libcosim's to_double_duration does by
+   construction.  A host that computes its grid as start + n*h with the step count n is
+   accepted as well (n the steps this FMU took; rounded differently from the sum after
+   many steps) and the FMU then continues from the host's value.  Anything else is a
+   different time: a repeated step, a step back, a gap. */
+static int communication_point_ok(const ModelData *d, double t, double h) {
+    if (t == d->time) return 1;
+    return d->steps > 0 && t == d->start_time + (double)d->steps * h;
+}
+
+/* Undo a step that failed (the whole state, the inputs as the host set them included)
+   and return fmi2Discard with why.  fmi2Terminated then says whether a retry can help:
+   `hard` (the model is beyond its hard limit whatever the step), or the host retried the
+   step just discarded from the same state with the same inputs and no smaller step,
+   which this deterministic model discards again (fmpy's simulate_fmu does that forever
+   unless it hears fmi2Terminated). */
+static fmi2Status discard_step(Instance *c, const ModelData *saved, double t, double h,
+                               int hard, const char *why) {
+    int repeated = c->has_discarded && h >= c->discarded_h
+                   && memcmp(&c->discarded_from, saved, sizeof *saved) == 0;
+    c->d = *saved;
+    c->discarded_from = *saved;
+    c->discarded_h = h;
+    c->has_discarded = 1;
+    c->terminated = hard || repeated;
+    logf_(c, fmi2Discard, "logStatusDiscard",
+          "%s: step [%.17g, %.17g] s: %s; the state is kept at t = %.17g s%s", c->name, t,
+          t + h, why, c->d.time,
+          hard ? " (the model cannot go on: fmi2Terminated)"
+               : repeated ? " (the same step again: fmi2Terminated)"
+                          : " (a smaller step may succeed)");
+    return fmi2Discard;
+}
+
 fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no_prior) {
     Instance *c = (Instance *)comp;
     ModelData saved;
+    char why[600] = "";
+    int validity;
     (void)no_prior;
     if (!c) return fmi2Error;
     if (c->phase != ST_STEPPING) return fail(c, "%s: fmi2DoStep before initialization or after an error", c->name);
     if (!(h > 0.0) || !isfinite(h) || !isfinite(t))
         return fail(c, "%s: fmi2DoStep(t = %g s, h = %g s): the step must be finite and positive", c->name, t, h);
-    if (fabs(t - c->d.time) > 1e-9 * (1.0 + fabs(t)))
-        return fail(c, "%s: fmi2DoStep at t = %.17g s, but the FMU is at %.17g s", c->name, t, c->d.time);
+    if (!communication_point_ok(&c->d, t, h))
+        return fail(c, "%s: fmi2DoStep at t = %.17g s, but the FMU is at t = %.17g s (%lld steps "
+                     "from %.17g s): the communication point must be the FMU's time exactly",
+                     c->name, t, c->d.time, c->d.steps, c->d.start_time);
+    saved = c->d;
 #ifdef SAMPLE_TIME
     {   /* a sampled law designed for one step size (its discretisation depends on it) */
         const ModelData *d = &c->d;
         double dt = SAMPLE_TIME;
         (void)d;                        /* a constant sample time does not read it */
         if (fabs(h - dt) > 1e-9 * dt) {
-            char a[32], b[32], e[32];
-            logf_(c, fmi2Discard, "logStatusDiscard",
-                  "%s is designed for steps of %s s; got a step of %s s at t = %s s", c->name,
-                  shortest(a, sizeof a, dt), shortest(b, sizeof b, h), shortest(e, sizeof e, t));
-            return fmi2Discard;
+            char a[32], b[32];
+            snprintf(why, sizeof why, "the model is designed for steps of %s s; got a step of %s s",
+                     shortest(a, sizeof a, dt), shortest(b, sizeof b, h));
+            return discard_step(c, &saved, t, h, 0, why);
         }
     }
 #endif
-    saved = c->d;
 #if N_X > 0
     {
         int n = substeps(&c->d), s;
@@ -574,31 +755,23 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
 #if N_Z > 0
     model_update(&c->d, h);
 #endif
-    if (!state_finite(&c->d)) {
-        c->d = saved;
-        logf_(c, fmi2Discard, "logStatusDiscard",
-              "%s: step [%.9g, %.9g] s gave a non-finite state; the state is kept at t = %.9g s",
-              c->name, t, t + h, c->d.time);
-        return fmi2Discard;
-    }
+    if (!state_finite(&c->d)) return discard_step(c, &saved, t, h, 0, "the state is not finite");
+    validity = model_validity(&c->d, why, sizeof why);
+    if (validity == 2) return discard_step(c, &saved, t, h, 1, why);   /* beyond the hard limit */
     {
-        char why[512] = "";
-        int validity = model_validity(&c->d, why, sizeof why);
-        if (validity == 2) {          /* beyond the model's hard limit: undo the step */
-            c->d = saved;
-            logf_(c, fmi2Discard, "logStatusDiscard", "%s: step [%.9g, %.9g] s: %s; the state "
-                  "is kept at t = %.9g s", c->name, t, t + h, why, c->d.time);
-            return fmi2Discard;
-        }
-        c->d.time = t + h;
-        if (validity == 1 && !c->range_warned) {
-            c->range_warned = 1;
-            logf_(c, fmi2Warning, "logStatusWarning", "%s: t = %.9g s: %s", c->name,
-                  c->d.time, why);
-        }
+        char out[400];
+        if (outputs_bad(&c->d, out, sizeof out)) return discard_step(c, &saved, t, h, 0, out);
+    }
+    c->d.time = t + h;
+    c->d.steps += 1;
+    c->terminated = 0;
+    if (validity == 1 && !c->range_warned) {
+        c->range_warned = 1;
+        logf_(c, fmi2Warning, "logStatusWarning", "%s: t = %.9g s: %s", c->name, c->d.time, why);
     }
     return fmi2OK;
 }
+
 
 fmi2Status fmi2CancelStep(fmi2Component comp) {
     Instance *c = (Instance *)comp;
@@ -613,9 +786,28 @@ static fmi2Status status_unknown(fmi2Component comp, const char *what) {
 }
 
 fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetStatus"); }
-fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetRealStatus"); }
 fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetIntegerStatus"); }
-fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetBooleanStatus"); }
+
+/* FMI 2.0 lets a host ask these after fmi2DoStep returned fmi2Discard (fmpy's
+   simulate_fmu does, and stops the run cleanly on fmi2True; an fmi2Error there aborts
+   it): whether the model can go on (discard_step) and the time it stands at. */
+fmi2Status fmi2GetBooleanStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Boolean *v) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (s != fmi2Terminated) return status_unknown(comp, "fmi2GetBooleanStatus (only fmi2Terminated)");
+    if (!v) return fail(c, "%s: fmi2GetBooleanStatus: no place for the value", c->name);
+    *v = c->terminated ? fmi2True : fmi2False;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetRealStatus(fmi2Component comp, const fmi2StatusKind s, fmi2Real *v) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (s != fmi2LastSuccessfulTime) return status_unknown(comp, "fmi2GetRealStatus (only fmi2LastSuccessfulTime)");
+    if (!v) return fail(c, "%s: fmi2GetRealStatus: no place for the value", c->name);
+    *v = c->d.time;
+    return fmi2OK;
+}
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *v) { (void)s; (void)v; return status_unknown(c, "fmi2GetStringStatus"); }
 
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
@@ -638,26 +830,47 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
 }
 
 /* ---------------------------------------------------------------- FMU state -------- */
+static unsigned long long saved_checksum(const SavedState *saved) {
+    return fnv1a((const unsigned char *)&saved->d, sizeof saved->d);
+}
+
 fmi2Status fmi2GetFMUstate(fmi2Component comp, fmi2FMUstate *state) {
     Instance *c = (Instance *)comp;
-    ModelData *copy;
+    SavedState *copy;
     if (!c || !state) return fmi2Error;
-    copy = (ModelData *)*state;
+    copy = (SavedState *)*state;
+    if (copy && copy->magic != SAVED_MAGIC)
+        return fail(c, "%s: fmi2GetFMUstate: the state given to overwrite is not one of this FMU's",
+                    c->name);
     if (!copy) {
-        copy = c->cb.allocateMemory ? (ModelData *)c->cb.allocateMemory(1, sizeof *copy)
-                                    : (ModelData *)calloc(1, sizeof *copy);
+        copy = c->cb.allocateMemory ? (SavedState *)c->cb.allocateMemory(1, sizeof *copy)
+                                    : (SavedState *)calloc(1, sizeof *copy);
         if (!copy) return fail(c, "%s: fmi2GetFMUstate: out of memory", c->name);
     }
-    *copy = c->d;
+    copy->magic = SAVED_MAGIC;
+    copy->size = (unsigned)sizeof(ModelData);
+    copy->d = c->d;
+    copy->checksum = saved_checksum(copy);
     *state = copy;
     return fmi2OK;
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component comp, fmi2FMUstate state) {
     Instance *c = (Instance *)comp;
+    const SavedState *saved = (const SavedState *)state;
+    ModelData data;
+    char why[600];
     if (!c) return fmi2Error;
     if (!state) return fail(c, "%s: fmi2SetFMUstate: no state given", c->name);
-    c->d = *(const ModelData *)state;
+    if (saved->magic != SAVED_MAGIC || saved->size != sizeof(ModelData)
+        || saved->checksum != saved_checksum(saved))
+        return fail(c, "%s: fmi2SetFMUstate: the state is not one this FMU saved, or was "
+                    "changed since (checksum); the instance is unchanged", c->name);
+    data = saved->d;
+    if (state_bad(&data, why, sizeof why))
+        return fail(c, "%s: fmi2SetFMUstate: refused, %s; the instance is unchanged", c->name, why);
+    c->d = data;
+    c->terminated = c->has_discarded = 0;
     if (c->phase == ST_ERROR || c->phase == ST_TERMINATED) c->phase = ST_STEPPING;
     return fmi2OK;
 }
@@ -673,27 +886,37 @@ fmi2Status fmi2FreeFMUstate(fmi2Component comp, fmi2FMUstate *state) {
     return fmi2OK;
 }
 
+/* The serialized layout: StateHeader | ModelData | FNV-1a 64 of the bytes before it. */
+#define SERIAL_SIZE (sizeof(StateHeader) + sizeof(ModelData) + 8)
+
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate state, size_t *size) {
     Instance *c = (Instance *)comp;
     (void)state;
     if (!c || !size) return fmi2Error;
-    *size = sizeof(StateHeader) + sizeof(ModelData);
+    *size = SERIAL_SIZE;
     return fmi2OK;
 }
 
 fmi2Status fmi2SerializeFMUstate(fmi2Component comp, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
     Instance *c = (Instance *)comp;
+    const SavedState *saved = (const SavedState *)state;
     StateHeader head;
+    unsigned long long sum;
     if (!c || !state || !bytes) return fmi2Error;
-    if (size < sizeof head + sizeof(ModelData))
+    if (size < SERIAL_SIZE)
         return fail(c, "%s: fmi2SerializeFMUstate: %lu bytes given, %lu needed", c->name,
-                     (unsigned long)size, (unsigned long)(sizeof head + sizeof(ModelData)));
+                     (unsigned long)size, (unsigned long)SERIAL_SIZE);
+    if (saved->magic != SAVED_MAGIC || saved->checksum != saved_checksum(saved))
+        return fail(c, "%s: fmi2SerializeFMUstate: the state is not one this FMU saved, or was "
+                    "changed since (checksum)", c->name);
     memset(&head, 0, sizeof head);
     head.magic = STATE_MAGIC;
     head.size = (unsigned)sizeof(ModelData);
     snprintf(head.guid, sizeof head.guid, "%s", MODEL_GUID);
     memcpy(bytes, &head, sizeof head);
-    memcpy(bytes + sizeof head, state, sizeof(ModelData));
+    memcpy(bytes + sizeof head, &saved->d, sizeof(ModelData));
+    sum = fnv1a((const unsigned char *)bytes, sizeof head + sizeof(ModelData));
+    memcpy(bytes + sizeof head + sizeof(ModelData), &sum, 8);
     return fmi2OK;
 }
 
@@ -701,23 +924,39 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], s
     Instance *c = (Instance *)comp;
     StateHeader head;
     ModelData data;
-    int k;
+    SavedState *copy;
+    unsigned long long sum;
+    char why[600];
     if (!c || !bytes || !state) return fmi2Error;
-    if (size != sizeof head + sizeof(ModelData))
+    if (size != SERIAL_SIZE)
         return fail(c, "%s: fmi2DeSerializeFMUstate: %lu bytes are not a state of this FMU (%lu expected)",
-                     c->name, (unsigned long)size, (unsigned long)(sizeof head + sizeof(ModelData)));
+                     c->name, (unsigned long)size, (unsigned long)SERIAL_SIZE);
     memcpy(&head, bytes, sizeof head);
     if (head.magic != STATE_MAGIC || head.size != sizeof(ModelData)
+        || memchr(head.guid, '\0', sizeof head.guid) == NULL
         || strncmp(head.guid, MODEL_GUID, sizeof head.guid) != 0)
-        return fail(c, "%s: fmi2DeSerializeFMUstate: the bytes are not a state of this FMU", c->name);
+        return fail(c, "%s: fmi2DeSerializeFMUstate: the bytes are not a state of this FMU "
+                    "(header)", c->name);
+    memcpy(&sum, bytes + sizeof head + sizeof(ModelData), 8);
+    if (sum != fnv1a((const unsigned char *)bytes, sizeof head + sizeof(ModelData)))
+        return fail(c, "%s: fmi2DeSerializeFMUstate: the state is corrupt (its FNV-1a checksum "
+                    "does not match its bytes)", c->name);
     memcpy(&data, bytes + sizeof head, sizeof data);
-    for (k = 0; k < N_VARS; k++)     /* a state from elsewhere must not index out of bounds */
-        if (VARS[k].type == VAR_STRING && (data.s[k] < 0 || data.s[k] >= VARS[k].n_choices))
-            return fail(c, "%s: fmi2DeSerializeFMUstate: corrupt state (%s)", c->name, VARS[k].name);
-#if VR_SUBSTEPS >= 0
-    if (data.i[VR_SUBSTEPS] < 1) return fail(c, "%s: fmi2DeSerializeFMUstate: corrupt state (substeps)", c->name);
-#endif
-    if (fmi2GetFMUstate(comp, state) != fmi2OK) return fmi2Error;
-    *(ModelData *)*state = data;
+    if (state_bad(&data, why, sizeof why))
+        return fail(c, "%s: fmi2DeSerializeFMUstate: refused, %s", c->name, why);
+    if (*state && ((SavedState *)*state)->magic != SAVED_MAGIC)
+        return fail(c, "%s: fmi2DeSerializeFMUstate: the state given to overwrite is not one "
+                    "of this FMU's", c->name);
+    copy = (SavedState *)*state;
+    if (!copy) {
+        copy = c->cb.allocateMemory ? (SavedState *)c->cb.allocateMemory(1, sizeof *copy)
+                                    : (SavedState *)calloc(1, sizeof *copy);
+        if (!copy) return fail(c, "%s: fmi2DeSerializeFMUstate: out of memory", c->name);
+    }
+    copy->magic = SAVED_MAGIC;
+    copy->size = (unsigned)sizeof(ModelData);
+    copy->d = data;
+    copy->checksum = saved_checksum(copy);
+    *state = copy;
     return fmi2OK;
 }

@@ -8,8 +8,9 @@ in a plain C harness (dlopen, no Python; CLOCK_MONOTONIC around every step), and
 time from the start of a fresh process to the first completed ``fmi2DoStep``
 (process start, dlopen, instantiate, initialise, one step).  Models: the 2-state
 mass-spring-damper plant, a 24-state linear plant, the flexible arm with 2 and 5 modes
-per link (its FMU defaults: exact kinematics, RK4, 10 substeps per step; and with 1
-substep, and with the second-order kinematics), the antenna's pointing axis (10
+per link (exact kinematics, RK4, 10 substeps per step, set at export: the FMU's default
+is substeps = 0, "auto", which bench/auto_substeps.py measures; and with 1 substep, and
+with the second-order kinematics), the antenna's pointing axis (10
 substeps) and the discrete laws (joint PD, LQG, notch, antenna servo); and, for comparison, the Python FMU of the arm (fresh process, then again with its
 caches warm).
 """
@@ -90,11 +91,12 @@ def _models():
     """label -> (block class, export parameters, input name, output name)."""
     out = {label: (LinearSystemBlock.configured(state_space_config(system), "Bench"), {},
                    "u0", "y0") for label, system in _plants().items()}
-    out["arm, 2 modes/link"] = (FlexibleManipulatorBlock, {}, "tau1", "theta1")
+    out["arm, 2 modes/link"] = (FlexibleManipulatorBlock, {"substeps": 10}, "tau1", "theta1")
     out["arm, 2 modes, 1 sub"] = (FlexibleManipulatorBlock, {"substeps": 1}, "tau1", "theta1")
-    out["arm, 2nd-order kin."] = (FlexibleManipulatorBlock, {"kinematics": "second-order"},
-                                  "tau1", "theta1")
-    out["arm, 5 modes/link"] = (FlexibleManipulatorBlock, {"n_modes": 5}, "tau1", "theta1")
+    out["arm, 2nd-order kin."] = (FlexibleManipulatorBlock, {"kinematics": "second-order",
+                                                             "substeps": 10}, "tau1", "theta1")
+    out["arm, 5 modes/link"] = (FlexibleManipulatorBlock, {"n_modes": 5, "substeps": 10},
+                                "tau1", "theta1")
     out["joint PD"] = (JointPDController, {}, "theta1", "tau1")
     out["LQG (12 states)"] = (ArmLQGController, {}, "theta1", "tau1")
     out["notch"] = (NotchFilter, {}, "u", "y")

@@ -53,10 +53,6 @@ logger = logging.getLogger(__name__)
 
 #: The fixed-step methods of the C wrapper.
 C_METHODS = ("rk4", "gill")
-#: The substeps a C FMU takes where the block's are 0, "auto": the wrapper steps a fixed
-#: number (its error control is the Python FMU's only, issue 22), as before "auto".
-C_DEFAULT_SUBSTEPS = 10
-
 #: The C files of an FMU's build, in ``sources/``: the wrapper, the model's code, its numbers.
 C_UNITS = ("fmi2_cs.c", "model.c", "model_data.c")
 
@@ -218,17 +214,6 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
             spec = Parameter(spec.name, spec.default, spec.unit,
                              "integration method (C FMU)", choices=C_METHODS)
             sv.set("description", f"integration method (one of {', '.join(map(repr, C_METHODS))})")
-        if name == "substeps" and causality == "parameter" and spec.min is not None \
-                and spec.min < 1:
-            if values[name] < 1:
-                values[name] = C_DEFAULT_SUBSTEPS
-            spec = Parameter(spec.name, values[name], spec.unit, "integrator steps per "
-                             "communication step (C FMU: a fixed number)", min=1, max=spec.max)
-            sv.set("description", spec.description)
-            sv[0].set("min", "1")
-        if name in ("rtol", "atol") and causality == "parameter" and "substeps" in values:
-            sv.set("description", f"{sv.get('description')}; not used by the C FMU, which "
-                   "steps a fixed number of substeps")
         if name in model.fixed_parameters and causality == "parameter":
             value = values[name]
             hint = f"fixed when exported: export again with --set {name}=VALUE to change it"
@@ -285,6 +270,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         f"#define N_W {model.n_work}",
         f"#define VR_METHOD {names['method'] if continuous and 'method' in names else -1}",
         f"#define VR_SUBSTEPS {names['substeps'] if continuous and 'substeps' in names else -1}",
+        f"#define VR_RTOL {names['rtol'] if continuous and 'rtol' in names else -1}",
+        f"#define VR_ATOL {names['atol'] if continuous and 'atol' in names else -1}",
         "#define X(k) (d->x[k])", "#define Z(k) (d->z[k])", "#define W(k) (d->w[k])",
         *macros,
         *_table_macros(model.tables),

@@ -480,8 +480,8 @@ class FlexibleManipulatorBlock(OdeBlock):
     def c_model(self) -> CModel:
         """The arm's C equations (``native/arm.c``, the code this block runs) over its
         table: the physical parameters, the number of modes, the shape family and the
-        stiffening switch are built in; torques, initial angles, method and substeps
-        stay settable."""
+        stiffening switch are built in; torques, initial angles, method, substeps (0,
+        "auto", by the wrapper's step doubling as this block) and rtol/atol stay settable."""
         table = self.model.kernel.table
         limit = KINEMATICS_RANGE[self.params["kinematics"]]
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(ARM_OUTPUTS))

@@ -243,4 +243,59 @@ FS_MAYBE_UNUSED static int fs_advance(fs_rhs rhs, void *ctx, double *x, double *
     return 0;
 }
 
+/* ---- substeps = 0, "auto": step doubling (mbdcore.dae.ode_block.OdeBlock._controlled_advance) ----
+ *
+ * From the same start, n and 2n substeps give x_n and x_2n (fs_advance each); where
+ * |x_2n - x_n| <= atol + rtol max(|x_2n|, |x_start|) in every state the result is x_2n
+ * (and Gill's register of the 2n run), else n doubles; a difference still too large at
+ * 2n >= FS_AUTO_MAX_SUBSTEPS fails the step.  *n holds where the doubling starts (1 at
+ * the start of a run, then the value this function leaves: n, or n/2 where the scaled
+ * difference was at most 0.5 / 2^order).  The numbers and decisions are the Python
+ * block's exactly, so the C FMU and the Python block take the same substeps and give the
+ * same states.  Returns 0; fs_advance's failure (x, q, *n unchanged); or
+ * FS_TOLERANCE_MISSED with the scaled difference in *error and the substeps of the last
+ * try in *tried (x, q, *n unchanged).  work: FS_AUTO_WORK_PER_STATE m doubles. */
+#define FS_AUTO_MAX_SUBSTEPS 4096
+#define FS_AUTO_WORK_PER_STATE (4 + FS_WORK_PER_STATE)
+#define FS_TOLERANCE_MISSED (-1)
+
+FS_MAYBE_UNUSED static int fs_advance_auto(fs_rhs rhs, void *ctx, double *x, double *q, int m,
+                                           double h, int method, int order, double rtol,
+                                           double atol, int *n_start, double *error,
+                                           int *tried, double *work) {
+    double *xc = work, *qc = work + m, *xf = work + 2 * m, *qf = work + 3 * m,
+           *scratch = work + 4 * m;
+    int n = *n_start, i, status;
+    double worst = 0.0;
+    memcpy(xc, x, sizeof(double) * m);
+    memcpy(qc, q, sizeof(double) * m);
+    if ((status = fs_advance(rhs, ctx, xc, qc, m, h / n, n, method, scratch))) return status;
+    for (;;) {
+        memcpy(xf, x, sizeof(double) * m);
+        memcpy(qf, q, sizeof(double) * m);
+        if ((status = fs_advance(rhs, ctx, xf, qf, m, h / (2 * n), 2 * n, method, scratch)))
+            return status;
+        worst = 0.0;
+        for (i = 0; i < m; i++) {
+            const double scale = atol + rtol * fmax(fabs(xf[i]), fabs(x[i]));
+            const double e = fabs(xf[i] - xc[i]) / scale;
+            if (!(e <= worst)) worst = e;        /* NaN stays (and is not <= 1) */
+        }
+        if (worst <= 1.0) break;
+        if (2 * n >= FS_AUTO_MAX_SUBSTEPS) {
+            *error = worst;
+            *tried = 2 * n;
+            return FS_TOLERANCE_MISSED;
+        }
+        memcpy(xc, xf, sizeof(double) * m);
+        n *= 2;
+    }
+    memcpy(x, xf, sizeof(double) * m);
+    memcpy(q, qf, sizeof(double) * m);
+    *error = worst;
+    *tried = 2 * n;
+    *n_start = (worst <= 0.5 / ldexp(1.0, order) && n > 1) ? n / 2 : n;
+    return 0;
+}
+
 #endif

@@ -23,6 +23,7 @@ from fmu.fmi.export_c import export_c_fmu
 from mbdcore.blocks import Block, Parameter, Signal, StepError
 from mbdcore.codegen import CModel
 from mbdcore.models.drive import DCMotorBlock
+from mbdcore.models.manipulator import FlexibleManipulatorBlock
 
 pytestmark = pytest.mark.gcc
 
@@ -244,7 +245,8 @@ def test_a_saved_state_is_checked_field_by_field_and_by_its_checksum(host, drive
     the checksum made right is refused (checksum); edits with it made right are refused
     by the field checks -- substeps outside [1, 100000], a time that is not finite or does
     not follow from the start and the step count, a parameter outside its range, derived
-    numbers that do not follow from the parameters -- each with fmi2Error and a message."""
+    numbers that do not follow from the parameters, where "auto" starts its doubling
+    (auto_substeps outside [1, 4096]) -- each with fmi2Error and a message."""
     saved = _saved_drive_state(host, drive, tmp_path)
     where = _offsets(drive)
     t = 5e-3
@@ -264,6 +266,9 @@ def test_a_saved_state_is_checked_field_by_field_and_by_its_checksum(host, drive
     resistance = bytearray(saved)            # in range, but w was made from the old value
     struct.pack_into("<d", resistance, where["r"] + 8 * drive.vr["resistance"], 1.5)
     edits["derived numbers w"] = _sealed(resistance)
+    auto = bytearray(saved)                  # the last field of ModelData: 1 .. 4096
+    struct.pack_into("<q", auto, len(saved) - 16, 0)
+    edits["auto_substeps"] = _sealed(auto)
     unsealed = bytearray(saved)
     unsealed[where["r"] + 3] ^= 0x40
     edits["checksum"] = bytes(unsealed)
@@ -275,6 +280,7 @@ def test_a_saved_state_is_checked_field_by_field_and_by_its_checksum(host, drive
         assert "fmi2DeSerializeFMUstate" in message and what in message, (what, message)
     assert "substeps = 2147483647 is outside [1, 100000]" in errors[0]
     assert "time nan s" in errors[1]
+    assert "auto_substeps = 0 is outside [1, 4096]" in errors[-2]
 
     # the state itself is accepted and continues
     good = tmp_path / "good.bin"
@@ -394,3 +400,95 @@ def test_fmpy_stops_cleanly_at_a_discard(growth, hard_limit, stops_at):
     assert result["time"][-1] == stops_at
     assert result["level"][-1] == 100.0 * stops_at
     assert np.all(np.isfinite(result["growth"]))
+
+
+# ------------------------------------------- 3: substeps = 0, "auto", in the C wrapper --
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("arm")
+    return Unzipped(export_c_fmu(FlexibleManipulatorBlock, folder, model_name="ArmC"),
+                    folder / "x")
+
+
+def test_an_unreachable_tolerance_is_a_discarded_step_and_fmpy_stops_cleanly(arm):
+    """Issue 22 item 3, the C side (failed before: the C arm stepped a fixed 10 substeps
+    whatever rtol and atol said, and this step returned fmi2OK).  With rtol = 1e-14 and
+    atol = 1e-300 a 0.1 s step misses the tolerance still at 4096 substeps (the estimate is
+    1.7e4 times it): fmi2Discard with the Python block's message, the state kept,
+    fmi2Terminated false (a smaller step may pass, and 1 ms steps do); fmpy retries the
+    step once, hears fmi2Terminated and returns the run so far."""
+    fmu = _instance(arm, step=0.1, rtol=1e-14, atol=1e-300)
+    fmu.set("tau1", 0.2)
+    fmu.set("tau2", 0.05)
+    before = fmu.get("theta1", "omega1", "w1")
+    assert _discarded(fmu)
+    message = "error estimate 1.71e+04 times the tolerance (rtol = 1e-14, atol = 1e-300) " \
+              "with 4096 substeps, the most substeps = 0 takes; shorten the communication " \
+              "step or loosen rtol/atol"
+    assert any(message in m for s, m in fmu.messages if s == DISCARD), fmu.messages
+    assert fmu.get("theta1", "omega1", "w1") == before
+    assert not fmu.fmu.getBooleanStatus(FMI2_TERMINATED)
+    assert fmu.fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME) == 0.0
+    for _ in range(3):
+        fmu.step(1e-3)
+    assert fmu.get("omega1")[0] > 0.0
+    fmu.close()
+    python = FlexibleManipulatorBlock(rtol=1e-14, atol=1e-300)
+    python.set_inputs({"tau1": 0.2, "tau2": 0.05})
+    with pytest.raises(StepError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("+", r"\+")):
+        python.do_step(0.0, 0.1)
+
+    signals = np.array([(0.0, 0.2, 0.05), (1.0, 0.2, 0.05)],
+                       dtype=[("time", float), ("tau1", float), ("tau2", float)])
+    logged = []
+    result = fmpy.simulate_fmu(str(arm.fmu_file), stop_time=0.5, step_size=0.1,
+                               output_interval=0.1, input=signals, output=["theta1"],
+                               start_values={"rtol": 1e-14, "atol": 1e-300},
+                               logger=lambda *args: logged.append(args[-1].decode()))
+    assert np.all(result["time"] == 0.0) and np.all(result["theta1"] == 0.0)
+    assert sum(message in m for m in logged) == 2
+    assert "(the same step again: fmi2Terminated)" in logged[-1]
+
+
+def test_an_arm_state_saved_under_auto_carries_where_the_doubling_starts(arm):
+    """substeps = 0 keeps where its doubling starts in the FMU state (auto_substeps).  At
+    rtol = 1e-11, atol = 1e-14 "auto" takes 4 to 16 substeps per 1 ms step here, raising
+    and lowering n as the Python block does (8, then 4, 2 at steps 78-79, 4 again): 100
+    steps (torque reversed at step 70) equal the Python block's to 1e-12.  The state saved
+    after step 78 (n = 2), serialized and set again after step 99 (n = 4 there), gives
+    the same last 21 steps bit for bit; had it not carried n, step 79 would start at 4
+    and take 8 substeps instead of 4."""
+    tolerances = {"rtol": 1e-11, "atol": 1e-14}
+
+    def torques(k):
+        return {"tau1": 0.2 if k < 70 else -0.2, "tau2": 0.05}
+
+    def steps(fmu, ks):
+        rows = []
+        for k in ks:
+            for name, value in torques(k).items():
+                fmu.set(name, value)
+            fmu.step()
+            rows.append(fmu.get("theta1", "omega1", "w1", "w2"))
+        return rows
+
+    python = FlexibleManipulatorBlock(**tolerances)
+    rows, seen = [], []
+    for k in range(100):
+        python.set_inputs(torques(k))
+        python.do_step(k * 1e-3, 1e-3)
+        rows.append([python.outputs()[n] for n in ("theta1", "omega1", "w1", "w2")])
+        seen.append(python._auto_substeps)
+    assert seen[78] == 2 and seen[79] == 2 and seen[99] == 4
+
+    fmu = _instance(arm, step=1e-3, **tolerances)
+    head = steps(fmu, range(79))
+    blob = fmu.fmu.serializeFMUstate(fmu.fmu.getFMUstate())
+    t = fmu.t
+    tail = steps(fmu, range(79, 100))
+    np.testing.assert_allclose(np.array(head + tail), np.array(rows), rtol=0, atol=1e-12)
+    fmu.fmu.setFMUstate(fmu.fmu.deSerializeFMUstate(blob))
+    fmu.t = t
+    assert steps(fmu, range(79, 100)) == tail
+    fmu.close()

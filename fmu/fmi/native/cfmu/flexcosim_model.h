@@ -8,7 +8,7 @@
  * of the chosen value among the variable's choices).  A model reads its parameters and
  * inputs and writes its outputs there (model.c names them by macros), keeps its
  * continuous state in x (integrated by the wrapper: RK4 or Gill, `substeps` per
- * communication step) and its discrete state in z (advanced by model_update once per
+ * communication step, or 0: "auto", error-controlled with the model's rtol and atol) and its discrete state in z (advanced by model_update once per
  * communication step).  A sampled law designed for one step size defines SAMPLE_TIME in
  * model_config.h (an expression over d, in s): the wrapper discards any other step.
  *
@@ -59,6 +59,8 @@ typedef struct {
     double gill_q[SIZE_OR_1(N_X)];   /* Gill's round-off register, carried across steps */
     double z[SIZE_OR_1(N_Z)];
     double w[SIZE_OR_1(N_W)];        /* quantities derived from the parameters at start */
+    long long auto_substeps;         /* substeps = 0, "auto": where the next step's doubling
+                                        starts (1 .. FS_AUTO_MAX_SUBSTEPS, fixed_step.h) */
 } ModelData;
 
 FLEXCOSIM_HIDDEN extern const VarInfo VARS[N_VARS];

@@ -9,9 +9,11 @@
  *    log message naming the variable and the accepted values; the old value stays;
  *  - an input that is not finite or outside its range is refused the same way;
  *  - fmi2DoStep integrates the continuous state with RK4 or Gill (fixed_step.h, "method",
- *    "substeps" steps per communication step) and advances the discrete state; a step
- *    that gives a non-finite state, or an output that is not finite or outside its
- *    declared range, is undone (the whole state: continuous, discrete -- estimators,
+ *    "substeps" steps per communication step; substeps = 0, "auto": n and 2n substeps
+ *    with n doubled until their difference meets "rtol" and "atol", at most 4096, as the
+ *    Python block: fs_advance_auto) and advances the discrete state; a step that gives a
+ *    non-finite state, misses the tolerance of "auto", or an output that is not finite or
+ *    outside its declared range, is undone (the whole state: continuous, discrete -- estimators,
  *    filters, integrators --, Gill's register, time) and returns fmi2Discard with a
  *    message naming the variable and its value;
  *  - after a Discard, fmi2GetBooleanStatus(fmi2Terminated) says whether the model can go
@@ -46,6 +48,15 @@
 #endif
 #include "fixed_step.h"    /* RK4 and Gill, as mbdcore.integrators sums them */
 
+/* The tolerances of substeps = 0, "auto" (model_config.h names them where the model has
+   them; a model_config.h written before "auto" came to C has no such lines). */
+#ifndef VR_RTOL
+#define VR_RTOL -1
+#endif
+#ifndef VR_ATOL
+#define VR_ATOL -1
+#endif
+
 typedef enum { ST_INSTANTIATED, ST_INITIALIZATION, ST_STEPPING, ST_TERMINATED, ST_ERROR } Phase;
 
 typedef struct {
@@ -62,9 +73,9 @@ typedef struct {
 } Instance;
 
 /* A serialized state: StateHeader | ModelData | FNV-1a 64 of the bytes before it.  The
-   magic changed ("FCS2") when the checksum and the step count came in: a state of the
-   older layout is refused by its magic, not misread. */
-#define STATE_MAGIC 0x32534346u   /* "FCS2" */
+   magic changes with the layout ("FCS2": the checksum and the step count; "FCS3":
+   auto_substeps): a state of an older layout is refused by its magic, not misread. */
+#define STATE_MAGIC 0x33534346u   /* "FCS3" */
 typedef struct {
     unsigned magic;
     unsigned size;
@@ -125,6 +136,7 @@ static fmi2Status fail(Instance *c, const char *fmt, ...) {
 static void set_defaults(ModelData *d) {
     int k;
     memset(d, 0, sizeof *d);
+    d->auto_substeps = 1;
     for (k = 0; k < N_VARS; k++) {
         double start = MODEL_NUMBERS[k][NUM_START];
         if (VARS[k].type == VAR_REAL) d->r[k] = start;
@@ -195,12 +207,33 @@ static int method_is_gill(const ModelData *d) {
 #endif
 }
 
+/* Integrator steps per communication step; 0: "auto" (fs_advance_auto) */
 static int substeps(const ModelData *d) {
 #if VR_SUBSTEPS >= 0
     return d->i[VR_SUBSTEPS];
 #else
     (void)d;
     return 1;
+#endif
+}
+
+/* rtol and atol of "auto" (substeps = 0): the model's parameters, or the Python
+   block's defaults where the model has none (its substeps then cannot be 0: min 1). */
+static double rtol_of(const ModelData *d) {
+#if VR_RTOL >= 0
+    return d->r[VR_RTOL];
+#else
+    (void)d;
+    return 1e-6;
+#endif
+}
+
+static double atol_of(const ModelData *d) {
+#if VR_ATOL >= 0
+    return d->r[VR_ATOL];
+#else
+    (void)d;
+    return 1e-9;
 #endif
 }
 #endif
@@ -293,6 +326,11 @@ static int state_bad(ModelData *data, char *why, size_t n) {
     CHECK_FINITE(z, N_Z, "discrete state z")
     CHECK_FINITE(w, N_W, "derived number w")
 #undef CHECK_FINITE
+    if (data->auto_substeps < 1 || data->auto_substeps > FS_AUTO_MAX_SUBSTEPS) {
+        snprintf(why, n, "auto_substeps = %lld is outside [1, %d]", data->auto_substeps,
+                 FS_AUTO_MAX_SUBSTEPS);
+        return 1;
+    }
 #if N_X > 0
     /* Gill's register is touched by Gill's steps only; with RK4 it stays zero */
     if (!method_is_gill(data))
@@ -508,6 +546,7 @@ static fmi2Status start_model(Instance *c) {
         return fail(c, "%s: %s", c->name, msg);
     }
     memset(c->d.gill_q, 0, sizeof c->d.gill_q);
+    c->d.auto_substeps = 1;
     c->range_warned = 0;
     model_initial(&c->d);
     model_outputs(&c->d);
@@ -741,15 +780,29 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
     }
 #endif
 #if N_X > 0
-    {
-        int n = substeps(&c->d), s;
-        double hs = h / n;
-        int gill = method_is_gill(&c->d);
-        double scratch[5 * N_X];
-        for (s = 0; s < n; s++) {
-            if (gill) fs_gill_step(model_rhs, &c->d, c->d.x, c->d.gill_q, N_X, hs, scratch);
-            else fs_rk4_step(model_rhs, &c->d, c->d.x, N_X, hs, scratch);
+    {   /* the continuous state: all or nothing (fs_advance, fs_advance_auto) */
+        int n = substeps(&c->d), method = method_is_gill(&c->d) ? 1 : 0, status;
+        double work[FS_AUTO_WORK_PER_STATE * N_X];
+        if (n == 0) {   /* "auto": step doubling to rtol/atol, as the Python block */
+            int start = (int)c->d.auto_substeps, tried = 0;
+            double error = 0.0;
+            status = fs_advance_auto(model_rhs, &c->d, c->d.x, c->d.gill_q, N_X, h, method, 4,
+                                     rtol_of(&c->d), atol_of(&c->d),
+                                     &start, &error, &tried, work);
+            if (status == FS_TOLERANCE_MISSED) {
+                char a[32], b[32];
+                snprintf(why, sizeof why, "error estimate %.3g times the tolerance (rtol = %s, "
+                         "atol = %s) with %d substeps, the most substeps = 0 takes; shorten the "
+                         "communication step or loosen rtol/atol", error,
+                         shortest(a, sizeof a, rtol_of(&c->d)),
+                         shortest(b, sizeof b, atol_of(&c->d)), tried);
+                return discard_step(c, &saved, t, h, 0, why);
+            }
+            if (status == 0) c->d.auto_substeps = start;
+        } else {
+            status = fs_advance(model_rhs, &c->d, c->d.x, c->d.gill_q, N_X, h / n, n, method, work);
         }
+        if (status) return discard_step(c, &saved, t, h, 0, "the state is not finite");
     }
 #endif
 #if N_Z > 0

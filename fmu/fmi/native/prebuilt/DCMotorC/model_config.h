@@ -8,6 +8,8 @@
 #define N_W 18
 #define VR_METHOD 20
 #define VR_SUBSTEPS 21
+#define VR_RTOL -1
+#define VR_ATOL -1
 #define X(k) (d->x[k])
 #define Z(k) (d->z[k])
 #define W(k) (d->w[k])

@@ -8,6 +8,8 @@
 #define N_W 0
 #define VR_METHOD 17
 #define VR_SUBSTEPS 18
+#define VR_RTOL 19
+#define VR_ATOL 20
 #define X(k) (d->x[k])
 #define Z(k) (d->z[k])
 #define W(k) (d->w[k])

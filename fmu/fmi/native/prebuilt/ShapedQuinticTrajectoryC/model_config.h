@@ -8,6 +8,8 @@
 #define N_W 0
 #define VR_METHOD -1
 #define VR_SUBSTEPS -1
+#define VR_RTOL -1
+#define VR_ATOL -1
 #define X(k) (d->x[k])
 #define Z(k) (d->z[k])
 #define W(k) (d->w[k])

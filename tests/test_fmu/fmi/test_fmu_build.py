@@ -416,3 +416,25 @@ def test_a_block_of_a_users_own_package_builds_and_runs_without_it(tmp_path):
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert float(done.stdout.split()[-1]) == 4.5
+
+
+def test_an_fmu_run_in_this_process_does_not_block_building_it_again(md, unzipped, tmp_path):
+    """An FMU instantiated in this process puts its resources folder, with the generated
+    script ``Oscillator.py``, on ``sys.path``: building the same model again under the
+    same name was refused as "the name of an importable module" (its own earlier script),
+    which made ``flexcosim build manipulator`` fail after an in-process arm FMU run and a
+    build (test_native_host then test_manipulator_fmu in one worker)."""
+    fmu = Instance(md, unzipped, name="rebuild")
+    fmu.step()
+    fmu.close()
+    for again in ("first", "second"):   # a build takes the loaded script out of sys.modules
+        rebuilt = build_fmu(DampedOscillator, tmp_path / again, model_name="Oscillator")
+        assert read_model_description(str(rebuilt)).modelName == "Oscillator"
+    # a module of that name that is not one of our FMU scripts is still refused
+    (tmp_path / "NotAnFmu.py").write_text("x = 1\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ValueError, match="name of an importable module"):
+            build_fmu(DampedOscillator, tmp_path / "out", model_name="NotAnFmu")
+    finally:
+        sys.path.remove(str(tmp_path))

@@ -139,7 +139,7 @@ def make_parser() -> CommandParser:
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json) or a single FMU",
         description="Run a system of FMUs and Python blocks described in an SSP 1.0 file "
-                    "(.ssp/.ssd) or a JSON file (see fmu.cosim.ssp), or a single FMU (.fmu, "
+                    "(.ssp/.ssd) or a JSON file (see fmu.cosim.system_file), or a single FMU (.fmu, "
                     "its inputs at their start values).  Values not given here come "
                     "from the file's default experiment.", parents=[chatter])
     cosim.add_argument("system", help="system file: .ssp, .ssd or .json; or an .fmu")

@@ -10,7 +10,7 @@ layer and the layers below it, never above:
 
 Looking a module up by name (``importlib.import_module``) is the application's
 (``flexcosim.catalog.resolve``: its commands and models, imported only when a command
-runs), the system files' Python blocks' (``fmu.cosim.ssp``) and the C kernels' extension
+runs), the system files' Python blocks' (``fmu.cosim.file_rules``) and the C kernels' extension
 modules' (``mbdcore.native``) alone; the application's
 names (``flexcosim.catalog.LOOKUPS``) count as imports of ``flexcosim.cli``, so the
 rules below see them.
@@ -110,7 +110,7 @@ def imports_of(module: str, path: Path, modules=MODULES) -> list[Import]:
 
 #: Modules that may import a module by name, and what they look up
 BY_NAME = {"flexcosim.catalog": "the application's commands and models (LOOKUPS)",
-           "fmu.cosim.ssp": "a system file's Python blocks (the project's own by default, "
+           "fmu.cosim.file_rules": "a system file's Python blocks (the project's own by default, "
                              "others with --allow-python-blocks)",
            "mbdcore.native": "a C kernel's extension module (kernel_library): no Python inside"}
 
@@ -249,9 +249,6 @@ def module_graph(imports) -> dict[str, set[str]]:
 PRIVATE_ACROSS = {
     ("fmu.fmi.slave", "sys._getframe"):
         "the standard library's frame access (CPython's documented sys._getframe)",
-    ("fmu.cosim.ssp", "system._resources"):
-        "an SSP archive's unpacked folder kept alive with its System; ssp.py is being "
-        "changed elsewhere: a public System attribute is to replace it",
 }
 
 

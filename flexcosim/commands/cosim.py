@@ -9,7 +9,7 @@ from flexcosim.console import command_progress
 from fmu.cosim.errors import CosimError, CosimInterrupted
 from fmu.cosim.master import StepControl
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
-from fmu.cosim.ssp import load_system
+from fmu.cosim.system_file import load_system
 
 __all__ = ["run"]
 

@@ -17,15 +17,9 @@ from fmu.cosim.master import Master, StepControl
 from fmu.cosim.pacing import RealTimeStats
 from fmu.cosim.recording import Result
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
-from fmu.cosim.ssp import (
-    SSPError,
-    export_ssp,
-    import_ssp,
-    load_system,
-    save_system,
-    system_from_dict,
-    system_to_dict,
-)
+from fmu.cosim.file_rules import SSPError
+from fmu.cosim.ssp import export_ssp, import_ssp
+from fmu.cosim.system_file import load_system, save_system, system_from_dict, system_to_dict
 from fmu.cosim.system import System
 
 __all__ = [

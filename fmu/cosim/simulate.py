@@ -9,7 +9,8 @@ from typing import Any, Callable
 from fmu.cosim.master import Master, StepControl
 from fmu.cosim.recording import Result
 from fmu.cosim.system import System
-from fmu.cosim.ssp import PROJECT_BLOCKS, load_system
+from fmu.cosim.file_rules import PROJECT_BLOCKS
+from fmu.cosim.system_file import load_system
 
 __all__ = ["cosimulate", "MissingExperimentError"]
 

@@ -1,4 +1,5 @@
-"""Systems in files: SSP 1.0 (.ssp archive, .ssd description) and a small JSON form.
+"""Systems in SSP files: SSP 1.0 (.ssp archive, .ssd description); the JSON form and the
+one reader of every system file are :mod:`fmu.cosim.system_file`.
 
 SSP (System Structure and Parameterization, Modelica Association, version 1.0) is
 the standard way to hand a system of FMUs to another tool:
@@ -82,17 +83,11 @@ must lie inside the archive.
 """
 from __future__ import annotations
 
-import difflib
-import importlib
-import importlib.util
-import json
 import math
 import os
 import re
-import reprlib
 import struct
 import tempfile
-import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 import zlib
@@ -101,12 +96,13 @@ from typing import Any, Mapping
 
 from fmu.cosim.archive import check_archive, safe_extract
 from fmu.cosim.components import BlockComponent, Component
+from fmu.cosim.file_rules import (BLOCK_SCHEME, PROJECT_BLOCKS, SSPError, block_component,
+                                  check_allow, check_component_name, check_name, refuse_block,
+                                  short_repr)
 from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.system import System
-from mbdcore.blocks import Block
 
-__all__ = ["SSPError", "PROJECT_BLOCKS", "PROJECT_PACKAGES", "export_ssp", "import_ssp",
-           "load_system", "save_system", "system_from_dict", "system_from_fmu", "system_to_dict"]
+__all__ = ["export_ssp", "import_ssp", "bound_values", "SSD", "SSC", "SSV", "BLOCK_TYPE"]
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -122,7 +118,6 @@ for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("fc", FC), ("om
 
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 BLOCK_TYPE = "application/x-flexcosim-python-block"
-BLOCK_SCHEME = "python:"
 MASTER_ANNOTATION = "org.flexcosim.master"
 FEEDTHROUGH_ANNOTATION = "org.flexcosim.feedthrough"
 OMS_ANNOTATION = "org.openmodelica"
@@ -155,77 +150,20 @@ _XS_SPACE = " \t\n\r"
 _FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 
-class SSPError(ValueError):
-    """A system file is malformed or uses something not supported; names the element."""
 
 
-#: ``allow_python_blocks`` default: the project's own blocks only (module docstring)
-PROJECT_BLOCKS = "project"
-#: The packages whose modules are the project's own blocks
-PROJECT_PACKAGES = ("mbdcore", "controllers", "fmu")
-#: Where the project's packages are installed: a package of that name elsewhere is not ours
-_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-#: Characters no name may hold: they end a CSV line or a log line, or reorder what a
-#: terminal shows (bidirectional overrides)
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-def _check_name(name: str, where: str) -> None:
-    """Refuse a component, variable or parameter name with a control character (C0, C1,
-    DEL), a line or paragraph separator or a bidirectional override, naming it."""
-    for ch in name:
-        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in _BIDI_CONTROLS:
-            raise SSPError(f"{where}: the name {_short(name)} holds the control character "
-                           f"U+{ord(ch):04X} ({unicodedata.name(ch, 'control')}): accepted "
-                           "are names without control characters")
 
 
-def _check_component_name(name: str, where: str) -> None:
-    """A component's name: non-empty, no '.' (it separates the component from the
-    variable in a connection), no control character."""
-    _check_name(name, where)
-    if not name or "." in name:
-        raise SSPError(f"{where}: the component name {_short(name)} is invalid: accepted are "
-                       "non-empty names without '.'")
 
 
-def _check_allow(allow: Any) -> None:
-    if allow is not True and allow is not False and allow != PROJECT_BLOCKS:
-        raise ValueError(f"allow_python_blocks = {allow!r}: accepted: {PROJECT_BLOCKS!r} (the "
-                         "project's own blocks, the default), True (any module), False (none)")
 
 
-def _is_project_module(module: str) -> bool:
-    """Is ``module`` inside one of :data:`PROJECT_PACKAGES` as installed with this file?
-    Found without importing anything (``find_spec`` of the top-level package only)."""
-    top = module.split(".")[0]
-    if top not in PROJECT_PACKAGES or not all(p.isidentifier() for p in module.split(".")):
-        return False
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return False
-    locations = list(getattr(spec, "submodule_search_locations", None) or ())
-    return bool(locations) and all(Path(loc).resolve() == _PROJECT_ROOT / top
-                                   for loc in locations)
 
 
-def _refuse_block(source: str, allow: Any, where: str, label: str) -> None:
-    """Raise SSPError if the Python block ``source`` is not allowed (module docstring);
-    nothing is imported."""
-    ref = source[len(BLOCK_SCHEME):] if source.startswith(BLOCK_SCHEME) else source
-    module = ref.partition(":")[0]
-    if allow is True or (allow == PROJECT_BLOCKS and _is_project_module(module)):
-        return
-    if allow is False:
-        raise SSPError(f"{label}: {where} references the Python block {source!r}; Python blocks "
-                       "are not allowed here (allow_python_blocks=False, --no-python-blocks)")
-    raise SSPError(f"{label}: {where} references the Python block {source!r}, which is not one "
-                   f"of the project's own ({', '.join(PROJECT_PACKAGES)}): importing it would "
-                   "run its code; if you trust this file, allow it with --allow-python-blocks "
-                   "(allow_python_blocks=True)")
 
 
 def _q(ns: str, tag: str) -> str:
@@ -318,7 +256,7 @@ def _ssd_tree(system: System, name: str, sources: Mapping[str, str],
         is_fmu = isinstance(c, FMUComponent)
         comp = ET.SubElement(elements, _q(SSD, "Component"), {
             "name": c.name, "type": FMU_TYPE if is_fmu else BLOCK_TYPE, "source": sources[c.name]})
-        values, kinds = _bound_values(c)
+        values, kinds = bound_values(c)
         # SSP asks only for the connectors that connections use; an unconnected input
         # connector makes fmpy's SSP runner fail, so inputs are listed when connected
         connected = [v for v in c.inputs if f"{c.name}.{v}" in system.connections]
@@ -397,7 +335,7 @@ def _osp_annotation(annotations: ET.Element, experiment: Mapping[str, Any]) -> N
                   {"baseStepSize": repr(step)})
 
 
-def _bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:
+def bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:
     """Values to bind (parameters, input start values) and the SSP type of each variable."""
     if isinstance(c, FMUComponent):
         kinds = {v.name: ("Integer" if v.type == "Enumeration" else v.type)
@@ -447,7 +385,7 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BL
         component, connector or parameter, an unsafe archive, or a feature not
         supported (see the module docstring); the message names the element.
     """
-    _check_allow(allow_python_blocks)
+    check_allow(allow_python_blocks)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -471,7 +409,7 @@ def import_ssp(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BL
             raise SSPError(f"{path}: cannot unpack the archive: {e}") from None
         ssd, inside = base / "SystemStructure.ssd", True
     system = _read_ssd(ssd, base, inside, allow_python_blocks, label=str(path))
-    system._resources = keep  # removed with the system
+    system.unpacked = keep  # removed with the system
     return system
 
 
@@ -500,7 +438,7 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool | str,
     for el in elements:  # before any component is loaded or any module imported
         source = el.get("source") or ""
         if el.get("type") == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
-            _refuse_block(source, allow_blocks, f"<ssd:Component name={el.get('name')!r}>",
+            refuse_block(source, allow_blocks, f"<ssd:Component name={el.get('name')!r}>",
                           label)
     components: list[Component] = []
     for n, el in enumerate(elements, 1):
@@ -531,7 +469,7 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool | str,
         start = f"{el.get('startElement')}.{_attr(el, 'startConnector', cwhere, label)}"
         end = f"{el.get('endElement')}.{_attr(el, 'endConnector', cwhere, label)}"
         for ref in (start, end):
-            _check_name(ref, f"{label}: {cwhere}")
+            check_name(ref, f"{label}: {cwhere}")
         for child in el:
             if child.tag in (_q(SSD, "ConnectionGeometry"), _q(SSD, "Annotations")):
                 continue  # drawing and tool data (OMSimulator writes geometry)
@@ -568,7 +506,7 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     """A component; ``outer``: values bound to it at the system level, which override its
     own bindings (the enclosing level has the last word)."""
     name = _attr(el, "name", where, label)
-    _check_component_name(name, f"{label}: {where}")
+    check_component_name(name, f"{label}: {where}")
     where = f"<ssd:Component name={name!r}>"
     source = _attr(el, "source", where, label)
     kind = el.get("type", FMU_TYPE)
@@ -582,8 +520,8 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
             feedthrough = {f.get("output"): tuple((f.get("inputs") or "").split())
                            for f in ann.iter(_q(FC, "Feedthrough"))}
     if kind == BLOCK_TYPE or source.startswith(BLOCK_SCHEME):
-        _refuse_block(source, allow_blocks, where, label)
-        comp = _block_component(name, source, values, where, label)
+        refuse_block(source, allow_blocks, where, label)
+        comp = block_component(name, source, values, where, label)
     elif kind == FMU_TYPE:
         fmu = _resolve_source(source, base, inside, where, label)
         try:
@@ -601,32 +539,6 @@ def _read_component(el, where: str, base: Path, inside: bool, allow_blocks: bool
     return comp
 
 
-def _block_component(name: str, source: str, values: dict, where: str, label: str) -> Component:
-    ref = source[len(BLOCK_SCHEME):] if source.startswith(BLOCK_SCHEME) else source
-    module, _, qualname = ref.partition(":")
-    if not module or not qualname:
-        raise SSPError(f"{label}: {where}: source {source!r} must read "
-                       f"'{BLOCK_SCHEME}package.module:ClassName'")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as e:
-        raise SSPError(f"{label}: {where}: cannot import the block {ref!r}: {e}") from None
-    if not (isinstance(obj, type) and issubclass(obj, Block)):
-        raise SSPError(f"{label}: {where}: {ref!r} is not a mbdcore.blocks.Block class")
-    inputs = {k: v for k, v in values.items() if k in obj.input_names()}
-    params = {k: v for k, v in values.items() if k not in inputs}
-    try:
-        block = obj(**params)
-        for k, v in inputs.items():
-            block.set_input(k, v)
-    except ValueError as e:        # ParameterError, InputError: they name the value
-        raise SSPError(f"{label}: {where}: {e}") from None
-    except Exception as e:  # noqa: BLE001 - values in range the block cannot be built from
-        raise SSPError(f"{label}: {where}: {ref!r} cannot be built from the values given "
-                       f"({type(e).__name__}: {e})") from None
-    return BlockComponent(name, block)
 
 
 def _resolve_source(source: str, base: Path, inside: bool, where: str, label: str) -> Path:
@@ -654,7 +566,7 @@ def _read_connectors(el, where: str, label: str) -> list[tuple[str, str]]:
     for n, c in enumerate(conns if conns is not None else [], 1):
         cwhere = f"{where}/<ssd:Connector> #{n}"
         cname = _attr(c, "name", cwhere, label)
-        _check_name(cname, f"{label}: {cwhere}")
+        check_name(cname, f"{label}: {cwhere}")
         kind = _attr(c, "kind", f"{where}/<ssd:Connector name={cname!r}>", label)
         if kind not in CONNECTOR_KINDS:
             raise SSPError(f"{label}: {where}/<ssd:Connector name={cname!r}>: kind {kind!r}; "
@@ -691,7 +603,7 @@ def _read_bindings(el, where: str, base: Path, inside: bool, label: str) -> dict
         for m, p in enumerate(params if params is not None else [], 1):
             pname = _attr(p, "name", f"{bwhere}/<ssv:Parameter> #{m}", label)
             pwhere = f"{bwhere}/<ssv:Parameter name={pname!r}>"
-            _check_name(pname, f"{label}: {pwhere}")
+            check_name(pname, f"{label}: {pwhere}")
             if pname in seen:
                 raise SSPError(f"{label}: {pwhere}: given twice in one <ssv:ParameterSet>: "
                                "accepted: each parameter once")
@@ -714,7 +626,7 @@ def _typed_value(el, where: str, label: str) -> Any:
     word = text.strip(_XS_SPACE)
 
     def bad(reason: str) -> SSPError:
-        return SSPError(f"{label}: {where}/<ssv:{name}>: value {_short(text)} is invalid: "
+        return SSPError(f"{label}: {where}/<ssv:{name}>: value {short_repr(text)} is invalid: "
                         f"{reason}")
 
     if kind == "Real":
@@ -763,7 +675,7 @@ def _read_experiment(root, label: str) -> dict[str, Any]:
         if de.get(attr) is not None:
             out[key] = _xs_time(de.get(attr))
             if out[key] is None:
-                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={_short(de.get(attr))} "
+                raise SSPError(f"{label}: <ssd:DefaultExperiment>: {attr}={short_repr(de.get(attr))} "
                                "is not a number: accepted: a finite XML Schema number [s]")
     for ann in de.iterfind(f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"):
         if ann.get("type") == MASTER_ANNOTATION:
@@ -773,7 +685,7 @@ def _read_experiment(root, label: str) -> dict[str, Any]:
                     if m.get("step") is not None:
                         out["step"] = _xs_time(m.get("step"))
                         if out["step"] is None:
-                            raise ValueError(f"step={_short(m.get('step'))} is not a finite "
+                            raise ValueError(f"step={short_repr(m.get('step'))} is not a finite "
                                              "XML Schema number [s]")
                     if m.get("extrapolation") is not None:
                         out["extrapolation"] = int(m.get("extrapolation"))
@@ -800,254 +712,3 @@ def _child(el, ns: str, tag: str, where: str, label: str, required: bool = False
 
 def _local(tag: str) -> str:
     return tag.rpartition("}")[2]
-
-
-# ---------------------------------------------------------------------------------
-# JSON and dispatch
-# ---------------------------------------------------------------------------------
-def system_to_dict(system: System, base: str | Path | None = None) -> dict[str, Any]:
-    """A JSON-ready description: components (``fmu`` path or ``block`` import path,
-    ``parameters``, ``feedthrough``), ``connections`` as [source, destination] pairs
-    and ``experiment``.  FMU paths are made relative to ``base`` when given."""
-    comps = []
-    for c in system.components:
-        values, _ = _bound_values(c) if isinstance(c, (FMUComponent, BlockComponent)) else ({}, {})
-        if isinstance(c, FMUComponent):
-            fmu = c.fmu_path.resolve()
-            entry = {"name": c.name, "fmu": (Path(os.path.relpath(fmu, Path(base).resolve()))
-                                             .as_posix() if base is not None else str(fmu))}
-            if c.feedthrough_override is not None:
-                entry["feedthrough"] = {o: list(i) for o, i in c.feedthrough_override.items()}
-        elif isinstance(c, BlockComponent):
-            cls = type(c.block)
-            entry = {"name": c.name, "block": f"{cls.__module__}:{cls.__qualname__}"}
-        else:
-            raise TypeError(f"component {c.name!r}: a {type(c).__name__} cannot be described")
-        if values:
-            entry["parameters"] = values
-        comps.append(entry)
-    return {"components": comps,
-            "connections": [[src, dst] for dst, src in system.connections.items()],
-            "experiment": dict(system.experiment)}
-
-
-#: Keys of a JSON system, of its components and of its experiment.
-SYSTEM_KEYS = ("components", "connections", "experiment")
-COMPONENT_KEYS = ("name", "fmu", "block", "parameters", "feedthrough")
-EXPERIMENT_KEYS = ("start_time", "stop_time", "step", "method", "extrapolation")
-_METHODS = ("gauss-seidel", "jacobi")
-_EXTRAPOLATIONS = (0, 1, "zero", "first")
-
-
-def _check_keys(obj: Mapping, accepted: tuple[str, ...], where: str, label: str) -> None:
-    """Refuse a key that is not one of ``accepted``, naming it and suggesting the closest."""
-    for key in obj:
-        if key not in accepted:
-            close = difflib.get_close_matches(str(key), accepted, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise SSPError(f"{label}: {where}: unknown key {key!r}{hint}; accepted keys: "
-                           f"{', '.join(accepted)}")
-
-
-def _check_experiment(exp: Any, label: str) -> dict[str, Any]:
-    if not isinstance(exp, Mapping):
-        raise SSPError(f"{label}: experiment: expected an object with keys "
-                       f"{', '.join(EXPERIMENT_KEYS)}, got {type(exp).__name__}")
-    _check_keys(exp, EXPERIMENT_KEYS, "experiment", label)
-    for key in ("start_time", "stop_time", "step"):
-        if key in exp:
-            v = exp[key]
-            if not _finite_number(v):
-                raise SSPError(f"{label}: experiment.{key} = {_short(v)}: accepted: a finite "
-                               "number [s]")
-    if "method" in exp and exp["method"] not in _METHODS:
-        raise SSPError(f"{label}: experiment.method = {_short(exp['method'])}: accepted: "
-                       f"{', '.join(_METHODS)}")
-    if "extrapolation" in exp and (isinstance(exp["extrapolation"], bool)
-                                   or exp["extrapolation"] not in _EXTRAPOLATIONS):
-        raise SSPError(f"{label}: experiment.extrapolation = {_short(exp['extrapolation'])}: "
-                       "accepted: 0, 1, 'zero', 'first'")
-    return dict(exp)
-
-
-#: repr for a message, bounded in depth and length (plain repr of a list nested 5000
-#: deep exceeds the recursion limit)
-_SHORT_REPR = reprlib.Repr()
-for _name, _limit in (("maxlevel", 4), ("maxstring", 60), ("maxother", 60), ("maxlist", 8),
-                      ("maxdict", 8)):   # keywords of Repr() from Python 3.12 only
-    setattr(_SHORT_REPR, _name, _limit)
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
-        return "a huge integer"
-    text = _SHORT_REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _finite_number(v: Any) -> bool:
-    """A number (not a bool) whose value is finite as a float (10**400 is not)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(v))
-    except OverflowError:
-        return False
-
-
-def _check_connections(conns: Any, label: str):
-    """Connections as a mapping or a list of [source, destination] pairs of strings."""
-    if isinstance(conns, Mapping):
-        for src, dst in conns.items():
-            if not (isinstance(dst, str) or (isinstance(dst, list)
-                                             and all(isinstance(d, str) for d in dst))):
-                raise SSPError(f"{label}: connections[{src!r}]: accepted: 'component.input' "
-                               "or a list of them")
-        return conns
-    if not isinstance(conns, list):
-        raise SSPError(f"{label}: connections = {_short(conns)}: accepted: a list of "
-                       "['component.output', 'component.input'] pairs, or an object "
-                       "{'component.output': 'component.input'}")
-    for n, p in enumerate(conns):
-        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
-            raise SSPError(f"{label}: connections[{n}] = {_short(p)}: accepted: a pair "
-                           "['component.output', 'component.input']")
-    return [tuple(p) for p in conns]
-
-
-def system_from_dict(data: Mapping[str, Any], base: str | Path = ".", *,
-                     allow_python_blocks: bool | str = PROJECT_BLOCKS,
-                     label: str = "system") -> System:
-    """Inverse of :func:`system_to_dict`; relative FMU paths are taken from ``base``.
-
-    Unknown keys (of the system, a component or the experiment) are refused naming the
-    key and the accepted ones.  A component with a ``block`` that
-    ``allow_python_blocks`` does not allow (module docstring: by default the project's own
-    blocks only) is refused before anything is imported or loaded.
-    """
-    _check_allow(allow_python_blocks)
-    if not isinstance(data, Mapping) or not isinstance(data.get("components"), list):
-        raise SSPError(f"{label}: expected an object with a list 'components'")
-    _check_keys(data, SYSTEM_KEYS, "(top level)", label)
-    for n, entry in enumerate(data["components"]):
-        where = f"components[{n}]"
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
-            raise SSPError(f"{label}: {where}: needs a string 'name'")
-        _check_component_name(entry["name"], f"{label}: {where}.name")
-        where = f"components[{n}] ({entry['name']!r})"
-        _check_keys(entry, COMPONENT_KEYS, where, label)
-        if not isinstance(entry.get("parameters") or {}, Mapping):
-            raise SSPError(f"{label}: {where}.parameters: accepted: an object "
-                           "{name: value}")
-        for key in entry.get("parameters") or {}:
-            _check_name(str(key), f"{label}: {where}.parameters")
-        for key, accepted in (("block", "'package.module:ClassName'"),
-                              ("fmu", "a path of an .fmu file")):
-            if key in entry and not (isinstance(entry[key], str) and entry[key]):
-                raise SSPError(f"{label}: {where}.{key} = {_short(entry[key])}: accepted: "
-                               f"{accepted}")
-        if "block" in entry:
-            _refuse_block(entry["block"], allow_python_blocks, where, label)
-    experiment = _check_experiment(data.get("experiment") or {}, label)
-    conns = _check_connections(data.get("connections", []), label)
-    comps: list[Component] = []
-    for n, entry in enumerate(data["components"]):
-        where = f"components[{n}] ({entry['name']!r})"
-        params = dict(entry.get("parameters") or {})
-        if ("fmu" in entry) == ("block" in entry):
-            raise SSPError(f"{label}: {where}: needs exactly one of 'fmu' (a path) or 'block' "
-                           "('package.module:ClassName')")
-        if "fmu" in entry:
-            fmu = Path(base) / entry["fmu"]
-            if not fmu.is_file():
-                raise SSPError(f"{label}: {where}: FMU {str(fmu)!r} not found")
-            try:
-                comps.append(FMUComponent(entry["name"], fmu, parameters=params,
-                                          feedthrough=entry.get("feedthrough")))
-            except ValueError as e:
-                raise SSPError(f"{label}: {where}: {e}") from None
-        else:
-            comps.append(_block_component(entry["name"], str(entry["block"]), params, where, label))
-    try:
-        system = System(comps, conns)
-    except (ValueError, TypeError) as e:
-        raise SSPError(f"{label}: connections: {e}") from None
-    system.experiment = experiment
-    return system
-
-
-def system_from_fmu(path: str | Path) -> System:
-    """A system of one FMU and no connections (its inputs keep their start values), the
-    component named by the file's stem; the experiment is the FMU's ``DefaultExperiment``
-    (start, stop, step size: whichever it gives)."""
-    path = Path(path)
-    if not path.is_file():
-        raise SSPError(f"{path}: FMU not found")
-    fmu = FMUComponent(path.stem, path)
-    experiment: dict[str, Any] = {}
-    de = fmu.model_description.defaultExperiment
-    if de is not None:
-        for key, attr in (("start_time", "startTime"), ("stop_time", "stopTime"),
-                          ("step", "stepSize")):
-            value = getattr(de, attr)
-            if value is not None:
-                experiment[key] = float(value)
-    return System([fmu], experiment=_check_experiment(experiment, str(path)))
-
-
-def load_system(path: str | Path, *, allow_python_blocks: bool | str = PROJECT_BLOCKS) -> System:
-    """A system from an ``.ssp``, ``.ssd`` or ``.json`` file, or a single ``.fmu``
-    (:func:`system_from_fmu`).
-
-    A Python block runs code: its module is imported (and its top level executed) when
-    the system is loaded.  By default only the project's own blocks are
-    (``allow_python_blocks="project"``); ``True`` allows any module (``flexcosim cosim
-    --allow-python-blocks``), ``False`` none (``--no-python-blocks``).  A block not
-    allowed is refused before anything is imported (module docstring).
-    """
-    _check_allow(allow_python_blocks)
-    path = Path(path)
-    if path.suffix in (".ssp", ".ssd"):
-        return import_ssp(path, allow_python_blocks=allow_python_blocks)
-    if path.suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"),
-                              object_pairs_hook=_object_without_duplicates)
-        except SSPError as e:
-            raise SSPError(f"{path}: {e}") from None
-        except json.JSONDecodeError as e:
-            raise SSPError(f"{path}: not valid JSON: {e}") from None
-        except UnicodeDecodeError as e:
-            raise SSPError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        except ValueError as e:  # an integer of more than 4300 digits
-            raise SSPError(f"{path}: not a valid system file: {e}") from None
-        except RecursionError:
-            raise SSPError(f"{path}: nested too deeply to be a system file") from None
-        return system_from_dict(data, path.resolve().parent,
-                                allow_python_blocks=allow_python_blocks, label=str(path))
-    if path.suffix == ".fmu":
-        return system_from_fmu(path)
-    raise ValueError(f"{path}: unknown system file type; accepted: .ssp, .ssd, .json, .fmu")
-
-
-def _object_without_duplicates(pairs: list) -> dict:
-    """A JSON object whose keys are distinct (json keeps the last of a repeated key
-    silently: a parameter given twice would take the value further down)."""
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise SSPError(f"key {_short(key)} is given twice in one object: accepted: each "
-                           "key once")
-        out[key] = value
-    return out
-
-
-def save_system(system: System, path: str | Path, **experiment: Any) -> Path:
-    """Write ``system`` as ``.ssp``/``.ssd`` (:func:`export_ssp`) or ``.json``."""
-    path = Path(path)
-    if path.suffix == ".json":
-        data = system_to_dict(system, path.resolve().parent)
-        data["experiment"].update({k: v for k, v in experiment.items() if v is not None})
-        path.write_text(json.dumps(data, indent=2))
-        return path
-    return export_ssp(system, path, **experiment)

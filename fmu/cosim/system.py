@@ -44,6 +44,9 @@ class System:
                  experiment: Mapping[str, Any] | None = None):
         self.components: list[Component] = list(components)
         self.experiment: dict[str, Any] = dict(experiment or {})
+        #: what the system's files live in and lives as long as it does (the folder an SSP
+        #: archive was unpacked into, a ``tempfile.TemporaryDirectory``), or None
+        self.unpacked: Any = None
         self.by_name: dict[str, Component] = {}
         for c in self.components:
             if not isinstance(c, Component):

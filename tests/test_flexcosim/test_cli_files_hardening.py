@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from flexcosim.cli import main
-from fmu.cosim.ssp import save_system, system_from_dict
+from fmu.cosim.system_file import save_system, system_from_dict
 from fmu.fmi.build import build_fmu
 from support.blocks import Sleeper
 

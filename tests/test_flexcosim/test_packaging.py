@@ -14,7 +14,7 @@ import pytest
 import flexcosim
 from controllers.laws import QuinticJointTrajectory
 from flexcosim.cli import main
-from fmu.cosim.ssp import load_system
+from fmu.cosim.system_file import load_system
 from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 from support import ROOT

@@ -32,7 +32,8 @@ from flexcosim.demo import MEASURED, closed_loop_system, ensure_c_fmu
 from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.master import Master
 from fmu.cosim.system import System
-from fmu.cosim.ssp import export_ssp, load_system
+from fmu.cosim.ssp import export_ssp
+from fmu.cosim.system_file import load_system
 from mbdcore.models.manipulator import FlexibleManipulatorBlock, bang_bang_torque
 from support import TESTS
 

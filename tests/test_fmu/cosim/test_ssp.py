@@ -19,7 +19,9 @@ from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.master import Master
 from fmu.cosim.system import System
 from fmu.cosim.simulate import MissingExperimentError, cosimulate
-from fmu.cosim.ssp import SSPError, export_ssp, import_ssp, load_system, save_system
+from fmu.cosim.file_rules import SSPError
+from fmu.cosim.ssp import export_ssp, import_ssp
+from fmu.cosim.system_file import load_system, save_system
 
 from support.blocks import SmoothStep, Tracking
 

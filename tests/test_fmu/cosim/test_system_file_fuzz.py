@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fmu.cosim.system import System
-from fmu.cosim.ssp import BLOCK_TYPE, SSC, SSD, SSV, SSPError, load_system, system_from_dict
+from fmu.cosim.file_rules import SSPError
+from fmu.cosim.ssp import BLOCK_TYPE, SSC, SSD, SSV
+from fmu.cosim.system_file import load_system, system_from_dict
 
 from support.json_mutations import mutated
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from flexcosim.cli import main
-from fmu.cosim.ssp import SSPError, load_system
+from fmu.cosim.file_rules import SSPError
+from fmu.cosim.system_file import load_system
 from support import EXAMPLES
 
 

@@ -24,7 +24,7 @@ from flexcosim.catalog import (
     RING_TRUSS,
 )
 
-__all__ = ["DESCRIPTION", "CommandParser", "make_parser", "unknown_name", "check_arguments"]
+__all__ = ["DESCRIPTION", "CommandParser", "WritingParser", "make_parser", "unknown_name", "check_arguments"]
 
 DESCRIPTION = """\
 Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` (a built-in model,
@@ -56,7 +56,18 @@ def _first_positional(words: Sequence[str]) -> str | None:
     return None
 
 
-class CommandParser(argparse.ArgumentParser):
+class WritingParser(argparse.ArgumentParser):
+    """A parser whose ``--help`` or ``--version`` that cannot be written fails: argparse
+    drops a failed write (stdout on a full disk, a closed pipe) and exits 0 as if it had
+    been printed; here the OSError reaches :func:`flexcosim.cli.main`, which says so in
+    one line."""
+
+    def _print_message(self, message, file=None):
+        if message:
+            (file or sys.stderr).write(message)
+
+
+class CommandParser(WritingParser):
     """The main parser: a command that is not one of :data:`COMMANDS` is one line with
     the closest commands (argparse alone prints its usage and the whole list)."""
 
@@ -88,7 +99,7 @@ def make_parser() -> CommandParser:
     parser.add_argument("--version", action="version", version=f"flexcosim {flexcosim.__version__}")
     # subparsers of the plain class: their errors are about their own options
     sub = parser.add_subparsers(dest="command", required=True,
-                                parser_class=argparse.ArgumentParser)
+                                parser_class=WritingParser)
 
     demo = sub.add_parser("demo", help="closed-loop co-simulation of the two-link flexible arm",
                           parents=[chatter])

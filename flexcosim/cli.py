@@ -19,7 +19,15 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
-    args = parser.parse_args(argv)
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:       # --help or --version printed, or a usage error
+            sys.stdout.flush()   # what was printed reaches stdout here, not at exit
+            raise
+    except OSError as e:         # stdout on a full disk (/dev/full), a closed pipe
+        print(f"flexcosim: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
+        return 1
     problem = check_arguments(args, parser)
     if problem is not None:
         print(f"flexcosim {args.command}: {problem}", file=sys.stderr)

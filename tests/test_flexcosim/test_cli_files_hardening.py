@@ -192,3 +192,15 @@ def test_a_results_file_that_fills_up_during_the_run_is_one_line_with_whole_rows
     assert text.endswith("\n") and 0 < len(text) <= 1500
     rows = _rows(out)
     assert len(rows) > 10 and all(len(r) == len(rows[0]) for r in rows)
+
+
+@needs_dev_full
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("cosim", "--help")])
+def test_help_or_version_that_cannot_be_written_is_one_line_and_a_failure(args):
+    """argparse drops a failed write of --help/--version and exits 0, as if the text had
+    been printed: with stdout on a full disk the command said nothing and succeeded."""
+    with FULL.open("w") as full:
+        done = _flexcosim(*args, stdout=full)
+    assert done.returncode == 1
+    assert _one_line(done.stderr) == "flexcosim: cannot write to stdout: No space left on device"
+    assert _flexcosim(*args).returncode == 0     # where stdout takes it, as before

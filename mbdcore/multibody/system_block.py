@@ -181,6 +181,23 @@ class SystemBlock(Block):
         hit = self.system.range_violation(q)
         return hit["text"] if hit is not None else ""
 
+    def what_to_change(self, substep: float) -> str:
+        """After a failed step of ``substep`` [s]: the change that fits the model, as the
+        end of the message.  A flexible body's axial and bending modes are stiff (periods
+        far below a millisecond): an explicit method (the index-1 form) follows them only
+        with tiny substeps, where an implicit one (generalized-alpha) damps them."""
+        if self.implicit:
+            return ""
+        flexible = [b.name for b in self.system.bodies
+                    if getattr(b, "tip_deflection", None) is not None]
+        if not flexible:
+            return ""
+        names = ", ".join(repr(n) for n in flexible[:3]) + (", ..." if len(flexible) > 3 else "")
+        return (f"; the model has flexible bodies ({names}) whose stiff modes the explicit "
+                f"method {self.params['method']!r} cannot follow at {substep:.3g} s substeps: "
+                "set method = 'generalized-alpha' (implicit, for flexible and stiff models), "
+                "or many more substeps")
+
     # -- state ------------------------------------------------------------------------
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
@@ -270,7 +287,8 @@ class SystemBlock(Block):
             self.integrator.set_state(saved)
             sys_.set_discrete_state(saved_discrete)
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s failed ({type(exc).__name__}: "
-                            f"{exc}); state kept at t = {self.time:.6g} s") from None
+                            f"{exc}); state kept at t = {self.time:.6g} s"
+                            f"{self.what_to_change(hs)}") from None
         self.q, self.v = q, v
         self._held = held
         self.time = t + h

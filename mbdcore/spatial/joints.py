@@ -57,6 +57,17 @@ def _framed(body) -> bool:
     return bool(getattr(body, "has_frame", False))
 
 
+def _carries_directions(joint: str, body, role: str) -> None:
+    """Refuse a body that cannot carry a joint's direction (an ANCF cable or beam: its
+    directions change along it), naming what does and what holds a beam end instead."""
+    if not hasattr(body, "local_direction"):
+        raise ParameterError(
+            f"{joint}: body {body.name!r} ({type(body).__name__}) cannot carry the {role}: "
+            "accepted are rigid bodies, bars and the ground; to hold an ANCF cable's or "
+            "beam's end on a rigid body with its direction, use a cable clamp "
+            "(CableClamp, \"cable_clamp\" in a model file) and put the joint on that body")
+
+
 class _MarkerPair(MarkerPair):
     """Two markers on different bodies whose rows are dot products of points and
     directions."""
@@ -111,6 +122,7 @@ class Revolute(_MarkerPair):
                                  "joint needs a rigid body or the ground on one side")
         n1, n2 = perpendicular_pair(self.axis)
         fb, ob = self.frame_side[0], self.other_side[0]
+        _carries_directions(self.name, ob, "hinge's axis")
         self.n1_local, self.n2_local = fb.local_direction(n1), fb.local_direction(n2)
         self.axis_local = ob.local_direction(self.axis)
         # the angle's reference: the direction n1 carried by the other body
@@ -172,6 +184,7 @@ class Prismatic(_MarkerPair):
         if not _framed(body_a):
             raise ParameterError(f"{self.name}: the line's body {body_a.name!r} has no frame "
                                  "across its axis: put the line on a rigid body or the ground")
+        _carries_directions(self.name, body_b, "slider's axis")
         n1, n2 = perpendicular_pair(self.axis)
         self.n1_local, self.n2_local = body_a.local_direction(n1), body_a.local_direction(n2)
         self.axis_local = body_b.local_direction(self.axis)

@@ -482,6 +482,11 @@ def _read_ssd(ssd: Path, base: Path, inside: bool, allow_blocks: bool | str,
         bad = next((w for s, e_, w in pairs if s in str(e) or e_ in str(e)), swhere)
         raise SSPError(f"{label}: {bad}: {e}") from None
     system.experiment = _read_experiment(root, label)
+    # our own exports write a step for those tools even where the system has none
+    if "step" not in system.experiment and root.get("generationTool") != "flexcosim":
+        step = _tool_step(root, label)
+        if step is not None:
+            system.experiment["step"] = step
     return system
 
 
@@ -694,6 +699,34 @@ def _read_experiment(root, label: str) -> dict[str, Any]:
                 if m.get("method") is not None:
                     out["method"] = m.get("method")
     return out
+
+
+#: Where other tools keep the communication step [s], as (path from ssd:SystemStructure-
+#: Description, attribute): OMSimulator's fixed-step master (its exports; ours write it
+#: too) and the Open Simulation Platform's fixed-step algorithm (libcosim)
+_TOOL_STEPS = (
+    (f"{_q(SSD, 'System')}/{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"
+     f"[@type='{OMS_ANNOTATION}']/{_q(OMS, 'Annotations')}/{_q(OMS, 'SimulationInformation')}"
+     f"/{_q(OMS, 'FixedStepMaster')}", "stepSize"),
+    (f"{_q(SSD, 'DefaultExperiment')}/{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}"
+     f"[@type='{OSP_ANNOTATION}']/{_q(OSP, 'Algorithm')}/{_q(OSP, 'FixedStepAlgorithm')}",
+     "baseStepSize"),
+)
+
+
+def _tool_step(root, label: str) -> float | None:
+    """The communication step [s] another tool wrote (``_TOOL_STEPS``), where the file
+    has no ``fc:Master`` step of ours: OMSimulator keeps it in nothing else."""
+    for path, attr in _TOOL_STEPS:
+        el = root.find(path)
+        if el is None or el.get(attr) is None:
+            continue
+        step = _xs_time(el.get(attr))
+        if step is None or not step > 0.0:
+            raise SSPError(f"{label}: <{_local(el.tag)}> {attr}={short_repr(el.get(attr))}: "
+                           "accepted: a finite XML Schema number > 0 [s]")
+        return step
+    return None
 
 
 def _attr(el, name: str, where: str, label: str) -> str:

@@ -445,7 +445,8 @@ def test_an_ssp_2_0_file_as_omsimulator_writes_it_is_read(lag_fmu, tmp_path):
     s = import_ssp(path)
     assert s.connections == {"sensor.u": "plant.x"}
     assert s.by_name["plant"].parameters == {"T": 0.5, "x0": 1.0}   # Float64 read as Real
-    assert s.experiment == {"start_time": 0.0, "stop_time": 1.0}
+    # the step: OMSimulator keeps it in its FixedStepMaster annotation only
+    assert s.experiment == {"start_time": 0.0, "stop_time": 1.0, "step": 0.01}
     relabelled = tmp_path / "oms10.ssd"
     relabelled.write_text(OMS_SSD.replace('version="2.0"', 'version="1.0"')
                           .replace("Float64", "Real"))
@@ -581,3 +582,52 @@ def test_a_string_input_given_a_value_is_bound_not_declared_a_parameter(stair_fm
     kinds = {c.get("name"): c.get("kind") for c in doc.iterfind(".//ssd:Connector", ns)}
     assert kinds == {"counter": "output", "y": "output", "stop_at": "parameter"}
     assert load_system(path).by_name["stair"].parameters == {"label": "abcd", "stop_at": 5.0}
+
+
+def _as_written_by_another_tool(path: Path, keep: str) -> Path:
+    """Our export of ``path`` with its own step annotation and tool name taken out, only
+    the ``keep`` tool's step left ("oms" or "osp"), as OMSimulator or a libcosim user
+    writes the file."""
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    doc = etree.fromstring(members["SystemStructure.ssd"])
+    doc.attrib.pop("generationTool")
+    for ann in doc.iter("{http://ssp-standard.org/SSP1/SystemStructureCommon}Annotation"):
+        if ann.get("type") in {"org.flexcosim.master",
+                               {"oms": "com.opensimulationplatform",
+                                "osp": "org.openmodelica"}[keep]}:
+            ann.getparent().remove(ann)
+    members["SystemStructure.ssd"] = etree.tostring(doc)
+    other = path.with_name(f"{keep}.ssp")
+    with zipfile.ZipFile(other, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    return other
+
+
+@pytest.mark.parametrize("tool", ["oms", "osp"])
+def test_the_step_another_tool_keeps_in_its_annotation_is_the_default_step(lag_fmu, tmp_path,
+                                                                           tool):
+    """OMSimulator keeps the communication step in its ``oms:FixedStepMaster stepSize``
+    only, libcosim's files in ``osp:FixedStepAlgorithm baseStepSize``: ``flexcosim cosim``
+    of such a file stopped with "has no default for --step" (issue 25)."""
+    path = export_ssp(lags_only(lag_fmu), tmp_path / "s.ssp", stop_time=0.5, step=0.025)
+    other = _as_written_by_another_tool(path, tool)
+    assert load_system(other).experiment == {"stop_time": 0.5, "step": 0.025}
+    # our own export of a system without a step: the 1 ms written for those tools is not
+    # read back as the system's step
+    plain = export_ssp(lags_only(lag_fmu), tmp_path / "plain.ssp", stop_time=0.5)
+    assert "step" not in load_system(plain).experiment
+    # a step those tools could not run is refused naming it
+    with zipfile.ZipFile(other) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    attr = {"oms": b'stepSize="0.025"', "osp": b'baseStepSize="0.025"'}[tool]
+    assert attr in members["SystemStructure.ssd"]
+    members["SystemStructure.ssd"] = members["SystemStructure.ssd"].replace(
+        attr, attr.replace(b"0.025", b"-1"))
+    broken = tmp_path / "broken.ssp"
+    with zipfile.ZipFile(broken, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    with pytest.raises(SSPError, match="=.-1.: accepted: a finite XML Schema number > 0"):
+        load_system(broken)

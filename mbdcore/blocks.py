@@ -223,18 +223,21 @@ def _checked_step(step: Callable) -> Callable:
     def do_step(self: "Block", t: float, h: float) -> None:
         if self.__dict__.get("_in_step"):
             return step(self, t, h)
-        before = self.get_state()
+        # The inputs are held over a step and _get_internal returns a copy: the time and
+        # the internal state are all a step changes, taken without get_state's deep copy
+        # (which cost 65 % of a joint PD's step and 12 % of the arm's, every step).
+        time_before, internal_before = self.time, self._get_internal()
         self._in_step = True
         try:
             step(self, t, h)
             bad = self._bad_output()
         except BaseException:
-            self._restore(before)
+            self._roll_back(time_before, internal_before)
             raise
         finally:
             self._in_step = False
         if bad:
-            self._restore(before)
+            self._roll_back(time_before, internal_before)
             raise StepError(f"step [{t:.6g}, {t + h:.6g}] s of {type(self).__name__} failed: "
                             f"{bad[1]}; state kept at t = {self.time:.6g} s", retry=False,
                             variable=bad[0])
@@ -383,7 +386,14 @@ class Block:
         it is not); blocks with such limits say so."""
         return ""
 
+    def _roll_back(self, time: float, internal: Any) -> None:
+        """Back to the time and internal state taken before a step."""
+        self.time = time
+        self._set_internal(internal)
+
     def _get_internal(self) -> Any:
+        """The internal state (numbers only) as a copy: nothing the block changes later
+        may be shared with it, since a step's rollback restores it as it is."""
         return None
 
     def _set_internal(self, internal: Any) -> None:

@@ -21,8 +21,8 @@ from fmu.fmi.export_c import FMI2_HEADERS
 
 HOST_SOURCE = Path(__file__).resolve().parent / "c" / "host.c"
 CLEAN_ENV = {"PATH": "/usr/bin:/bin"}
-OK, DISCARD, ERROR = 0, 2, 3
-FMI2_ERROR, FMI2_DISCARD, FMI2_WARNING = 3, 2, 1
+#: FMI 2.0 status codes (fmi2OK, fmi2Warning, fmi2Discard, fmi2Error)
+OK, WARNING, DISCARD, ERROR = 0, 1, 2, 3
 
 
 class Unzipped:
@@ -153,10 +153,10 @@ class Instance:
         self.t += h
 
     def errors(self) -> list[str]:
-        return [m for s, m in self.messages if s == FMI2_ERROR]
+        return [m for s, m in self.messages if s == ERROR]
 
     def warnings(self) -> list[str]:
-        return [m for s, m in self.messages if s == FMI2_WARNING]
+        return [m for s, m in self.messages if s == WARNING]
 
     def close(self):
         try:

@@ -21,9 +21,8 @@ from fmu.cosim.master import Master, StepControl
 from fmu.cosim.system import System
 
 from support.blocks import Gain, Integrator
-from support.fmi import Instance
+from support.fmi import ERROR, Instance
 
-FMI2_ERROR = 3
 
 
 
@@ -72,7 +71,7 @@ def test_fmu_rejects_a_bad_input_naming_it_and_keeps_its_state(lag_fmu, tmp_path
         with pytest.raises(Exception, match="fmi2SetReal failed with status 3"):
             fmu.setReal([vr["u"]], [bad])
         level, message = inst.messages[-1]
-        assert level == FMI2_ERROR and "'u'" in message
+        assert level == ERROR and "'u'" in message
         assert ("not finite" if not math.isfinite(bad) else "outside its range") in message
         assert fmu.getReal([vr["x"], vr["u"]]) == before          # unchanged
         fmu.doStep(0.1, 0.1)                                      # and alive

@@ -20,7 +20,7 @@ import mbdcore
 from fmu.fmi.build import build_fmu
 from fmu.fmi.slave import _from_plain, _to_plain, si_base_exponents
 from support.blocks import DampedOscillator
-from support.fmi import FMI2_DISCARD, FMI2_ERROR, Instance
+from support.fmi import DISCARD, ERROR, Instance
 
 H = 0.01  # communication step [s]
 
@@ -150,11 +150,11 @@ def test_nan_input_is_rejected_logged_and_harmless(instance):
 
     with pytest.raises(FMICallException) as rejected:
         fmu.set("force", math.nan)
-    assert rejected.value.status == FMI2_ERROR                     # the setter says so ...
+    assert rejected.value.status == ERROR                     # the setter says so ...
     assert any("'force'" in m and "nan" in m for m in fmu.errors())  # ... with a message
     with pytest.raises(FMICallException) as refused:
         fmu.fmu.doStep(fmu.t, H)
-    assert refused.value.status == FMI2_DISCARD
+    assert refused.value.status == DISCARD
     assert any("step refused" in m and "'force'" in m for m in fmu.errors())
     assert fmu.get(*OUTPUTS) == before  # the force is still 5 N, the state as before
     assert fmu.get("force") == [5.0]
@@ -172,7 +172,7 @@ def test_out_of_range_input_names_the_range(instance):
     fmu = instance()
     with pytest.raises(FMICallException) as rejected:
         fmu.set("force", 2e4)
-    assert rejected.value.status == FMI2_ERROR
+    assert rejected.value.status == ERROR
     assert any("'force'" in m and "outside its range" in m for m in fmu.errors())
     assert fmu.get("force") == [0.0]
 
@@ -185,7 +185,7 @@ def test_failing_step_is_discarded_and_leaves_the_state(instance):
     fmu.set("force", 1e4)  # 10 kN on 2 kg for 0.5 s ends far beyond 0.5 m
     with pytest.raises(FMICallException) as failed:
         fmu.fmu.doStep(fmu.t, 0.5)
-    assert failed.value.status == FMI2_DISCARD
+    assert failed.value.status == DISCARD
     assert any("beyond the limit" in m and "state kept" in m for m in fmu.errors())
     fmu.set("force", 0.0)
     assert fmu.get("position", "velocity") == before[:2]
@@ -194,15 +194,15 @@ def test_failing_step_is_discarded_and_leaves_the_state(instance):
 
 def test_parameter_out_of_range_is_named_and_stops_the_run(instance):
     fmu = instance(mass=-1.0)
-    assert fmu.refused == {"mass": FMI2_ERROR}         # fmi2SetReal returned fmi2Error
+    assert fmu.refused == {"mass": ERROR}         # fmi2SetReal returned fmi2Error
     assert any("'mass'" in m and "-1.0" in m and "(0.0, inf)" in m for m in fmu.errors())
     # fmi2ExitInitializationMode builds the block: it fails, naming the parameter, and the
     # instance stays in initialization mode, where fmi2DoStep is not allowed
-    assert fmu.exit_refused == FMI2_ERROR
+    assert fmu.exit_refused == ERROR
     assert any("cannot be built" in m and "'mass'" in m for m in fmu.errors())
     with pytest.raises(FMICallException) as refused:
         fmu.fmu.doStep(0.0, H)
-    assert refused.value.status == FMI2_ERROR
+    assert refused.value.status == ERROR
     assert any("fmi2DoStep is not allowed in state \"initialization mode\"" in m for m in fmu.errors())
     fmu.set("mass", 3.0)                               # a valid value, and it runs
     fmu.fmu.exitInitializationMode()
@@ -299,7 +299,7 @@ def test_misuse_by_the_host_is_logged_not_fatal(instance):
     for vr in (fmu.vr["substeps"], 9999):    # an Integer, not a Real; no variable at all
         with pytest.raises(FMICallException) as refused:
             fmu.fmu.getReal([vr])
-        assert refused.value.status == FMI2_ERROR
+        assert refused.value.status == ERROR
         assert any(f"no Real variable has value reference {vr}" in m for m in fmu.errors())
     with pytest.raises(FMICallException):  # outputs cannot be set: fmi2Error, logged
         fmu.set("position", 1.0)
@@ -332,7 +332,7 @@ def test_refused_fmu_state_leaves_the_instance_as_it_was(instance):
     with pytest.raises(FMICallException) as refused:
         fmu.fmu.setFMUstate(bad)
     fmu.fmu.freeFMUstate(bad)
-    assert refused.value.status == FMI2_ERROR
+    assert refused.value.status == ERROR
     assert any("FMU state not restored" in m and "unchanged" in m for m in fmu.errors())
     for _ in range(20):                                     # the force is still 1 N
         fmu.step()

@@ -173,3 +173,53 @@ def test_an_fmu_without_experiment_runs_with_fmpys_stop_and_step(lag_fmu, tmp_pa
     # a stop time given alone: the step divides it as fmpy's does
     assert main(["cosim", str(bare), "--stop", "10"]) == 0
     assert "501 points, t = 0 .. 10 s" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------
+# the Modelica Reference FMUs themselves (issue 25, defects 2 and 3, in the FMUs the
+# issue names: compiled from their sources, support/c/reference_fmus)
+# ---------------------------------------------------------------------------------
+def _csv(path):
+    return np.genfromtxt(path, delimiter=",", names=True, deletechars="")
+
+
+def test_the_reference_stair_ends_with_its_t_9_row_as_in_fmpy(reference_fmus, tmp_path,
+                                                              capsys):
+    """Stair counts seconds and asks to terminate in the step that reaches t = 9 s
+    (counter 10).  Before: the results ended at 8.8 s; fmpy records t = 9 s."""
+    fmpy = pytest.importorskip("fmpy")
+    from support.reference_fmus import reference_result
+    csv = tmp_path / "stair.csv"
+    assert main(["cosim", str(reference_fmus["Stair"]), "--stop", "10", "--step", "0.2",
+                 "-o", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "46 points, t = 0 .. 9 s" in out and "the run ended at t = 9 s" in out
+    ours = _csv(csv)
+    ref = fmpy.simulate_fmu(str(reference_fmus["Stair"]), stop_time=10.0, output_interval=0.2)
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    np.testing.assert_array_equal(ours["Stair.counter"], ref["counter"])
+    assert ours["Stair.counter"][-1] == 10
+    # and the counter's steps where the model's own reference result has them
+    shipped = _csv(reference_result("Stair"))
+    for t, counter in zip(shipped["time"], shipped["counter"]):
+        if t <= 9.0:
+            k = int(np.argmin(abs(ours["time"] - t)))
+            if abs(ours["time"][k] - t) < 1e-9:
+                assert ours["Stair.counter"][k] == counter
+
+
+@pytest.mark.parametrize("model", ["Feedthrough", "Resource"])
+def test_reference_fmus_without_a_step_run_as_in_fmpy(reference_fmus, tmp_path, capsys,
+                                                      model):
+    """Feedthrough gives no DefaultExperiment step and Resource none at all (stop 1 s):
+    both ran in fmpy and stopped here with "has no default for --step"."""
+    fmpy = pytest.importorskip("fmpy")
+    csv = tmp_path / "r.csv"
+    assert main(["cosim", str(reference_fmus[model]), "-o", str(csv)]) == 0
+    assert "500 steps" in capsys.readouterr().err
+    ours = _csv(csv)
+    ref = fmpy.simulate_fmu(str(reference_fmus[model]))
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    if model == "Resource":   # y, the first byte of resources/y.txt: 'a' = 97
+        np.testing.assert_array_equal(ours["Resource.y"], ref["y"])
+        assert set(ours["Resource.y"]) == {97}

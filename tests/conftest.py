@@ -26,7 +26,7 @@ import shutil  # noqa: E402
 import pytest  # noqa: E402
 
 GCC = shutil.which("gcc")
-NEEDS_GCC = {"lag_fmu", "stair_fmu", "host", "reference_fmus"}
+NEEDS_GCC = {"lag_fmu", "stair_fmu", "host", "reference_fmus", "reference_fmus3"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -68,6 +68,14 @@ def reference_fmus(tmp_path_factory):
     from support.reference_fmus import MODELS, build_reference_fmu
     out = tmp_path_factory.mktemp("reference_fmus")
     return {m: build_reference_fmu(m, out) for m in MODELS}
+
+
+@pytest.fixture(scope="session")
+def reference_fmus3(tmp_path_factory):
+    """The same Reference FMUs as FMI 3.0 co-simulation FMUs: name -> path."""
+    from support.reference_fmus import MODELS, build_reference_fmu
+    out = tmp_path_factory.mktemp("reference_fmus3")
+    return {m: build_reference_fmu(m, out, fmi_version=3) for m in MODELS}
 
 
 @pytest.fixture(scope="session")

@@ -223,3 +223,56 @@ def test_reference_fmus_without_a_step_run_as_in_fmpy(reference_fmus, tmp_path, 
     if model == "Resource":   # y, the first byte of resources/y.txt: 'a' = 97
         np.testing.assert_array_equal(ours["Resource.y"], ref["y"])
         assert set(ours["Resource.y"]) == {97}
+
+
+# ---------------------------------------------------------------------------------
+# FMI 3.0 co-simulation FMUs (issue 25, item 2: the master runs them, through fmpy's
+# FMU3Slave): the Reference FMUs' FMI 3.0 builds
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("model", ["Stair", "Feedthrough", "Resource"])
+def test_fmi3_reference_fmus_run_as_in_fmpy(reference_fmus3, model):
+    """Defaults from the FMU (Feedthrough and Resource: their fixedInternalStepSize),
+    every scalar output equal to fmpy's run of the same FMU; Stair ends with its t = 9 s
+    row, asked for by fmi3DoStep's terminateSimulation."""
+    fmpy = pytest.importorskip("fmpy")
+    from fmu.cosim.simulate import cosimulate
+    ours = cosimulate(str(reference_fmus3[model]))
+    ref = fmpy.simulate_fmu(str(reference_fmus3[model]))
+    np.testing.assert_allclose(ours.time, ref["time"], atol=1e-12)
+    outputs = [n for n in ref.dtype.names if n != "time"]
+    assert outputs and all(f"{model}.{n}" in ours.data.dtype.names for n in outputs)
+    for n in outputs:
+        np.testing.assert_array_equal(ours[f"{model}.{n}"], np.asarray(ref[n], dtype=float))
+    if model == "Stair":
+        assert ours.termination is not None and ours.time[-1] == 9.0
+        assert "fmi3DoStep set terminateSimulation" in str(ours.termination)
+        assert ours["Stair.counter"][-1] == 10
+
+
+def test_an_fmi3_fmus_state_is_saved_and_restored(reference_fmus3):
+    """fmi3GetFMUState / fmi3SerializeFMUState and back: a run continued from a state
+    saved at t = 3 s equals the run that went on from there."""
+    c = FMUComponent("stair", reference_fmus3["Stair"])
+    c.initialize(0.0, 10.0)
+    try:
+        for k in range(15):
+            c.do_step(0.2 * k, 0.2)
+        saved = c.get_state()
+        assert isinstance(saved, bytes)
+        straight = []
+        for k in range(15, 25):
+            c.do_step(0.2 * k, 0.2)
+            straight.append(c.get_output_values())
+        c.set_state(saved)
+        assert c.get_output_values() == [3.0 + 1.0]   # counter 4 at t = 3 s (starts at 1)
+        again = []
+        for k in range(15, 25):
+            c.do_step(0.2 * k, 0.2)
+            again.append(c.get_output_values())
+        assert again == straight and straight[-1] == [6.0]
+        snap = c.snapshot()
+        c.do_step(5.0, 0.2)
+        c.restore(snap)
+        assert c.get_output_values() == [6.0]
+    finally:
+        c.terminate()

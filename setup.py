@@ -70,6 +70,8 @@ FMI_WRAPPER = "fmu.fmi._flexcosim_fmi2"
 
 #: The files every C-source FMU shares (its sources/ folder), by their name there.
 CFMU_SHARED = {"fmi2_cs.c": "fmu/fmi/native/cfmu/fmi2_cs.c",
+               "cfmu_core.h": "fmu/fmi/native/cfmu/cfmu_core.h",
+               "cfmu_state.h": "fmu/fmi/native/cfmu/cfmu_state.h",
                "flexcosim_model.h": "fmu/fmi/native/cfmu/flexcosim_model.h",
                "fixed_step.h": FIXED_STEP, "fmi_resources.h": "fmu/fmi/native/fmi_resources.h",
                **{h: f"fmu/fmi/native/fmi2/{h}" for h in ("fmi2Functions.h",

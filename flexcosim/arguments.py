@@ -133,8 +133,9 @@ def make_parser() -> CommandParser:
 
     export = sub.add_parser(
         "export-c", help="export a C-source FMU (runs without Python: real-time targets)",
-        description="Write an FMI 2.0 co-simulation FMU with its C sources (C99, libm only) "
-                    "and a linux64 binary compiled here.  MODEL is one of: "
+        description="Write an FMI 2.0 (or, with --fmi 3, FMI 3.0) co-simulation FMU with "
+                    "its C sources (C99, libm only), a linux64 binary compiled here and a "
+                    "win64 one where MinGW-w64 is installed.  MODEL is one of: "
                     + "; ".join(f"{k} ({m.description})" for k, m in C_MODELS.items()),
         parents=[chatter])
     export.add_argument("model", help="model to export")
@@ -146,6 +147,8 @@ def make_parser() -> CommandParser:
                         help="a parameter's start value, e.g. method=gill (repeatable)")
     export.add_argument("--no-compile", action="store_true",
                         help="write the sources only (compile on the target)")
+    export.add_argument("--fmi", type=int, choices=(2, 3), default=2,
+                        help="FMI version of the FMU (default 2)")
 
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json) or a single FMU",

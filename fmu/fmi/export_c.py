@@ -39,6 +39,7 @@ from xml.etree.ElementTree import SubElement, indent, tostring
 import numpy as np
 
 
+from fmu.fmi.fmi3_description import fmi3_model_description
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
 from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, CompileError, code_files, compile_shared,
@@ -46,8 +47,9 @@ from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, CompileError, code_files, comp
 from mbdcore.codegen import CModel, c_identifier, include_c
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
-__all__ = ["export_c_fmu", "GCC_COMMAND", "BUILD_COMMANDS", "binary_platforms", "C_METHODS", "C_UNITS", "CExportError",
-           "SourceOnlyWarning", "c_sources_dir", "FMI2_HEADERS",
+__all__ = ["export_c_fmu", "GCC_COMMAND", "BUILD_COMMANDS", "build_command", "c_units",
+           "FRONT_ENDS", "BINARY_FOLDERS", "binary_platforms", "C_METHODS", "C_UNITS",
+           "CExportError", "SourceOnlyWarning", "c_sources_dir", "FMI2_HEADERS", "FMI3_HEADERS",
            "PREBUILT_SOURCES", "MODEL_DATA_FILE", "prebuilt_binary",
            "model_data_bytes"]
 
@@ -56,23 +58,42 @@ logger = logging.getLogger(__name__)
 
 #: The fixed-step methods of the C wrapper.
 C_METHODS = ("rk4", "gill")
-#: The C files of an FMU's build, in ``sources/``: the wrapper, the model's code, its numbers.
-C_UNITS = ("fmi2_cs.c", "model.c", "model_data.c")
+#: The front end of the wrapper for each FMI version (``native/cfmu``; the rest of the
+#: wrapper, ``cfmu_core.h``, is the same for both).
+FRONT_ENDS = {2: "fmi2_cs.c", 3: "fmi3_cs.c"}
+#: The binaries folder of each platform (:data:`mbdcore.cbuild.PLATFORMS`) per FMI version.
+BINARY_FOLDERS = {2: {"linux64": "linux64", "win64": "win64"},
+                  3: {"linux64": "x86_64-linux", "win64": "x86_64-windows"}}
+_COMPILERS = {"linux64": "gcc", "win64": "x86_64-w64-mingw32-gcc"}
 
-#: The one-line build, run in the FMU's folder (``{id}`` the model identifier).
-GCC_COMMAND = ("gcc -std=c99 -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -Isources "
-               + " ".join(f"sources/{u}" for u in C_UNITS) + " -o binaries/linux64/{id}.so -lm")
 
-#: The build of each platform's binary, run in the FMU's folder: the same sources and
-#: flags (:data:`mbdcore.cbuild.PLATFORMS`).
-BUILD_COMMANDS = {
-    "linux64": GCC_COMMAND,
-    "win64": ("x86_64-w64-mingw32-gcc -std=c99 -O2 -Wall -Wextra -shared -static-libgcc "
-              "-Isources " + " ".join(f"sources/{u}" for u in C_UNITS)
-              + " -o binaries/win64/{id}.dll -lm"),
-}
+def c_units(fmi_version: int = 2) -> tuple[str, str, str]:
+    """The C files of an FMU's build, in ``sources/``: the wrapper's front end, the
+    model's code, its numbers."""
+    return (FRONT_ENDS[fmi_version], "model.c", "model_data.c")
 
-_HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
+
+def build_command(platform: str, fmi_version: int = 2) -> str:
+    """The one-line build of ``platform``'s binary, run in the FMU's folder (``{id}`` the
+    model identifier): the same sources and flags for every platform."""
+    flags = " ".join(PLATFORMS[platform].shared_flags)
+    return (f"{_COMPILERS[platform]} -std=c99 -O2 -Wall -Wextra {flags} -Isources "
+            + " ".join(f"sources/{u}" for u in c_units(fmi_version))
+            + f" -o binaries/{BINARY_FOLDERS[fmi_version][platform]}/{{id}}"
+            + f"{PLATFORMS[platform].suffix} -lm")
+
+
+#: The C files of an FMI 2.0 FMU's build.
+C_UNITS = c_units(2)
+
+#: The one-line build of the linux64 binary of an FMI 2.0 FMU.
+GCC_COMMAND = build_command("linux64")
+
+#: The build of each platform's binary of an FMI 2.0 FMU, run in the FMU's folder.
+BUILD_COMMANDS = {platform: build_command(platform) for platform in BINARY_FOLDERS[2]}
+
+_HEADERS = {2: ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h"),
+            3: ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")}
 
 #: Where the code of the exports built with the package is kept (one folder each, with
 #: its model_config.h and model.c; setup.py compiles them with the shared files).
@@ -85,6 +106,8 @@ MODEL_DATA_FILE = "resources/model_data.bin"
 #: The FMI 2.0 headers (the Modelica Association's, BSD licence) that the wrappers
 #: compile against and every C-source FMU carries.
 FMI2_HEADERS = Path(__file__).resolve().parent / "native" / "fmi2"
+#: The FMI 3.0 headers (the Modelica Association's, BSD licence), for FMI 3.0 exports.
+FMI3_HEADERS = Path(__file__).resolve().parent / "native" / "fmi3"
 
 
 class CExportError(ValueError):
@@ -172,8 +195,10 @@ def _specs(block_class) -> dict:
 
 
 def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
-                 parameters: dict | None = None, compile: bool | None = None) -> Path:
-    """Write a C-source FMI 2.0 co-simulation FMU of ``block_class`` (module docstring).
+                 parameters: dict | None = None, compile: bool | None = None,
+                 fmi_version: int = 2) -> Path:
+    """Write a C-source FMI 2.0 (or 3.0) co-simulation FMU of ``block_class`` (module
+    docstring).
 
     Parameters
     ----------
@@ -189,6 +214,9 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         None (default): compile the linux64 binary with this machine's C compiler if it
         has one, else write the sources only with a :class:`SourceOnlyWarning`; True:
         compile (:class:`CExportError` without a compiler); False: sources only.
+    fmi_version : {2, 3}
+        The FMI version of the FMU: the same model, variables, value references and
+        behaviour, through ``fmi2_cs.c`` or ``fmi3_cs.c``.
 
     Returns
     -------
@@ -199,6 +227,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     if not callable(getattr(block_class, "c_model", None)):
         raise CExportError(f"{block_class.__name__} has no C equations (no c_model()); "
                            "it can be exported as a Python FMU only")
+    if fmi_version not in FRONT_ENDS:
+        raise ValueError(f"fmi_version = {fmi_version!r}: accepted 2 or 3")
     model_name = c_identifier(model_name or block_class.__name__)
     block = block_class(**(parameters or {}))
     model: CModel = block.c_model()
@@ -209,12 +239,52 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
 
     slave_class = type(model_name, (BlockSlave,), {"BLOCK": block_class,
                                                    "__module__": __name__})
-    slave = slave_class(instance_name="export")
-    root = slave.to_xml({"canHandleVariableCommunicationStepSize": True})
-    specs = _specs(block_class)
+    root = slave_class(instance_name="export").to_xml(
+        {"canHandleVariableCommunicationStepSize": True})
+    entries, macros, numbers = _variables(root.find("ModelVariables"), _specs(block_class),
+                                          model, values)
+    tables = np.concatenate([np.zeros(0), *model.tables.values()])
+    guid = _identify(root, model_name, model, tables)
+    config_h = _model_config(root.find("ModelVariables"), entries, macros, model, tables)
+    model_c = "\n".join([
+        f"/* generated by flexcosim export-c from {block_class.__module__}."
+        f"{block_class.__qualname__} */",
+        "#include <math.h>", "#include <string.h>", "#include <stdio.h>", "",
+        '#include "flexcosim_model.h"', "",
+        "const VarInfo VARS[N_VARS] = {", ",\n".join(entries), "};", "",
+        include_c(model), model.source])
+    description = root if fmi_version == 2 else fmi3_model_description(root, len(entries))
 
+    dest = Path(dest)
+    fmu_path = dest if dest.suffix == ".fmu" else dest / f"{model_name}.fmu"
+    fmu_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="flexcosim_cfmu_") as tmp:
+        tmp = Path(tmp)
+        src = tmp / "sources"
+        _write_sources(src, model, fmi_version, model_name, {
+            "model_config.h": config_h, "model.c": model_c,
+            "model_data.c": _model_data_c(guid, numbers, tables)})
+        indent(description)
+        (tmp / "modelDescription.xml").write_bytes(
+            b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(description, encoding="utf-8"))
+        if compile is None and find_compiler() is None:
+            _prebuilt_or_sources(tmp, fmu_path, model_name, fmi_version, guid, numbers, tables)
+            compile = False
+        if compile is not False:
+            built = _compile(tmp, model_name, fmi_version)
+            logger.info("%s: binaries for %s", fmu_path.name, ", ".join(built))
+        with zipfile.ZipFile(fmu_path, "w", zipfile.ZIP_DEFLATED) as z:
+            for path in sorted(tmp.rglob("*")):
+                if path.is_file():
+                    z.write(path, path.relative_to(tmp).as_posix())
+    return fmu_path
+
+
+def _variables(variables, specs: dict, model: CModel, values: dict):
+    """The C variable table's entries, the variables' macros and their numbers (start,
+    min, max), in value-reference order; the FMI 2.0 description of the parameters fixed
+    at export, of ``method`` and of the start values adjusted as the C FMU has them."""
     entries, macros, numbers = [], [], []
-    variables = root.find("ModelVariables")
     for expected_vr, sv in enumerate(variables):
         name, vr = sv.get("name"), int(sv.get("valueReference"))
         if vr != expected_vr:
@@ -241,19 +311,21 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                                "needs them")
         value = values.get(name, getattr(spec, "start", 0.0)) if causality != "output" else 0.0
         if causality == "parameter":
-            typed = sv[0]
-            typed.set("start", repr(value) if fmi_type == "Real" else str(value))
+            sv[0].set("start", repr(value) if fmi_type == "Real" else str(value))
         entry, numbers_of_var = _var_entry(name, fmi_type, causality, spec, value)
         entries.append(entry)
         numbers.append(numbers_of_var)
         field = {"Real": "r", "Integer": "i", "String": "s"}[fmi_type]
         prefix = {"parameter": "PAR", "input": "IN", "output": "OUT"}[causality]
         macros.append(f"#define {prefix}_{name} (d->{field}[{vr}])")
+    return entries, macros, numbers
 
-    # identity and capabilities of a C FMU
-    tables = np.concatenate([np.zeros(0), *model.tables.values()])
+
+def _identify(root, model_name: str, model: CModel, tables) -> str:
+    """The GUID (from the content: an export is reproducible) and the C FMU's
+    capabilities, set in the FMI 2.0 description ``root``; returns the GUID."""
     code = "".join(s.read_text() for s in model.c_sources) + model.source
-    digest = hashlib.sha256((tostring(variables).decode() + code).encode()
+    digest = hashlib.sha256((tostring(root.find("ModelVariables")).decode() + code).encode()
                             + tables.tobytes()).hexdigest()
     guid = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"flexcosim:{model_name}:{digest}")) + "}"
     root.set("guid", guid)
@@ -269,10 +341,18 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     files = SubElement(cs, "SourceFiles")
     for f in C_UNITS:
         SubElement(files, "File", name=f)
+    return guid
 
+
+def _model_config(variables, entries, macros, model: CModel, tables) -> str:
+    """``model_config.h``: the sizes and variable names of this model."""
     names = {v.get("name"): int(v.get("valueReference")) for v in variables}
     continuous = model.n_states > 0
-    config_h = "\n".join([
+
+    def vr_of(name):
+        return names[name] if continuous and name in names else -1
+
+    return "\n".join([
         "/* generated by flexcosim export-c: sizes and variable names of this model */",
         "#ifndef MODEL_CONFIG_H", "#define MODEL_CONFIG_H",
         f"#define N_VARS {len(entries)}",
@@ -280,74 +360,58 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         f"#define N_X {model.n_states}",
         f"#define N_Z {model.n_discrete}",
         f"#define N_W {model.n_work}",
-        f"#define VR_METHOD {names['method'] if continuous and 'method' in names else -1}",
-        f"#define VR_SUBSTEPS {names['substeps'] if continuous and 'substeps' in names else -1}",
-        f"#define VR_RTOL {names['rtol'] if continuous and 'rtol' in names else -1}",
-        f"#define VR_ATOL {names['atol'] if continuous and 'atol' in names else -1}",
+        f"#define VR_METHOD {vr_of('method')}",
+        f"#define VR_SUBSTEPS {vr_of('substeps')}",
+        f"#define VR_RTOL {vr_of('rtol')}",
+        f"#define VR_ATOL {vr_of('atol')}",
         "#define X(k) (d->x[k])", "#define Z(k) (d->z[k])", "#define W(k) (d->w[k])",
         *macros,
         *_table_macros(model.tables),
         *([f"#define SAMPLE_TIME ({model.sample_time})"] if model.sample_time else []),
         "#endif", ""])
-    model_c = "\n".join([
-        f"/* generated by flexcosim export-c from {block_class.__module__}."
-        f"{block_class.__qualname__} */",
-        "#include <math.h>", "#include <string.h>", "#include <stdio.h>", "",
-        '#include "flexcosim_model.h"', "",
-        "const VarInfo VARS[N_VARS] = {", ",\n".join(entries), "};", "",
-        include_c(model), model.source])
-    model_data_c = _model_data_c(guid, numbers, tables)
 
-    dest = Path(dest)
-    fmu_path = dest if dest.suffix == ".fmu" else dest / f"{model_name}.fmu"
-    fmu_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="flexcosim_cfmu_") as tmp:
-        tmp = Path(tmp)
-        src = tmp / "sources"
-        src.mkdir()
-        for f in ("fmi2_cs.c", "flexcosim_model.h"):
-            shutil.copy(c_sources_dir() / f, src / f)
-        shutil.copy(c_sources_dir().parent / "fmi_resources.h", src / "fmi_resources.h")
-        shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
-        for source in model.c_sources:          # the kernel's own files, included by model.c
-            shutil.copy(source, src / source.name)
-        for h in _HEADERS:
-            shutil.copy(FMI2_HEADERS / h, src / h)
-        (src / "model_config.h").write_text(config_h)
-        (src / "model.c").write_text(model_c)
-        (src / "model_data.c").write_text(model_data_c)
-        (src / "buildDescription.xml").write_text(_build_description(model_name))
-        indent(root)
-        (tmp / "modelDescription.xml").write_bytes(
-            b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8"))
-        if compile is None and find_compiler() is None:
-            digest = skeleton_digest(code_files(src))
-            prebuilt = prebuilt_binary(digest)
-            if prebuilt is not None:
-                # the code was compiled with the package; the numbers go beside it
-                (tmp / "binaries" / "linux64").mkdir(parents=True)
-                shutil.copy(prebuilt, tmp / "binaries" / "linux64" / f"{model_name}.so")
-                (tmp / MODEL_DATA_FILE).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / MODEL_DATA_FILE).write_bytes(model_data_bytes(digest, guid, numbers,
-                                                                     tables))
-                logger.info("%s: no C compiler here; its binary is the one compiled with the "
-                            "package for this model's code (numbers in %s)", fmu_path.name,
-                            MODEL_DATA_FILE)
-            else:
-                warnings.warn(SourceOnlyWarning(
-                    f"{fmu_path.name}: no C compiler here and no binary built with the package "
-                    f"for this model's code, so the FMU has its sources only and no binary; "
-                    f"build it on the target with: {GCC_COMMAND.format(id=model_name)}"),
-                    stacklevel=2)
-            compile = False
-        if compile is not False:
-            built = _compile(tmp, model_name)
-            logger.info("%s: binaries for %s", fmu_path.name, ", ".join(built))
-        with zipfile.ZipFile(fmu_path, "w", zipfile.ZIP_DEFLATED) as z:
-            for path in sorted(tmp.rglob("*")):
-                if path.is_file():
-                    z.write(path, path.relative_to(tmp).as_posix())
-    return fmu_path
+
+def _write_sources(src: Path, model: CModel, fmi_version: int, model_name: str,
+                   generated: dict) -> None:
+    """The FMU's ``sources/``: the wrapper (its front end for ``fmi_version`` and the
+    shared core), the fixed-step methods, the model's kernels, the FMI headers, the
+    generated files and the build description."""
+    src.mkdir()
+    for f in (FRONT_ENDS[fmi_version], "cfmu_core.h", "cfmu_state.h", "flexcosim_model.h"):
+        shutil.copy(c_sources_dir() / f, src / f)
+    shutil.copy(c_sources_dir().parent / "fmi_resources.h", src / "fmi_resources.h")
+    shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
+    for source in model.c_sources:          # the kernel's own files, included by model.c
+        shutil.copy(source, src / source.name)
+    headers = FMI2_HEADERS if fmi_version == 2 else FMI3_HEADERS
+    for h in _HEADERS[fmi_version]:
+        shutil.copy(headers / h, src / h)
+    for name, text in generated.items():
+        (src / name).write_text(text)
+    (src / "buildDescription.xml").write_text(_build_description(model_name, fmi_version))
+
+
+def _prebuilt_or_sources(tmp: Path, fmu_path: Path, model_name: str, fmi_version: int,
+                         guid: str, numbers, tables) -> None:
+    """No C compiler here: the binary compiled with the package for this model's code,
+    with the export's numbers beside it, where there is one (FMI 2.0); else the sources
+    only, with a :class:`SourceOnlyWarning` giving the build command."""
+    digest = skeleton_digest(code_files(tmp / "sources"))
+    prebuilt = prebuilt_binary(digest) if fmi_version == 2 else None
+    if prebuilt is not None:
+        (tmp / "binaries" / "linux64").mkdir(parents=True)
+        shutil.copy(prebuilt, tmp / "binaries" / "linux64" / f"{model_name}.so")
+        (tmp / MODEL_DATA_FILE).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / MODEL_DATA_FILE).write_bytes(model_data_bytes(digest, guid, numbers, tables))
+        logger.info("%s: no C compiler here; its binary is the one compiled with the "
+                    "package for this model's code (numbers in %s)", fmu_path.name,
+                    MODEL_DATA_FILE)
+        return
+    warnings.warn(SourceOnlyWarning(
+        f"{fmu_path.name}: no C compiler here and no binary built with the package "
+        f"for this model's code, so the FMU has its sources only and no binary; "
+        f"build it on the target with: "
+        f"{build_command('linux64', fmi_version).format(id=model_name)}"), stacklevel=3)
 
 
 def _table_macros(tables: dict) -> list[str]:
@@ -377,18 +441,17 @@ def _model_data_c(guid: str, numbers, tables) -> str:
         "const double MODEL_TABLES[SIZE_OR_1(N_TABLE)] = {", "    " + rows(tables), "};", ""])
 
 
-def _build_description(model_name: str) -> str:
-    builds = "\n".join(f"     {platform}: {command.format(id=model_name)}"
-                       for platform, command in BUILD_COMMANDS.items())
+def _build_description(model_name: str, fmi_version: int = 2) -> str:
+    builds = "\n".join(f"     {platform}: {build_command(platform, fmi_version).format(id=model_name)}"
+                       for platform in BINARY_FOLDERS[fmi_version])
+    units = "\n".join(f'      <SourceFile name="{u}"/>' for u in c_units(fmi_version))
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!-- Build, in the FMU's folder:
 {builds} -->
 <fmiBuildDescription fmiVersion="3.0">
   <BuildConfiguration modelIdentifier="{model_name}">
     <SourceFileSet language="C99">
-      <SourceFile name="fmi2_cs.c"/>
-      <SourceFile name="model.c"/>
-      <SourceFile name="model_data.c"/>
+{units}
     </SourceFileSet>
     <Library name="m"/>
   </BuildConfiguration>
@@ -396,26 +459,26 @@ def _build_description(model_name: str) -> str:
 """
 
 
-def _compile(folder: Path, model_name: str) -> list[str]:
+def _compile(folder: Path, model_name: str, fmi_version: int = 2) -> list[str]:
     """The binaries from the FMU's sources: linux64 with this machine's compiler
-    (:data:`GCC_COMMAND`), required, then every other platform of :data:`BUILD_COMMANDS`
-    whose compiler is installed here; any warning fails the export (the sources must
-    build clean).  Returns the platforms built."""
+    (:func:`build_command`), required, then every other platform whose compiler is
+    installed here; any warning fails the export (the sources must build clean).
+    Returns the binaries folders built."""
     built = []
-    for platform in BUILD_COMMANDS:
+    for platform, folder_name in BINARY_FOLDERS[fmi_version].items():
         if platform != "linux64" and find_compiler(platform) is None:
             continue
         suffix = PLATFORMS[platform].suffix
         try:
-            compile_shared([Path("sources") / u for u in C_UNITS],
-                           folder / "binaries" / platform / f"{model_name}{suffix}",
+            compile_shared([Path("sources") / u for u in c_units(fmi_version)],
+                           folder / "binaries" / folder_name / f"{model_name}{suffix}",
                            include_dirs=["sources"], flags=C99_FLAGS, cwd=folder,
                            warnings_are_errors=True, platform=platform)
         except CompileError as e:
             raise CExportError(f"{e}\nor export with compile=False (--no-compile) and build "
                                f"on the target with: "
-                               f"{BUILD_COMMANDS[platform].format(id=model_name)}") from None
-        built.append(platform)
+                               f"{build_command(platform, fmi_version).format(id=model_name)}") from None
+        built.append(folder_name)
     return built
 
 

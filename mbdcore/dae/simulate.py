@@ -15,6 +15,7 @@ from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
+from mbdcore.integrators.piecewise import piecewise_form
 from mbdcore.progress import ProgressReport
 from mbdcore.timeseries import TimeSeries, rate_unit
 
@@ -431,7 +432,8 @@ def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
 
 
 def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
-                   method: str | Integrator = "rk4", substeps: int = 1, **options):
+                   method: str | Integrator = "rk4", substeps: int = 1, record_every: int = 1,
+                   **options):
     """Integrate ``y' = rhs(y, *args)`` with its inputs sampled and held: ``args =
     held_args(t_k)`` at the start of each step ``[t_k, t_k + h]``, divided into
     ``substeps`` steps of the method (a sampled-data loop: a zero-order hold in front of
@@ -439,32 +441,72 @@ def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
     (:class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`) takes the substeps of RK4,
     Gill and Treanor in one C call (:meth:`~mbdcore.integrators.Integrator.step_autonomous`).
 
-    Returns ``(t, y)`` as :func:`integrate`.
+    Where ``held_args`` has an exact piecewise form (a
+    :class:`~mbdcore.integrators.PiecewiseInput`, or a function declaring one as its
+    ``piecewise`` attribute; :func:`~mbdcore.integrators.piecewise_form`) and the kernel
+    can run with it (:meth:`~mbdcore.integrators.runge_kutta.CSteppedKernel.run`), the
+    whole run is one C call that samples the inputs itself, with the same numbers; any
+    other schedule, method or right-hand side takes the Python loop, the reference.
+
+    Returns ``(t, y)`` as :func:`integrate`, the rows of steps 0, ``record_every``,
+    2 ``record_every``, ... and the last.  A non-finite state raises
+    :class:`DivergenceError`, a failed right-hand side
+    :class:`~mbdcore.integrators.IntegrationError`, each with the ``time`` [s] at the end
+    of the failed step and the ``result`` ``(t, y)`` recorded before it.
     """
+    n_steps, substeps, record_every = (_count(name, value) for name, value in (
+        ("n_steps", n_steps), ("substeps", substeps), ("record_every", record_every)))
     integ = _stepper(method, options, "ode")
     hs = h / substeps
+    schedule = piecewise_form(held_args)
+    run = getattr(rhs, "run", None)
+    if schedule is not None and run is not None:
+        integ.start(t0, y0)
+        with np.errstate(all="ignore"):
+            ran = run(integ, schedule, t0, h, n_steps, substeps, record_every)
+        if ran is not None:
+            return ran
 
     def advance(t):
         with np.errstate(all="ignore"):
             return integ.step_autonomous(rhs, tuple(held_args(t)), hs, substeps)
-    return _fixed_steps(integ, y0, t0, h, n_steps, advance, True)
+    return _fixed_steps(integ, y0, t0, h, n_steps, advance, True, record_every)
 
 
-def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite):
+def _count(name: str, value) -> int:
+    """A count of :func:`integrate_held` checked: an integer, at least 1 (n_steps 0)."""
+    least = 0 if name == "n_steps" else 1
+    if isinstance(value, bool) or int(value) != value or value < least:
+        raise ValueError(f"{name} = {value!r}: accepted an integer >= {least}")
+    return int(value)
+
+
+def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite, record_every=1):
     """The loop of :func:`integrate` and :func:`integrate_held`: ``advance(t_k)`` takes
-    the stepper from t_k to t_k + h."""
+    the stepper from t_k to t_k + h; rows kept as :func:`integrate_held` says."""
     y = np.array(y0, dtype=float)
     t = t0 + h * np.arange(n_steps + 1)
-    out = np.empty((n_steps + 1, y.size))
+    kept = [k for k in range(n_steps + 1) if k % record_every == 0 or k == n_steps]
+    out = np.empty((len(kept), y.size))
     out[0] = y
+    row = 1
     integ.start(t0, y)
     for k in range(n_steps):
-        y = advance(t[k])
+        try:
+            y = advance(t[k])
+        except IntegrationError as err:
+            if err.time is None:
+                err.time = float(t[k + 1])
+                err.result = (t[kept[:row]], out[:row].copy())
+            raise
         if check_finite and not np.all(np.isfinite(y)):
             raise DivergenceError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name}): "
-                                  "the solution diverges", time=float(t[k + 1]))
-        out[k + 1] = y
-    return t, out
+                                  "the solution diverges", time=float(t[k + 1]),
+                                  result=(t[kept[:row]], out[:row].copy()))
+        if row < len(kept) and kept[row] == k + 1:
+            out[row] = y
+            row += 1
+    return t[kept], out
 
 
 def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,

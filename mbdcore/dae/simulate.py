@@ -495,9 +495,10 @@ def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite, record_every=
         try:
             y = advance(t[k])
         except IntegrationError as err:
-            if err.time is None:
+            if err.time is None:    # where it failed, and what came before
                 err.time = float(t[k + 1])
                 err.result = (t[kept[:row]], out[:row].copy())
+                err.args = (f"{err} in the step to t = {t[k + 1]:.6g} s ({integ.name})",)
             raise
         if check_finite and not np.all(np.isfinite(y)):
             raise DivergenceError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name}): "

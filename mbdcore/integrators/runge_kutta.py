@@ -249,6 +249,9 @@ class CSteppedKernel:
     function of ``fs_run``."""
 
     failure = "non-finite state"
+    #: What a failure of the right-hand side itself means (:meth:`run` tells it apart
+    #: from a non-finite state).
+    rhs_failure = "the right-hand side failed"
     #: How many input signals ``run`` takes (None: the kernel has no ``_run``).
     n_inputs: int | None = None
 
@@ -285,7 +288,7 @@ class CSteppedKernel:
         steps.
 
         A step whose state is not finite raises :class:`DivergenceError`, one whose
-        right-hand side fails :class:`IntegrationError` (:attr:`failure`), each with the
+        right-hand side fails :class:`IntegrationError` (:attr:`rhs_failure`), each with the
         ``time`` at the end of that step and the ``result`` ``(t, y)`` recorded before it.
         """
         chosen = c_stepping(stepper, stepper.y.size)
@@ -317,7 +320,7 @@ class CSteppedKernel:
             err = DivergenceError(f"non-finite state at t = {t_fail:.6g} s ({stepper.name}): "
                                   "the solution diverges", time=t_fail)
         elif status == _RUN_RHS_FAILED:
-            err = IntegrationError(f"{self.failure} in the step to t = {t_fail:.6g} s "
+            err = IntegrationError(f"{self.rhs_failure} in the step to t = {t_fail:.6g} s "
                                    f"({stepper.name})")
             err.time = t_fail
         else:

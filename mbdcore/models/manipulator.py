@@ -156,6 +156,7 @@ class ArmKernel(CSteppedKernel):
         return self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
                                     h, n, method)
 
+    rhs_failure = "singular mass matrix"
     n_inputs = 2      # tau1, tau2 [N m]
 
     def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,

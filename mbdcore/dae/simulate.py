@@ -15,7 +15,7 @@ from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
-from mbdcore.integrators.piecewise import piecewise_form
+from mbdcore.integrators.piecewise import PiecewiseInput, piecewise_form
 from mbdcore.progress import ProgressReport
 from mbdcore.timeseries import TimeSeries, rate_unit
 
@@ -467,9 +467,14 @@ def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
         if ran is not None:
             return ran
 
+    if isinstance(held_args, PiecewiseInput):     # its values as the kernel's arguments
+        as_args = getattr(rhs, "args_from_inputs", tuple)
+    else:
+        as_args = tuple
+
     def advance(t):
         with np.errstate(all="ignore"):
-            return integ.step_autonomous(rhs, tuple(held_args(t)), hs, substeps)
+            return integ.step_autonomous(rhs, as_args(held_args(t)), hs, substeps)
     return _fixed_steps(integ, y0, t0, h, n_steps, advance, True, record_every)
 
 

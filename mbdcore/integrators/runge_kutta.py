@@ -263,6 +263,12 @@ class CSteppedKernel:
         """The kernel's C function of ``fs_run`` (arguments as there); its status."""
         raise NotImplementedError
 
+    def args_from_inputs(self, values) -> tuple:
+        """The kernel's held arguments from the values of :attr:`n_inputs` signals (a
+        :class:`PiecewiseInput` sampled in Python): one argument per signal, unless the
+        kernel takes a vector (the linear plant's u)."""
+        return tuple(values)
+
     def advance(self, stepper, y, args, h, n):
         """``n`` steps of ``stepper`` in C, or None if it is not RK4, Gill or Treanor."""
         chosen = c_stepping(stepper, y.size)

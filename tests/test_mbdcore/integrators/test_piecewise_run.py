@@ -9,6 +9,9 @@ from mbdcore.dae import integrate_held
 from mbdcore.dae.methods import make_method
 from mbdcore.integrators import DivergenceError, IntegrationError, PiecewiseInput, piecewise_form
 from mbdcore.integrators.runge_kutta import fixed_step_library
+from mbdcore.models.antenna import PointingAxisBlock
+from mbdcore.models.drive import DCMotorBlock
+from mbdcore.models.linear import LinearKernel
 from mbdcore.models.manipulator import BANG_BANG_TORQUE, FlexibleManipulator, bang_bang_torque
 
 METHODS = ("rk4", "gill", "treanor")
@@ -214,3 +217,38 @@ def test_rk4_in_the_compiled_loop_is_fourth_order_on_the_arm(arm):
               for h in (4e-3, 2e-3, 1e-3)]
     ratio = np.abs(finals[0] - finals[1]).max() / np.abs(finals[1] - finals[2]).max()
     assert 4 - 0.3 < np.log2(ratio) < 4 + 0.3, np.log2(ratio)
+
+
+# --- every C-stepped kernel gets the compiled run ----------------------------------------------
+def other_kernels():
+    """(name, kernel, x0, schedule of its inputs): the drive (command [V], load angle
+    [rad], load rate [rad/s]), the pointing axis (command [V], wind [N m]) and a linear
+    oscillator with one force input [N]."""
+    drive = DCMotorBlock()
+    axis = PointingAxisBlock()
+    plant = LinearKernel([[0.0, 1.0], [-40.0, -0.4]], [[0.0], [1.0]], [[1.0, 0.0]], [[0.0]])
+    return [
+        ("drive", drive.kernel, drive.x, PiecewiseInput.sampled(
+            [0.0, 0.01, 0.02, 0.035], [[0.0, 0.0, 0.0], [12.0, 0.1, 1.0], [-6.0, 0.2, 0.0],
+                                       [0.0, 0.2, 0.0]], hold="linear")),
+        ("axis", axis.kernel, axis.x, PiecewiseInput.constant_pieces(
+            [0.0, 0.0155, 0.03], [[5.0, 0.0], [-5.0, 0.3], [0.0, 0.0]])),
+        ("linear", plant, np.array([0.01, 0.0]), PiecewiseInput(
+            [0.0, 0.02], [[[0.0, 30.0, -100.0]], [[0.5, 0.0, 0.0]]])),
+    ]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_drive_axis_and_linear_plant_run_in_one_call_as_in_python(method):
+    for name, kernel, x0, schedule in other_kernels():
+        tc, xc = integrate_held(kernel, schedule, x0, 0.0, 5e-4, 100, method, 4, 3)
+        tp, xp = integrate_held(kernel, python_loop_args(kernel, schedule), x0, 0.0, 5e-4,
+                                100, method, 4, 3)
+        assert np.array_equal(tc, tp), name
+        assert relative_difference(xc, xp) <= 1e-12, name
+        assert np.abs(xc[-1] - xc[0]).max() > 1e-6, name      # the inputs moved it
+
+
+def python_loop_args(kernel, schedule):
+    """The schedule as a plain function of the kernel's arguments (the Python loop)."""
+    return lambda t: kernel.args_from_inputs(schedule(t))

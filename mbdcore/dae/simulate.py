@@ -95,9 +95,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         are that option; with another DAE method they are refused.
     project : apply the minimum-norm position and velocity projections after every
         step (index-1 only; docs/benchmarks.md §8).
-    inputs : callable, optional
+    inputs : callable or PiecewiseInput, optional
         ``inputs(t) -> dict`` of system inputs [N m / N], sampled at the start of each
-        step and held over it.  An ``inputs`` with a ``breakpoints`` attribute (times
+        step and held over it; or a :class:`~mbdcore.integrators.PiecewiseInput`, its
+        signals the inputs of its names (its knots after the first its breakpoints).  An ``inputs`` with a ``breakpoints`` attribute (times
         [s] where it jumps) declares them as the ``breakpoints`` argument does.
     breakpoints : iterable of float, optional
         Times [s] where ``inputs`` jumps (a bang-bang torque, a force step).  Each one
@@ -180,7 +181,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     def set_inputs(step, q, v):
         """Apply the inputs of ``step``: the schedule at its sampling time, the
         feedback at its grid point (held over the parts of a split step)."""
-        values = dict(inputs(step.sample)) if inputs is not None else {}
+        values = _input_values(inputs, step.sample) if inputs is not None else {}
         if feedback is not None:
             if step.grid:
                 held_feedback.clear()
@@ -254,6 +255,14 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     if report is not None:
         report.done(t0 + n_steps * h)
     return _result(problem, times, qs, vs, lams, stats)
+
+
+def _input_values(inputs, t: float) -> dict:
+    """The system inputs of the schedule at t [s]: ``inputs(t)``'s dict, or a
+    :class:`~mbdcore.integrators.PiecewiseInput`'s values by its signals' names."""
+    if isinstance(inputs, PiecewiseInput):
+        return dict(zip(inputs.names, inputs(t)))
+    return dict(inputs(t))
 
 
 #: A breakpoint this close to a grid point, relative to h, is that grid point: moving the

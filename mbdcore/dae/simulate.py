@@ -98,8 +98,9 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     inputs : callable or PiecewiseInput, optional
         ``inputs(t) -> dict`` of system inputs [N m / N], sampled at the start of each
         step and held over it; or a :class:`~mbdcore.integrators.PiecewiseInput`, its
-        signals the inputs of its names (its knots after the first its breakpoints).  An ``inputs`` with a ``breakpoints`` attribute (times
-        [s] where it jumps) declares them as the ``breakpoints`` argument does.
+        signals the inputs of its names (its knots after the first its breakpoints).
+        An ``inputs`` with a ``breakpoints`` attribute (times [s] where it jumps)
+        declares them as the ``breakpoints`` argument does.
     breakpoints : iterable of float, optional
         Times [s] where ``inputs`` jumps (a bang-bang torque, a force step).  Each one
         is made a step boundary: a step that would straddle it is split there (the

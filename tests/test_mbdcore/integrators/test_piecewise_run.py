@@ -61,6 +61,8 @@ def probe_times(knots):
     PiecewiseInput.sampled([0.0, 0.013, 0.05, 0.2], [0.0, 2.0, 0.5, 3.0]),
 ])
 def test_c_sampling_equals_the_python_evaluation_exactly(schedule):
+    lib = fixed_step_library()
+    assert lib.fixed_step_piecewise_length(schedule.table) == schedule.table.size
     for t in probe_times(schedule.knots):
         assert np.array_equal(c_sample(schedule, t), np.array(schedule(t))), t
 
@@ -91,6 +93,12 @@ def test_bang_bang_function_and_its_table_agree_everywhere():
     assert bang_bang_torque.breakpoints == (0.3, 0.6)
     for t in probe_times([0.0, 0.3, 0.6]) + list(1e-4 * np.arange(12001)):
         assert BANG_BANG_TORQUE(t) == bang_bang_torque(t), t
+
+
+def test_c_refuses_a_malformed_table_head():
+    lib = fixed_step_library()
+    for head in ([0, 1, 1], [17, 1, 1], [1, 0, 1], [1, 1, 0], [1.5, 1, 1], [np.nan, 1, 1]):
+        assert lib.fixed_step_piecewise_length(np.array(head + [0.0, 0.0])) == 0, head
 
 
 @pytest.mark.parametrize("args, field", [

@@ -330,10 +330,12 @@ FS_MAYBE_UNUSED static int fs_advance_auto(fs_rhs rhs, void *ctx, double *x, dou
 /* At most this many signals per table (a C loop keeps them on its stack). */
 #define FS_PW_MAX_SIGNALS 16
 
-/* The length of a well-formed table, or 0 if its head is not one. */
+/* The length of a well-formed table, or 0 if its head is not one (or the table would
+   pass 2e9 doubles, beyond a 32-bit long). */
 FS_MAYBE_UNUSED static long fs_piecewise_length(const double *pw) {
     const double s = pw[0], p = pw[1], c = pw[2];
-    if (!(s >= 1 && s <= FS_PW_MAX_SIGNALS && p >= 1 && p <= 1e9 && c >= 1 && c <= 64)
+    if (!(s >= 1 && s <= FS_PW_MAX_SIGNALS && c >= 1 && c <= 64 && p >= 1
+          && p * (1.0 + s * c) <= 2e9)            /* in range before any cast */
         || s != (long)s || p != (long)p || c != (long)c)
         return 0;
     return FS_PW_HEAD + (long)p + (long)p * (long)s * (long)c;
@@ -388,8 +390,7 @@ enum { FS_RUN_DONE = 0, FS_RUN_NONFINITE = 1, FS_RUN_RHS_FAILED = 2, FS_RUN_BAD_
    taken, *done how many were taken (the failed step ends at t0 + (*done + 1) h).
    Returns FS_RUN_DONE, FS_RUN_NONFINITE, FS_RUN_RHS_FAILED or FS_RUN_BAD_INPUTS (more
    than FS_PW_MAX_SIGNALS signals, a malformed head, substeps or record_every below 1;
-   nothing done).  work:
-   FS_RUN_WORK_PER_STATE m doubles.  No allocation. */
+   nothing done).  work: FS_RUN_WORK_PER_STATE m doubles.  No allocation. */
 FS_MAYBE_UNUSED static int fs_run(fs_rhs rhs, fs_hold hold, void *ctx, const double *pw, double *x,
                                   double *q, int m, double t0, double h, int substeps,
                                   int n_steps, int method, int record_every, double *record,

@@ -6,8 +6,9 @@ import numpy as np
 from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from mbdcore.blocks import Block, Parameter, Signal
 from mbdcore.codegen import CModel, stateless_functions
+from mbdcore.integrators.piecewise import PiecewiseInput
 
-__all__ = ["quintic", "QuinticJointTrajectory"]
+__all__ = ["quintic", "quintic_schedule", "QuinticJointTrajectory"]
 
 
 def quintic(t: float, start: float, end: float, duration: float):
@@ -20,6 +21,37 @@ def quintic(t: float, start: float, end: float, duration: float):
     out = np.empty(3)
     joint_laws().quintic(float(t), float(start), float(end), float(duration), out)
     return float(out[0]), float(out[1]), float(out[2])
+
+
+def quintic_schedule(starts, ends, duration: float, start_time: float = 0.0,
+                     derivatives: bool = False, names=None, units=None) -> PiecewiseInput:
+    """Rest-to-rest quintics of several joints as a table a C loop samples
+    (:class:`~mbdcore.integrators.PiecewiseInput`): joint i from ``starts[i]`` to
+    ``ends[i]`` between ``start_time`` and ``start_time + duration`` [s], at rest before
+    and after.  One signal per joint (its position, in the unit of start/end), or with
+    ``derivatives`` three — position, rate [/s], acceleration [/s^2] — per joint in that
+    order, the order of :class:`QuinticJointTrajectory`'s outputs.
+
+    The pieces are :func:`quintic`'s polynomial s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5
+    of tau = (t - start_time)/duration written in powers of t - start_time, so the two
+    agree to the rounding of the power form (about 1e-15 of the move and its rates)."""
+    starts, ends = np.atleast_1d(np.asarray(starts, float)), np.atleast_1d(np.asarray(ends, float))
+    if starts.shape != ends.shape or starts.ndim != 1:
+        raise ValueError(f"starts {starts.tolist()} and ends {ends.tolist()}: accepted one "
+                         "value per joint each")
+    if not (np.isfinite(duration) and duration > 0):
+        raise ValueError(f"duration = {duration!r} s: accepted a finite time > 0")
+    T = float(duration)
+    moving, resting = [], []
+    for start, end in zip(starts, ends):
+        d = end - start
+        position = [start, 0.0, 0.0, 10 * d / T**3, -15 * d / T**4, 6 * d / T**5]
+        rate = [0.0, 0.0, 30 * d / T**3, -60 * d / T**4, 30 * d / T**5, 0.0]
+        acceleration = [0.0, 60 * d / T**3, -180 * d / T**4, 120 * d / T**5, 0.0, 0.0]
+        rows = (position, rate, acceleration) if derivatives else (position,)
+        moving += rows
+        resting += [[end] + [0.0] * 5] + ([[0.0] * 6] * 2 if derivatives else [])
+    return PiecewiseInput([start_time, start_time + T], [moving, resting], names, units)
 
 
 class QuinticJointTrajectory(Block):
@@ -48,6 +80,16 @@ class QuinticJointTrajectory(Block):
     )
     DEFAULT_STOP_TIME = 3.0
     DEFAULT_STEP_SIZE = 1e-3
+
+    def schedule(self) -> PiecewiseInput:
+        """The block's outputs over time as a table a C loop samples
+        (:func:`quintic_schedule`), named and with units as :attr:`OUTPUTS`."""
+        p = self.params
+        return quintic_schedule([p["theta1_start"], p["theta2_start"]],
+                                [p["theta1_end"], p["theta2_end"]], p["move_time"],
+                                p["start_time"], derivatives=True,
+                                names=[s.name for s in self.OUTPUTS],
+                                units=[s.unit for s in self.OUTPUTS])
 
     def outputs(self) -> dict:
         p = self.params

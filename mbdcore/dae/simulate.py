@@ -15,6 +15,7 @@ from mbdcore.dae.index3 import Index3Integrator
 from mbdcore.dae.methods import method_info, method_names
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.integrators.base import RHS, DivergenceError, IntegrationError, Integrator
+from mbdcore.integrators.piecewise import PiecewiseInput, piecewise_form
 from mbdcore.progress import ProgressReport
 from mbdcore.timeseries import TimeSeries, rate_unit
 
@@ -94,10 +95,12 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         are that option; with another DAE method they are refused.
     project : apply the minimum-norm position and velocity projections after every
         step (index-1 only; docs/benchmarks.md §8).
-    inputs : callable, optional
+    inputs : callable or PiecewiseInput, optional
         ``inputs(t) -> dict`` of system inputs [N m / N], sampled at the start of each
-        step and held over it.  An ``inputs`` with a ``breakpoints`` attribute (times
-        [s] where it jumps) declares them as the ``breakpoints`` argument does.
+        step and held over it; or a :class:`~mbdcore.integrators.PiecewiseInput`, its
+        signals the inputs of its names (its knots after the first its breakpoints).
+        An ``inputs`` with a ``breakpoints`` attribute (times [s] where it jumps)
+        declares them as the ``breakpoints`` argument does.
     breakpoints : iterable of float, optional
         Times [s] where ``inputs`` jumps (a bang-bang torque, a force step).  Each one
         is made a step boundary: a step that would straddle it is split there (the
@@ -179,7 +182,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     def set_inputs(step, q, v):
         """Apply the inputs of ``step``: the schedule at its sampling time, the
         feedback at its grid point (held over the parts of a split step)."""
-        values = dict(inputs(step.sample)) if inputs is not None else {}
+        values = _input_values(inputs, step.sample) if inputs is not None else {}
         if feedback is not None:
             if step.grid:
                 held_feedback.clear()
@@ -253,6 +256,14 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     if report is not None:
         report.done(t0 + n_steps * h)
     return _result(problem, times, qs, vs, lams, stats)
+
+
+def _input_values(inputs, t: float) -> dict:
+    """The system inputs of the schedule at t [s]: ``inputs(t)``'s dict, or a
+    :class:`~mbdcore.integrators.PiecewiseInput`'s values by its signals' names."""
+    if isinstance(inputs, PiecewiseInput):
+        return dict(zip(inputs.names, inputs(t)))
+    return dict(inputs(t))
 
 
 #: A breakpoint this close to a grid point, relative to h, is that grid point: moving the
@@ -431,7 +442,8 @@ def integrate(fun: RHS, y0, t0: float, h: float, n_steps: int,
 
 
 def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
-                   method: str | Integrator = "rk4", substeps: int = 1, **options):
+                   method: str | Integrator = "rk4", substeps: int = 1, record_every: int = 1,
+                   **options):
     """Integrate ``y' = rhs(y, *args)`` with its inputs sampled and held: ``args =
     held_args(t_k)`` at the start of each step ``[t_k, t_k + h]``, divided into
     ``substeps`` steps of the method (a sampled-data loop: a zero-order hold in front of
@@ -439,32 +451,78 @@ def integrate_held(rhs, held_args, y0, t0: float, h: float, n_steps: int,
     (:class:`~mbdcore.integrators.runge_kutta.CSteppedKernel`) takes the substeps of RK4,
     Gill and Treanor in one C call (:meth:`~mbdcore.integrators.Integrator.step_autonomous`).
 
-    Returns ``(t, y)`` as :func:`integrate`.
+    Where ``held_args`` has an exact piecewise form (a
+    :class:`~mbdcore.integrators.PiecewiseInput`, or a function declaring one as its
+    ``piecewise`` attribute; :func:`~mbdcore.integrators.piecewise_form`) and the kernel
+    can run with it (:meth:`~mbdcore.integrators.runge_kutta.CSteppedKernel.run`), the
+    whole run is one C call that samples the inputs itself, with the same numbers; any
+    other schedule, method or right-hand side takes the Python loop, the reference.
+
+    Returns ``(t, y)`` as :func:`integrate`, the rows of steps 0, ``record_every``,
+    2 ``record_every``, ... and the last.  A non-finite state raises
+    :class:`DivergenceError`, a failed right-hand side
+    :class:`~mbdcore.integrators.IntegrationError`, each with the ``time`` [s] at the end
+    of the failed step and the ``result`` ``(t, y)`` recorded before it.
     """
+    n_steps, substeps, record_every = (_count(name, value) for name, value in (
+        ("n_steps", n_steps), ("substeps", substeps), ("record_every", record_every)))
     integ = _stepper(method, options, "ode")
     hs = h / substeps
+    schedule = piecewise_form(held_args)
+    run = getattr(rhs, "run", None)
+    if schedule is not None and run is not None:
+        integ.start(t0, y0)
+        with np.errstate(all="ignore"):
+            ran = run(integ, schedule, t0, h, n_steps, substeps, record_every)
+        if ran is not None:
+            return ran
+
+    if isinstance(held_args, PiecewiseInput):     # its values as the kernel's arguments
+        as_args = getattr(rhs, "args_from_inputs", tuple)
+    else:
+        as_args = tuple
 
     def advance(t):
         with np.errstate(all="ignore"):
-            return integ.step_autonomous(rhs, tuple(held_args(t)), hs, substeps)
-    return _fixed_steps(integ, y0, t0, h, n_steps, advance, True)
+            return integ.step_autonomous(rhs, as_args(held_args(t)), hs, substeps)
+    return _fixed_steps(integ, y0, t0, h, n_steps, advance, True, record_every)
 
 
-def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite):
+def _count(name: str, value) -> int:
+    """A count of :func:`integrate_held` checked: an integer, at least 1 (n_steps 0)."""
+    least = 0 if name == "n_steps" else 1
+    if isinstance(value, bool) or int(value) != value or value < least:
+        raise ValueError(f"{name} = {value!r}: accepted an integer >= {least}")
+    return int(value)
+
+
+def _fixed_steps(integ, y0, t0, h, n_steps, advance, check_finite, record_every=1):
     """The loop of :func:`integrate` and :func:`integrate_held`: ``advance(t_k)`` takes
-    the stepper from t_k to t_k + h."""
+    the stepper from t_k to t_k + h; rows kept as :func:`integrate_held` says."""
     y = np.array(y0, dtype=float)
     t = t0 + h * np.arange(n_steps + 1)
-    out = np.empty((n_steps + 1, y.size))
+    kept = [k for k in range(n_steps + 1) if k % record_every == 0 or k == n_steps]
+    out = np.empty((len(kept), y.size))
     out[0] = y
+    row = 1
     integ.start(t0, y)
     for k in range(n_steps):
-        y = advance(t[k])
+        try:
+            y = advance(t[k])
+        except IntegrationError as err:
+            if err.time is None:    # where it failed, and what came before
+                err.time = float(t[k + 1])
+                err.result = (t[kept[:row]], out[:row].copy())
+                err.args = (f"{err} in the step to t = {t[k + 1]:.6g} s ({integ.name})",)
+            raise
         if check_finite and not np.all(np.isfinite(y)):
             raise DivergenceError(f"non-finite state at t = {t[k + 1]:.6g} s ({integ.name}): "
-                                  "the solution diverges", time=float(t[k + 1]))
-        out[k + 1] = y
-    return t, out
+                                  "the solution diverges", time=float(t[k + 1]),
+                                  result=(t[kept[:row]], out[:row].copy()))
+        if row < len(kept) and kept[row] == k + 1:
+            out[row] = y
+            row += 1
+    return t[kept], out
 
 
 def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,

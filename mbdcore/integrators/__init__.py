@@ -21,6 +21,7 @@ from mbdcore.integrators.multistep import (
     LinearMultistep,
     multistep_coefficients,
 )
+from mbdcore.integrators.piecewise import PiecewiseInput, piecewise_form
 from mbdcore.integrators.runge_kutta import (
     RK4,
     ExplicitRungeKutta,
@@ -56,4 +57,6 @@ __all__ = [
     "GearSolver",
     "GearIntegrator",
     "ScipyAdaptive",
+    "PiecewiseInput",
+    "piecewise_form",
 ]

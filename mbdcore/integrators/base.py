@@ -34,7 +34,19 @@ RHS = Callable[[float, np.ndarray], np.ndarray]
 
 
 class IntegrationError(RuntimeError):
-    """The integrator could not take the step (solver failure or non-finite result)."""
+    """The integrator could not take the step (solver failure or non-finite result).
+
+    Attributes
+    ----------
+    time : float or None
+        Time [s] at the end of the step that failed, where the driver knows it.
+    result : object or None
+        The results up to the last accepted step, where the driver keeps them
+        (:func:`mbdcore.dae.integrate_held`: ``(t, y)`` so far).
+    """
+
+    time: float | None = None
+    result = None
 
 
 class DivergenceError(IntegrationError):
@@ -287,11 +299,17 @@ class Integrator(StepHalving):
             for _ in range(int(n)):
                 y_new = self.step(fun, h)
             return y_new
+        self.took_steps(n, h, y_new)
+        return self.y.copy()
+
+    def took_steps(self, n: int, h: float, y) -> None:
+        """Account for ``n`` steps of ``h`` [s] of this method taken outside it (a C
+        kernel's loop) that ended at ``y``: counters, time and state move on as if it
+        had taken them."""
         self.nsteps += int(n)
         self.nfev += int(n) * self.stages
         self.t = self.t + n * h
-        self.y = np.asarray(y_new, dtype=float)
-        return self.y.copy()
+        self.y = np.array(y, dtype=float)
 
     def correct(self, y) -> None:
         """Replace the current ``y`` (same time); multistep history is kept."""

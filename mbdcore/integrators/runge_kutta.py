@@ -27,12 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mbdcore.integrators.base import IntegrationError, Integrator
+from mbdcore.blocks import ParameterError
+from mbdcore.integrators.base import DivergenceError, IntegrationError, Integrator
+from mbdcore.integrators.piecewise import PiecewiseInput
 from mbdcore.native import kernel_library
 
 __all__ = ["ExplicitRungeKutta", "RK4", "GillTableau", "Gill", "Treanor",
            "C_FIXED_STEP_HEADER", "C_FIXED_STEP_SOURCE", "TREANOR_STAGES",
-           "fixed_step_library", "c_stepping", "CSteppedKernel"]
+           "fixed_step_library", "c_stepping", "CSteppedKernel", "RUN_STATUS"]
 
 #: RK4, Gill and Treanor in C99 (for models whose equations are C: the kernels' own
 #: stepping loop, fs_advance, and the C FMUs); RK4 and Gill summed as the steppers below
@@ -226,6 +228,11 @@ def c_stepping(stepper, size: int):
     return None
 
 
+#: Why a C run (``fs_run`` in ``native/fixed_step.h``) stopped, by its status number.
+RUN_STATUS = ("done", "non-finite state", "right-hand side failed", "bad inputs")
+_RUN_NONFINITE, _RUN_RHS_FAILED = 1, 2
+
+
 class CSteppedKernel:
     """Base of a compiled right-hand side that brings its own C stepping loop over
     :data:`C_FIXED_STEP_HEADER` (the arm, the drive, the antenna axis, the linear plant;
@@ -233,12 +240,34 @@ class CSteppedKernel:
     :meth:`~mbdcore.integrators.Integrator.step_autonomous` calls, runs ``n`` steps of
     RK4, Gill or Treanor in one C call.  A subclass implements ``_advance(x, register, args, h,
     n, method) -> int`` (x advanced in place; nonzero: the C loop failed, reported as
-    :attr:`failure`)."""
+    :attr:`failure`).
+
+    A kernel whose inputs are all numbers may also take a whole run in one C call,
+    :meth:`run` (``fs_run``: the inputs a :class:`PiecewiseInput` sampled in C at the
+    start of every step and held over it), which :func:`mbdcore.dae.integrate_held`
+    uses: a subclass sets :attr:`n_inputs` and implements ``_run`` over its C
+    function of ``fs_run``."""
 
     failure = "non-finite state"
+    #: What a failure of the right-hand side itself means (:meth:`run` tells it apart
+    #: from a non-finite state).
+    rhs_failure = "the right-hand side failed"
+    #: How many input signals ``run`` takes (None: the kernel has no ``_run``).
+    n_inputs: int | None = None
 
     def _advance(self, x, register, args, h: float, n: int, method: int) -> int:
         raise NotImplementedError
+
+    def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,
+             record, done) -> int:
+        """The kernel's C function of ``fs_run`` (arguments as there); its status."""
+        raise NotImplementedError
+
+    def args_from_inputs(self, values) -> tuple:
+        """The kernel's held arguments from the values of :attr:`n_inputs` signals (a
+        :class:`PiecewiseInput` sampled in Python): one argument per signal, unless the
+        kernel takes a vector (the linear plant's u)."""
+        return tuple(values)
 
     def advance(self, stepper, y, args, h, n):
         """``n`` steps of ``stepper`` in C, or None if it is not RK4, Gill or Treanor."""
@@ -252,3 +281,57 @@ class CSteppedKernel:
         if method == 1:
             stepper.q = register          # Gill's round-off register carries on
         return x
+
+    def run(self, stepper, inputs: PiecewiseInput, t0: float, h: float, n_steps: int,
+            substeps: int = 1, record_every: int = 1):
+        """:func:`mbdcore.dae.integrate_held`'s run in one C call: ``n_steps`` steps of
+        ``h`` [s] from the started ``stepper``'s state at ``t0`` [s], each with
+        ``inputs`` sampled at its start and held over its ``substeps`` steps of the
+        method, the same numbers as the Python loop.  Returns ``(t, y)``, the times [s]
+        and states of steps 0, ``record_every``, 2 ``record_every``, ... and the last;
+        or None where there is no C run (a method other than RK4, Gill or Treanor, a
+        kernel without ``_run``).  The stepper ends where the run ends, as after its own
+        steps.
+
+        A step whose state is not finite raises :class:`DivergenceError`, one whose
+        right-hand side fails :class:`IntegrationError` (:attr:`rhs_failure`), each with the
+        ``time`` at the end of that step and the ``result`` ``(t, y)`` recorded before it.
+        """
+        chosen = c_stepping(stepper, stepper.y.size)
+        if chosen is None or self.n_inputs is None:
+            return None
+        if inputs.n_signals != self.n_inputs:
+            raise ParameterError(f"inputs with {inputs.n_signals} signals {list(inputs.names)}:"
+                                 f" this kernel takes {self.n_inputs}")
+        method, register = chosen
+        x = np.array(stepper.y, dtype=float)
+        rows = 1 + n_steps // record_every + (1 if n_steps % record_every else 0)
+        record = np.empty((rows, x.size))
+        done = np.zeros(1, dtype=np.int32)
+        status = self._run(inputs.table, x, register, float(t0), float(h), int(substeps),
+                           int(n_steps), method, int(record_every), record, done)
+        taken = int(done[0])
+        steps = list(range(0, taken + 1, record_every))
+        if taken == n_steps and steps[-1] != n_steps:
+            steps.append(n_steps)
+        t = t0 + h * np.array(steps, dtype=float)
+        y = record[:len(steps)]
+        stepper.took_steps(taken * substeps, h / substeps, x)
+        if method == 1:
+            stepper.q = register
+        if status == 0:
+            return t, y
+        t_fail = float(t0 + h * (taken + 1))
+        if status == _RUN_NONFINITE:
+            err = DivergenceError(f"non-finite state at t = {t_fail:.6g} s ({stepper.name}): "
+                                  "the solution diverges", time=t_fail)
+        elif status == _RUN_RHS_FAILED:
+            err = IntegrationError(f"{self.rhs_failure} in the step to t = {t_fail:.6g} s "
+                                   f"({stepper.name})")
+            err.time = t_fail
+        else:
+            raise ValueError(f"the C run refused its arguments ({RUN_STATUS[status]}): "
+                             f"inputs table of {inputs.n_signals} signals, substeps = "
+                             f"{substeps}, record_every = {record_every}")
+        err.result = (t, y)
+        raise err

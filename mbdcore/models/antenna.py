@@ -443,6 +443,14 @@ class AxisKernel(CSteppedKernel):
                                      float(args[1]), self.n_motors, self.current_mode, h, n,
                                      method)
 
+    n_inputs = 2      # the drive command, the wind torque [N m]
+
+    def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,
+             record, done):
+        return self.lib.axis_run(self.table, self.packed, inputs, x, register, self.n_motors,
+                                 self.current_mode, t0, h, substeps, n_steps, method,
+                                 record_every, record, done)
+
     def outputs(self, x, u, wind, reference) -> dict:
         """The block's outputs (:data:`AXIS_OUTPUTS`) at state x and the inputs."""
         out = np.empty(len(AXIS_OUTPUTS))

@@ -490,6 +490,13 @@ class DriveKernel(CSteppedKernel):
         return self.lib.drive_advance(self.packed, x, register, float(u), float(theta),
                                       float(omega), *self.flags, h, n, method)
 
+    n_inputs = 3      # the command, the load angle [rad] and rate [rad/s]
+
+    def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,
+             record, done):
+        return self.lib.drive_run(self.packed, inputs, x, register, *self.flags, t0, h,
+                                  substeps, n_steps, method, record_every, record, done)
+
     def outputs(self, x, u, theta, omega) -> dict:
         """The block's outputs (:data:`DRIVE_OUTPUTS`) at state x and the inputs."""
         out = np.empty(len(DRIVE_OUTPUTS))

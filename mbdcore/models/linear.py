@@ -156,6 +156,7 @@ class LinearKernel(CSteppedKernel):
             raise ValueError("state-space table does not match the layout of linear.c")
         self.n_states, self.n_outputs = int(self.table[0]), int(self.table[2])
         self.work_size = int(self.lib.linear_work_size(self.table))
+        self.n_inputs = int(self.table[1])      # one signal per input of u
 
     def __call__(self, x, u):
         dx = np.empty(self.n_states)
@@ -166,6 +167,16 @@ class LinearKernel(CSteppedKernel):
     def _advance(self, x, register, args, h, n, method):
         return self.lib.linear_advance(self.table, x, register, args[0], h, n, method,
                                        np.empty(self.work_size))
+
+    def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,
+             record, done):
+        return self.lib.linear_run(self.table, inputs, x, register, t0, h, substeps, n_steps,
+                                   method, record_every, record, done,
+                                   np.empty(self.work_size))
+
+    def args_from_inputs(self, values) -> tuple:
+        """The kernel's arguments from the signals of a schedule: (u,)."""
+        return (np.array(values, dtype=float),)
 
     def outputs(self, x, u) -> np.ndarray:
         y = np.empty(self.n_outputs)

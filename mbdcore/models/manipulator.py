@@ -67,6 +67,7 @@ from mbdcore.dae.ode_block import AUTO_SUBSTEPS, OdeBlock, ode_stepper, stepping
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import integrate_held
 from mbdcore.integrators.base import IntegrationError
+from mbdcore.integrators.piecewise import PiecewiseInput
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.beam_modes import (
     BEAM_KINEMATICS,
@@ -79,7 +80,7 @@ from mbdcore.native import kernel_library
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
            "ARM_PARAMETERS", "KINEMATICS", "KINEMATICS_RANGE", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
-           "bang_bang_torque", "FlexibleManipulatorBlock"]
+           "bang_bang_torque", "BANG_BANG_TORQUE", "FlexibleManipulatorBlock"]
 
 #: The link kinematics (module docstring): the second-order form of the literature and the
 #: exact inextensible form (the engine's modal beam has the same two, from the same C).
@@ -154,6 +155,14 @@ class ArmKernel(CSteppedKernel):
     def _advance(self, x, register, args, h, n, method):
         return self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
                                     h, n, method)
+
+    rhs_failure = "singular mass matrix"
+    n_inputs = 2      # tau1, tau2 [N m]
+
+    def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,
+             record, done):
+        return self.lib.arm_run(self.table, inputs, x, register, t0, h, substeps, n_steps,
+                                method, record_every, record, done)
 
     def outputs(self, x) -> np.ndarray:
         out = np.empty(8)
@@ -340,16 +349,26 @@ class FlexibleManipulator:
         deflections w1, w2 [m] in each link's frame, end-effector x_tip, y_tip [m]."""
         return dict(zip(ARM_OUTPUTS, map(float, self.kernel.outputs(x))))
 
-    def simulate(self, torque, t_end: float, h: float, method: str = "rk4", x0=None,
-                 substeps: int = 1):
-        """Simulate with ``torque(t) -> (tau1, tau2)`` [N m] held over each step ``h`` [s]
-        (:func:`mbdcore.dae.integrate_held`; ``method`` an ODE method of the table).
+    def simulate(self, torque=None, t_end: float = 1.2, h: float = 1e-4, method: str = "rk4",
+                 x0=None, substeps: int = 1, record_every: int = 1):
+        """Simulate with the torques ``torque(t) -> (tau1, tau2)`` [N m] sampled at the
+        start of each step ``h`` [s] and held over it (:func:`mbdcore.dae.integrate_held`;
+        ``method`` an ODE method of the table), from 0 to ``t_end`` [s].  The default is
+        load case 1a of docs/benchmarks.md §1: :data:`BANG_BANG_TORQUE` for 1.2 s at
+        h = 1e-4 s.
 
-        Returns ``(t, x)`` with t of shape (n+1,) and x of shape (n+1, 2 n_dof).
+        A torque with an exact piecewise form (a
+        :class:`~mbdcore.integrators.PiecewiseInput`, or :func:`bang_bang_torque`,
+        which declares one) with RK4, Gill or Treanor runs in one C call (``arm_run``);
+        any other function or method steps from Python, with the same numbers.
+
+        Returns ``(t, x)`` with t of shape (n+1,) and x of shape (n+1, 2 n_dof) (every
+        ``record_every``-th step and the last).
         """
         x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
-        return integrate_held(self.kernel, lambda t: tuple(map(float, torque(t))), x,
-                              0.0, h, int(round(t_end / h)), ode_stepper(method), substeps)
+        torque = BANG_BANG_TORQUE if torque is None else torque
+        return integrate_held(self.kernel, torque, x, 0.0, h, int(round(t_end / h)),
+                              ode_stepper(method), substeps, record_every)
 
     def derivatives(self, tau1: float, tau2: float):
         """(rhs, args): the compiled right-hand side ``rhs(x, *args)`` with the torques
@@ -382,17 +401,16 @@ class ArmProblem(ConstrainedProblem):
 
 def bang_bang_torque(t: float) -> tuple[float, float]:
     """Open-loop torques of docs/benchmarks.md §1, load case 1a [N m]: +/-0.2 and +/-0.05 for
-    0.3 s each.  Its ``breakpoints`` attribute holds the jump times (0.3 s, 0.6 s)."""
+    0.3 s each.  Its ``breakpoints`` attribute holds the jump times (0.3 s, 0.6 s).
+
+    Exactly piecewise constant: its ``piecewise`` attribute is the same schedule as a
+    table, :data:`BANG_BANG_TORQUE` (equal at every t, before 0 s too), which
+    :meth:`FlexibleManipulator.simulate` samples in C."""
     if t < 0.3:
         return 0.2, 0.05
     if t < 0.6:
         return -0.2, -0.05
     return 0.0, 0.0
-
-
-#: The times [s] where the torques jump, for :func:`mbdcore.dae.simulate`'s
-#: ``breakpoints`` (steps end there and the integrator restarts).
-bang_bang_torque.breakpoints = (0.3, 0.6)
 
 
 #: Output signals of the arm (:class:`FlexibleManipulatorBlock`), with units.
@@ -412,6 +430,17 @@ ARM_INPUTS = ("tau1", "tau2")
 ARM_OUTPUTS = tuple(s.name for s in ARM_OUTPUT_SIGNALS)
 ARM_MEASURED = ("theta1", "theta2", "omega1", "omega2", "w1", "w2")
 JOINT_STATES = ("theta1", "theta2", "omega1", "omega2")
+
+#: The open-loop torques of load case 1a (:func:`bang_bang_torque`) as a table a C loop
+#: samples: tau1, tau2 [N m] constant from 0 s, 0.3 s and 0.6 s on.
+BANG_BANG_TORQUE = PiecewiseInput.constant_pieces(
+    (0.0, 0.3, 0.6), ((0.2, 0.05), (-0.2, -0.05), (0.0, 0.0)), names=ARM_INPUTS,
+    units=("N.m", "N.m"))
+#: The times [s] where the torques jump, for :func:`mbdcore.dae.simulate`'s
+#: ``breakpoints`` (steps end there and the integrator restarts).
+bang_bang_torque.breakpoints = BANG_BANG_TORQUE.breakpoints
+#: The same torques as a table (:func:`mbdcore.integrators.piecewise_form`).
+bang_bang_torque.piecewise = BANG_BANG_TORQUE
 
 
 class FlexibleManipulatorBlock(OdeBlock):

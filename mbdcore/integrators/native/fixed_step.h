@@ -220,6 +220,27 @@ FS_MAYBE_UNUSED static int fs_treanor_step(fs_rhs rhs, void *ctx, double *x, int
    step's scratch (Treanor's stage table). */
 #define FS_WORK_PER_STATE (2 + FS_TREANOR_ROWS)
 
+/* n steps of h [s] of y (m entries) in place with RK4 (method 0), Gill (1, its register r
+   carried) or Treanor (2); 0 or the rhs's failure.  scratch: FS_TREANOR_ROWS m doubles. */
+FS_MAYBE_UNUSED static int fs_steps(fs_rhs rhs, void *ctx, double *y, double *r, int m, double h,
+                                    int n, int method, double *scratch) {
+    int s, status;
+    for (s = 0; s < n; s++) {
+        status = method == 1   ? fs_gill_step(rhs, ctx, y, r, m, h, scratch)
+                 : method == 2 ? fs_treanor_step(rhs, ctx, y, m, h, scratch)
+                               : fs_rk4_step(rhs, ctx, y, m, h, scratch);
+        if (status) return status;
+    }
+    return 0;
+}
+
+/* Whether all m entries of y are finite. */
+FS_MAYBE_UNUSED static int fs_finite(const double *y, int m) {
+    int i;
+    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 0;
+    return 1;
+}
+
 /* n steps of h [s] of x (m entries) with RK4 (method 0), Gill (1, its register q carried;
    q is left alone by the others) or Treanor (2), all or nothing: a kernel's advance, which
    Python calls once per communication step (mbdcore.integrators.runge_kutta.CSteppedKernel).
@@ -227,17 +248,12 @@ FS_MAYBE_UNUSED static int fs_treanor_step(fs_rhs rhs, void *ctx, double *x, int
    rhs's failure, or 1 for a non-finite state.  work: FS_WORK_PER_STATE m doubles. */
 FS_MAYBE_UNUSED static int fs_advance(fs_rhs rhs, void *ctx, double *x, double *q, int m, double h,
                                       int n, int method, double *work) {
-    double *y = work, *r = work + m, *scratch = work + 2 * m;
-    int s, i, status;
+    double *y = work, *r = work + m;
+    int status;
     memcpy(y, x, sizeof(double) * m);
     memcpy(r, q, sizeof(double) * m);
-    for (s = 0; s < n; s++) {
-        status = method == 1   ? fs_gill_step(rhs, ctx, y, r, m, h, scratch)
-                 : method == 2 ? fs_treanor_step(rhs, ctx, y, m, h, scratch)
-                               : fs_rk4_step(rhs, ctx, y, m, h, scratch);
-        if (status) return status;
-    }
-    for (i = 0; i < m; i++) if (!isfinite(y[i])) return 1;
+    if ((status = fs_steps(rhs, ctx, y, r, m, h, n, method, work + 2 * m))) return status;
+    if (!fs_finite(y, m)) return 1;
     memcpy(x, y, sizeof(double) * m);
     memcpy(q, r, sizeof(double) * m);
     return 0;
@@ -296,6 +312,110 @@ FS_MAYBE_UNUSED static int fs_advance_auto(fs_rhs rhs, void *ctx, double *x, dou
     *tried = 2 * n;
     *n_start = (worst <= 0.5 / ldexp(1.0, order) && n > 1) ? n / 2 : n;
     return 0;
+}
+
+/* ---- inputs a C loop samples: piecewise polynomials (mbdcore.integrators.PiecewiseInput) ----
+ *
+ * A table of S signals over P pieces, each a polynomial of C coefficients (degree C - 1):
+ *
+ *     [S, P, C, knots[0..P-1], coef[(p S + s) C + j]]
+ *
+ * Piece p holds from knots[p] (included) to knots[p+1] (excluded), the last one for ever;
+ * its signal s is sum_j coef[p][s][j] (t - knots[p])^j.  Before knots[0] every signal
+ * keeps its value at knots[0].  Constants, steps, ramps, sampled tables with zero-order
+ * or linear hold and quintic trajectories are such tables; Python builds and checks them
+ * (increasing finite knots, finite coefficients) and evaluates them with the same
+ * operations in the same order, so both give the same bits. */
+#define FS_PW_HEAD 3
+/* At most this many signals per table (a C loop keeps them on its stack). */
+#define FS_PW_MAX_SIGNALS 16
+
+/* The length of a well-formed table, or 0 if its head is not one (or the table would
+   pass 2e9 doubles, beyond a 32-bit long). */
+FS_MAYBE_UNUSED static long fs_piecewise_length(const double *pw) {
+    const double s = pw[0], p = pw[1], c = pw[2];
+    if (!(s >= 1 && s <= FS_PW_MAX_SIGNALS && c >= 1 && c <= 64 && p >= 1
+          && p * (1.0 + s * c) <= 2e9)            /* in range before any cast */
+        || s != (long)s || p != (long)p || c != (long)c)
+        return 0;
+    return FS_PW_HEAD + (long)p + (long)p * (long)s * (long)c;
+}
+
+/* The signals at t [s] into u (S values).  piece: where the search starts (the piece of
+   the previous sample: a loop marching in time finds the next piece in O(1)); returns the
+   piece of t, for the next call. */
+FS_MAYBE_UNUSED static int fs_piecewise_sample(const double *pw, double t, int piece, double *u) {
+    const int ns = (int)pw[0], np = (int)pw[1], nc = (int)pw[2];
+    const double *knots = pw + FS_PW_HEAD, *coef;
+    double tau;
+    int s, j;
+    if (piece < 0 || piece >= np) piece = 0;
+    while (piece > 0 && t < knots[piece]) piece--;
+    while (piece + 1 < np && t >= knots[piece + 1]) piece++;
+    tau = t - knots[piece];
+    if (tau < 0.0) tau = 0.0;                 /* before the first knot: its value there */
+    coef = knots + np + (long)piece * ns * nc;
+    for (s = 0; s < ns; s++) {
+        const double *c = coef + s * nc;
+        double v = c[nc - 1];
+        for (j = nc - 2; j >= 0; j--) {
+            const double scaled = v * tau;    /* two statements: no fused multiply-add, */
+            v = scaled + c[j];                /* so C and Python round alike */
+        }
+        u[s] = v;
+    }
+    return piece;
+}
+
+/* ---- a whole run in one call: n_steps steps with the inputs sampled and held ----
+ *
+ * hold(ctx, u) puts the S sampled inputs where the kernel's rhs reads them. */
+typedef void (*fs_hold)(void *ctx, const double *u);
+
+/* Why fs_run stopped: every step taken, a non-finite state, the rhs failed, a bad table. */
+enum { FS_RUN_DONE = 0, FS_RUN_NONFINITE = 1, FS_RUN_RHS_FAILED = 2, FS_RUN_BAD_INPUTS = 3 };
+
+/* Scratch doubles per state entry of fs_run (the state before the step, Gill's register
+   before it, the steps' scratch). */
+#define FS_RUN_WORK_PER_STATE FS_WORK_PER_STATE
+
+/* n_steps steps [t_k, t_k + h], t_k = t0 + k h [s], of x (m entries), each with the
+   inputs of table pw sampled at t_k and held (hold) over its substeps steps of h /
+   substeps of RK4 (method 0), Gill (1, register q carried) or Treanor (2): the loop of
+   mbdcore.dae.integrate_held, whose Python loop does the same per step (fs_advance), so
+   both give the same bits.  x at t0 is row 0 of record; the state after step k (k = 1 ..
+   n_steps) is a row where k is a multiple of record_every, and so is the last step's
+   (record: 1 + n_steps / record_every + 1 rows of m at most).  A step whose rhs fails or
+   whose state is not finite is not taken: x and q hold the state after the last step
+   taken, *done how many were taken (the failed step ends at t0 + (*done + 1) h).
+   Returns FS_RUN_DONE, FS_RUN_NONFINITE, FS_RUN_RHS_FAILED or FS_RUN_BAD_INPUTS (more
+   than FS_PW_MAX_SIGNALS signals, a malformed head, substeps or record_every below 1;
+   nothing done).  work: FS_RUN_WORK_PER_STATE m doubles.  No allocation. */
+FS_MAYBE_UNUSED static int fs_run(fs_rhs rhs, fs_hold hold, void *ctx, const double *pw, double *x,
+                                  double *q, int m, double t0, double h, int substeps,
+                                  int n_steps, int method, int record_every, double *record,
+                                  int *done, double *work) {
+    double u[FS_PW_MAX_SIGNALS], *y = work, *r = work + m;
+    const double hs = h / substeps;
+    int k, piece = 0, rows = 1;
+    *done = 0;
+    if (!fs_piecewise_length(pw) || substeps < 1 || record_every < 1) return FS_RUN_BAD_INPUTS;
+    memcpy(record, x, sizeof(double) * m);
+    for (k = 0; k < n_steps; k++) {
+        piece = fs_piecewise_sample(pw, t0 + h * (double)k, piece, u);
+        hold(ctx, u);
+        memcpy(y, x, sizeof(double) * m);
+        memcpy(r, q, sizeof(double) * m);
+        if (fs_steps(rhs, ctx, y, r, m, hs, substeps, method, work + 2 * m))
+            return FS_RUN_RHS_FAILED;
+        if (!fs_finite(y, m)) return FS_RUN_NONFINITE;
+        memcpy(x, y, sizeof(double) * m);
+        memcpy(q, r, sizeof(double) * m);
+        *done = k + 1;
+        if ((k + 1) % record_every == 0 || k + 1 == n_steps)
+            memcpy(record + (long)(rows++) * m, x, sizeof(double) * m);
+    }
+    return FS_RUN_DONE;
 }
 
 #endif

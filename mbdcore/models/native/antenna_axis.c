@@ -132,3 +132,29 @@ AXIS_API int axis_advance(const double *tab, const double *pk, double *x, double
     in.n_motors = n_motors; in.current_mode = current_mode;
     return fs_advance(axis_rhs_held, &in, x, gq, a.ns + 4 * n_motors, h, n, method, work) != 0;
 }
+
+static void axis_hold(void *ctx, const double *u) {
+    AxisInputs *in = (AxisInputs *)ctx;
+    in->u = u[0]; in->wind = u[1];
+}
+
+/* A whole run in one call (fs_run in fixed_step.h) with the drive command and the wind
+   torque [N m] of the piecewise table `inputs` sampled at each step's start and held;
+   fs_run's status (FS_RUN_BAD_INPUTS also for a bad table or n_motors or a table of other
+   than two signals) and the steps taken in *done. */
+AXIS_API int axis_run(const double *tab, const double *pk, const double *inputs, double *x,
+                      double *gq, int n_motors, int current_mode, double t0, double h,
+                      int substeps, int n_steps, int method, int record_every, double *record,
+                      int *done) {
+    double work[FS_RUN_WORK_PER_STATE * AXIS_MAX_STATES];
+    AxisInputs in;
+    Axis a;
+    *done = 0;
+    if (!axis_unpack(tab, &a) || n_motors < 1 || n_motors > DRIVE_MAX_MOTORS
+        || inputs[0] != 2.0)
+        return FS_RUN_BAD_INPUTS;
+    in.tab = tab; in.pk = pk; in.u = 0.0; in.wind = 0.0;
+    in.n_motors = n_motors; in.current_mode = current_mode;
+    return fs_run(axis_rhs_held, axis_hold, &in, inputs, x, gq, a.ns + 4 * n_motors, t0, h,
+                  substeps, n_steps, method, record_every, record, done, work);
+}

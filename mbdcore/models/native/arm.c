@@ -306,6 +306,30 @@ ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, d
     return fs_advance(arm_rhs_held, &in, x, gq, 2 * A.n, h, n, method, work) != 0;
 }
 
+static void arm_hold(void *ctx, const double *u) {
+    ArmInputs *in = (ArmInputs *)ctx;
+    in->tau1 = u[0];
+    in->tau2 = u[1];
+}
+
+/* A whole run in one call (fs_run in fixed_step.h): n_steps steps of h [s] from t0 [s],
+   each with the torques tau1, tau2 [N m] of the piecewise table `inputs` sampled at its
+   start and held over its substeps steps of the method; every record_every-th state into
+   record.  Returns fs_run's status (FS_RUN_BAD_INPUTS also for a bad arm table or a
+   table of other than two signals) and the steps taken in *done. */
+ARM_API int arm_run(const double *tab, const double *inputs, double *x, double *gq, double t0,
+                    double h, int substeps, int n_steps, int method, int record_every,
+                    double *record, int *done) {
+    double work[FS_RUN_WORK_PER_STATE * 2 * ARM_MAX_DOF];
+    ArmInputs in;
+    Arm A;
+    *done = 0;
+    if (!arm_unpack(tab, &A) || inputs[0] != 2.0) return FS_RUN_BAD_INPUTS;
+    in.tab = tab; in.tau1 = 0.0; in.tau2 = 0.0;
+    return fs_run(arm_rhs_held, arm_hold, &in, inputs, x, gq, 2 * A.n, t0, h, substeps,
+                  n_steps, method, record_every, record, done, work);
+}
+
 /* The arm's outputs from x: theta1, theta2 [rad], omega1, omega2 [rad/s], w1, w2 [m] tip
    deflections in each link's frame, x_tip, y_tip [m] end-effector position. */
 ARM_API int arm_outputs(const double *tab, const double *x, double *out) {

@@ -197,3 +197,26 @@ DRIVE_API int drive_advance(const double *pk, double *x, double *gq, double u, d
     in.n_motors = n_motors; in.current_mode = current_mode; in.locked = locked;
     return fs_advance(drive_rhs_held, &in, x, gq, 4 * n_motors, h, n, method, work) != 0;
 }
+
+static void drive_hold(void *ctx, const double *u) {
+    DriveInputs *in = (DriveInputs *)ctx;
+    in->u = u[0]; in->theta = u[1]; in->omega = u[2];
+}
+
+/* A whole run in one call (fs_run in fixed_step.h) with the command, the load angle
+   [rad] and rate [rad/s] of the piecewise table `inputs` sampled at each step's start and
+   held; fs_run's status (FS_RUN_BAD_INPUTS also for a bad n_motors or a table of other
+   than three signals) and the steps taken in *done. */
+DRIVE_API int drive_run(const double *pk, const double *inputs, double *x, double *gq,
+                        int n_motors, int current_mode, int locked, double t0, double h,
+                        int substeps, int n_steps, int method, int record_every,
+                        double *record, int *done) {
+    double work[FS_RUN_WORK_PER_STATE * DRIVE_MAX_STATES];
+    DriveInputs in;
+    *done = 0;
+    if (n_motors < 1 || n_motors > DRIVE_MAX_MOTORS || inputs[0] != 3.0) return FS_RUN_BAD_INPUTS;
+    in.pk = pk; in.u = 0.0; in.theta = 0.0; in.omega = 0.0;
+    in.n_motors = n_motors; in.current_mode = current_mode; in.locked = locked;
+    return fs_run(drive_rhs_held, drive_hold, &in, inputs, x, gq, 4 * n_motors, t0, h,
+                  substeps, n_steps, method, record_every, record, done, work);
+}

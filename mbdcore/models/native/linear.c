@@ -114,3 +114,24 @@ LINEAR_API int linear_advance(const double *tab, double *x, double *gq, const do
     in.tab = tab; in.u = u;
     return fs_advance(linear_rhs_held, &in, x, gq, s.n, h, n, method, work) != 0;
 }
+
+static void linear_hold(void *ctx, const double *u) {
+    ((LinearInputs *)ctx)->u = u;       /* fs_run's samples, alive for the whole run */
+}
+
+/* A whole run in one call (fs_run in fixed_step.h) with u of the piecewise table `inputs`
+   (one signal per input) sampled at each step's start and held; work:
+   linear_work_size(tab) doubles.  fs_run's status (FS_RUN_BAD_INPUTS also for a bad
+   table or a table whose signals are not the plant's inputs) and the steps taken in
+   *done. */
+LINEAR_API int linear_run(const double *tab, const double *inputs, double *x, double *gq,
+                          double t0, double h, int substeps, int n_steps, int method,
+                          int record_every, double *record, int *done, double *work) {
+    LinearInputs in;
+    Linear s;
+    *done = 0;
+    if (!linear_unpack(tab, &s) || inputs[0] != (double)s.m) return FS_RUN_BAD_INPUTS;
+    in.tab = tab; in.u = NULL;
+    return fs_run(linear_rhs_held, linear_hold, &in, inputs, x, gq, s.n, t0, h, substeps,
+                  n_steps, method, record_every, record, done, work);
+}

@@ -5,6 +5,7 @@ import pytest
 
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.simulate import _step_plan, simulate
+from mbdcore.integrators import PiecewiseInput
 from mbdcore.models import FlexibleManipulatorBlock
 from mbdcore.models.manipulator import bang_bang_torque
 from mbdcore.models.mechanisms import slider_crank
@@ -156,3 +157,14 @@ def test_progress_is_told_every_grid_point_not_the_split_steps(method, capsys):
     assert [t for t, _ in seen] == [k * 0.04 for k in range(26)] == list(r.t)
     assert {stop for _, stop in seen} == {25 * 0.04}
     assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("method", ["rk4", "generalized-alpha"])
+def test_a_piecewise_schedule_is_the_inputs_of_its_names_with_its_jumps_declared(method):
+    """The 1 N step as a PiecewiseInput named "F": the same run as the function with
+    its breakpoint, to the last bit."""
+    step = PiecewiseInput.constant_pieces([0.0, T_STEP], [[0.0], [1.0]], names=("F",),
+                                          units=("N",))
+    a = simulate(StepForceOscillator(), 1.0, 0.02, method, inputs=step)
+    b = simulate(StepForceOscillator(), 1.0, 0.02, method, inputs=StepForce())
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.t, b.t)

@@ -824,10 +824,12 @@ class Index3Integrator(StepHalving):
             if last is not None and last.n == J.shape[0] and last.fits(J):
                 factors = last.refactored(J)
             else:
-                pattern = J if last is None or last.n != J.shape[0] else \
-                    (last.pattern + scipy.sparse.csc_matrix(
-                        (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)).tocsc()
-                factors = SparseLU(pattern).factor(J)
+                if last is None or last.n != J.shape[0]:
+                    factors = SparseLU(J).factor(J)
+                else:
+                    pattern = last.pattern + scipy.sparse.csc_matrix(
+                        (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
+                    factors = SparseLU(pattern, room=last.room).factor(J)
         except SingularMatrixError:
             return None
         self._sparse_lu = factors

@@ -72,6 +72,10 @@ class SparseLU:
         Pivot threshold in (0, 1]: a pivot at least ``tol`` times its column's largest
         candidate is accepted, the diagonal of the ordered matrix first (1: partial
         pivoting).
+    room : int
+        Entries of L and of U to allocate for the first factorisation (default, 0:
+        four times those of the Cholesky factor of the ordered A + A^T, which pivoting
+        exceeds); one that needs more is redone with more, and the room kept.
 
     A factorisation is computed by :meth:`factor` or :meth:`refactor` (in place) or by
     :meth:`factored` / :meth:`refactored` (a new object, this one unchanged: the integrator
@@ -91,7 +95,7 @@ class SparseLU:
         shared by the copies.
     """
 
-    def __init__(self, pattern, tol: float = PIVOT_TOLERANCE):
+    def __init__(self, pattern, tol: float = PIVOT_TOLERANCE, room: int = 0):
         if not (0.0 < tol <= 1.0):
             raise ValueError(f"tol = {tol!r}: accepted 0 < tol <= 1")
         P = _csc(pattern, "pattern")
@@ -104,8 +108,8 @@ class SparseLU:
         if lnz < 0:
             raise ValueError("pattern has a row index out of range")
         self.cholesky_nnz = int(lnz)
-        # room for the entries of L and of U: the Cholesky factor's, grown on demand
-        self._room = [self.cholesky_nnz + self.n]
+        # room for the entries of L and of U (shared by the copies), grown on demand
+        self._room = [max(int(room), 4 * self.cholesky_nnz + self.n)]
         self._fallbacks = [0]
         self.factors = None      # (Lp, Li, Lx, Up, Ui, Ux, Udiag, prow) after a factor
 
@@ -164,8 +168,9 @@ class SparseLU:
                                   np.empty(5 * n, dtype=np.int32), np.zeros(n), info)
             if code != _NO_ROOM:
                 break
-            # at least the room used so far, and double the guess
-            self._room[0] = max(2 * room, int(info[1]) + n, int(info[2]) + n)
+            # the entries so far extrapolated to all n columns, at least twice the guess
+            step = max(int(info[0]), 1)
+            self._room[0] = max(2 * room, int(1.25 * max(info[1], info[2]) * n / step) + n)
         self.factors = None
         if code != _OK:
             self._raise(code, int(info[0]))
@@ -203,6 +208,11 @@ class SparseLU:
     def refactored(self, A) -> "SparseLU":
         """A new SparseLU with ``A`` refactored (:meth:`refactor`); this one unchanged."""
         return copy.copy(self).refactor(A)
+
+    @property
+    def room(self) -> int:
+        """Entries of L and of U allocated for a factorisation (grown as needed)."""
+        return self._room[0]
 
     @property
     def refactor_fallbacks(self) -> int:

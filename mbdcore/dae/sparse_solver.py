@@ -165,7 +165,7 @@ class SparseLU:
             Udiag, prow = np.empty(n), np.empty(n, dtype=np.int32)
             code = lib.slu_factor(n, self.indptr, self.indices, values, self.order, self.tol,
                                   Lp, Li, Lx, room, Up, Ui, Ux, room, Udiag, prow,
-                                  np.empty(5 * n, dtype=np.int32), np.zeros(n), info)
+                                  np.empty(6 * n, dtype=np.int32), np.zeros(n), info)
             if code != _NO_ROOM:
                 break
             # the entries so far extrapolated to all n columns, at least twice the guess

@@ -224,9 +224,10 @@ SLU_API long slu_analyse(int n, const int *Ap, const int *Ai, int *Q, int *work)
 /* numeric factorisation                                                              */
 
 /* Depth-first search from row j in the graph of L (a pivotal row s = pinv[j] leads to
-   the rows of L's column s); finished rows are pushed onto topo[--top]. */
-static int reach(int j, int k, const int *Lp, const int *Li, const int *pinv, int *flag,
-                 int *stack, int *pstack, int *topo, int top)
+   the rows of L's column s, its first Lpend[s] only once the column is pruned); finished
+   rows are pushed onto topo[--top]. */
+static int reach(int j, int k, const int *Lp, const int *Li, const int *Lpend,
+                 const int *pinv, int *flag, int *stack, int *pstack, int *topo, int top)
 {
     int head = 0;
     stack[0] = j;
@@ -235,7 +236,7 @@ static int reach(int j, int k, const int *Lp, const int *Li, const int *pinv, in
         j = stack[head];
         s = pinv[j];
         if (flag[j] != k) { flag[j] = k; pstack[head] = s < 0 ? 0 : Lp[s]; }
-        end = s < 0 ? 0 : Lp[s + 1];
+        end = s < 0 ? 0 : (Lpend[s] >= 0 ? Lp[s] + Lpend[s] : Lp[s + 1]);
         for (p = pstack[head]; p < end; ++p) {
             int i = Li[p];
             if (flag[i] == k) continue;
@@ -249,12 +250,34 @@ static int reach(int j, int k, const int *Lp, const int *Li, const int *pinv, in
     return top;
 }
 
-/* The integers and doubles slu_factor needs as work. */
-SLU_API int slu_factor_iwork(int n) { return 5 * n; }
+/* Symmetric pruning (Eisenstat & Liu 1992, as KLU does): once column k's pivot row is a
+   row of L's column s with U(s, k) != 0, the rows of column s not yet pivotal are all
+   rows of column k too, so the search needs only its pivotal rows: they are moved to
+   the front of the column (values with them) and counted in Lpend[s]. */
+static void prune(int k, int pivrow, const int *Lp, int *Li, double *Lx, int *Lpend,
+                  const int *Up, const int *Ui, const int *pinv)
+{
+    int p, q;
+    for (p = Up[k]; p < Up[k + 1]; ++p) {
+        int s = Ui[p];
+        if (Lpend[s] >= 0) continue;
+        for (q = Lp[s]; q < Lp[s + 1] && Li[q] != pivrow; ++q) {}
+        if (q < Lp[s + 1]) {
+            int head = Lp[s], tail = Lp[s + 1];
+            while (head < tail) {
+                if (pinv[Li[head]] >= 0) { ++head; continue; }
+                --tail;
+                { int ti = Li[head]; Li[head] = Li[tail]; Li[tail] = ti; }
+                { double tx = Lx[head]; Lx[head] = Lx[tail]; Lx[tail] = tx; }
+            }
+            Lpend[s] = head - Lp[s];
+        }
+    }
+}
 
 /* Factors A (n x n, CSC Ap/Ai/Ax) ordered by Q with pivots chosen within tol (0 < tol <=
    1) of the largest, the diagonal preferred.  L (Lp, Li, Lx, room lroom) and U (Up,
-   Ui, Ux, room uroom, Udiag) and the pivot rows prow are written.  iwork: 5 n ints;
+   Ui, Ux, room uroom, Udiag) and the pivot rows prow are written.  iwork: 6 n ints;
    x: n doubles, zero on entry and on return.  info[0]: the step at which it stopped,
    info[1], info[2]: entries of L and U written (at SLU_NO_ROOM: at least what they
    need so far).  Returns SLU_OK, SLU_SINGULAR (a column with no candidate pivot),
@@ -265,9 +288,9 @@ SLU_API int slu_factor(int n, const int *Ap, const int *Ai, const double *Ax, co
                        int *iwork, double *x, int *info)
 {
     int *pinv = iwork, *flag = iwork + n, *stack = flag + n, *pstack = stack + n,
-        *topo = pstack + n;
+        *topo = pstack + n, *Lpend = topo + n;
     int i, k, lnz = 0, unz = 0, code = SLU_OK;
-    for (i = 0; i < n; ++i) { pinv[i] = -1; flag[i] = -1; }
+    for (i = 0; i < n; ++i) { pinv[i] = -1; flag[i] = -1; Lpend[i] = -1; }
     Lp[0] = Up[0] = 0;
     for (k = 0; k < n; ++k) {
         int col = Q[k], top = n, t, p, piv = -1, diag = Q[k];
@@ -275,7 +298,7 @@ SLU_API int slu_factor(int n, const int *Ap, const int *Ai, const double *Ax, co
         for (p = Ap[col]; p < Ap[col + 1]; ++p) {
             if (!is_finite(Ax[p])) { code = SLU_NONFINITE; break; }
             if (flag[Ai[p]] != k)
-                top = reach(Ai[p], k, Lp, Li, pinv, flag, stack, pstack, topo, top);
+                top = reach(Ai[p], k, Lp, Li, Lpend, pinv, flag, stack, pstack, topo, top);
         }
         if (code == SLU_OK && (lnz + (n - top) > lroom || unz + (n - top) > uroom)) {
             code = SLU_NO_ROOM;
@@ -318,6 +341,7 @@ SLU_API int slu_factor(int n, const int *Ap, const int *Ai, const double *Ax, co
         prow[k] = piv;
         Lp[k + 1] = lnz;
         Up[k + 1] = unz;
+        prune(k, piv, Lp, Li, Lx, Lpend, Up, Ui, pinv);
     }
     info[0] = n; info[1] = lnz; info[2] = unz;
     return SLU_OK;

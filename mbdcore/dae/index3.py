@@ -289,8 +289,8 @@ def _sparse_geometric_terms(problem, t, q, v, x, lam):
 
 def _copy_kept(val):
     """Copy of a kept iteration-matrix entry: arrays and sparse matrices copied, sparse
-    factors (:class:`~mbdcore.dae.index1.SparseFactors`) shared (never modified in
-    place)."""
+    factors (:class:`~mbdcore.dae.sparse_solver.SparseLU`,
+    :class:`~mbdcore.dae.index1.SparseFactors`) shared (never modified in place)."""
     if isinstance(val, dict):
         return {k: _copy_kept(x) for k, x in val.items()}
     if isinstance(val, tuple):

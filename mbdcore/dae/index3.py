@@ -150,7 +150,7 @@ from mbdcore.dae.index1 import (
     sparse_mass_matrix,
 )
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
-from mbdcore.dae.sparse_solver import SingularMatrixError, SparseLU
+from mbdcore.dae.sparse_solver import PatternError, SingularMatrixError, SparseLU
 from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
 from mbdcore.native import kernel_library
 
@@ -820,16 +820,15 @@ class Index3Integrator(StepHalving):
         one, so that a pattern flickering between two stays analysed."""
         J = scipy.sparse.csc_matrix(J)
         last = self._sparse_lu
+        if last is not None and last.n != J.shape[0]:
+            last = None
         try:
-            if last is not None and last.n == J.shape[0] and last.fits(J):
-                factors = last.refactored(J)
-            else:
-                if last is None or last.n != J.shape[0]:
-                    factors = SparseLU(J).factor(J)
-                else:
-                    pattern = last.pattern + scipy.sparse.csc_matrix(
-                        (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
-                    factors = SparseLU(pattern, room=last.room).factor(J)
+            try:
+                factors = SparseLU(J).factor(J) if last is None else last.refactored(J)
+            except PatternError:
+                pattern = last.pattern + scipy.sparse.csc_matrix(
+                    (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
+                factors = SparseLU(pattern, room=last.room).factor(J)
         except SingularMatrixError:
             return None
         self._sparse_lu = factors

@@ -23,7 +23,7 @@ import scipy.sparse
 
 from mbdcore.native import kernel_library
 
-__all__ = ["SparseLU", "SingularMatrixError", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
+__all__ = ["SparseLU", "SingularMatrixError", "PatternError", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
            "SPARSE_LU_C_SOURCE"]
 
 #: a pivot is accepted within this fraction of its column's largest candidate (KLU's
@@ -42,6 +42,10 @@ _OK, _SINGULAR, _NONFINITE, _NO_ROOM, _BAD_PIVOT, _BAD_PATTERN = range(6)
 class SingularMatrixError(ArithmeticError):
     """The matrix is singular (no pivot, or one at most :data:`SINGULAR_RATIO` times
     the largest) or has a non-finite entry; the message says which."""
+
+
+class PatternError(ValueError):
+    """The matrix has an entry outside the pattern the SparseLU was made for."""
 
 
 def _index(a) -> np.ndarray:
@@ -146,14 +150,15 @@ class SparseLU:
         where = np.full(self.n, -1, dtype=np.int32)
         if _library().slu_gather(self.n, self.indptr, self.indices, _index(A.indptr),
                                  _index(A.indices), data, out, where) != _OK:
-            raise ValueError("A has entries outside the pattern this SparseLU was made for "
-                             "(make a SparseLU of the new pattern)")
+            raise PatternError("A has entries outside the pattern this SparseLU was made for "
+                               "(make a SparseLU of the new pattern)")
         return out
 
     # -- factorisations ----------------------------------------------------------------
     def factor(self, A) -> "SparseLU":
         """Factor ``A`` afresh (pivots chosen); :class:`SingularMatrixError` if it is
-        singular or not finite.  Returns self."""
+        singular or not finite, :class:`PatternError` if it has an entry outside the
+        pattern.  Returns self."""
         values = self._values(A)
         n, lib = self.n, _library()
         info = np.zeros(3, dtype=np.int32)

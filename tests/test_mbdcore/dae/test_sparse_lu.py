@@ -110,6 +110,36 @@ def test_no_fill_where_elimination_makes_none():
         _assert_solves(A, lu, np.random.default_rng(1))
 
 
+@pytest.mark.parametrize("k", [24, 60])
+def test_ordering_predicts_the_cholesky_fill_of_a_grid(k):
+    """The 5-point Laplacian of a k x k grid (symmetric positive definite): the elements
+    of the quotient graph are the columns of the Cholesky factor of the ordered matrix,
+    so their count equals that factor's (SuperLU on the ordered matrix without
+    pivoting; random positive definite values: no cancellation), at k = 60 after the
+    quotient graph's lists were compacted (its elements outgrow the room); the order
+    fills far less than the natural one, and L + U is that Cholesky pattern twice."""
+    T = scipy.sparse.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    A = scipy.sparse.csc_matrix(scipy.sparse.kronsum(T, T))
+    n = A.shape[0]
+    lu = SparseLU(A).factor(A)
+    rng = np.random.default_rng(12)
+    B = scipy.sparse.csc_matrix((rng.uniform(0.5, 1.0, A.nnz), A.indices, A.indptr),
+                                shape=A.shape)
+    B = B + B.T + 10.0 * scipy.sparse.identity(n)
+
+    def cholesky_nnz(M):
+        f = splu(scipy.sparse.csc_matrix(M), permc_spec="NATURAL", diag_pivot_thresh=0.0)
+        return f.L.nnz - n
+    ordered = B[lu.order, :][:, lu.order]
+    assert lu.cholesky_nnz == cholesky_nnz(ordered)
+    assert lu.cholesky_nnz < 0.5 * cholesky_nnz(B)
+    assert lu.lu_nnz == 2 * lu.cholesky_nnz + n
+    # the quotient graph's room (slu_analyse_size) is 4 nnz + 2 n; at k = 60 the lists
+    # and the elements formed (2 (nnz - n) + cholesky_nnz entries in all) exceed it
+    assert (2 * (A.nnz - n) + lu.cholesky_nnz > 4 * A.nnz + 2 * n) == (k == 60)
+    _assert_solves(A, lu, rng)
+
+
 @pytest.fixture(scope="module")
 def truss_matrices():
     return ring_truss_matrices(4)

@@ -45,7 +45,8 @@ class SingularMatrixError(ArithmeticError):
 
 
 class PatternError(ValueError):
-    """The matrix has an entry outside the pattern the SparseLU was made for."""
+    """The matrix has another shape than the pattern the SparseLU was made for, or an
+    entry outside it."""
 
 
 def _index(a) -> np.ndarray:
@@ -125,23 +126,19 @@ class SparseLU:
                                        shape=(self.n, self.n))
 
     def fits(self, A) -> bool:
-        """Whether ``A`` (CSC, canonical) has entries only within the pattern."""
-        if A.shape != (self.n, self.n):
+        """Whether ``A`` has this shape and entries only within the pattern."""
+        try:
+            self._values(A)
+        except PatternError:
             return False
-        if A.nnz == self.indices.size and np.array_equal(A.indptr, self.indptr) \
-                and np.array_equal(A.indices, self.indices):
-            return True
-        out = np.empty(self.indices.size)
-        where = np.full(self.n, -1, dtype=np.int32)
-        return _library().slu_gather(self.n, self.indptr, self.indices, _index(A.indptr),
-                                     _index(A.indices), np.ascontiguousarray(A.data, float),
-                                     out, where) == _OK
+        return True
 
     def _values(self, A) -> np.ndarray:
-        """A's values at the pattern's positions (ValueError if A is outside it)."""
+        """A's values at the pattern's positions (:class:`PatternError` if A has another
+        shape or an entry outside them)."""
         A = _csc(A, "A")
         if A.shape != (self.n, self.n):
-            raise ValueError(f"A has shape {A.shape}; the pattern is {self.n} x {self.n}")
+            raise PatternError(f"A has shape {A.shape}; the pattern is {self.n} x {self.n}")
         data = np.ascontiguousarray(A.data, dtype=float)
         if A.nnz == self.indices.size and np.array_equal(A.indptr, self.indptr) \
                 and np.array_equal(A.indices, self.indices):

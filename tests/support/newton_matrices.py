@@ -3,9 +3,11 @@ as the integrator assembles them, for the sparse LU's tests and bench/sparse_lu.
 
 * :class:`RecordingGeneralizedAlpha`: generalized-alpha that keeps a copy of every
   matrix it factors;
-* :func:`ring_truss_matrices`: the ring truss (deployment driver, gears) at ``n_bays``;
-* :func:`cable_net_matrices`: the deployed ring truss with its pretensioned net of
-  tension-only spatial ANCF cables.
+* :func:`ring_truss_problem`: the ring truss (deployment driver, gears) at ``n_bays``;
+* :func:`cable_net_problem`: the deployed ring truss with its pretensioned net of
+  tension-only spatial ANCF cables;
+* :func:`newton_matrices`: the matrices factored in a few steps of either, and
+  :func:`ring_truss_matrices` those of the truss.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from mbdcore.models.ring_truss import (
 )
 
 __all__ = ["RecordingGeneralizedAlpha", "ring_truss_problem", "cable_net_problem",
-           "newton_matrices", "ring_truss_matrices", "cable_net_matrices"]
+           "newton_matrices", "ring_truss_matrices"]
 
 
 class RecordingGeneralizedAlpha(GeneralizedAlpha):
@@ -78,8 +80,3 @@ def newton_matrices(problem, steps: int = 2, **options):
 def ring_truss_matrices(n_bays: int, steps: int = 2):
     """Newton matrices of :func:`ring_truss_problem`."""
     return newton_matrices(ring_truss_problem(n_bays), steps)[0]
-
-
-def cable_net_matrices(steps: int = 2, **net):
-    """Newton matrices of :func:`cable_net_problem`."""
-    return newton_matrices(cable_net_problem(**net), steps)[0]

@@ -23,12 +23,17 @@ import scipy.sparse
 
 from mbdcore.native import kernel_library
 
-__all__ = ["SparseLU", "SingularMatrixError", "PatternError", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
+__all__ = ["SparseLU", "SingularMatrixError", "PatternError", "ORDERINGS", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
            "SPARSE_LU_C_SOURCE"]
 
 #: a pivot is accepted within this fraction of its column's largest candidate (KLU's
 #: default is 0.001; 0.01 keeps the growth of the saddle-point matrices smaller)
 PIVOT_TOLERANCE = 0.01
+#: fill-reducing orderings: minimum degree on the pattern of A + A^T ("symmetric", for a
+#: matrix whose diagonal is pivoted on) or of A^T A ("normal", any pivot rows; its fill
+#: bounds L's and U's, so the room is known before factoring); "auto": "normal" where
+#: the pattern has a zero diagonal entry (a saddle point), "symmetric" elsewhere
+ORDERINGS = ("auto", "symmetric", "normal")
 #: a matrix whose smallest pivot is at most this times the largest is singular (the
 #: test of the dense path, Index3Integrator._factor, and of index1.sparse_lu)
 SINGULAR_RATIO = 1e-14
@@ -78,9 +83,12 @@ class SparseLU:
         candidate is accepted, the diagonal of the ordered matrix first (1: partial
         pivoting).
     room : int
-        Entries of L and of U to allocate for the first factorisation (default, 0:
-        four times those of the Cholesky factor of the ordered A + A^T, which pivoting
-        exceeds); one that needs more is redone with more, and the room kept.
+        Entries of L and of U to allocate for the first factorisation (default, 0: with
+        the ``"normal"`` ordering the bound its analysis gives, else four times the
+        entries of the Cholesky factor of the ordered A + A^T, which pivoting can
+        exceed); one that needs more is redone with more, and the room kept.
+    ordering : {"auto", "symmetric", "normal"}
+        The fill-reducing ordering (:data:`ORDERINGS`, docs/sparse_lu.md).
 
     A factorisation is computed by :meth:`factor` or :meth:`refactor` (in place) or by
     :meth:`factored` / :meth:`refactored` (a new object, this one unchanged: the integrator
@@ -92,29 +100,41 @@ class SparseLU:
     n : int
     order : ndarray of int32
         Q: the fill-reducing order of rows and columns (minimum degree on A + A^T).
+    ordering : str
+        The ordering used, ``"symmetric"`` or ``"normal"``.
     cholesky_nnz : int
-        Entries below the diagonal of the Cholesky factor of Q^T (A + A^T) Q: the fill
-        the ordering predicts.
+        Entries below the diagonal of the Cholesky factor of Q^T (A + A^T) Q
+        (``"symmetric"``: the fill without pivoting) or of Q^T A^T A Q (``"normal"``:
+        a bound of the entries below the diagonal of L and above that of U).
     refactor_fallbacks : int
         Refactorisations whose kept pivots failed the threshold test (factored afresh);
         shared by the copies.
     """
 
-    def __init__(self, pattern, tol: float = PIVOT_TOLERANCE, room: int = 0):
+    def __init__(self, pattern, tol: float = PIVOT_TOLERANCE, room: int = 0,
+                 ordering: str = "auto"):
         if not (0.0 < tol <= 1.0):
             raise ValueError(f"tol = {tol!r}: accepted 0 < tol <= 1")
+        if ordering not in ORDERINGS:
+            raise ValueError(f"ordering = {ordering!r}: accepted {ORDERINGS}")
         P = _csc(pattern, "pattern")
+        if ordering == "auto":
+            diagonal = (P.indices == np.repeat(np.arange(P.shape[0]), np.diff(P.indptr)))
+            ordering = "normal" if np.count_nonzero(diagonal) < P.shape[0] else "symmetric"
+        self.ordering = ordering
         self.n, self.tol = int(P.shape[0]), float(tol)
         self.indptr, self.indices = _index(P.indptr), _index(P.indices)
         self.order = np.empty(self.n, dtype=np.int32)
         lib = _library()
         work = np.empty(lib.slu_analyse_size(self.n, int(self.indptr[-1])), dtype=np.int32)
-        lnz = lib.slu_analyse(self.n, self.indptr, self.indices, self.order, work)
+        lnz = lib.slu_analyse(self.n, self.indptr, self.indices, int(ordering == "normal"),
+                              self.order, work)
         if lnz < 0:
             raise ValueError("pattern has a row index out of range")
         self.cholesky_nnz = int(lnz)
         # room for the entries of L and of U (shared by the copies), grown on demand
-        self._room = [max(int(room), 4 * self.cholesky_nnz + self.n)]
+        guess = self.cholesky_nnz if ordering == "normal" else 4 * self.cholesky_nnz + self.n
+        self._room = [max(int(room), guess)]
         self._fallbacks = [0]
         self.factors = None      # (Lp, Li, Lx, Up, Ui, Ux, Udiag, prow) after a factor
 

@@ -50,19 +50,20 @@ static int is_finite(double x) { return fabs(x) <= DBL_MAX; }
 /* The integers slu_analyse needs as work for an n x n pattern of nnz entries: the
    quotient graph's lists, at most 2 nnz entries live (a new element takes no more room
    than the lists it absorbs), with as much again free for the element being formed,
-   then 11 n. */
+   then 17 n. */
 SLU_API long slu_analyse_size(int n, long nnz)
 {
-    return 4 * nnz + 2L * n + 11L * n;
+    return 4 * nnz + 2L * n + 17L * n;
 }
 
-/* Moves every live list (a variable's elements and variables, an element's variables)
-   to the front of iw, in the order they lie there; returns the first free position. */
-static long compact(int n, int *iw, long pfree, int *pe, int *len)
+/* Moves every live list of the N nodes (a variable's elements and variables, an
+   element's variables) to the front of iw, in the order they lie there; returns the
+   first free position. */
+static long compact(int N, int *iw, long pfree, int *pe, int *len)
 {
     long p, dst = 0;
     int i, k;
-    for (i = 0; i < n; ++i)
+    for (i = 0; i < N; ++i)
         if (len[i] > 0) {                  /* the list's head marks its owner */
             int first = iw[pe[i]];
             iw[pe[i]] = -(i + 1);
@@ -98,48 +99,95 @@ static void dlist_remove(int i, int *head, int *next, int *prev, const int *deg)
 
 enum { VARIABLE = 0, ELEMENT = 1, ABSORBED = 2 };
 
-/* Q: the elimination order (Q[k] = the row and column eliminated at step k) of the
-   pattern (Ap, Ai) of an n x n matrix; work: slu_analyse_size(n, Ap[n]) integers.
-   Returns the number of strictly lower entries of the Cholesky factor of
-   Q^T (A + A^T) Q (its pattern is exactly the union of the elements formed), or -1 for
-   an index out of range. */
-SLU_API long slu_analyse(int n, const int *Ap, const int *Ai, int *Q, int *work)
+/* the quotient graph: nodes 0..n-1 are the variables (columns), n..2n-1 the rows of A
+   as elements (the A^T A form); lists in iw at pe[] of len[] entries, a variable's
+   first elen[] of them elements */
+typedef struct {
+    int n;
+    long iwlen, pfree;
+    int *iw, *pe, *len, *elen, *status, *wgt, *wmark;      /* 2 n nodes */
+    int *deg, *head, *next, *prev, *mark;                  /* n variables */
+} qgraph_t;
+
+/* A + A^T without the diagonal: each variable adjacent to variables, no element. */
+static void graph_symmetric(qgraph_t *g, const int *Ap, const int *Ai)
 {
-    long nnz = Ap[n], iwlen = 4 * nnz + 2L * n, pfree, lnz = 0;
-    int *iw = work, *len = work + iwlen, *elen = len + n, *deg = elen + n,
-        *status = deg + n, *head = status + n, *next = head + n, *prev = next + n,
-        *mark = prev + n, *wgt = mark + n, *wmark = wgt + n;
-    int *pe = wmark + n;
-    int i, j, k, e, tag = 0, mindeg = 0;
+    int n = g->n, i, j, *iw = g->iw, *len = g->len, *elen = g->elen, *pe = g->pe;
     long p, q;
-    /* the pattern of A + A^T without the diagonal, each node's list deduplicated */
     for (i = 0; i < n; ++i) len[i] = 0;
     for (j = 0; j < n; ++j)
-        for (p = Ap[j]; p < Ap[j + 1]; ++p) {
-            i = Ai[p];
-            if (i < 0 || i >= n) return -1;
-            if (i != j) { ++len[i]; ++len[j]; }
-        }
+        for (p = Ap[j]; p < Ap[j + 1]; ++p)
+            if (Ai[p] != j) { ++len[Ai[p]]; ++len[j]; }
     for (p = 0, i = 0; i < n; ++i) { pe[i] = (int)p; p += len[i]; elen[i] = 0; }
     for (j = 0; j < n; ++j)
         for (q = Ap[j]; q < Ap[j + 1]; ++q) {
             i = Ai[q];
             if (i != j) { iw[pe[i] + elen[i]++] = j; iw[pe[j] + elen[j]++] = i; }
         }
-    pfree = p;
-    for (i = 0; i < n; ++i) mark[i] = -1;
+    g->pfree = p;
+    for (i = n; i < 2 * n; ++i) { len[i] = 0; g->status[i] = ABSORBED; }   /* no rows */
+    for (i = 0; i < n; ++i) g->mark[i] = -1;
     for (i = 0; i < n; ++i) {
         int count = 0;
         for (p = pe[i]; p < pe[i] + len[i]; ++p)
-            if (mark[iw[p]] != i) { mark[iw[p]] = i; iw[pe[i] + count++] = iw[p]; }
+            if (g->mark[iw[p]] != i) { g->mark[iw[p]] = i; iw[pe[i] + count++] = iw[p]; }
         len[i] = count;
         elen[i] = 0;
+        g->deg[i] = count;
+    }
+}
+
+/* A^T A: column j is adjacent to the elements of its rows, row i an element of the
+   columns it has entries in (the cliques of A^T A, never formed). */
+static void graph_normal(qgraph_t *g, const int *Ap, const int *Ai)
+{
+    int n = g->n, i, j, *iw = g->iw, *len = g->len, *elen = g->elen, *pe = g->pe;
+    long p, q;
+    for (i = 0; i < n; ++i) len[n + i] = 0;
+    for (j = 0; j < n; ++j) {
+        len[j] = elen[j] = Ap[j + 1] - Ap[j];
+        for (p = Ap[j]; p < Ap[j + 1]; ++p) ++len[n + Ai[p]];
+    }
+    for (p = 0, i = 0; i < 2 * n; ++i) { pe[i] = (int)p; p += len[i]; }
+    g->pfree = p;
+    for (i = 0; i < n; ++i) len[n + i] = 0;
+    for (j = 0; j < n; ++j)
+        for (q = Ap[j], p = pe[j]; q < Ap[j + 1]; ++q, ++p) {
+            i = Ai[q];
+            iw[p] = n + i;
+            iw[pe[n + i] + len[n + i]++] = j;
+        }
+    for (i = 0; i < n; ++i) g->mark[i] = -1;
+    for (j = 0; j < n; ++j) {                /* exact degree: |union of its rows| - 1 */
+        int d = 0;
+        g->mark[j] = j;
+        for (p = pe[j]; p < pe[j] + len[j]; ++p)
+            for (q = pe[iw[p]]; q < pe[iw[p]] + len[iw[p]]; ++q)
+                if (g->mark[iw[q]] != j) { g->mark[iw[q]] = j; ++d; }
+        g->deg[j] = d;
+    }
+    for (i = 0; i < n; ++i) g->status[n + i] = ELEMENT;
+}
+
+/* Eliminates the variables in minimum (approximate) degree order into Q; returns the
+   sum of the sizes of the elements formed. */
+static long eliminate(qgraph_t *g, int *Q)
+{
+    int n = g->n, *iw = g->iw, *pe = g->pe, *len = g->len, *elen = g->elen,
+        *status = g->status, *wgt = g->wgt, *wmark = g->wmark, *deg = g->deg,
+        *head = g->head, *next = g->next, *prev = g->prev, *mark = g->mark;
+    int i, j, k, e, tag = 0, mindeg = 0;
+    long p, q, lnz = 0;
+    for (i = 0; i < n; ++i) {
         status[i] = VARIABLE;
         head[i] = -1;
-        wmark[i] = -1;
+        mark[i] = -1;
     }
-    for (i = 0; i < n; ++i) { mark[i] = -1; dlist_insert(i, len[i], head, next, prev, deg); }
-
+    for (i = 0; i < 2 * n; ++i) wmark[i] = -1;
+    for (i = 0; i < n; ++i) {
+        int d = deg[i] < n - 1 ? deg[i] : n - 1;
+        dlist_insert(i, d, head, next, prev, deg);
+    }
     for (k = 0; k < n; ++k) {
         long need, start;
         int pv, nlp = 0;
@@ -150,8 +198,8 @@ SLU_API long slu_analyse(int n, const int *Ap, const int *Ai, int *Q, int *work)
         /* the new element L_p = (A_p u the elements' variables) \ {p}, at the end */
         need = len[pv];
         for (p = pe[pv]; p < pe[pv] + elen[pv]; ++p) need += len[iw[p]];
-        if (pfree + need > iwlen) pfree = compact(n, iw, pfree, pe, len);
-        start = pfree;
+        if (g->pfree + need > g->iwlen) g->pfree = compact(2 * n, iw, g->pfree, pe, len);
+        start = g->pfree;
         ++tag;
         mark[pv] = tag;
         for (p = pe[pv]; p < pe[pv] + len[pv]; ++p) {
@@ -160,18 +208,18 @@ SLU_API long slu_analyse(int n, const int *Ap, const int *Ai, int *Q, int *work)
                 for (q = pe[e]; q < pe[e] + len[e]; ++q) {
                     i = iw[q];
                     if (status[i] == VARIABLE && mark[i] != tag) {
-                        mark[i] = tag; iw[pfree++] = i;
+                        mark[i] = tag; iw[g->pfree++] = i;
                     }
                 }
                 status[e] = ABSORBED;
                 len[e] = 0;
             } else if (status[e] == VARIABLE && mark[e] != tag) {
-                mark[e] = tag; iw[pfree++] = e;
+                mark[e] = tag; iw[g->pfree++] = e;
             }
         }
         status[pv] = ELEMENT;
         pe[pv] = (int)start;
-        len[pv] = nlp = (int)(pfree - start);
+        len[pv] = nlp = (int)(g->pfree - start);
         elen[pv] = 0;
         lnz += nlp;
         /* each variable of L_p: elements without the absorbed ones, plus p; its
@@ -218,6 +266,38 @@ SLU_API long slu_analyse(int n, const int *Ap, const int *Ai, int *Q, int *work)
         }
     }
     return lnz;
+}
+
+/* Q: the elimination order (Q[k] = the column, and with normal = 0 the row, eliminated
+   at step k) of the pattern (Ap, Ai) of an n x n matrix, by minimum degree on the
+   pattern of A + A^T (normal = 0) or of A^T A (normal = 1); work:
+   slu_analyse_size(n, Ap[n]) integers.  Returns the number of strictly lower entries
+   of the Cholesky factor of Q^T (A + A^T) Q, or of Q^T A^T A Q (its pattern is exactly
+   the union of the elements formed), or -1 for an index out of range.  With normal =
+   1 that number bounds the strictly lower entries of L and the strictly upper ones of
+   U for every choice of pivot rows (George & Ng 1987): room enough, known here. */
+SLU_API long slu_analyse(int n, const int *Ap, const int *Ai, int normal, int *Q, int *work)
+{
+    qgraph_t g;
+    long p, nnz = Ap[n];
+    for (p = 0; p < nnz; ++p)
+        if (Ai[p] < 0 || Ai[p] >= n) return -1;
+    g.n = n;
+    g.iwlen = 4 * nnz + 2L * n;
+    g.iw = work;
+    g.pe = work + g.iwlen;
+    g.len = g.pe + 2 * n;
+    g.elen = g.len + 2 * n;
+    g.status = g.elen + 2 * n;
+    g.wgt = g.status + 2 * n;
+    g.wmark = g.wgt + 2 * n;
+    g.deg = g.wmark + 2 * n;
+    g.head = g.deg + n;
+    g.next = g.head + n;
+    g.prev = g.next + n;
+    g.mark = g.prev + n;
+    if (normal) graph_normal(&g, Ap, Ai); else graph_symmetric(&g, Ap, Ai);
+    return eliminate(&g, Q);
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -2,7 +2,8 @@
 (``native/sparse_lu.c``; the algorithm and its references are in docs/sparse_lu.md).
 
 :class:`SparseLU` is made once per pattern — the fill-reducing ordering (minimum degree
-on A + A^T) computed then — and factors matrices of that pattern (or any part of it):
+on A + A^T, or on A^T A for a matrix with zero diagonal entries) computed then — and
+factors matrices of that pattern (or any part of it):
 :meth:`SparseLU.factor` chooses pivots (threshold partial pivoting, the diagonal
 preferred), :meth:`SparseLU.refactor` keeps the last factorisation's pivot order and the
 patterns of L and U and only recomputes their values, falling back to a fresh
@@ -10,8 +11,9 @@ factorisation when a kept pivot fails the threshold test.  The index-3/GGL integ
 sparse path (:mod:`mbdcore.dae.index3`) factors its Newton matrices with it.
 
 Every array the C touches is allocated here, sized from the pattern: the C allocates
-nothing.  A factorisation needing more room for L and U than the first guess (the
-Cholesky factor of the ordered A + A^T, which pivoting can exceed) is redone with more.
+nothing.  With the A^T A ordering the analysis bounds the room L and U need; with the
+A + A^T ordering a factorisation needing more room than the first guess (pivoting can
+exceed the Cholesky factor of the ordered A + A^T) is redone with more.
 """
 from __future__ import annotations
 

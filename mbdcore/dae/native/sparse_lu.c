@@ -5,13 +5,16 @@
  * included, so rows are pivoted.  Written here, plain C99, libm only; no allocation:
  * every array comes from the caller, sized from the pattern (mbdcore.dae.sparse_lu).
  *
- * analyse   slu_analyse: a fill-reducing symmetric ordering Q, minimum degree on the
- *           pattern of A + A^T in a quotient graph with approximate external degrees
- *           (the scheme of Amestoy, Davis & Duff 1996, "An approximate minimum degree
- *           ordering algorithm", SIAM J. Matrix Anal. Appl. 17(4); written from the
- *           paper, without supervariables or aggressive absorption), and the number of
- *           entries of the Cholesky factor of Q^T (A + A^T) Q, the first guess of the
- *           room the factors need.
+ * analyse   slu_analyse: a fill-reducing column ordering Q, minimum degree in a
+ *           quotient graph with approximate external degrees (the scheme of Amestoy,
+ *           Davis & Duff 1996, "An approximate minimum degree ordering algorithm",
+ *           SIAM J. Matrix Anal. Appl. 17(4); written from the paper, without
+ *           supervariables or aggressive absorption) on the pattern of A + A^T, or of
+ *           A^T A with A's rows as the graph's first elements (as COLAMD orders A^T A
+ *           without forming it), and the number of entries of the Cholesky factor of
+ *           the ordered pattern: for A^T A a bound of L's and U's entries whatever
+ *           rows are pivoted (George & Ng 1987), so the room is known before
+ *           factoring.
  * factor    slu_factor: left-looking LU with threshold partial pivoting, column k of
  *           A Q at a time (Gilbert & Peierls 1988, "Sparse partial pivoting in time
  *           proportional to arithmetic operations", SIAM J. Sci. Stat. Comput. 9(5)):

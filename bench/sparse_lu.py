@@ -10,9 +10,10 @@ Matrices: the last Newton matrix factored in two generalized-alpha steps (GGL) o
 ring truss (deployment driver, gears; 4, 12, 24 bays, h = 10 ms) and of the deployed
 6-bay truss with its pretensioned net of tension-only spatial ANCF cables (2 rings, 2
 elements per cable; full Newton, h = 1 ms).  Printed per matrix: size, entries, the
-best wall time of SparseLU's analysis (ordering), factorisation, refactorisation and
-solve, of splu's factorisation and solve, the entries of L + U of both and the largest
-residual |A x - b| of both.  Then per model: the wall time per step over K steps of
+best wall time of SparseLU's analysis (ordering, "auto": the A^T A one for these
+matrices with their zero diagonal block), factorisation, refactorisation and solve, of
+splu's factorisation and solve, the entries of L + U of both (and of SparseLU with the
+other ordering) and the largest residual |A x - b| of both.  Then per model: the wall time per step over K steps of
 the sparse path with ``sparse_solver="native"`` and ``"superlu"`` and their Newton
 iterations per step (the same, to rounding).
 """
@@ -64,9 +65,11 @@ def matrix_row(name, A) -> None:
              best_time(lambda: ours.refactored(A)), best_time(lambda: ours.solve(b)),
              best_time(lambda: splu(A)), best_time(lambda: theirs.solve(b))]
     res = [np.abs(A @ f.solve(b) - b).max() for f in (ours, theirs)]
-    print(f"{name:>14} {A.shape[0]:>6} {A.nnz:>7} " + " ".join(f"{t * 1e3:>8.3f}" for t in times)
-          + f" {ours.lu_nnz:>8} {theirs.L.nnz + theirs.U.nnz - A.shape[0]:>8}"
-          + f" {res[0]:>9.1e} {res[1]:>9.1e}")
+    other = SparseLU(A, ordering="symmetric" if ours.ordering == "normal" else "normal")
+    print(f"{name:>14} {A.shape[0]:>6} {A.nnz:>7} {ours.ordering:>9} "
+          + " ".join(f"{t * 1e3:>8.3f}" for t in times)
+          + f" {ours.lu_nnz:>8} {other.factored(A).lu_nnz:>8}"
+          + f" {theirs.L.nnz + theirs.U.nnz - A.shape[0]:>8} {res[0]:>9.1e} {res[1]:>9.1e}")
 
 
 def step_row(name, problem, steps: int) -> None:
@@ -92,10 +95,11 @@ def main() -> None:
     bays = (4,) if args.quick else (4, 12, 24)
     problems = [(f"truss {n} bays", ring_truss_problem(n)) for n in bays]
     problems.append(("cable net", cable_net_problem()))
-    print("times in ms; fill: entries of L + U (the diagonal once)")
-    print(f"{'matrix':>14} {'n':>6} {'nnz':>7} {'analyse':>8} {'factor':>8} {'refactor':>8} "
-          f"{'solve':>8} {'splu':>8} {'solve':>8} {'fill':>8} {'splu':>8} {'residual':>9} "
-          f"{'splu':>9}")
+    print("times in ms; fill: entries of L + U (the diagonal once), with the ordering "
+          "'auto' chose, the other one, SuperLU's")
+    print(f"{'matrix':>14} {'n':>6} {'nnz':>7} {'ordering':>9} {'analyse':>8} {'factor':>8} "
+          f"{'refactor':>8} {'solve':>8} {'splu':>8} {'solve':>8} {'fill':>8} {'other':>8} "
+          f"{'splu':>8} {'residual':>9} {'splu':>9}")
     for name, problem in problems:
         matrix_row(name, newton_matrices(problem, 2)[0][-1])
     print(f"\nper step ({args.steps} steps; ms, Newton iterations and factorisations per "

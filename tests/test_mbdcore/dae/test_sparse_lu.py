@@ -12,8 +12,11 @@ import scipy.sparse
 import scipy.sparse.linalg
 from scipy.sparse.linalg import LinearOperator, onenormest, splu
 
+import mbdcore.dae.sparse_solver as sparse_solver
 from mbdcore.cbuild import find_compiler
-from mbdcore.dae.index3 import SPARSE_SOLVERS
+from mbdcore.dae.index1 import assemble
+from mbdcore.dae.index3 import SPARSE_SOLVERS, GeneralizedAlpha
+from mbdcore.multibody.ancf import cantilever
 from mbdcore.dae.sparse_solver import SPARSE_LU_C_SOURCE, SingularMatrixError, SparseLU
 from support.newton_matrices import (
     cable_net_problem,
@@ -328,3 +331,31 @@ def test_c_compiles_alone_without_warnings(tmp_path):
     includes = [line for line in SPARSE_LU_C_SOURCE.read_text().splitlines()
                 if line.startswith("#include")]
     assert includes == ["#include <float.h>", "#include <math.h>"]
+
+
+def test_the_integrator_analyses_a_pattern_once(monkeypatch):
+    """A hanging ANCF chain of 60 elements (244 coordinates, the sparse path by default):
+    its Newton matrix keeps its pattern, so in 8 steps of full Newton (a factorisation
+    per iteration) the ordering is made once and every later factorisation refactors
+    on the kept pivots."""
+    calls = {"analyse": 0, "factor": 0, "refactor": 0}
+    for name, key in (("__init__", "analyse"), ("factor", "factor"), ("refactor", "refactor")):
+        real = getattr(sparse_solver.SparseLU, name)
+
+        def counting(self, *args, real=real, key=key, **kwargs):
+            calls[key] += 1
+            return real(self, *args, **kwargs)
+        monkeypatch.setattr(sparse_solver.SparseLU, name, counting)
+    system = cantilever(length=6.0, n_elements=60, ei=1.0, ea=1e5, gravity=(0.0, -9.81),
+                        direction=-1.27)
+    q, v = assemble(system)
+    integ = GeneralizedAlpha(iteration="newton")
+    t = 0.0
+    for _ in range(8):
+        q, v = integ.step(system, t, q, v, 1e-3)
+        t += 1e-3
+    stats = integ.stats()
+    assert stats["sparse"] == "auto" and integ.uses_sparse(system)
+    assert stats["factorizations"] >= 8
+    assert calls["analyse"] == 1
+    assert calls["factor"] == 1 and calls["refactor"] == stats["factorizations"] - 1

@@ -563,8 +563,9 @@ class Index3Integrator(StepHalving):
                 "switch_rounds": self.switch_rounds, "a": cp(self.a), "qdd": cp(self.qdd),
                 "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
                 "guess": {k: g.copy() for k, g in self._guess.items()},
-                # factors are never written after they are made: shared
-                "sparse_lu": self._sparse_lu, **self._retry_state()}
+                # what makes the last sparse factors' pivot order again (plain arrays)
+                "sparse_lu": None if self._sparse_lu is None else
+                self._sparse_lu.pivot_state(), **self._retry_state()}
 
     def set_state(self, state: dict) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -582,7 +583,8 @@ class Index3Integrator(StepHalving):
         self.mu = cp(state.get("mu"))
         self._cache = {key: _copy_kept(entry) for key, entry in state["cache"].items()}
         self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
-        self._sparse_lu = state.get("sparse_lu")
+        pivots = state.get("sparse_lu")
+        self._sparse_lu = None if pivots is None else SparseLU.from_pivot_state(pivots)
         self._set_retry_state(state)
 
     #: what a step replaces (never writes into), with ``nsteps``: a checkpoint of a step

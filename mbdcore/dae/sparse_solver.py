@@ -140,6 +140,9 @@ class SparseLU:
         self._room = [max(int(room), guess)]
         self._fallbacks = [0]
         self.factors = None      # (Lp, Li, Lx, Up, Ui, Ux, Udiag, prow) after a factor
+        # the values (at the pattern's positions) of the matrix whose factorisation chose
+        # the pivots in use: what the pivot order is made from again (pivot_state)
+        self._pivot_source = None
 
     # -- the pattern -------------------------------------------------------------------
     @property
@@ -201,6 +204,7 @@ class SparseLU:
             self._raise(code, int(info[0]))
         lnz, unz = int(info[1]), int(info[2])
         self.factors = (Lp, Li[:lnz], Lx[:lnz], Up, Ui[:unz], Ux[:unz], Udiag, prow)
+        self._pivot_source = values
         self._check_pivots(Udiag)
         return self
 
@@ -225,6 +229,31 @@ class SparseLU:
             return self
         self._fallbacks[0] += 1
         return self.factor(A)
+
+    def pivot_state(self) -> dict:
+        """What makes this SparseLU's pivot order and L, U patterns again, as plain
+        arrays, numbers and a string (an FMU state holds it): the pattern, the ordering,
+        the room and the values of the matrix whose factorisation chose the pivots
+        (:meth:`from_pivot_state` factors it again: the same analysis and pivots, so a
+        refactorisation on the result gives the same bits).  No copies: the arrays are
+        never written after they are made."""
+        if self.factors is None:
+            raise RuntimeError("pivot_state before a successful factor")
+        return {"indptr": self.indptr, "indices": self.indices, "values": self._pivot_source,
+                "ordering": self.ordering, "tol": self.tol, "room": self.room}
+
+    @classmethod
+    def from_pivot_state(cls, state: dict) -> "SparseLU":
+        """The SparseLU of a :meth:`pivot_state`: its pattern analysed and its matrix
+        factored (the factors are those of that matrix)."""
+        indptr, indices = _index(state["indptr"]), _index(state["indices"])
+        n = indptr.size - 1
+        pattern = scipy.sparse.csc_matrix((np.ones(indices.size), indices, indptr),
+                                          shape=(n, n))
+        lu = cls(pattern, tol=float(state["tol"]), room=int(state["room"]),
+                 ordering=str(state["ordering"]))
+        return lu.factor(scipy.sparse.csc_matrix(
+            (np.asarray(state["values"], dtype=float), indices, indptr), shape=(n, n)))
 
     def factored(self, A) -> "SparseLU":
         """A new SparseLU of this pattern (the ordering shared) with ``A`` factored."""

@@ -376,17 +376,23 @@ SLU_API int slu_factor(int n, const int *Ap, const int *Ai, const double *Ax, co
     for (i = 0; i < n; ++i) { pinv[i] = -1; flag[i] = -1; Lpend[i] = -1; }
     Lp[0] = Up[0] = 0;
     for (k = 0; k < n; ++k) {
-        int col = Q[k], top = n, t, p, piv = -1, diag = Q[k];
+        int col = Q[k], top = n, t, p, piv = -1, diag = Q[k], lnew = -1, unew = 0;
         double amax = 0.0, pivot;
         for (p = Ap[col]; p < Ap[col + 1]; ++p) {
             if (!is_finite(Ax[p])) { code = SLU_NONFINITE; break; }
             if (flag[Ai[p]] != k)
                 top = reach(Ai[p], k, Lp, Li, Lpend, pinv, flag, stack, pstack, topo, top);
         }
-        if (code == SLU_OK && (lnz + (n - top) > lroom || unz + (n - top) > uroom)) {
+        /* the column's entries of U (rows pivoted already) and of L (the others, the
+           pivot apart) */
+        for (t = top; t < n; ++t) {
+            if (pinv[topo[t]] >= 0) ++unew; else ++lnew;
+        }
+        if (lnew < 0) lnew = 0;
+        if (code == SLU_OK && (lnz + lnew > lroom || unz + unew > uroom)) {
             code = SLU_NO_ROOM;
-            lnz += n - top;
-            unz += n - top;
+            lnz += lnew;
+            unz += unew;
         }
         if (code != SLU_OK) { info[0] = k; info[1] = lnz; info[2] = unz; return code; }
         for (p = Ap[col]; p < Ap[col + 1]; ++p) x[Ai[p]] = Ax[p];

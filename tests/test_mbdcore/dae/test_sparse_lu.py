@@ -5,6 +5,7 @@ fill of matrices whose elimination has none, refactorisation equal to factorisat
 singular and non-finite matrices reported, the index-3 sparse path equal with either
 factorisation, and the C compiling alone under -pedantic."""
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import scipy.sparse.linalg
 from scipy.sparse.linalg import LinearOperator, onenormest, splu
 
 import mbdcore.dae.sparse_solver as sparse_solver
-from mbdcore.cbuild import find_compiler
+from mbdcore.cbuild import compile_shared, find_compiler
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.index3 import SPARSE_SOLVERS, GeneralizedAlpha
 from mbdcore.multibody.ancf import cantilever
@@ -359,3 +360,38 @@ def test_the_integrator_analyses_a_pattern_once(monkeypatch):
     assert stats["factorizations"] >= 8
     assert calls["analyse"] == 1
     assert calls["factor"] == 1 and calls["refactor"] == stats["factorizations"] - 1
+
+
+def test_pivot_state_makes_the_same_refactorisations(truss_matrices):
+    """A SparseLU made again from its plain pivot state (what an FMU state holds: arrays,
+    numbers, a string) refactors a later matrix to the same bits as the original."""
+    first, later = truss_matrices[0], truss_matrices[-1]
+    pattern = abs(first) + abs(later) + scipy.sparse.identity(first.shape[0])
+    lu = SparseLU(pattern).factor(first).refactored(later)
+    state = lu.pivot_state()
+    assert all(isinstance(v, (np.ndarray, str, float, int)) for v in state.values())
+    again = SparseLU.from_pivot_state(state)
+    for a, b in zip(lu.refactored(first).factors, again.refactored(first).factors):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(find_compiler() is None, reason="no C compiler")
+def test_c_alone_factors_with_the_room_its_analysis_gives(tmp_path):
+    """tests/support/c/sparse_lu_driver.c: sparse_lu.c from C only, static arrays, the
+    room for L and U exactly the A^T A ordering's count: a 4 x 4 saddle point factored,
+    solved, refactored with its entries doubled and solved again, as LAPACK solves it."""
+    driver = Path(__file__).resolve().parents[2] / "support" / "c" / "sparse_lu_driver.c"
+    program = compile_shared([driver, SPARSE_LU_C_SOURCE], tmp_path / "driver",
+                             shared=False, warnings_are_errors=True,
+                             flags=("-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic"))
+    out = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    A = np.array([[4.0, 1.0, 0.0, 1.0], [1.0, 4.0, 1.0, 0.0], [0.0, 1.0, 4.0, 1.0],
+                  [1.0, 0.0, 1.0, 0.0]])
+    b = np.arange(1.0, 5.0)
+    bound = 1e3 * np.linalg.cond(A, 1) * EPS
+    for line, M in zip(lines[1:], (A, 2.0 * A)):
+        x = np.array(line.split(), dtype=float)
+        reference = np.linalg.solve(M, b)
+        assert np.abs(x - reference).max() <= bound * np.abs(reference).max()
+    assert int(lines[0]) >= 0 and len(lines) == 3

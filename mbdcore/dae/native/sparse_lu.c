@@ -3,7 +3,8 @@
  * pattern is fixed per model topology: the Newton matrices of the index-3 / GGL
  * integrators (mbdcore.dae.index3), [[S, G^T, ..], [G, 0, ..], ..], zero diagonal blocks
  * included, so rows are pivoted.  Written here, plain C99, libm only; no allocation:
- * every array comes from the caller, sized from the pattern (mbdcore.dae.sparse_lu).
+ * every array comes from the caller, sized from the pattern (mbdcore.dae.sparse_solver;
+ * docs/sparse_lu.md).
  *
  * analyse   slu_analyse: a fill-reducing column ordering Q, minimum degree in a
  *           quotient graph with approximate external degrees (the scheme of Amestoy,
@@ -23,7 +24,8 @@
  *           topological order, then a sparse triangular solve on that pattern.  The
  *           diagonal of the ordered matrix is preferred as pivot while within `tol`
  *           of the column's largest candidate, as KLU does (Davis & Palamadai
- *           Natarajan 2010, "Algorithm 907: KLU", ACM TOMS 37(3)).  U's entries of a
+ *           Natarajan 2010, "Algorithm 907: KLU", ACM TOMS 37(3)); the searches are
+ *           shortened by symmetric pruning (Eisenstat & Liu 1992).  U's entries of a
  *           column are kept in the topological order of that search.
  * refactor  slu_refactor: a matrix of the same pattern with the pivot order and the
  *           patterns of L and U kept: the same triangular solves replayed in the kept

@@ -34,6 +34,7 @@ KERNELS = {
     "mbdcore.integrators._fixed_step": (["mbdcore/integrators/native/fixed_step.c"],
                                         ["FIXED_STEP_API"], [FIXED_STEP]),
     "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], []),
+    "mbdcore.dae._sparse_lu": (["mbdcore/dae/native/sparse_lu.c"], ["SLU_API"], []),
     "mbdcore.multibody._beam_kinematics": (["mbdcore/multibody/native/beam_kinematics.c"],
                                            ["BEAM_API"], []),
     "mbdcore.multibody._ancf": (["mbdcore/multibody/native/ancf.c"], ["ANCF_API"], []),

@@ -150,15 +150,19 @@ from mbdcore.dae.index1 import (
     sparse_mass_matrix,
 )
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
+from mbdcore.dae.sparse_solver import PatternError, SingularMatrixError, SparseLU
 from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
 from mbdcore.native import kernel_library
 
-__all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_AUTO_SIZE", "ConvergenceError",
+__all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
            "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "SWITCH_ROUNDS"]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
+#: factorisations of the sparse path: the project's (mbdcore.dae.sparse_solver, its
+#: ordering kept per pattern, refactored on kept pivots) or scipy's SuperLU
+SPARSE_SOLVERS = ("native", "superlu")
 #: ``sparse="auto"`` switches to sparse linear algebra above this many coordinates
 SPARSE_AUTO_SIZE = 200
 #: the most solves of one stage with a new active set of the switching force laws (a
@@ -285,8 +289,8 @@ def _sparse_geometric_terms(problem, t, q, v, x, lam):
 
 def _copy_kept(val):
     """Copy of a kept iteration-matrix entry: arrays and sparse matrices copied, sparse
-    factors (:class:`~mbdcore.dae.index1.SparseFactors`) shared (never modified in
-    place)."""
+    factors (:class:`~mbdcore.dae.sparse_solver.SparseLU`,
+    :class:`~mbdcore.dae.index1.SparseFactors`) shared (never modified in place)."""
     if isinstance(val, dict):
         return {k: _copy_kept(x) for k, x in val.items()}
     if isinstance(val, tuple):
@@ -409,11 +413,19 @@ class Index3Integrator(StepHalving):
         G are assembled as scipy sparse matrices (``mass_matrix_sparse``,
         ``force_jacobians_sparse``, ``constraint_terms_sparse`` and
         ``geometric_stiffness_sparse`` of the problem where it has them, else its
-        dense matrices converted), the matrix is built sparse and factored by SuperLU
-        (``scipy.sparse.linalg.splu``): for a chain of n beam elements a step costs
-        O(n) instead of O(n^3).  ``False``: dense LAPACK (the small-system default).
+        dense matrices converted), the matrix is built sparse and factored by
+        ``sparse_solver``: for a chain of n beam elements a step costs O(n) instead of
+        O(n^3).  ``False``: dense LAPACK (the small-system default).
         ``"auto"`` (default): sparse above :data:`SPARSE_AUTO_SIZE` coordinates, except
         with ``iteration="broyden"``, whose updated inverse is dense by nature.
+    sparse_solver : {"native", "superlu"}
+        The sparse path's factorisation.  ``"native"`` (default): the project's sparse
+        LU in C (:class:`~mbdcore.dae.sparse_solver.SparseLU`, docs/sparse_lu.md): its
+        fill-reducing ordering made once per pattern of the matrix (the topology) and
+        kept across steps, each factorisation a refactorisation on the pivot order of
+        the last one, factored afresh where a kept pivot has become too small.
+        ``"superlu"``: scipy's SuperLU (``scipy.sparse.linalg.splu``), its ordering and
+        pivots chosen at every factorisation.
     max_halvings : int
         How many times a step whose Newton solve fails is halved before
         :class:`ConvergenceError` is raised (steps down to h / 2**max_halvings; module
@@ -448,7 +460,8 @@ class Index3Integrator(StepHalving):
     def __init__(self, tol: float = 1e-10, max_iterations: int = 25,
                  iteration: str = "modified", theta_refresh: float = 0.3,
                  geometric_stiffness: bool = True, constraint_form: str = "ggl",
-                 sparse="auto", max_halvings: int = MAX_HALVINGS):
+                 sparse="auto", max_halvings: int = MAX_HALVINGS,
+                 sparse_solver: str = "native"):
         if iteration not in ITERATIONS:
             raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
         if constraint_form not in CONSTRAINT_FORMS:
@@ -466,6 +479,10 @@ class Index3Integrator(StepHalving):
             raise ValueError("sparse=True cannot be used with iteration='broyden' (Broyden "
                              "updates a dense inverse); use 'modified' or 'newton'")
         self.sparse = sparse
+        if sparse_solver not in SPARSE_SOLVERS:
+            raise ValueError(f"sparse_solver {sparse_solver!r} is unknown; accepted: "
+                             f"{SPARSE_SOLVERS}")
+        self.sparse_solver = sparse_solver
         if int(max_halvings) != max_halvings or max_halvings < 0:
             raise ValueError(f"max_halvings = {max_halvings!r}: accepted a whole number >= 0")
         self.max_halvings = int(max_halvings)
@@ -507,6 +524,9 @@ class Index3Integrator(StepHalving):
         # for that h, or None: factorise before use).
         self._cache: dict = {}
         self._compiled = None   # (problem, its _CompiledNewton or None)
+        # The last sparse factors made (SparseLU): its ordering, pivot order and L, U
+        # patterns serve the next factorisation of a matrix of that pattern.
+        self._sparse_lu = None
         # Last converged increment per stage: the starting guess of the next solve
         # (the increment is smooth in time, so this cuts the initial error by O(h)).
         self._guess: dict = {}
@@ -543,7 +563,9 @@ class Index3Integrator(StepHalving):
                 "switch_rounds": self.switch_rounds, "a": cp(self.a), "qdd": cp(self.qdd),
                 "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
                 "guess": {k: g.copy() for k, g in self._guess.items()},
-                **self._retry_state()}
+                # what makes the last sparse factors' pivot order again (plain arrays)
+                "sparse_lu": None if self._sparse_lu is None else
+                self._sparse_lu.pivot_state(), **self._retry_state()}
 
     def set_state(self, state: dict) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -561,11 +583,14 @@ class Index3Integrator(StepHalving):
         self.mu = cp(state.get("mu"))
         self._cache = {key: _copy_kept(entry) for key, entry in state["cache"].items()}
         self._guess = {k: np.array(g, dtype=float) for k, g in state.get("guess", {}).items()}
+        pivots = state.get("sparse_lu")
+        self._sparse_lu = None if pivots is None else SparseLU.from_pivot_state(pivots)
         self._set_retry_state(state)
 
     #: what a step replaces (never writes into), with ``nsteps``: a checkpoint of a step
     #: keeps references to them (:meth:`_checkpoint`)
-    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "_step_start", "_compiled")
+    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "_step_start", "_compiled",
+                   "_sparse_lu")
 
     def _checkpoint(self):
         """The state before a step, for :class:`~mbdcore.integrators.base.StepHalving`:
@@ -599,6 +624,7 @@ class Index3Integrator(StepHalving):
         per = 1.0 / max(1, self.nsteps)
         return {"method": self.name, "iteration": self.iteration,
                 "constraint_form": self.constraint_form, "sparse": self.sparse,
+                "sparse_solver": self.sparse_solver,
                 "nsteps": self.nsteps,
                 "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
@@ -784,7 +810,31 @@ class Index3Integrator(StepHalving):
     def _factorize(self, J, kind):
         """:meth:`_factor`, counted in ``factorizations``."""
         self.factorizations += 1
+        if self.sparse_solver == "native" and scipy.sparse.issparse(J):
+            return self._native_factor(J)
         return self._factor(J, kind)
+
+    def _native_factor(self, J):
+        """Factors of the sparse matrix J (:class:`SparseLU`), None if it is singular or
+        not finite.  J is refactored on the last factors' pivot order and patterns
+        when it has their pattern (or part of it: an entry that is zero now is dropped
+        by scipy's sums); a new pattern is analysed once, as the union with the last
+        one, so that a pattern flickering between two stays analysed."""
+        J = scipy.sparse.csc_matrix(J)
+        last = self._sparse_lu
+        if last is not None and last.n != J.shape[0]:
+            last = None
+        try:
+            try:
+                factors = SparseLU(J).factor(J) if last is None else last.refactored(J)
+            except PatternError:
+                pattern = last.pattern + scipy.sparse.csc_matrix(
+                    (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
+                factors = SparseLU(pattern, room=last.room).factor(J)
+        except SingularMatrixError:
+            return None
+        self._sparse_lu = factors
+        return factors
 
     def _compiled_newton(self, problem):
         """The compiled iterations for ``problem`` (None if its terms are not compiled),

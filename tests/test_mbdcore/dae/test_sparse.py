@@ -18,6 +18,7 @@ from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.simulate import integrate, simulate
 from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.dae.sparse_solver import SparseLU
 from mbdcore.models.mechanisms import hub_beam, slider_crank, two_link_arm
 from mbdcore.multibody.system import System
 from mbdcore.spatial import spatial_system_block
@@ -115,9 +116,10 @@ def test_auto_switches_to_sparse_above_200_coordinates():
         GeneralizedAlpha(sparse="yes")
 
 
-def _factorised_matrices(monkeypatch, n_elements, steps=3):
+def _factorised_matrices(monkeypatch, n_elements, solver, steps=3):
     """Take implicit steps on a hanging chain with every dense n x n path disabled;
-    returns (system, the matrices given to SuperLU with the sizes of their factors)."""
+    returns (system, the matrices given to the sparse ``solver`` with the sizes of their
+    factors)."""
     s = hanging_chain(n_elements)
     q, v = assemble(s)
 
@@ -127,14 +129,24 @@ def _factorised_matrices(monkeypatch, n_elements, steps=3):
     monkeypatch.setattr(System, "force_jacobians", refuse)
     monkeypatch.setattr(implicit, "dgetrf", refuse)          # the dense LU
     seen = []
-    real_splu = formulations.splu
+    if solver == "superlu":
+        real_splu = formulations.splu
 
-    def recording_splu(A, *args, **kwargs):
-        lu = real_splu(A, *args, **kwargs)
-        seen.append((A, lu.L.nnz + lu.U.nnz))
-        return lu
-    monkeypatch.setattr(formulations, "splu", recording_splu)
-    integ = GeneralizedAlpha(rho_inf=0.8)                # "auto": sparse at this size
+        def recording_splu(A, *args, **kwargs):
+            lu = real_splu(A, *args, **kwargs)
+            seen.append((A, lu.L.nnz + lu.U.nnz))
+            return lu
+        monkeypatch.setattr(formulations, "splu", recording_splu)
+    else:
+        for name in ("factor", "refactor"):
+            real = getattr(SparseLU, name)
+
+            def recording(self, A, real=real):
+                done = real(self, A)
+                seen.append((A, done.lu_nnz))
+                return done
+            monkeypatch.setattr(SparseLU, name, recording)
+    integ = GeneralizedAlpha(rho_inf=0.8, sparse_solver=solver)   # "auto": sparse here
     t = 0.0
     for _ in range(steps):
         q, v = integ.step(s, t, q, v, 1e-3)
@@ -145,16 +157,18 @@ def _factorised_matrices(monkeypatch, n_elements, steps=3):
     return s, seen
 
 
-def test_long_ancf_chain_steps_with_sparse_matrices_of_linear_size(monkeypatch):
+@pytest.mark.parametrize("solver", implicit.SPARSE_SOLVERS)
+def test_long_ancf_chain_steps_with_sparse_matrices_of_linear_size(monkeypatch, solver):
     """1000 elements (4004 coordinates, 3 clamp equations): the GGL iteration matrix
     (4010 x 4010) is sparse, and its non-zeros and those of its LU factors grow
-    linearly with the number of elements (measured against 100 elements)."""
-    s, seen = _factorised_matrices(monkeypatch, 1000)
+    linearly with the number of elements (measured against 100 elements), with either
+    sparse factorisation."""
+    s, seen = _factorised_matrices(monkeypatch, 1000, solver)
     size = s.n + 2 * s.m
     A, fill = seen[-1]
     assert scipy.sparse.issparse(A) and A.shape == (size, size)
     assert A.nnz < 16 * size and fill < 40 * size
-    _, seen_small = _factorised_matrices(monkeypatch, 100)
+    _, seen_small = _factorised_matrices(monkeypatch, 100, solver)
     A_small, fill_small = seen_small[-1]
     assert 8.0 < A.nnz / A_small.nnz < 11.0
     assert 8.0 < fill / fill_small < 11.0

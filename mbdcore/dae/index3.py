@@ -332,7 +332,7 @@ class _CompiledNewton:
         n, m = terms.n, terms.m
         k = 2 * m if integrator.ggl else m
         self.terms, self.n, self.m = terms, n, m
-        self.mass = np.ascontiguousarray(terms.mass, dtype=float)
+        self.mass = np.ascontiguousarray(terms.mass_matrix(), dtype=float)
         self.work = np.zeros(5 * n + m * n + 3 * m + 2 * (n + k))
         self.G = np.zeros((m, n))
         self.w, self.v = np.zeros(n), np.zeros(n)
@@ -506,7 +506,8 @@ class Index3Integrator(StepHalving):
         # unscaled Jacobian blocks, see _parts) and "lu" (factors of the scaled matrix
         # for that h, or None: factorise before use).
         self._cache: dict = {}
-        self._compiled = None   # (problem, its _CompiledNewton or None)
+        # (problem, its _CompiledNewton or None, its CompiledTerms or None)
+        self._compiled = None
         # Last converged increment per stage: the starting guess of the next solve
         # (the increment is smooth in time, so this cuts the initial error by O(h)).
         self._guess: dict = {}
@@ -701,7 +702,13 @@ class Index3Integrator(StepHalving):
         return M, C, K, Hg
 
     def _parts_sparse(self, problem, t, q, v, qdd, lam, G):
-        """(M, C_t, K_t, Hg) of :meth:`_parts` as CSR matrices, without an n x n array."""
+        """(M, C_t, K_t, Hg) of :meth:`_parts` as CSR matrices, without an n x n array:
+        from the compiled terms where the problem has them (constant M), else in
+        Python."""
+        terms = self._compiled_sparse(problem)
+        if terms is not None and terms.sparse_jacobian is not None:
+            C, K, Hg = terms.sparse_jacobian(q, v, lam, self.geometric_stiffness)
+            return terms.sparse_mass(), C, K, Hg
         M = sparse_mass_matrix(problem, q)
         get = getattr(problem, "force_jacobians_sparse", None)
         if get is not None:
@@ -787,13 +794,27 @@ class Index3Integrator(StepHalving):
         return self._factor(J, kind)
 
     def _compiled_newton(self, problem):
-        """The compiled iterations for ``problem`` (None if its terms are not compiled),
-        made once per start: the terms are the parts as they are at that time."""
+        """The compiled iterations for ``problem`` (None if its terms are not compiled
+        or it is solved sparse), made once per start: the terms are the parts as they
+        are at that time."""
+        return self._compiled_parts(problem)[1]
+
+    def _compiled_sparse(self, problem):
+        """The compiled terms of ``problem`` for the sparse path (None if it has none):
+        the residual's terms and the Newton matrix's blocks as CSR matrices over
+        patterns fixed per topology, each one C call."""
+        terms = self._compiled_parts(problem)[2]
+        return terms if terms is not None and terms.sparse_constraints is not None else None
+
+    def _compiled_parts(self, problem):
+        """(problem, its _CompiledNewton or None, its CompiledTerms or None), made once
+        per start."""
         if self._compiled is None or self._compiled[0] is not problem:
             get = getattr(problem, "compiled_terms", None)
             terms = None if get is None else get()
-            self._compiled = (problem, None if terms is None else _CompiledNewton(terms, self))
-        return self._compiled[1]
+            dense = terms is not None and not self.uses_sparse(problem)
+            self._compiled = (problem, _CompiledNewton(terms, self) if dense else None, terms)
+        return self._compiled
 
     def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
         """Solve one implicit stage (see module docstring).
@@ -875,7 +896,12 @@ class Index3Integrator(StepHalving):
         returns (q, G, mu, w, v, x, r) with x = q''/c_a (mu zeros of the right size if
         it had another)."""
         q = q_ref + dq
-        g, G, gt = _constraint_parts(problem, t, q, sparse)
+        terms = self._compiled_sparse(problem) if sparse else None
+        if terms is not None:
+            terms.prepare(t)
+            g, G, gt = terms.sparse_constraints(q)
+        else:
+            g, G, gt = _constraint_parts(problem, t, q, sparse)
         m = g.size
         ggl = self.ggl
         if mu is None or mu.size != (m if ggl else 0):
@@ -883,8 +909,12 @@ class Index3Integrator(StepHalving):
         w = dq - G.T @ mu if ggl else dq
         v = v_ref + cv * w
         x = x_ref + w        # q'' / c_a
-        M = sparse_mass_matrix(problem, q) if sparse else np.atleast_2d(problem.mass_matrix(q))
-        F = np.asarray(problem.forces(t, q, v), dtype=float)
+        if terms is not None:
+            M, F = terms.sparse_mass(), terms.force_values(q, v)
+        else:
+            M = sparse_mass_matrix(problem, q) if sparse else \
+                np.atleast_2d(problem.mass_matrix(q))
+            F = np.asarray(problem.forces(t, q, v), dtype=float)
         parts_r = [M @ x + G.T @ lam_s - F / ca, g]
         if ggl:
             parts_r.append((G @ v + gt) / cv)

@@ -40,7 +40,7 @@ import scipy.sparse
 
 from mbdcore.native import kernel_library
 
-__all__ = ["ConstraintPlan", "CompiledForces", "SystemTerms"]
+__all__ = ["ConstraintPlan", "PLAN_C_SOURCE", "plan_function"]
 
 
 class _Slots:
@@ -427,14 +427,6 @@ class ConstraintPlan:
                              - fdd * along - fd * fd * across)
         return g, gt, gam, weight[self.ge_link] * e_val[self.ge_entry]
 
-    def _quadratic(self, q, v):
-        """(g, gamma, G entry values) of the quadratic rows (g, gamma over all rows)."""
-        hq = self.qh * q[self.qk]
-        g = (0.5 * np.bincount(self.qr, hq * q[self.qj], minlength=self.m)
-             + np.bincount(self.br, self.bv * q[self.bj], minlength=self.m) + self.q_const)
-        gam = -np.bincount(self.qr, self.qh * v[self.qj] * v[self.qk], minlength=self.m)
-        return g, gam, np.concatenate([hq, self.bv])
-
     # -- evaluation: one call of native/constraint_plan.c ----------------------------------
     def _setup_kernel(self):
         """The plan's arrays as the C struct (kept alive here) and the Jacobian's
@@ -502,9 +494,21 @@ class ConstraintPlan:
         st.n_G = self.G_row.size
         st.G_src, st.G_sine_row = ints("G_src", self.G_src), ints("G_sine_row", sine_row)
         st.G_mult = reals("G_mult", self.G_mult)
+        st.n_qh, st.n_qb = self.qr.size, self.br.size
+        st.qh_row, st.qh_j, st.qh_k = (ints(k, x) for k, x in
+                                       (("qh_row", self.qr), ("qh_j", self.qj),
+                                        ("qh_k", self.qk)))
+        st.qh_h = reals("qh_h", self.qh)
+        st.qb_row, st.qb_j = ints("qb_row", self.br), ints("qb_j", self.bj)
+        st.qb_b = reals("qb_b", self.bv)
+        const_rows = np.flatnonzero(self.q_const)
+        st.n_qc = const_rows.size
+        st.qc_row, st.qc_c = ints("qc_row", const_rows), reals("qc_c", self.q_const[const_rows])
+        self.quadratic_scatter = {k: _ints(a) for k, a in self.quadratic_scatter.items()}
         self.struct = st
         self._struct_ref = ctypes.addressof(st)
         self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
+        self.quadratic_addr = {k: a.ctypes.data for k, a in self.quadratic_scatter.items()}
         self._work_addr = self.work.ctypes.data
         self._kernel = _plan_library().plan_evaluate
         # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
@@ -524,8 +528,20 @@ class ConstraintPlan:
     def _call(self, q_addr, v_addr, g_addr, gam_addr, out, sparse):
         st = self.struct
         st.G_scatter = self.scatter_addr[bool(sparse)]
+        st.Q_scatter = self.quadratic_addr[bool(sparse)]
         st.n_out = out.size
         self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out, self._work_addr)
+
+    def kernel_struct(self, sparse: bool):
+        """A copy of the C table of ``plan_evaluate`` that writes G dense (m n values,
+        row-major) or as the values of the CSR pattern ``csr_indices``/``csr_indptr``
+        (``sparse``), for a C caller (the compiled system terms); the plan keeps the
+        arrays it points into."""
+        st = type(self.struct).from_buffer_copy(self.struct)
+        st.G_scatter = self.scatter_addr[bool(sparse)]
+        st.Q_scatter = self.quadratic_addr[bool(sparse)]
+        st.n_out = self.csr_indices.size if sparse else self.m * self.n
+        return st
 
     def _setup_geometric(self):
         """Index arrays of the derivatives of the C rows' Jacobian entries (analytic):
@@ -582,10 +598,29 @@ class ConstraintPlan:
         self.gc_k, self.gc_kp = np.array(k3, dtype=np.int64), np.array(kp3, dtype=np.int64)
         self.gc_i = np.array(i3, dtype=np.int64)
 
+    def geometric_positions(self):
+        """Where each term ``plan_geometric`` adds goes, in its order (the derivatives
+        of the C rows' Jacobian entries, then the quadratic rows' H entries): ``(K_rows,
+        K_cols), (H_rows, H_cols)`` in d(G^T lam)/dq (n x n) and d(G v)/dq (m x n)."""
+        ks = np.concatenate([self.gr_k, self.gs_k, self.gc_k]).astype(np.int64)
+        cs = np.concatenate([self.gr_col, self.gs_col, self.G_col[self.gc_kp]]).astype(np.int64)
+        return ((np.concatenate([self.G_col[ks], self.qj]), np.concatenate([cs, self.qk])),
+                (np.concatenate([self.G_row[ks], self.qr]), np.concatenate([cs, self.qk])))
+
+    def geometric_struct(self, K_at, H_at):
+        """A copy of the table of ``plan_geometric`` that adds its terms at the value
+        indices ``K_at``, ``H_at`` (int32 arrays in the order of
+        :meth:`geometric_positions`, kept alive by the caller): a sparse pattern's."""
+        st = type(self.geometric_table()).from_buffer_copy(self.geometric_table())
+        st.K_at = K_at.ctypes.data if K_at.size else None
+        st.H_at = H_at.ctypes.data if H_at.size else None
+        return st
+
     def geometric_table(self):
         """The ctypes table of ``plan_geometric`` (native/constraint_plan.c: the
-        derivatives of :meth:`_entry_derivatives`, accumulated into dense matrices in C)
-        and the arrays it points into, built once."""
+        derivatives of :meth:`_entry_derivatives` and the quadratic rows' exact terms,
+        accumulated into dense matrices in C) and the arrays it points into, built
+        once."""
         if self._geometric_table is None:
             keep = []
 
@@ -627,6 +662,11 @@ class ConstraintPlan:
                                  np.zeros(total, dtype=np.int32), np.zeros(total))
             st.k_out, st.c_out, st.val_out = (a.ctypes.data if total else None
                                               for a in self._derivatives)
+            st.n_qh = self.qr.size
+            st.qh_row, st.qh_j, st.qh_k = ints(self.qr), ints(self.qj), ints(self.qk)
+            st.qh_h = reals(self.qh)
+            (kr, kc), (hr, hc) = self.geometric_positions()
+            st.K_at, st.H_at = ints(kr * self.n + kc), ints(hr * self.n + hc)
             self._geometric_table = (st, keep)
         return self._geometric_table[0]
 
@@ -700,11 +740,6 @@ class ConstraintPlan:
         m, n = self.m, self.n
         g, gam, out = self._batched(q, v, sparse)
         gt = np.zeros(m)
-        if self.quadratic_rows.size:
-            qg, qgam, vals = self._quadratic(np.asarray(q, float), np.asarray(v, float))
-            g += qg
-            gam += qgam
-            out += np.bincount(self.quadratic_scatter[bool(sparse)], vals, minlength=out.size)
         if self.angle_specs:
             ag, agt, agam, vals = self._hinge_angles(t, np.asarray(q, float),
                                                      np.asarray(v, float))
@@ -761,12 +796,38 @@ class _Plan(ctypes.Structure):
                 ("p_b", _P), ("n_sine_rows", _N), ("sn_row", _P), ("sn_a", _P),
                 ("sn_b", _P), ("sn_angle", _P), ("n_terms", _N), ("t_row", _P),
                 ("t_slot", _P), ("t_coef", _P), ("n_G", _N), ("n_out", _N), ("G_src", _P),
-                ("G_sine_row", _P), ("G_scatter", _P), ("G_mult", _P)]
+                ("G_sine_row", _P), ("G_scatter", _P), ("G_mult", _P), ("n_qh", _N),
+                ("n_qb", _N), ("n_qc", _N), ("qh_row", _P), ("qh_j", _P), ("qh_k", _P),
+                ("qb_row", _P), ("qb_j", _P), ("qc_row", _P), ("Q_scatter", _P),
+                ("qh_h", _P), ("qb_b", _P), ("qc_c", _P)]
+
+
+class _PlanGeometric(ctypes.Structure):
+    """``plan_geometric_t`` of native/constraint_plan.c (same field order)."""
+
+    _fields_ = [("n", _N), ("nG", _N), ("G_row", _P), ("G_col", _P), ("G_src", _P),
+                ("g_sine", _P), ("G_mult", _P), ("ent", _P), ("th", _P), ("cosd", _P),
+                ("n_gr", _N), ("gr_k", _P), ("gr_col", _P), ("gr_other", _P),
+                ("gr_sign", _P), ("n_slope", _N), ("s_width", _N), ("s_cols", _P),
+                ("s_colsy", _P), ("s_S1", _P), ("n_gs", _N), ("gs_k", _P), ("gs_col", _P),
+                ("gs_slot", _P), ("gs_kind", _P), ("gs_coef", _P), ("s_a", _P),
+                ("s_b", _P), ("s_angle", _P), ("n_gc", _N), ("gc_k", _P), ("gc_kp", _P),
+                ("gc_i", _P), ("table", _P), ("k_out", _P), ("c_out", _P),
+                ("val_out", _P), ("n_qh", _N), ("qh_row", _P), ("qh_j", _P), ("qh_k", _P),
+                ("qh_h", _P), ("K_at", _P), ("H_at", _P)]
+
+
 
 
 #: The batched rows in C (their one implementation; Constraint.evaluate is the reference).
 PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
 _plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE)
+
+
+def plan_function(name: str) -> int:
+    """Address of a function of native/constraint_plan.c (``"plan_evaluate"``,
+    ``"plan_geometric"``) for a C caller."""
+    return _plan_library().ADDRESSES[name]
 
 
 class _Probe:
@@ -903,177 +964,3 @@ def _angle_slot(frame, linear: _Slots, slope: _Slots):
     k = slope.add(key, ((_global(body, cx), _global(body, cy)), np.asarray(S1, float),
                         float(theta0), np.asarray(t0, float)))
     return ("slope", k)
-
-
-@dataclasses.dataclass(frozen=True)
-class CompiledForces:
-    """A body's applied forces as compiled terms (:meth:`BodyBase.compiled_forces
-    <mbdcore.multibody.system.BodyBase.compiled_forces>`): ``constant`` [N, N m] (one
-    per body coordinate) plus, if ``kernel`` is not 0, the C function at that address,
-    called as ``kernel(params, q_b, v_b, f_b)`` (``body_force_fn`` of
-    ``native/system_terms.c``: f_b overwritten with the state-dependent forces of the
-    body's coordinates q_b, rates v_b), with its parameters at address ``params``, and
-    its tangents at address ``tangent`` (``body_tangent_fn``: adds -df/dq and -df/dv
-    into dense matrices at the body's diagonal block; 0 without: then the system's
-    Newton matrix blocks are not compiled); ``owner`` holds the memory both point
-    into."""
-
-    constant: np.ndarray
-    kernel: int = 0
-    params: int = 0
-    owner: object = None
-    tangent: int = 0
-
-
-class _SystemTermsStruct(ctypes.Structure):
-    """``system_terms_t`` of native/system_terms.c (same field order)."""
-
-    _fields_ = [("n", _N), ("m", _N), ("plan", _P), ("plan_data", _P), ("plan_work", _P),
-                ("gam", _P), ("zeros", _P), ("n_offset", _N), ("offset_row", _P),
-                ("offset", _P), ("offset_rate", _P), ("F0", _P), ("n_bodies", _N),
-                ("body_start", _P), ("body_size", _P), ("body_fn", _P),
-                ("body_params", _P), ("scratch", _P), ("body_tangent", _P),
-                ("geometric", _P), ("geometric_data", _P), ("g_scratch", _P),
-                ("G_scratch", _P)]
-
-
-class _PlanGeometric(ctypes.Structure):
-    """``plan_geometric_t`` of native/constraint_plan.c (same field order)."""
-
-    _fields_ = [("n", _N), ("nG", _N), ("G_row", _P), ("G_col", _P), ("G_src", _P),
-                ("g_sine", _P), ("G_mult", _P), ("ent", _P), ("th", _P), ("cosd", _P),
-                ("n_gr", _N), ("gr_k", _P), ("gr_col", _P), ("gr_other", _P),
-                ("gr_sign", _P), ("n_slope", _N), ("s_width", _N), ("s_cols", _P),
-                ("s_colsy", _P), ("s_S1", _P), ("n_gs", _N), ("gs_k", _P), ("gs_col", _P),
-                ("gs_slot", _P), ("gs_kind", _P), ("gs_coef", _P), ("s_a", _P),
-                ("s_b", _P), ("s_angle", _P), ("n_gc", _N), ("gc_k", _P), ("gc_kp", _P),
-                ("gc_i", _P), ("table", _P), ("k_out", _P), ("c_out", _P),
-                ("val_out", _P)]
-
-
-SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
-_terms_library = kernel_library("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE)
-
-
-class SystemTerms:
-    """A planar or spatial system's Newton residual terms in C (the
-    :class:`~mbdcore.dae.problem.CompiledTerms` of ``System.compiled_terms``): the
-    constraint rows from the batched plan's C call, the forces from the bodies' compiled
-    kernels.  :meth:`build` returns None unless every part has a compiled form: every
-    row batched in C (no quadratic or hinge-angle rows, no per-joint fallback, no
-    removed redundant rows), force elements only where their force does not depend on
-    the state (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated
-    once per solve), constant mass, every body with :class:`CompiledForces`.
-
-    Built from the system's parts at the time of the call: parameters changed later
-    (a beam's EA) are seen by the next build, which the integrators make at every
-    start."""
-
-    def __init__(self, plan, n: int, m: int, mass, bodies, timed_forces=(), apply=None):
-        lib = _terms_library()
-        self.plan = plan
-        self.mass = np.ascontiguousarray(mass, dtype=float)
-        self._keep = [b.owner for _, b in bodies]
-        self.F0 = np.zeros(n)
-        self._timed_forces, self._apply = list(timed_forces), apply
-        kernels = []
-        for start, forces in bodies:
-            self.F0[start:start + forces.constant.size] += forces.constant
-            if forces.kernel:
-                kernels.append((start, forces.constant.size, forces.kernel, forces.params,
-                                forces.tangent))
-        #: the Newton matrix's blocks are compiled too (every force kernel has tangents)
-        self.has_jacobian = all(k[4] for k in kernels)
-        self.n, self.m = n, m
-        st = _SystemTermsStruct()
-        st.n, st.m = n, m
-        self._arrays = []
-
-        def keep(a):
-            self._arrays.append(a)
-            return a.ctypes.data if a.size else None
-        if m:
-            st.plan = _plan_library().ADDRESSES["plan_evaluate"]
-            # a copy of the plan's table that always writes a dense G (the plan's own
-            # is switched between dense and sparse by its Python callers)
-            self._plan_struct = type(plan.struct).from_buffer_copy(plan.struct)
-            self._plan_struct.G_scatter = plan.scatter_addr[False]
-            self._plan_struct.n_out = m * n
-            st.plan_data = ctypes.addressof(self._plan_struct)
-            st.plan_work = plan.work.ctypes.data
-            st.gam = keep(np.zeros(m))
-        st.zeros = keep(np.zeros(max(n, 1)))
-        self._offsets = [offset for _, offset in plan.sum_rows] if m else []
-        self.offset = np.zeros(len(self._offsets))
-        self.offset_rate = np.zeros(len(self._offsets))
-        st.n_offset = len(self._offsets)
-        st.offset_row = keep(np.array([row for row, _ in plan.sum_rows] if m else [],
-                                      dtype=np.int32))
-        st.offset, st.offset_rate = keep(self.offset), keep(self.offset_rate)
-        self._body_constant = self.F0.copy()
-        st.F0 = keep(self.F0)
-        st.n_bodies = len(kernels)
-        st.body_start = keep(np.array([k[0] for k in kernels], dtype=np.int32))
-        st.body_size = keep(np.array([k[1] for k in kernels], dtype=np.int32))
-        self._fn = (ctypes.c_void_p * max(1, len(kernels)))(*[k[2] for k in kernels])
-        self._params = (ctypes.c_void_p * max(1, len(kernels)))(*[k[3] for k in kernels])
-        st.body_fn = ctypes.addressof(self._fn)
-        st.body_params = ctypes.addressof(self._params)
-        st.scratch = keep(np.zeros(max([k[1] for k in kernels], default=1)))
-        self._tangent = (ctypes.c_void_p * max(1, len(kernels)))(*[k[4] for k in kernels])
-        st.body_tangent = ctypes.addressof(self._tangent)
-        if m:
-            st.geometric = _plan_library().ADDRESSES["plan_geometric"]
-            st.geometric_data = ctypes.addressof(plan.geometric_table())
-            st.g_scratch = keep(np.zeros(m))
-            st.G_scratch = keep(np.zeros(m * n))
-        self.struct = st
-        self.constraints_address = lib.ADDRESSES["system_constraints"]
-        self.forces_address = lib.ADDRESSES["system_forces"]
-        self.context_address = ctypes.addressof(st)
-
-    @classmethod
-    def build(cls, plan, n: int, bodies, forces, gravity, mass_matrix, apply=None):
-        """The terms of a system of ``n`` coordinates with the constraint ``plan`` of
-        its rows (None without constraints), its ``bodies`` (the moving ones), force
-        elements ``forces`` and ``gravity`` [m/s^2]; ``mass_matrix()`` gives its dense
-        M, ``apply(force, t, f)`` adds a force element's generalised force at time t to
-        f.  None when a part has no compiled form (see the class docstring)."""
-        if not all(f.state_independent() for f in forces) or \
-                not all(b.constant_mass for b in bodies):
-            return None
-        compiled = []
-        for b in bodies:
-            f = b.compiled_forces(gravity)
-            if f is None:
-                return None
-            compiled.append((b.index, f))
-        if plan is not None and (plan.fallback or plan.quadratic_rows.size
-                                 or plan.angle_specs):
-            return None
-        return cls(plan, n, 0 if plan is None else plan.m, mass_matrix(), compiled, forces,
-                   apply)
-
-    def jacobian(self, q, v, lam, geometric: bool = True):
-        """(C_t, K_t, Hg) at (q, v, lam) as new dense arrays: C_t = -dF/dv [N s/m],
-        K_t = -dF/dq + d(G^T lam)/dq [N/m], Hg = d(G v)/dq; the constraint curvature
-        terms only with ``geometric``.  Requires :attr:`has_jacobian`."""
-        n, m = self.n, self.m
-        K, C, H = np.empty((n, n)), np.empty((n, n)), np.empty((m, n))
-        q, v, lam = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, lam))
-        _terms_library().system_jacobian(self.context_address, q, v, lam, int(geometric),
-                                         K, C, H)
-        return C, K, H
-
-    def prepare(self, t: float) -> None:
-        """Before the calls of a solve at time t [s]: the driving offsets f(t), f'(t)
-        [rad, rad/s] and the state-independent force elements (inputs as they are
-        now)."""
-        if self._timed_forces:
-            self.F0[:] = self._body_constant
-            for force in self._timed_forces:
-                self._apply(force, t, self.F0)
-        for k, offset in enumerate(self._offsets):
-            f, fd, _ = offset(t)
-            self.offset[k] = f
-            self.offset_rate[k] = fd

@@ -35,7 +35,8 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.index1 import project_positions
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
-from mbdcore.multibody.assembly import CompiledForces, ConstraintPlan, SystemTerms
+from mbdcore.multibody.assembly import ConstraintPlan
+from mbdcore.multibody.terms import CompiledForces, SystemTerms
 
 __all__ = ["E", "rot", "finite_array", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState",
            "Body", "RigidState", "scatter_jacobian", "scatter_force", "StateView", "System",
@@ -933,12 +934,15 @@ class System(ConstrainedProblem):
         terms = SystemTerms.build(self.constraint_plan() if self._m_all else None, self.n,
                                   self.bodies, self.forces_list, self.gravity,
                                   self.mass_matrix,
-                                  lambda force, t, f: force.apply(t, rest, f, self.inputs))
+                                  lambda force, t, f: force.apply(t, rest, f, self.inputs),
+                                  self.mass_matrix_sparse)
         if terms is None:
             return None
-        return CompiledTerms(self.n, self.m, terms.mass, terms.constraints_address,
+        return CompiledTerms(self.n, self.m, terms.mass_matrix, terms.constraints_address,
                              terms.forces_address, terms.context_address, terms.prepare,
-                             terms, terms.jacobian if terms.has_jacobian else None)
+                             terms, terms.jacobian if terms.has_jacobian else None,
+                             terms.sparse_constraints, terms.sparse_mass, terms.force_values,
+                             terms.sparse_jacobian if terms.has_jacobian else None)
 
     def constraint_plan(self) -> ConstraintPlan:
         """The batched evaluation of the joints, every row (built once per topology)."""

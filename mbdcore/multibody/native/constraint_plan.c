@@ -2,8 +2,11 @@
  *
  * Every kinematic quantity the joints read is one of a few closed forms (rigid point,
  * point linear in q, orientation linear in q, ANCF slope angle); every row is one of
- * three forms (point difference, sine of an angle difference, sum of angles).  The
- * Python side groups them once per topology into the flat index arrays of plan_t;
+ * three forms (point difference, sine of an angle difference, sum of angles), or a
+ * row quadratic in q (every row of the spatial engine's natural-coordinate bodies,
+ * bars, ANCF cable nodes and their joints: g = q^T H q / 2 + b . q + c with constant
+ * H, b, c).  The Python side groups them once per topology into the flat index arrays
+ * of plan_t;
  * plan_evaluate fills g, gamma and the Jacobian's non-zeros in one call.  The offsets of
  * the angle-sum rows (driving motions, gear offsets) are Python callables and are
  * applied by the caller.
@@ -54,6 +57,13 @@ typedef struct {
     int n_G, n_out;
     const int *G_src, *G_sine_row, *G_scatter;
     const double *G_mult;
+    /* quadratic rows: H entries (row, j, k, h): g[row] += h q_j q_k / 2,
+       G[row][j] += h q_k, gamma[row] -= h v_j v_k; b entries (row, j, b): g[row] += b q_j,
+       G[row][j] += b; constants (row, c); the G values added to out[Q_scatter] (H
+       entries first, then b entries) */
+    int n_qh, n_qb, n_qc;
+    const int *qh_row, *qh_j, *qh_k, *qb_row, *qb_j, *qc_row, *Q_scatter;
+    const double *qh_h, *qb_b, *qc_c;
 } plan_t;
 
 /* work: 4 P + n_pt_ent + 3 A + n_an_ent + n_sine_rows doubles,
@@ -160,6 +170,17 @@ PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, d
         if (p->G_sine_row[k] >= 0) x *= cosd[p->G_sine_row[k]];
         out[p->G_scatter[k]] += x;
     }
+    for (k = 0; k < p->n_qh; ++k) {
+        const double hq = p->qh_h[k] * q[p->qh_k[k]];
+        g[p->qh_row[k]] += 0.5 * hq * q[p->qh_j[k]];
+        gam[p->qh_row[k]] -= p->qh_h[k] * v[p->qh_j[k]] * v[p->qh_k[k]];
+        out[p->Q_scatter[k]] += hq;
+    }
+    for (k = 0; k < p->n_qb; ++k) {
+        g[p->qb_row[k]] += p->qb_b[k] * q[p->qb_j[k]];
+        out[p->Q_scatter[p->n_qh + k]] += p->qb_b[k];
+    }
+    for (k = 0; k < p->n_qc; ++k) g[p->qc_row[k]] += p->qc_c[k];
 }
 
 /* The derivatives of the Jacobian non-zeros plan_evaluate fills: for each term i,
@@ -169,10 +190,13 @@ PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, d
  * slope), (3) the -sin d factor of the sine rows; n_gr + n_gs + n_gc terms in that
  * order.  plan_entry_derivatives returns them (ConstraintPlan.geometric_terms scatters
  * them into sparse matrices); plan_geometric accumulates the geometric terms of the
- * Newton matrix into dense ones:
+ * Newton matrix, those and the quadratic rows' exact ones, into the values of K and H
+ * through scatter maps fixed per topology (a dense matrix's flat index or a sparse
+ * pattern's value index):
  *
- *   K[G_col[k]][c] += lam[G_row[k]] val      d(G^T lam)/dq  (n x n, row-major)
- *   H[G_row[k]][c] += v[G_col[k]] val        d(G v)/dq      (m x n, row-major)
+ *   K(G_col[k], c) += lam[G_row[k]] val      d(G^T lam)/dq  (n x n)
+ *   H(G_row[k], c) += v[G_col[k]] val        d(G v)/dq      (m x n)
+ *   K(j, k) += lam[row] h,  H(row, k) += h v_j             (quadratic H entries)
  */
 typedef struct {
     int n, nG;
@@ -195,6 +219,10 @@ typedef struct {
     double *table;                              /* 4 n_slope doubles */
     int *k_out, *c_out;                         /* n_gr + n_gs + n_gc each */
     double *val_out;
+    int n_qh;                                   /* quadratic H entries (plan_t's) */
+    const int *qh_row, *qh_j, *qh_k;
+    const double *qh_h;
+    const int *K_at, *H_at;                     /* n_gr + n_gs + n_gc + n_qh each */
 } plan_geometric_t;
 
 static double entry_factor(const plan_geometric_t *p, int k)
@@ -249,12 +277,16 @@ PLAN_API void plan_entry_derivatives(const plan_geometric_t *p, const double *q,
 PLAN_API void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
                     const double *lam, double *K, double *H)
 {
-    const int n = p->n, total = p->n_gr + p->n_gs + p->n_gc;
+    const int total = p->n_gr + p->n_gs + p->n_gc;
     int i;
     plan_entry_derivatives(p, q, p->k_out, p->c_out, p->val_out);
     for (i = 0; i < total; ++i) {
-        const int k = p->k_out[i], c = p->c_out[i], row = p->G_row[k], col = p->G_col[k];
-        K[(size_t)col * n + c] += lam[row] * p->val_out[i];
-        H[(size_t)row * n + c] += v[col] * p->val_out[i];
+        const int k = p->k_out[i], row = p->G_row[k], col = p->G_col[k];
+        K[p->K_at[i]] += lam[row] * p->val_out[i];
+        H[p->H_at[i]] += v[col] * p->val_out[i];
+    }
+    for (i = 0; i < p->n_qh; ++i) {
+        K[p->K_at[total + i]] += lam[p->qh_row[i]] * p->qh_h[i];
+        H[p->H_at[total + i]] += p->qh_h[i] * v[p->qh_j[i]];
     }
 }

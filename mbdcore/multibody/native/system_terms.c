@@ -7,6 +7,12 @@
  * force kernels (each through a function pointer of one signature), F0 being the forces
  * that do not depend on the state (gravity of constant-mass bodies).
  *
+ * One context writes dense matrices (G m x n, K and C n x n, H m x n, row-major), another
+ * of the same system the values of sparse patterns fixed per topology (computed once in
+ * Python, mbdcore.multibody.assembly.SystemTerms): the plan and its geometric terms
+ * scatter through their own maps, and each body's tangent block is written into a
+ * dense scratch block and gathered into the pattern's values.
+ *
  * The Newton solver of mbdcore.dae (native/newton.c) calls system_constraints and
  * system_forces through its problem-independent signatures; nothing here knows the
  * integrator.
@@ -48,7 +54,12 @@ typedef struct {
     const body_tangent_fn *body_tangent;
     plan_geometric_fn geometric;
     const void *geometric_data;
-    double *g_scratch, *G_scratch;  /* m, m x n */
+    double *g_scratch, *G_scratch;  /* m, the plan's G values (m n dense, or its pattern's) */
+    int nK, nC, nH;                 /* values of K, C, H (n n, n n, m n when dense) */
+    /* sparse K and C: per body, the entries of its tangent block (flat indices into a
+       body_size^2 block) and where they go in K's and C's values; NULL when dense */
+    const int *body_nnz, *body_first, *body_entry, *body_K_at, *body_C_at;
+    double *block_K, *block_C;      /* max body_size^2 each */
 } system_terms_t;
 
 TERMS_API void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
@@ -78,21 +89,32 @@ TERMS_API void system_forces(const void *ctx, const double *q, const double *v, 
 }
 
 /* The unscaled blocks of the Newton matrix at (q, v, lam): K = -dF/dq + d(G^T lam)/dq
-   (n x n), C = -dF/dv (n x n), H = d(G v)/dq (m x n), row-major, overwritten; the
-   constraint curvature terms only if geometric is not 0 (M is constant here). */
+   (n x n), C = -dF/dv (n x n), H = d(G v)/dq (m x n), dense row-major or a sparse
+   pattern's values (the context's), overwritten; the constraint curvature terms only if
+   geometric is not 0 (M is constant here). */
 TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v, const double *lam,
                      int geometric, double *K, double *C, double *H)
 {
     const system_terms_t *s = (const system_terms_t *)ctx;
     const int n = s->n;
-    int k;
-    memset(K, 0, (size_t)n * n * sizeof(double));
-    memset(C, 0, (size_t)n * n * sizeof(double));
-    memset(H, 0, (size_t)s->m * n * sizeof(double));
+    int k, e;
+    memset(K, 0, (size_t)s->nK * sizeof(double));
+    memset(C, 0, (size_t)s->nC * sizeof(double));
+    memset(H, 0, (size_t)s->nH * sizeof(double));
     for (k = 0; k < s->n_bodies; ++k) {
-        const int a = s->body_start[k];
-        s->body_tangent[k](s->body_params[k], q + a, v + a, K + (size_t)a * n + a,
-                           C + (size_t)a * n + a, n);
+        const int a = s->body_start[k], b = s->body_size[k];
+        if (s->body_K_at == NULL) {
+            s->body_tangent[k](s->body_params[k], q + a, v + a, K + (size_t)a * n + a,
+                               C + (size_t)a * n + a, n);
+            continue;
+        }
+        memset(s->block_K, 0, (size_t)b * b * sizeof(double));
+        memset(s->block_C, 0, (size_t)b * b * sizeof(double));
+        s->body_tangent[k](s->body_params[k], q + a, v + a, s->block_K, s->block_C, b);
+        for (e = s->body_first[k]; e < s->body_first[k] + s->body_nnz[k]; ++e) {
+            K[s->body_K_at[e]] += s->block_K[s->body_entry[e]];
+            C[s->body_C_at[e]] += s->block_C[s->body_entry[e]];
+        }
     }
     if (geometric && s->m > 0) {
         s->plan(s->plan_data, q, v, s->g_scratch, s->gam, s->G_scratch, s->plan_work);

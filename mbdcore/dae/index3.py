@@ -116,8 +116,8 @@ before the step and the error says how many halvings were tried.
 
 Iterations in C.  A problem whose residual terms are all compiled
 (:meth:`ConstrainedProblem.compiled_terms <mbdcore.dae.problem.ConstrainedProblem.compiled_terms>`:
-constant M, constraint rows and forces as C functions; a planar ``System`` of rigid
-bodies and ANCF beams with joints of closed form, see
+constant M, constraint rows and forces as C functions; a planar or spatial ``System``
+of rigid bodies, bars and ANCF beams and cables with joints of closed form, see
 :class:`~mbdcore.multibody.assembly.SystemTerms`) is iterated by ``native/newton.c`` on
 the dense path of modified Newton: the same iterations, residual, correction and
 convergence test as the Python loop, with the kept factors, returning to the loop at
@@ -130,7 +130,12 @@ exact constraint curvature terms, d(G v)/dq) replace the Python build of
 and stays the reference (``System.compiled_residual = False``); both give the same
 Newton path to rounding (``tests/test_mbdcore/multibody/test_compiled_newton.py``).  An
 iteration of the 8-element hub-beam then costs a few microseconds instead of about 40,
-and a build of its blocks a sixth of the Python build's time.
+and a build of its blocks a sixth of the Python build's time.  On the sparse path the
+iterations stay in Python, but the residual's terms (g, G as CSR, g_t; F; the constant
+M) and the Newton matrix's blocks (C_t, K_t, Hg as CSR) come from the same compiled
+terms, one C call each over patterns fixed per topology
+(``CompiledTerms.sparse_constraints``, ``force_values``, ``sparse_mass``,
+``sparse_jacobian``), instead of a Python call per body and joint.
 """
 from __future__ import annotations
 

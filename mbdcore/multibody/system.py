@@ -922,20 +922,20 @@ class System(ConstrainedProblem):
 
     def compiled_terms(self) -> CompiledTerms | None:
         """The residual terms in C (:class:`~mbdcore.dae.problem.CompiledTerms`, made
-        by :class:`~mbdcore.multibody.assembly.SystemTerms` from the parts as they are
-        now) when every part has a compiled form and no equation was removed as
-        redundant; else None, and the integrators evaluate it in Python."""
+        by :class:`~mbdcore.multibody.terms.SystemTerms` from the parts as they are
+        now, the rows the solvers see: without removed redundant ones) when every part
+        has a compiled form; else None, and the integrators evaluate it in Python."""
         if not self.compiled_residual or self.n == 0:
             return None
         self.resolve_redundancy()
-        if self._kept_rows is not None or (self._m_all and not self.batched_constraints):
+        if self._m_all and not self.batched_constraints:
             return None
         rest = StateView(np.zeros(self.n), np.zeros(self.n))
         terms = SystemTerms.build(self.constraint_plan() if self._m_all else None, self.n,
                                   self.bodies, self.forces_list, self.gravity,
                                   self.mass_matrix,
                                   lambda force, t, f: force.apply(t, rest, f, self.inputs),
-                                  self.mass_matrix_sparse)
+                                  self.mass_matrix_sparse, self._kept_rows)
         if terms is None:
             return None
         return CompiledTerms(self.n, self.m, terms.mass_matrix, terms.constraints_address,

@@ -64,7 +64,10 @@ class _SystemTermsStruct(ctypes.Structure):
                 ("geometric", _P), ("geometric_data", _P), ("g_scratch", _P),
                 ("G_scratch", _P), ("nK", _N), ("nC", _N), ("nH", _N),
                 ("body_nnz", _P), ("body_first", _P), ("body_entry", _P),
-                ("body_K_at", _P), ("body_C_at", _P), ("block_K", _P), ("block_C", _P)]
+                ("body_K_at", _P), ("body_C_at", _P), ("block_K", _P), ("block_C", _P),
+                ("m_all", _N), ("n_G_take", _N), ("n_H_take", _N), ("kept", _P),
+                ("G_take", _P), ("H_take", _P), ("g_all", _P), ("gt_all", _P), ("G_all", _P),
+                ("H_all", _P), ("lam_all", _P)]
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
@@ -82,6 +85,17 @@ def csr_pattern(rows, cols, shape):
             at.ravel().astype(np.int32))
 
 
+def _take_rows(pattern, rows):
+    """The CSR pattern (indptr, indices) of the rows ``rows`` of ``pattern`` and the
+    value indices they take from it (int32 each)."""
+    indptr, indices = pattern
+    take = np.concatenate([np.arange(indptr[r], indptr[r + 1]) for r in rows]) \
+        if len(rows) else np.zeros(0, dtype=np.int64)
+    counts = np.diff(indptr)[np.asarray(rows, dtype=np.int64)]
+    new = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    return (new, np.asarray(indices)[take].astype(np.int32)), take.astype(np.int32)
+
+
 class _Sparse:
     """The sparse context of a :class:`SystemTerms`: the CSR patterns of G, K, C, H and
     the C table that fills their values."""
@@ -91,12 +105,17 @@ class _Sparse:
         self.mass = scipy.sparse.csr_matrix(mass_sparse)
         st = _SystemTermsStruct.from_buffer_copy(terms.struct)
         keep = terms.keep
+        kept = terms.kept
         if m:
             self.G_pattern = (plan.csr_indptr, plan.csr_indices)
             self._plan_struct = plan.kernel_struct(True)
             st.plan_data = ctypes.addressof(self._plan_struct)
             st.G_scratch = keep(np.zeros(max(1, plan.csr_indices.size)))
             (kr, kc), (hr, hc) = plan.geometric_positions()
+            if kept is not None:
+                self.G_pattern, take = _take_rows(self.G_pattern, kept)
+                st.G_all = keep(np.zeros(max(1, plan.csr_indices.size)))
+                st.n_G_take, st.G_take = take.size, keep(take)
         else:
             kr = kc = hr = hc = np.zeros(0, dtype=np.int64)
         # the bodies' tangent entries: local (row, col) of their blocks
@@ -115,8 +134,12 @@ class _Sparse:
         b_rows, b_cols = cat(b_rows), cat(b_cols)
         K = csr_pattern(np.concatenate([b_rows, kr]), np.concatenate([b_cols, kc]), (n, n))
         C = csr_pattern(b_rows, b_cols, (n, n))
-        H = csr_pattern(hr, hc, (m, n))
+        H = csr_pattern(hr, hc, (terms.m_all, n))
         self.K_pattern, self.C_pattern, self.H_pattern = K[:2], C[:2], H[:2]
+        if kept is not None and m:
+            self.H_pattern, take = _take_rows(H[:2], kept)
+            st.H_all = keep(np.zeros(max(1, H[1].size)))
+            st.n_H_take, st.H_take = take.size, keep(take)
         nb = b_rows.size
         st.nK, st.nC, st.nH = K[1].size, C[1].size, H[1].size
         st.body_nnz = keep(np.array(nnz, dtype=np.int32))
@@ -133,7 +156,7 @@ class _Sparse:
             st.geometric_data = ctypes.addressof(self._geometric)
         self.struct = st
         self.address = ctypes.addressof(st)
-        self.G_values = np.zeros(0 if not m else plan.csr_indices.size)
+        self.G_values = np.zeros(self.G_pattern[1].size if m else 0)
 
 
 class SystemTerms:
@@ -142,7 +165,8 @@ class SystemTerms:
     constraint rows from the batched plan's C call, the forces from the bodies' compiled
     kernels.  :meth:`build` returns None unless every part has a compiled form: every
     row batched in C (point, angle and quadratic rows; no hinge-angle rows, no
-    per-joint fallback, no removed redundant rows), force elements only where their
+    per-joint fallback; removed redundant rows left out of g, G, g_t and H, their
+    multipliers zero), force elements only where their
     force does not depend on the state
     (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated once per
     solve), constant mass, every body with :class:`CompiledForces`.
@@ -152,7 +176,7 @@ class SystemTerms:
     start."""
 
     def __init__(self, plan, n: int, m: int, mass_matrix, bodies, timed_forces=(),
-                 apply=None, mass_sparse=None):
+                 apply=None, mass_sparse=None, kept=None):
         self.plan = plan
         self._mass_matrix, self._mass_sparse = mass_matrix, mass_sparse
         self._mass = None
@@ -168,9 +192,12 @@ class SystemTerms:
         self._kernels = kernels
         #: the Newton matrix's blocks are compiled too (every force kernel has tangents)
         self.has_jacobian = all(k[4] for k in kernels)
-        self.n, self.m = n, m
+        #: the rows kept after redundant ones were removed (None: all m)
+        self.kept = None if kept is None else np.asarray(kept, dtype=np.int32)
+        self.n, self.m_all = n, m
+        self.m = m if kept is None else self.kept.size
         st = _SystemTermsStruct()
-        st.n, st.m = n, m
+        st.n, st.m, st.m_all = n, self.m, m
         self._arrays = []
         keep = self.keep
         if m:
@@ -206,6 +233,14 @@ class SystemTerms:
             st.geometric_data = ctypes.addressof(plan.geometric_table())
             st.g_scratch = keep(np.zeros(m))
         st.nK, st.nC, st.nH = n * n, n * n, m * n
+        if self.kept is not None:
+            # every row into these, the kept ones taken (rows of a dense G, H)
+            st.kept = keep(self.kept)
+            st.g_all, st.gt_all, st.lam_all = (keep(np.zeros(m)) for _ in range(3))
+            st.G_all = keep(np.zeros(m * n))
+            take = (self.kept[:, None] * n + np.arange(n)[None, :]).ravel().astype(np.int32)
+            st.n_G_take = st.n_H_take = take.size
+            st.G_take = st.H_take = keep(take)
         self.struct = st
         lib = _terms_library()
         self.constraints_address = lib.ADDRESSES["system_constraints"]
@@ -227,13 +262,14 @@ class SystemTerms:
 
     @classmethod
     def build(cls, plan, n: int, bodies, forces, gravity, mass_matrix, apply=None,
-              mass_sparse=None):
+              mass_sparse=None, kept=None):
         """The terms of a system of ``n`` coordinates with the constraint ``plan`` of
         its rows (None without constraints), its ``bodies`` (the moving ones), force
         elements ``forces`` and ``gravity`` [m/s^2]; ``mass_matrix()`` gives its dense
         M (called when the dense terms ask for it; ``mass_sparse()`` its CSR M, for the
         sparse terms), ``apply(force, t, f)``
-        adds a force element's generalised force at time t to f.  None when a part has
+        adds a force element's generalised force at time t to f; ``kept``, the rows the
+        solvers see where redundant ones were removed (None: all).  None when a part has
         no compiled form (see the class docstring)."""
         if not all(f.state_independent() for f in forces) or \
                 not all(b.constant_mass for b in bodies):
@@ -247,7 +283,7 @@ class SystemTerms:
         if plan is not None and (plan.fallback or plan.angle_specs):
             return None
         return cls(plan, n, 0 if plan is None else plan.m, mass_matrix, compiled, forces,
-                   apply, mass_sparse)
+                   apply, mass_sparse, kept)
 
     def jacobian(self, q, v, lam, geometric: bool = True):
         """(C_t, K_t, Hg) at (q, v, lam) as new dense arrays: C_t = -dF/dv [N s/m],
@@ -255,7 +291,10 @@ class SystemTerms:
         terms only with ``geometric``.  Requires :attr:`has_jacobian`."""
         n, m = self.n, self.m
         if m and not self.struct.G_scratch:
-            self.struct.G_scratch = self.keep(np.zeros(m * n))     # the plan's dense G
+            # the plan's dense G, and H over every row when rows were removed
+            self.struct.G_scratch = self.keep(np.zeros(self.m_all * n))
+            if self.kept is not None:
+                self.struct.H_all = self.keep(np.zeros(self.m_all * n))
         K, C, H = np.empty((n, n)), np.empty((n, n)), np.empty((m, n))
         q, v, lam = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, lam))
         _terms_library().system_jacobian(self.context_address, q, v, lam, int(geometric),

@@ -13,6 +13,10 @@
  * scatter through their own maps, and each body's tangent block is written into a
  * dense scratch block and gathered into the pattern's values.
  *
+ * A system whose redundant rows were removed (kept != NULL) has the plan fill every row
+ * into scratch arrays, from which the kept rows' g, g_t and G (and H) values are taken
+ * through index maps; the multipliers of the removed rows are zero.
+ *
  * The Newton solver of mbdcore.dae (native/newton.c) calls system_constraints and
  * system_forces through its problem-independent signatures; nothing here knows the
  * integrator.
@@ -60,18 +64,33 @@ typedef struct {
        body_size^2 block) and where they go in K's and C's values; NULL when dense */
     const int *body_nnz, *body_first, *body_entry, *body_K_at, *body_C_at;
     double *block_K, *block_C;      /* max body_size^2 each */
+    /* removed redundant rows: NULL, or the m kept rows of m_all, the G and H values
+       taken from the all-row scratch (n_G_take, n_H_take of them), the multipliers
+       spread over all rows */
+    int m_all, n_G_take, n_H_take;
+    const int *kept, *G_take, *H_take;
+    double *g_all, *gt_all, *G_all, *H_all, *lam_all;
 } system_terms_t;
 
 TERMS_API void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
 {
     const system_terms_t *s = (const system_terms_t *)ctx;
+    double *ga = s->kept ? s->g_all : g, *gta = s->kept ? s->gt_all : gt;
+    const int m = s->kept ? s->m_all : s->m;
     int k;
-    if (s->m > 0)
-        s->plan(s->plan_data, q, s->zeros, g, s->gam, G, s->plan_work);
-    memset(gt, 0, (size_t)s->m * sizeof(double));
+    if (m > 0)
+        s->plan(s->plan_data, q, s->zeros, ga, s->gam, s->kept ? s->G_all : G, s->plan_work);
+    memset(gta, 0, (size_t)m * sizeof(double));
     for (k = 0; k < s->n_offset; ++k) {
-        g[s->offset_row[k]] -= s->offset[k];
-        gt[s->offset_row[k]] = -s->offset_rate[k];
+        ga[s->offset_row[k]] -= s->offset[k];
+        gta[s->offset_row[k]] = -s->offset_rate[k];
+    }
+    if (s->kept) {
+        for (k = 0; k < s->m; ++k) {
+            g[k] = ga[s->kept[k]];
+            gt[k] = gta[s->kept[k]];
+        }
+        for (k = 0; k < s->n_G_take; ++k) G[k] = s->G_all[s->G_take[k]];
     }
 }
 
@@ -90,7 +109,8 @@ TERMS_API void system_forces(const void *ctx, const double *q, const double *v, 
 
 /* The unscaled blocks of the Newton matrix at (q, v, lam): K = -dF/dq + d(G^T lam)/dq
    (n x n), C = -dF/dv (n x n), H = d(G v)/dq (m x n), dense row-major or a sparse
-   pattern's values (the context's), overwritten; the constraint curvature terms only if
+   pattern's values (the context's), overwritten (nH: the values over all rows, before
+   the kept ones are taken); the constraint curvature terms only if
    geometric is not 0 (M is constant here). */
 TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v, const double *lam,
                      int geometric, double *K, double *C, double *H)
@@ -98,9 +118,11 @@ TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v
     const system_terms_t *s = (const system_terms_t *)ctx;
     const int n = s->n;
     int k, e;
+    double *Hw = s->kept ? s->H_all : H;
+    const double *lw = lam;
     memset(K, 0, (size_t)s->nK * sizeof(double));
     memset(C, 0, (size_t)s->nC * sizeof(double));
-    memset(H, 0, (size_t)s->nH * sizeof(double));
+    memset(Hw, 0, (size_t)s->nH * sizeof(double));
     for (k = 0; k < s->n_bodies; ++k) {
         const int a = s->body_start[k], b = s->body_size[k];
         if (s->body_K_at == NULL) {
@@ -116,8 +138,15 @@ TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v
             C[s->body_C_at[e]] += s->block_C[s->body_entry[e]];
         }
     }
+    if (s->kept) {
+        memset(s->lam_all, 0, (size_t)s->m_all * sizeof(double));
+        for (k = 0; k < s->m; ++k) s->lam_all[s->kept[k]] = lam[k];
+        lw = s->lam_all;
+    }
     if (geometric && s->m > 0) {
         s->plan(s->plan_data, q, v, s->g_scratch, s->gam, s->G_scratch, s->plan_work);
-        s->geometric(s->geometric_data, q, v, lam, K, H);
+        s->geometric(s->geometric_data, q, v, lw, K, Hw);
     }
+    if (s->kept)
+        for (k = 0; k < s->n_H_take; ++k) H[k] = s->H_all[s->H_take[k]];
 }

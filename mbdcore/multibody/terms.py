@@ -67,7 +67,7 @@ class _SystemTermsStruct(ctypes.Structure):
                 ("body_K_at", _P), ("body_C_at", _P), ("block_K", _P), ("block_C", _P),
                 ("m_all", _N), ("n_G_take", _N), ("n_H_take", _N), ("kept", _P),
                 ("G_take", _P), ("H_take", _P), ("g_all", _P), ("gt_all", _P), ("G_all", _P),
-                ("H_all", _P), ("lam_all", _P)]
+                ("H_all", _P), ("lam_all", _P), ("plan_gt", _P)]
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
@@ -164,8 +164,8 @@ class SystemTerms:
     :class:`~mbdcore.dae.problem.CompiledTerms` of ``System.compiled_terms``): the
     constraint rows from the batched plan's C call, the forces from the bodies' compiled
     kernels.  :meth:`build` returns None unless every part has a compiled form: every
-    row batched in C (point, angle and quadratic rows; no hinge-angle rows, no
-    per-joint fallback; removed redundant rows left out of g, G, g_t and H, their
+    row batched in C (point, angle, quadratic and hinge-angle rows; no per-joint
+    fallback; removed redundant rows left out of g, G, g_t and H, their
     multipliers zero), force elements only where their
     force does not depend on the state
     (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated once per
@@ -207,6 +207,7 @@ class SystemTerms:
             self._plan_struct = plan.kernel_struct(False)
             st.plan_data = ctypes.addressof(self._plan_struct)
             st.plan_work = plan.work.ctypes.data
+            st.plan_gt = plan.a_gt.ctypes.data if plan.ad_row.size else None
             st.gam = keep(np.zeros(m))
         st.zeros = keep(np.zeros(max(n, 1)))
         self._offsets = [offset for _, offset in plan.sum_rows] if m else []
@@ -280,7 +281,7 @@ class SystemTerms:
             if f is None:
                 return None
             compiled.append((b.index, f))
-        if plan is not None and (plan.fallback or plan.angle_specs):
+        if plan is not None and plan.fallback:
             return None
         return cls(plan, n, 0 if plan is None else plan.m, mass_matrix, compiled, forces,
                    apply, mass_sparse, kept)
@@ -353,8 +354,10 @@ class SystemTerms:
 
     def prepare(self, t: float) -> None:
         """Before the calls of a solve at time t [s]: the driving offsets f(t), f'(t)
-        [rad, rad/s] and the state-independent force elements (inputs as they are
-        now)."""
+        [rad, rad/s], the spatial angle drivers' motions and the state-independent force
+        elements (inputs as they are now)."""
+        if self.plan is not None:
+            self.plan.set_time(t)
         if self._timed_forces:
             self.F0[:] = self._body_constant
             for force in self._timed_forces:

@@ -70,6 +70,7 @@ typedef struct {
     int m_all, n_G_take, n_H_take;
     const int *kept, *G_take, *H_take;
     double *g_all, *gt_all, *G_all, *H_all, *lam_all;
+    const double *plan_gt;          /* g_t the plan writes (driver rows; m_all) or NULL */
 } system_terms_t;
 
 TERMS_API void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
@@ -80,7 +81,10 @@ TERMS_API void system_constraints(const void *ctx, const double *q, double *g, d
     int k;
     if (m > 0)
         s->plan(s->plan_data, q, s->zeros, ga, s->gam, s->kept ? s->G_all : G, s->plan_work);
-    memset(gta, 0, (size_t)m * sizeof(double));
+    if (s->plan_gt != NULL)
+        memcpy(gta, s->plan_gt, (size_t)m * sizeof(double));
+    else
+        memset(gta, 0, (size_t)m * sizeof(double));
     for (k = 0; k < s->n_offset; ++k) {
         ga[s->offset_row[k]] -= s->offset[k];
         gta[s->offset_row[k]] = -s->offset_rate[k];

@@ -13,6 +13,7 @@ import pytest
 from mbdcore.dae.simulate import simulate
 from mbdcore.models.spatial_mechanisms import bricard, cable_net, heavy_top, rotation_z
 from mbdcore.spatial.ancf import ANCFBeam3D, ANCFCable
+from mbdcore.spatial.forces import BodyTorque
 from mbdcore.spatial.joints import (
     AngleDriver,
     CableClamp,
@@ -72,9 +73,37 @@ def flexible_kinds() -> SpatialSystem:
     return s
 
 
+def _with_gear():
+    """Two wheels on hinges about z, geared by -1.7 (a hinge-angle row)."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    for k, x in enumerate((0.0, 1.0)):
+        s.ground.add_marker(f"O{k}", (x, 0.0, 0.0))
+        s.add_body(f"w{k}", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(x, 0.0, 0.0),
+                   angular_velocity=(0.0, 0.0, 1.0 - 2.7 * k), markers={"h": (0.0, 0.0, 0.0)})
+        s.add_joint(Revolute(f"ground.O{k}", f"w{k}.h", (0.0, 0.0, 1.0), name=f"h{k}"))
+    s.add_joint(SynchronousGear("h0", "h1", ratio=-1.7, name="gear"))
+    return s
+
+
+def _with_driver():
+    """A wheel on a tilted hinge driven by an accelerating motion, and a pendulum on a
+    ball joint at its rim (a driver row with g_t and a time-dependent gamma)."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    s.ground.add_marker("O", (0.0, 0.0, 0.0))
+    s.add_body("a", mass=1.0, inertia=(0.1, 0.12, 0.15),
+               markers={"h": (0.0, 0.0, 0.0), "rim": (0.3, 0.0, 0.0)})
+    s.add_body("p", mass=0.5, inertia=(0.02, 0.02, 0.01), position=(0.3, 0.0, -0.4),
+               markers={"top": (0.0, 0.0, 0.4)})
+    hinge = s.add_joint(Revolute("ground.O", "a.h", (0.2, 0.1, 1.0), name="h"))
+    s.add_joint(AngleDriver(hinge, lambda t: (0.5 * t + t * t, 0.5 + 2.0 * t, 2.0),
+                            name="drive"))
+    s.add_joint(Spherical("a.rim", "p.top", name="ball"))
+    return s
+
+
 SYSTEMS = {"rigid": rigid_kinds, "flexible": flexible_kinds,
            "net": lambda: cable_net(junctions=3, n_elements=2), "heavy top": heavy_top,
-           "bricard": bricard}
+           "bricard": bricard, "gear": _with_gear, "driver": _with_driver}
 
 
 def random_state(s, seed):
@@ -170,10 +199,11 @@ def test_compiled_newton_blocks_are_central_differences(name):
         assert _in_pattern(A)[np.abs(Af) > 1e-6 * big].all()
 
 
-@pytest.mark.parametrize("name", ["heavy top", "bricard"])
+@pytest.mark.parametrize("name", ["heavy top", "bricard", "gear", "driver"])
 def test_rigid_mechanisms_through_the_compiled_iterations_equal_the_python_path(name):
-    """The heavy top (spherical joint, a rigid body's own rows) and Bricard's linkage
-    (revolute joints, one redundant row removed: the compiled terms leave it out) in
+    """The heavy top (spherical joint, a rigid body's own rows), Bricard's linkage
+    (revolute joints, one redundant row removed: the compiled terms leave it out), two
+    wheels on a synchronous gear and a wheel on an angle driver (hinge-angle rows) in
     the compiled Newton iterations (dense, native/newton.c) and in Python: the same
     trajectory to 1e-9."""
     out = []
@@ -203,26 +233,6 @@ def test_sparse_trajectory_through_the_compiled_terms_equals_the_python_path(nam
     np.testing.assert_allclose(out[0], out[1], rtol=0, atol=1e-9)
 
 
-def _with_gear():
-    s = SpatialSystem(gravity=(0.0, 0.0, -G))
-    for k, x in enumerate((0.0, 1.0)):
-        s.ground.add_marker(f"O{k}", (x, 0.0, 0.0))
-        s.add_body(f"w{k}", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(x, 0.0, 0.0),
-                   angular_velocity=(0.0, 0.0, 1.0 - 2.7 * k), markers={"h": (0.0, 0.0, 0.0)})
-        s.add_joint(Revolute(f"ground.O{k}", f"w{k}.h", (0.0, 0.0, 1.0), name=f"h{k}"))
-    s.add_joint(SynchronousGear("h0", "h1", ratio=-1.7, name="gear"))
-    return s
-
-
-def _with_driver():
-    s = SpatialSystem(gravity=(0.0, 0.0, -G))
-    s.ground.add_marker("O", (0.0, 0.0, 0.0))
-    s.add_body("a", mass=1.0, inertia=(0.1, 0.1, 0.1), markers={"h": (0.0, 0.0, 0.0)})
-    hinge = s.add_joint(Revolute("ground.O", "a.h", (0.0, 0.0, 1.0), name="h"))
-    s.add_joint(AngleDriver(hinge, lambda t: (t, 1.0, 0.0), name="drive"))
-    return s
-
-
 def _slack_net():
     s = SpatialSystem(gravity=(0.0, 0.0, -G))
     s.ground.add_marker("O", (0.0, 0.0, 0.0))
@@ -232,12 +242,19 @@ def _slack_net():
     return s
 
 
-@pytest.mark.parametrize("build", [_with_gear, _with_driver, _slack_net],
-                         ids=["gear", "driver", "tension-only cable"])
+def _torqued_top():
+    s = heavy_top()
+    s.add_force(BodyTorque("top", (0.0, 0.1, 0.0), name="push"))
+    return s
+
+
+@pytest.mark.parametrize("build", [_slack_net, _torqued_top],
+                         ids=["tension-only cable", "body torque"])
 def test_models_with_a_part_not_compiled_fall_back_to_python(build):
-    """Hinge-angle rows (gears, angle drivers) and switching forces (a tension-only
-    cable) have no compiled form here: the system says so (compiled_terms() is None)
-    and the integrators run it in Python."""
+    """Switching forces (a tension-only cable) and force elements that depend on the
+    state (a torque on a natural-coordinate body: its generalised forces follow the
+    body's axes) have no compiled form here: the system says so (compiled_terms() is
+    None) and the integrators run it in Python."""
     s = build()
     assert s.compiled_terms() is None
     r = simulate(s, 0.01, 1e-3, "generalized-alpha", rho_inf=0.8)

@@ -106,6 +106,13 @@ SYSTEMS = {"rigid": rigid_kinds, "flexible": flexible_kinds,
            "bricard": bricard, "gear": _with_gear, "driver": _with_driver}
 
 
+def _free_cable():
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    s.add(ANCFCable("c", (0.0, 0.0, 0.0), (1.0, 0.0, 0.3), 3, rho_a=0.4, ea=1e4, ei=1.0,
+                    damping=0.01))
+    return s
+
+
 def random_state(s, seed):
     rng = np.random.default_rng(seed)
     q, v = s.initial_state()
@@ -199,13 +206,13 @@ def test_compiled_newton_blocks_are_central_differences(name):
         assert _in_pattern(A)[np.abs(Af) > 1e-6 * big].all()
 
 
-@pytest.mark.parametrize("name", ["heavy top", "bricard", "gear", "driver"])
-def test_rigid_mechanisms_through_the_compiled_iterations_equal_the_python_path(name):
+@pytest.mark.parametrize("name", ["heavy top", "bricard", "gear", "driver", "flexible"])
+def test_small_systems_through_the_compiled_iterations_equal_the_python_path(name):
     """The heavy top (spherical joint, a rigid body's own rows), Bricard's linkage
     (revolute joints, one redundant row removed: the compiled terms leave it out), two
-    wheels on a synchronous gear and a wheel on an angle driver (hinge-angle rows) in
-    the compiled Newton iterations (dense, native/newton.c) and in Python: the same
-    trajectory to 1e-9."""
+    wheels on a synchronous gear, a wheel on an angle driver (hinge-angle rows) and the
+    cable, beam and body of flexible_kinds in the compiled Newton iterations (dense,
+    native/newton.c) and in Python: the same trajectory to 1e-9."""
     out = []
     for compiled in (True, False):
         s = SYSTEMS[name]()
@@ -216,15 +223,15 @@ def test_rigid_mechanisms_through_the_compiled_iterations_equal_the_python_path(
     np.testing.assert_allclose(out[0], out[1], rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["net", "flexible", "bricard"])
+@pytest.mark.parametrize("name", ["net", "flexible", "bricard", "free cable"])
 def test_sparse_trajectory_through_the_compiled_terms_equals_the_python_path(name):
-    """A cable net on spherical joints, and the cable, beam and body of
-    flexible_kinds, on the sparse path: residual and blocks from the compiled terms
+    """A cable net on spherical joints, the cable, beam and body of flexible_kinds,
+    Bricard's linkage and a free cable (no rows) on the sparse path: residual and blocks from the compiled terms
     (CSR over patterns fixed per topology) or from Python per body and joint, the same
     trajectory to 1e-9."""
     out = []
     for compiled in (True, False):
-        s = SYSTEMS[name]()
+        s = _free_cable() if name == "free cable" else SYSTEMS[name]()
         s.compiled_residual = compiled
         assert (s.compiled_terms() is not None) == compiled
         out.append(simulate(s, 0.03, 1e-3, "generalized-alpha", rho_inf=0.8,

@@ -38,7 +38,7 @@ Cases (docs/benchmarks.md §1, §2):
    0-0.2 s (every 1 ms) of |z - z_ref| of junction (2, 2) [m].  Reference: ours, 8
    elements per cable at h = 5e-4 s.  For this case the details also give ours' ms per
    step, Newton iterations per step and the split of a step's CPU time into the
-   compiled terms (residual and Newton blocks, ``SystemTerms``), the SuperLU
+   compiled terms (the scaled residual and the Newton blocks, ``SystemTerms``), the SuperLU
    factorisations, the SuperLU solves and the rest (Python: the iteration's logic,
    the assembly of the sparse Newton matrix), with the compiled terms and without
    (``System.compiled_residual = False``: each body and joint in Python, as before
@@ -331,7 +331,7 @@ class _Split:
         setattr(owner, name, timed)
 
     def __enter__(self):
-        for name in ("sparse_constraints", "force_values", "sparse_jacobian"):
+        for name in ("sparse_residual", "sparse_jacobian"):
             self._wrap(SystemTerms, name, "terms")
         self._wrap(index3, "sparse_lu", "factorisation")
         self._wrap(SparseFactors, "solve", "solves")

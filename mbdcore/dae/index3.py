@@ -131,11 +131,10 @@ and stays the reference (``System.compiled_residual = False``); both give the sa
 Newton path to rounding (``tests/test_mbdcore/multibody/test_compiled_newton.py``).  An
 iteration of the 8-element hub-beam then costs a few microseconds instead of about 40,
 and a build of its blocks a sixth of the Python build's time.  On the sparse path the
-iterations stay in Python, but the residual's terms (g, G as CSR, g_t; F; the constant
-M) and the Newton matrix's blocks (C_t, K_t, Hg as CSR) come from the same compiled
-terms, one C call each over patterns fixed per topology
-(``CompiledTerms.sparse_constraints``, ``force_values``, ``sparse_mass``,
-``sparse_jacobian``), instead of a Python call per body and joint.
+iterations stay in Python, but the scaled residual (with G as CSR) and the Newton
+matrix's blocks (C_t, K_t, Hg as CSR; M constant) come from the same compiled terms,
+one C call each over patterns fixed per topology (``CompiledTerms.sparse_residual``,
+``sparse_jacobian``, ``sparse_mass``), instead of a Python call per body and joint.
 """
 from __future__ import annotations
 
@@ -809,7 +808,7 @@ class Index3Integrator(StepHalving):
         the residual's terms and the Newton matrix's blocks as CSR matrices over
         patterns fixed per topology, each one C call."""
         terms = self._compiled_parts(problem)[2]
-        return terms if terms is not None and terms.sparse_constraints is not None else None
+        return terms if terms is not None and terms.sparse_residual is not None else None
 
     def _compiled_parts(self, problem):
         """(problem, its _CompiledNewton or None, its CompiledTerms or None), made once
@@ -900,26 +899,26 @@ class Index3Integrator(StepHalving):
         """The scaled Newton residual at the iterate (dq, lam~, mu) (module docstring):
         returns (q, G, mu, w, v, x, r) with x = q''/c_a (mu zeros of the right size if
         it had another)."""
-        q = q_ref + dq
+        ggl = self.ggl
         terms = self._compiled_sparse(problem) if sparse else None
         if terms is not None:
+            # the whole residual in one C call (the same equations as below)
+            if mu is None or mu.size != (terms.m if ggl else 0):
+                mu = np.zeros(terms.m if ggl else 0)
             terms.prepare(t)
-            g, G, gt = terms.sparse_constraints(q)
-        else:
-            g, G, gt = _constraint_parts(problem, t, q, sparse)
+            q, G, w, v, x, r = terms.sparse_residual(q_ref, v_ref, x_ref, dq, lam_s, mu,
+                                                     cv, ca, ggl)
+            return q, G, mu, w, v, x, r
+        q = q_ref + dq
+        g, G, gt = _constraint_parts(problem, t, q, sparse)
         m = g.size
-        ggl = self.ggl
         if mu is None or mu.size != (m if ggl else 0):
             mu = np.zeros(m if ggl else 0)
         w = dq - G.T @ mu if ggl else dq
         v = v_ref + cv * w
         x = x_ref + w        # q'' / c_a
-        if terms is not None:
-            M, F = terms.sparse_mass(), terms.force_values(q, v)
-        else:
-            M = sparse_mass_matrix(problem, q) if sparse else \
-                np.atleast_2d(problem.mass_matrix(q))
-            F = np.asarray(problem.forces(t, q, v), dtype=float)
+        M = sparse_mass_matrix(problem, q) if sparse else np.atleast_2d(problem.mass_matrix(q))
+        F = np.asarray(problem.forces(t, q, v), dtype=float)
         parts_r = [M @ x + G.T @ lam_s - F / ca, g]
         if ggl:
             parts_r.append((G @ v + gt) / cv)

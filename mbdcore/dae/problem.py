@@ -52,14 +52,13 @@ class CompiledTerms:
         ``jacobian(q, v, lam, geometric) -> (C_t, K_t, Hg)``, the Newton matrix's
         blocks (dense): C_t = -dF/dv, K_t = -dF/dq + d(G^T lam)/dq, Hg = d(G v)/dq (the
         constraint curvature terms only if ``geometric``); None: built in Python.
-    sparse_constraints : callable or None
-        ``sparse_constraints(q) -> (g, G, g_t)`` for the sparse Newton path (after
-        ``prepare``), G as CSR over a pattern fixed per topology; None: evaluated in
-        Python.
+    sparse_residual : callable or None
+        ``sparse_residual(q_ref, v_ref, x_ref, dq, lam_s, mu, c_v, c_a, ggl) -> (q, G, w,
+        v, x, r)``: the scaled Newton residual of the sparse path at an iterate
+        (:mod:`mbdcore.dae.index3`), G as CSR over a pattern fixed per topology (after
+        ``prepare``); None: evaluated in Python.
     sparse_mass : callable or None
         ``sparse_mass()``, the constant M as CSR.
-    force_values : callable or None
-        ``force_values(q, v) -> F`` (after ``prepare``) [N, N m].
     sparse_jacobian : callable or None
         ``sparse_jacobian(q, v, lam, geometric) -> (C_t, K_t, Hg)`` as ``jacobian``,
         CSR matrices; None: built in Python.
@@ -74,9 +73,8 @@ class CompiledTerms:
     prepare: Callable[[float], None]
     owner: object = None
     jacobian: Callable | None = None
-    sparse_constraints: Callable | None = None
+    sparse_residual: Callable | None = None
     sparse_mass: Callable | None = None
-    force_values: Callable | None = None
     sparse_jacobian: Callable | None = None
 
 

@@ -941,7 +941,7 @@ class System(ConstrainedProblem):
         return CompiledTerms(self.n, self.m, terms.mass_matrix, terms.constraints_address,
                              terms.forces_address, terms.context_address, terms.prepare,
                              terms, terms.jacobian if terms.has_jacobian else None,
-                             terms.sparse_constraints, terms.sparse_mass, terms.force_values,
+                             terms.sparse_residual, terms.sparse_mass,
                              terms.sparse_jacobian if terms.has_jacobian else None)
 
     def constraint_plan(self) -> ConstraintPlan:

@@ -67,7 +67,9 @@ class _SystemTermsStruct(ctypes.Structure):
                 ("body_K_at", _P), ("body_C_at", _P), ("block_K", _P), ("block_C", _P),
                 ("m_all", _N), ("n_G_take", _N), ("n_H_take", _N), ("kept", _P),
                 ("G_take", _P), ("H_take", _P), ("g_all", _P), ("gt_all", _P), ("G_all", _P),
-                ("H_all", _P), ("lam_all", _P), ("plan_gt", _P)]
+                ("H_all", _P), ("lam_all", _P), ("plan_gt", _P), ("G_indptr", _P),
+                ("G_indices", _P), ("M_indptr", _P), ("M_indices", _P), ("M_data", _P),
+                ("F_scratch", _P)]
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
@@ -149,6 +151,15 @@ class _Sparse:
         st.body_C_at = keep(np.ascontiguousarray(C[2]))
         block = max([size * size for _, size, _ in bodies], default=1)
         st.block_K, st.block_C = keep(np.zeros(block)), keep(np.zeros(block))
+        st.G_indptr = keep(np.ascontiguousarray(self.G_pattern[0], dtype=np.int32)) if m \
+            else None
+        st.G_indices = keep(np.ascontiguousarray(self.G_pattern[1], dtype=np.int32)) if m \
+            else None
+        self.mass.sort_indices()
+        st.M_indptr = keep(np.ascontiguousarray(self.mass.indptr, dtype=np.int32))
+        st.M_indices = keep(np.ascontiguousarray(self.mass.indices, dtype=np.int32))
+        st.M_data = keep(np.ascontiguousarray(self.mass.data, dtype=np.float64))
+        st.F_scratch = keep(np.zeros(max(n, terms.m_all, 1)))
         if m:
             self._K_at = np.ascontiguousarray(K[2][nb:])
             self._H_at = np.ascontiguousarray(H[2])
@@ -324,17 +335,28 @@ class SystemTerms:
             scipy.sparse.csr_matrix((0, n))
         return g, G, gt
 
+    def sparse_residual(self, q_ref, v_ref, x_ref, dq, lam, mu, cv: float, ca: float,
+                        ggl: bool):
+        """The scaled Newton residual of the sparse path at the iterate (dq, lam~, mu) in
+        one C call (``system_residual_sparse``; :mod:`mbdcore.dae.index3`): returns
+        (q, G, w, v, x, r), G as CSR over the fixed pattern, after :meth:`prepare` of
+        the solve's time."""
+        sp = self.sparse_context()
+        n, m = self.n, self.m
+        q, v, x, w = (np.empty(n) for _ in range(4))
+        Gx = np.empty(sp.G_values.size)
+        r = np.empty(n + (2 * m if ggl else m))
+        args = (np.ascontiguousarray(a, dtype=np.float64)
+                for a in (q_ref, v_ref, x_ref, dq, lam, mu if ggl else np.zeros(m)))
+        _terms_library().system_residual_sparse(sp.address, *args, float(cv), float(ca),
+                                                int(ggl), q, v, x, w, Gx, r)
+        G = scipy.sparse.csr_matrix((Gx, *sp.G_pattern[::-1]), shape=(m, n)) if m else \
+            scipy.sparse.csr_matrix((0, n))
+        return q, G, w, v, x, r
+
     def sparse_mass(self):
         """The constant mass matrix as CSR [kg, kg m, kg m^2]."""
         return self.sparse_context().mass
-
-    def force_values(self, q, v):
-        """F(q, v) [N, N m] (after :meth:`prepare` of the solve's time), one C call."""
-        F = np.empty(self.n)
-        _terms_library().system_forces(self.context_address,
-                                       np.ascontiguousarray(q, dtype=np.float64),
-                                       np.ascontiguousarray(v, dtype=np.float64), F)
-        return F
 
     def sparse_jacobian(self, q, v, lam, geometric: bool = True):
         """(C_t, K_t, Hg) of :meth:`jacobian` as CSR matrices over patterns fixed per

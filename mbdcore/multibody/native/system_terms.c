@@ -71,6 +71,11 @@ typedef struct {
     const int *kept, *G_take, *H_take;
     double *g_all, *gt_all, *G_all, *H_all, *lam_all;
     const double *plan_gt;          /* g_t the plan writes (driver rows; m_all) or NULL */
+    /* the sparse residual (system_residual_sparse): G's CSR pattern (the kept rows') and
+       the constant M's CSR matrix */
+    const int *G_indptr, *G_indices, *M_indptr, *M_indices;
+    const double *M_data;
+    double *F_scratch;              /* n */
 } system_terms_t;
 
 TERMS_API void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
@@ -153,4 +158,53 @@ TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v
     }
     if (s->kept)
         for (k = 0; k < s->n_H_take; ++k) H[k] = s->H_all[s->H_take[k]];
+}
+
+/* The scaled Newton residual of the implicit integrators' sparse path at the iterate
+   (dq, lam~, mu) (mbdcore.dae.index3, module docstring), for a context with sparse G
+   (its pattern G_indptr, G_indices) and the constant M in CSR:
+
+     q = q_ref + dq,  w = dq - G^T mu (GGL; dq at index 3),  v = v_ref + c_v w,
+     x = x_ref + w,   r = [M x + G^T lam~ - F(q, v)/c_a;  g;  (G v + g_t)/c_v (GGL)]
+
+   Outputs q, v, x, w (n each), the values of G, and r (n + m, or n + 2 m with GGL).
+   After the solve's prepare. */
+TERMS_API void system_residual_sparse(const void *ctx, const double *q_ref,
+                                      const double *v_ref, const double *x_ref,
+                                      const double *dq, const double *lam, const double *mu,
+                                      double cv, double ca, int ggl, double *q, double *v,
+                                      double *x, double *w, double *G, double *r)
+{
+    const system_terms_t *s = (const system_terms_t *)ctx;
+    const int n = s->n, m = s->m;
+    double *r1 = r, *rg = r + n, *rv = r + n + m, *gt = ggl ? rv : NULL;
+    int i, k;
+    for (i = 0; i < n; ++i) q[i] = q_ref[i] + dq[i];
+    /* g into r's second block, g_t into the third (scaled below) or the F scratch */
+    system_constraints(ctx, q, rg, G, gt != NULL ? gt : s->F_scratch);
+    memcpy(w, dq, (size_t)n * sizeof(double));
+    memset(r1, 0, (size_t)n * sizeof(double));
+    for (i = 0; i < m; ++i)
+        for (k = s->G_indptr[i]; k < s->G_indptr[i + 1]; ++k) {
+            if (ggl) w[s->G_indices[k]] -= G[k] * mu[i];
+            r1[s->G_indices[k]] += G[k] * lam[i];
+        }
+    for (i = 0; i < n; ++i) {
+        v[i] = v_ref[i] + cv * w[i];
+        x[i] = x_ref[i] + w[i];
+    }
+    system_forces(ctx, q, v, s->F_scratch);
+    for (i = 0; i < n; ++i) {
+        double mx = 0.0;
+        for (k = s->M_indptr[i]; k < s->M_indptr[i + 1]; ++k)
+            mx += s->M_data[k] * x[s->M_indices[k]];
+        r1[i] += mx - s->F_scratch[i] / ca;
+    }
+    if (ggl)
+        for (i = 0; i < m; ++i) {
+            double gv = rv[i];           /* g_t */
+            for (k = s->G_indptr[i]; k < s->G_indptr[i + 1]; ++k)
+                gv += G[k] * v[s->G_indices[k]];
+            rv[i] = gv / cv;
+        }
 }

@@ -142,7 +142,7 @@ def test_compiled_rows_equal_the_per_joint_reference(name):
         q, v, _ = random_state(s, seed)
         g0, G0, gt0, gam0 = reference_rows(s, t, q, v)
         terms.prepare(t)
-        g, Gs, gt = terms.sparse_constraints(q)
+        g, Gs, gt = terms.owner.sparse_constraints(q)
         g1, G1, _, gam1 = s.constraint_terms(t, q, v)
         scale = 1e-12 * max(1.0, np.abs(q).max()) ** 2 * max(1.0, np.abs(G0).max())
         np.testing.assert_allclose(g, g0, rtol=0, atol=scale)
@@ -156,6 +156,43 @@ def test_compiled_rows_equal_the_per_joint_reference(name):
         pattern[Gs.nonzero()] = True
         pattern |= (Gs.toarray() == 0.0) & _in_pattern(Gs)
         assert pattern[G0 != 0.0].all()
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+@pytest.mark.parametrize("ggl", [True, False])
+def test_compiled_sparse_residual_equals_the_python_residual(name, ggl):
+    """The scaled Newton residual of the sparse path in one C call equals the one the
+    integrator assembles in Python from the per-joint rows, the system's forces and M
+    (mbdcore.dae.index3: w = dq - G^T mu, v = v_ref + c_v w, x = x_ref + w,
+    r = [M x + G^T lam - F/c_a; g; (G v + g_t)/c_v]) to 1e-12 of its terms."""
+    s = SYSTEMS[name]()
+    terms = s.compiled_terms()
+    rng = np.random.default_rng(11)
+    q_ref, v_ref, lam = random_state(s, 5)
+    x_ref, dq = rng.standard_normal(s.n), 1e-3 * rng.standard_normal(s.n)
+    mu = rng.standard_normal(s.m) if ggl else np.zeros(0)
+    cv, ca, t = 1.3e3, 2.1e6, 0.25
+    terms.prepare(t)
+    q, G, w, v, x, r = terms.sparse_residual(q_ref, v_ref, x_ref, dq, lam, mu, cv, ca, ggl)
+    s.compiled_residual = False
+    q0 = q_ref + dq
+    g0, G0, gt0, _ = reference_rows(s, t, q0, v_ref)
+    w0 = dq - G0.T @ mu if ggl else dq
+    v0, x0 = v_ref + cv * w0, x_ref + w0
+    F0 = s.forces(t, q0, v0)
+    M0 = s.mass_matrix(q0)
+    parts = [M0 @ x0 + G0.T @ lam - F0 / ca, g0] + ([(G0 @ v0 + gt0) / cv] if ggl else [])
+    r0 = np.concatenate(parts)
+    scale = max(np.abs(M0 @ x0).max(), np.abs(G0.T @ lam).max(), np.abs(F0 / ca).max(),
+                np.abs(g0).max(), 1.0)
+    np.testing.assert_allclose(q, q0, rtol=0, atol=1e-15 * max(1.0, np.abs(q0).max()))
+    np.testing.assert_allclose(w, w0, rtol=0, atol=1e-12 * max(1.0, np.abs(w0).max()))
+    np.testing.assert_allclose(v, v0, rtol=0, atol=1e-12 * max(1.0, np.abs(v0).max()))
+    np.testing.assert_allclose(G.toarray(), G0, rtol=0, atol=1e-12 * max(1.0, np.abs(G0).max()))
+    np.testing.assert_allclose(r[:s.n + s.m], r0[:s.n + s.m], rtol=0, atol=1e-12 * scale)
+    if ggl:
+        np.testing.assert_allclose(r[s.n + s.m:] * cv, r0[s.n + s.m:] * cv, rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(G0 @ v0).max()))
 
 
 def _in_pattern(A):

@@ -30,6 +30,19 @@ Cases (docs/benchmarks.md §1, §2):
    elements per link at h = 1.25e-4 s.
 3. ``arm x10``: the same arm with the torques scaled to 2 / 0.5 N m, ANCF 16 elements per
    link, h = 2.5e-4 s.  Reference: ours, 32 elements per link at h = 1.25e-4 s.
+4. ``cable net``: the spatial case, ``mbdcore.models.spatial_mechanisms.cable_net``: a
+   6 x 6 net of junctions 1 m apart joined by 60 3D ANCF cables of 4 elements (1800
+   coordinates; rho A = 0.5 kg/m, EA = 1e5 N, EI = 10 N m^2) whose ends meet in
+   spherical joints, the border junctions pinned, released at rest under gravity,
+   0-0.2 s, h = 1e-3 s (ours on the sparse path, ``sparse="auto"``).  Error: max over
+   0-0.2 s (every 1 ms) of |z - z_ref| of junction (2, 2) [m].  Reference: ours, 8
+   elements per cable at h = 5e-4 s.  For this case the details also give ours' ms per
+   step, Newton iterations per step and the split of a step's CPU time into the
+   compiled terms (the scaled residual and the Newton blocks, ``SystemTerms``), the SuperLU
+   factorisations, the SuperLU solves and the rest (Python: the iteration's logic,
+   the assembly of the sparse Newton matrix), with the compiled terms and without
+   (``System.compiled_residual = False``: each body and joint in Python, as before
+   the compiled spatial terms).
 
 Ours: ``mbdcore.dae.simulate.simulate(..., "generalized-alpha", rho_inf=0.8)`` with its
 defaults (GGL constraints, modified Newton, increment tolerance 1e-10).  Exudyn:
@@ -71,6 +84,16 @@ How each Exudyn model maps to ours
   (value at t_n); both codes are given the torque of the step's midpoint (k + 1/2) h, so
   the bang-bang switches at 0.3 s and 0.6 s (on the step grid) are seen identically
   whichever time inside the step a code evaluates its loads at.
+* 3D ANCF cable -> ``ObjectANCFCable`` elements on ``NodePointSlope1`` nodes (position
+  and slope, 6 coordinates per node as ours), its own nodes per cable, same rho A, EI,
+  EA, element length; the same difference of axial strain as the planar element.
+  Gravity -> ``LoadMassProportional`` on a ``MarkerBodyMass`` of every element.
+  ``Spherical`` at a junction -> ``ObjectJointSpherical`` between ``MarkerNodePosition``
+  markers of the cable ends (the first cable's end with each other's); a pinned border
+  junction -> ``ObjectJointSpherical`` between a ``MarkerBodyPosition`` on the ground
+  and the first cable end.  Exudyn solves it with its sparse solver
+  (``linearSolverType = EigenSparse``; its dense default would factorise 2100 x 2100
+  dense matrices).
 * Outputs: hub-beam tip deflection = (-sin theta, cos theta) . r_tip with theta the
   prescribed hub angle (as bench/flexible.py); joint angles = hub-1 rotation and rotor
   minus stator rotation (the rotation coordinates of the nodes; ours' ``hub1.phi`` and
@@ -87,10 +110,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tes
 
 import numpy as np  # noqa: E402
 
+from mbdcore.dae.methods import make_method  # noqa: E402
 from mbdcore.dae.simulate import simulate  # noqa: E402
 from mbdcore.models.manipulator import bang_bang_torque, validate_arm_parameters  # noqa: E402
+from mbdcore.dae import index3  # noqa: E402
+from mbdcore.dae.index1 import SparseFactors  # noqa: E402
 from mbdcore.models.mechanisms import HUB_BEAM, SpinUp, hub_beam, two_link_arm  # noqa: E402
+from mbdcore.models.spatial_mechanisms import CABLE_NET, cable_net  # noqa: E402
 from mbdcore.multibody.ancf import ANCFBeam  # noqa: E402
+from mbdcore.multibody.terms import SystemTerms  # noqa: E402
 
 try:
     import exudyn as exu
@@ -118,8 +146,10 @@ def _exu_stats(mbs, n_steps):
     return it.newtonStepsCount / n_steps, it.newtonJacobiCount / n_steps
 
 
-def _exu_settings(h, t_end, record):
+def _exu_settings(h, t_end, record, sparse=False):
     ss = exu.SimulationSettings()
+    if sparse:
+        ss.linearSolver.solverType = exu.LinearSolverType.EigenSparse
     ti = ss.timeIntegration
     ti.numberOfSteps = int(round(t_end / h))
     ti.endTime = t_end
@@ -170,9 +200,9 @@ def _exu_pin_to_ground(mbs, mg, node, angle=None):
             markerNumbers=[mg, mc[2]], offsetUserFunction=lambda mbs_, t, item, off: angle(t)))
 
 
-def _solve_exu(mbs, h, t_end, record):
+def _solve_exu(mbs, h, t_end, record, sparse=False):
     mbs.Assemble()
-    exu.SolveDynamic(mbs, _exu_settings(h, t_end, record))
+    exu.SolveDynamic(mbs, _exu_settings(h, t_end, record, sparse))
 
 
 # -- case 1: hub-beam spin-up -----------------------------------------------------------
@@ -276,6 +306,130 @@ def exu_arm(n_el, h, t_end, scale, record):
     return cpu, d[0][:, 0], th, _exu_stats(mbs, int(round(t_end / h)))
 
 
+# -- case 4: a net of 3D ANCF cables on spherical joints ---------------------------------
+NET_JUNCTION = (2, 2)       # the junction whose height is compared
+
+
+class _Split:
+    """CPU time [s] spent in the compiled terms, the SuperLU factorisations and solves
+    during a run (timers wrapped around them, removed on exit)."""
+
+    def __init__(self):
+        self.time = dict(terms=0.0, factorisation=0.0, solves=0.0)
+        self._saved = []
+
+    def _wrap(self, owner, name, key):
+        real = getattr(owner, name)
+        self._saved.append((owner, name, real))
+
+        def timed(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.time[key] += time.process_time() - t0
+        setattr(owner, name, timed)
+
+    def __enter__(self):
+        for name in ("sparse_residual", "sparse_jacobian"):
+            self._wrap(SystemTerms, name, "terms")
+        self._wrap(index3, "sparse_lu", "factorisation")
+        self._wrap(SparseFactors, "solve", "solves")
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, real in reversed(self._saved):
+            setattr(owner, name, real)
+
+
+def ours_net(n_el, h, t_end, record):
+    """(cpu [s], t, z of the junction [m], (its/step, jac/step, LU/step))."""
+    t0 = time.process_time()
+    s = cable_net(n_elements=n_el)
+    r = simulate(s, t_end, h, "generalized-alpha", rho_inf=RHO_INF,
+                 record_every=int(round(record / h)))
+    cpu = time.process_time() - t0
+    i, j = NET_JUNCTION
+    z = np.asarray(r[f"c{i}_{j}_x.n0.rz"])
+    return cpu, np.asarray(r.t), z, _ours_stats(r)
+
+
+def exu_net(n_el, h, t_end, record):
+    p = CABLE_NET
+    k, a, g = p["junctions"], p["spacing"], p["gravity"]
+    le = a / n_el
+    t0 = time.process_time()
+    mbs = exu.SystemContainer().AddSystem()
+    ground = mbs.AddObject(ei.ObjectGround())
+    ends: dict = {}
+    watch = None
+    for i in range(k):
+        for j in range(k):
+            for di, dj in ((1, 0), (0, 1)):
+                if i + di >= k or j + dj >= k:
+                    continue
+                nodes = [mbs.AddNode(ei.NodePointSlope1(referenceCoordinates=[
+                    (i + di * x / n_el) * a, (j + dj * x / n_el) * a, 0.0, di, dj, 0.0]))
+                    for x in range(n_el + 1)]
+                for e in range(n_el):
+                    el = mbs.AddObject(ei.ObjectANCFCable(
+                        length=le, massPerLength=p["rho_a"], bendingStiffness=p["ei"],
+                        axialStiffness=p["ea"], nodeNumbers=[nodes[e], nodes[e + 1]]))
+                    mm = mbs.AddMarker(ei.MarkerBodyMass(bodyNumber=el))
+                    mbs.AddLoad(ei.LoadMassProportional(markerNumber=mm,
+                                                        loadVector=[0.0, 0.0, -g]))
+                if (i, j) == NET_JUNCTION and watch is None:
+                    watch = nodes[0]
+                ends.setdefault((i, j), []).append(nodes[0])
+                ends.setdefault((i + di, j + dj), []).append(nodes[-1])
+    for (i, j), at in ends.items():
+        markers = [mbs.AddMarker(ei.MarkerNodePosition(nodeNumber=nd)) for nd in at]
+        for other in markers[1:]:
+            mbs.AddObject(ei.ObjectJointSpherical(markerNumbers=[markers[0], other]))
+        if i in (0, k - 1) or j in (0, k - 1):
+            mg = mbs.AddMarker(ei.MarkerBodyPosition(bodyNumber=ground,
+                                                     localPosition=[i * a, j * a, 0.0]))
+            mbs.AddObject(ei.ObjectJointSpherical(markerNumbers=[mg, markers[0]]))
+    sens = mbs.AddSensor(ei.SensorNode(nodeNumber=watch, storeInternal=True,
+                                       writeToFile=False,
+                                       outputVariableType=exu.OutputVariableType.Position))
+    _solve_exu(mbs, h, t_end, record, sparse=True)
+    cpu = time.process_time() - t0
+    d = mbs.GetSensorStoredData(sens)
+    return cpu, d[:, 0], d[:, 3], _exu_stats(mbs, int(round(t_end / h)))
+
+
+def net_split_text(n_el, h, t_end) -> str:
+    """Ours' step loop (the integrator's steps after its start, without the model's
+    build, the redundancy check and the recording) in ms per step and its split, with
+    and without the compiled terms."""
+    out = []
+    for compiled in (True, False):
+        s = cable_net(n_elements=n_el)
+        s.compiled_residual = compiled
+        s.resolve_redundancy()
+        stepper = make_method("generalized-alpha", rho_inf=RHO_INF, sparse="auto")
+        q, v = s.initial_state()
+        stepper.start(s, 0.0, q, v)
+        steps = int(round(t_end / h))
+        with _Split() as timers:
+            t0 = time.process_time()
+            for k in range(steps):
+                q, v = stepper.step(s, k * h, q, v, h)
+            cpu = time.process_time() - t0
+        split, per = timers.time, 1e3 / steps
+        rest = cpu - sum(split.values())
+        its = stepper.newton_iterations / steps
+        out.append(f"    ours {'compiled terms' if compiled else 'Python terms (before)'}: "
+                   f"{cpu * per:.2f} ms/step (step loop), {its:.2f} Newton its/step, "
+                   f"{stepper.factorizations / steps:.3f} LU/step; terms "
+                   f"{split['terms'] * per:.2f}, factorisation {split['factorisation'] * per:.2f}, "
+                   f"solves {split['solves'] * per:.2f}, rest (Python: Newton logic, sparse "
+                   f"assembly; before: the terms too) {rest * per:.2f} ms/step "
+                   f"(n = {s.n}, m = {s.m})")
+    return "\n".join(out)
+
+
 # -- comparison -------------------------------------------------------------------------
 def _on(t_ref, t, y):
     """y(t) sampled at the reference's times (linear interpolation; the records share the
@@ -291,9 +445,12 @@ def cases(quick: bool):
     error normaliser (None: absolute), error unit, reference text)."""
     t_hub = 4.0 if quick else 20.0
     t_arm = 0.3 if quick else 1.2
+    t_net = 0.05 if quick else 0.2
     hub = lambda code, n, h: (ours_hub if code == "ours" else exu_hub)(n, h, t_hub, 0.01)  # noqa
     arm = lambda scale: (lambda code, n, h: (ours_arm if code == "ours" else exu_arm)(   # noqa
         n, h, t_arm, scale, 1e-3))
+    net = lambda t_end: (lambda code, n, h: (ours_net if code == "ours" else exu_net)(   # noqa
+        n, h, t_end, 1e-3))
     return [
         (f"hub-beam 6 rad/s 0-{t_hub:g} s", hub, 8, 2.5e-3, 16, 1.25e-3, "peak",
          "units of the reference's peak |tip deflection|", "ours ANCF 16 el, h = 1.25e-3 s"),
@@ -301,6 +458,8 @@ def cases(quick: bool):
          "ours ANCF 16 el/link, h = 1.25e-4 s"),
         (f"arm x10 0-{t_arm:g} s", arm(10.0), 16, 2.5e-4, 32, 1.25e-4, None, "rad",
          "ours ANCF 32 el/link, h = 1.25e-4 s"),
+        (f"cable net 6x6 0-{t_net:g} s", net(t_net), 4, 1e-3, 8, 5e-4, None, "m",
+         "ours 8 el/cable, h = 5e-4 s"),
     ]
 
 
@@ -314,7 +473,9 @@ def warm_up():
     """Untimed short runs of every model in both codes (kernel compilation, imports)."""
     ours_hub(2, 2.5e-3, 0.02, 0.01)
     ours_arm(2, 2.5e-4, 2e-3, 1.0, 1e-3)
+    ours_net(1, 1e-3, 2e-3, 1e-3)
     if exu is not None:
+        exu_net(1, 1e-3, 2e-3, 1e-3)
         exu_hub(2, 2.5e-3, 0.02, 0.01)
         exu_arm(2, 2.5e-4, 2e-3, 1.0, 1e-3)
 
@@ -322,6 +483,8 @@ def warm_up():
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter horizons (smoke run)")
+    ap.add_argument("--only", default="",
+                    help="run only the cases whose name contains this text (e.g. 'net')")
     ap.add_argument("--no-checks", action="store_true",
                     help="skip the reference checks (Exudyn at the reference resolution and finer)")
     args = ap.parse_args()
@@ -334,6 +497,8 @@ def main() -> None:
     warm_up()
     rows, details = [], []
     for name, run, n_el, h, n_ref, h_ref, norm, unit, ref_text in cases(args.quick):
+        if args.only not in name:
+            continue
         _, t_r, y_r, _ = run("ours", n_ref, h_ref)
         ref = (t_r, y_r)
         c_o, t_o, y_o, st_o = run("ours", n_el, h)
@@ -354,6 +519,8 @@ def main() -> None:
             text += (f"\n    reference check: Exudyn at {n_ref} el, h = {h_ref:g} s against it "
                      f"{error(y_c, t_c, ref, norm):.2e}; Exudyn at {2 * n_ref} el, "
                      f"h = {h_ref / 2:g} s against it {error(y_f, t_f, ref, norm):.2e}")
+        if name.startswith("cable net"):
+            text += "\n" + net_split_text(n_el, h, 0.05 if args.quick else 0.2)
         details.append(text)
     print("case, ours_s, exudyn_s, ratio, ours_error, exudyn_error")
     for row in rows:

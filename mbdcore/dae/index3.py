@@ -116,8 +116,8 @@ before the step and the error says how many halvings were tried.
 
 Iterations in C.  A problem whose residual terms are all compiled
 (:meth:`ConstrainedProblem.compiled_terms <mbdcore.dae.problem.ConstrainedProblem.compiled_terms>`:
-constant M, constraint rows and forces as C functions; a planar ``System`` of rigid
-bodies and ANCF beams with joints of closed form, see
+constant M, constraint rows and forces as C functions; a planar or spatial ``System``
+of rigid bodies, bars and ANCF beams and cables with joints of closed form, see
 :class:`~mbdcore.multibody.assembly.SystemTerms`) is iterated by ``native/newton.c`` on
 the dense path of modified Newton: the same iterations, residual, correction and
 convergence test as the Python loop, with the kept factors, returning to the loop at
@@ -130,7 +130,11 @@ exact constraint curvature terms, d(G v)/dq) replace the Python build of
 and stays the reference (``System.compiled_residual = False``); both give the same
 Newton path to rounding (``tests/test_mbdcore/multibody/test_compiled_newton.py``).  An
 iteration of the 8-element hub-beam then costs a few microseconds instead of about 40,
-and a build of its blocks a sixth of the Python build's time.
+and a build of its blocks a sixth of the Python build's time.  On the sparse path the
+iterations stay in Python, but the scaled residual (with G as CSR) and the Newton
+matrix's blocks (C_t, K_t, Hg as CSR; M constant) come from the same compiled terms,
+one C call each over patterns fixed per topology (``CompiledTerms.sparse_residual``,
+``sparse_jacobian``, ``sparse_mass``), instead of a Python call per body and joint.
 """
 from __future__ import annotations
 
@@ -336,7 +340,7 @@ class _CompiledNewton:
         n, m = terms.n, terms.m
         k = 2 * m if integrator.ggl else m
         self.terms, self.n, self.m = terms, n, m
-        self.mass = np.ascontiguousarray(terms.mass, dtype=float)
+        self.mass = np.ascontiguousarray(terms.mass_matrix(), dtype=float)
         self.work = np.zeros(5 * n + m * n + 3 * m + 2 * (n + k))
         self.G = np.zeros((m, n))
         self.w, self.v = np.zeros(n), np.zeros(n)
@@ -523,7 +527,8 @@ class Index3Integrator(StepHalving):
         # unscaled Jacobian blocks, see _parts) and "lu" (factors of the scaled matrix
         # for that h, or None: factorise before use).
         self._cache: dict = {}
-        self._compiled = None   # (problem, its _CompiledNewton or None)
+        # (problem, its _CompiledNewton or None, its CompiledTerms or None)
+        self._compiled = None
         # The last sparse factors made (SparseLU): its ordering, pivot order and L, U
         # patterns serve the next factorisation of a matrix of that pattern.
         self._sparse_lu = None
@@ -727,7 +732,13 @@ class Index3Integrator(StepHalving):
         return M, C, K, Hg
 
     def _parts_sparse(self, problem, t, q, v, qdd, lam, G):
-        """(M, C_t, K_t, Hg) of :meth:`_parts` as CSR matrices, without an n x n array."""
+        """(M, C_t, K_t, Hg) of :meth:`_parts` as CSR matrices, without an n x n array:
+        from the compiled terms where the problem has them (constant M), else in
+        Python."""
+        terms = self._compiled_sparse(problem)
+        if terms is not None and terms.sparse_jacobian is not None:
+            C, K, Hg = terms.sparse_jacobian(q, v, lam, self.geometric_stiffness)
+            return terms.sparse_mass(), C, K, Hg
         M = sparse_mass_matrix(problem, q)
         get = getattr(problem, "force_jacobians_sparse", None)
         if get is not None:
@@ -837,13 +848,27 @@ class Index3Integrator(StepHalving):
         return factors
 
     def _compiled_newton(self, problem):
-        """The compiled iterations for ``problem`` (None if its terms are not compiled),
-        made once per start: the terms are the parts as they are at that time."""
+        """The compiled iterations for ``problem`` (None if its terms are not compiled
+        or it is solved sparse), made once per start: the terms are the parts as they
+        are at that time."""
+        return self._compiled_parts(problem)[1]
+
+    def _compiled_sparse(self, problem):
+        """The compiled terms of ``problem`` for the sparse path (None if it has none):
+        the residual's terms and the Newton matrix's blocks as CSR matrices over
+        patterns fixed per topology, each one C call."""
+        terms = self._compiled_parts(problem)[2]
+        return terms if terms is not None and terms.sparse_residual is not None else None
+
+    def _compiled_parts(self, problem):
+        """(problem, its _CompiledNewton or None, its CompiledTerms or None), made once
+        per start."""
         if self._compiled is None or self._compiled[0] is not problem:
             get = getattr(problem, "compiled_terms", None)
             terms = None if get is None else get()
-            self._compiled = (problem, None if terms is None else _CompiledNewton(terms, self))
-        return self._compiled[1]
+            dense = terms is not None and not self.uses_sparse(problem)
+            self._compiled = (problem, _CompiledNewton(terms, self) if dense else None, terms)
+        return self._compiled
 
     def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
         """Solve one implicit stage (see module docstring).
@@ -924,10 +949,19 @@ class Index3Integrator(StepHalving):
         """The scaled Newton residual at the iterate (dq, lam~, mu) (module docstring):
         returns (q, G, mu, w, v, x, r) with x = q''/c_a (mu zeros of the right size if
         it had another)."""
+        ggl = self.ggl
+        terms = self._compiled_sparse(problem) if sparse else None
+        if terms is not None:
+            # the whole residual in one C call (the same equations as below)
+            if mu is None or mu.size != (terms.m if ggl else 0):
+                mu = np.zeros(terms.m if ggl else 0)
+            terms.prepare(t)
+            q, G, w, v, x, r = terms.sparse_residual(q_ref, v_ref, x_ref, dq, lam_s, mu,
+                                                     cv, ca, ggl)
+            return q, G, mu, w, v, x, r
         q = q_ref + dq
         g, G, gt = _constraint_parts(problem, t, q, sparse)
         m = g.size
-        ggl = self.ggl
         if mu is None or mu.size != (m if ggl else 0):
             mu = np.zeros(m if ggl else 0)
         w = dq - G.T @ mu if ggl else dq

@@ -38,8 +38,9 @@ class CompiledTerms:
     ----------
     n, m : int
         Coordinates and constraint rows (the rows the solvers see).
-    mass : ndarray, shape (n, n)
-        The constant mass matrix, C-contiguous [kg, kg m, kg m^2].
+    mass_matrix : callable
+        ``mass_matrix()``: the constant mass matrix, dense (n, n) [kg, kg m, kg m^2]
+        (built on the first call: the sparse path never asks for it).
     constraints, forces, context : int
         Addresses of the two functions and of the context they are called with.
     prepare : callable
@@ -51,17 +52,30 @@ class CompiledTerms:
         ``jacobian(q, v, lam, geometric) -> (C_t, K_t, Hg)``, the Newton matrix's
         blocks (dense): C_t = -dF/dv, K_t = -dF/dq + d(G^T lam)/dq, Hg = d(G v)/dq (the
         constraint curvature terms only if ``geometric``); None: built in Python.
+    sparse_residual : callable or None
+        ``sparse_residual(q_ref, v_ref, x_ref, dq, lam_s, mu, c_v, c_a, ggl) -> (q, G, w,
+        v, x, r)``: the scaled Newton residual of the sparse path at an iterate
+        (:mod:`mbdcore.dae.index3`), G as CSR over a pattern fixed per topology (after
+        ``prepare``); None: evaluated in Python.
+    sparse_mass : callable or None
+        ``sparse_mass()``, the constant M as CSR.
+    sparse_jacobian : callable or None
+        ``sparse_jacobian(q, v, lam, geometric) -> (C_t, K_t, Hg)`` as ``jacobian``,
+        CSR matrices; None: built in Python.
     """
 
     n: int
     m: int
-    mass: np.ndarray
+    mass_matrix: Callable[[], np.ndarray]
     constraints: int
     forces: int
     context: int
     prepare: Callable[[float], None]
     owner: object = None
     jacobian: Callable | None = None
+    sparse_residual: Callable | None = None
+    sparse_mass: Callable | None = None
+    sparse_jacobian: Callable | None = None
 
 
 class ConstrainedProblem:

@@ -4,6 +4,9 @@
 * :func:`bricard`: Bricard's over-constrained linkage, IFToMM multibody benchmark A04.
 * :func:`hub_beam_3d`: the hub-beam spin-up (Kane et al. 1987) with a 3D ANCF cable, the
   spatial counterpart of :func:`mbdcore.models.mechanisms.hub_beam`.
+* :func:`cable_net`: a square net of 3D ANCF cables joined by spherical joints at its
+  junctions and pinned at its border, sagging under gravity (the spatial case of
+  ``bench/exudyn_compare.py``).
 * :func:`spatial_twin`: a planar engine system of rigid bodies and revolute joints (the
   four-bar of :func:`mbdcore.models.mechanisms.four_bar`) rebuilt in 3D.
 """
@@ -21,7 +24,8 @@ from mbdcore.spatial.joints import AngleDriver, CableClamp, Revolute, Spherical
 from mbdcore.spatial.system import SpatialSystem
 
 __all__ = ["HEAVY_TOP", "heavy_top", "precession_spin_rate", "BRICARD", "bricard",
-           "BRICARD_POINTS", "BRICARD_AXES", "rotation_z", "spatial_twin", "hub_beam_3d"]
+           "BRICARD_POINTS", "BRICARD_AXES", "rotation_z", "spatial_twin", "hub_beam_3d",
+           "CABLE_NET", "cable_net"]
 
 #: The heavy symmetric top (assumed values, a toy top): mass [kg], distance from the
 #: fixed point to the centre of mass [m], transverse and axial inertia about the centre
@@ -143,6 +147,47 @@ def hub_beam_3d(final_rate: float = 6.0, n_elements: int = 8,
     bearing = s.add_joint(Revolute("ground.axis", "hub.axis", tuple(axis), name="bearing"))
     s.add_joint(AngleDriver(bearing, SpinUp(final_rate, p["spin_up_time"]), name="spin"))
     s.add_joint(CableClamp("hub.axis", "beam.root", tuple(along), name="clamp"))
+    return s
+
+
+#: The cable net of :func:`cable_net`: junctions per side, their spacing [m], elements
+#: per cable, mass per length [kg/m], axial [N] and flexural [N m^2] stiffness, gravity
+#: [m/s^2] along -z.
+CABLE_NET = dict(junctions=6, spacing=1.0, n_elements=4, rho_a=0.5, ea=1e5, ei=10.0,
+                 gravity=9.81)
+
+
+def cable_net(**overrides) -> SpatialSystem:
+    """A square net of :data:`CABLE_NET` (override any by keyword): ``junctions`` x
+    ``junctions`` points in the plane z = 0, ``spacing`` apart, each pair of neighbours
+    joined by a straight, unstressed ANCF cable (``c<i>_<j>_x`` along x from junction
+    (i, j), ``c<i>_<j>_y`` along y: 2 k (k - 1) cables of ``n_elements`` elements) whose
+    ends meet at the junctions in spherical joints; the junctions on the border pinned
+    to the ground by spherical joints.  Released at rest, it sags under gravity."""
+    p = with_overrides(CABLE_NET, overrides, "cable net")
+    k = p["junctions"]
+    if not (isinstance(k, int) and k >= 2):
+        raise ParameterError(f"cable net: junctions = {k!r} is invalid: accepted values "
+                             "are integers >= 2")
+    a = p["spacing"]
+    s = SpatialSystem(gravity=(0.0, 0.0, -p["gravity"]))
+    ends: dict = {}                 # junction -> cable ends ("name.root"/"name.tip")
+    for i in range(k):
+        for j in range(k):
+            for di, dj, axis in ((1, 0, "x"), (0, 1, "y")):
+                if i + di >= k or j + dj >= k:
+                    continue
+                name = f"c{i}_{j}_{axis}"
+                s.add(ANCFCable(name, (i * a, j * a, 0.0), ((i + di) * a, (j + dj) * a, 0.0),
+                                p["n_elements"], rho_a=p["rho_a"], ea=p["ea"], ei=p["ei"]))
+                ends.setdefault((i, j), []).append(f"{name}.root")
+                ends.setdefault((i + di, j + dj), []).append(f"{name}.tip")
+    for (i, j), at in ends.items():
+        for other in at[1:]:
+            s.add_joint(Spherical(at[0], other, name=f"j{i}_{j}_{other.split('.')[0]}"))
+        if i in (0, k - 1) or j in (0, k - 1):
+            s.ground.add_marker(f"p{i}_{j}", (i * a, j * a, 0.0))
+            s.add_joint(Spherical(f"ground.p{i}_{j}", at[0], name=f"pin{i}_{j}"))
     return s
 
 

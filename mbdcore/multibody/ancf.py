@@ -70,7 +70,7 @@ import scipy.linalg
 import scipy.sparse
 
 from mbdcore.blocks import ParameterError
-from mbdcore.multibody.assembly import CompiledForces
+from mbdcore.multibody.terms import CompiledForces
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
 from mbdcore.native import kernel_library
@@ -263,6 +263,15 @@ class HermiteLineBody(BodyBase):
         blocks[i, :, i + 1, :] += k_el[:, :ns, ns:]
         blocks[i + 1, :, i, :] += k_el[:, ns:, :ns]
         return out
+
+    def tangent_pattern(self):
+        """(rows, cols) of the entries the element blocks fill in the body's K and C
+        (local indices, each once): the band of the shared nodes."""
+        n, ns = self.n_coords, self.node_size
+        dofs = ns * np.arange(self.n_elements)[:, None] + np.arange(2 * ns)[None, :]
+        keys = np.unique(np.repeat(dofs, 2 * ns, axis=1).ravel() * n
+                         + np.tile(dofs, (1, 2 * ns)).ravel())
+        return keys // n, keys % n
 
     def _assemble_sparse(self, k_el: np.ndarray) -> scipy.sparse.csr_matrix:
         """CSR matrix from element blocks (N, 2 node_size, 2 node_size); the pattern is
@@ -532,7 +541,7 @@ class ANCFBeam(HermiteLineBody):
             self.gravity_forces(gravity),
             lib.ADDRESSES["ancf_body_forces"],
             ctypes.addressof(params), (params, self._B_c, self._Bw_c, scratch),
-            lib.ADDRESSES["ancf_body_tangents"])
+            lib.ADDRESSES["ancf_body_tangents"], self.tangent_pattern())
 
     # -- BodyBase interface ---------------------------------------------------------------
     def initial_coordinates(self):

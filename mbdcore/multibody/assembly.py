@@ -21,41 +21,39 @@ and the rows of the joints of this module's three forms:
 
 A body says which closed form its points and orientations take
 (``BodyBase.point_form`` / ``angle_form``, None when none does), a joint which row
-forms it is made of (``Constraint.row_forms``, None when it is not).
+forms it is made of (``Constraint.row_forms``, None when it is not).  Two more kinds
+come from the joint's own code, found by :class:`QuadraticProbe`: rows **quadratic** in q
+(``Constraint.quadratic``: every spatial joint's and natural-coordinate body's rows,
+``g = q^T H q / 2 + b . q + c``) and rows of **hinge angles** (``angle_rows()``:
+spatial gears and angle drivers on the quadratic cosine and sine of each hinge).
 :class:`ConstraintPlan` groups every quantity of every joint by its form once per
-topology, evaluates each group with a few array operations per Newton iteration, and
-scatters the Jacobian entries through index arrays computed once.  Joints or bodies
+topology, evaluates all of them in one C call per Newton iteration
+(``native/constraint_plan.c``: g, gamma, the driver rows' g_t and the Jacobian's
+values, scattered into a dense G or the values of a CSR pattern through index arrays
+computed once) and their exact geometric terms in another (``plan_geometric``).  Joints or bodies
 without a closed form are evaluated one by one as before (``Constraint.evaluate``),
 which stays the reference the batched rows are tested against (to 1e-12).
 """
 from __future__ import annotations
 
 import ctypes
-import dataclasses
-import math
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse
 
+from mbdcore.multibody.row_forms import (
+    CosineSine,
+    QuadraticProbe,
+    Slots,
+    angle_slot,
+    closed_form,
+    joint_forms,
+    point_slot,
+)
 from mbdcore.native import kernel_library
 
-__all__ = ["ConstraintPlan", "CompiledForces", "SystemTerms"]
-
-
-class _Slots:
-    """Kinematic quantities of one form, in the order they were registered."""
-
-    def __init__(self):
-        self.keys: dict = {}
-        self.specs: list = []
-
-    def add(self, key, spec) -> int:
-        k = self.keys.get(key)
-        if k is None:
-            k = self.keys[key] = len(self.specs)
-            self.specs.append(spec)
-        return k
+__all__ = ["ConstraintPlan", "PLAN_C_SOURCE", "plan_function"]
 
 
 class ConstraintPlan:
@@ -71,12 +69,12 @@ class ConstraintPlan:
         # every row, dependent ones included (the system drops those it removes)
         self.n, self.m = system.n, sum(j.n_eq for j in system.joints)
         # points: rigid (x, y, phi columns; local s) and linear (cols, N 2xK, c)
-        rigid_pts, linear_pts = _Slots(), _Slots()
-        lin_angles, slope_angles = _Slots(), _Slots()
+        rigid_pts, linear_pts = Slots(), Slots()
+        lin_angles, slope_angles = Slots(), Slots()
         point_rows, sine_rows, sum_rows, sum_terms = [], [], [], []
         self.fallback = []            # (joint, first row) evaluated one by one
         quadratic = []                # (rows, H entries, b entries, c) of quadratic joints
-        probe = _Probe(system) if any(getattr(j, "quadratic", False)
+        probe = QuadraticProbe(system) if any(getattr(j, "quadratic", False)
                                       or hasattr(j, "angle_rows") for j in system.joints) \
             else None
         # rows of hinge angles: the hinges' (cos, sin) pairs as quadratic scalars
@@ -86,8 +84,8 @@ class ConstraintPlan:
         self.angle_specs: list = []  # (row, kind, ...) of the batched angle rows
         row = 0
         for joint in system.joints:
-            forms = _joint_forms(joint)
-            if forms is None or not _closed_form(forms):
+            forms = joint_forms(joint)
+            if forms is None or not closed_form(forms):
                 form = probe.quadratic_form(joint, row) if getattr(joint, "quadratic", False) \
                     else None
                 if form is not None:
@@ -99,21 +97,21 @@ class ConstraintPlan:
             for form in forms:
                 if form[0] == "points":
                     _, fa, fb = form
-                    a = _point_slot(fa, rigid_pts, linear_pts)
-                    b = _point_slot(fb, rigid_pts, linear_pts)
+                    a = point_slot(fa, rigid_pts, linear_pts)
+                    b = point_slot(fb, rigid_pts, linear_pts)
                     point_rows.append((row, a, b))
                     row += 2
                 elif form[0] == "angle_sine":
                     _, fa, fb, angle = form
-                    a = _angle_slot(fa, lin_angles, slope_angles)
-                    b = _angle_slot(fb, lin_angles, slope_angles)
+                    a = angle_slot(fa, lin_angles, slope_angles)
+                    b = angle_slot(fb, lin_angles, slope_angles)
                     sine_rows.append((row, a, b, float(angle)))
                     row += 1
                 else:
                     _, terms, offset = form
                     sum_rows.append((row, offset))
                     for frame, coef in terms:
-                        sum_terms.append((row, _angle_slot(frame, lin_angles, slope_angles),
+                        sum_terms.append((row, angle_slot(frame, lin_angles, slope_angles),
                                           float(coef)))
                     row += 1
         if row != self.m:
@@ -312,7 +310,7 @@ class ConstraintPlan:
         for hinge in hinges:
             if id(hinge) in self._pairs:
                 continue
-            form = probe.quadratic_form(_CosineSine(hinge), 2 * len(self._pair_forms))
+            form = probe.quadratic_form(CosineSine(hinge), 2 * len(self._pair_forms))
             if form is None:
                 return False
             self._pairs[id(hinge)] = len(self._pair_forms)
@@ -369,71 +367,54 @@ class ConstraintPlan:
         self.ge_col = self.e_col[self.ge_entry] if self.ge_entry.size else \
             np.zeros(0, dtype=np.int64)
         self.angle_rows_idx = np.array([spec[0] for spec in self.angle_specs], dtype=np.int64)
+        self._setup_angle_kernel(by_scalar)
 
-    def _hinge_angles(self, t, q, v):
-        """(g, g_t, gamma over all rows, Jacobian entry values) of the hinge-angle rows.
-
-        Pair p: c, s (quadratic scalars), their rates and quads; the hinge angle
-        theta = sign atan2(s, c) with rate sign (c s' - s c')/rho^2 and quad
-        sign [(c s'' - s c'')_quad / rho^2 - 2 rate_raw (c c' + s s') / rho^2] (as
-        ``mbdcore.spatial.kinematics.relative_angle``).  Gear rows sum coefficients times
-        angles; driver rows are s cos F - c sin F, F = sign f(t) (as the spatial
-        ``AngleDriver``)."""
-        m = self.m
-        g, gt, gam = np.zeros(m), np.zeros(m), np.zeros(m)
-        if not self.angle_specs:
-            return g, gt, gam, np.zeros(0)
-        S = self.p_count
-        hq = self.sh * q[self.sk]
-        val = (0.5 * np.bincount(self.sr, hq * q[self.sj], minlength=S)
-               + np.bincount(self.sbr, self.sbv * q[self.sbj], minlength=S) + self.s_const)
-        e_val = np.concatenate([hq, self.sbv])
-        rate = np.bincount(self.e_scalar, e_val * v[self.e_col], minlength=S)
-        quad = np.bincount(self.sr, self.sh * v[self.sj] * v[self.sk], minlength=S)
-        c, s = val[0::2], val[1::2]
-        cd, sd = rate[0::2], rate[1::2]
-        cq, sq = quad[0::2], quad[1::2]
-        rho2 = c * c + s * s
-        raw = np.arctan2(s, c)
-        raw_rate = (c * sd - s * cd) / rho2
-        raw_quad = (c * sq - s * cq) / rho2 - 2.0 * raw_rate * (c * cd + s * sd) / rho2
-        weight = np.empty(self.link_row.size)
-        k = 0
+    def _setup_angle_kernel(self, by_scalar):
+        """The hinge-angle rows for native/constraint_plan.c: gear terms (row, pair,
+        coefficient times the hinge's sign, the cosine's link) and constants, driver
+        rows (row, pair, link; the motion and sign, evaluated per time by
+        :meth:`set_time`), and the entries of their exact geometric terms (gl: a link
+        with each H entry of its scalar; gp: pairs of gradient entries of a gear term's
+        pair; gh: a gear term's gradient entries)."""
+        at, ac, ad = [], [], []
+        self.ad_motion = []
+        link = 0
         for spec in self.angle_specs:
-            row = spec[0]
             if spec[1] == "sum":
-                total, tq = -spec[3], 0.0
+                ac.append((spec[0], spec[3]))
                 for p, coef in spec[2]:
-                    w = coef * self.pair_sign[p]
-                    total += w * raw[p]
-                    tq += w * raw_quad[p]
-                    weight[k] = -w * s[p] / rho2[p]          # d theta / d c
-                    weight[k + 1] = w * c[p] / rho2[p]       # d theta / d s
-                    k += 2
-                g[row] = total
-                gam[row] = -tq
+                    at.append((spec[0], p, coef * self.pair_sign[p], link))
+                    link += 2
             else:
-                p, motion = spec[2], spec[3]
-                sign = self.pair_sign[p]
-                f, fd, fdd = (sign * float(x) for x in motion(t))
-                cf, sf = math.cos(f), math.sin(f)
-                along = s[p] * sf + c[p] * cf
-                across = s[p] * cf - c[p] * sf
-                g[row] = across
-                weight[k], weight[k + 1] = -sf, cf
-                k += 2
-                gt[row] = -fd * along
-                gam[row] = -(sq[p] * cf - cq[p] * sf - 2.0 * fd * (sd[p] * sf + cd[p] * cf)
-                             - fdd * along - fd * fd * across)
-        return g, gt, gam, weight[self.ge_link] * e_val[self.ge_entry]
+                ad.append((spec[0], spec[2], link))
+                self.ad_motion.append((spec[3], self.pair_sign[spec[2]]))
+                link += 2
+        col = (lambda rows, k, dtype=np.int64: np.array([r[k] for r in rows], dtype=dtype))
+        self.at_row, self.at_pair, self.at_link = col(at, 0), col(at, 1), col(at, 3)
+        self.at_w = col(at, 2, float)
+        self.ac_row, self.ac_c = col(ac, 0), col(ac, 1, float)
+        self.ad_row, self.ad_pair, self.ad_link = col(ad, 0), col(ad, 1), col(ad, 2)
+        self.ad_values = np.zeros((3, len(ad)))          # f, f', f'' times the sign
+        self.a_gt = np.zeros(self.m)
+        h_by_scalar: dict = {}
+        for i, sc in enumerate(self.sr):
+            h_by_scalar.setdefault(int(sc), []).append(i)
+        gl = [(k, i) for k, sc in enumerate(self.link_scalar)
+              for i in h_by_scalar.get(int(sc), ())]
+        self.gl_link, self.gl_h = col(gl, 0), col(gl, 1)
+        gp, gh = [], []
+        for t, p in enumerate(self.at_pair):
+            entries = by_scalar.get(2 * int(p), []) + by_scalar.get(2 * int(p) + 1, [])
+            gp += [(t, a, b) for a in entries for b in entries]
+            gh += [(t, b) for b in entries]
+        self.gp_term, self.gp_a, self.gp_b = col(gp, 0), col(gp, 1), col(gp, 2)
+        self.gh_term, self.gh_b = col(gh, 0), col(gh, 1)
 
-    def _quadratic(self, q, v):
-        """(g, gamma, G entry values) of the quadratic rows (g, gamma over all rows)."""
-        hq = self.qh * q[self.qk]
-        g = (0.5 * np.bincount(self.qr, hq * q[self.qj], minlength=self.m)
-             + np.bincount(self.br, self.bv * q[self.bj], minlength=self.m) + self.q_const)
-        gam = -np.bincount(self.qr, self.qh * v[self.qj] * v[self.qk], minlength=self.m)
-        return g, gam, np.concatenate([hq, self.bv])
+    def set_time(self, t: float) -> None:
+        """The driver rows' prescribed angles, rates and accelerations at time t [s]
+        (times their hinges' signs), which the next evaluations read."""
+        for k, (motion, sign) in enumerate(self.ad_motion):
+            self.ad_values[:, k] = [sign * float(x) for x in motion(t)]
 
     # -- evaluation: one call of native/constraint_plan.c ----------------------------------
     def _setup_kernel(self):
@@ -455,8 +436,11 @@ class ConstraintPlan:
                                   True: inverse[flat_c.size:flat_c.size + n_quad]}
         self.angle_scatter = {False: flat_q[n_quad:], True: inverse[flat_c.size + n_quad:]}
         P, A = self.n_pts, self.n_ang
-        self.work = np.zeros(4 * P + self.pt_val.size + 3 * A + self.an_val.size
-                             + self.s_row.size + 1)
+        S, E = self.p_count, self.e_scalar.size
+        self.angle_offset = 4 * P + self.pt_val.size + 3 * A + self.an_val.size + \
+            self.s_row.size + 1
+        self.work = np.zeros(self.angle_offset + 6 * S + E
+                             + 2 * (self.at_row.size + self.ad_row.size))
         keep = self._keep = {}
 
         def ints(name, a):
@@ -502,9 +486,35 @@ class ConstraintPlan:
         st.n_G = self.G_row.size
         st.G_src, st.G_sine_row = ints("G_src", self.G_src), ints("G_sine_row", sine_row)
         st.G_mult = reals("G_mult", self.G_mult)
+        st.n_qh, st.n_qb = self.qr.size, self.br.size
+        st.qh_row, st.qh_j, st.qh_k = (ints(k, x) for k, x in
+                                       (("qh_row", self.qr), ("qh_j", self.qj),
+                                        ("qh_k", self.qk)))
+        st.qh_h = reals("qh_h", self.qh)
+        st.qb_row, st.qb_j = ints("qb_row", self.br), ints("qb_j", self.bj)
+        st.qb_b = reals("qb_b", self.bv)
+        const_rows = np.flatnonzero(self.q_const)
+        st.n_qc = const_rows.size
+        st.qc_row, st.qc_c = ints("qc_row", const_rows), reals("qc_c", self.q_const[const_rows])
+        self.quadratic_scatter = {k: _ints(a) for k, a in self.quadratic_scatter.items()}
+        self.angle_scatter = {k: _ints(a) for k, a in self.angle_scatter.items()}
+        st.n_pair, st.n_sh, st.n_sb = self.p_count // 2, self.sr.size, self.sbr.size
+        for name in ("sr", "sj", "sk", "sbr", "sbj", "e_scalar", "e_col", "at_row",
+                     "at_pair", "at_link", "ac_row", "ad_row", "ad_pair", "ad_link",
+                     "ge_link", "ge_entry"):
+            setattr(st, name, ints(name, getattr(self, name)))
+        for name in ("sh", "sbv", "s_const", "at_w", "ac_c"):
+            setattr(st, name, reals(name, getattr(self, name)))
+        st.n_at, st.n_ac, st.n_ad = self.at_row.size, self.ac_row.size, self.ad_row.size
+        st.n_ge = self.ge_link.size
+        st.ad_f, st.ad_fd, st.ad_fdd = (self.ad_values[k].ctypes.data if self.ad_row.size
+                                        else None for k in range(3))
+        st.a_gt = self.a_gt.ctypes.data if self.m else None
         self.struct = st
         self._struct_ref = ctypes.addressof(st)
         self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
+        self.quadratic_addr = {k: a.ctypes.data for k, a in self.quadratic_scatter.items()}
+        self.angle_addr = {k: a.ctypes.data for k, a in self.angle_scatter.items()}
         self._work_addr = self.work.ctypes.data
         self._kernel = _plan_library().plan_evaluate
         # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
@@ -524,8 +534,22 @@ class ConstraintPlan:
     def _call(self, q_addr, v_addr, g_addr, gam_addr, out, sparse):
         st = self.struct
         st.G_scatter = self.scatter_addr[bool(sparse)]
+        st.Q_scatter = self.quadratic_addr[bool(sparse)]
+        st.A_scatter = self.angle_addr[bool(sparse)]
         st.n_out = out.size
         self._kernel(self._struct_ref, q_addr, v_addr, g_addr, gam_addr, out, self._work_addr)
+
+    def kernel_struct(self, sparse: bool):
+        """A copy of the C table of ``plan_evaluate`` that writes G dense (m n values,
+        row-major) or as the values of the CSR pattern ``csr_indices``/``csr_indptr``
+        (``sparse``), for a C caller (the compiled system terms); the plan keeps the
+        arrays it points into."""
+        st = type(self.struct).from_buffer_copy(self.struct)
+        st.G_scatter = self.scatter_addr[bool(sparse)]
+        st.Q_scatter = self.quadratic_addr[bool(sparse)]
+        st.A_scatter = self.angle_addr[bool(sparse)]
+        st.n_out = self.csr_indices.size if sparse else self.m * self.n
+        return st
 
     def _setup_geometric(self):
         """Index arrays of the derivatives of the C rows' Jacobian entries (analytic):
@@ -533,6 +557,7 @@ class ConstraintPlan:
         (the Hessian of atan2 through the slope), and the cos d factor of the sine rows
         (-sin d times the row's angle Jacobian)."""
         self._geometric_table = None      # ctypes table of them (geometric_table)
+        self._triplets = None             # its copy writing each term to its own slot
         n_pt = self.pt_val.size
         src, sine = self.G_src, np.full(self.G_row.size, -1)
         sine[self.G_sine] = self.G_sine_row
@@ -582,10 +607,40 @@ class ConstraintPlan:
         self.gc_k, self.gc_kp = np.array(k3, dtype=np.int64), np.array(kp3, dtype=np.int64)
         self.gc_i = np.array(i3, dtype=np.int64)
 
+    def geometric_positions(self):
+        """Where each term ``plan_geometric`` adds goes, in its order (the derivatives
+        of the C rows' Jacobian entries, then the quadratic rows' H entries): ``(K_rows,
+        K_cols), (H_rows, H_cols)`` in d(G^T lam)/dq (n x n) and d(G v)/dq (m x n)."""
+        ks = np.concatenate([self.gr_k, self.gs_k, self.gc_k]).astype(np.int64)
+        cs = np.concatenate([self.gr_col, self.gs_col, self.G_col[self.gc_kp]]).astype(np.int64)
+        gl_h, gl_row = self.gl_h, self.link_row[self.gl_link] if self.gl_link.size else \
+            np.zeros(0, dtype=np.int64)
+        gp_row = self.e_col[self.gp_a] if self.gp_a.size else np.zeros(0, dtype=np.int64)
+        gp_col = self.e_col[self.gp_b] if self.gp_b.size else np.zeros(0, dtype=np.int64)
+        gh_row = self.at_row[self.gh_term] if self.gh_term.size else \
+            np.zeros(0, dtype=np.int64)
+        gh_col = self.e_col[self.gh_b] if self.gh_b.size else np.zeros(0, dtype=np.int64)
+        K = (np.concatenate([self.G_col[ks], self.qj, self.sj[gl_h], gp_row]),
+             np.concatenate([cs, self.qk, self.sk[gl_h], gp_col]))
+        H = (np.concatenate([self.G_row[ks], self.qr, gl_row, gh_row]),
+             np.concatenate([cs, self.qk, self.sk[gl_h], gh_col]))
+        return tuple(tuple(a.astype(np.int64) for a in x) for x in (K, H))
+
+    def geometric_struct(self, K_at, H_at):
+        """A copy of the table of ``plan_geometric`` that adds its terms at the value
+        indices ``K_at``, ``H_at`` (int32 arrays in the order of
+        :meth:`geometric_positions`, kept alive by the caller): a sparse pattern's."""
+        st = type(self.geometric_table()).from_buffer_copy(self.geometric_table())
+        st.K_at = K_at.ctypes.data if K_at.size else None
+        st.H_at = H_at.ctypes.data if H_at.size else None
+        return st
+
     def geometric_table(self):
         """The ctypes table of ``plan_geometric`` (native/constraint_plan.c: the
-        derivatives of :meth:`_entry_derivatives`, accumulated into dense matrices in C)
-        and the arrays it points into, built once."""
+        derivatives of the C rows' Jacobian entries, ``plan_entry_derivatives``, and the
+        quadratic and hinge-angle rows' exact terms,
+        accumulated into dense matrices in C) and the arrays it points into, built
+        once."""
         if self._geometric_table is None:
             keep = []
 
@@ -627,91 +682,52 @@ class ConstraintPlan:
                                  np.zeros(total, dtype=np.int32), np.zeros(total))
             st.k_out, st.c_out, st.val_out = (a.ctypes.data if total else None
                                               for a in self._derivatives)
+            st.n_qh = self.qr.size
+            st.qh_row, st.qh_j, st.qh_k = ints(self.qr), ints(self.qj), ints(self.qk)
+            st.qh_h = reals(self.qh)
+            (kr, kc), (hr, hc) = self.geometric_positions()
+            st.K_at, st.H_at = ints(kr * self.n + kc), ints(hr * self.n + hc)
+            st.plan = ctypes.addressof(self.struct)
+            st.angle = base + 8 * self.angle_offset
+            st.n_gl, st.gl_link, st.gl_h = self.gl_link.size, ints(self.gl_link), \
+                ints(self.gl_h)
+            st.link_row = ints(self.link_row)
+            st.n_gp, st.gp_term, st.gp_a, st.gp_b = self.gp_term.size, ints(self.gp_term), \
+                ints(self.gp_a), ints(self.gp_b)
+            st.n_gh, st.gh_term, st.gh_b = self.gh_term.size, ints(self.gh_term), \
+                ints(self.gh_b)
             self._geometric_table = (st, keep)
         return self._geometric_table[0]
 
-    def _entry_derivatives(self, q):
-        """(entry k, column c, d data_k / dq_c) of the C rows, from the state the last
-        ``_batched`` call left in the work buffer (at the same q): one call of
-        ``plan_entry_derivatives`` (native/constraint_plan.c, the one implementation,
-        which ``plan_geometric`` accumulates for the compiled Newton matrix)."""
-        table = self.geometric_table()
-        ks, cs, vals = self._derivatives
-        if ks.size:
-            _plan_library().plan_entry_derivatives(ctypes.addressof(table), q, ks, cs, vals)
-        return ks.copy(), cs.copy(), vals.copy()
-
     def geometric_terms(self, q, v, lam, t: float = 0.0):
         """d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the batched rows, as COO
-        triplets ``(rows, cols, values)`` of each.
-
-        Exact for the rows the C plan evaluates (the derivatives of their Jacobian
-        entries, :meth:`_entry_derivatives`) and for the quadratic rows; forward
-        differences of step sqrt(eps) max(1, |q_c|) (as the per-joint ones of
-        ``System.geometric_stiffness_sparse``) for the hinge-angle rows."""
-        eps = np.sqrt(np.finfo(float).eps)
+        triplets ``(rows, cols, values)`` of each (lam over every row), exact: one call
+        of ``plan_geometric`` (native/constraint_plan.c, the one implementation, which
+        the compiled terms accumulate into their matrices) writing each term into its
+        own slot, at the positions of :meth:`geometric_positions`."""
         q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.ascontiguousarray(v, dtype=np.float64)
-        lam = np.asarray(lam, dtype=float)
-        k_r, k_c, k_v, h_r, h_c, h_v = [], [], [], [], [], []
-        if self.G_row.size:
-            self._batched(q, v, True)              # fills the work buffer at q
-            k, c, val = self._entry_derivatives(q)
-            k_r.append(self.G_col[k])
-            k_c.append(c)
-            k_v.append(lam[self.G_row[k]] * val)
-            h_r.append(self.G_row[k])
-            h_c.append(c)
-            h_v.append(v[self.G_col[k]] * val)
-        if self.angle_specs:
-            # hinge-angle rows: forward differences of their Jacobian values
-            q = np.asarray(q, dtype=np.float64)
-            a0 = self._hinge_angles(t, q, v)[3]
-            qa = q.copy()
-            lam_a, v_a = np.asarray(lam)[self.ge_row], v[self.ge_col]
-            for c in np.unique(self.ge_col):
-                e = eps * max(1.0, abs(q[c]))
-                qa[c] = q[c] + e
-                d = self._hinge_angles(t, qa, v)[3] - a0
-                qa[c] = q[c]
-                hit = np.flatnonzero(d)
-                if hit.size:
-                    d = d[hit] / e
-                    k_r.append(self.ge_col[hit])
-                    k_c.append(np.full(hit.size, c))
-                    k_v.append(d * lam_a[hit])
-                    h_r.append(self.ge_row[hit])
-                    h_c.append(np.full(hit.size, c))
-                    h_v.append(d * v_a[hit])
-        if self.qh.size:
-            # quadratic rows, exact: d(G^T lam)_j/dq_k = lam h, d(G v)_row/dq_k = h v_j
-            k_r.append(self.qj)
-            k_c.append(self.qk)
-            k_v.append(np.asarray(lam)[self.qr] * self.qh)
-            h_r.append(self.qr)
-            h_c.append(self.qk)
-            h_v.append(self.qh * v[self.qj])
-        return (k_r, k_c, k_v), (h_r, h_c, h_v)
+        lam = np.ascontiguousarray(lam, dtype=np.float64)
+        (kr, kc), (hr, hc) = self.geometric_positions()
+        kv, hv = np.zeros(kr.size), np.zeros(hr.size)
+        if kr.size or hr.size:
+            if self._triplets is None:
+                slots = (np.arange(kr.size, dtype=np.int32), np.arange(hr.size, dtype=np.int32))
+                self._triplets = (self.geometric_struct(*slots), slots)
+            self.set_time(t)
+            self._batched(q, v, True)               # the work buffer at (q, v)
+            _plan_library().plan_geometric(ctypes.addressof(self._triplets[0]), q, v, lam,
+                                           kv, hv)
+        return ([kr], [kc], [kv]), ([hr], [hc], [hv])
 
     def evaluate(self, t, q, v, sparse: bool = False, per_joint: bool = True):
         """(g, G, g_t, gamma) at (t, q, v); G dense (m, n) or CSR.  ``per_joint=False``
         leaves the rows of the joints without a closed form zero (the caller fills
         them)."""
         m, n = self.m, self.n
+        self.set_time(t)
         g, gam, out = self._batched(q, v, sparse)
-        gt = np.zeros(m)
-        if self.quadratic_rows.size:
-            qg, qgam, vals = self._quadratic(np.asarray(q, float), np.asarray(v, float))
-            g += qg
-            gam += qgam
-            out += np.bincount(self.quadratic_scatter[bool(sparse)], vals, minlength=out.size)
-        if self.angle_specs:
-            ag, agt, agam, vals = self._hinge_angles(t, np.asarray(q, float),
-                                                     np.asarray(v, float))
-            g += ag
-            gt += agt
-            gam += agam
-            out += np.bincount(self.angle_scatter[bool(sparse)], vals, minlength=out.size)
+        gt = self.a_gt.copy()
         for row, offset in self.sum_rows:
             f, fd, fdd = offset(t)
             g[row] -= f
@@ -761,180 +777,18 @@ class _Plan(ctypes.Structure):
                 ("p_b", _P), ("n_sine_rows", _N), ("sn_row", _P), ("sn_a", _P),
                 ("sn_b", _P), ("sn_angle", _P), ("n_terms", _N), ("t_row", _P),
                 ("t_slot", _P), ("t_coef", _P), ("n_G", _N), ("n_out", _N), ("G_src", _P),
-                ("G_sine_row", _P), ("G_scatter", _P), ("G_mult", _P)]
-
-
-#: The batched rows in C (their one implementation; Constraint.evaluate is the reference).
-PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
-_plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE)
-
-
-class _Probe:
-    """Finds the quadratic form of a joint's rows (module docstring) by evaluating it.
-
-    Rows made of dot products of quantities linear in q (points, directions and slopes
-    of natural-coordinate bodies, bars, ANCF elements) are ``g = q^T H q / 2 + b.q + c``
-    with constant H, b, c: G = H q + b is affine, so its differences over a column are
-    exact (up to rounding) for any step.  The form is taken at one configuration and
-    kept only if it reproduces g, G and gamma at another and the rows have no explicit
-    time dependence; otherwise the joint is evaluated by its own code."""
-
-    def __init__(self, system):
-        self.system = system
-        n = system.n
-        q0, _ = system.initial_state()
-        self.q0 = q0 + 1e-2 * _probe_vector(n, 1)
-        self.q1 = q0 + 3e-2 * _probe_vector(n, 2)
-        self.v1 = _probe_vector(n, 3)
-
-    def _rows(self, joint, q, v):
-        k, n = joint.n_eq, self.system.n
-        g, G, gt, gam = np.zeros(k), np.zeros((k, n)), np.zeros(k), np.zeros(k)
-        joint.evaluate(0.0, self.system.view(q, v), g, G, gt, gam)
-        return g, G, gt, gam
-
-    def quadratic_form(self, joint, row: int):
-        """((rows, j, k, h), (rows, j, b), (rows, c)) of the joint starting at ``row``,
-        or None if its rows are not quadratic in q."""
-        q0, zero = self.q0, np.zeros_like(self.q0)
-        g0, G0, gt0, _ = self._rows(joint, q0, zero)
-        g1, G1, gt1, gam1 = self._rows(joint, self.q1, self.v1)
-        cols = np.flatnonzero(np.any(G0 != 0.0, axis=0) | np.any(G1 != 0.0, axis=0))
-        k = joint.n_eq
-        H = np.zeros((k, cols.size, cols.size))
-        qp = q0.copy()
-        for a, c in enumerate(cols):
-            qp[c] = q0[c] + 1.0
-            H[:, :, a] = self._rows(joint, qp, zero)[1][:, cols] - G0[:, cols]
-            qp[c] = q0[c]
-        scale = max(1.0, float(np.abs(G0).max(initial=0.0)), float(np.abs(H).max(initial=0.0)))
-        tol = 1e-9 * scale
-        if np.abs(H - H.transpose(0, 2, 1)).max(initial=0.0) > tol:
-            return None
-        x0, x1, v1 = q0[cols], self.q1[cols], self.v1[cols]
-        b = G0[:, cols] - H @ x0
-        c = g0 - 0.5 * np.einsum("iab,a,b->i", H, x0, x0) - b @ x0
-        model_g = 0.5 * np.einsum("iab,a,b->i", H, x1, x1) + b @ x1 + c
-        model_G = H @ x1 + b
-        model_gam = -np.einsum("iab,a,b->i", H, v1, v1)
-        G1c = np.zeros_like(G1)
-        G1c[:, cols] = model_G
-        if (np.abs(model_g - g1).max() > tol or np.abs(G1c - G1).max() > tol
-                or np.abs(model_gam - gam1).max() > tol * max(1.0, float(v1 @ v1))
-                or np.any(gt0 != 0.0) or np.any(gt1 != 0.0)):
-            return None
-        i, a, bb = np.nonzero(H)
-        ib, jb = np.nonzero(b)
-        rows = row + np.arange(k)
-        return ((row + i, cols[a], cols[bb], H[i, a, bb]),
-                (row + ib, cols[jb], b[ib, jb]),
-                (rows, c))
-
-
-class _CosineSine:
-    """The (cos, sin) pair of a hinge's angle as two rows, for the probe: a hinge's
-    ``cosine_sine(view)`` gives two scalars with ``fill`` (value, G row, gamma)."""
-
-    n_eq = 2
-
-    def __init__(self, hinge):
-        self.hinge = hinge
-
-    def evaluate(self, t, view, g, G, gt, gam):
-        c, s = self.hinge.cosine_sine(view)
-        c.fill(g[0:1], G[0:1], gam[0:1])
-        s.fill(g[1:2], G[1:2], gam[1:2])
-
-
-def _probe_vector(n: int, seed: int) -> np.ndarray:
-    """A fixed, irregular direction (deterministic plans)."""
-    return np.sin(np.arange(1, n + 1) * (0.7 + 0.37 * seed) + seed)
-
-
-def _joint_forms(joint):
-    forms = getattr(joint, "row_forms", None)
-    return None if forms is None else forms()
-
-
-def _closed_form(forms) -> bool:
-    """Whether every point and orientation the rows read has a closed form."""
-    for form in forms:
-        if form[0] == "points":
-            frames, what = form[1:3], "point_form"
-        elif form[0] == "angle_sine":
-            frames, what = form[1:3], "angle_form"
-        else:
-            frames, what = [fr for fr, _ in form[1]], "angle_form"
-        for body, loc in frames:
-            if getattr(body, what)(loc) is None:
-                return False
-    return True
-
-
-def _global(body, cols):
-    return [body.index + int(c) for c in cols]
-
-
-def _point_slot(frame, rigid: _Slots, linear: _Slots) -> int:
-    """Slot of the point (body, location); its form from ``body.point_form``."""
-    body, loc = frame
-    kind, *spec = body.point_form(loc)
-    key = (body.name, kind, repr(loc))
-    if kind == "rigid":
-        cols = _global(body, (0, 1, 2))
-        k = rigid.add(key, (cols, np.asarray(spec[0], float)))
-        return ("rigid", k)
-    cols, N, c = spec
-    k = linear.add(key, (_global(body, cols) if body.index is not None else [],
-                         np.asarray(N, float), np.asarray(c, float)))
-    return ("linear", k)
-
-
-def _angle_slot(frame, linear: _Slots, slope: _Slots):
-    body, loc = frame
-    kind, *spec = body.angle_form(loc)
-    key = (body.name, kind, repr(loc))
-    if kind == "linear":
-        cols, coef, c = spec
-        k = linear.add(key, (_global(body, cols) if body.index is not None else [],
-                             np.asarray(coef, float), float(c)))
-        return ("linear", k)
-    (cx, cy), S1, theta0, t0 = spec
-    k = slope.add(key, ((_global(body, cx), _global(body, cy)), np.asarray(S1, float),
-                        float(theta0), np.asarray(t0, float)))
-    return ("slope", k)
-
-
-@dataclasses.dataclass(frozen=True)
-class CompiledForces:
-    """A body's applied forces as compiled terms (:meth:`BodyBase.compiled_forces
-    <mbdcore.multibody.system.BodyBase.compiled_forces>`): ``constant`` [N, N m] (one
-    per body coordinate) plus, if ``kernel`` is not 0, the C function at that address,
-    called as ``kernel(params, q_b, v_b, f_b)`` (``body_force_fn`` of
-    ``native/system_terms.c``: f_b overwritten with the state-dependent forces of the
-    body's coordinates q_b, rates v_b), with its parameters at address ``params``, and
-    its tangents at address ``tangent`` (``body_tangent_fn``: adds -df/dq and -df/dv
-    into dense matrices at the body's diagonal block; 0 without: then the system's
-    Newton matrix blocks are not compiled); ``owner`` holds the memory both point
-    into."""
-
-    constant: np.ndarray
-    kernel: int = 0
-    params: int = 0
-    owner: object = None
-    tangent: int = 0
-
-
-class _SystemTermsStruct(ctypes.Structure):
-    """``system_terms_t`` of native/system_terms.c (same field order)."""
-
-    _fields_ = [("n", _N), ("m", _N), ("plan", _P), ("plan_data", _P), ("plan_work", _P),
-                ("gam", _P), ("zeros", _P), ("n_offset", _N), ("offset_row", _P),
-                ("offset", _P), ("offset_rate", _P), ("F0", _P), ("n_bodies", _N),
-                ("body_start", _P), ("body_size", _P), ("body_fn", _P),
-                ("body_params", _P), ("scratch", _P), ("body_tangent", _P),
-                ("geometric", _P), ("geometric_data", _P), ("g_scratch", _P),
-                ("G_scratch", _P)]
+                ("G_sine_row", _P), ("G_scatter", _P), ("G_mult", _P), ("n_qh", _N),
+                ("n_qb", _N), ("n_qc", _N), ("qh_row", _P), ("qh_j", _P), ("qh_k", _P),
+                ("qb_row", _P), ("qb_j", _P), ("qc_row", _P), ("Q_scatter", _P),
+                ("qh_h", _P), ("qb_b", _P), ("qc_c", _P),
+                ("n_pair", _N), ("n_sh", _N), ("n_sb", _N), ("sr", _P), ("sj", _P),
+                ("sk", _P), ("sbr", _P), ("sbj", _P), ("e_scalar", _P), ("e_col", _P),
+                ("sh", _P), ("sbv", _P), ("s_const", _P), ("n_at", _N), ("n_ac", _N),
+                ("n_ad", _N), ("n_ge", _N), ("at_row", _P), ("at_pair", _P),
+                ("at_link", _P), ("ac_row", _P), ("ad_row", _P), ("ad_pair", _P),
+                ("ad_link", _P), ("at_w", _P), ("ac_c", _P), ("ad_f", _P), ("ad_fd", _P),
+                ("ad_fdd", _P), ("ge_link", _P), ("ge_entry", _P), ("A_scatter", _P),
+                ("a_gt", _P)]
 
 
 class _PlanGeometric(ctypes.Structure):
@@ -948,132 +802,21 @@ class _PlanGeometric(ctypes.Structure):
                 ("gs_slot", _P), ("gs_kind", _P), ("gs_coef", _P), ("s_a", _P),
                 ("s_b", _P), ("s_angle", _P), ("n_gc", _N), ("gc_k", _P), ("gc_kp", _P),
                 ("gc_i", _P), ("table", _P), ("k_out", _P), ("c_out", _P),
-                ("val_out", _P)]
+                ("val_out", _P), ("n_qh", _N), ("qh_row", _P), ("qh_j", _P), ("qh_k", _P),
+                ("qh_h", _P), ("K_at", _P), ("H_at", _P), ("plan", _P), ("angle", _P),
+                ("n_gl", _N), ("gl_link", _P), ("gl_h", _P), ("link_row", _P),
+                ("n_gp", _N), ("gp_term", _P), ("gp_a", _P), ("gp_b", _P), ("n_gh", _N),
+                ("gh_term", _P), ("gh_b", _P)]
 
 
-SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
-_terms_library = kernel_library("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE)
 
 
-class SystemTerms:
-    """A planar or spatial system's Newton residual terms in C (the
-    :class:`~mbdcore.dae.problem.CompiledTerms` of ``System.compiled_terms``): the
-    constraint rows from the batched plan's C call, the forces from the bodies' compiled
-    kernels.  :meth:`build` returns None unless every part has a compiled form: every
-    row batched in C (no quadratic or hinge-angle rows, no per-joint fallback, no
-    removed redundant rows), force elements only where their force does not depend on
-    the state (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated
-    once per solve), constant mass, every body with :class:`CompiledForces`.
+#: The batched rows in C (their one implementation; Constraint.evaluate is the reference).
+PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
+_plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE)
 
-    Built from the system's parts at the time of the call: parameters changed later
-    (a beam's EA) are seen by the next build, which the integrators make at every
-    start."""
 
-    def __init__(self, plan, n: int, m: int, mass, bodies, timed_forces=(), apply=None):
-        lib = _terms_library()
-        self.plan = plan
-        self.mass = np.ascontiguousarray(mass, dtype=float)
-        self._keep = [b.owner for _, b in bodies]
-        self.F0 = np.zeros(n)
-        self._timed_forces, self._apply = list(timed_forces), apply
-        kernels = []
-        for start, forces in bodies:
-            self.F0[start:start + forces.constant.size] += forces.constant
-            if forces.kernel:
-                kernels.append((start, forces.constant.size, forces.kernel, forces.params,
-                                forces.tangent))
-        #: the Newton matrix's blocks are compiled too (every force kernel has tangents)
-        self.has_jacobian = all(k[4] for k in kernels)
-        self.n, self.m = n, m
-        st = _SystemTermsStruct()
-        st.n, st.m = n, m
-        self._arrays = []
-
-        def keep(a):
-            self._arrays.append(a)
-            return a.ctypes.data if a.size else None
-        if m:
-            st.plan = _plan_library().ADDRESSES["plan_evaluate"]
-            # a copy of the plan's table that always writes a dense G (the plan's own
-            # is switched between dense and sparse by its Python callers)
-            self._plan_struct = type(plan.struct).from_buffer_copy(plan.struct)
-            self._plan_struct.G_scatter = plan.scatter_addr[False]
-            self._plan_struct.n_out = m * n
-            st.plan_data = ctypes.addressof(self._plan_struct)
-            st.plan_work = plan.work.ctypes.data
-            st.gam = keep(np.zeros(m))
-        st.zeros = keep(np.zeros(max(n, 1)))
-        self._offsets = [offset for _, offset in plan.sum_rows] if m else []
-        self.offset = np.zeros(len(self._offsets))
-        self.offset_rate = np.zeros(len(self._offsets))
-        st.n_offset = len(self._offsets)
-        st.offset_row = keep(np.array([row for row, _ in plan.sum_rows] if m else [],
-                                      dtype=np.int32))
-        st.offset, st.offset_rate = keep(self.offset), keep(self.offset_rate)
-        self._body_constant = self.F0.copy()
-        st.F0 = keep(self.F0)
-        st.n_bodies = len(kernels)
-        st.body_start = keep(np.array([k[0] for k in kernels], dtype=np.int32))
-        st.body_size = keep(np.array([k[1] for k in kernels], dtype=np.int32))
-        self._fn = (ctypes.c_void_p * max(1, len(kernels)))(*[k[2] for k in kernels])
-        self._params = (ctypes.c_void_p * max(1, len(kernels)))(*[k[3] for k in kernels])
-        st.body_fn = ctypes.addressof(self._fn)
-        st.body_params = ctypes.addressof(self._params)
-        st.scratch = keep(np.zeros(max([k[1] for k in kernels], default=1)))
-        self._tangent = (ctypes.c_void_p * max(1, len(kernels)))(*[k[4] for k in kernels])
-        st.body_tangent = ctypes.addressof(self._tangent)
-        if m:
-            st.geometric = _plan_library().ADDRESSES["plan_geometric"]
-            st.geometric_data = ctypes.addressof(plan.geometric_table())
-            st.g_scratch = keep(np.zeros(m))
-            st.G_scratch = keep(np.zeros(m * n))
-        self.struct = st
-        self.constraints_address = lib.ADDRESSES["system_constraints"]
-        self.forces_address = lib.ADDRESSES["system_forces"]
-        self.context_address = ctypes.addressof(st)
-
-    @classmethod
-    def build(cls, plan, n: int, bodies, forces, gravity, mass_matrix, apply=None):
-        """The terms of a system of ``n`` coordinates with the constraint ``plan`` of
-        its rows (None without constraints), its ``bodies`` (the moving ones), force
-        elements ``forces`` and ``gravity`` [m/s^2]; ``mass_matrix()`` gives its dense
-        M, ``apply(force, t, f)`` adds a force element's generalised force at time t to
-        f.  None when a part has no compiled form (see the class docstring)."""
-        if not all(f.state_independent() for f in forces) or \
-                not all(b.constant_mass for b in bodies):
-            return None
-        compiled = []
-        for b in bodies:
-            f = b.compiled_forces(gravity)
-            if f is None:
-                return None
-            compiled.append((b.index, f))
-        if plan is not None and (plan.fallback or plan.quadratic_rows.size
-                                 or plan.angle_specs):
-            return None
-        return cls(plan, n, 0 if plan is None else plan.m, mass_matrix(), compiled, forces,
-                   apply)
-
-    def jacobian(self, q, v, lam, geometric: bool = True):
-        """(C_t, K_t, Hg) at (q, v, lam) as new dense arrays: C_t = -dF/dv [N s/m],
-        K_t = -dF/dq + d(G^T lam)/dq [N/m], Hg = d(G v)/dq; the constraint curvature
-        terms only with ``geometric``.  Requires :attr:`has_jacobian`."""
-        n, m = self.n, self.m
-        K, C, H = np.empty((n, n)), np.empty((n, n)), np.empty((m, n))
-        q, v, lam = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, lam))
-        _terms_library().system_jacobian(self.context_address, q, v, lam, int(geometric),
-                                         K, C, H)
-        return C, K, H
-
-    def prepare(self, t: float) -> None:
-        """Before the calls of a solve at time t [s]: the driving offsets f(t), f'(t)
-        [rad, rad/s] and the state-independent force elements (inputs as they are
-        now)."""
-        if self._timed_forces:
-            self.F0[:] = self._body_constant
-            for force in self._timed_forces:
-                self._apply(force, t, self.F0)
-        for k, offset in enumerate(self._offsets):
-            f, fd, _ = offset(t)
-            self.offset[k] = f
-            self.offset_rate[k] = fd
+def plan_function(name: str) -> int:
+    """Address of a function of native/constraint_plan.c (``"plan_evaluate"``,
+    ``"plan_geometric"``) for a C caller."""
+    return _plan_library().ADDRESSES[name]

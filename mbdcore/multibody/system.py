@@ -35,7 +35,8 @@ import scipy.sparse
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.index1 import project_positions
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
-from mbdcore.multibody.assembly import CompiledForces, ConstraintPlan, SystemTerms
+from mbdcore.multibody.assembly import ConstraintPlan
+from mbdcore.multibody.terms import CompiledForces, SystemTerms
 
 __all__ = ["E", "rot", "finite_array", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState",
            "Body", "RigidState", "scatter_jacobian", "scatter_force", "StateView", "System",
@@ -921,24 +922,27 @@ class System(ConstrainedProblem):
 
     def compiled_terms(self) -> CompiledTerms | None:
         """The residual terms in C (:class:`~mbdcore.dae.problem.CompiledTerms`, made
-        by :class:`~mbdcore.multibody.assembly.SystemTerms` from the parts as they are
-        now) when every part has a compiled form and no equation was removed as
-        redundant; else None, and the integrators evaluate it in Python."""
+        by :class:`~mbdcore.multibody.terms.SystemTerms` from the parts as they are
+        now, the rows the solvers see: without removed redundant ones) when every part
+        has a compiled form; else None, and the integrators evaluate it in Python."""
         if not self.compiled_residual or self.n == 0:
             return None
         self.resolve_redundancy()
-        if self._kept_rows is not None or (self._m_all and not self.batched_constraints):
+        if self._m_all and not self.batched_constraints:
             return None
         rest = StateView(np.zeros(self.n), np.zeros(self.n))
         terms = SystemTerms.build(self.constraint_plan() if self._m_all else None, self.n,
                                   self.bodies, self.forces_list, self.gravity,
                                   self.mass_matrix,
-                                  lambda force, t, f: force.apply(t, rest, f, self.inputs))
+                                  lambda force, t, f: force.apply(t, rest, f, self.inputs),
+                                  self.mass_matrix_sparse, self._kept_rows)
         if terms is None:
             return None
-        return CompiledTerms(self.n, self.m, terms.mass, terms.constraints_address,
+        return CompiledTerms(self.n, self.m, terms.mass_matrix, terms.constraints_address,
                              terms.forces_address, terms.context_address, terms.prepare,
-                             terms, terms.jacobian if terms.has_jacobian else None)
+                             terms, terms.jacobian if terms.has_jacobian else None,
+                             terms.sparse_residual, terms.sparse_mass,
+                             terms.sparse_jacobian if terms.has_jacobian else None)
 
     def constraint_plan(self) -> ConstraintPlan:
         """The batched evaluation of the joints, every row (built once per topology)."""

@@ -102,6 +102,7 @@ drivers of :mod:`mbdcore.dae`), the loads :class:`DeadPointLoad` and
 """
 from __future__ import annotations
 
+import ctypes
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,7 @@ from mbdcore.multibody.ancf import (
     positive_parameter,
 )
 from mbdcore.multibody.system import BodyBase
+from mbdcore.multibody.terms import CompiledForces
 from mbdcore.native import kernel_library
 
 __all__ = ["ANCFCable", "ANCFBeam3D", "MIN_STRETCH", "StrainTable", "CableState", "ANCF3D_C_SOURCE",
@@ -158,6 +160,39 @@ def _vectors(owner: str, label: str, value, rows: int | None = None) -> np.ndarr
                              f"{arr[bad[0][0]].tolist()} is not finite: accepted values are "
                              "finite numbers")
     return arr
+
+
+_P, _N, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+
+
+class _CableParameters(ctypes.Structure):
+    """``ancf3d_cable_t`` of native/ancf3d.c (same field order)."""
+
+    _fields_ = [("N", _N), ("G", _N), ("len", _P), ("xi", _P), ("w", _P), ("ea", _D),
+                ("ei", _D), ("beta", _D), ("f", _P), ("k", _P), ("c", _P)]
+
+
+class _BeamParameters(ctypes.Structure):
+    """``ancf3d_beam_t`` of native/ancf3d.c (same field order)."""
+
+    _fields_ = [("N", _N), ("G", _N), ("len", _P), ("xi", _P), ("w", _P),
+                ("gs_n", _N), ("gs_terms", _P), ("gs_i", _P), ("gs_j", _P), ("gs_m", _P),
+                ("gs_c", _P), ("gs_s0", _P), ("gs_k", _P),
+                ("ns_n", _N), ("ns_terms", _P), ("ns_i", _P), ("ns_j", _P), ("ns_m", _P),
+                ("ns_c", _P), ("ns_s0", _P), ("ns_k", _P), ("beta", _D),
+                ("f", _P), ("k", _P), ("c", _P)]
+
+
+def _table_pointers(table, keep: list):
+    """The arguments of a :class:`StrainTable` as (count, 7 addresses), the arrays kept
+    in ``keep``."""
+    count, *arrays = table.arguments()
+    out = []
+    for k, a in enumerate(arrays):
+        a = np.ascontiguousarray(a, dtype=np.int32 if k < 4 else np.float64)
+        keep.append(a)
+        out.append(a.ctypes.data)
+    return count, out
 
 
 class _HermiteLine(HermiteLineBody):
@@ -205,6 +240,36 @@ class _HermiteLine(HermiteLineBody):
         self._gauss_w = np.ascontiguousarray(0.5 * w)       # on [0, 1]: sum 1
         self._setup_mass()
         self._add_markers(markers)
+
+    def compiled_forces(self, gravity) -> CompiledForces | None:
+        """Distributed gravity (constant) and the elastic and damping forces of the
+        element loop in ``native/ancf3d.c`` (its body kernels ``*_body_forces``) [N],
+        with their exact tangents (``*_body_tangents``); None where the forces switch
+        (a tension-only cable: its active set is frozen per solve in Python)."""
+        kernel = self._body_kernel()
+        if kernel is None:
+            return None
+        name, params, owner = kernel
+        lib = _ancf3d_library()
+        return CompiledForces(self.gravity_forces(gravity), lib.ADDRESSES[name + "_forces"],
+                              ctypes.addressof(params), (params, owner),
+                              lib.ADDRESSES[name + "_tangents"], self.tangent_pattern())
+
+    def _body_kernel(self):
+        """(kernel name prefix, ctypes parameters, arrays they point into) of the
+        compiled body kernel, or None."""
+        raise NotImplementedError
+
+    def _kernel_scratch(self, keep: list):
+        """The addresses of the tangents' scratch (f, element K, element C) and of the
+        shared geometry (lengths, Gauss points and weights), the arrays kept in
+        ``keep``."""
+        ne = 2 * self.node_size
+        arrays = [np.empty(self.n_coords), np.empty(ne * ne * self.n_elements),
+                  np.empty(ne * ne * self.n_elements), self.element_lengths,
+                  self._gauss_xi, self._gauss_w]
+        keep.extend(arrays)
+        return [a.ctypes.data for a in arrays]
 
     def _section_mass(self, length: float) -> np.ndarray:
         """The element mass of the coordinates beyond r and r' ((2 node_size)^2, zero
@@ -441,6 +506,15 @@ class ANCFCable(_HermiteLine):
                                         qb, vb, self.ea, self.ei,
                                         self.damping, int(self.tension_only),
                                         self.floor_strain, self.frozen_taut, f, k_el, c_el)
+
+    def _body_kernel(self):
+        if self.tension_only:
+            return None
+        keep = []
+        f, k, c, length, xi, w = self._kernel_scratch(keep)
+        params = _CableParameters(self.n_elements, self._gauss_xi.size, length, xi, w,
+                                  self.ea, self.ei, self.damping, f, k, c)
+        return "ancf3d_cable_body", params, keep
 
     def axial_states(self, qb, vb=None) -> np.ndarray:
         """The state of a tension-only cable at every Gauss point, (N, G) integers: 1
@@ -693,6 +767,15 @@ class ANCFBeam3D(_HermiteLine):
             self._gauss_w, qb, vb, *self.gauss_strains.arguments(),
             *self.nodal_strains.arguments(), self.damping, f, k_el,
             c_el)
+
+    def _body_kernel(self):
+        keep = []
+        f, k, c, length, xi, w = self._kernel_scratch(keep)
+        gs_n, gs = _table_pointers(self.gauss_strains, keep)
+        ns_n, ns = _table_pointers(self.nodal_strains, keep)
+        params = _BeamParameters(self.n_elements, self._gauss_xi.size, length, xi, w,
+                                 gs_n, *gs, ns_n, *ns, self.damping, f, k, c)
+        return "ancf3d_beam_body", params, keep
 
     def gauss_slots(self, qb) -> np.ndarray:
         """(r_x, r_xx, d2, d2', d3, d3') at every Gauss point, shape (N, G, 6, 3)."""

@@ -29,6 +29,7 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import Constraint
 from mbdcore.multibody.system import BodyBase, BodyState, finite_array, scatter_jacobian
+from mbdcore.multibody.terms import CompiledForces
 from mbdcore.spatial.kinematics import dot, point
 
 __all__ = ["RigidBody3D", "RigidState3D", "SlenderBar", "BarState", "RigidFrameConstraint",
@@ -221,6 +222,10 @@ class RigidBody3D(BodyBase):
 
     def force_jacobians(self, t, qb, vb, gravity):
         return np.zeros((12, 12)), np.zeros((12, 12))
+
+    def compiled_forces(self, gravity) -> CompiledForces:
+        """Its weight [N], a constant (gravity's potential is linear in q)."""
+        return CompiledForces(self.applied_forces(0.0, None, None, gravity))
 
     def potential_energy(self, qb, gravity):
         return -float(np.kron(self._gravity_weights, gravity) @ qb)
@@ -419,6 +424,10 @@ class SlenderBar(BodyBase):
 
     def force_jacobians(self, t, qb, vb, gravity):
         return np.zeros((6, 6)), np.zeros((6, 6))
+
+    def compiled_forces(self, gravity) -> CompiledForces:
+        """Its weight [N], a constant (gravity's potential is linear in q)."""
+        return CompiledForces(self.applied_forces(0.0, None, None, gravity))
 
     def potential_energy(self, qb, gravity):
         return -float(np.kron(self._gravity_weights, gravity) @ qb)

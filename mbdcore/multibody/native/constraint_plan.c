@@ -2,8 +2,12 @@
  *
  * Every kinematic quantity the joints read is one of a few closed forms (rigid point,
  * point linear in q, orientation linear in q, ANCF slope angle); every row is one of
- * three forms (point difference, sine of an angle difference, sum of angles).  The
- * Python side groups them once per topology into the flat index arrays of plan_t;
+ * three forms (point difference, sine of an angle difference, sum of angles), or a
+ * row quadratic in q (every row of the spatial engine's natural-coordinate bodies,
+ * bars, ANCF cable nodes and their joints: g = q^T H q / 2 + b . q + c with constant
+ * H, b, c), or a row of hinge angles (gears, angle drivers: each hinge's cosine and
+ * sine a pair of quadratic scalars c, s, its angle sign atan2(s, c)).  The Python side
+ * groups them once per topology into the flat index arrays of plan_t;
  * plan_evaluate fills g, gamma and the Jacobian's non-zeros in one call.  The offsets of
  * the angle-sum rows (driving motions, gear offsets) are Python callables and are
  * applied by the caller.
@@ -54,10 +58,108 @@ typedef struct {
     int n_G, n_out;
     const int *G_src, *G_sine_row, *G_scatter;
     const double *G_mult;
+    /* quadratic rows: H entries (row, j, k, h): g[row] += h q_j q_k / 2,
+       G[row][j] += h q_k, gamma[row] -= h v_j v_k; b entries (row, j, b): g[row] += b q_j,
+       G[row][j] += b; constants (row, c); the G values added to out[Q_scatter] (H
+       entries first, then b entries) */
+    int n_qh, n_qb, n_qc;
+    const int *qh_row, *qh_j, *qh_k, *qb_row, *qb_j, *qc_row, *Q_scatter;
+    const double *qh_h, *qb_b, *qc_c;
+    /* hinge-angle rows: n_pair pairs of quadratic scalars (scalar 2p the cosine, 2p + 1
+       the sine of pair p; H entries (sr, sj, sk, sh), b entries (sbr, sbj, sbv),
+       constants s_const) whose gradient entries are e = 0 .. n_sh + n_sb - 1 (H entries
+       first: value sh q[sk] in column sj; then b entries), of scalar e_scalar[e] in
+       column e_col[e]; links k (a row's use of a scalar, two per pair: cosine, sine)
+       with their weights d g_row / d scalar; gear rows: terms (at_row, at_pair, at_w =
+       ratio times the hinge's sign, at_link the cosine's link) and constants (ac_row,
+       ac_c); driver rows (ad_row, ad_pair, ad_link) with the prescribed angle, rate and
+       acceleration times the hinge's sign (ad_f, ad_fd, ad_fdd, set per solve);
+       Jacobian values weight[ge_link] e[ge_entry] added to out[A_scatter]; g_t of the
+       driver rows written to a_gt (m values) */
+    int n_pair, n_sh, n_sb;
+    const int *sr, *sj, *sk, *sbr, *sbj, *e_scalar, *e_col;
+    const double *sh, *sbv, *s_const;
+    int n_at, n_ac, n_ad, n_ge;
+    const int *at_row, *at_pair, *at_link, *ac_row, *ad_row, *ad_pair, *ad_link;
+    const double *at_w, *ac_c, *ad_f, *ad_fd, *ad_fdd;
+    const int *ge_link, *ge_entry, *A_scatter;
+    double *a_gt;
 } plan_t;
 
-/* work: 4 P + n_pt_ent + 3 A + n_an_ent + n_sine_rows doubles,
-   P = n_rigid + n_linear points, A = n_lin_ang + n_slope orientations. */
+/* The part of the work buffer the hinge-angle rows use (after the other rows'): the
+   scalars' values, rates and quads (3 S), the gradient entries' values, the links'
+   weights, and per pair (c, s, rho^2, raw angle, its rate, its quad). */
+static double *angle_work(const plan_t *p, double *work)
+{
+    const int P = p->n_rigid + p->n_linear, A = p->n_lin_ang + p->n_slope;
+    return work + 4 * P + p->n_pt_ent + p->n_an_ent + 3 * A + p->n_sine_rows + 1;
+}
+
+static void hinge_angle_rows(const plan_t *p, const double *q, const double *v, double *g,
+                             double *gam, double *out, double *work)
+{
+    const int S = 2 * p->n_pair, E = p->n_sh + p->n_sb;
+    double *val = angle_work(p, work), *rate = val + S, *quad = rate + S, *e = quad + S;
+    double *weight = e + E, *pair = weight + 2 * (p->n_at + p->n_ad);
+    int k;
+    memcpy(val, p->s_const, (size_t)S * sizeof(double));
+    memset(rate, 0, (size_t)2 * S * sizeof(double));
+    for (k = 0; k < p->n_sh; ++k) {
+        const double hq = p->sh[k] * q[p->sk[k]];
+        val[p->sr[k]] += 0.5 * hq * q[p->sj[k]];
+        quad[p->sr[k]] += p->sh[k] * v[p->sj[k]] * v[p->sk[k]];
+        e[k] = hq;
+    }
+    for (k = 0; k < p->n_sb; ++k) {
+        val[p->sbr[k]] += p->sbv[k] * q[p->sbj[k]];
+        e[p->n_sh + k] = p->sbv[k];
+    }
+    for (k = 0; k < E; ++k) rate[p->e_scalar[k]] += e[k] * v[p->e_col[k]];
+    for (k = 0; k < p->n_pair; ++k) {
+        const double c = val[2 * k], s = val[2 * k + 1], cd = rate[2 * k], sd = rate[2 * k + 1];
+        const double rho2 = c * c + s * s, raw_rate = (c * sd - s * cd) / rho2;
+        double *x = pair + 6 * k;
+        x[0] = c;
+        x[1] = s;
+        x[2] = rho2;
+        x[3] = atan2(s, c);
+        x[4] = raw_rate;
+        x[5] = (c * quad[2 * k + 1] - s * quad[2 * k]) / rho2
+               - 2.0 * raw_rate * (c * cd + s * sd) / rho2;
+    }
+    for (k = 0; k < p->n_ac; ++k) {
+        g[p->ac_row[k]] = -p->ac_c[k];
+        gam[p->ac_row[k]] = 0.0;
+    }
+    for (k = 0; k < p->n_at; ++k) {
+        const double *x = pair + 6 * p->at_pair[k], w = p->at_w[k];
+        g[p->at_row[k]] += w * x[3];
+        gam[p->at_row[k]] -= w * x[5];
+        weight[p->at_link[k]] = -w * x[1] / x[2];
+        weight[p->at_link[k] + 1] = w * x[0] / x[2];
+    }
+    memset(p->a_gt, 0, (size_t)p->m * sizeof(double));
+    for (k = 0; k < p->n_ad; ++k) {
+        const int pp = p->ad_pair[k], row = p->ad_row[k];
+        const double c = val[2 * pp], s = val[2 * pp + 1];
+        const double cd = rate[2 * pp], sd = rate[2 * pp + 1];
+        const double f = p->ad_f[k], fd = p->ad_fd[k], fdd = p->ad_fdd[k];
+        const double cf = cos(f), sf = sin(f);
+        const double along = s * sf + c * cf, across = s * cf - c * sf;
+        g[row] = across;
+        weight[p->ad_link[k]] = -sf;
+        weight[p->ad_link[k] + 1] = cf;
+        p->a_gt[row] = -fd * along;
+        gam[row] = -(quad[2 * pp + 1] * cf - quad[2 * pp] * sf
+                     - 2.0 * fd * (sd * sf + cd * cf) - fdd * along - fd * fd * across);
+    }
+    for (k = 0; k < p->n_ge; ++k)
+        out[p->A_scatter[k]] += weight[p->ge_link[k]] * e[p->ge_entry[k]];
+}
+
+/* work: 4 P + n_pt_ent + 3 A + n_an_ent + n_sine_rows + 1 doubles, then those of the
+   hinge-angle rows (angle_work: 6 S + n_sh + n_sb + 2 (n_at + n_ad) + 6 n_pair),
+   P = n_rigid + n_linear points, A = n_lin_ang + n_slope orientations, S = 2 n_pair. */
 PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, double *g,
                    double *gam, double *out, double *work)
 {
@@ -160,6 +262,18 @@ PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, d
         if (p->G_sine_row[k] >= 0) x *= cosd[p->G_sine_row[k]];
         out[p->G_scatter[k]] += x;
     }
+    for (k = 0; k < p->n_qh; ++k) {
+        const double hq = p->qh_h[k] * q[p->qh_k[k]];
+        g[p->qh_row[k]] += 0.5 * hq * q[p->qh_j[k]];
+        gam[p->qh_row[k]] -= p->qh_h[k] * v[p->qh_j[k]] * v[p->qh_k[k]];
+        out[p->Q_scatter[k]] += hq;
+    }
+    for (k = 0; k < p->n_qb; ++k) {
+        g[p->qb_row[k]] += p->qb_b[k] * q[p->qb_j[k]];
+        out[p->Q_scatter[p->n_qh + k]] += p->qb_b[k];
+    }
+    for (k = 0; k < p->n_qc; ++k) g[p->qc_row[k]] += p->qc_c[k];
+    if (p->n_pair) hinge_angle_rows(p, q, v, g, gam, out, work);
 }
 
 /* The derivatives of the Jacobian non-zeros plan_evaluate fills: for each term i,
@@ -169,10 +283,21 @@ PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, d
  * slope), (3) the -sin d factor of the sine rows; n_gr + n_gs + n_gc terms in that
  * order.  plan_entry_derivatives returns them (ConstraintPlan.geometric_terms scatters
  * them into sparse matrices); plan_geometric accumulates the geometric terms of the
- * Newton matrix into dense ones:
+ * Newton matrix, those and the quadratic rows' exact ones, into the values of K and H
+ * through scatter maps fixed per topology (a dense matrix's flat index or a sparse
+ * pattern's value index):
  *
- *   K[G_col[k]][c] += lam[G_row[k]] val      d(G^T lam)/dq  (n x n, row-major)
- *   H[G_row[k]][c] += v[G_col[k]] val        d(G v)/dq      (m x n, row-major)
+ *   K(G_col[k], c) += lam[G_row[k]] val      d(G^T lam)/dq  (n x n)
+ *   H(G_row[k], c) += v[G_col[k]] val        d(G v)/dq      (m x n)
+ *   K(j, k) += lam[row] h,  H(row, k) += h v_j             (quadratic H entries)
+ *
+ * and the hinge-angle rows' exact terms, from the work buffer plan_evaluate left at the
+ * same (q, v): a link's weight times its scalar's H (gl terms: K(sj, sk) += lam w sh,
+ * H(row, sk) += w sh v[sj]), and for gear rows the second derivatives of atan2(s, c)
+ * (d2/dc2 = 2cs/rho^4 = -d2/ds2, d2/dcds = (s^2 - c^2)/rho^4) times the gradients of c and
+ * s (gp terms: entry pairs (a, b) of a term's pair, K(e_col[a], e_col[b]); gh terms:
+ * entries b, H(row, e_col[b]) with the rates of c and s).  K_at holds total + n_qh +
+ * n_gl + n_gp indices, H_at total + n_qh + n_gl + n_gh, in that order.
  */
 typedef struct {
     int n, nG;
@@ -195,7 +320,28 @@ typedef struct {
     double *table;                              /* 4 n_slope doubles */
     int *k_out, *c_out;                         /* n_gr + n_gs + n_gc each */
     double *val_out;
+    int n_qh;                                   /* quadratic H entries (plan_t's) */
+    const int *qh_row, *qh_j, *qh_k;
+    const double *qh_h;
+    const int *K_at, *H_at;                     /* see above */
+    /* hinge-angle rows (plan_t's arrays; work as left by plan_evaluate) */
+    const plan_t *plan;
+    const double *angle;                        /* angle_work of the plan's work buffer */
+    int n_gl;
+    const int *gl_link, *gl_h, *link_row;
+    int n_gp;
+    const int *gp_term, *gp_a, *gp_b;
+    int n_gh;
+    const int *gh_term, *gh_b;
 } plan_geometric_t;
+
+/* d2 atan2(s, c) / d(a) d(b), a, b in {0: c, 1: s}, of a pair's (c, s, rho^2) */
+static double atan2_second(const double *x, int a, int b)
+{
+    const double r4 = x[2] * x[2];
+    if (a != b) return (x[1] * x[1] - x[0] * x[0]) / r4;
+    return (a == 0 ? 2.0 : -2.0) * x[0] * x[1] / r4;
+}
 
 static double entry_factor(const plan_geometric_t *p, int k)
 {
@@ -249,12 +395,43 @@ PLAN_API void plan_entry_derivatives(const plan_geometric_t *p, const double *q,
 PLAN_API void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
                     const double *lam, double *K, double *H)
 {
-    const int n = p->n, total = p->n_gr + p->n_gs + p->n_gc;
+    const int total = p->n_gr + p->n_gs + p->n_gc;
     int i;
     plan_entry_derivatives(p, q, p->k_out, p->c_out, p->val_out);
     for (i = 0; i < total; ++i) {
-        const int k = p->k_out[i], c = p->c_out[i], row = p->G_row[k], col = p->G_col[k];
-        K[(size_t)col * n + c] += lam[row] * p->val_out[i];
-        H[(size_t)row * n + c] += v[col] * p->val_out[i];
+        const int k = p->k_out[i], row = p->G_row[k], col = p->G_col[k];
+        K[p->K_at[i]] += lam[row] * p->val_out[i];
+        H[p->H_at[i]] += v[col] * p->val_out[i];
+    }
+    for (i = 0; i < p->n_qh; ++i) {
+        K[p->K_at[total + i]] += lam[p->qh_row[i]] * p->qh_h[i];
+        H[p->H_at[total + i]] += p->qh_h[i] * v[p->qh_j[i]];
+    }
+    if (p->plan != NULL && p->plan->n_pair) {
+        const plan_t *a = p->plan;
+        const int S = 2 * a->n_pair, E = a->n_sh + a->n_sb;
+        const double *rate = p->angle + S, *e = p->angle + 3 * S, *weight = e + E;
+        const double *pair = weight + 2 * (a->n_at + a->n_ad);
+        const int kq = total + p->n_qh, kp = kq + p->n_gl;
+        for (i = 0; i < p->n_gl; ++i) {
+            const int h = p->gl_h[i], k = p->gl_link[i], row = p->link_row[k];
+            K[p->K_at[kq + i]] += lam[row] * weight[k] * a->sh[h];
+            H[p->H_at[kq + i]] += weight[k] * a->sh[h] * v[a->sj[h]];
+        }
+        for (i = 0; i < p->n_gp; ++i) {
+            const int t = p->gp_term[i], ea = p->gp_a[i], eb = p->gp_b[i];
+            const double *x = pair + 6 * a->at_pair[t];
+            K[p->K_at[kp + i]] += lam[a->at_row[t]] * a->at_w[t]
+                                  * atan2_second(x, a->e_scalar[ea] & 1, a->e_scalar[eb] & 1)
+                                  * e[ea] * e[eb];
+        }
+        for (i = 0; i < p->n_gh; ++i) {
+            const int t = p->gh_term[i], eb = p->gh_b[i], pp = a->at_pair[t];
+            const int kb = a->e_scalar[eb] & 1;
+            const double *x = pair + 6 * pp;
+            H[p->H_at[kp + i]] += a->at_w[t] * e[eb]
+                                  * (atan2_second(x, 0, kb) * rate[2 * pp]
+                                     + atan2_second(x, 1, kb) * rate[2 * pp + 1]);
+        }
     }
 }

@@ -447,3 +447,79 @@ ANCF3D_API void ancf3d_beam_forces(int N, const double *len, int G, const double
         for (s = 0; s < 24; s++) f[12 * el + s] -= fe[s];
     }
 }
+
+/* The cable's and the beam's forces and tangents through the one signature of a body's
+ * compiled force kernel (body_force_fn, body_tangent_fn of
+ * mbdcore/multibody/native/system_terms.c), their parameters in one struct each; the
+ * tangents' element blocks summed where neighbouring elements share a node (as
+ * HermiteLineBody._assemble_dense), into K and C of leading dimension ld. */
+static void add_element_blocks(int N, int ns, const double *k, const double *c, double *K,
+                               double *C, int ld) {
+    const int ne = 2 * ns;
+    int el, i, j;
+    for (el = 0; el < N; el++)
+        for (i = 0; i < ne; i++)
+            for (j = 0; j < ne; j++) {
+                const size_t at = (size_t)(ns * el + i) * ld + ns * el + j;
+                K[at] += k[(size_t)el * ne * ne + i * ne + j];
+                if (c) C[at] += c[(size_t)el * ne * ne + i * ne + j];
+            }
+}
+
+typedef struct {
+    int N, G;
+    const double *len, *xi, *w;
+    double ea, ei, beta;
+    double *f, *k, *c;      /* scratch of the tangents: 6 (N + 1), 144 N, 144 N */
+} ancf3d_cable_t;
+
+ANCF3D_API void ancf3d_cable_body_forces(const void *params, const double *q,
+                                         const double *v, double *f) {
+    const ancf3d_cable_t *p = (const ancf3d_cable_t *)params;
+    ancf3d_forces(p->N, p->len, p->G, p->xi, p->w, q, p->beta > 0.0 ? v : NULL, p->ea, p->ei,
+                  p->beta, 0, 0.0, NULL, f, NULL, NULL);
+}
+
+ANCF3D_API void ancf3d_cable_body_tangents(const void *params, const double *q,
+                                           const double *v, double *K, double *C, int ld) {
+    const ancf3d_cable_t *p = (const ancf3d_cable_t *)params;
+    const int damped = p->beta > 0.0;
+    ancf3d_forces(p->N, p->len, p->G, p->xi, p->w, q, damped ? v : NULL, p->ea, p->ei,
+                  p->beta, 0, 0.0, NULL, p->f, p->k, damped ? p->c : NULL);
+    add_element_blocks(p->N, 6, p->k, damped ? p->c : NULL, K, C, ld);
+}
+
+typedef struct {
+    int N, G;
+    const double *len, *xi, *w;
+    int gs_n;
+    const int *gs_terms, *gs_i, *gs_j, *gs_m;
+    const double *gs_c, *gs_s0, *gs_k;
+    int ns_n;
+    const int *ns_terms, *ns_i, *ns_j, *ns_m;
+    const double *ns_c, *ns_s0, *ns_k;
+    double beta;
+    double *f, *k, *c;      /* scratch of the tangents: 12 (N + 1), 576 N, 576 N */
+} ancf3d_beam_t;
+
+static void beam_call(const ancf3d_beam_t *p, const double *q, const double *v, double *f,
+                      double *k, double *c) {
+    ancf3d_beam_forces(p->N, p->len, p->G, p->xi, p->w, q, v, p->gs_n, p->gs_terms, p->gs_i,
+                       p->gs_j, p->gs_m, p->gs_c, p->gs_s0, p->gs_k, p->ns_n, p->ns_terms,
+                       p->ns_i, p->ns_j, p->ns_m, p->ns_c, p->ns_s0, p->ns_k, p->beta, f, k,
+                       c);
+}
+
+ANCF3D_API void ancf3d_beam_body_forces(const void *params, const double *q,
+                                        const double *v, double *f) {
+    const ancf3d_beam_t *p = (const ancf3d_beam_t *)params;
+    beam_call(p, q, p->beta > 0.0 ? v : NULL, f, NULL, NULL);
+}
+
+ANCF3D_API void ancf3d_beam_body_tangents(const void *params, const double *q,
+                                          const double *v, double *K, double *C, int ld) {
+    const ancf3d_beam_t *p = (const ancf3d_beam_t *)params;
+    const int damped = p->beta > 0.0;
+    beam_call(p, q, damped ? v : NULL, p->f, p->k, damped ? p->c : NULL);
+    add_element_blocks(p->N, 12, p->k, damped ? p->c : NULL, K, C, ld);
+}

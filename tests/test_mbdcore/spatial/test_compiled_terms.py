@@ -1,0 +1,305 @@
+"""The spatial engine's Newton residual and blocks in C (mbdcore/multibody/terms.py over
+the batched plan): every spatial joint and body kind against the per-joint Python
+reference (``Constraint.evaluate``), the Newton blocks against central differences, the
+sparse patterns against the dense reference's non-zeros, trajectories through the
+compiled terms against the Python path, and what falls back to Python."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mbdcore.dae.simulate import simulate
+from mbdcore.models.spatial_mechanisms import bricard, cable_net, heavy_top, rotation_z
+from mbdcore.spatial.ancf import ANCFBeam3D, ANCFCable
+from mbdcore.spatial.forces import BodyTorque
+from mbdcore.spatial.joints import (
+    AngleDriver,
+    CableClamp,
+    Fixed,
+    Prismatic,
+    Revolute,
+    Spherical,
+    SynchronousGear,
+)
+from mbdcore.spatial.system import SpatialSystem
+
+G = 9.81
+
+
+def rigid_kinds() -> SpatialSystem:
+    """Rigid bodies and a bar on every joint kind with rows of closed form (revolute,
+    spherical, prismatic on a body and on a bar, fixed) plus the bodies' own rows."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -G), redundant="keep")
+    s.ground.add_marker("O", (0.0, 0.0, 0.0))
+    s.ground.add_marker("S", (2.0, 0.0, 0.0))
+    tilt = rotation_z(0.3) @ np.array([[1, 0, 0], [0, math.cos(0.4), -math.sin(0.4)],
+                                       [0, math.sin(0.4), math.cos(0.4)]])
+    s.add_body("a", mass=2.0, inertia=(0.3, 0.4, 0.5), center_of_mass=(0.1, 0.0, 0.0),
+               orientation=tilt, markers={"p": (0.5, 0.0, 0.0), "h": (0.0, 0.2, 0.0)})
+    s.add_body("b", mass=1.0, inertia=(0.2, 0.2, 0.3), position=(0.5, 0.2, 0.1),
+               markers={"p": (0.0, 0.0, 0.0), "h": (0.3, 0.0, 0.0)})
+    s.add_body("c", mass=1.5, inertia=(0.1, 0.2, 0.25), position=(1.0, 1.0, 0.0),
+               markers={"p": (0.0, 0.0, 0.0)})
+    s.add_bar("rod", (2.0, 0.0, 0.0), (3.0, 0.5, 0.2), mass=0.7, markers={"m": 0.4})
+    s.add_joint(Revolute("ground.O", "a.h", (0.2, 0.1, 1.0), name="h1"))
+    s.add_joint(Spherical("a.p", "b.p", name="ball"))
+    s.add_joint(Revolute("b.h", "c.p", (1.0, 0.3, 0.2), name="h2"))
+    s.add_joint(Prismatic("ground.S", "rod.m", (1.0, 0.5, 0.2), name="sleeve"))
+    s.add_joint(Prismatic("a.p", "c.p", (0.0, 1.0, 0.3), name="slide"))
+    s.add_joint(Fixed("b.p", "c.p", name="weld"))
+    return s
+
+
+def flexible_kinds() -> SpatialSystem:
+    """A damped ANCF cable pinned at its root, a rigid body clamped to its tip, and a
+    damped fully parameterised ANCF beam on ball joints at the cable's middle and the
+    ground."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -G), redundant="keep")
+    s.ground.add_marker("O", (0.0, 0.0, 0.0))
+    s.ground.add_marker("E", (1.0, 1.0, 0.3))
+    s.add(ANCFCable("c", (0.0, 0.0, 0.0), (1.0, 0.2, 0.0), 3, rho_a=0.4, ea=1e4, ei=2.0,
+                    damping=0.01, markers={"mid": 0.5}))
+    s.add_body("r", mass=0.5, inertia=(0.02, 0.02, 0.03), position=(1.0, 0.2, 0.0),
+               markers={"p": (0.0, 0.0, 0.0)})
+    s.add(ANCFBeam3D("b", (0.5, 0.1, 0.0), (1.0, 1.0, 0.3), 2, rho_a=1.0, ea=1e4,
+                     ei_xy=1.0, ei_xz=4.0, gj=0.5, rho_yy=1e-4, rho_zz=1e-4,
+                     damping=0.02))
+    s.add_joint(Spherical("ground.O", "c.root", name="pin"))
+    s.add_joint(CableClamp("r.p", "c.tip", (1.0, 0.2, 0.0), name="clamp"))
+    s.add_joint(Spherical("c.mid", "b.root", name="ball"))
+    s.add_joint(Spherical("b.tip", "ground.E", name="end"))
+    return s
+
+
+def _with_gear():
+    """Two wheels on hinges about z, geared by -1.7 (a hinge-angle row)."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    for k, x in enumerate((0.0, 1.0)):
+        s.ground.add_marker(f"O{k}", (x, 0.0, 0.0))
+        s.add_body(f"w{k}", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(x, 0.0, 0.0),
+                   angular_velocity=(0.0, 0.0, 1.0 - 2.7 * k), markers={"h": (0.0, 0.0, 0.0)})
+        s.add_joint(Revolute(f"ground.O{k}", f"w{k}.h", (0.0, 0.0, 1.0), name=f"h{k}"))
+    s.add_joint(SynchronousGear("h0", "h1", ratio=-1.7, name="gear"))
+    return s
+
+
+def _with_driver():
+    """A wheel on a tilted hinge driven by an accelerating motion, and a pendulum on a
+    ball joint at its rim (a driver row with g_t and a time-dependent gamma)."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    s.ground.add_marker("O", (0.0, 0.0, 0.0))
+    s.add_body("a", mass=1.0, inertia=(0.1, 0.12, 0.15),
+               markers={"h": (0.0, 0.0, 0.0), "rim": (0.3, 0.0, 0.0)})
+    s.add_body("p", mass=0.5, inertia=(0.02, 0.02, 0.01), position=(0.3, 0.0, -0.4),
+               markers={"top": (0.0, 0.0, 0.4)})
+    hinge = s.add_joint(Revolute("ground.O", "a.h", (0.2, 0.1, 1.0), name="h"))
+    s.add_joint(AngleDriver(hinge, lambda t: (0.5 * t + t * t, 0.5 + 2.0 * t, 2.0),
+                            name="drive"))
+    s.add_joint(Spherical("a.rim", "p.top", name="ball"))
+    return s
+
+
+SYSTEMS = {"rigid": rigid_kinds, "flexible": flexible_kinds,
+           "net": lambda: cable_net(junctions=3, n_elements=2), "heavy top": heavy_top,
+           "bricard": bricard, "gear": _with_gear, "driver": _with_driver}
+
+
+def _free_cable():
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    s.add(ANCFCable("c", (0.0, 0.0, 0.0), (1.0, 0.0, 0.3), 3, rho_a=0.4, ea=1e4, ei=1.0,
+                    damping=0.01))
+    return s
+
+
+def random_state(s, seed):
+    rng = np.random.default_rng(seed)
+    q, v = s.initial_state()
+    return q + 0.05 * rng.standard_normal(q.size), rng.standard_normal(q.size), \
+        rng.standard_normal(s.m)
+
+
+def reference_rows(s, t, q, v):
+    """(g, G, g_t, gamma) one joint at a time (Constraint.evaluate)."""
+    s.batched_constraints = False
+    try:
+        return s.constraint_terms(t, q, v)
+    finally:
+        s.batched_constraints = True
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_compiled_rows_equal_the_per_joint_reference(name):
+    """g, G, g_t from the compiled terms (sparse) and g, G, gamma from the plan's C call
+    (dense) equal Constraint.evaluate's at random configurations, to 1e-12 of the
+    magnitudes involved; G's pattern holds every non-zero of the reference."""
+    s = SYSTEMS[name]()
+    terms = s.compiled_terms()
+    assert terms is not None, f"{name}: every part has a compiled form"
+    for seed in range(3):
+        t = 0.1 * seed
+        q, v, _ = random_state(s, seed)
+        g0, G0, gt0, gam0 = reference_rows(s, t, q, v)
+        terms.prepare(t)
+        g, Gs, gt = terms.owner.sparse_constraints(q)
+        g1, G1, _, gam1 = s.constraint_terms(t, q, v)
+        scale = 1e-12 * max(1.0, np.abs(q).max()) ** 2 * max(1.0, np.abs(G0).max())
+        np.testing.assert_allclose(g, g0, rtol=0, atol=scale)
+        np.testing.assert_allclose(gt, gt0, rtol=0, atol=scale)
+        np.testing.assert_allclose(Gs.toarray(), G0, rtol=0, atol=scale)
+        np.testing.assert_allclose(g1, g0, rtol=0, atol=scale)
+        np.testing.assert_allclose(G1, G0, rtol=0, atol=scale)
+        np.testing.assert_allclose(gam1, gam0, rtol=0,
+                                   atol=scale * max(1.0, np.abs(v).max()) ** 2)
+        pattern = np.zeros(G0.shape, dtype=bool)
+        pattern[Gs.nonzero()] = True
+        pattern |= (Gs.toarray() == 0.0) & _in_pattern(Gs)
+        assert pattern[G0 != 0.0].all()
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+@pytest.mark.parametrize("ggl", [True, False])
+def test_compiled_sparse_residual_equals_the_python_residual(name, ggl):
+    """The scaled Newton residual of the sparse path in one C call equals the one the
+    integrator assembles in Python from the per-joint rows, the system's forces and M
+    (mbdcore.dae.index3: w = dq - G^T mu, v = v_ref + c_v w, x = x_ref + w,
+    r = [M x + G^T lam - F/c_a; g; (G v + g_t)/c_v]) to 1e-12 of its terms."""
+    s = SYSTEMS[name]()
+    terms = s.compiled_terms()
+    rng = np.random.default_rng(11)
+    q_ref, v_ref, lam = random_state(s, 5)
+    x_ref, dq = rng.standard_normal(s.n), 1e-3 * rng.standard_normal(s.n)
+    mu = rng.standard_normal(s.m) if ggl else np.zeros(0)
+    cv, ca, t = 1.3e3, 2.1e6, 0.25
+    terms.prepare(t)
+    q, G, w, v, x, r = terms.sparse_residual(q_ref, v_ref, x_ref, dq, lam, mu, cv, ca, ggl)
+    s.compiled_residual = False
+    q0 = q_ref + dq
+    g0, G0, gt0, _ = reference_rows(s, t, q0, v_ref)
+    w0 = dq - G0.T @ mu if ggl else dq
+    v0, x0 = v_ref + cv * w0, x_ref + w0
+    F0 = s.forces(t, q0, v0)
+    M0 = s.mass_matrix(q0)
+    parts = [M0 @ x0 + G0.T @ lam - F0 / ca, g0] + ([(G0 @ v0 + gt0) / cv] if ggl else [])
+    r0 = np.concatenate(parts)
+    scale = max(np.abs(M0 @ x0).max(), np.abs(G0.T @ lam).max(), np.abs(F0 / ca).max(),
+                np.abs(g0).max(), 1.0)
+    np.testing.assert_allclose(q, q0, rtol=0, atol=1e-15 * max(1.0, np.abs(q0).max()))
+    np.testing.assert_allclose(w, w0, rtol=0, atol=1e-12 * max(1.0, np.abs(w0).max()))
+    np.testing.assert_allclose(v, v0, rtol=0, atol=1e-12 * max(1.0, np.abs(v0).max()))
+    np.testing.assert_allclose(G.toarray(), G0, rtol=0, atol=1e-12 * max(1.0, np.abs(G0).max()))
+    np.testing.assert_allclose(r[:s.n + s.m], r0[:s.n + s.m], rtol=0, atol=1e-12 * scale)
+    if ggl:
+        np.testing.assert_allclose(r[s.n + s.m:] * cv, r0[s.n + s.m:] * cv, rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(G0 @ v0).max()))
+
+
+def _in_pattern(A):
+    """Boolean mask of the stored entries of a CSR matrix (zeros included)."""
+    mask = np.zeros(A.shape, dtype=bool)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    mask[rows, A.indices] = True
+    return mask
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_compiled_newton_blocks_are_central_differences(name):
+    """K = -dF/dq + d(G^T lam)/dq, C = -dF/dv, H = d(G v)/dq from the compiled terms,
+    sparse and dense alike, equal central differences of the Python reference
+    (the system's forces and per-joint G) to their accuracy, and the sparse patterns
+    hold every entry the differences find."""
+    s = SYSTEMS[name]()
+    terms = s.compiled_terms()
+    q, v, lam = random_state(s, 7)
+    terms.prepare(0.0)
+    C, K, H = terms.sparse_jacobian(q, v, lam, True)
+    Cd, Kd, Hd = terms.jacobian(q, v, lam, True)
+    for A, Ad in ((C, Cd), (K, Kd), (H, Hd)):
+        np.testing.assert_allclose(A.toarray(), Ad, rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(Ad).max()))
+    s.compiled_residual = False
+
+    def residual_q(x):
+        G = reference_rows(s, 0.0, x, v)[1]
+        return -s.forces(0.0, x, v) + G.T @ lam, G @ v
+    n = s.n
+    Kf, Hf, Cf = np.zeros((n, n)), np.zeros((s.m, n)), np.zeros((n, n))
+    for j in range(n):
+        e = 1e-6 * max(1.0, abs(q[j]))
+        qp, qm = q.copy(), q.copy()
+        qp[j] += e
+        qm[j] -= e
+        (kp, hp), (km, hm) = residual_q(qp), residual_q(qm)
+        Kf[:, j] = (kp - km) / (2 * e)
+        Hf[:, j] = (hp - hm) / (2 * e)
+        vp, vm = v.copy(), v.copy()
+        vp[j] += e
+        vm[j] -= e
+        Cf[:, j] = -(s.forces(0.0, q, vp) - s.forces(0.0, q, vm)) / (2 * e)
+    for A, Af in ((K, Kf), (C, Cf), (H, Hf)):
+        big = max(1.0, np.abs(Af).max())
+        np.testing.assert_allclose(A.toarray(), Af, rtol=0, atol=1e-6 * big)
+        assert _in_pattern(A)[np.abs(Af) > 1e-6 * big].all()
+
+
+@pytest.mark.parametrize("name", ["heavy top", "bricard", "gear", "driver", "flexible"])
+def test_small_systems_through_the_compiled_iterations_equal_the_python_path(name):
+    """The heavy top (spherical joint, a rigid body's own rows), Bricard's linkage
+    (revolute joints, one redundant row removed: the compiled terms leave it out), two
+    wheels on a synchronous gear, a wheel on an angle driver (hinge-angle rows) and the
+    cable, beam and body of flexible_kinds in the compiled Newton iterations (dense,
+    native/newton.c) and in Python: the same trajectory to 1e-9."""
+    out = []
+    for compiled in (True, False):
+        s = SYSTEMS[name]()
+        s.compiled_residual = compiled
+        assert (s.compiled_terms() is not None) == compiled
+        out.append(simulate(s, 0.2, 2e-3, "generalized-alpha", rho_inf=0.8).q)
+    assert np.abs(out[0][-1] - out[0][0]).max() > 1e-2
+    np.testing.assert_allclose(out[0], out[1], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["net", "flexible", "bricard", "free cable"])
+def test_sparse_trajectory_through_the_compiled_terms_equals_the_python_path(name):
+    """A cable net on spherical joints, the cable, beam and body of flexible_kinds,
+    Bricard's linkage and a free cable (no rows) on the sparse path: residual and blocks from the compiled terms
+    (CSR over patterns fixed per topology) or from Python per body and joint, the same
+    trajectory to 1e-9."""
+    out = []
+    for compiled in (True, False):
+        s = _free_cable() if name == "free cable" else SYSTEMS[name]()
+        s.compiled_residual = compiled
+        assert (s.compiled_terms() is not None) == compiled
+        out.append(simulate(s, 0.03, 1e-3, "generalized-alpha", rho_inf=0.8,
+                            sparse=True).q)
+    assert np.abs(out[0][-1] - out[0][0]).max() > 1e-5
+    np.testing.assert_allclose(out[0], out[1], rtol=0, atol=1e-9)
+
+
+def _slack_net():
+    s = SpatialSystem(gravity=(0.0, 0.0, -G))
+    s.ground.add_marker("O", (0.0, 0.0, 0.0))
+    s.add(ANCFCable("c", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 2, rho_a=0.4, ea=1e4, ei=1.0,
+                    tension_only=True))
+    s.add_joint(Spherical("ground.O", "c.root", name="pin"))
+    return s
+
+
+def _torqued_top():
+    s = heavy_top()
+    s.add_force(BodyTorque("top", (0.0, 0.1, 0.0), name="push"))
+    return s
+
+
+@pytest.mark.parametrize("build", [_slack_net, _torqued_top],
+                         ids=["tension-only cable", "body torque"])
+def test_models_with_a_part_not_compiled_fall_back_to_python(build):
+    """Switching forces (a tension-only cable) and force elements that depend on the
+    state (a torque on a natural-coordinate body: its generalised forces follow the
+    body's axes) have no compiled form here: the system says so (compiled_terms() is
+    None) and the integrators run it in Python."""
+    s = build()
+    assert s.compiled_terms() is None
+    r = simulate(s, 0.01, 1e-3, "generalized-alpha", rho_inf=0.8)
+    assert np.all(np.isfinite(r.q))

@@ -52,6 +52,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mbdcore.blocks import ParameterError
+from mbdcore.multibody.ancf import END_MARKERS as LINE_END_MARKERS
+from mbdcore.multibody.ancf import ANCFBeam
 from mbdcore.multibody.constraints import (
     AngleDriver,
     ConstantRate,
@@ -74,10 +76,11 @@ from mbdcore.multibody.forces import (
     RotationalSpringDamper,
     TranslationalSpringDamper,
 )
+from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
 from mbdcore.multibody.system import Body, System
 
 __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_name", "check_ground", "KINDS", "JOINT_TYPES",
-           "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
+           "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "BODY_TYPES", "RIGID_BODY", "TOP_KEYS", "choice_kind", "validate_model",
            "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
            "MODEL_SCHEMA",
            # the machinery, for the spatial format (mbdcore.spatial.model_file)
@@ -235,15 +238,26 @@ def check_marker_name(v: str, ctx: ReferenceContext) -> str | None:
 def _check_marker(v, ctx: ReferenceContext) -> str | None:
     if isinstance(v, str):
         return check_marker_name(v, ctx)
-    if isinstance(v, Mapping):
+    if not (isinstance(v, Mapping) and "body" in v):
+        return "invalid"
+    reason = _check_body(v["body"], ctx)
+    if reason:
+        return reason
+    if ctx.body_types.get(v["body"], RIGID_BODY) in _FRAMED:
         if set(v) != {"body", "point"} or _vector_check(False)(v["point"], ctx):
             return "invalid"
-        return _check_body(v["body"], ctx)
-    return "invalid"
+    elif set(v) != {"body", "arc_length"} or not is_finite_number(v["arc_length"]):
+        return (f"{show_value(v)} is invalid: a point on the {ctx.body_types[v['body']]} "
+                f"{v['body']!r} is written {{\"body\": name, \"arc_length\": s}} [m]")
+    return None
 
 
 def _convert_marker(v):
-    return v if isinstance(v, str) else (v["body"], tuple(float(x) for x in v["point"]))
+    if isinstance(v, str):
+        return v
+    if "arc_length" in v:
+        return (v["body"], float(v["arc_length"]))
+    return (v["body"], tuple(float(x) for x in v["point"]))
 
 
 def _check_body_pair(v, ctx) -> str | None:
@@ -279,7 +293,30 @@ def _check_body_name(v, ctx) -> str | None:
 _MARKER_REF_SCHEMA = {"oneOf": [
     {"type": "string", "pattern": r"^[A-Za-z_]\w*\..+$"},
     {"type": "object", "additionalProperties": False, "required": ["body", "point"],
-     "properties": {"body": {"type": "string"}, "point": _VECTOR_SCHEMA}}]}
+     "properties": {"body": {"type": "string"}, "point": _VECTOR_SCHEMA}},
+    {"type": "object", "additionalProperties": False, "required": ["body", "arc_length"],
+     "properties": {"body": {"type": "string"}, "arc_length": {"type": "number"}}}]}
+
+
+def _check_count(minimum: int, maximum: int | None = None):
+    def check(v, ctx):
+        ok = (isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+              and (maximum is None or v <= maximum))
+        return None if ok else "invalid"
+    return check
+
+
+def _check_table(v, ctx) -> str | None:
+    # marker tables are checked entry by entry with their paths (check_marker_table)
+    return None if isinstance(v, Mapping) else "invalid"
+
+
+def choice_kind(choices) -> ValueKind:
+    """The value kind of one of the strings ``choices``."""
+    choices = tuple(choices)
+    return ValueKind(" or ".join(repr(c) for c in choices),
+                     lambda v, ctx: None if isinstance(v, str) and v in choices else "invalid",
+                     str, {"enum": list(choices)})
 
 KINDS: dict[str, ValueKind] = {
     "number": _number_kind("finite numbers", lambda x: True, {}),
@@ -307,6 +344,15 @@ KINDS: dict[str, ValueKind] = {
                     _check_marker, _convert_marker, _MARKER_REF_SCHEMA),
     "markers": ValueKind("objects of marker name: [x, y]", _check_markers, dict,
                      {"type": "object", "additionalProperties": _VECTOR_SCHEMA}),
+    "arc_lengths": ValueKind("objects of marker name: arc length", _check_table, dict,
+                             {"type": "object", "additionalProperties": {"type": "number",
+                                                                         "minimum": 0}}),
+    "elements": ValueKind("integers >= 1", _check_count(1), int,
+                          {"type": "integer", "minimum": 1}),
+    "gauss": ValueKind("integers >= 3", _check_count(3), int,
+                       {"type": "integer", "minimum": 3}),
+    "flag": ValueKind("true or false", lambda v, ctx: None if isinstance(v, bool) else "invalid",
+                      bool, {"type": "boolean"}),
 }
 
 
@@ -563,6 +609,118 @@ BODY_KEYS = {
     "markers": Key("markers", "m", "named points in the body frame from the centre of mass"),
 }
 _MARKER_KEY = Key("vector", "m")
+_ARC_KEY = Key("nonnegative", "m")
+
+#: the file's body type of a rigid body, the default when a body has no "type"
+RIGID_BODY = "rigid_body"
+#: body types whose markers are points of a frame (the others: arc lengths)
+_FRAMED = (RIGID_BODY, "ground")
+
+
+def _arc_markers(b) -> dict:
+    """A beam's markers as a file writes them: arc lengths [m] from the root, the ends
+    (the body's own) left out."""
+    out = {}
+    for name, loc in b.markers.items():
+        if name in ("root", "tip") or isinstance(b, ANCFBeam) and name in LINE_END_MARKERS:
+            continue
+        if isinstance(b, ModalBeam):
+            s = loc[0]
+        elif isinstance(b, FiniteSegmentBeam):
+            s = b.piece_start[loc[0]] + loc[1]
+        else:
+            s = loc
+        out[name] = float(s)
+    return out
+
+
+def _root_frame(b) -> dict:
+    return {"position": _vec(b.position), "angle": b.angle0, "velocity": _vec(b.velocity),
+            "omega": b.omega, "markers": _arc_markers(b)}
+
+
+def _describe_modal(b: ModalBeam) -> dict:
+    return {"length": b.length, "rho_a": b.rho_a, "ei": b.ei, "n_modes": b.n_modes,
+            "mode_shapes": b.mode_shapes, "tip_mass": b.tip_mass, "tip_inertia": b.tip_inertia,
+            "geometric_stiffening": b.fs == 1.0, "kinematics": b.kinematics,
+            "damping": b.damping, "n_quad": b.n_quad, **_root_frame(b)}
+
+
+def _describe_segments(b: FiniteSegmentBeam) -> dict:
+    return {"length": b.length, "rho_a": b.rho_a, "ei": b.ei, "n_segments": b.n_segments,
+            "damping": b.rot_damping, "tip_mass": b.tip_mass, "tip_inertia": b.tip_inertia,
+            **_root_frame(b)}
+
+
+def _describe_ancf(b: ANCFBeam) -> dict:
+    return {"start": _vec(b.start), "end": _vec(b.end), "n_elements": b.n_elements,
+            "rho_a": b.rho_a, "ei": b.ei, "ea": b.ea, "damping": b.damping,
+            "velocity": _vec(b.velocity), "omega": b.omega,
+            "n_gauss": int(len(b.gauss_weights)), "markers": _arc_markers(b)}
+
+
+_BEAM_MARKERS = Key("arc_lengths", "m", "named points by distance from the root along the "
+                    "undeformed beam (it has 'root' and 'tip' itself)")
+_ROOT_KEYS = {
+    "position": Key("vector", "m", "initial root position (default [0, 0])"),
+    "angle": Key("number", "rad", "initial root angle (default 0)"),
+    "velocity": Key("vector", "m/s", "initial root velocity (default [0, 0])"),
+    "omega": Key("number", "rad/s", "initial angular rate (default 0)"),
+    "markers": _BEAM_MARKERS,
+}
+_BEAM_COMMON = {
+    "name": Key("body_name", doc="unique body name", required=True),
+    "length": Key("positive", "m", required=True),
+    "rho_a": Key("positive", "kg/m", "mass per unit length", required=True),
+    "ei": Key("positive", "N m^2", "flexural stiffness", required=True),
+}
+_TIP = {
+    "tip_mass": Key("nonnegative", "kg", "rigid body at the tip (default 0)"),
+    "tip_inertia": Key("nonnegative", "kg m^2", "of the tip body (default 0)"),
+}
+
+#: body types of the planar files: the file's ``type`` -> class, keys (= constructor
+#: arguments) and how to read them back; a body without ``type`` is a rigid body
+BODY_TYPES: dict[str, ElementType] = {e.type: e for e in (
+    ElementType(Body, BODY_KEYS, lambda b: {
+        "mass": b.mass, "inertia": b.inertia, "position": _vec(b.position), "angle": b.angle,
+        "velocity": _vec(b.velocity), "omega": b.omega,
+        "markers": {k: _vec(v) for k, v in b.markers.items()}}, type_name=RIGID_BODY),
+    ElementType(ModalBeam, {
+        **_BEAM_COMMON,
+        "n_modes": Key(ValueKind("integers 1..10", _check_count(1, 10), int,
+                                 {"type": "integer", "minimum": 1, "maximum": 10}),
+                       doc="assumed modes (default 3)"),
+        "mode_shapes": Key(choice_kind(("clamped-free", "clamped-mass")),
+                           doc="clamped-mass: shapes with the tip body (default clamped-free)"),
+        **_TIP,
+        "geometric_stiffening": Key("flag", doc="centrifugal stiffening (default true)"),
+        "kinematics": Key(choice_kind(("exact", "second-order")),
+                          doc="default exact (second-order without stiffening)"),
+        "damping": Key("nonnegative", "s", "stiffness-proportional modal damping (default 0)"),
+        "n_quad": Key("elements", doc="Gauss points along the beam (default 24)"),
+        **_ROOT_KEYS}, _describe_modal, type_name="modal_beam"),
+    ElementType(FiniteSegmentBeam, {
+        **_BEAM_COMMON,
+        "n_segments": Key("elements", doc="rigid segments (default 10)"),
+        "damping": Key("nonnegative", "N m s/rad", "of each hinge (default 0)"),
+        **_TIP, **_ROOT_KEYS}, _describe_segments, type_name="finite_segment_beam"),
+    ElementType(ANCFBeam, {
+        "name": Key("body_name", doc="unique body name", required=True),
+        "start": Key("vector", "m", "first end ('root'), straight unstressed shape",
+                     required=True),
+        "end": Key("vector", "m", "second end ('tip')", required=True),
+        "n_elements": Key("elements", required=True),
+        "rho_a": Key("positive", "kg/m", "mass per unit length", required=True),
+        "ei": Key("positive", "N m^2", "flexural stiffness", required=True),
+        "ea": Key("positive", "N", "axial stiffness", required=True),
+        "damping": Key("nonnegative", "s", "Kelvin-Voigt time beta (default 0)"),
+        "velocity": Key("vector", "m/s", "initial velocity of start (default [0, 0])"),
+        "omega": Key("number", "rad/s", "initial rigid rotation rate about start "
+                     "(default 0)"),
+        "n_gauss": Key("gauss", doc="Gauss points per element (default 5)"),
+        "markers": _BEAM_MARKERS}, _describe_ancf, type_name="ancf_beam"),
+)}
 
 # top-level keys and what they hold (for messages and MODEL_SCHEMA)
 TOP_KEYS = {
@@ -571,7 +729,8 @@ TOP_KEYS = {
     "description": "free text",
     "gravity": "gravitational acceleration [m/s^2] in the ground frame (default [0, 0])",
     "ground": "{\"markers\": {name: [x, y]}}: points fixed to the ground [m]",
-    "bodies": "list of moving bodies",
+    "bodies": "list of moving bodies, each with a \"type\" (default rigid_body): "
+              + ", ".join(BODY_TYPES),
     "joints": "list of joints, gears and drivers",
     "forces": "list of force elements",
     "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
@@ -655,17 +814,44 @@ def check_ground(d: Mapping, ctx: ReferenceContext, problems: list, kind=None,
                                                problems, *args)
 
 
+def _beam_length(good: Mapping) -> float | None:
+    """The length [m] a beam's markers are checked against (None if not known)."""
+    if "length" in good:
+        return float(good["length"])
+    if "start" in good and "end" in good:
+        return float(np.hypot(*np.subtract(good["end"], good["start"], dtype=float)))
+    return None
+
+
 def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
     check_ground(d, ctx, problems)
+    ctx.body_types["ground"] = "ground"
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
         if not isinstance(body, Mapping):
             problems.append(f"{path}: {show_value(body)} is invalid: accepted values are objects "
                             f"with keys {', '.join(BODY_KEYS)}")
             continue
-        good = check_keys(path, body, BODY_KEYS, ctx, problems)
-        markers = (check_marker_table(f"{path}.markers", body["markers"], problems)
-                   if "markers" in good else [])
+        if "type" in body:      # a rigid body needs none (the files before beams)
+            good = check_element(path, body, BODY_TYPES, ctx, problems)
+            if good is None:
+                continue
+        else:
+            good = {"type": RIGID_BODY, **check_keys(path, body, BODY_KEYS, ctx, problems)}
+        markers = []
+        if "markers" in good and good["type"] == RIGID_BODY:
+            markers = check_marker_table(f"{path}.markers", body["markers"], problems)
+        elif "markers" in good:
+            markers = check_marker_table(f"{path}.markers", body["markers"], problems, _ARC_KEY)
+            length = _beam_length(good)
+            for mname, s in good["markers"].items():
+                if length is not None and is_finite_number(s) and s > length * (1 + 1e-12):
+                    problems.append(f"{path}.markers.{key_name(mname)}: {show_value(s)} is "
+                                    f"invalid: accepted values are arc lengths in "
+                                    f"[0, {length:g}] m")
+        if good["type"] != RIGID_BODY:
+            ends = LINE_END_MARKERS if good["type"] == "ancf_beam" else ("root", "tip")
+            markers = list(dict.fromkeys([*ends, *markers]))
         name = good.get("name")
         if name is None:
             continue
@@ -674,6 +860,7 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
                             f"(taken: {', '.join(ctx.markers)})")
             continue
         ctx.markers[name] = markers
+        ctx.body_types[name] = good["type"]
 
 
 def _body_of(ref) -> str:
@@ -839,8 +1026,9 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
             s.ground.add_marker(name, loc)
         for i, body in enumerate(d.get("bodies", [])):
             path = f"bodies[{i}]"
-            kwargs = convert_values(BODY_KEYS, body)
-            s.add_body(kwargs.pop("name"), **kwargs)
+            entry = BODY_TYPES[body.get("type", RIGID_BODY)]
+            kwargs = convert_values(entry.keys, body)
+            s.add(entry.cls(kwargs.pop("name"), **kwargs))
         for section, registry, add in (("joints", JOINT_TYPES, s.add_joint),
                                        ("forces", FORCE_TYPES, s.add_force)):
             items = list(enumerate(d.get(section, [])))
@@ -1000,21 +1188,14 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
     if np.any(ground.position != 0.0) or ground.angle != 0.0:
         raise ModelFileError(["ground: the ground frame is moved; accepted: position [0, 0] "
                               "and angle 0 (markers carry the offsets)"])
-    flexible = [f"bodies: {b.name!r} ({type(b).__name__})" for b in system.bodies
-                 if type(b) is not Body]
-    if flexible:   # the format describes rigid bodies (beams are built in Python)
-        raise ModelFileError([f"{p}; accepted: rigid bodies (Body) only, the format has no "
-                              "beams" for p in flexible])
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
     if description:
         d["description"] = description
     d["gravity"] = _vec(system.gravity)
     d["ground"] = {"markers": {k: _vec(v) for k, v in ground.markers.items()}}
-    d["bodies"] = [{"name": b.name, "mass": b.mass, "inertia": b.inertia,
-                    "position": _vec(b.position), "angle": b.angle,
-                    "velocity": _vec(b.velocity), "omega": b.omega,
-                    "markers": {k: _vec(v) for k, v in b.markers.items()}}
-                   for b in system.bodies]
+    # a rigid body is written without its type, as in the files before beams
+    d["bodies"] = [{k: v for k, v in body.items() if body["type"] != RIGID_BODY or k != "type"}
+                   for body in describe_elements("bodies", system.bodies, BODY_TYPES)]
     d["joints"] = describe_elements("joints", system.joints, JOINT_TYPES)
     d["forces"] = describe_elements("forces", system.forces_list, FORCE_TYPES)
     if system.inputs:
@@ -1095,6 +1276,11 @@ def object_schema(keys: Mapping[str, Key], type_name: str | None = None,
     return out
 
 
+def _untyped_rigid_schema() -> dict:
+    """A rigid body as the files before beams write it: without ``type``."""
+    return object_schema(BODY_KEYS)
+
+
 def _build_schema() -> dict:
     def typed(registry):
         return {"oneOf": [object_schema({"name": NAME_KEY, **e.keys}, t, e.cls.__doc__)
@@ -1123,7 +1309,10 @@ def _build_schema() -> dict:
         "type": "object", "additionalProperties": False, "required": ["format", "version"],
         "properties": top,
         "$defs": {
-            "body": object_schema(BODY_KEYS),
+            "body": {"oneOf": [
+                _untyped_rigid_schema(),
+                *(object_schema({"name": NAME_KEY, **e.keys}, t, e.cls.__doc__)
+                  for t, e in BODY_TYPES.items())]},
             "joint": typed(JOINT_TYPES),
             "force": typed(FORCE_TYPES),
             "motion": {"oneOf": [object_schema(keys, t) for t, (_, keys)
@@ -1138,7 +1327,10 @@ def format_reference() -> str:
         return "\n".join(f"    {k:15s}{'(required) ' if v.required else ''}{v.doc}"
                          f"{'; ' if v.doc else ''}{v.accepted()}" for k, v in table.items())
 
-    parts = [f"bodies[]\n{keys(BODY_KEYS)}"]
+    parts = [f"bodies[] (no type, or type {RIGID_BODY!r})\n{keys(BODY_KEYS)}"]
+    for t, e in BODY_TYPES.items():
+        if t != RIGID_BODY:
+            parts.append(f"bodies[] type {t!r} ({e.cls.__name__})\n{keys(e.keys)}")
     for section, registry in (("joints", JOINT_TYPES), ("forces", FORCE_TYPES)):
         for t, e in registry.items():
             table = {"name": NAME_KEY, **e.keys}

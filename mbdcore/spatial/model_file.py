@@ -176,13 +176,6 @@ def _check_inertia(v, ctx) -> str | None:
     return None
 
 
-def _check_count(minimum: int):
-    def check(v, ctx):
-        ok = isinstance(v, int) and not isinstance(v, bool) and v >= minimum
-        return None if ok else "invalid"
-    return check
-
-
 def _check_redundant(v, ctx) -> str | None:
     return None if v in REDUNDANT_POLICIES else "invalid"
 
@@ -252,7 +245,8 @@ def _array(v):
 _VECTOR3_SCHEMA = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
 _MATRIX3_SCHEMA = {"type": "array", "items": _VECTOR3_SCHEMA, "minItems": 3, "maxItems": 3}
 
-#: the value kinds of the spatial files: the planar ones (numbers, names, motions) with
+#: the value kinds of the spatial files: the planar ones (numbers, counts, flags, arc
+#: lengths, names, motions) with
 #: 3-vectors, orientations, inertia tensors, spatial marker references and joint names
 KINDS_3D: dict[str, ValueKind] = {
     **KINDS,
@@ -265,12 +259,6 @@ KINDS_3D: dict[str, ValueKind] = {
                          "principal moment smaller than the sum of the other two",
                          _check_inertia, _array,
                          {"oneOf": [_VECTOR3_SCHEMA, _MATRIX3_SCHEMA]}),
-    "elements": ValueKind("integers >= 1", _check_count(1), int,
-                          {"type": "integer", "minimum": 1}),
-    "gauss": ValueKind("integers >= 3", _check_count(3), int,
-                       {"type": "integer", "minimum": 3}),
-    "flag": ValueKind("true or false", lambda v, ctx: None if isinstance(v, bool) else "invalid",
-                      bool, {"type": "boolean"}),
     "redundant": ValueKind(" or ".join(repr(p) for p in REDUNDANT_POLICIES), _check_redundant,
                            str, {"enum": list(REDUNDANT_POLICIES)}),
     "marker": ValueKind("marker references 'body.marker', {\"body\": name, \"point\": "
@@ -293,9 +281,6 @@ KINDS_3D: dict[str, ValueKind] = {
     # marker tables: checked entry by entry with their paths (check_marker_table)
     "points": ValueKind("objects of marker name: [x, y, z]", _check_table, dict,
                         {"type": "object", "additionalProperties": _VECTOR3_SCHEMA}),
-    "arc_lengths": ValueKind("objects of marker name: arc length", _check_table, dict,
-                             {"type": "object", "additionalProperties": {"type": "number",
-                                                                         "minimum": 0}}),
 }
 
 

@@ -78,7 +78,6 @@ from mbdcore.multibody.model_file import (
     Key,
     ModelFileError,
     ValueKind,
-    check_inputs,
     is_finite_number,
     load_with,
     show_value,
@@ -225,9 +224,7 @@ MODEL_TOP_KEYS = {
 MODEL_TABLES = SpatialTables(
     _BODY_TYPES, SPATIAL_TABLES.joint_types,
     {**SPATIAL_TABLES.force_types, **MODEL_FORCE_TYPES}, MODEL_TOP_KEYS,
-    {**PLANAR_KEY_HINTS, "(top level)": {}})
-
-_INPUT = Key("number", "V, N m or N")
+    PLANAR_KEY_HINTS, "V, N m or N")
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -251,8 +248,7 @@ def validate_model(d) -> list[str]:
     if model_dimension(d) != DIMENSION:
         return planar.validate_model(d)     # planar, or the message on a bad dimension
     problems: list[str] = []
-    forces = check_spatial(d, MODEL_TABLES, problems)
-    check_inputs(d, forces, problems, _INPUT)
+    check_spatial(d, MODEL_TABLES, problems)
     _check_removed(d, problems)
     return problems
 
@@ -274,16 +270,11 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     if problems:
         raise ModelFileError(problems, source)
     s = build_spatial(d, MODEL_TABLES, source)
-    path = "inputs"
     try:
-        for name, value in d.get("inputs", {}).items():
-            path = f"inputs.{name}"
-            s.set_input(name, float(value))
         if "removed_equations" in d:
-            path = "removed_equations"
             s.set_redundant_equations(d["removed_equations"])
     except ParameterError as exc:   # an equation name no constraint has
-        raise ModelFileError([f"{path}: {exc}"], source) from exc
+        raise ModelFileError([f"removed_equations: {exc}"], source) from exc
     return s
 
 
@@ -315,8 +306,6 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
     if not isinstance(system, SpatialSystem):
         return planar.model_to_dict(system, description)
     d = describe_spatial(system, MODEL_TABLES, description)
-    if system.inputs:
-        d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
     if system.redundancy_resolved:
         d["removed_equations"] = list(system.redundant_equations)
     problems = validate_model(d)
@@ -343,6 +332,5 @@ def format_reference() -> str:
 MODEL_SCHEMA: dict = spatial_schema(
     MODEL_TABLES, "https://flexcosim.invalid/schemas/flexcosim-model-1-3d-models.json",
     "flexcosim spatial multibody model with drives and latches",
-    {"inputs": {"type": "object", "additionalProperties": {"type": "number"}},
-     "removed_equations": {"type": "array",
+    {"removed_equations": {"type": "array",
                            "items": {"type": "string", "pattern": r"^[^.]+\..+$"}}})

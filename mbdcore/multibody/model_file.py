@@ -52,6 +52,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mbdcore.blocks import ParameterError
+from mbdcore.dae.methods import METHODS, method_info
 from mbdcore.multibody.ancf import END_MARKERS as LINE_END_MARKERS
 from mbdcore.multibody.ancf import ANCFBeam
 from mbdcore.multibody.constraints import (
@@ -87,6 +88,8 @@ __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_na
            "ValueKind", "Key", "ElementType", "ReferenceContext", "Undescribable", "NAME_KEY",
            "show_value", "key_name", "is_finite_number", "check_value", "check_keys", "check_header",
            "check_marker_table", "check_list", "check_element", "check_section", "check_inputs",
+           "RUN_KEYS", "SUBSTEPS_RANGE", "check_run_keys", "apply_run_keys", "describe_run_keys",
+           "run_schema",
            "element_names", "convert_values", "marker_out", "describe_motion",
            "describe_elements", "read_model_data", "write_model_data", "load_with", "key_schema",
            "object_schema"]
@@ -740,6 +743,122 @@ TOP_KEYS = {
 _GRAVITY = Key("vector", "m/s^2")
 _INPUT = Key("number", "N m or N")
 
+#: the top-level keys every model file accepts, either dimension, for the block (and
+#: FMU) made of it (docs/model_files.md, "Inputs, outputs and the method")
+RUN_KEYS = {
+    "outputs": "the signals of the block made of the model, by name (default: every "
+               "coordinate); see mbdcore.multibody.system_block",
+    "method": "the integration method of that block: a name of mbdcore.dae.methods.METHODS "
+              "or {\"name\": ..., \"substeps\": n, option: value ...} with the method's "
+              "options (default: chosen from the model, generalized-alpha for flexible or "
+              "stiff models, rk4 otherwise)",
+}
+TOP_KEYS.update(RUN_KEYS)
+#: substeps per communication step a file may ask for (the block's parameter's range)
+SUBSTEPS_RANGE = (1, 100000)
+#: keys of a method object that are the block's, not the method's options
+_BLOCK_METHOD_KEYS = ("name", "substeps", "baumgarte")
+
+
+def _check_method(d: Mapping, problems: list) -> None:
+    spec = d["method"]
+    if isinstance(spec, str):
+        spec = {"name": spec}
+    if not isinstance(spec, Mapping):
+        problems.append(f"method: {show_value(spec)} is invalid: accepted values are method "
+                        "names or objects {\"name\": ..., \"substeps\": n, option: value}")
+        return
+    name = spec.get("name")
+    if name not in METHODS:
+        problems.append(f"method.name: {show_value(name)} is invalid: accepted values are "
+                        f"{', '.join(METHODS)}")
+        return
+    lo, hi = SUBSTEPS_RANGE
+    n = spec.get("substeps", lo)
+    if not (isinstance(n, int) and not isinstance(n, bool) and lo <= n <= hi):
+        problems.append(f"method.substeps: {show_value(n)} is invalid: accepted values are "
+                        f"integers {lo}..{hi}")
+    info = method_info(name)
+    if "baumgarte" in spec:
+        b = spec["baumgarte"]
+        if info.kind != "ode":
+            problems.append(f"method.baumgarte: the index-1 form's stabilisation; {name!r} is "
+                            "an implicit (index-3) method: accepted only with an ODE method")
+        elif not (is_finite_number(b) and 0.0 <= b <= 1e4):
+            problems.append(f"method.baumgarte: {show_value(b)} is invalid: accepted values "
+                            "are finite numbers 0..1e4 [1/s]")
+    options = {k: v for k, v in spec.items() if k not in _BLOCK_METHOD_KEYS}
+    for k, v in options.items():
+        if k not in info.options:
+            problems.append(f"method.{key_name(k)}: unknown key; accepted keys: "
+                            f"{', '.join([*_BLOCK_METHOD_KEYS, *info.options])}")
+            return
+        if not (is_finite_number(v) or isinstance(v, (str, bool))):
+            problems.append(f"method.{key_name(k)}: {show_value(v)} is invalid: accepted "
+                            "values are finite numbers, strings and true/false")
+            return
+    try:    # the method's own checks of its options (the table's factory)
+        info.make(**options)
+    except (ValueError, TypeError) as exc:
+        problems.append(f"method: {exc}")
+
+
+def check_run_keys(d: Mapping, problems: list) -> None:
+    """Check the top-level ``outputs`` (a list of distinct signal names; whether each
+    exists is the block's check, which knows the signals) and ``method``
+    (:data:`RUN_KEYS`) of a model dictionary of either dimension."""
+    if "outputs" in d:
+        outputs = d["outputs"]
+        if not (isinstance(outputs, list) and outputs
+                and all(isinstance(o, str) and o.strip() for o in outputs)):
+            problems.append(f"outputs: {show_value(outputs)} is invalid: accepted values are "
+                            "non-empty lists of signal names")
+        elif len(set(outputs)) != len(outputs):
+            dup = sorted({o for o in outputs if outputs.count(o) > 1})
+            problems.append(f"outputs: {', '.join(dup)} listed twice; accepted: each name once")
+    if "method" in d:
+        _check_method(d, problems)
+
+
+def apply_run_keys(system: System, d: Mapping) -> None:
+    """Record a checked dictionary's ``outputs`` and ``method`` in
+    ``system.block_settings`` (the method as {"name", "substeps", options})."""
+    settings = {}
+    if "outputs" in d:
+        settings["outputs"] = [str(o) for o in d["outputs"]]
+    if "method" in d:
+        spec = d["method"]
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        settings["method"] = {"name": spec.pop("name"), **spec}
+    system.block_settings = settings
+
+
+def describe_run_keys(system: System) -> dict:
+    """The top-level ``outputs`` and ``method`` of a system's model dictionary (what
+    :func:`apply_run_keys` recorded), in that order."""
+    settings = system.block_settings
+    out = {}
+    if "outputs" in settings:
+        out["outputs"] = list(settings["outputs"])
+    if "method" in settings:
+        out["method"] = dict(settings["method"])
+    return out
+
+
+def run_schema() -> dict:
+    """JSON Schemas of the top-level keys of :data:`RUN_KEYS`."""
+    return {
+        "outputs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "method": {"oneOf": [
+            {"enum": list(METHODS)},
+            {"type": "object", "required": ["name"],
+             "properties": {"name": {"enum": list(METHODS)},
+                            "substeps": {"type": "integer", "minimum": SUBSTEPS_RANGE[0],
+                                         "maximum": SUBSTEPS_RANGE[1]},
+                            "baumgarte": {"type": "number", "minimum": 0, "maximum": 1e4}},
+             "additionalProperties": {"type": ["number", "string", "boolean"]}}]},
+    }
+
 
 # --- validation --------------------------------------------------------------------------------
 def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_KEYS,
@@ -967,6 +1086,7 @@ def validate_model(d) -> list[str]:
     check_section(d, "joints", JOINT_TYPES, ctx, problems)
     forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
     check_inputs(d, forces, problems)
+    check_run_keys(d, problems)
     return problems
 
 
@@ -1042,6 +1162,7 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
             s.set_input(name, value)
     except ParameterError as exc:  # a check the engine makes and validate_model does not
         raise ModelFileError([f"{path}: {exc}"], source) from exc
+    apply_run_keys(s, d)
     return s
 
 
@@ -1200,6 +1321,7 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
     d["forces"] = describe_elements("forces", system.forces_list, FORCE_TYPES)
     if system.inputs:
         d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
+    d.update(describe_run_keys(system))
     problems = validate_model(d)
     if problems:  # a file that would not load again is an error now, not later
         raise ModelFileError(problems, "model_to_dict")
@@ -1298,6 +1420,7 @@ def _build_schema() -> dict:
         "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
         "inputs": {"type": "object", "additionalProperties": {"type": "number"}},
         "dimension": {"const": 2},
+        **run_schema(),
     }
     for k, doc in TOP_KEYS.items():
         top[k]["description"] = doc

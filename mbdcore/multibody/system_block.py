@@ -49,6 +49,7 @@ information enters the steps after the jump: the block then steps as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 
 import numpy as np
@@ -76,9 +77,31 @@ from mbdcore.multibody.model_file import load_with, model_from_dict, model_to_di
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 from mbdcore.timeseries import rate_unit
 
-__all__ = ["SystemBlock", "system_block"]
+__all__ = ["SystemBlock", "system_block", "stiff_parts", "default_method", "IMPLICIT_DEFAULT",
+           "EXPLICIT_DEFAULT"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+#: the method (with its substeps) of a model with flexible bodies or stiff force
+#: elements: implicit, whose numerical damping takes the stiff modes it cannot follow
+IMPLICIT_DEFAULT = {"name": "generalized-alpha", "substeps": 1}
+#: the method of a rigid model: explicit, cheap per step, accurate at 10 substeps
+EXPLICIT_DEFAULT = {"name": "rk4", "substeps": 10}
+
+
+def stiff_parts(system) -> list[str]:
+    """The names of the parts that make a model stiff: flexible bodies (those with a
+    ``tip_deflection``: axial and bending modes far faster than the motion) and force
+    elements that declare themselves ``stiff`` (penalty stops)."""
+    return ([b.name for b in system.bodies if getattr(b, "tip_deflection", None) is not None]
+            + [f.name for f in system.forces_list if getattr(f, "stiff", False)])
+
+
+def default_method(system) -> dict:
+    """The method a block of ``system`` uses when nothing says otherwise:
+    :data:`IMPLICIT_DEFAULT` for a stiff model (:func:`stiff_parts`), else
+    :data:`EXPLICIT_DEFAULT`."""
+    return dict(IMPLICIT_DEFAULT if stiff_parts(system) else EXPLICIT_DEFAULT)
 
 
 class SystemBlock(Block):
@@ -93,6 +116,9 @@ class SystemBlock(Block):
     #: options given to a DAE method that takes them (``iteration``, ``sparse``,
     #: ``geometric_stiffness``, ...), set by subclasses for their model
     DAE_OPTIONS: dict = {}
+    #: options of the method from the model file (beyond the parameters), given to any
+    #: method that takes them
+    METHOD_OPTIONS: dict = {}
     PARAMETERS = (
         Parameter("method", "rk4", "", "integration method (ODE methods: index-1 form; "
                   "DAE methods: index-3/GGL form)", choices=tuple(METHOD_TABLE)),
@@ -122,28 +148,44 @@ class SystemBlock(Block):
     def configured(cls, config: dict, name: str | None = None) -> type["SystemBlock"]:
         """A block class for ``config = {"model": <model dict>, "inputs": [...],
         "outputs": [...]}`` (lists optional).  Unknown signal names raise
-        ParameterError listing the accepted ones."""
+        ParameterError listing the accepted ones.
+
+        What the configuration does not name, the model file does: its ``outputs``, its
+        inputs' start values and its ``method`` (the defaults of the parameters
+        ``method``, ``substeps``, ``rho_inf``, ``baumgarte``, and the method's other
+        options); without a ``method``, :func:`default_method` chooses from the model."""
 
         config = copy.deepcopy(dict(config))
         system = cls.MODEL_READER(config["model"])
+        settings = system.block_settings
         inputs = list(config.get("inputs") or system.inputs)
         unknown = [u for u in inputs if u not in system.inputs]
         if unknown:
             raise ParameterError(f"unknown input(s) {unknown}; the model's inputs: "
                                  f"{', '.join(system.inputs) or '(none)'}")
-        outputs = list(config.get("outputs") or system.coordinate_names())
+        outputs = list(config.get("outputs") or settings.get("outputs")
+                       or system.coordinate_names())
         available = _available_outputs(system)
         unknown = [o for o in outputs if o not in available]
         if unknown:
             raise ParameterError(f"unknown output(s) {unknown}; accepted: "
                                  f"{', '.join(sorted(available))}")
         config["inputs"], config["outputs"] = inputs, outputs
+        method = dict(settings.get("method") or default_method(system))
+        defaults = {"method": method.pop("name")}
+        defaults.update({k: method.pop(k) for k in ("substeps", "baumgarte", "rho_inf")
+                         if k in method})
         attrs = {
             "CONFIG": config,
             "CONFIGURED": True,
-            "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}")
-                            for u in inputs),
+            "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}",
+                                   start=float(system.inputs[u])) for u in inputs),
             "OUTPUTS": tuple(Signal(o, available[o][0], available[o][1]) for o in outputs),
+            "PARAMETERS": tuple(dataclasses.replace(p, default=defaults[p.name])
+                                if p.name in defaults else p for p in cls.PARAMETERS),
+            # the method's other options (hht's alpha, a BDF's rtol, ...), given to it
+            # when the method in use takes them
+            "METHOD_OPTIONS": {**cls.METHOD_OPTIONS, **method},
             "__doc__": config["model"].get("description") or cls.__doc__,
         }
         return type(name or "ConfiguredSystemBlock", (cls,), attrs)
@@ -153,12 +195,13 @@ class SystemBlock(Block):
         self.system = self.build_system()
         info = method_info(self.params["method"])
         self.implicit = info.kind == "dae"
-        if self.implicit:
-            opts = {"rho_inf": self.params["rho_inf"]} if "rho_inf" in info.options else {}
-            opts.update({k: v for k, v in self.DAE_OPTIONS.items() if k in info.options})
-            self.integrator = info.make(**opts)
-        else:
-            self.integrator = info.make()
+        given = {**self.DAE_OPTIONS, **self.METHOD_OPTIONS} if self.implicit else \
+            self.METHOD_OPTIONS
+        opts = {k: v for k, v in given.items() if k in info.options}
+        if "rho_inf" in info.options:
+            opts["rho_inf"] = self.params["rho_inf"]
+        self.integrator = info.make(**opts)
+        if not self.implicit:
             a = self.params["baumgarte"]
             self.form = Index1Baumgarte(self.system, a, a, project=True)
         self._discrete0 = copy.deepcopy(self.system.discrete_state())
@@ -188,14 +231,14 @@ class SystemBlock(Block):
         with tiny substeps, where an implicit one (generalized-alpha) damps them."""
         if self.implicit:
             return ""
-        flexible = [b.name for b in self.system.bodies
-                    if getattr(b, "tip_deflection", None) is not None]
-        if not flexible:
+        stiff = stiff_parts(self.system)
+        if not stiff:
             return ""
-        names = ", ".join(repr(n) for n in flexible[:3]) + (", ..." if len(flexible) > 3 else "")
-        return (f"; the model has flexible bodies ({names}) whose stiff modes the explicit "
-                f"method {self.params['method']!r} cannot follow at {substep:.3g} s substeps: "
-                "set method = 'generalized-alpha' (implicit, for flexible and stiff models), "
+        names = ", ".join(repr(n) for n in stiff[:3]) + (", ..." if len(stiff) > 3 else "")
+        return (f"; the model has flexible bodies or stiff elements ({names}) whose stiff "
+                f"modes the explicit method {self.params['method']!r} cannot follow at "
+                f"{substep:.3g} s substeps: set method = '{IMPLICIT_DEFAULT['name']}' "
+                "(implicit, for flexible and stiff models; the default of such a model), "
                 "or many more substeps")
 
     # -- state ------------------------------------------------------------------------

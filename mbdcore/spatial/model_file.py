@@ -60,6 +60,7 @@ from mbdcore.multibody.model_file import (
     KINDS,
     MOTION_TYPES,
     NAME_KEY,
+    RUN_KEYS,
     VERSION,
     ElementType,
     Key,
@@ -67,23 +68,28 @@ from mbdcore.multibody.model_file import (
     ReferenceContext,
     Undescribable,
     ValueKind,
+    apply_run_keys,
     check_element,
     check_ground,
     check_header,
+    check_inputs,
     check_list,
     check_marker_name,
     check_marker_table,
+    check_run_keys,
     check_section,
     check_value,
     convert_values,
     describe_elements,
     describe_motion,
+    describe_run_keys,
     element_names,
     is_finite_number,
     key_name,
     key_schema,
     load_with,
     object_schema,
+    run_schema,
     show_value,
     write_model_data,
 )
@@ -491,6 +497,8 @@ def _describe_point_force(e) -> dict:
 
 
 def _describe_torque(e) -> dict:
+    if e.axis is not None:
+        return {"body": e.body_name, "input": e.input_names[0], "axis": _vec(e.axis)}
     if e.value is None:
         raise Undescribable(f"the torque of {e.name!r} is a function of time; accepted values "
                             "are constant torques [Tx, Ty, Tz] [N m]")
@@ -505,8 +513,12 @@ FORCE_TYPES: dict[str, ElementType] = {e.type: e for e in (
         _describe_point_force),
     ElementType(BodyTorque, {
         "body": _key("rigid_body", doc="the body the torque acts on", required=True),
-        "torque": _key("vector", "N m", "constant, in the ground frame", required=True)},
-        _describe_torque),
+        "torque": _key("vector", "N m", "constant, in the ground frame (give this or "
+                       "input)"),
+        "input": _key("name", doc="name of the system input giving tau [N m] about axis"),
+        "axis": _key("direction", doc="of an input's torque, ground frame (default "
+                     "[0, 0, 1])")},
+        _describe_torque, exactly_one=("torque", "input")),
 )}
 
 #: top-level keys of a spatial file and what they hold
@@ -522,6 +534,8 @@ TOP_KEYS = {
     "bodies": "list of bodies, each with a \"type\": " + ", ".join(BODY_TYPES),
     "joints": "list of joints, gears and drivers",
     "forces": "list of force elements",
+    "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
+    **RUN_KEYS,
 }
 
 _DRIVEN = ("a planar key of this element; spatial gears and drivers name revolute joints "
@@ -530,7 +544,6 @@ _DRIVEN = ("a planar key of this element; spatial gears and drivers name revolut
 #: what to write instead of a planar file's key in a spatial file, by section (for the
 #: messages: the key is refused as unknown, with this hint)
 PLANAR_KEY_HINTS = {
-    "(top level)": {"inputs": "a planar key; spatial files have no inputs yet"},
     "bodies": {
         "angle": "a planar key; a spatial rigid body's attitude is 'orientation', a 3 x 3 "
                  "rotation matrix",
@@ -557,6 +570,8 @@ class SpatialTables:
     force_types: Mapping[str, ElementType]
     top_keys: Mapping[str, str]
     hints: Mapping[str, Mapping[str, str]]
+    #: the units of the inputs the forces declare (for messages)
+    input_units: str = "N m or N"
 
 
 #: the tables of the spatial files of this module
@@ -630,7 +645,10 @@ def check_spatial(d: Mapping, tables: SpatialTables, problems: list) -> list:
     _check_bodies(d, ctx, problems, tables)
     check_section(d, "joints", tables.joint_types, ctx, problems,
                   types_by_name=ctx.joint_types, hints=tables.hints.get("joints"))
-    return check_section(d, "forces", tables.force_types, ctx, problems)
+    forces = check_section(d, "forces", tables.force_types, ctx, problems)
+    check_inputs(d, forces, problems, Key("number", tables.input_units))
+    check_run_keys(d, problems)
+    return forces
 
 
 def validate_model(d) -> list[str]:
@@ -675,8 +693,12 @@ def build_spatial(d: Mapping, tables: SpatialTables, source: str | None = None) 
                 path = f"{section}[{i}]"
                 entry = registry[obj["type"]]
                 add(entry.cls(**convert_values(entry.keys, obj), name=name))
+        for name, value in d.get("inputs", {}).items():
+            path = f"inputs.{name}"
+            s.set_input(name, float(value))
     except ParameterError as exc:   # a check the engine makes and validate_model does not
         raise ModelFileError([f"{path}: {exc}"], source) from exc
+    apply_run_keys(s, d)
     return s
 
 
@@ -738,6 +760,9 @@ def describe_spatial(system: SpatialSystem, tables: SpatialTables,
            if not isinstance(j, (RigidFrameConstraint, BarLengthConstraint))]
     d["joints"] = describe_elements("joints", own, tables.joint_types)
     d["forces"] = describe_elements("forces", system.forces_list, tables.force_types)
+    if system.inputs:
+        d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
+    d.update(describe_run_keys(system))
     return d
 
 
@@ -813,6 +838,8 @@ def spatial_schema(tables: SpatialTables, identifier: str, title: str,
         "bodies": {"type": "array", "items": {"$ref": "#/$defs/body"}},
         "joints": {"type": "array", "items": {"$ref": "#/$defs/joint"}},
         "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
+        "inputs": {"type": "object", "additionalProperties": {"type": "number"}},
+        **run_schema(),
         **(extra_properties or {}),
     }
     for k, doc in tables.top_keys.items():

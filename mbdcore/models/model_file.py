@@ -13,8 +13,7 @@ The spatial files' keys and rules hold unchanged (``"dimension": 3``, SI units, 
   (:class:`~mbdcore.models.ring_truss.DiagonalScrewDrive`: a motor's screw extending the
   line between two markers) and ``latch`` (:class:`~mbdcore.models.ring_truss.DiagonalLatch`:
   end stop and latch of that line at its deployed length);
-* the top-level keys ``inputs`` (start values of the inputs the forces declare, the
-  motor voltages [V], as in the planar files) and ``removed_equations`` (the constraint
+* the top-level key ``removed_equations`` (the constraint
   equations ``"joint.equation"`` found dependent where the system judged them, applied
   instead of judging them again at the initial state)::
 

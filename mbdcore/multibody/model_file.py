@@ -19,8 +19,15 @@ for every element, keys named after the constructor's arguments.  SI units throu
                  "input": "tau"}],
      "inputs": {"tau": 0.0}}
 
+A body without ``type`` is a rigid body (``"rigid_body"``); ``"modal_beam"``,
+``"finite_segment_beam"`` and ``"ancf_beam"`` are the planar beams of
+:mod:`mbdcore.multibody.flexible` and :mod:`mbdcore.multibody.ancf`, whose markers are
+arc lengths [m] from the root (``root`` and ``tip`` exist), see :data:`BODY_TYPES`.
 Markers are referenced as ``"body.marker"`` or, for a point that has no marker, as
-``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]).
+``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]) on a
+rigid body and ``{"body": "beam", "arc_length": s}`` on a beam.  The top-level
+``inputs``, ``outputs`` and ``method`` (:data:`RUN_KEYS`, the same in every file of
+either dimension) configure the block made of the file (docs/model_files.md).
 :data:`MODEL_SCHEMA` is the JSON Schema of the format (for editors);
 :func:`validate_model` does the checking itself so that every problem names its key
 path and the accepted values, and all problems of a file are reported at once.

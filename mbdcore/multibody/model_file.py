@@ -98,6 +98,7 @@ __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_na
            "RUN_KEYS", "SUBSTEPS_RANGE", "check_run_keys", "apply_run_keys", "describe_run_keys",
            "run_schema",
            "element_names", "convert_values", "marker_out", "describe_motion",
+           "Dimension", "ModelFormat", "PLANAR_FORMAT",
            "describe_elements", "read_model_data", "write_model_data", "load_with", "key_schema",
            "object_schema"]
 
@@ -1060,6 +1061,17 @@ def check_section(d: Mapping, section: str, registry, ctx: ReferenceContext, pro
     return checked
 
 
+def _check_planar(d: Mapping, problems: list) -> None:
+    """The problems of a planar model dictionary, appended to ``problems``."""
+    check_header(d, problems)
+    ctx = ReferenceContext()
+    _check_bodies(d, ctx, problems)
+    check_section(d, "joints", JOINT_TYPES, ctx, problems)
+    forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
+    check_inputs(d, forces, problems)
+    check_run_keys(d, problems)
+
+
 def validate_model(d) -> list[str]:
     """All problems of a model dictionary (empty list: valid).
 
@@ -1074,27 +1086,7 @@ def validate_model(d) -> list[str]:
         One message per problem, each starting with the key path (``joints[2].a``) and
         naming the accepted values.
     """
-    if not isinstance(d, Mapping):
-        return [f"(top level): {show_value(d)} is invalid: accepted values are objects "
-                f"{{\"format\": {FORMAT!r}, \"version\": {VERSION}, ...}}"]
-    if "dimension" in d:
-        dim = d["dimension"]
-        if _is_number(dim) and dim == 3:
-            return ["dimension: 3 is a spatial model, which this planar reader does not build; "
-                    "accepted here: 2; read it with mbdcore.spatial.load_model (which reads "
-                    "both)"]
-        if not (_is_number(dim) and dim == 2):
-            return [f"dimension: {show_value(dim)} is invalid: accepted values are 2 (planar) "
-                    "and 3 (spatial, read by mbdcore.spatial.load_model)"]
-    problems: list[str] = []
-    check_header(d, problems)
-    ctx = ReferenceContext()
-    _check_bodies(d, ctx, problems)
-    check_section(d, "joints", JOINT_TYPES, ctx, problems)
-    forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
-    check_inputs(d, forces, problems)
-    check_run_keys(d, problems)
-    return problems
+    return PLANAR_FORMAT.validate(d)
 
 
 def check_inputs(d: Mapping, forces: list, problems: list, value: Key = _INPUT) -> None:
@@ -1142,9 +1134,11 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     ModelFileError
         With all problems of ``d`` in ``.problems``.
     """
-    problems = validate_model(d)
-    if problems:
-        raise ModelFileError(problems, source)
+    return PLANAR_FORMAT.from_dict(d, source)
+
+
+def _build_planar(d: Mapping, source: str | None = None) -> System:
+    """The System of a planar model dictionary :func:`_check_planar` found valid."""
     path = "(model)"
     try:
         s = System(gravity=d.get("gravity", (0.0, 0.0)))
@@ -1259,7 +1253,7 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    return load_with(model_from_dict, path_or_dict)
+    return PLANAR_FORMAT.load(path_or_dict)
 
 
 def load_with(build, path_or_dict):
@@ -1312,6 +1306,12 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
         If an element cannot be expressed in the format (a Python-function motion or a
         time-dependent point force, an unknown element class).
     """
+    return PLANAR_FORMAT.to_dict(system, description)
+
+
+def _describe_planar(system: System, description: str | None = None) -> dict:
+    """A planar System as a model dictionary (not validated: the format checks that it
+    would load again)."""
     ground = system.ground
     if np.any(ground.position != 0.0) or ground.angle != 0.0:
         raise ModelFileError(["ground: the ground frame is moved; accepted: position [0, 0] "
@@ -1329,9 +1329,6 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
     if system.inputs:
         d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
     d.update(describe_run_keys(system))
-    problems = validate_model(d)
-    if problems:  # a file that would not load again is an error now, not later
-        raise ModelFileError(problems, "model_to_dict")
     return d
 
 
@@ -1361,7 +1358,7 @@ def save_model(system: System, path, description: str | None = None) -> Path:
     Floats are written with their shortest exact representation, so the loaded system
     has bit-identical parameters.
     """
-    return write_model_data(model_to_dict(system, description), path)
+    return PLANAR_FORMAT.save(system, path, description)
 
 
 def write_model_data(d: Mapping, path) -> Path:
@@ -1380,6 +1377,90 @@ def write_model_data(d: Mapping, path) -> Path:
         raise ModelFileError([f"(file): {path.name!r}: accepted file types are "
                               f"{', '.join(FILE_TYPES)}"], str(path))
     return path
+
+
+# --- the format: readers and writers of each dimension ----------------------------------------
+@dataclass(frozen=True)
+class Dimension:
+    """How the files of one dimension are checked (``check(d, problems)``: appends every
+    problem), built (``build(d, source)``: the system of a checked dictionary) and
+    written (``describe(system, description)``: a dictionary, checked by the format
+    before it is returned)."""
+
+    check: Callable[[Mapping, list], None]
+    build: Callable[..., System]
+    describe: Callable[..., dict]
+
+
+@dataclass(frozen=True)
+class ModelFormat:
+    """The one reader and writer of model files over registered dimensions
+    (docs/model_files.md, "Which reader"): this layer registers the planar files
+    (:data:`PLANAR_FORMAT`), the spatial layer extends it with ``"dimension": 3``
+    (``mbdcore.spatial.model_file.SPATIAL_FORMAT``) and the models layer extends that
+    with its elements (``mbdcore.models.model_file.MODEL_FORMAT``).  The extensions are
+    values built from the one below, not a registry filled at import: what a format
+    reads does not depend on what else was imported."""
+
+    dimensions: Mapping[int, Dimension]
+
+    def extended(self, dimensions: Mapping[int, Dimension]) -> "ModelFormat":
+        """This format with ``dimensions`` added or replaced."""
+        return ModelFormat({**self.dimensions, **dimensions})
+
+    def _dimension(self, d) -> tuple[Dimension | None, list[str]]:
+        if not isinstance(d, Mapping):
+            return None, [f"(top level): {show_value(d)} is invalid: accepted values are "
+                          f"objects {{\"format\": {FORMAT!r}, \"version\": {VERSION}, ...}}"]
+        dim = d.get("dimension", 2)
+        if _is_number(dim) and dim in self.dimensions:
+            return self.dimensions[int(dim)], []
+        if _is_number(dim) and dim == 3:
+            return None, ["dimension: 3 is a spatial model, which this planar reader does not "
+                          "build; accepted here: 2; read it with mbdcore.spatial.load_model "
+                          "(which reads both)"]
+        return None, [f"dimension: {show_value(dim)} is invalid: accepted values are 2 "
+                      "(planar) and 3 (spatial, read by mbdcore.spatial.load_model)"]
+
+    def validate(self, d) -> list[str]:
+        """All problems of a model dictionary (empty: valid), each naming its key path
+        and the accepted values."""
+        dimension, problems = self._dimension(d)
+        if dimension is not None:
+            dimension.check(d, problems)
+        return problems
+
+    def from_dict(self, d, source: str | None = None) -> System:
+        """The system of a model dictionary; :class:`ModelFileError` with every problem."""
+        problems = self.validate(d)
+        if problems:
+            raise ModelFileError(problems, source)
+        return self._dimension(d)[0].build(d, source)
+
+    def load(self, path_or_dict) -> System:
+        """The system of a model file (``.json``, ``.yaml``/``.yml``) or dictionary."""
+        return load_with(self.from_dict, path_or_dict)
+
+    def to_dict(self, system: System, description: str | None = None) -> dict:
+        """A system as a model dictionary, every key explicit, checked to load again."""
+        dimension = self.dimensions.get(system.dim)
+        if dimension is None:
+            raise ModelFileError([f"(system): a system of dimension {system.dim}; this "
+                                  f"writer writes dimension {', '.join(map(str, self.dimensions))}"
+                                  " (mbdcore.spatial.save_model writes both)"])
+        d = dimension.describe(system, description)
+        problems = self.validate(d)
+        if problems:   # a file that would not load again is an error now, not later
+            raise ModelFileError(problems, "model_to_dict")
+        return d
+
+    def save(self, system: System, path, description: str | None = None) -> Path:
+        """Write a system to ``path``; floats in their shortest exact form."""
+        return write_model_data(self.to_dict(system, description), path)
+
+
+#: the planar files (the format the layers above extend)
+PLANAR_FORMAT = ModelFormat({2: Dimension(_check_planar, _build_planar, _describe_planar)})
 
 
 # --- JSON Schema ---------------------------------------------------------------------------

@@ -31,8 +31,8 @@ A failed step raises StepError and keeps the state;
 so does a step that reaches a non-finite state or one beyond the model's range
 (:meth:`System.range_violation`, and what a subclass adds in :meth:`SystemBlock.refused`).
 
-The system comes from the configuration's model dict through :attr:`SystemBlock.MODEL_READER`
-(the planar reader here; :class:`mbdcore.spatial.system_block.SpatialSystemBlock` reads
+The system comes from the configuration's model dict through :attr:`SystemBlock.MODEL_FORMAT`
+(the planar files here; :class:`mbdcore.spatial.system_block.SpatialSystemBlock` reads
 both dimensions), or from a subclass's :meth:`SystemBlock.build_system` (a ready-made
 model with its own parameters, such as the ring truss block).
 
@@ -73,7 +73,7 @@ from mbdcore.dae.methods import METHODS as METHOD_TABLE
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.ode_block import held_inputs
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.multibody.model_file import load_with, model_from_dict, model_to_dict
+from mbdcore.multibody.model_file import PLANAR_FORMAT
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 from mbdcore.timeseries import rate_unit
 
@@ -108,11 +108,10 @@ class SystemBlock(Block):
     """A multibody System as a block (configure it with :meth:`configured`)."""
 
     CONFIG: dict | None = None
-    #: the model reader, ``model dict -> System`` (a planar one here: this layer knows
-    #: nothing of the spatial engine, whose block subclasses this one)
-    MODEL_READER = staticmethod(model_from_dict)
-    #: its writer, ``System -> model dict`` in the reader's format
-    MODEL_WRITER = staticmethod(model_to_dict)
+    #: the model files it reads and writes (:class:`~mbdcore.multibody.model_file.ModelFormat`:
+    #: the planar ones here, this layer knows nothing of the spatial engine, whose block
+    #: subclasses this one with the format extended)
+    MODEL_FORMAT = PLANAR_FORMAT
     #: options given to a DAE method that takes them (``iteration``, ``sparse``,
     #: ``geometric_stiffness``, ...), set by subclasses for their model
     DAE_OPTIONS: dict = {}
@@ -135,13 +134,13 @@ class SystemBlock(Block):
     @classmethod
     def for_model(cls, model, inputs=None, outputs=None,
                   name: str | None = None) -> type["SystemBlock"]:
-        """Block class of a model given as a path (read by :attr:`MODEL_READER`), a
-        model dict or a System (written by :attr:`MODEL_WRITER`), configured by
+        """Block class of a model given as a path (read by :attr:`MODEL_FORMAT`), a
+        model dict or a System (written by it), configured by
         :meth:`configured` with the ``inputs`` and ``outputs`` named (None: all)."""
         if isinstance(model, System):
-            model = cls.MODEL_WRITER(model)
+            model = cls.MODEL_FORMAT.to_dict(model)
         elif not isinstance(model, dict):
-            model = cls.MODEL_WRITER(load_with(cls.MODEL_READER, model))
+            model = cls.MODEL_FORMAT.to_dict(cls.MODEL_FORMAT.load(model))
         return cls.configured({"model": model, "inputs": inputs, "outputs": outputs}, name)
 
     @classmethod
@@ -156,7 +155,7 @@ class SystemBlock(Block):
         options); without a ``method``, :func:`default_method` chooses from the model."""
 
         config = copy.deepcopy(dict(config))
-        system = cls.MODEL_READER(config["model"])
+        system = cls.MODEL_FORMAT.from_dict(config["model"])
         settings = system.block_settings
         inputs = list(config.get("inputs") or system.inputs)
         unknown = [u for u in inputs if u not in system.inputs]
@@ -215,7 +214,7 @@ class SystemBlock(Block):
         subclass builds its own from its parameters)."""
         if self.CONFIG is None:
             raise ParameterError("SystemBlock needs a model: use SystemBlock.configured(config)")
-        return self.MODEL_READER(self.CONFIG["model"])
+        return self.MODEL_FORMAT.from_dict(self.CONFIG["model"])
 
     def refused(self, t: float, q, v) -> str:
         """Why the state (q, v) a substep reached at ``t`` [s] must be refused (beyond the

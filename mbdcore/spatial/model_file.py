@@ -56,15 +56,16 @@ from typing import Any
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.multibody import model_file as planar
 from mbdcore.multibody.forces import PointForce
 from mbdcore.multibody.model_file import (
     FORMAT,
     KINDS,
     MOTION_TYPES,
     NAME_KEY,
+    PLANAR_FORMAT,
     RUN_KEYS,
     VERSION,
+    Dimension,
     ElementType,
     Key,
     ModelFileError,
@@ -90,11 +91,9 @@ from mbdcore.multibody.model_file import (
     is_finite_number,
     key_name,
     key_schema,
-    load_with,
     object_schema,
     run_schema,
     show_value,
-    write_model_data,
 )
 from mbdcore.multibody.system import REDUNDANT_POLICIES, System
 from mbdcore.spatial.ancf import END_MARKERS, MIN_STRETCH, ANCFBeam3D, ANCFCable
@@ -122,7 +121,8 @@ __all__ = ["DIMENSION", "KINDS_3D", "BODY_TYPES", "JOINT_TYPES", "FORCE_TYPES", 
            "model_to_dict", "save_model", "format_reference", "MODEL_SCHEMA", "model_dimension",
            # the machinery, for a format with more element types (mbdcore.models.model_file)
            "SpatialTables", "SPATIAL_TABLES", "spatial_marker_out", "check_spatial",
-           "build_spatial", "describe_spatial", "spatial_reference", "spatial_schema"]
+           "build_spatial", "describe_spatial", "spatial_reference", "spatial_schema",
+           "spatial_dimension", "SPATIAL_FORMAT"]
 
 #: the value of the top-level key ``dimension`` of a spatial file
 DIMENSION = 3
@@ -663,12 +663,7 @@ def validate_model(d) -> list[str]:
         One message per problem, each starting with the key path
         (``bodies[2].orientation``) and naming the accepted values.
     """
-    dim = model_dimension(d)
-    if dim != DIMENSION:
-        return planar.validate_model(d)   # planar, or the message on a bad dimension
-    problems: list[str] = []
-    check_spatial(d, SPATIAL_TABLES, problems)
-    return problems
+    return SPATIAL_FORMAT.validate(d)
 
 
 # --- building ------------------------------------------------------------------------------
@@ -715,12 +710,7 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     ModelFileError
         With all problems of ``d`` in ``.problems``.
     """
-    if model_dimension(d) != DIMENSION:
-        return planar.model_from_dict(d, source)
-    problems = validate_model(d)
-    if problems:
-        raise ModelFileError(problems, source)
-    return build_spatial(d, SPATIAL_TABLES, source)
+    return SPATIAL_FORMAT.from_dict(d, source)
 
 
 def load_model(path_or_dict) -> System:
@@ -733,7 +723,7 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    return load_with(model_from_dict, path_or_dict)
+    return SPATIAL_FORMAT.load(path_or_dict)
 
 
 # --- saving --------------------------------------------------------------------------------
@@ -780,19 +770,27 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
         If an element cannot be expressed (a cable through given nodes, a Python
         function of time, an unknown class, a moved ground frame).
     """
-    if not isinstance(system, SpatialSystem):
-        return planar.model_to_dict(system, description)
-    d = describe_spatial(system, SPATIAL_TABLES, description)
-    problems = validate_model(d)
-    if problems:   # a file that would not load again is an error now, not later
-        raise ModelFileError(problems, "model_to_dict")
-    return d
+    return SPATIAL_FORMAT.to_dict(system, description)
 
 
 def save_model(system: System, path, description: str | None = None):
     """Write ``system`` (planar or spatial) to ``path`` (``.json``, or ``.yaml``/``.yml``
     with PyYAML), floats in their shortest exact representation; returns the path."""
-    return write_model_data(model_to_dict(system, description), path)
+    return SPATIAL_FORMAT.save(system, path, description)
+
+
+def spatial_dimension(tables: SpatialTables) -> Dimension:
+    """The spatial files of ``tables`` as a dimension of a
+    :class:`~mbdcore.multibody.model_file.ModelFormat`: checked by :func:`check_spatial`,
+    built by :func:`build_spatial`, written by :func:`describe_spatial`."""
+    return Dimension(lambda d, problems: check_spatial(d, tables, problems),
+                     lambda d, source=None: build_spatial(d, tables, source),
+                     lambda system, description=None: describe_spatial(system, tables,
+                                                                       description))
+
+
+#: planar and spatial files: the planar format extended by this module's tables
+SPATIAL_FORMAT = PLANAR_FORMAT.extended({DIMENSION: spatial_dimension(SPATIAL_TABLES)})
 
 
 # --- reference and JSON Schema ---------------------------------------------------------------

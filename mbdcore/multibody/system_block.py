@@ -18,8 +18,11 @@ outputs
       single angle, the hinge angle ``"angle.<joint>"`` [rad] of every joint that
       defines one (a spatial revolute joint with a frame on both sides: the rotation of
       its body b relative to a about the axis, zero at the initial configuration);
+    * the tip deflection ``"tip_deflection.<body>"`` [m] of every flexible body: a
+      planar beam's, signed (positive to the left of the root's direction), a spatial
+      cable's or beam's the length of its transverse tip displacement;
     * ``"energy"`` [J] and ``"violation"`` (max |g|).
-    Default: all coordinates.
+    Default: all coordinates, or the model file's ``outputs``.
 
 The block integrates the index-1 formulation (Baumgarte + projections) with any
 ODE method of :mod:`mbdcore.dae.methods`, or the index-3/GGL formulation with
@@ -365,6 +368,10 @@ class SystemBlock(Block):
             return sys_.view(q, v)[body].angle(loc)[0]
         if kind == "angle":
             return self._joints[rest].angle_value(q, v)
+        if kind == "tip_deflection":
+            body = sys_.body(rest)
+            deflection = body.tip_deflection(q[body.index:body.index + body.n_coords])
+            return float(np.linalg.norm(deflection)) if np.ndim(deflection) else deflection
         raise KeyError(name)
 
 
@@ -400,6 +407,10 @@ def _available_outputs(system) -> dict[str, tuple[str, str]]:
             if _has_angle(j, q0, v0):
                 out[f"angle.{j.name}"] = ("rad", f"angle of joint {j.name} (b relative to a "
                                                  "about its axis, 0 at the start)")
+    for body in system.bodies:
+        if getattr(body, "tip_deflection", None) is not None and _IDENT.match(body.name):
+            out[f"tip_deflection.{body.name}"] = ("m", f"tip deflection of {body.name} "
+                                                       "(transverse to its root's direction)")
     out["energy"] = ("J", "total mechanical energy")
     out["violation"] = ("", "largest constraint violation |g|")
     return out

@@ -156,6 +156,21 @@ def torque_hub_beam() -> dict:
     return d
 
 
+def test_the_tip_deflection_output_is_the_modal_amplitudes_sum():
+    """Modal shapes are normalised to a unit tip deflection: at any state the output
+    tip_deflection.beam is delta_1 + delta_2 + delta_3 (to the exact kinematics'
+    foreshortening, second order in the deflection)."""
+    d = {**torque_hub_beam(), "outputs": ["tip_deflection.beam", "beam.delta1",
+                                          "beam.delta2", "beam.delta3"]}
+    b = SystemBlock.for_model(d)()
+    for k in range(30):
+        b.do_step(k * 0.01, 0.01)
+    out = b.outputs()
+    modal = out["beam.delta1"] + out["beam.delta2"] + out["beam.delta3"]
+    assert abs(modal) > 1e-5
+    assert out["tip_deflection.beam"] == pytest.approx(modal, rel=1e-3)
+
+
 def test_the_file_gives_the_block_its_signals_and_default_method():
     block = SystemBlock.for_model(torque_hub_beam())
     assert [s.name for s in block.OUTPUTS] == torque_hub_beam()["outputs"]

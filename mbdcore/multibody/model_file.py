@@ -26,7 +26,7 @@ arc lengths [m] from the root (``root`` and ``tip`` exist), see :data:`BODY_TYPE
 Markers are referenced as ``"body.marker"`` or, for a point that has no marker, as
 ``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]) on a
 rigid body and ``{"body": "beam", "arc_length": s}`` on a beam.  The top-level
-``inputs``, ``outputs`` and ``method`` (:data:`RUN_KEYS`, the same in every file of
+``inputs``, ``outputs`` and ``method`` (:data:`~mbdcore.multibody.model_format.RUN_KEYS`, the same in every file of
 either dimension) configure the block made of the file (docs/model_files.md).
 :data:`MODEL_SCHEMA` is the JSON Schema of the format (for editors);
 :func:`validate_model` does the checking itself so that every problem names its key
@@ -39,7 +39,9 @@ Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
 A file may say ``"dimension": 2``; ``"dimension": 3`` is a spatial model, which this
 layer cannot build (:mod:`mbdcore.multibody` knows nothing of :mod:`mbdcore.spatial`):
 it is refused with a message naming :func:`mbdcore.spatial.load_model`, which reads both
-dimensions.  The machinery below (value kinds :class:`ValueKind`, keys :class:`Key`,
+dimensions.  The file side (reading and writing, :class:`ModelFileError`, the run keys and
+:class:`ModelFormat`) is :mod:`mbdcore.multibody.model_format`'s, re-exported here.  The
+machinery below (value kinds :class:`ValueKind`, keys :class:`Key`,
 typed element tables :class:`ElementType`, the references a file defines
 :class:`ReferenceContext`, the ``check_*`` functions that report key paths, and
 :func:`read_model_data`/:func:`write_model_data`) is public so that the spatial format
@@ -47,11 +49,6 @@ typed element tables :class:`ElementType`, the references a file defines
 """
 from __future__ import annotations
 
-import json
-import math
-import os
-import re
-import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -59,7 +56,6 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.dae.methods import METHODS, method_info
 from mbdcore.multibody.ancf import END_MARKERS as LINE_END_MARKERS
 from mbdcore.multibody.ancf import ANCFBeam
 from mbdcore.multibody.constraints import (
@@ -85,15 +81,37 @@ from mbdcore.multibody.forces import (
     TranslationalSpringDamper,
 )
 from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
+from mbdcore.multibody.model_format import (
+    FILE_TYPES,
+    FORMAT,
+    RUN_KEYS,
+    SUBSTEPS_RANGE,
+    VERSION,
+    Dimension,
+    ModelFileError,
+    ModelFormat,
+    apply_run_keys,
+    check_run_keys,
+    describe_run_keys,
+    is_finite_number,
+    is_number,
+    key_name,
+    load_with,
+    read_model_data,
+    run_schema,
+    show_value,
+    write_model_data,
+)
 from mbdcore.multibody.system import Body, System
 
 __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_name", "check_ground", "KINDS", "JOINT_TYPES",
            "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "BODY_TYPES", "RIGID_BODY", "TOP_KEYS", "choice_kind", "validate_model",
            "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
            "MODEL_SCHEMA",
-           # the machinery, for the spatial format (mbdcore.spatial.model_file)
+           # the machinery, for the spatial format (mbdcore.spatial.model_file); the file
+           # side (reading, writing, the format, the run keys) is model_format's, here too
            "ValueKind", "Key", "ElementType", "ReferenceContext", "Undescribable", "NAME_KEY",
-           "show_value", "key_name", "is_finite_number", "check_value", "check_keys", "check_header",
+           "show_value", "key_name", "is_number", "is_finite_number", "check_value", "check_keys", "check_header",
            "check_marker_table", "check_list", "check_element", "check_section", "check_inputs",
            "RUN_KEYS", "SUBSTEPS_RANGE", "check_run_keys", "apply_run_keys", "describe_run_keys",
            "run_schema",
@@ -102,70 +120,10 @@ __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_na
            "describe_elements", "read_model_data", "write_model_data", "load_with", "key_schema",
            "object_schema"]
 
-FORMAT = "flexcosim-model"
-VERSION = 1
-FILE_TYPES = (".json", ".yaml", ".yml")
-
-
-class ModelFileError(ValueError):
-    """A model file or dictionary is invalid.
-
-    Attributes
-    ----------
-    problems : list of str
-        Every problem found, each naming its key path (``bodies[1].mass``) and the
-        accepted values.
-    """
-
-    def __init__(self, problems, source: str | None = None):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        self.source = source
-        head = f"{source}: " if source else ""
-        if len(self.problems) == 1:
-            msg = f"{head}invalid model: {self.problems[0]}"
-        else:
-            msg = (f"{head}invalid model, {len(self.problems)} problems:\n  "
-                   + "\n  ".join(self.problems))
-        super().__init__(msg)
-
-
 # --- value kinds ----------------------------------------------------------------------------
 # A kind checks one value (appending problems that name the path and the accepted values),
 # converts it for the constructor and gives its JSON Schema; the element tables below refer
 # to kinds by name so that validation, construction and MODEL_SCHEMA share one definition.
-
-#: repr of a value for a message: bounded in depth and length (a list nested 5000 deep
-#: exceeds the recursion limit of plain repr)
-_SHORT_REPR = reprlib.Repr()
-for _name, _limit in (("maxlevel", 4), ("maxstring", 60), ("maxother", 60), ("maxlong", 40),
-                      ("maxlist", 8), ("maxdict", 8)):   # keywords from Python 3.12 only
-    setattr(_SHORT_REPR, _name, _limit)
-
-
-def show_value(value) -> str:
-    text = _SHORT_REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*")
-
-
-def key_name(key) -> str:
-    """A key as it reads in a key path: as it is when it is a plain name, else its repr
-    (an empty key, one with a space, a dot or a newline would break the path)."""
-    return key if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) else show_value(key)
-
-
-def _is_number(value) -> bool:
-    # bool is an int subclass in Python, but `true` is not a number in a model file
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def is_finite_number(value) -> bool:
-    try:
-        return _is_number(value) and math.isfinite(value)
-    except OverflowError:  # an integer beyond the float range
-        return False
 
 
 def _yaml_hint(value) -> str:
@@ -747,126 +705,10 @@ TOP_KEYS = {
     "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
     "dimension": "2 (default): a planar model; 3-dimensional models are read by "
                  "mbdcore.spatial.load_model",
+    **RUN_KEYS,
 }
 _GRAVITY = Key("vector", "m/s^2")
 _INPUT = Key("number", "N m or N")
-
-#: the top-level keys every model file accepts, either dimension, for the block (and
-#: FMU) made of it (docs/model_files.md, "Inputs, outputs and the method")
-RUN_KEYS = {
-    "outputs": "the signals of the block made of the model, by name (default: every "
-               "coordinate); see mbdcore.multibody.system_block",
-    "method": "the integration method of that block: a name of mbdcore.dae.methods.METHODS "
-              "or {\"name\": ..., \"substeps\": n, option: value ...} with the method's "
-              "options (default: chosen from the model, generalized-alpha for flexible or "
-              "stiff models, rk4 otherwise)",
-}
-TOP_KEYS.update(RUN_KEYS)
-#: substeps per communication step a file may ask for (the block's parameter's range)
-SUBSTEPS_RANGE = (1, 100000)
-#: keys of a method object that are the block's, not the method's options
-_BLOCK_METHOD_KEYS = ("name", "substeps", "baumgarte")
-
-
-def _check_method(d: Mapping, problems: list) -> None:
-    spec = d["method"]
-    if isinstance(spec, str):
-        spec = {"name": spec}
-    if not isinstance(spec, Mapping):
-        problems.append(f"method: {show_value(spec)} is invalid: accepted values are method "
-                        "names or objects {\"name\": ..., \"substeps\": n, option: value}")
-        return
-    name = spec.get("name")
-    if name not in METHODS:
-        problems.append(f"method.name: {show_value(name)} is invalid: accepted values are "
-                        f"{', '.join(METHODS)}")
-        return
-    lo, hi = SUBSTEPS_RANGE
-    n = spec.get("substeps", lo)
-    if not (isinstance(n, int) and not isinstance(n, bool) and lo <= n <= hi):
-        problems.append(f"method.substeps: {show_value(n)} is invalid: accepted values are "
-                        f"integers {lo}..{hi}")
-    info = method_info(name)
-    if "baumgarte" in spec:
-        b = spec["baumgarte"]
-        if info.kind != "ode":
-            problems.append(f"method.baumgarte: the index-1 form's stabilisation; {name!r} is "
-                            "an implicit (index-3) method: accepted only with an ODE method")
-        elif not (is_finite_number(b) and 0.0 <= b <= 1e4):
-            problems.append(f"method.baumgarte: {show_value(b)} is invalid: accepted values "
-                            "are finite numbers 0..1e4 [1/s]")
-    options = {k: v for k, v in spec.items() if k not in _BLOCK_METHOD_KEYS}
-    for k, v in options.items():
-        if k not in info.options:
-            problems.append(f"method.{key_name(k)}: unknown key; accepted keys: "
-                            f"{', '.join([*_BLOCK_METHOD_KEYS, *info.options])}")
-            return
-        if not (is_finite_number(v) or isinstance(v, (str, bool))):
-            problems.append(f"method.{key_name(k)}: {show_value(v)} is invalid: accepted "
-                            "values are finite numbers, strings and true/false")
-            return
-    try:    # the method's own checks of its options (the table's factory)
-        info.make(**options)
-    except (ValueError, TypeError) as exc:
-        problems.append(f"method: {exc}")
-
-
-def check_run_keys(d: Mapping, problems: list) -> None:
-    """Check the top-level ``outputs`` (a list of distinct signal names; whether each
-    exists is the block's check, which knows the signals) and ``method``
-    (:data:`RUN_KEYS`) of a model dictionary of either dimension."""
-    if "outputs" in d:
-        outputs = d["outputs"]
-        if not (isinstance(outputs, list) and outputs
-                and all(isinstance(o, str) and o.strip() for o in outputs)):
-            problems.append(f"outputs: {show_value(outputs)} is invalid: accepted values are "
-                            "non-empty lists of signal names")
-        elif len(set(outputs)) != len(outputs):
-            dup = sorted({o for o in outputs if outputs.count(o) > 1})
-            problems.append(f"outputs: {', '.join(dup)} listed twice; accepted: each name once")
-    if "method" in d:
-        _check_method(d, problems)
-
-
-def apply_run_keys(system: System, d: Mapping) -> None:
-    """Record a checked dictionary's ``outputs`` and ``method`` in
-    ``system.block_settings`` (the method as {"name", "substeps", options})."""
-    settings = {}
-    if "outputs" in d:
-        settings["outputs"] = [str(o) for o in d["outputs"]]
-    if "method" in d:
-        spec = d["method"]
-        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
-        settings["method"] = {"name": spec.pop("name"), **spec}
-    system.block_settings = settings
-
-
-def describe_run_keys(system: System) -> dict:
-    """The top-level ``outputs`` and ``method`` of a system's model dictionary (what
-    :func:`apply_run_keys` recorded), in that order."""
-    settings = system.block_settings
-    out = {}
-    if "outputs" in settings:
-        out["outputs"] = list(settings["outputs"])
-    if "method" in settings:
-        out["method"] = dict(settings["method"])
-    return out
-
-
-def run_schema() -> dict:
-    """JSON Schemas of the top-level keys of :data:`RUN_KEYS`."""
-    return {
-        "outputs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "method": {"oneOf": [
-            {"enum": list(METHODS)},
-            {"type": "object", "required": ["name"],
-             "properties": {"name": {"enum": list(METHODS)},
-                            "substeps": {"type": "integer", "minimum": SUBSTEPS_RANGE[0],
-                                         "maximum": SUBSTEPS_RANGE[1]},
-                            "baumgarte": {"type": "number", "minimum": 0, "maximum": 1e4}},
-             "additionalProperties": {"type": ["number", "string", "boolean"]}}]},
-    }
-
 
 # --- validation --------------------------------------------------------------------------------
 def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_KEYS,
@@ -886,7 +728,7 @@ def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_K
                         f"{FORMAT!r}")
     if "version" not in d:
         problems.append(f"version: missing required key (accepted: {VERSION})")
-    elif not (_is_number(d["version"]) and d["version"] == VERSION):
+    elif not (is_number(d["version"]) and d["version"] == VERSION):
         problems.append(f"version: {show_value(d['version'])} is invalid: accepted values are "
                         f"{VERSION} (this module reads version {VERSION} only)")
     if "description" in d and not isinstance(d["description"], str):
@@ -1167,75 +1009,6 @@ def _build_planar(d: Mapping, source: str | None = None) -> System:
     return s
 
 
-def read_model_data(path) -> Any:
-    """The parsed content of a model file (``.json``, or ``.yaml``/``.yml`` with PyYAML),
-    not yet validated; :class:`ModelFileError` if it cannot be read or parsed."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FILE_TYPES:
-        raise ModelFileError([f"(file): {path.name!r} is not a model file: accepted file "
-                              f"types are {', '.join(FILE_TYPES)}"], str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelFileError([f"(file): cannot read it: {exc.strerror or exc}"],
-                             str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ModelFileError([f"(file): not UTF-8 text ({exc.reason} at byte {exc.start})"],
-                             str(path)) from None
-    if suffix == ".json":
-        def no_duplicates(pairs):
-            obj = dict(pairs)
-            if len(obj) != len(pairs):  # json would silently keep the last one
-                seen: set = set()  # linear in the keys (no count per key)
-                dup = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
-                raise ModelFileError([f"(file): duplicate key(s) {', '.join(dup)} in one "
-                                      "object; accepted: each key once"], str(path))
-            return obj
-        try:
-            return json.loads(text, object_pairs_hook=no_duplicates)
-        except json.JSONDecodeError as exc:
-            raise ModelFileError([f"(file): not valid JSON: {exc.msg} at line {exc.lineno} "
-                                  f"column {exc.colno}"], str(path)) from None
-        except RecursionError:
-            raise ModelFileError(["(file): nested too deeply to be a model file"],
-                                 str(path)) from None
-        except ModelFileError:
-            raise
-        except ValueError as exc:  # an integer of more than 4300 digits
-            raise ModelFileError([f"(file): not a valid model file: {exc}"], str(path)) from None
-    yaml = _import_yaml(path)
-    try:
-        # Anchors and aliases are refused before anything is built: nested aliases expand
-        # exponentially (a few hundred bytes can fill the memory, "billion laughs"), and a
-        # model file has no use for them.  The event scan is linear in the text.
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            anchor = getattr(event, "anchor", None)
-            if anchor is not None:
-                what = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
-                raise ModelFileError([f"(file): line {event.start_mark.line + 1}: YAML {what}"
-                                      f"{anchor}: anchors and aliases are not accepted in model "
-                                      "files; accepted: plain values (write each value out)"],
-                                     str(path))
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ModelFileError([f"(file): not valid YAML: {exc}"], str(path)) from None
-    except RecursionError:
-        raise ModelFileError(["(file): nested too deeply to be a model file"],
-                             str(path)) from None
-
-
-def _import_yaml(path: Path):
-    try:
-        import yaml
-    except ImportError:
-        raise ModelFileError([f"(file): {path.suffix} files need the package PyYAML, which is "
-                              "not installed (pip install \"flexcosim[yaml]\"); accepted without "
-                              "it: .json"],
-                             str(path)) from None
-    return yaml
-
-
 def load_model(path_or_dict) -> System:
     """Load a model file (``.json``, or ``.yaml``/``.yml`` with PyYAML) or dictionary.
 
@@ -1254,19 +1027,6 @@ def load_model(path_or_dict) -> System:
         With every problem of the file in ``.problems``.
     """
     return PLANAR_FORMAT.load(path_or_dict)
-
-
-def load_with(build, path_or_dict):
-    """``build(data, source=...)`` of a model file's data (:func:`read_model_data`) or
-    of a dictionary: the reading step every reader (planar, spatial, with the models
-    layer's elements) shares."""
-    if isinstance(path_or_dict, Mapping):
-        return build(path_or_dict)
-    if not isinstance(path_or_dict, (str, os.PathLike)):
-        raise ModelFileError([f"(top level): {show_value(path_or_dict)} is invalid: accepted "
-                              "are a model dictionary or a file path"])
-    path = Path(path_or_dict)
-    return build(read_model_data(path), source=str(path))
 
 
 # --- saving ------------------------------------------------------------------------------
@@ -1332,26 +1092,6 @@ def _describe_planar(system: System, description: str | None = None) -> dict:
     return d
 
 
-def _depth(obj) -> int:
-    if isinstance(obj, dict):
-        return 1 + max(map(_depth, obj.values()), default=0)
-    if isinstance(obj, list):
-        return 1 + max(map(_depth, obj), default=0)
-    return 0
-
-
-def _dumps(obj, indent: int = 0, width: int = 92) -> str:
-    """JSON for people: vectors, marker tables and simple elements on one line each."""
-    pad, inner = "  " * indent, "  " * (indent + 1)
-    flat = json.dumps(obj, allow_nan=False)
-    if not isinstance(obj, (dict, list)) or _depth(obj) <= 2 and len(flat) + len(inner) <= width:
-        return flat
-    if isinstance(obj, list):
-        return "[\n" + ",\n".join(inner + _dumps(v, indent + 1) for v in obj) + "\n" + pad + "]"
-    return ("{\n" + ",\n".join(f"{inner}{json.dumps(k)}: {_dumps(v, indent + 1)}"
-                               for k, v in obj.items()) + "\n" + pad + "}")
-
-
 def save_model(system: System, path, description: str | None = None) -> Path:
     """Write ``system`` to ``path`` (``.json``, or ``.yaml``/``.yml`` with PyYAML).
 
@@ -1359,104 +1099,6 @@ def save_model(system: System, path, description: str | None = None) -> Path:
     has bit-identical parameters.
     """
     return PLANAR_FORMAT.save(system, path, description)
-
-
-def write_model_data(d: Mapping, path) -> Path:
-    """Write a model dictionary to ``path`` (``.json``, or ``.yaml``/``.yml`` with PyYAML):
-    JSON with vectors and short elements on one line, floats in their shortest exact
-    representation."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        path.write_text(_dumps(d) + "\n", encoding="utf-8")
-    elif suffix in (".yaml", ".yml"):
-        yaml = _import_yaml(path)
-        path.write_text(yaml.safe_dump(d, sort_keys=False, default_flow_style=None),
-                        encoding="utf-8")
-    else:
-        raise ModelFileError([f"(file): {path.name!r}: accepted file types are "
-                              f"{', '.join(FILE_TYPES)}"], str(path))
-    return path
-
-
-# --- the format: readers and writers of each dimension ----------------------------------------
-@dataclass(frozen=True)
-class Dimension:
-    """How the files of one dimension are checked (``check(d, problems)``: appends every
-    problem), built (``build(d, source)``: the system of a checked dictionary) and
-    written (``describe(system, description)``: a dictionary, checked by the format
-    before it is returned)."""
-
-    check: Callable[[Mapping, list], None]
-    build: Callable[..., System]
-    describe: Callable[..., dict]
-
-
-@dataclass(frozen=True)
-class ModelFormat:
-    """The one reader and writer of model files over registered dimensions
-    (docs/model_files.md, "Which reader"): this layer registers the planar files
-    (:data:`PLANAR_FORMAT`), the spatial layer extends it with ``"dimension": 3``
-    (``mbdcore.spatial.model_file.SPATIAL_FORMAT``) and the models layer extends that
-    with its elements (``mbdcore.models.model_file.MODEL_FORMAT``).  The extensions are
-    values built from the one below, not a registry filled at import: what a format
-    reads does not depend on what else was imported."""
-
-    dimensions: Mapping[int, Dimension]
-
-    def extended(self, dimensions: Mapping[int, Dimension]) -> "ModelFormat":
-        """This format with ``dimensions`` added or replaced."""
-        return ModelFormat({**self.dimensions, **dimensions})
-
-    def _dimension(self, d) -> tuple[Dimension | None, list[str]]:
-        if not isinstance(d, Mapping):
-            return None, [f"(top level): {show_value(d)} is invalid: accepted values are "
-                          f"objects {{\"format\": {FORMAT!r}, \"version\": {VERSION}, ...}}"]
-        dim = d.get("dimension", 2)
-        if _is_number(dim) and dim in self.dimensions:
-            return self.dimensions[int(dim)], []
-        if _is_number(dim) and dim == 3:
-            return None, ["dimension: 3 is a spatial model, which this planar reader does not "
-                          "build; accepted here: 2; read it with mbdcore.spatial.load_model "
-                          "(which reads both)"]
-        return None, [f"dimension: {show_value(dim)} is invalid: accepted values are 2 "
-                      "(planar) and 3 (spatial, read by mbdcore.spatial.load_model)"]
-
-    def validate(self, d) -> list[str]:
-        """All problems of a model dictionary (empty: valid), each naming its key path
-        and the accepted values."""
-        dimension, problems = self._dimension(d)
-        if dimension is not None:
-            dimension.check(d, problems)
-        return problems
-
-    def from_dict(self, d, source: str | None = None) -> System:
-        """The system of a model dictionary; :class:`ModelFileError` with every problem."""
-        problems = self.validate(d)
-        if problems:
-            raise ModelFileError(problems, source)
-        return self._dimension(d)[0].build(d, source)
-
-    def load(self, path_or_dict) -> System:
-        """The system of a model file (``.json``, ``.yaml``/``.yml``) or dictionary."""
-        return load_with(self.from_dict, path_or_dict)
-
-    def to_dict(self, system: System, description: str | None = None) -> dict:
-        """A system as a model dictionary, every key explicit, checked to load again."""
-        dimension = self.dimensions.get(system.dim)
-        if dimension is None:
-            raise ModelFileError([f"(system): a system of dimension {system.dim}; this "
-                                  f"writer writes dimension {', '.join(map(str, self.dimensions))}"
-                                  " (mbdcore.spatial.save_model writes both)"])
-        d = dimension.describe(system, description)
-        problems = self.validate(d)
-        if problems:   # a file that would not load again is an error now, not later
-            raise ModelFileError(problems, "model_to_dict")
-        return d
-
-    def save(self, system: System, path, description: str | None = None) -> Path:
-        """Write a system to ``path``; floats in their shortest exact form."""
-        return write_model_data(self.to_dict(system, description), path)
 
 
 #: the planar files (the format the layers above extend)

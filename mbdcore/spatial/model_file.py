@@ -27,7 +27,7 @@ point without a name, ``{"body": b, "point": [x, y, z]}`` on a rigid body or the
 Gears and drivers name a revolute joint listed before them.  A beam takes the revolute,
 prismatic and fixed joints on its section frame; a cable has none about its axis.
 ``inputs``, ``outputs`` and ``method`` are the top-level keys of every file
-(:data:`~mbdcore.multibody.model_file.RUN_KEYS`, docs/model_files.md).
+(:data:`~mbdcore.multibody.model_format.RUN_KEYS`, docs/model_files.md).
 
 **One reader for both dimensions, here.**  :func:`load_model`, :func:`model_from_dict`,
 :func:`validate_model`, :func:`model_to_dict` and :func:`save_model` of this module read

@@ -26,11 +26,9 @@ arc lengths [m] from the root (``root`` and ``tip`` exist), see :data:`BODY_TYPE
 Markers are referenced as ``"body.marker"`` or, for a point that has no marker, as
 ``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]) on a
 rigid body and ``{"body": "beam", "arc_length": s}`` on a beam.  The top-level
-``inputs``, ``outputs`` and ``method`` (:data:`~mbdcore.multibody.model_format.RUN_KEYS`, the same in every file of
-either dimension) configure the block made of the file (docs/model_files.md).
-:data:`MODEL_SCHEMA` is the JSON Schema of the format (for editors);
-:func:`validate_model` does the checking itself so that every problem names its key
-path and the accepted values, and all problems of a file are reported at once.
+``inputs``, ``outputs`` and ``method`` (the same in every file of either dimension,
+:data:`~mbdcore.multibody.model_format.RUN_KEYS`) configure the block made of the file
+(docs/model_files.md).
 
 Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
 :func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`;

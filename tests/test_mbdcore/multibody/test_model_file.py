@@ -16,6 +16,7 @@ import pytest
 
 from mbdcore import models
 from mbdcore.multibody.ancf import cantilever
+from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.constraints import AngleDriver, polynomial_motion
 from mbdcore.dae.simulate import simulate
 from mbdcore.multibody.model_file import (BODY_TYPES, FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA,
@@ -31,6 +32,9 @@ BUILDERS = {
     "slider_crank_with_contact": models.slider_crank_with_contact,
     "four_bar": models.four_bar,
     "geared_bars": models.geared_bars,
+    # a modal beam of three modes: the planar beams are body types since issue 23
+    "hub_beam": lambda: models.hub_beam(
+        lambda name, length, rho_a, ei, ea: ModalBeam(name, length, rho_a, ei, n_modes=3)),
 }
 
 

@@ -10,8 +10,6 @@ from fmu.fmi.build import build_fmu
 from mbdcore.models.model_block import ModelSystemBlock
 from mbdcore.models.model_file import load_model, model_to_dict
 from mbdcore.models.ring_truss_block import RingTrussBlock
-from mbdcore.multibody.system_block import SystemBlock
-from mbdcore.spatial.model_file import DIMENSION
 
 __all__ = ["run"]
 
@@ -40,10 +38,9 @@ def _build(args: argparse.Namespace) -> int:
         config = None
     else:
         # a model file of either dimension, with the models' motors, screw drives and
-        # latches (mbdcore.models.model_file reads every file); a planar file keeps the
-        # planar block
+        # latches: the one format that reads every file, and its block
         system = load_model(args.model)
-        block = ModelSystemBlock if system.dim == DIMENSION else SystemBlock
+        block = ModelSystemBlock
         stem = Path(args.model).stem
         name = args.name or "".join(p.capitalize() for p in stem.replace("-", "_").split("_"))
         config = {"model": model_to_dict(system),

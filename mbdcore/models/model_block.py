@@ -15,7 +15,7 @@ reactions, energy, violation).
 """
 from __future__ import annotations
 
-from mbdcore.models.model_file import model_from_dict, model_to_dict
+from mbdcore.models.model_file import MODEL_FORMAT
 from mbdcore.spatial.system_block import SpatialSystemBlock
 
 __all__ = ["ModelSystemBlock", "model_system_block"]
@@ -26,8 +26,7 @@ class ModelSystemBlock(SpatialSystemBlock):
     block (configure it with
     :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
 
-    MODEL_READER = staticmethod(model_from_dict)
-    MODEL_WRITER = staticmethod(model_to_dict)
+    MODEL_FORMAT = MODEL_FORMAT
 
 
 def model_system_block(model, inputs=None, outputs=None, name: str | None = None):

@@ -13,8 +13,7 @@ The spatial files' keys and rules hold unchanged (``"dimension": 3``, SI units, 
   (:class:`~mbdcore.models.ring_truss.DiagonalScrewDrive`: a motor's screw extending the
   line between two markers) and ``latch`` (:class:`~mbdcore.models.ring_truss.DiagonalLatch`:
   end stop and latch of that line at its deployed length);
-* the top-level keys ``inputs`` (start values of the inputs the forces declare, the
-  motor voltages [V], as in the planar files) and ``removed_equations`` (the constraint
+* the top-level key ``removed_equations`` (the constraint
   equations ``"joint.equation"`` found dependent where the system judged them, applied
   instead of judging them again at the initial state)::
 
@@ -72,37 +71,34 @@ from collections.abc import Mapping
 from mbdcore.blocks import Parameter, ParameterError
 from mbdcore.models.drive import MOTOR_PARAMETERS, DCMotorBody, MotorVoltage
 from mbdcore.models.ring_truss import DiagonalLatch, DiagonalScrewDrive
-from mbdcore.multibody import model_file as planar
 from mbdcore.multibody.model_file import (
+    Dimension,
     ElementType,
     Key,
     ModelFileError,
     ValueKind,
-    check_inputs,
     is_finite_number,
-    load_with,
     show_value,
-    write_model_data,
 )
 from mbdcore.multibody.system import System
 from mbdcore.spatial.model_file import (
     DIMENSION,
     KINDS_3D,
     PLANAR_KEY_HINTS,
+    SPATIAL_FORMAT,
     SPATIAL_TABLES,
     TOP_KEYS,
     SpatialTables,
     build_spatial,
     check_spatial,
     describe_spatial,
-    model_dimension,
     spatial_marker_out,
     spatial_reference,
     spatial_schema,
 )
 from mbdcore.spatial.system import SpatialSystem
 
-__all__ = ["MODEL_BODY_TYPES", "MODEL_FORCE_TYPES", "MODEL_TABLES", "MODEL_TOP_KEYS",
+__all__ = ["MODEL_BODY_TYPES", "MODEL_FORCE_TYPES", "MODEL_TABLES", "MODEL_TOP_KEYS", "MODEL_FORMAT",
            "parameter_kind", "validate_model", "model_from_dict", "load_model",
            "model_to_dict", "save_model", "format_reference", "MODEL_SCHEMA"]
 
@@ -225,9 +221,7 @@ MODEL_TOP_KEYS = {
 MODEL_TABLES = SpatialTables(
     _BODY_TYPES, SPATIAL_TABLES.joint_types,
     {**SPATIAL_TABLES.force_types, **MODEL_FORCE_TYPES}, MODEL_TOP_KEYS,
-    {**PLANAR_KEY_HINTS, "(top level)": {}})
-
-_INPUT = Key("number", "V, N m or N")
+    PLANAR_KEY_HINTS, "V, N m or N")
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -245,19 +239,28 @@ def _check_removed(d: Mapping, problems: list) -> None:
                             "values are 'joint.equation' names")
 
 
+def _check(d: Mapping, problems: list) -> None:
+    check_spatial(d, MODEL_TABLES, problems)
+    _check_removed(d, problems)
+
+
 def validate_model(d) -> list[str]:
     """All problems of a model dictionary of either dimension (empty list: valid); see
     :func:`mbdcore.spatial.model_file.validate_model`."""
-    if model_dimension(d) != DIMENSION:
-        return planar.validate_model(d)     # planar, or the message on a bad dimension
-    problems: list[str] = []
-    forces = check_spatial(d, MODEL_TABLES, problems)
-    check_inputs(d, forces, problems, _INPUT)
-    _check_removed(d, problems)
-    return problems
+    return MODEL_FORMAT.validate(d)
 
 
 # --- building ---------------------------------------------------------------------------------
+def _build(d: Mapping, source: str | None = None) -> SpatialSystem:
+    s = build_spatial(d, MODEL_TABLES, source)
+    try:
+        if "removed_equations" in d:
+            s.set_redundant_equations(d["removed_equations"])
+    except ParameterError as exc:   # an equation name no constraint has
+        raise ModelFileError([f"removed_equations: {exc}"], source) from exc
+    return s
+
+
 def model_from_dict(d: Mapping, source: str | None = None) -> System:
     """Build the system a model dictionary describes (a
     :class:`~mbdcore.spatial.system.SpatialSystem` for ``"dimension": 3``, with motors,
@@ -268,23 +271,7 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     ModelFileError
         With all problems of ``d`` in ``.problems``.
     """
-    if model_dimension(d) != DIMENSION:
-        return planar.model_from_dict(d, source)
-    problems = validate_model(d)
-    if problems:
-        raise ModelFileError(problems, source)
-    s = build_spatial(d, MODEL_TABLES, source)
-    path = "inputs"
-    try:
-        for name, value in d.get("inputs", {}).items():
-            path = f"inputs.{name}"
-            s.set_input(name, float(value))
-        if "removed_equations" in d:
-            path = "removed_equations"
-            s.set_redundant_equations(d["removed_equations"])
-    except ParameterError as exc:   # an equation name no constraint has
-        raise ModelFileError([f"{path}: {exc}"], source) from exc
-    return s
+    return MODEL_FORMAT.from_dict(d, source)
 
 
 def load_model(path_or_dict) -> System:
@@ -296,10 +283,17 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    return load_with(model_from_dict, path_or_dict)
+    return MODEL_FORMAT.load(path_or_dict)
 
 
 # --- saving -----------------------------------------------------------------------------------
+def _describe(system: SpatialSystem, description: str | None = None) -> dict:
+    d = describe_spatial(system, MODEL_TABLES, description)
+    if system.redundancy_resolved:
+        d["removed_equations"] = list(system.redundant_equations)
+    return d
+
+
 def model_to_dict(system: System, description: str | None = None) -> dict:
     """Describe a system of either dimension as a model dictionary, every key explicit;
     a spatial one with its inputs' start values and, once the system has judged its
@@ -312,17 +306,7 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
         If an element cannot be expressed (a Python function of time, a class no table
         holds, a cable through given nodes, a moved ground frame).
     """
-    if not isinstance(system, SpatialSystem):
-        return planar.model_to_dict(system, description)
-    d = describe_spatial(system, MODEL_TABLES, description)
-    if system.inputs:
-        d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
-    if system.redundancy_resolved:
-        d["removed_equations"] = list(system.redundant_equations)
-    problems = validate_model(d)
-    if problems:    # a file that would not load again is an error now, not later
-        raise ModelFileError(problems, "model_to_dict")
-    return d
+    return MODEL_FORMAT.to_dict(system, description)
 
 
 def save_model(system: System, path, description: str | None = None):
@@ -330,7 +314,12 @@ def save_model(system: System, path, description: str | None = None):
     ``path`` (``.json``, or ``.yaml``/``.yml`` with PyYAML), floats in their shortest
     exact representation; returns the path.  The ring truss:
     ``save_model(truss.system, "truss.json")``."""
-    return write_model_data(model_to_dict(system, description), path)
+    return MODEL_FORMAT.save(system, path, description)
+
+
+#: every model file: the spatial format with this module's tables for ``"dimension": 3``
+#: (the one entry point of the command line)
+MODEL_FORMAT = SPATIAL_FORMAT.extended({DIMENSION: Dimension(_check, _build, _describe)})
 
 
 # --- reference and JSON Schema ------------------------------------------------------------------
@@ -343,6 +332,5 @@ def format_reference() -> str:
 MODEL_SCHEMA: dict = spatial_schema(
     MODEL_TABLES, "https://flexcosim.invalid/schemas/flexcosim-model-1-3d-models.json",
     "flexcosim spatial multibody model with drives and latches",
-    {"inputs": {"type": "object", "additionalProperties": {"type": "number"}},
-     "removed_equations": {"type": "array",
+    {"removed_equations": {"type": "array",
                            "items": {"type": "string", "pattern": r"^[^.]+\..+$"}}})

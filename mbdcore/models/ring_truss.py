@@ -660,6 +660,10 @@ class DiagonalLatch(Force):
     at the first accepted step with e >= 0, and from then on the spring-damper acts
     both ways (the diagonal is held at l_d)."""
 
+    #: a penalty end stop: a model with it is stiff (its block defaults to an implicit method,
+    #: mbdcore.multibody.system_block.stiff_parts)
+    stiff = True
+
     kind = "latch"
 
     def __init__(self, a: str, b: str, deployed_length: float, stiffness: float,

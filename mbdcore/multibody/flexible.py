@@ -164,6 +164,8 @@ class ModalBeam(PointMassBody):
             raise ParameterError(f"{own}: mode_shapes = {mode_shapes!r} is invalid: accepted "
                                  "'clamped-free', 'clamped-mass'")
         self.n_modes = n_modes
+        self.mode_shapes = mode_shapes
+        self.n_quad = n_quad
         self.n_coords = 3 + n_modes
         self.fs = 1.0 if geometric_stiffening else 0.0
         tip = (self.tip_mass, self.tip_inertia) if mode_shapes == "clamped-mass" else (0.0, 0.0)

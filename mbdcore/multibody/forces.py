@@ -322,6 +322,10 @@ class Contact(Force):
     Parameters: stiffness K [N/m^n] > 0, exponent n >= 1, damping C [N s/m^(n+1)] >= 0.
     """
 
+    #: a penalty stiffness: a model with it is stiff (its block defaults to an implicit method,
+    #: mbdcore.multibody.system_block.stiff_parts)
+    stiff = True
+
     kind = "contact"
 
     def __init__(self, a, b, radius_a: float, stiffness: float, exponent: float = 1.5,

@@ -19,11 +19,16 @@ for every element, keys named after the constructor's arguments.  SI units throu
                  "input": "tau"}],
      "inputs": {"tau": 0.0}}
 
+A body without ``type`` is a rigid body (``"rigid_body"``); ``"modal_beam"``,
+``"finite_segment_beam"`` and ``"ancf_beam"`` are the planar beams of
+:mod:`mbdcore.multibody.flexible` and :mod:`mbdcore.multibody.ancf`, whose markers are
+arc lengths [m] from the root (``root`` and ``tip`` exist), see :data:`BODY_TYPES`.
 Markers are referenced as ``"body.marker"`` or, for a point that has no marker, as
-``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]).
-:data:`MODEL_SCHEMA` is the JSON Schema of the format (for editors);
-:func:`validate_model` does the checking itself so that every problem names its key
-path and the accepted values, and all problems of a file are reported at once.
+``{"body": "crank", "point": [x, y]}`` (body frame, from the centre of mass [m]) on a
+rigid body and ``{"body": "beam", "arc_length": s}`` on a beam.  The top-level
+``inputs``, ``outputs`` and ``method`` (the same in every file of either dimension,
+:data:`~mbdcore.multibody.model_format.RUN_KEYS`) configure the block made of the file
+(docs/model_files.md).
 
 Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
 :func:`model_to_dict`, :func:`save_model`, :data:`MODEL_SCHEMA`, :class:`ModelFileError`;
@@ -32,7 +37,9 @@ Public API: :func:`load_model`, :func:`model_from_dict`, :func:`validate_model`,
 A file may say ``"dimension": 2``; ``"dimension": 3`` is a spatial model, which this
 layer cannot build (:mod:`mbdcore.multibody` knows nothing of :mod:`mbdcore.spatial`):
 it is refused with a message naming :func:`mbdcore.spatial.load_model`, which reads both
-dimensions.  The machinery below (value kinds :class:`ValueKind`, keys :class:`Key`,
+dimensions.  The file side (reading and writing, :class:`ModelFileError`, the run keys and
+:class:`ModelFormat`) is :mod:`mbdcore.multibody.model_format`'s, re-exported here.  The
+machinery below (value kinds :class:`ValueKind`, keys :class:`Key`,
 typed element tables :class:`ElementType`, the references a file defines
 :class:`ReferenceContext`, the ``check_*`` functions that report key paths, and
 :func:`read_model_data`/:func:`write_model_data`) is public so that the spatial format
@@ -40,11 +47,6 @@ typed element tables :class:`ElementType`, the references a file defines
 """
 from __future__ import annotations
 
-import json
-import math
-import os
-import re
-import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -52,6 +54,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mbdcore.blocks import ParameterError
+from mbdcore.multibody.ancf import END_MARKERS as LINE_END_MARKERS
+from mbdcore.multibody.ancf import ANCFBeam
 from mbdcore.multibody.constraints import (
     AngleDriver,
     ConstantRate,
@@ -74,84 +78,50 @@ from mbdcore.multibody.forces import (
     RotationalSpringDamper,
     TranslationalSpringDamper,
 )
+from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
+from mbdcore.multibody.model_format import (
+    FILE_TYPES,
+    FORMAT,
+    RUN_KEYS,
+    SUBSTEPS_RANGE,
+    VERSION,
+    Dimension,
+    ModelFileError,
+    ModelFormat,
+    apply_run_keys,
+    check_run_keys,
+    describe_run_keys,
+    is_finite_number,
+    is_number,
+    key_name,
+    load_with,
+    read_model_data,
+    run_schema,
+    show_value,
+    write_model_data,
+)
 from mbdcore.multibody.system import Body, System
 
 __all__ = ["FORMAT", "VERSION", "FILE_TYPES", "ModelFileError", "check_marker_name", "check_ground", "KINDS", "JOINT_TYPES",
-           "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "TOP_KEYS", "validate_model",
+           "FORCE_TYPES", "MOTION_TYPES", "BODY_KEYS", "BODY_TYPES", "RIGID_BODY", "TOP_KEYS", "choice_kind", "validate_model",
            "model_from_dict", "load_model", "model_to_dict", "save_model", "format_reference",
            "MODEL_SCHEMA",
-           # the machinery, for the spatial format (mbdcore.spatial.model_file)
+           # the machinery, for the spatial format (mbdcore.spatial.model_file); the file
+           # side (reading, writing, the format, the run keys) is model_format's, here too
            "ValueKind", "Key", "ElementType", "ReferenceContext", "Undescribable", "NAME_KEY",
-           "show_value", "key_name", "is_finite_number", "check_value", "check_keys", "check_header",
+           "show_value", "key_name", "is_number", "is_finite_number", "check_value", "check_keys", "check_header",
            "check_marker_table", "check_list", "check_element", "check_section", "check_inputs",
+           "RUN_KEYS", "SUBSTEPS_RANGE", "check_run_keys", "apply_run_keys", "describe_run_keys",
+           "run_schema",
            "element_names", "convert_values", "marker_out", "describe_motion",
+           "Dimension", "ModelFormat", "PLANAR_FORMAT",
            "describe_elements", "read_model_data", "write_model_data", "load_with", "key_schema",
            "object_schema"]
-
-FORMAT = "flexcosim-model"
-VERSION = 1
-FILE_TYPES = (".json", ".yaml", ".yml")
-
-
-class ModelFileError(ValueError):
-    """A model file or dictionary is invalid.
-
-    Attributes
-    ----------
-    problems : list of str
-        Every problem found, each naming its key path (``bodies[1].mass``) and the
-        accepted values.
-    """
-
-    def __init__(self, problems, source: str | None = None):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        self.source = source
-        head = f"{source}: " if source else ""
-        if len(self.problems) == 1:
-            msg = f"{head}invalid model: {self.problems[0]}"
-        else:
-            msg = (f"{head}invalid model, {len(self.problems)} problems:\n  "
-                   + "\n  ".join(self.problems))
-        super().__init__(msg)
-
 
 # --- value kinds ----------------------------------------------------------------------------
 # A kind checks one value (appending problems that name the path and the accepted values),
 # converts it for the constructor and gives its JSON Schema; the element tables below refer
 # to kinds by name so that validation, construction and MODEL_SCHEMA share one definition.
-
-#: repr of a value for a message: bounded in depth and length (a list nested 5000 deep
-#: exceeds the recursion limit of plain repr)
-_SHORT_REPR = reprlib.Repr()
-for _name, _limit in (("maxlevel", 4), ("maxstring", 60), ("maxother", 60), ("maxlong", 40),
-                      ("maxlist", 8), ("maxdict", 8)):   # keywords from Python 3.12 only
-    setattr(_SHORT_REPR, _name, _limit)
-
-
-def show_value(value) -> str:
-    text = _SHORT_REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*")
-
-
-def key_name(key) -> str:
-    """A key as it reads in a key path: as it is when it is a plain name, else its repr
-    (an empty key, one with a space, a dot or a newline would break the path)."""
-    return key if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) else show_value(key)
-
-
-def _is_number(value) -> bool:
-    # bool is an int subclass in Python, but `true` is not a number in a model file
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def is_finite_number(value) -> bool:
-    try:
-        return _is_number(value) and math.isfinite(value)
-    except OverflowError:  # an integer beyond the float range
-        return False
 
 
 def _yaml_hint(value) -> str:
@@ -235,15 +205,26 @@ def check_marker_name(v: str, ctx: ReferenceContext) -> str | None:
 def _check_marker(v, ctx: ReferenceContext) -> str | None:
     if isinstance(v, str):
         return check_marker_name(v, ctx)
-    if isinstance(v, Mapping):
+    if not (isinstance(v, Mapping) and "body" in v):
+        return "invalid"
+    reason = _check_body(v["body"], ctx)
+    if reason:
+        return reason
+    if ctx.body_types.get(v["body"], RIGID_BODY) in _FRAMED:
         if set(v) != {"body", "point"} or _vector_check(False)(v["point"], ctx):
             return "invalid"
-        return _check_body(v["body"], ctx)
-    return "invalid"
+    elif set(v) != {"body", "arc_length"} or not is_finite_number(v["arc_length"]):
+        return (f"{show_value(v)} is invalid: a point on the {ctx.body_types[v['body']]} "
+                f"{v['body']!r} is written {{\"body\": name, \"arc_length\": s}} [m]")
+    return None
 
 
 def _convert_marker(v):
-    return v if isinstance(v, str) else (v["body"], tuple(float(x) for x in v["point"]))
+    if isinstance(v, str):
+        return v
+    if "arc_length" in v:
+        return (v["body"], float(v["arc_length"]))
+    return (v["body"], tuple(float(x) for x in v["point"]))
 
 
 def _check_body_pair(v, ctx) -> str | None:
@@ -279,7 +260,30 @@ def _check_body_name(v, ctx) -> str | None:
 _MARKER_REF_SCHEMA = {"oneOf": [
     {"type": "string", "pattern": r"^[A-Za-z_]\w*\..+$"},
     {"type": "object", "additionalProperties": False, "required": ["body", "point"],
-     "properties": {"body": {"type": "string"}, "point": _VECTOR_SCHEMA}}]}
+     "properties": {"body": {"type": "string"}, "point": _VECTOR_SCHEMA}},
+    {"type": "object", "additionalProperties": False, "required": ["body", "arc_length"],
+     "properties": {"body": {"type": "string"}, "arc_length": {"type": "number"}}}]}
+
+
+def _check_count(minimum: int, maximum: int | None = None):
+    def check(v, ctx):
+        ok = (isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+              and (maximum is None or v <= maximum))
+        return None if ok else "invalid"
+    return check
+
+
+def _check_table(v, ctx) -> str | None:
+    # marker tables are checked entry by entry with their paths (check_marker_table)
+    return None if isinstance(v, Mapping) else "invalid"
+
+
+def choice_kind(choices) -> ValueKind:
+    """The value kind of one of the strings ``choices``."""
+    choices = tuple(choices)
+    return ValueKind(" or ".join(repr(c) for c in choices),
+                     lambda v, ctx: None if isinstance(v, str) and v in choices else "invalid",
+                     str, {"enum": list(choices)})
 
 KINDS: dict[str, ValueKind] = {
     "number": _number_kind("finite numbers", lambda x: True, {}),
@@ -307,6 +311,15 @@ KINDS: dict[str, ValueKind] = {
                     _check_marker, _convert_marker, _MARKER_REF_SCHEMA),
     "markers": ValueKind("objects of marker name: [x, y]", _check_markers, dict,
                      {"type": "object", "additionalProperties": _VECTOR_SCHEMA}),
+    "arc_lengths": ValueKind("objects of marker name: arc length", _check_table, dict,
+                             {"type": "object", "additionalProperties": {"type": "number",
+                                                                         "minimum": 0}}),
+    "elements": ValueKind("integers >= 1", _check_count(1), int,
+                          {"type": "integer", "minimum": 1}),
+    "gauss": ValueKind("integers >= 3", _check_count(3), int,
+                       {"type": "integer", "minimum": 3}),
+    "flag": ValueKind("true or false", lambda v, ctx: None if isinstance(v, bool) else "invalid",
+                      bool, {"type": "boolean"}),
 }
 
 
@@ -563,6 +576,118 @@ BODY_KEYS = {
     "markers": Key("markers", "m", "named points in the body frame from the centre of mass"),
 }
 _MARKER_KEY = Key("vector", "m")
+_ARC_KEY = Key("nonnegative", "m")
+
+#: the file's body type of a rigid body, the default when a body has no "type"
+RIGID_BODY = "rigid_body"
+#: body types whose markers are points of a frame (the others: arc lengths)
+_FRAMED = (RIGID_BODY, "ground")
+
+
+def _arc_markers(b) -> dict:
+    """A beam's markers as a file writes them: arc lengths [m] from the root, the ends
+    (the body's own) left out."""
+    out = {}
+    for name, loc in b.markers.items():
+        if name in ("root", "tip") or isinstance(b, ANCFBeam) and name in LINE_END_MARKERS:
+            continue
+        if isinstance(b, ModalBeam):
+            s = loc[0]
+        elif isinstance(b, FiniteSegmentBeam):
+            s = b.piece_start[loc[0]] + loc[1]
+        else:
+            s = loc
+        out[name] = float(s)
+    return out
+
+
+def _root_frame(b) -> dict:
+    return {"position": _vec(b.position), "angle": b.angle0, "velocity": _vec(b.velocity),
+            "omega": b.omega, "markers": _arc_markers(b)}
+
+
+def _describe_modal(b: ModalBeam) -> dict:
+    return {"length": b.length, "rho_a": b.rho_a, "ei": b.ei, "n_modes": b.n_modes,
+            "mode_shapes": b.mode_shapes, "tip_mass": b.tip_mass, "tip_inertia": b.tip_inertia,
+            "geometric_stiffening": b.fs == 1.0, "kinematics": b.kinematics,
+            "damping": b.damping, "n_quad": b.n_quad, **_root_frame(b)}
+
+
+def _describe_segments(b: FiniteSegmentBeam) -> dict:
+    return {"length": b.length, "rho_a": b.rho_a, "ei": b.ei, "n_segments": b.n_segments,
+            "damping": b.rot_damping, "tip_mass": b.tip_mass, "tip_inertia": b.tip_inertia,
+            **_root_frame(b)}
+
+
+def _describe_ancf(b: ANCFBeam) -> dict:
+    return {"start": _vec(b.start), "end": _vec(b.end), "n_elements": b.n_elements,
+            "rho_a": b.rho_a, "ei": b.ei, "ea": b.ea, "damping": b.damping,
+            "velocity": _vec(b.velocity), "omega": b.omega,
+            "n_gauss": int(len(b.gauss_weights)), "markers": _arc_markers(b)}
+
+
+_BEAM_MARKERS = Key("arc_lengths", "m", "named points by distance from the root along the "
+                    "undeformed beam (it has 'root' and 'tip' itself)")
+_ROOT_KEYS = {
+    "position": Key("vector", "m", "initial root position (default [0, 0])"),
+    "angle": Key("number", "rad", "initial root angle (default 0)"),
+    "velocity": Key("vector", "m/s", "initial root velocity (default [0, 0])"),
+    "omega": Key("number", "rad/s", "initial angular rate (default 0)"),
+    "markers": _BEAM_MARKERS,
+}
+_BEAM_COMMON = {
+    "name": Key("body_name", doc="unique body name", required=True),
+    "length": Key("positive", "m", required=True),
+    "rho_a": Key("positive", "kg/m", "mass per unit length", required=True),
+    "ei": Key("positive", "N m^2", "flexural stiffness", required=True),
+}
+_TIP = {
+    "tip_mass": Key("nonnegative", "kg", "rigid body at the tip (default 0)"),
+    "tip_inertia": Key("nonnegative", "kg m^2", "of the tip body (default 0)"),
+}
+
+#: body types of the planar files: the file's ``type`` -> class, keys (= constructor
+#: arguments) and how to read them back; a body without ``type`` is a rigid body
+BODY_TYPES: dict[str, ElementType] = {e.type: e for e in (
+    ElementType(Body, BODY_KEYS, lambda b: {
+        "mass": b.mass, "inertia": b.inertia, "position": _vec(b.position), "angle": b.angle,
+        "velocity": _vec(b.velocity), "omega": b.omega,
+        "markers": {k: _vec(v) for k, v in b.markers.items()}}, type_name=RIGID_BODY),
+    ElementType(ModalBeam, {
+        **_BEAM_COMMON,
+        "n_modes": Key(ValueKind("integers 1..10", _check_count(1, 10), int,
+                                 {"type": "integer", "minimum": 1, "maximum": 10}),
+                       doc="assumed modes (default 3)"),
+        "mode_shapes": Key(choice_kind(("clamped-free", "clamped-mass")),
+                           doc="clamped-mass: shapes with the tip body (default clamped-free)"),
+        **_TIP,
+        "geometric_stiffening": Key("flag", doc="centrifugal stiffening (default true)"),
+        "kinematics": Key(choice_kind(("exact", "second-order")),
+                          doc="default exact (second-order without stiffening)"),
+        "damping": Key("nonnegative", "s", "stiffness-proportional modal damping (default 0)"),
+        "n_quad": Key("elements", doc="Gauss points along the beam (default 24)"),
+        **_ROOT_KEYS}, _describe_modal, type_name="modal_beam"),
+    ElementType(FiniteSegmentBeam, {
+        **_BEAM_COMMON,
+        "n_segments": Key("elements", doc="rigid segments (default 10)"),
+        "damping": Key("nonnegative", "N m s/rad", "of each hinge (default 0)"),
+        **_TIP, **_ROOT_KEYS}, _describe_segments, type_name="finite_segment_beam"),
+    ElementType(ANCFBeam, {
+        "name": Key("body_name", doc="unique body name", required=True),
+        "start": Key("vector", "m", "first end ('root'), straight unstressed shape",
+                     required=True),
+        "end": Key("vector", "m", "second end ('tip')", required=True),
+        "n_elements": Key("elements", required=True),
+        "rho_a": Key("positive", "kg/m", "mass per unit length", required=True),
+        "ei": Key("positive", "N m^2", "flexural stiffness", required=True),
+        "ea": Key("positive", "N", "axial stiffness", required=True),
+        "damping": Key("nonnegative", "s", "Kelvin-Voigt time beta (default 0)"),
+        "velocity": Key("vector", "m/s", "initial velocity of start (default [0, 0])"),
+        "omega": Key("number", "rad/s", "initial rigid rotation rate about start "
+                     "(default 0)"),
+        "n_gauss": Key("gauss", doc="Gauss points per element (default 5)"),
+        "markers": _BEAM_MARKERS}, _describe_ancf, type_name="ancf_beam"),
+)}
 
 # top-level keys and what they hold (for messages and MODEL_SCHEMA)
 TOP_KEYS = {
@@ -571,16 +696,17 @@ TOP_KEYS = {
     "description": "free text",
     "gravity": "gravitational acceleration [m/s^2] in the ground frame (default [0, 0])",
     "ground": "{\"markers\": {name: [x, y]}}: points fixed to the ground [m]",
-    "bodies": "list of moving bodies",
+    "bodies": "list of moving bodies, each with a \"type\" (default rigid_body): "
+              + ", ".join(BODY_TYPES),
     "joints": "list of joints, gears and drivers",
     "forces": "list of force elements",
     "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
     "dimension": "2 (default): a planar model; 3-dimensional models are read by "
                  "mbdcore.spatial.load_model",
+    **RUN_KEYS,
 }
 _GRAVITY = Key("vector", "m/s^2")
 _INPUT = Key("number", "N m or N")
-
 
 # --- validation --------------------------------------------------------------------------------
 def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_KEYS,
@@ -600,7 +726,7 @@ def check_header(d: Mapping, problems: list, top_keys: Mapping[str, str] = TOP_K
                         f"{FORMAT!r}")
     if "version" not in d:
         problems.append(f"version: missing required key (accepted: {VERSION})")
-    elif not (_is_number(d["version"]) and d["version"] == VERSION):
+    elif not (is_number(d["version"]) and d["version"] == VERSION):
         problems.append(f"version: {show_value(d['version'])} is invalid: accepted values are "
                         f"{VERSION} (this module reads version {VERSION} only)")
     if "description" in d and not isinstance(d["description"], str):
@@ -655,17 +781,44 @@ def check_ground(d: Mapping, ctx: ReferenceContext, problems: list, kind=None,
                                                problems, *args)
 
 
+def _beam_length(good: Mapping) -> float | None:
+    """The length [m] a beam's markers are checked against (None if not known)."""
+    if "length" in good:
+        return float(good["length"])
+    if "start" in good and "end" in good:
+        return float(np.hypot(*np.subtract(good["end"], good["start"], dtype=float)))
+    return None
+
+
 def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
     check_ground(d, ctx, problems)
+    ctx.body_types["ground"] = "ground"
     for i, body in enumerate(check_list(d, "bodies", problems)):
         path = f"bodies[{i}]"
         if not isinstance(body, Mapping):
             problems.append(f"{path}: {show_value(body)} is invalid: accepted values are objects "
                             f"with keys {', '.join(BODY_KEYS)}")
             continue
-        good = check_keys(path, body, BODY_KEYS, ctx, problems)
-        markers = (check_marker_table(f"{path}.markers", body["markers"], problems)
-                   if "markers" in good else [])
+        if "type" in body:      # a rigid body needs none (the files before beams)
+            good = check_element(path, body, BODY_TYPES, ctx, problems)
+            if good is None:
+                continue
+        else:
+            good = {"type": RIGID_BODY, **check_keys(path, body, BODY_KEYS, ctx, problems)}
+        markers = []
+        if "markers" in good and good["type"] == RIGID_BODY:
+            markers = check_marker_table(f"{path}.markers", body["markers"], problems)
+        elif "markers" in good:
+            markers = check_marker_table(f"{path}.markers", body["markers"], problems, _ARC_KEY)
+            length = _beam_length(good)
+            for mname, s in good["markers"].items():
+                if length is not None and is_finite_number(s) and s > length * (1 + 1e-12):
+                    problems.append(f"{path}.markers.{key_name(mname)}: {show_value(s)} is "
+                                    f"invalid: accepted values are arc lengths in "
+                                    f"[0, {length:g}] m")
+        if good["type"] != RIGID_BODY:
+            ends = LINE_END_MARKERS if good["type"] == "ancf_beam" else ("root", "tip")
+            markers = list(dict.fromkeys([*ends, *markers]))
         name = good.get("name")
         if name is None:
             continue
@@ -674,6 +827,7 @@ def _check_bodies(d: Mapping, ctx: ReferenceContext, problems: list) -> None:
                             f"(taken: {', '.join(ctx.markers)})")
             continue
         ctx.markers[name] = markers
+        ctx.body_types[name] = good["type"]
 
 
 def _body_of(ref) -> str:
@@ -747,6 +901,17 @@ def check_section(d: Mapping, section: str, registry, ctx: ReferenceContext, pro
     return checked
 
 
+def _check_planar(d: Mapping, problems: list) -> None:
+    """The problems of a planar model dictionary, appended to ``problems``."""
+    check_header(d, problems)
+    ctx = ReferenceContext()
+    _check_bodies(d, ctx, problems)
+    check_section(d, "joints", JOINT_TYPES, ctx, problems)
+    forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
+    check_inputs(d, forces, problems)
+    check_run_keys(d, problems)
+
+
 def validate_model(d) -> list[str]:
     """All problems of a model dictionary (empty list: valid).
 
@@ -761,26 +926,7 @@ def validate_model(d) -> list[str]:
         One message per problem, each starting with the key path (``joints[2].a``) and
         naming the accepted values.
     """
-    if not isinstance(d, Mapping):
-        return [f"(top level): {show_value(d)} is invalid: accepted values are objects "
-                f"{{\"format\": {FORMAT!r}, \"version\": {VERSION}, ...}}"]
-    if "dimension" in d:
-        dim = d["dimension"]
-        if _is_number(dim) and dim == 3:
-            return ["dimension: 3 is a spatial model, which this planar reader does not build; "
-                    "accepted here: 2; read it with mbdcore.spatial.load_model (which reads "
-                    "both)"]
-        if not (_is_number(dim) and dim == 2):
-            return [f"dimension: {show_value(dim)} is invalid: accepted values are 2 (planar) "
-                    "and 3 (spatial, read by mbdcore.spatial.load_model)"]
-    problems: list[str] = []
-    check_header(d, problems)
-    ctx = ReferenceContext()
-    _check_bodies(d, ctx, problems)
-    check_section(d, "joints", JOINT_TYPES, ctx, problems)
-    forces = check_section(d, "forces", FORCE_TYPES, ctx, problems)
-    check_inputs(d, forces, problems)
-    return problems
+    return PLANAR_FORMAT.validate(d)
 
 
 def check_inputs(d: Mapping, forces: list, problems: list, value: Key = _INPUT) -> None:
@@ -828,9 +974,11 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     ModelFileError
         With all problems of ``d`` in ``.problems``.
     """
-    problems = validate_model(d)
-    if problems:
-        raise ModelFileError(problems, source)
+    return PLANAR_FORMAT.from_dict(d, source)
+
+
+def _build_planar(d: Mapping, source: str | None = None) -> System:
+    """The System of a planar model dictionary :func:`_check_planar` found valid."""
     path = "(model)"
     try:
         s = System(gravity=d.get("gravity", (0.0, 0.0)))
@@ -839,8 +987,9 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
             s.ground.add_marker(name, loc)
         for i, body in enumerate(d.get("bodies", [])):
             path = f"bodies[{i}]"
-            kwargs = convert_values(BODY_KEYS, body)
-            s.add_body(kwargs.pop("name"), **kwargs)
+            entry = BODY_TYPES[body.get("type", RIGID_BODY)]
+            kwargs = convert_values(entry.keys, body)
+            s.add(entry.cls(kwargs.pop("name"), **kwargs))
         for section, registry, add in (("joints", JOINT_TYPES, s.add_joint),
                                        ("forces", FORCE_TYPES, s.add_force)):
             items = list(enumerate(d.get(section, [])))
@@ -854,76 +1003,8 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
             s.set_input(name, value)
     except ParameterError as exc:  # a check the engine makes and validate_model does not
         raise ModelFileError([f"{path}: {exc}"], source) from exc
+    apply_run_keys(s, d)
     return s
-
-
-def read_model_data(path) -> Any:
-    """The parsed content of a model file (``.json``, or ``.yaml``/``.yml`` with PyYAML),
-    not yet validated; :class:`ModelFileError` if it cannot be read or parsed."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FILE_TYPES:
-        raise ModelFileError([f"(file): {path.name!r} is not a model file: accepted file "
-                              f"types are {', '.join(FILE_TYPES)}"], str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelFileError([f"(file): cannot read it: {exc.strerror or exc}"],
-                             str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ModelFileError([f"(file): not UTF-8 text ({exc.reason} at byte {exc.start})"],
-                             str(path)) from None
-    if suffix == ".json":
-        def no_duplicates(pairs):
-            obj = dict(pairs)
-            if len(obj) != len(pairs):  # json would silently keep the last one
-                seen: set = set()  # linear in the keys (no count per key)
-                dup = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
-                raise ModelFileError([f"(file): duplicate key(s) {', '.join(dup)} in one "
-                                      "object; accepted: each key once"], str(path))
-            return obj
-        try:
-            return json.loads(text, object_pairs_hook=no_duplicates)
-        except json.JSONDecodeError as exc:
-            raise ModelFileError([f"(file): not valid JSON: {exc.msg} at line {exc.lineno} "
-                                  f"column {exc.colno}"], str(path)) from None
-        except RecursionError:
-            raise ModelFileError(["(file): nested too deeply to be a model file"],
-                                 str(path)) from None
-        except ModelFileError:
-            raise
-        except ValueError as exc:  # an integer of more than 4300 digits
-            raise ModelFileError([f"(file): not a valid model file: {exc}"], str(path)) from None
-    yaml = _import_yaml(path)
-    try:
-        # Anchors and aliases are refused before anything is built: nested aliases expand
-        # exponentially (a few hundred bytes can fill the memory, "billion laughs"), and a
-        # model file has no use for them.  The event scan is linear in the text.
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            anchor = getattr(event, "anchor", None)
-            if anchor is not None:
-                what = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
-                raise ModelFileError([f"(file): line {event.start_mark.line + 1}: YAML {what}"
-                                      f"{anchor}: anchors and aliases are not accepted in model "
-                                      "files; accepted: plain values (write each value out)"],
-                                     str(path))
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ModelFileError([f"(file): not valid YAML: {exc}"], str(path)) from None
-    except RecursionError:
-        raise ModelFileError(["(file): nested too deeply to be a model file"],
-                             str(path)) from None
-
-
-def _import_yaml(path: Path):
-    try:
-        import yaml
-    except ImportError:
-        raise ModelFileError([f"(file): {path.suffix} files need the package PyYAML, which is "
-                              "not installed (pip install \"flexcosim[yaml]\"); accepted without "
-                              "it: .json"],
-                             str(path)) from None
-    return yaml
 
 
 def load_model(path_or_dict) -> System:
@@ -943,20 +1024,7 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    return load_with(model_from_dict, path_or_dict)
-
-
-def load_with(build, path_or_dict):
-    """``build(data, source=...)`` of a model file's data (:func:`read_model_data`) or
-    of a dictionary: the reading step every reader (planar, spatial, with the models
-    layer's elements) shares."""
-    if isinstance(path_or_dict, Mapping):
-        return build(path_or_dict)
-    if not isinstance(path_or_dict, (str, os.PathLike)):
-        raise ModelFileError([f"(top level): {show_value(path_or_dict)} is invalid: accepted "
-                              "are a model dictionary or a file path"])
-    path = Path(path_or_dict)
-    return build(read_model_data(path), source=str(path))
+    return PLANAR_FORMAT.load(path_or_dict)
 
 
 # --- saving ------------------------------------------------------------------------------
@@ -996,53 +1064,30 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
         If an element cannot be expressed in the format (a Python-function motion or a
         time-dependent point force, an unknown element class).
     """
+    return PLANAR_FORMAT.to_dict(system, description)
+
+
+def _describe_planar(system: System, description: str | None = None) -> dict:
+    """A planar System as a model dictionary (not validated: the format checks that it
+    would load again)."""
     ground = system.ground
     if np.any(ground.position != 0.0) or ground.angle != 0.0:
         raise ModelFileError(["ground: the ground frame is moved; accepted: position [0, 0] "
                               "and angle 0 (markers carry the offsets)"])
-    flexible = [f"bodies: {b.name!r} ({type(b).__name__})" for b in system.bodies
-                 if type(b) is not Body]
-    if flexible:   # the format describes rigid bodies (beams are built in Python)
-        raise ModelFileError([f"{p}; accepted: rigid bodies (Body) only, the format has no "
-                              "beams" for p in flexible])
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
     if description:
         d["description"] = description
     d["gravity"] = _vec(system.gravity)
     d["ground"] = {"markers": {k: _vec(v) for k, v in ground.markers.items()}}
-    d["bodies"] = [{"name": b.name, "mass": b.mass, "inertia": b.inertia,
-                    "position": _vec(b.position), "angle": b.angle,
-                    "velocity": _vec(b.velocity), "omega": b.omega,
-                    "markers": {k: _vec(v) for k, v in b.markers.items()}}
-                   for b in system.bodies]
+    # a rigid body is written without its type, as in the files before beams
+    d["bodies"] = [{k: v for k, v in body.items() if body["type"] != RIGID_BODY or k != "type"}
+                   for body in describe_elements("bodies", system.bodies, BODY_TYPES)]
     d["joints"] = describe_elements("joints", system.joints, JOINT_TYPES)
     d["forces"] = describe_elements("forces", system.forces_list, FORCE_TYPES)
     if system.inputs:
         d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
-    problems = validate_model(d)
-    if problems:  # a file that would not load again is an error now, not later
-        raise ModelFileError(problems, "model_to_dict")
+    d.update(describe_run_keys(system))
     return d
-
-
-def _depth(obj) -> int:
-    if isinstance(obj, dict):
-        return 1 + max(map(_depth, obj.values()), default=0)
-    if isinstance(obj, list):
-        return 1 + max(map(_depth, obj), default=0)
-    return 0
-
-
-def _dumps(obj, indent: int = 0, width: int = 92) -> str:
-    """JSON for people: vectors, marker tables and simple elements on one line each."""
-    pad, inner = "  " * indent, "  " * (indent + 1)
-    flat = json.dumps(obj, allow_nan=False)
-    if not isinstance(obj, (dict, list)) or _depth(obj) <= 2 and len(flat) + len(inner) <= width:
-        return flat
-    if isinstance(obj, list):
-        return "[\n" + ",\n".join(inner + _dumps(v, indent + 1) for v in obj) + "\n" + pad + "]"
-    return ("{\n" + ",\n".join(f"{inner}{json.dumps(k)}: {_dumps(v, indent + 1)}"
-                               for k, v in obj.items()) + "\n" + pad + "}")
 
 
 def save_model(system: System, path, description: str | None = None) -> Path:
@@ -1051,25 +1096,11 @@ def save_model(system: System, path, description: str | None = None) -> Path:
     Floats are written with their shortest exact representation, so the loaded system
     has bit-identical parameters.
     """
-    return write_model_data(model_to_dict(system, description), path)
+    return PLANAR_FORMAT.save(system, path, description)
 
 
-def write_model_data(d: Mapping, path) -> Path:
-    """Write a model dictionary to ``path`` (``.json``, or ``.yaml``/``.yml`` with PyYAML):
-    JSON with vectors and short elements on one line, floats in their shortest exact
-    representation."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        path.write_text(_dumps(d) + "\n", encoding="utf-8")
-    elif suffix in (".yaml", ".yml"):
-        yaml = _import_yaml(path)
-        path.write_text(yaml.safe_dump(d, sort_keys=False, default_flow_style=None),
-                        encoding="utf-8")
-    else:
-        raise ModelFileError([f"(file): {path.name!r}: accepted file types are "
-                              f"{', '.join(FILE_TYPES)}"], str(path))
-    return path
+#: the planar files (the format the layers above extend)
+PLANAR_FORMAT = ModelFormat({2: Dimension(_check_planar, _build_planar, _describe_planar)})
 
 
 # --- JSON Schema ---------------------------------------------------------------------------
@@ -1095,6 +1126,11 @@ def object_schema(keys: Mapping[str, Key], type_name: str | None = None,
     return out
 
 
+def _untyped_rigid_schema() -> dict:
+    """A rigid body as the files before beams write it: without ``type``."""
+    return object_schema(BODY_KEYS)
+
+
 def _build_schema() -> dict:
     def typed(registry):
         return {"oneOf": [object_schema({"name": NAME_KEY, **e.keys}, t, e.cls.__doc__)
@@ -1112,6 +1148,7 @@ def _build_schema() -> dict:
         "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
         "inputs": {"type": "object", "additionalProperties": {"type": "number"}},
         "dimension": {"const": 2},
+        **run_schema(),
     }
     for k, doc in TOP_KEYS.items():
         top[k]["description"] = doc
@@ -1123,7 +1160,10 @@ def _build_schema() -> dict:
         "type": "object", "additionalProperties": False, "required": ["format", "version"],
         "properties": top,
         "$defs": {
-            "body": object_schema(BODY_KEYS),
+            "body": {"oneOf": [
+                _untyped_rigid_schema(),
+                *(object_schema({"name": NAME_KEY, **e.keys}, t, e.cls.__doc__)
+                  for t, e in BODY_TYPES.items())]},
             "joint": typed(JOINT_TYPES),
             "force": typed(FORCE_TYPES),
             "motion": {"oneOf": [object_schema(keys, t) for t, (_, keys)
@@ -1138,7 +1178,10 @@ def format_reference() -> str:
         return "\n".join(f"    {k:15s}{'(required) ' if v.required else ''}{v.doc}"
                          f"{'; ' if v.doc else ''}{v.accepted()}" for k, v in table.items())
 
-    parts = [f"bodies[]\n{keys(BODY_KEYS)}"]
+    parts = [f"bodies[] (no type, or type {RIGID_BODY!r})\n{keys(BODY_KEYS)}"]
+    for t, e in BODY_TYPES.items():
+        if t != RIGID_BODY:
+            parts.append(f"bodies[] type {t!r} ({e.cls.__name__})\n{keys(e.keys)}")
     for section, registry in (("joints", JOINT_TYPES), ("forces", FORCE_TYPES)):
         for t, e in registry.items():
             table = {"name": NAME_KEY, **e.keys}

@@ -533,6 +533,10 @@ class System(ConstrainedProblem):
         self.forces_list: list = []
         self._by_name: dict[str, BodyBase] = {"ground": self.ground}
         self.inputs: dict[str, float] = {}
+        #: what a block made of this system uses, as a model file declares it:
+        #: ``outputs`` (signal names) and ``method`` ({"name", "substeps", options});
+        #: empty: the block's defaults (mbdcore.multibody.model_file, "run keys")
+        self.block_settings: dict = {}
         self._mass_cache: np.ndarray | None = None
         self._sparse_mass_cache = None
         self._layouts: tuple | None = None      # sparse assembly maps (built when used)

@@ -18,8 +18,11 @@ outputs
       single angle, the hinge angle ``"angle.<joint>"`` [rad] of every joint that
       defines one (a spatial revolute joint with a frame on both sides: the rotation of
       its body b relative to a about the axis, zero at the initial configuration);
+    * the tip deflection ``"tip_deflection.<body>"`` [m] of every flexible body: a
+      planar beam's, signed (positive to the left of the root's direction), a spatial
+      cable's or beam's the length of its transverse tip displacement;
     * ``"energy"`` [J] and ``"violation"`` (max |g|).
-    Default: all coordinates.
+    Default: all coordinates, or the model file's ``outputs``.
 
 The block integrates the index-1 formulation (Baumgarte + projections) with any
 ODE method of :mod:`mbdcore.dae.methods`, or the index-3/GGL formulation with
@@ -31,8 +34,8 @@ A failed step raises StepError and keeps the state;
 so does a step that reaches a non-finite state or one beyond the model's range
 (:meth:`System.range_violation`, and what a subclass adds in :meth:`SystemBlock.refused`).
 
-The system comes from the configuration's model dict through :attr:`SystemBlock.MODEL_READER`
-(the planar reader here; :class:`mbdcore.spatial.system_block.SpatialSystemBlock` reads
+The system comes from the configuration's model dict through :attr:`SystemBlock.MODEL_FORMAT`
+(the planar files here; :class:`mbdcore.spatial.system_block.SpatialSystemBlock` reads
 both dimensions), or from a subclass's :meth:`SystemBlock.build_system` (a ready-made
 model with its own parameters, such as the ring truss block).
 
@@ -49,6 +52,7 @@ information enters the steps after the jump: the block then steps as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 
 import numpy as np
@@ -72,27 +76,51 @@ from mbdcore.dae.methods import METHODS as METHOD_TABLE
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.ode_block import held_inputs
 from mbdcore.integrators.base import IntegrationError
-from mbdcore.multibody.model_file import load_with, model_from_dict, model_to_dict
+from mbdcore.multibody.model_file import PLANAR_FORMAT
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 from mbdcore.timeseries import rate_unit
 
-__all__ = ["SystemBlock", "system_block"]
+__all__ = ["SystemBlock", "system_block", "stiff_parts", "default_method", "IMPLICIT_DEFAULT",
+           "EXPLICIT_DEFAULT"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+#: the method (with its substeps) of a model with flexible bodies or stiff force
+#: elements: implicit, whose numerical damping takes the stiff modes it cannot follow
+IMPLICIT_DEFAULT = {"name": "generalized-alpha", "substeps": 1}
+#: the method of a rigid model: explicit, cheap per step, accurate at 10 substeps
+EXPLICIT_DEFAULT = {"name": "rk4", "substeps": 10}
+
+
+def stiff_parts(system) -> list[str]:
+    """The names of the parts that make a model stiff: flexible bodies (those with a
+    ``tip_deflection``: axial and bending modes far faster than the motion) and force
+    elements that declare themselves ``stiff`` (penalty stops)."""
+    return ([b.name for b in system.bodies if getattr(b, "tip_deflection", None) is not None]
+            + [f.name for f in system.forces_list if getattr(f, "stiff", False)])
+
+
+def default_method(system) -> dict:
+    """The method a block of ``system`` uses when nothing says otherwise:
+    :data:`IMPLICIT_DEFAULT` for a stiff model (:func:`stiff_parts`), else
+    :data:`EXPLICIT_DEFAULT`."""
+    return dict(IMPLICIT_DEFAULT if stiff_parts(system) else EXPLICIT_DEFAULT)
 
 
 class SystemBlock(Block):
     """A multibody System as a block (configure it with :meth:`configured`)."""
 
     CONFIG: dict | None = None
-    #: the model reader, ``model dict -> System`` (a planar one here: this layer knows
-    #: nothing of the spatial engine, whose block subclasses this one)
-    MODEL_READER = staticmethod(model_from_dict)
-    #: its writer, ``System -> model dict`` in the reader's format
-    MODEL_WRITER = staticmethod(model_to_dict)
+    #: the model files it reads and writes (:class:`~mbdcore.multibody.model_file.ModelFormat`:
+    #: the planar ones here, this layer knows nothing of the spatial engine, whose block
+    #: subclasses this one with the format extended)
+    MODEL_FORMAT = PLANAR_FORMAT
     #: options given to a DAE method that takes them (``iteration``, ``sparse``,
     #: ``geometric_stiffness``, ...), set by subclasses for their model
     DAE_OPTIONS: dict = {}
+    #: options of the method from the model file (beyond the parameters), given to any
+    #: method that takes them
+    METHOD_OPTIONS: dict = {}
     PARAMETERS = (
         Parameter("method", "rk4", "", "integration method (ODE methods: index-1 form; "
                   "DAE methods: index-3/GGL form)", choices=tuple(METHOD_TABLE)),
@@ -109,41 +137,57 @@ class SystemBlock(Block):
     @classmethod
     def for_model(cls, model, inputs=None, outputs=None,
                   name: str | None = None) -> type["SystemBlock"]:
-        """Block class of a model given as a path (read by :attr:`MODEL_READER`), a
-        model dict or a System (written by :attr:`MODEL_WRITER`), configured by
+        """Block class of a model given as a path (read by :attr:`MODEL_FORMAT`), a
+        model dict or a System (written by it), configured by
         :meth:`configured` with the ``inputs`` and ``outputs`` named (None: all)."""
         if isinstance(model, System):
-            model = cls.MODEL_WRITER(model)
+            model = cls.MODEL_FORMAT.to_dict(model)
         elif not isinstance(model, dict):
-            model = cls.MODEL_WRITER(load_with(cls.MODEL_READER, model))
+            model = cls.MODEL_FORMAT.to_dict(cls.MODEL_FORMAT.load(model))
         return cls.configured({"model": model, "inputs": inputs, "outputs": outputs}, name)
 
     @classmethod
     def configured(cls, config: dict, name: str | None = None) -> type["SystemBlock"]:
         """A block class for ``config = {"model": <model dict>, "inputs": [...],
         "outputs": [...]}`` (lists optional).  Unknown signal names raise
-        ParameterError listing the accepted ones."""
+        ParameterError listing the accepted ones.
+
+        What the configuration does not name, the model file does: its ``outputs``, its
+        inputs' start values and its ``method`` (the defaults of the parameters
+        ``method``, ``substeps``, ``rho_inf``, ``baumgarte``, and the method's other
+        options); without a ``method``, :func:`default_method` chooses from the model."""
 
         config = copy.deepcopy(dict(config))
-        system = cls.MODEL_READER(config["model"])
+        system = cls.MODEL_FORMAT.from_dict(config["model"])
+        settings = system.block_settings
         inputs = list(config.get("inputs") or system.inputs)
         unknown = [u for u in inputs if u not in system.inputs]
         if unknown:
             raise ParameterError(f"unknown input(s) {unknown}; the model's inputs: "
                                  f"{', '.join(system.inputs) or '(none)'}")
-        outputs = list(config.get("outputs") or system.coordinate_names())
+        outputs = list(config.get("outputs") or settings.get("outputs")
+                       or system.coordinate_names())
         available = _available_outputs(system)
         unknown = [o for o in outputs if o not in available]
         if unknown:
             raise ParameterError(f"unknown output(s) {unknown}; accepted: "
                                  f"{', '.join(sorted(available))}")
         config["inputs"], config["outputs"] = inputs, outputs
+        method = dict(settings.get("method") or default_method(system))
+        defaults = {"method": method.pop("name")}
+        defaults.update({k: method.pop(k) for k in ("substeps", "baumgarte", "rho_inf")
+                         if k in method})
         attrs = {
             "CONFIG": config,
             "CONFIGURED": True,
-            "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}")
-                            for u in inputs),
+            "INPUTS": tuple(Signal(u, _input_unit(system, u), f"system input {u}",
+                                   start=float(system.inputs[u])) for u in inputs),
             "OUTPUTS": tuple(Signal(o, available[o][0], available[o][1]) for o in outputs),
+            "PARAMETERS": tuple(dataclasses.replace(p, default=defaults[p.name])
+                                if p.name in defaults else p for p in cls.PARAMETERS),
+            # the method's other options (hht's alpha, a BDF's rtol, ...), given to it
+            # when the method in use takes them
+            "METHOD_OPTIONS": {**cls.METHOD_OPTIONS, **method},
             "__doc__": config["model"].get("description") or cls.__doc__,
         }
         return type(name or "ConfiguredSystemBlock", (cls,), attrs)
@@ -153,12 +197,13 @@ class SystemBlock(Block):
         self.system = self.build_system()
         info = method_info(self.params["method"])
         self.implicit = info.kind == "dae"
-        if self.implicit:
-            opts = {"rho_inf": self.params["rho_inf"]} if "rho_inf" in info.options else {}
-            opts.update({k: v for k, v in self.DAE_OPTIONS.items() if k in info.options})
-            self.integrator = info.make(**opts)
-        else:
-            self.integrator = info.make()
+        given = {**self.DAE_OPTIONS, **self.METHOD_OPTIONS} if self.implicit else \
+            self.METHOD_OPTIONS
+        opts = {k: v for k, v in given.items() if k in info.options}
+        if "rho_inf" in info.options:
+            opts["rho_inf"] = self.params["rho_inf"]
+        self.integrator = info.make(**opts)
+        if not self.implicit:
             a = self.params["baumgarte"]
             self.form = Index1Baumgarte(self.system, a, a, project=True)
         self._discrete0 = copy.deepcopy(self.system.discrete_state())
@@ -172,7 +217,7 @@ class SystemBlock(Block):
         subclass builds its own from its parameters)."""
         if self.CONFIG is None:
             raise ParameterError("SystemBlock needs a model: use SystemBlock.configured(config)")
-        return self.MODEL_READER(self.CONFIG["model"])
+        return self.MODEL_FORMAT.from_dict(self.CONFIG["model"])
 
     def refused(self, t: float, q, v) -> str:
         """Why the state (q, v) a substep reached at ``t`` [s] must be refused (beyond the
@@ -188,14 +233,14 @@ class SystemBlock(Block):
         with tiny substeps, where an implicit one (generalized-alpha) damps them."""
         if self.implicit:
             return ""
-        flexible = [b.name for b in self.system.bodies
-                    if getattr(b, "tip_deflection", None) is not None]
-        if not flexible:
+        stiff = stiff_parts(self.system)
+        if not stiff:
             return ""
-        names = ", ".join(repr(n) for n in flexible[:3]) + (", ..." if len(flexible) > 3 else "")
-        return (f"; the model has flexible bodies ({names}) whose stiff modes the explicit "
-                f"method {self.params['method']!r} cannot follow at {substep:.3g} s substeps: "
-                "set method = 'generalized-alpha' (implicit, for flexible and stiff models), "
+        names = ", ".join(repr(n) for n in stiff[:3]) + (", ..." if len(stiff) > 3 else "")
+        return (f"; the model has flexible bodies or stiff elements ({names}) whose stiff "
+                f"modes the explicit method {self.params['method']!r} cannot follow at "
+                f"{substep:.3g} s substeps: set method = '{IMPLICIT_DEFAULT['name']}' "
+                "(implicit, for flexible and stiff models; the default of such a model), "
                 "or many more substeps")
 
     # -- state ------------------------------------------------------------------------
@@ -323,6 +368,10 @@ class SystemBlock(Block):
             return sys_.view(q, v)[body].angle(loc)[0]
         if kind == "angle":
             return self._joints[rest].angle_value(q, v)
+        if kind == "tip_deflection":
+            body = sys_.body(rest)
+            deflection = body.tip_deflection(q[body.index:body.index + body.n_coords])
+            return float(np.linalg.norm(deflection)) if np.ndim(deflection) else deflection
         raise KeyError(name)
 
 
@@ -358,6 +407,10 @@ def _available_outputs(system) -> dict[str, tuple[str, str]]:
             if _has_angle(j, q0, v0):
                 out[f"angle.{j.name}"] = ("rad", f"angle of joint {j.name} (b relative to a "
                                                  "about its axis, 0 at the start)")
+    for body in system.bodies:
+        if getattr(body, "tip_deflection", None) is not None and _IDENT.match(body.name):
+            out[f"tip_deflection.{body.name}"] = ("m", f"tip deflection of {body.name} "
+                                                       "(transverse to its root's direction)")
     out["energy"] = ("J", "total mechanical energy")
     out["violation"] = ("", "largest constraint violation |g|")
     return out

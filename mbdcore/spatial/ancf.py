@@ -729,6 +729,9 @@ class ANCFBeam3D(_HermiteLine):
         self.start, self.end = ends[0], ends[1]
         self.section_y = None if section_y_given is None else y_given
         z = np.cross(t, y)
+        #: the section frame of the straight initial shape, columns (r_x, r_y, r_z):
+        #: what a joint's direction is fixed to (:meth:`local_direction`)
+        self.orientation = np.column_stack([t, y, z])
         x = np.linspace(0.0, 1.0, n + 1)
         nodes = np.column_stack([ends[0] + np.outer(x, chord), np.tile(t, (n + 1, 1)),
                                  np.tile(y, (n + 1, 1)), np.tile(z, (n + 1, 1))])
@@ -749,6 +752,16 @@ class ANCFBeam3D(_HermiteLine):
             ("section_yz", [(1, 2, 1.0)], 0.0, k),
         ])
         self._setup_line(nodes, np.full(n, length / n), velocity, markers, n_gauss)
+
+    #: a frame at every arc length (r_x, r_y, r_z), so a joint's direction can be fixed
+    #: to any section (mbdcore.spatial.joints); a cable has no frame about its axis
+    frame_along = True
+
+    def local_direction(self, direction) -> np.ndarray:
+        """Components of a ground-frame direction on the section frame (r_x, r_y, r_z)
+        of the initial straight shape: the direction a joint fixes to a section, which
+        :meth:`CableState.vector` carries along as the section turns and bends."""
+        return self.orientation.T @ np.asarray(direction, float)
 
     def _section_mass(self, length: float) -> np.ndarray:
         """rho_yy int N^T N dx on d2 and rho_zz on d3 (linear N): l/6 [2 1; 1 2]."""
@@ -856,6 +869,19 @@ class CableState(HermiteLineState):
         J[:, cols] = (1.0 - xi) * np.eye(3)
         J[:, cols + 12] = xi * np.eye(3)
         return d, dd, J, np.zeros(3)
+
+    def vector(self, s, a):
+        """The section direction a[0] r_x + a[1] r_y + a[2] r_z at s (``a`` from the
+        beam's :meth:`ANCFBeam3D.local_direction`): (value, rate, J, quad = 0), linear in
+        the coordinates as r_x and the directors are.  Only a beam has the directors: a
+        cable has no frame about its axis."""
+        a = np.asarray(a, float)
+        x, xd, J, _ = self.slope(s)
+        n, nd, J = a[0] * x, a[0] * xd, a[0] * J
+        for k, axis in ((1, "y"), (2, "z")):
+            d, dd, Jd, _ = self.director(s, axis)
+            n, nd, J = n + a[k] * d, nd + a[k] * dd, J + a[k] * Jd
+        return n, nd, J, np.zeros(3)
 
     def angle(self, location=None):
         raise ParameterError(f"{self.body.kind} {self.body.name!r}: a spatial body has no "

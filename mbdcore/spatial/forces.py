@@ -16,7 +16,10 @@ _AXES = np.eye(3)
 
 
 class BodyTorque(Force):
-    """A torque ``T(t) -> (Tx, Ty, Tz)`` [N m] in the ground frame on a body with a frame.
+    """A torque [N m] in the ground frame on a body with a frame: ``torque``, a constant
+    3-vector or a function ``T(t) -> (Tx, Ty, Tz)``, or ``input``, the name of a system
+    input tau [N m] acting about ``axis`` (a ground-frame direction, default z): T = tau
+    axis (a motor whose stator is the ground, on a hub turning about that axis).
 
     Its generalised forces in natural coordinates (docs/spatial.md): with the frame
     orthonormal, omega = (u x u' + v x v' + w x w') / 2, so the power T . omega is
@@ -24,12 +27,29 @@ class BodyTorque(Force):
     (none on the point)."""
 
     kind = "body_torque"
+    input_unit = "N.m"
 
-    def __init__(self, body: str, torque, name=None):
+    def __init__(self, body: str, torque=None, input: str | None = None,
+                 axis=(0.0, 0.0, 1.0), name=None):
         super().__init__(name)
         self.body_name = body
-        if callable(torque):
-            self.value, self.torque = None, torque
+        if (torque is None) == (input is None):
+            raise ParameterError(f"{self.name}: give exactly one of torque (a 3-vector [N m] "
+                                 "or a callable t -> 3-vector) and input (an input's name)")
+        self.value = self.axis = None
+        if input is not None:
+            if not (isinstance(input, str) and input):
+                raise ParameterError(f"{self.name}: input = {input!r} is invalid: accepted "
+                                     "values are input names")
+            axis = np.asarray(axis, float)
+            if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not axis.any():
+                raise ParameterError(f"{self.name}: axis = {axis!r} is invalid: accepted "
+                                     "values are non-zero finite 3-vectors")
+            self.axis = axis / np.linalg.norm(axis)
+            self.input_names = (input,)
+            self.torque = None
+        elif callable(torque):
+            self.torque = torque
         else:
             value = np.asarray(torque, float)
             if value.shape != (3,) or not np.all(np.isfinite(value)):
@@ -47,7 +67,10 @@ class BodyTorque(Force):
 
     def apply(self, t, view, f, inputs):
         st = view[self.body]
-        T = np.asarray(self.torque(t), float)
+        if self.axis is not None:
+            T = inputs[self.input_names[0]] * self.axis
+        else:
+            T = np.asarray(self.torque(t), float)
         for k in range(3):
             e, _, J, _ = st.vector(None, _AXES[k])
             scatter_force(f, st, J, 0.5 * np.cross(T, e))

@@ -54,18 +54,21 @@ def perpendicular_pair(axis) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _framed(body) -> bool:
-    return bool(getattr(body, "has_frame", False))
+    """Whether the body has directions across any axis: a rigid body, the ground, or an
+    ANCF beam at any section (its r_x, r_y, r_z, ``frame_along``)."""
+    return bool(getattr(body, "has_frame", False) or getattr(body, "frame_along", False))
 
 
 def _carries_directions(joint: str, body, role: str) -> None:
-    """Refuse a body that cannot carry a joint's direction (an ANCF cable or beam: its
-    directions change along it), naming what does and what holds a beam end instead."""
+    """Refuse a body that cannot carry a joint's direction (an ANCF cable: no frame
+    about its axis), naming what does and what holds a cable end instead."""
     if not hasattr(body, "local_direction"):
         raise ParameterError(
             f"{joint}: body {body.name!r} ({type(body).__name__}) cannot carry the {role}: "
-            "accepted are rigid bodies, bars and the ground; to hold an ANCF cable's or "
-            "beam's end on a rigid body with its direction, use a cable clamp "
-            "(CableClamp, \"cable_clamp\" in a model file) and put the joint on that body")
+            "accepted are rigid bodies, bars, ANCF beams (a frame at every section) and "
+            "the ground; to hold an ANCF cable's end on a rigid body with its direction, "
+            "use a cable clamp (CableClamp, \"cable_clamp\" in a model file) and put the "
+            "joint on that body")
 
 
 class _MarkerPair(MarkerPair):
@@ -97,8 +100,9 @@ class Revolute(_MarkerPair):
     """Hinge about ``axis`` (ground-frame direction at the initial configuration):
     markers a and b coincide (x, y, z) and the axis fixed in one body stays normal to two
     directions across it fixed in the other (moment_1, moment_2).  One of the two bodies
-    must have a frame (a rigid body or the ground); a bar may be the other only when the
-    axis runs along it.
+    must have a frame (a rigid body, the ground or an ANCF beam, whose section at the
+    marker carries the directions); a bar may be the other only when the axis runs
+    along it.
 
     The joint angle (:meth:`angle`) is the rotation of b relative to a about the axis
     [rad], zero at the initial configuration, in (-pi, pi]."""

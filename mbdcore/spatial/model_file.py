@@ -24,7 +24,10 @@ Bodies carry a ``type``: ``rigid_body`` (:class:`~mbdcore.spatial.bodies.RigidBo
 (:class:`~mbdcore.spatial.ancf.ANCFBeam3D`).  A marker is ``"body.marker"`` or, for a
 point without a name, ``{"body": b, "point": [x, y, z]}`` on a rigid body or the ground
 (body frame [m]) and ``{"body": b, "arc_length": s}`` on a bar, cable or beam [m].
-Gears and drivers name a revolute joint listed before them.
+Gears and drivers name a revolute joint listed before them.  A beam takes the revolute,
+prismatic and fixed joints on its section frame; a cable has none about its axis.
+``inputs``, ``outputs`` and ``method`` are the top-level keys of every file
+(:data:`~mbdcore.multibody.model_format.RUN_KEYS`, docs/model_files.md).
 
 **One reader for both dimensions, here.**  :func:`load_model`, :func:`model_from_dict`,
 :func:`validate_model`, :func:`model_to_dict` and :func:`save_model` of this module read
@@ -53,39 +56,44 @@ from typing import Any
 import numpy as np
 
 from mbdcore.blocks import ParameterError
-from mbdcore.multibody import model_file as planar
 from mbdcore.multibody.forces import PointForce
 from mbdcore.multibody.model_file import (
     FORMAT,
     KINDS,
     MOTION_TYPES,
     NAME_KEY,
+    PLANAR_FORMAT,
+    RUN_KEYS,
     VERSION,
+    Dimension,
     ElementType,
     Key,
     ModelFileError,
     ReferenceContext,
     Undescribable,
     ValueKind,
+    apply_run_keys,
     check_element,
     check_ground,
     check_header,
+    check_inputs,
     check_list,
     check_marker_name,
     check_marker_table,
+    check_run_keys,
     check_section,
     check_value,
     convert_values,
     describe_elements,
     describe_motion,
+    describe_run_keys,
     element_names,
     is_finite_number,
     key_name,
     key_schema,
-    load_with,
     object_schema,
+    run_schema,
     show_value,
-    write_model_data,
 )
 from mbdcore.multibody.system import REDUNDANT_POLICIES, System
 from mbdcore.spatial.ancf import END_MARKERS, MIN_STRETCH, ANCFBeam3D, ANCFCable
@@ -113,7 +121,8 @@ __all__ = ["DIMENSION", "KINDS_3D", "BODY_TYPES", "JOINT_TYPES", "FORCE_TYPES", 
            "model_to_dict", "save_model", "format_reference", "MODEL_SCHEMA", "model_dimension",
            # the machinery, for a format with more element types (mbdcore.models.model_file)
            "SpatialTables", "SPATIAL_TABLES", "spatial_marker_out", "check_spatial",
-           "build_spatial", "describe_spatial", "spatial_reference", "spatial_schema"]
+           "build_spatial", "describe_spatial", "spatial_reference", "spatial_schema",
+           "spatial_dimension", "SPATIAL_FORMAT"]
 
 #: the value of the top-level key ``dimension`` of a spatial file
 DIMENSION = 3
@@ -174,13 +183,6 @@ def _check_inertia(v, ctx) -> str | None:
                 "positive moments each smaller than the sum of the other two (a body of "
                 "non-zero thickness; a rod is a 'bar')")
     return None
-
-
-def _check_count(minimum: int):
-    def check(v, ctx):
-        ok = isinstance(v, int) and not isinstance(v, bool) and v >= minimum
-        return None if ok else "invalid"
-    return check
 
 
 def _check_redundant(v, ctx) -> str | None:
@@ -252,7 +254,8 @@ def _array(v):
 _VECTOR3_SCHEMA = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
 _MATRIX3_SCHEMA = {"type": "array", "items": _VECTOR3_SCHEMA, "minItems": 3, "maxItems": 3}
 
-#: the value kinds of the spatial files: the planar ones (numbers, names, motions) with
+#: the value kinds of the spatial files: the planar ones (numbers, counts, flags, arc
+#: lengths, names, motions) with
 #: 3-vectors, orientations, inertia tensors, spatial marker references and joint names
 KINDS_3D: dict[str, ValueKind] = {
     **KINDS,
@@ -265,12 +268,6 @@ KINDS_3D: dict[str, ValueKind] = {
                          "principal moment smaller than the sum of the other two",
                          _check_inertia, _array,
                          {"oneOf": [_VECTOR3_SCHEMA, _MATRIX3_SCHEMA]}),
-    "elements": ValueKind("integers >= 1", _check_count(1), int,
-                          {"type": "integer", "minimum": 1}),
-    "gauss": ValueKind("integers >= 3", _check_count(3), int,
-                       {"type": "integer", "minimum": 3}),
-    "flag": ValueKind("true or false", lambda v, ctx: None if isinstance(v, bool) else "invalid",
-                      bool, {"type": "boolean"}),
     "redundant": ValueKind(" or ".join(repr(p) for p in REDUNDANT_POLICIES), _check_redundant,
                            str, {"enum": list(REDUNDANT_POLICIES)}),
     "marker": ValueKind("marker references 'body.marker', {\"body\": name, \"point\": "
@@ -293,9 +290,6 @@ KINDS_3D: dict[str, ValueKind] = {
     # marker tables: checked entry by entry with their paths (check_marker_table)
     "points": ValueKind("objects of marker name: [x, y, z]", _check_table, dict,
                         {"type": "object", "additionalProperties": _VECTOR3_SCHEMA}),
-    "arc_lengths": ValueKind("objects of marker name: arc length", _check_table, dict,
-                             {"type": "object", "additionalProperties": {"type": "number",
-                                                                         "minimum": 0}}),
 }
 
 
@@ -506,6 +500,8 @@ def _describe_point_force(e) -> dict:
 
 
 def _describe_torque(e) -> dict:
+    if e.axis is not None:
+        return {"body": e.body_name, "input": e.input_names[0], "axis": _vec(e.axis)}
     if e.value is None:
         raise Undescribable(f"the torque of {e.name!r} is a function of time; accepted values "
                             "are constant torques [Tx, Ty, Tz] [N m]")
@@ -520,8 +516,12 @@ FORCE_TYPES: dict[str, ElementType] = {e.type: e for e in (
         _describe_point_force),
     ElementType(BodyTorque, {
         "body": _key("rigid_body", doc="the body the torque acts on", required=True),
-        "torque": _key("vector", "N m", "constant, in the ground frame", required=True)},
-        _describe_torque),
+        "torque": _key("vector", "N m", "constant, in the ground frame (give this or "
+                       "input)"),
+        "input": _key("name", doc="name of the system input giving tau [N m] about axis"),
+        "axis": _key("direction", doc="of an input's torque, ground frame (default "
+                     "[0, 0, 1])")},
+        _describe_torque, exactly_one=("torque", "input")),
 )}
 
 #: top-level keys of a spatial file and what they hold
@@ -537,6 +537,8 @@ TOP_KEYS = {
     "bodies": "list of bodies, each with a \"type\": " + ", ".join(BODY_TYPES),
     "joints": "list of joints, gears and drivers",
     "forces": "list of force elements",
+    "inputs": "start values of the inputs declared by forces [N m or N] (default 0)",
+    **RUN_KEYS,
 }
 
 _DRIVEN = ("a planar key of this element; spatial gears and drivers name revolute joints "
@@ -545,7 +547,6 @@ _DRIVEN = ("a planar key of this element; spatial gears and drivers name revolut
 #: what to write instead of a planar file's key in a spatial file, by section (for the
 #: messages: the key is refused as unknown, with this hint)
 PLANAR_KEY_HINTS = {
-    "(top level)": {"inputs": "a planar key; spatial files have no inputs yet"},
     "bodies": {
         "angle": "a planar key; a spatial rigid body's attitude is 'orientation', a 3 x 3 "
                  "rotation matrix",
@@ -572,6 +573,8 @@ class SpatialTables:
     force_types: Mapping[str, ElementType]
     top_keys: Mapping[str, str]
     hints: Mapping[str, Mapping[str, str]]
+    #: the units of the inputs the forces declare (for messages)
+    input_units: str = "N m or N"
 
 
 #: the tables of the spatial files of this module
@@ -645,7 +648,10 @@ def check_spatial(d: Mapping, tables: SpatialTables, problems: list) -> list:
     _check_bodies(d, ctx, problems, tables)
     check_section(d, "joints", tables.joint_types, ctx, problems,
                   types_by_name=ctx.joint_types, hints=tables.hints.get("joints"))
-    return check_section(d, "forces", tables.force_types, ctx, problems)
+    forces = check_section(d, "forces", tables.force_types, ctx, problems)
+    check_inputs(d, forces, problems, Key("number", tables.input_units))
+    check_run_keys(d, problems)
+    return forces
 
 
 def validate_model(d) -> list[str]:
@@ -657,12 +663,7 @@ def validate_model(d) -> list[str]:
         One message per problem, each starting with the key path
         (``bodies[2].orientation``) and naming the accepted values.
     """
-    dim = model_dimension(d)
-    if dim != DIMENSION:
-        return planar.validate_model(d)   # planar, or the message on a bad dimension
-    problems: list[str] = []
-    check_spatial(d, SPATIAL_TABLES, problems)
-    return problems
+    return SPATIAL_FORMAT.validate(d)
 
 
 # --- building ------------------------------------------------------------------------------
@@ -690,8 +691,12 @@ def build_spatial(d: Mapping, tables: SpatialTables, source: str | None = None) 
                 path = f"{section}[{i}]"
                 entry = registry[obj["type"]]
                 add(entry.cls(**convert_values(entry.keys, obj), name=name))
+        for name, value in d.get("inputs", {}).items():
+            path = f"inputs.{name}"
+            s.set_input(name, float(value))
     except ParameterError as exc:   # a check the engine makes and validate_model does not
         raise ModelFileError([f"{path}: {exc}"], source) from exc
+    apply_run_keys(s, d)
     return s
 
 
@@ -705,12 +710,7 @@ def model_from_dict(d: Mapping, source: str | None = None) -> System:
     ModelFileError
         With all problems of ``d`` in ``.problems``.
     """
-    if model_dimension(d) != DIMENSION:
-        return planar.model_from_dict(d, source)
-    problems = validate_model(d)
-    if problems:
-        raise ModelFileError(problems, source)
-    return build_spatial(d, SPATIAL_TABLES, source)
+    return SPATIAL_FORMAT.from_dict(d, source)
 
 
 def load_model(path_or_dict) -> System:
@@ -723,7 +723,7 @@ def load_model(path_or_dict) -> System:
     ModelFileError
         With every problem of the file in ``.problems``.
     """
-    return load_with(model_from_dict, path_or_dict)
+    return SPATIAL_FORMAT.load(path_or_dict)
 
 
 # --- saving --------------------------------------------------------------------------------
@@ -753,6 +753,9 @@ def describe_spatial(system: SpatialSystem, tables: SpatialTables,
            if not isinstance(j, (RigidFrameConstraint, BarLengthConstraint))]
     d["joints"] = describe_elements("joints", own, tables.joint_types)
     d["forces"] = describe_elements("forces", system.forces_list, tables.force_types)
+    if system.inputs:
+        d["inputs"] = {k: float(v) for k, v in system.inputs.items()}
+    d.update(describe_run_keys(system))
     return d
 
 
@@ -767,19 +770,27 @@ def model_to_dict(system: System, description: str | None = None) -> dict:
         If an element cannot be expressed (a cable through given nodes, a Python
         function of time, an unknown class, a moved ground frame).
     """
-    if not isinstance(system, SpatialSystem):
-        return planar.model_to_dict(system, description)
-    d = describe_spatial(system, SPATIAL_TABLES, description)
-    problems = validate_model(d)
-    if problems:   # a file that would not load again is an error now, not later
-        raise ModelFileError(problems, "model_to_dict")
-    return d
+    return SPATIAL_FORMAT.to_dict(system, description)
 
 
 def save_model(system: System, path, description: str | None = None):
     """Write ``system`` (planar or spatial) to ``path`` (``.json``, or ``.yaml``/``.yml``
     with PyYAML), floats in their shortest exact representation; returns the path."""
-    return write_model_data(model_to_dict(system, description), path)
+    return SPATIAL_FORMAT.save(system, path, description)
+
+
+def spatial_dimension(tables: SpatialTables) -> Dimension:
+    """The spatial files of ``tables`` as a dimension of a
+    :class:`~mbdcore.multibody.model_file.ModelFormat`: checked by :func:`check_spatial`,
+    built by :func:`build_spatial`, written by :func:`describe_spatial`."""
+    return Dimension(lambda d, problems: check_spatial(d, tables, problems),
+                     lambda d, source=None: build_spatial(d, tables, source),
+                     lambda system, description=None: describe_spatial(system, tables,
+                                                                       description))
+
+
+#: planar and spatial files: the planar format extended by this module's tables
+SPATIAL_FORMAT = PLANAR_FORMAT.extended({DIMENSION: spatial_dimension(SPATIAL_TABLES)})
 
 
 # --- reference and JSON Schema ---------------------------------------------------------------
@@ -828,6 +839,8 @@ def spatial_schema(tables: SpatialTables, identifier: str, title: str,
         "bodies": {"type": "array", "items": {"$ref": "#/$defs/body"}},
         "joints": {"type": "array", "items": {"$ref": "#/$defs/joint"}},
         "forces": {"type": "array", "items": {"$ref": "#/$defs/force"}},
+        "inputs": {"type": "object", "additionalProperties": {"type": "number"}},
+        **run_schema(),
         **(extra_properties or {}),
     }
     for k, doc in tables.top_keys.items():

@@ -14,7 +14,7 @@ revolute joints with a frame on both sides, ``energy`` [J], ``violation``.
 from __future__ import annotations
 
 from mbdcore.multibody.system_block import SystemBlock
-from mbdcore.spatial.model_file import model_from_dict, model_to_dict
+from mbdcore.spatial.model_file import SPATIAL_FORMAT
 
 __all__ = ["SpatialSystemBlock", "spatial_system_block"]
 
@@ -23,8 +23,7 @@ class SpatialSystemBlock(SystemBlock):
     """A multibody System of either dimension as a block (configure it with
     :meth:`~mbdcore.multibody.system_block.SystemBlock.configured`)."""
 
-    MODEL_READER = staticmethod(model_from_dict)
-    MODEL_WRITER = staticmethod(model_to_dict)
+    MODEL_FORMAT = SPATIAL_FORMAT
 
 
 def spatial_system_block(model, inputs=None, outputs=None, name: str | None = None):

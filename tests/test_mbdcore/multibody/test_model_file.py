@@ -16,9 +16,10 @@ import pytest
 
 from mbdcore import models
 from mbdcore.multibody.ancf import cantilever
+from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.constraints import AngleDriver, polynomial_motion
 from mbdcore.dae.simulate import simulate
-from mbdcore.multibody.model_file import (FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA,
+from mbdcore.multibody.model_file import (BODY_TYPES, FORCE_TYPES, JOINT_TYPES, MODEL_SCHEMA,
     ModelFileError, format_reference, load_model, model_from_dict, model_to_dict, save_model,
     validate_model)
 from support import EXAMPLES as EXAMPLE_FOLDER
@@ -31,6 +32,9 @@ BUILDERS = {
     "slider_crank_with_contact": models.slider_crank_with_contact,
     "four_bar": models.four_bar,
     "geared_bars": models.geared_bars,
+    # a modal beam of three modes: the planar beams are body types since issue 23
+    "hub_beam": lambda: models.hub_beam(
+        lambda name, length, rho_a, ei, ea: ModalBeam(name, length, rho_a, ei, n_modes=3)),
 }
 
 
@@ -151,11 +155,13 @@ def test_every_element_type_round_trips():
     assert_same_equations(s, reload(s))
 
 
-def test_a_beam_cannot_be_saved_and_the_error_says_so():
-    """Before: AttributeError 'ANCFBeam' object has no attribute 'mass'."""
-    with pytest.raises(ModelFileError, match=r"bodies: 'beam' \(ANCFBeam\); accepted: "
-                                             r"rigid bodies \(Body\) only"):
-        model_to_dict(cantilever())
+def test_a_beam_is_saved_and_loads_with_the_same_equations():
+    """Before: refused ("the format has no beams"); now the planar beams are body types
+    (issue 23), written back with every key."""
+    system = cantilever()
+    d = model_to_dict(system)
+    assert d["bodies"][0]["type"] == "ancf_beam"
+    assert_same_equations(system, reload(system))
 
 
 def test_a_python_function_motion_cannot_be_saved():
@@ -193,12 +199,13 @@ def test_rigid_crank_file_turns_at_236_rad_per_s2():
 
 def test_reference_lists_every_type_with_the_constructor_arguments():
     text = format_reference()
-    for registry in (JOINT_TYPES, FORCE_TYPES):
+    flexible = {k: e for k, e in BODY_TYPES.items() if k != "rigid_body"}
+    for registry in (JOINT_TYPES, FORCE_TYPES, flexible):
         for name, entry in registry.items():
             assert f"type {name!r}" in text
             # keys = constructor arguments, so a file reads like the Python call
             args = [p for p in inspect.signature(entry.cls.__init__).parameters if p != "self"]
-            assert sorted(args) == sorted(["name", *entry.keys])
+            assert sorted(args) == sorted({"name", *entry.keys})
 
 
 def test_example_files_satisfy_the_json_schema():

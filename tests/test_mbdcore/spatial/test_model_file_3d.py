@@ -237,9 +237,10 @@ BROKEN = {
         ["joints[2].a: unknown key (a planar key of this element; spatial gears and drivers "
          "name revolute joints ('joint1', 'joint2'; 'joint'))",
          "joints[2].joint: missing required key"]),
-    "planar inputs": (
+    # spatial files have inputs since issue 23: each must be declared by a force
+    "undeclared input": (
         lambda d: d.update(inputs={"tau": 0.0}),
-        ["inputs: unknown key (a planar key; spatial files have no inputs yet)"]),
+        ["inputs.tau: unknown input; accepted: inputs declared by forces: (none)"]),
     "arc length on a rigid body": (
         lambda d: d["joints"][1].update(a={"body": "box", "arc_length": 0.2}),
         ["joints[1].a:", "a point on 'box' is written {\"body\": name, \"point\": [x, y, z]}"]),

@@ -28,6 +28,8 @@ sys.modules[_spec.name] = cbuild          # dataclasses look their module up by 
 _spec.loader.exec_module(cbuild)
 
 FIXED_STEP = "mbdcore/integrators/native/fixed_step.h"
+#: the macros of the numeric tables' one declaration (mbdcore.native.TableLayout)
+TABLE_LAYOUT = "mbdcore/native/table_layout.h"
 
 #: module -> (C sources compiled as one unit, in order; API macros; headers they include)
 KERNELS = {
@@ -44,7 +46,7 @@ KERNELS = {
     "mbdcore.spatial._ancf3d": (["mbdcore/spatial/native/ancf3d.c"], ["ANCF3D_API"], []),
     "mbdcore.models._arm": (["mbdcore/multibody/native/beam_kinematics.c",
                              "mbdcore/models/native/arm.c"], ["BEAM_API", "ARM_API"],
-                            [FIXED_STEP]),
+                            [FIXED_STEP, TABLE_LAYOUT]),
     "mbdcore.models._rigid_arm": (["mbdcore/models/native/rigid_arm.c"], ["RIGID_API"], []),
     "mbdcore.models._drive": (["mbdcore/models/native/drive.c"], ["DRIVE_API"], [FIXED_STEP]),
     "mbdcore.models._linear": (["mbdcore/models/native/linear.c"], ["LINEAR_API"], [FIXED_STEP]),
@@ -71,7 +73,8 @@ FMI_WRAPPER = "fmu.fmi._flexcosim_fmi2"
 #: The files every C-source FMU shares (its sources/ folder), by their name there.
 CFMU_SHARED = {"fmi2_cs.c": "fmu/fmi/native/cfmu/fmi2_cs.c",
                "flexcosim_model.h": "fmu/fmi/native/cfmu/flexcosim_model.h",
-               "fixed_step.h": FIXED_STEP, "fmi_resources.h": "fmu/fmi/native/fmi_resources.h",
+               "fixed_step.h": FIXED_STEP, "table_layout.h": TABLE_LAYOUT,
+               "fmi_resources.h": "fmu/fmi/native/fmi_resources.h",
                **{h: f"fmu/fmi/native/fmi2/{h}" for h in ("fmi2Functions.h",
                                                          "fmi2FunctionTypes.h",
                                                          "fmi2TypesPlatform.h")}}

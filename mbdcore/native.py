@@ -16,17 +16,26 @@ are of the declared type (a float64 numpy array for ``double *``, int32 for ``in
 a writable one where the C function writes), an address (an int) or None (NULL); for a
 scalar, a Python number.  ``module.ADDRESSES[name]`` is a function's address, for C
 code that calls another kernel through a pointer.
+
+A kernel's numeric table is declared once, in its C source, as an X-macro list of its
+fields (``mbdcore/native/table_layout.h``); the module carries that list, and
+:func:`table_layout` makes it a :class:`TableLayout`, which packs a table by field name
+(every field given once, of its declared size, finite) and unpacks one by name.
 """
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from functools import cache
 from pathlib import Path
 
-from mbdcore.cbuild import source_digest
+import numpy as np
 
-__all__ = ["KernelError", "kernel_library", "kernel_module"]
+from mbdcore.cbuild import TABLE_INT_LIMIT, TABLE_KINDS, TableField, source_digest
+
+__all__ = ["KernelError", "kernel_library", "kernel_module", "TableLayout", "TableError",
+           "table_layout"]
 
 #: Says when a kernel is loaded (DEBUG).
 logger = logging.getLogger(__name__)
@@ -67,3 +76,134 @@ def kernel_library(module: str, sources, headers=()):
     def loader():
         return kernel_module(module, sources, headers)
     return loader
+
+
+class TableError(ValueError):
+    """A table does not match its layout: the message names the table and the field."""
+
+
+class TableLayout:
+    """The layout of one kernel's numeric table, as its C source declares it (the
+    X-macro list read by :func:`mbdcore.cbuild.table_layouts` when the kernel is built):
+    the fields in order, each an INT (a whole number stored as a double), a REAL or an
+    ARRAY whose size is an integer expression of earlier INT fields.
+
+    :meth:`pack` builds a table from its fields by name, :meth:`unpack` reads one back;
+    a field missing, unknown, mis-sized, non-integer where an INT, or non-finite is a
+    :class:`TableError` naming the table and the field."""
+
+    def __init__(self, name: str, fields, echo=None):
+        self.name = name
+        self._echo = echo
+        self.fields = tuple(f if isinstance(f, TableField) else TableField(*f) for f in fields)
+        if not self.fields:
+            raise TableError(f"table {name}: no field")
+        for f in self.fields:
+            if f.kind not in TABLE_KINDS:
+                raise TableError(f"table {name}: field {f.name!r} has kind {f.kind!r}; "
+                                 f"accepted: {', '.join(TABLE_KINDS)}")
+        # the size expressions were checked by cbuild: integers, INT fields, + - * ()
+        self._sizes = {f.name: compile(f.size, f"<{name}.{f.name}>", "eval")
+                       for f in self.fields}
+
+    def __repr__(self) -> str:
+        return f"TableLayout({self.name!r}, {[f.name for f in self.fields]})"
+
+    @property
+    def names(self) -> tuple:
+        """The field names in table order."""
+        return tuple(f.name for f in self.fields)
+
+    def _size(self, f: TableField, ints: dict) -> int:
+        return int(eval(self._sizes[f.name], {"__builtins__": {}}, ints))  # noqa: S307
+
+    def pack(self, **values) -> np.ndarray:
+        """The table (float64, C order) of the fields ``values`` by name: each field of
+        the layout exactly once, an INT a whole number, an ARRAY of the size its
+        expression gives (any shape, flattened in C order), every number finite."""
+        unknown = sorted(set(values) - set(self.names))
+        if unknown:
+            raise TableError(f"table {self.name}: no field {', '.join(map(repr, unknown))} "
+                             f"(its fields: {', '.join(self.names)})")
+        missing = [n for n in self.names if n not in values]
+        if missing:
+            raise TableError(f"table {self.name}: field {', '.join(map(repr, missing))} "
+                             "not given")
+        ints, parts = {}, []
+        for f in self.fields:
+            value = np.asarray(values[f.name], dtype=float).ravel()
+            size = 1 if f.kind != "ARRAY" else self._size(f, ints)
+            if value.size != size:
+                raise TableError(f"table {self.name}: field {f.name!r} has {value.size} "
+                                 f"numbers; its size {f.size} is {size}")
+            if not np.all(np.isfinite(value)):
+                raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+            if f.kind == "INT":
+                if value[0] != int(value[0]) or abs(value[0]) > TABLE_INT_LIMIT:
+                    raise TableError(f"table {self.name}: the INT field {f.name!r} = "
+                                     f"{float(value[0])!r} is not a whole number within "
+                                     f"+-{TABLE_INT_LIMIT}")
+                ints[f.name] = int(value[0])
+            parts.append(value)
+        return np.concatenate(parts)
+
+    def offsets(self, table) -> dict:
+        """field name -> (start, size) in ``table``, read by the layout (its INT fields
+        give the sizes); a table of another length is a :class:`TableError`."""
+        table = np.asarray(table, dtype=float).ravel()
+        ints, where, start = {}, {}, 0
+        for f in self.fields:
+            if f.kind == "INT":
+                if (start >= table.size or not abs(table[start]) <= TABLE_INT_LIMIT
+                        or table[start] != int(table[start])):
+                    raise TableError(f"table {self.name}: the INT field {f.name!r} is not "
+                                     "a whole number or lies beyond the table")
+                ints[f.name] = int(table[start])
+            size = 1 if f.kind != "ARRAY" else self._size(f, ints)
+            if size < 0:
+                raise TableError(f"table {self.name}: field {f.name!r} has a negative size "
+                                 f"{f.size} = {size}")
+            where[f.name] = (start, size)
+            start += size
+        if start != table.size:
+            raise TableError(f"table {self.name}: {table.size} numbers where its fields "
+                             f"take {start}")
+        return where
+
+    def unpack(self, table) -> dict:
+        """The fields of ``table`` by name: an INT as int, a REAL as float, an ARRAY as
+        a flat view into the table (for tests and debugging)."""
+        table = np.asarray(table, dtype=float).ravel()
+        out, where = {}, self.offsets(table)
+        for f in self.fields:
+            start, size = where[f.name]
+            out[f.name] = (int(table[start]) if f.kind == "INT" else float(table[start])
+                           if f.kind == "REAL" else table[start:start + size])
+        return out
+
+
+    def read_by_c(self, table) -> dict:
+        """What the compiled kernel's reader of this layout (the struct and reader that
+        ``table_layout.h`` makes of the same declaration) reads from ``table``: field
+        name -> the value of an INT or REAL field, the offset of an ARRAY field; a table
+        the C cannot read is a :class:`TableError`.  For tests of the one declaration."""
+        if self._echo is None:
+            raise TableError(f"table {self.name}: no compiled reader to ask")
+        table = np.ascontiguousarray(table, dtype=float)
+        out = np.empty(len(self.fields))
+        if self._echo(table, out) != table.size:
+            raise TableError(f"table {self.name}: the compiled reader does not read the "
+                             f"{table.size} numbers as one table")
+        return {f.name: int(v) if f.kind != "REAL" else float(v)
+                for f, v in zip(self.fields, out)}
+
+
+def table_layout(loader, name: str) -> TableLayout:
+    """The layout of table ``name`` (``"ARM_LAYOUT"``) as the compiled kernel of
+    ``loader`` (:func:`kernel_library`) declares it."""
+    module = loader()
+    layouts = json.loads(getattr(module, "TABLE_LAYOUTS", "{}"))
+    if name not in layouts:
+        raise KernelError(f"the compiled kernel {module.__name__} declares no table {name} "
+                          f"(its tables: {', '.join(layouts) or 'none'})")
+    return TableLayout(name, layouts[name], getattr(module, f"table_echo_{name}"))

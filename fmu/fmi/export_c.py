@@ -5,7 +5,8 @@ FMI 2.0 co-simulation wrapper, for hosts without Python (real-time targets, HIL 
 
 * ``sources/``: the wrapper ``fmi2_cs.c`` and ``flexcosim_model.h`` (the same for every
   model, ``fmu/fmi/native/cfmu``), the fixed-step methods ``fixed_step.h``
-  (:data:`mbdcore.integrators.runge_kutta.C_FIXED_STEP_HEADER`), the generated ``model_config.h`` (sizes, variable
+  (:data:`mbdcore.integrators.runge_kutta.C_FIXED_STEP_HEADER`), the macros of the
+  kernels' table layouts ``table_layout.h`` (:data:`mbdcore.cbuild.TABLE_LAYOUT_HEADER`), the generated ``model_config.h`` (sizes, variable
   macros) and ``model.c`` (the variable table and the block's equations), the FMI 2.0
   headers, and ``buildDescription.xml``; they compile alone with the one line of
   :data:`GCC_COMMAND` (C99, libm only, no allocation after instantiation);
@@ -38,7 +39,7 @@ import numpy as np
 
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
-from mbdcore.cbuild import (C99_FLAGS, CompileError, code_files, compile_shared, find_compiler,
+from mbdcore.cbuild import (C99_FLAGS, TABLE_LAYOUT_HEADER, CompileError, code_files, compile_shared, find_compiler,
                             skeleton_digest)
 from mbdcore.codegen import CModel, c_identifier, include_c
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
@@ -297,6 +298,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
             shutil.copy(c_sources_dir() / f, src / f)
         shutil.copy(c_sources_dir().parent / "fmi_resources.h", src / "fmi_resources.h")
         shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
+        shutil.copy(TABLE_LAYOUT_HEADER, src / TABLE_LAYOUT_HEADER.name)
         for source in model.c_sources:          # the kernel's own files, included by model.c
             shutil.copy(source, src / source.name)
         for h in _HEADERS:

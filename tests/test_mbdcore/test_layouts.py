@@ -1,0 +1,176 @@
+"""The kernels' numeric tables are declared once, as an X-macro list in their C source
+(``mbdcore/native/table_layout.h``), from which C gets its struct and reader and Python
+its packer (``mbdcore.native.TableLayout``): the two sides cannot disagree on a field's
+place, and a table packed with a field missing, unknown or mis-sized is refused naming
+it."""
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import re
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
+                            compile_shared, find_compiler, table_layouts)
+from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
+from mbdcore.native import TableError, TableLayout
+
+
+def _arm_tables():
+    return [FlexibleManipulator().kernel.table,
+            FlexibleManipulator(kinematics="second-order", n_modes=3).kernel.table]
+
+
+#: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables)
+KERNEL_TABLES = {
+    "arm": (ARM_C_SOURCE, "ARM_LAYOUT", arm_layout, _arm_tables),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_TABLES))
+def test_python_packs_where_the_compiled_reader_reads(kernel):
+    """Each field as the compiled kernel's struct reads it (the value of a scalar, the
+    offset of an array) is where the Python layout put it, on tables of the block."""
+    source, name, layout, tables = KERNEL_TABLES[kernel]
+    layout = layout()
+    assert [f.name for f in table_layouts(source.read_text())[name]] == list(layout.names)
+    for table in tables():
+        by_c = layout.read_by_c(table)
+        where = layout.offsets(table)
+        fields = layout.unpack(table)
+        for f in layout.fields:
+            expected = where[f.name][0] if f.kind == "ARRAY" else fields[f.name]
+            assert by_c[f.name] == expected, (kernel, f.name)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_TABLES))
+def test_the_c_reads_its_table_by_field_name_only(kernel):
+    """No index into the table beside the reader: the C file has no ``tab[3]`` or
+    ``tab + 14``, so the X-macro list is the C side's only layout."""
+    text = re.sub(r"/\*.*?\*/", " ", KERNEL_TABLES[kernel][0].read_text(), flags=re.S)
+    assert not re.search(r"\btab\s*(\[\s*\d|\+\s*\d)", text)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return TableLayout("SMALL_LAYOUT", [("INT", "n", "1"), ("REAL", "mass", "1"),
+                                        ("ARRAY", "k", "n * (n + 1)")])
+
+
+def test_a_table_packs_by_name_and_unpacks_back(small):
+    table = small.pack(n=2, mass=1.5, k=np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(table, [2, 1.5, 0, 1, 2, 3, 4, 5])
+    fields = small.unpack(table)
+    assert fields["n"] == 2 and fields["mass"] == 1.5
+    np.testing.assert_array_equal(fields["k"], np.arange(6.0))
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(n=2, mass=1.0), r"SMALL_LAYOUT: field 'k' not given"),
+    (dict(n=2, mass=1.0, k=np.zeros(6), damping=0.1), r"SMALL_LAYOUT: no field 'damping'"),
+    (dict(n=2, mass=1.0, k=np.zeros(5)), r"SMALL_LAYOUT: field 'k' has 5 numbers; its size "
+                                         r"n \* \(n \+ 1\) is 6"),
+    (dict(n=2, mass=np.ones(2), k=np.zeros(6)), r"SMALL_LAYOUT: field 'mass' has 2 numbers"),
+    (dict(n=2.5, mass=1.0, k=np.zeros(6)), r"SMALL_LAYOUT: the INT field 'n' = 2.5 is not a "
+                                           "whole number"),
+    (dict(n=TABLE_INT_LIMIT + 1, mass=1.0, k=()), r"SMALL_LAYOUT: the INT field 'n'"),
+    (dict(n=2, mass=np.nan, k=np.zeros(6)), r"SMALL_LAYOUT: field 'mass' is not finite"),
+])
+def test_a_wrong_field_is_refused_naming_the_table_and_the_field(small, fields, message):
+    with pytest.raises(TableError, match=message):
+        small.pack(**fields)
+
+
+def test_a_table_of_another_length_is_refused_on_unpacking(small):
+    with pytest.raises(TableError, match="SMALL_LAYOUT: 7 numbers where its fields take 8"):
+        small.unpack(np.zeros(7) + 2)
+
+
+def test_the_packer_refuses_what_the_arm_kernel_would_misread():
+    table = FlexibleManipulator().kernel.table
+    fields = arm_layout().unpack(table)
+    fields["K"], fields["D"] = fields["K"][:-1], fields["D"]
+    with pytest.raises(TableError, match=r"ARM_LAYOUT: field 'K' has 35 numbers; its size "
+                                         r"\(2 \+ 2 \* nm\) \* \(2 \+ 2 \* nm\) is 36"):
+        arm_layout().pack(**fields)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("X(INT, n, 1) X(ARRAY, k, m * n)", "the size of field 'k' uses 'm', which is no earlier "
+                                        "INT field"),
+    ("X(ARRAY, k, n) X(INT, n, 1)", "the size of field 'k' uses 'n'"),
+    ("X(INT, n, 1) X(ARRAY, k, n / 2)", r"the size of field 'k', 'n / 2', is not an expression"),
+    ("X(INT, n, 1) X(BOOL, flag, 1)", "field 'flag' has kind 'BOOL'"),
+    ("X(INT, n, 1) X(REAL, n, 1)", "field 'n' is declared twice"),
+    ("X(REAL, mass, 2)", "the REAL field 'mass' has size '2'"),
+    ("X(INT, n, 1) Y(REAL, mass, 1)", "expected X"),
+])
+def test_a_malformed_declaration_is_refused_at_build_naming_the_field(body, message):
+    with pytest.raises(ValueError, match=f"table BAD_LAYOUT: {message}"):
+        table_layouts(f"#define BAD_LAYOUT(X) {body}\n")
+
+
+def test_the_int_limit_is_the_headers():
+    limit = re.search(r"#define TABLE_INT_LIMIT (\S+)", TABLE_LAYOUT_HEADER.read_text())
+    assert float(limit.group(1)) == TABLE_INT_LIMIT
+
+
+# -- one declaration, both sides: a throwaway kernel built through cbuild -------------------
+
+PROBE_C = r"""
+#include "table_layout.h"
+#define PROBE_LAYOUT(X) X(INT, n, 1) X(REAL, mass, 1) X(REAL, length, 1) X(ARRAY, k, n * n)
+typedef struct { PROBE_LAYOUT(TABLE_MEMBER) } Probe;
+TABLE_READER(PROBE_LAYOUT, Probe, probe_read)
+#ifndef PROBE_API
+#define PROBE_API
+#endif
+/* the first natural frequency's square of a mass on a spring k[0] over a length: what a
+   kernel computes from its fields by name */
+PROBE_API double probe_stiffness(const double *tab) {
+    Probe p;
+    if (!probe_read(tab, &p)) return -1.0;
+    return p.k[0] * p.length / p.mass;
+}
+"""
+
+
+def _build_probe(tmp: Path, name: str, source: str):
+    if find_compiler() is None:
+        pytest.skip("no C compiler")
+    folder = tmp / name
+    folder.mkdir()
+    (folder / "probe.c").write_text(source)
+    (folder / "table_layout.h").write_bytes(TABLE_LAYOUT_HEADER.read_bytes())
+    unit = folder / f"{name}_unit.c"
+    unit.write_text(binding_source(name, [folder / "probe.c"], ["PROBE_API"]))
+    output = folder / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+    compile_shared([unit], output, include_dirs=[folder, sysconfig.get_paths()["include"]],
+                   flags=("-O1",), libraries=())
+    spec = importlib.util.spec_from_file_location(name, output)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_swapped_field_in_the_declaration_moves_on_both_sides(tmp_path):
+    """Two fields of equal size swapped in a copy of the declaration: the packed table
+    changes, the C reads each field by name as before, so the kernel's result does not."""
+    from mbdcore.native import table_layout
+    swapped = PROBE_C.replace("X(REAL, mass, 1) X(REAL, length, 1)",
+                              "X(REAL, length, 1) X(REAL, mass, 1)")
+    results, tables = [], []
+    for name, source in (("_probe_straight", PROBE_C), ("_probe_swapped", swapped)):
+        module = _build_probe(tmp_path, name, source)
+        layout = table_layout(lambda module=module: module, "PROBE_LAYOUT")
+        table = layout.pack(n=2, mass=4.0, length=0.5, k=[[8.0, 0.0], [0.0, 1.0]])
+        assert layout.read_by_c(table) == {"n": 2, "mass": 4.0, "length": 0.5, "k": 3}
+        tables.append(table)
+        results.append(module.probe_stiffness(table))
+    assert results == [1.0, 1.0]
+    np.testing.assert_array_equal(tables[0][1:3], [4.0, 0.5])
+    np.testing.assert_array_equal(tables[1][1:3], [0.5, 4.0])

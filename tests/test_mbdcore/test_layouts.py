@@ -16,6 +16,8 @@ import pytest
 
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
+from mbdcore.models.antenna import AXIS_C_SOURCE, PointingAxisBlock, axis_layout
+from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.native import TableError, TableLayout
 
@@ -25,9 +27,19 @@ def _arm_tables():
             FlexibleManipulator(kinematics="second-order", n_modes=3).kernel.table]
 
 
+def _drive_tables():
+    return [DCMotorBlock().packed, DCMotorBlock(n_motors=2, bias_current=0.3).packed]
+
+
+def _axis_tables():
+    return [PointingAxisBlock().kernel.table]
+
+
 #: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables)
 KERNEL_TABLES = {
     "arm": (ARM_C_SOURCE, "ARM_LAYOUT", arm_layout, _arm_tables),
+    "drive": (DRIVE_C_SOURCE, "DRIVE_LAYOUT", drive_layout, _drive_tables),
+    "axis": (AXIS_C_SOURCE, "AXIS_LAYOUT", axis_layout, _axis_tables),
 }
 
 
@@ -52,7 +64,7 @@ def test_the_c_reads_its_table_by_field_name_only(kernel):
     """No index into the table beside the reader: the C file has no ``tab[3]`` or
     ``tab + 14``, so the X-macro list is the C side's only layout."""
     text = re.sub(r"/\*.*?\*/", " ", KERNEL_TABLES[kernel][0].read_text(), flags=re.S)
-    assert not re.search(r"\btab\s*(\[\s*\d|\+\s*\d)", text)
+    assert not re.search(r"\b(tab|pk)\s*(\[\s*\d|\+\s*\d)", text)
 
 
 @pytest.fixture(scope="module")

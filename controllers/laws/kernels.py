@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE
 from mbdcore.native import kernel_library
 
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
            "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law",
-           "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law"]
+           "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law", "LAWS_C_HEADERS"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -38,26 +39,31 @@ NOTCH_C_SOURCE = Path(__file__).resolve().parent / "native" / "notch.c"
 ANTENNA_SERVO_C_SOURCE = Path(__file__).resolve().parent / "native" / "antenna_servo.c"
 
 
+#: The header every law's C includes: the macros of its table's layout.
+LAWS_C_HEADERS = (TABLE_LAYOUT_HEADER,)
+
 #: The compiled joint laws (``quintic``, ``joint_pd_torques``), checked against
 #: the installed sources; cached per process.
-joint_laws = kernel_library("controllers.laws._joint_laws", JOINT_LAWS_C_SOURCES)
+joint_laws = kernel_library("controllers.laws._joint_laws", JOINT_LAWS_C_SOURCES,
+                            LAWS_C_HEADERS)
 
 #: The compiled PID (``pid_check``, ``pid_tracking_time``, ``pid_output``,
 #: ``pid_update``), checked against
 #: the installed sources; cached per process.
-pid_law = kernel_library("controllers.laws._pid", PID_C_SOURCE)
+pid_law = kernel_library("controllers.laws._pid", PID_C_SOURCE, LAWS_C_HEADERS)
 
 #: The compiled LQG/LQI law (``lqg_table_length``, ``lqg_torques``, ``lqg_update``),
 #: checked against
 #: the installed sources; cached per process.
-lqg_law = kernel_library("controllers.laws._lqg", LQG_C_SOURCES)
+lqg_law = kernel_library("controllers.laws._lqg", LQG_C_SOURCES, LAWS_C_HEADERS)
 
 #: The compiled notch filter (``notch_coefficients``, ``notch_output``, ``notch_update``),
 #: checked against
 #: the installed sources; cached per process.
-notch_law = kernel_library("controllers.laws._notch", NOTCH_C_SOURCE)
+notch_law = kernel_library("controllers.laws._notch", NOTCH_C_SOURCE, LAWS_C_HEADERS)
 
 #: The compiled antenna servo (``servo_n_params``, ``servo_outputs``, ``servo_update``,
 #: ``pointing_reference``), checked against
 #: the installed sources; cached per process.
-antenna_servo_law = kernel_library("controllers.laws._antenna_servo", ANTENNA_SERVO_C_SOURCE)
+antenna_servo_law = kernel_library("controllers.laws._antenna_servo", ANTENNA_SERVO_C_SOURCE,
+                                   LAWS_C_HEADERS)

@@ -18,7 +18,9 @@ from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source
                             compile_shared, find_compiler, table_layouts)
 from mbdcore.models.antenna import AXIS_C_SOURCE, PointingAxisBlock, axis_layout
 from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
+from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
+from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
 from mbdcore.native import TableError, TableLayout
 
 
@@ -35,11 +37,25 @@ def _axis_tables():
     return [PointingAxisBlock().kernel.table]
 
 
-#: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables)
+def _linear_tables():
+    rng = np.random.default_rng(3)
+    return [linear_table(*(rng.standard_normal(shape) for shape in ((3, 3), (3, 2), (4, 3),
+                                                                   (4, 2)))),
+            linear_table(np.eye(2), np.zeros((2, 0)), np.zeros((0, 2)), np.zeros((0, 0)))]
+
+
+def _rigid_tables():
+    return [RigidTwoLinkArm.from_flexible().c_parameters]
+
+
+#: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables,
+#: the name of the table's pointer in the C functions)
 KERNEL_TABLES = {
-    "arm": (ARM_C_SOURCE, "ARM_LAYOUT", arm_layout, _arm_tables),
-    "drive": (DRIVE_C_SOURCE, "DRIVE_LAYOUT", drive_layout, _drive_tables),
-    "axis": (AXIS_C_SOURCE, "AXIS_LAYOUT", axis_layout, _axis_tables),
+    "arm": (ARM_C_SOURCE, "ARM_LAYOUT", arm_layout, _arm_tables, "tab"),
+    "drive": (DRIVE_C_SOURCE, "DRIVE_LAYOUT", drive_layout, _drive_tables, "pk"),
+    "axis": (AXIS_C_SOURCE, "AXIS_LAYOUT", axis_layout, _axis_tables, "tab"),
+    "linear": (LINEAR_C_SOURCE, "LINEAR_LAYOUT", linear_layout, _linear_tables, "tab"),
+    "rigid_arm": (RIGID_ARM_C_SOURCE, "RIGID_LAYOUT", rigid_layout, _rigid_tables, "p"),
 }
 
 
@@ -47,7 +63,7 @@ KERNEL_TABLES = {
 def test_python_packs_where_the_compiled_reader_reads(kernel):
     """Each field as the compiled kernel's struct reads it (the value of a scalar, the
     offset of an array) is where the Python layout put it, on tables of the block."""
-    source, name, layout, tables = KERNEL_TABLES[kernel]
+    source, name, layout, tables, _ = KERNEL_TABLES[kernel]
     layout = layout()
     assert [f.name for f in table_layouts(source.read_text())[name]] == list(layout.names)
     for table in tables():
@@ -63,8 +79,9 @@ def test_python_packs_where_the_compiled_reader_reads(kernel):
 def test_the_c_reads_its_table_by_field_name_only(kernel):
     """No index into the table beside the reader: the C file has no ``tab[3]`` or
     ``tab + 14``, so the X-macro list is the C side's only layout."""
-    text = re.sub(r"/\*.*?\*/", " ", KERNEL_TABLES[kernel][0].read_text(), flags=re.S)
-    assert not re.search(r"\b(tab|pk)\s*(\[\s*\d|\+\s*\d)", text)
+    source, *_, pointer = KERNEL_TABLES[kernel]
+    text = re.sub(r"/\*.*?\*/", " ", source.read_text(), flags=re.S)
+    assert not re.search(rf"\b{pointer}\s*(\[\s*\d|\+\s*\d)", text)
 
 
 @pytest.fixture(scope="module")

@@ -121,14 +121,7 @@ class TableLayout:
         """The table (float64, C order) of the fields ``values`` by name: each field of
         the layout exactly once, an INT a whole number, an ARRAY of the size its
         expression gives (any shape, flattened in C order), every number finite."""
-        unknown = sorted(set(values) - set(self.names))
-        if unknown:
-            raise TableError(f"table {self.name}: no field {', '.join(map(repr, unknown))} "
-                             f"(its fields: {', '.join(self.names)})")
-        missing = [n for n in self.names if n not in values]
-        if missing:
-            raise TableError(f"table {self.name}: field {', '.join(map(repr, missing))} "
-                             "not given")
+        self._check_names(values)
         ints, parts = {}, []
         for f in self.fields:
             value = np.asarray(values[f.name], dtype=float).ravel()
@@ -146,6 +139,27 @@ class TableLayout:
                 ints[f.name] = int(value[0])
             parts.append(value)
         return np.concatenate(parts)
+
+    def c_initializer(self, **expressions) -> str:
+        """A C initializer ``{e1, e2, ...}`` of this table of scalars from C expressions
+        by field name (a C FMU fills the table from its parameters, ``PAR_kp``): each
+        field exactly once, in the layout's order."""
+        arrays = [f.name for f in self.fields if f.kind == "ARRAY"]
+        if arrays:
+            raise TableError(f"table {self.name}: the array field {arrays[0]!r} has no "
+                             "initializer expression")
+        self._check_names(expressions)
+        return "{" + ", ".join(str(expressions[n]) for n in self.names) + "}"
+
+    def _check_names(self, given) -> None:
+        unknown = sorted(set(given) - set(self.names))
+        if unknown:
+            raise TableError(f"table {self.name}: no field {', '.join(map(repr, unknown))} "
+                             f"(its fields: {', '.join(self.names)})")
+        missing = [n for n in self.names if n not in given]
+        if missing:
+            raise TableError(f"table {self.name}: field {', '.join(map(repr, missing))} "
+                             "not given")
 
     def offsets(self, table) -> dict:
         """field name -> (start, size) in ``table``, read by the layout (its INT fields

@@ -11,15 +11,17 @@ state feedback (``native/lqg.c``, also with the rigid arm), the notch filter
 """
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE
-from mbdcore.native import kernel_library
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
            "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law",
-           "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law", "LAWS_C_HEADERS"]
+           "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law", "LAWS_C_HEADERS",
+           "pid_layout"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -67,3 +69,9 @@ notch_law = kernel_library("controllers.laws._notch", NOTCH_C_SOURCE, LAWS_C_HEA
 #: the installed sources; cached per process.
 antenna_servo_law = kernel_library("controllers.laws._antenna_servo", ANTENNA_SERVO_C_SOURCE,
                                    LAWS_C_HEADERS)
+
+
+@cache
+def pid_layout() -> TableLayout:
+    """The PID's parameter table, ``PID_LAYOUT`` of pid.c (its one declaration)."""
+    return table_layout(pid_law, "PID_LAYOUT")

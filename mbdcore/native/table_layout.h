@@ -50,10 +50,11 @@
         return (long)(tl_p - tl_tab);                                                      \
     }
 
-/* The indices of a table of REAL fields only (another kind does not compile), for a
+/* The indices of a table of scalar fields only (an ARRAY does not compile), for a
    kernel that writes its table or reads it in place: with
    #define DRIVE_INDEX(kind, name, size) TABLE_INDEX_##kind(DRIVE_##name)
    enum { DRIVE_LAYOUT(DRIVE_INDEX) DRIVE_N_PACKED } numbers DRIVE_resistance, ... */
+#define TABLE_INDEX_INT(index) index,
 #define TABLE_INDEX_REAL(index) index,
 
 /* What a reader made of a table, field by field in order (the value of an INT or REAL

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from controllers.laws.kernels import PID_C_SOURCE, pid_layout
+from controllers.laws.pid import PIDController
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
 from mbdcore.models.antenna import AXIS_C_SOURCE, PointingAxisBlock, axis_layout
@@ -48,6 +50,11 @@ def _rigid_tables():
     return [RigidTwoLinkArm.from_flexible().c_parameters]
 
 
+def _pid_tables():
+    return [PIDController()._c_params,
+            PIDController(kp=2.0, ki=3.0, kd=0.1, tf=0.01, anti_windup="clamping")._c_params]
+
+
 #: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables,
 #: the name of the table's pointer in the C functions)
 KERNEL_TABLES = {
@@ -56,6 +63,7 @@ KERNEL_TABLES = {
     "axis": (AXIS_C_SOURCE, "AXIS_LAYOUT", axis_layout, _axis_tables, "tab"),
     "linear": (LINEAR_C_SOURCE, "LINEAR_LAYOUT", linear_layout, _linear_tables, "tab"),
     "rigid_arm": (RIGID_ARM_C_SOURCE, "RIGID_LAYOUT", rigid_layout, _rigid_tables, "p"),
+    "pid": (PID_C_SOURCE, "PID_LAYOUT", pid_layout, _pid_tables, "p"),
 }
 
 
@@ -112,6 +120,18 @@ def test_a_table_packs_by_name_and_unpacks_back(small):
 def test_a_wrong_field_is_refused_naming_the_table_and_the_field(small, fields, message):
     with pytest.raises(TableError, match=message):
         small.pack(**fields)
+
+
+def test_a_c_fmu_fills_a_table_of_scalars_by_name():
+    """The C initializer of a C FMU's table from its parameters, in the layout's order."""
+    layout = TableLayout("GAINS_LAYOUT", [("REAL", "kp", "1"), ("INT", "mode", "1")])
+    assert layout.c_initializer(mode="(double)PAR_mode", kp="PAR_kp") == \
+        "{PAR_kp, (double)PAR_mode}"
+    with pytest.raises(TableError, match="GAINS_LAYOUT: field 'mode' not given"):
+        layout.c_initializer(kp="PAR_kp")
+    with pytest.raises(TableError, match="SMALL_LAYOUT: the array field 'k'"):
+        TableLayout("SMALL_LAYOUT", [("INT", "n", "1"), ("ARRAY", "k", "n")]).c_initializer(
+            n="1", k="0")
 
 
 def test_a_table_of_another_length_is_refused_on_unpacking(small):

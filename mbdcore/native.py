@@ -27,6 +27,8 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import math
+import numbers
 from functools import cache
 from pathlib import Path
 
@@ -78,6 +80,11 @@ def kernel_library(module: str, sources, headers=()):
     return loader
 
 
+#: The values a scalar field takes without an array built: Python's and numpy's numbers.
+_NUMBERS = (numbers.Real, np.generic)
+_EXACT = {float, int, bool}
+
+
 class TableError(ValueError):
     """A table does not match its layout: the message names the table and the field."""
 
@@ -102,6 +109,7 @@ class TableLayout:
             if f.kind not in TABLE_KINDS:
                 raise TableError(f"table {name}: field {f.name!r} has kind {f.kind!r}; "
                                  f"accepted: {', '.join(TABLE_KINDS)}")
+        self._name_set = {f.name for f in self.fields}
         # the size expressions were checked by cbuild: integers, INT fields, + - * ()
         self._sizes = {f.name: compile(f.size, f"<{name}.{f.name}>", "eval")
                        for f in self.fields}
@@ -121,24 +129,36 @@ class TableLayout:
         """The table (float64, C order) of the fields ``values`` by name: each field of
         the layout exactly once, an INT a whole number, an ARRAY of the size its
         expression gives (any shape, flattened in C order), every number finite."""
-        self._check_names(values)
-        ints, parts = {}, []
+        if values.keys() != self._name_set:
+            self._check_names(values)
+        ints, chunks, scalars = {}, [], []
         for f in self.fields:
-            value = np.asarray(values[f.name], dtype=float).ravel()
-            size = 1 if f.kind != "ARRAY" else self._size(f, ints)
-            if value.size != size:
-                raise TableError(f"table {self.name}: field {f.name!r} has {value.size} "
-                                 f"numbers; its size {f.size} is {size}")
-            if not np.all(np.isfinite(value)):
+            value = values[f.name]
+            if f.kind != "ARRAY" and (type(value) in _EXACT or isinstance(value, _NUMBERS)):
+                number = float(value)   # a Python or numpy number: no array to build
+            else:
+                array = np.asarray(value, dtype=float).ravel()
+                size = 1 if f.kind != "ARRAY" else self._size(f, ints)
+                if array.size != size:
+                    raise TableError(f"table {self.name}: field {f.name!r} has {array.size} "
+                                     f"numbers; its size {f.size} is {size}")
+                if not np.all(np.isfinite(array)):
+                    raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+                if f.kind == "ARRAY":
+                    chunks += [np.array(scalars), array]
+                    scalars = []
+                    continue
+                number = float(array[0])
+            if not math.isfinite(number):
                 raise TableError(f"table {self.name}: field {f.name!r} is not finite")
             if f.kind == "INT":
-                if value[0] != int(value[0]) or abs(value[0]) > TABLE_INT_LIMIT:
+                if number != int(number) or abs(number) > TABLE_INT_LIMIT:
                     raise TableError(f"table {self.name}: the INT field {f.name!r} = "
-                                     f"{float(value[0])!r} is not a whole number within "
+                                     f"{number!r} is not a whole number within "
                                      f"+-{TABLE_INT_LIMIT}")
-                ints[f.name] = int(value[0])
-            parts.append(value)
-        return np.concatenate(parts)
+                ints[f.name] = int(number)
+            scalars.append(number)
+        return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
 
     def c_initializer(self, **expressions) -> str:
         """A C initializer ``{e1, e2, ...}`` of this table of scalars from C expressions

@@ -21,7 +21,7 @@ from mbdcore.native import TableLayout, kernel_library, table_layout
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
            "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law",
            "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law", "LAWS_C_HEADERS",
-           "pid_layout"]
+           "pid_layout", "notch_layout", "servo_layout", "pointing_layout"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -75,3 +75,21 @@ antenna_servo_law = kernel_library("controllers.laws._antenna_servo", ANTENNA_SE
 def pid_layout() -> TableLayout:
     """The PID's parameter table, ``PID_LAYOUT`` of pid.c (its one declaration)."""
     return table_layout(pid_law, "PID_LAYOUT")
+
+
+@cache
+def notch_layout() -> TableLayout:
+    """The notch filter's parameters, ``NOTCH_LAYOUT`` of notch.c."""
+    return table_layout(notch_law, "NOTCH_LAYOUT")
+
+
+@cache
+def servo_layout() -> TableLayout:
+    """The antenna servo's parameters, ``SERVO_LAYOUT`` of antenna_servo.c."""
+    return table_layout(antenna_servo_law, "SERVO_LAYOUT")
+
+
+@cache
+def pointing_layout() -> TableLayout:
+    """The pointing reference's parameters, ``POINTING_LAYOUT`` of antenna_servo.c."""
+    return table_layout(antenna_servo_law, "POINTING_LAYOUT")

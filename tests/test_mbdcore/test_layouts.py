@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controllers.laws.kernels import PID_C_SOURCE, pid_layout
+from controllers.laws.antenna_servo import AntennaServoController, PointingReference
+from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, NOTCH_C_SOURCE, PID_C_SOURCE,
+                                      notch_layout, pid_layout, pointing_layout, servo_layout)
 from controllers.laws.pid import PIDController
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
@@ -55,6 +57,19 @@ def _pid_tables():
             PIDController(kp=2.0, ki=3.0, kd=0.1, tf=0.01, anti_windup="clamping")._c_params]
 
 
+def _notch_tables():
+    return [notch_layout().pack(frequency=5.0, zeta_zero=0.05, zeta_pole=0.7, dt=1e-3)]
+
+
+def _servo_tables():
+    return [AntennaServoController()._c_params,
+            AntennaServoController(n_motors=1, beta=0.25)._c_params]
+
+
+def _pointing_tables():
+    return [pointing_layout().pack(**PointingReference(step=0.1, rate=0.01).params)]
+
+
 #: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables,
 #: the name of the table's pointer in the C functions)
 KERNEL_TABLES = {
@@ -64,6 +79,10 @@ KERNEL_TABLES = {
     "linear": (LINEAR_C_SOURCE, "LINEAR_LAYOUT", linear_layout, _linear_tables, "tab"),
     "rigid_arm": (RIGID_ARM_C_SOURCE, "RIGID_LAYOUT", rigid_layout, _rigid_tables, "p"),
     "pid": (PID_C_SOURCE, "PID_LAYOUT", pid_layout, _pid_tables, "p"),
+    "notch": (NOTCH_C_SOURCE, "NOTCH_LAYOUT", notch_layout, _notch_tables, "p"),
+    "servo": (ANTENNA_SERVO_C_SOURCE, "SERVO_LAYOUT", servo_layout, _servo_tables, "p"),
+    "pointing": (ANTENNA_SERVO_C_SOURCE, "POINTING_LAYOUT", pointing_layout, _pointing_tables,
+                 "p"),
 }
 
 

@@ -21,7 +21,8 @@ from mbdcore.native import TableLayout, kernel_library, table_layout
 __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_SOURCE",
            "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law",
            "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law", "LAWS_C_HEADERS",
-           "pid_layout", "notch_layout", "servo_layout", "pointing_layout"]
+           "pid_layout", "notch_layout", "servo_layout", "pointing_layout", "pd_layout",
+           "lqg_layout", "lqg_settings_layout"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -93,3 +94,21 @@ def servo_layout() -> TableLayout:
 def pointing_layout() -> TableLayout:
     """The pointing reference's parameters, ``POINTING_LAYOUT`` of antenna_servo.c."""
     return table_layout(antenna_servo_law, "POINTING_LAYOUT")
+
+
+@cache
+def pd_layout() -> TableLayout:
+    """The joint PD law's gains, ``PD_LAYOUT`` of joint_laws.c."""
+    return table_layout(joint_laws, "PD_LAYOUT")
+
+
+@cache
+def lqg_layout() -> TableLayout:
+    """The LQG/LQI design's table, ``LQG_LAYOUT`` of lqg.c."""
+    return table_layout(lqg_law, "LQG_LAYOUT")
+
+
+@cache
+def lqg_settings_layout() -> TableLayout:
+    """The LQG/LQI law's settings, ``LQG_SETTINGS_LAYOUT`` of lqg.c."""
+    return table_layout(lqg_law, "LQG_SETTINGS_LAYOUT")

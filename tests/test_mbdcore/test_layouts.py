@@ -15,8 +15,12 @@ import numpy as np
 import pytest
 
 from controllers.laws.antenna_servo import AntennaServoController, PointingReference
-from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, NOTCH_C_SOURCE, PID_C_SOURCE,
-                                      notch_layout, pid_layout, pointing_layout, servo_layout)
+from controllers.laws.arm_lqg import ArmLQGController
+from controllers.laws.joint_pd import JointPDController
+from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, JOINT_LAWS_C_SOURCE,
+                                      LQG_C_SOURCES, NOTCH_C_SOURCE, PID_C_SOURCE, lqg_layout,
+                                      lqg_settings_layout, notch_layout, pd_layout, pid_layout,
+                                      pointing_layout, servo_layout)
 from controllers.laws.pid import PIDController
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
@@ -70,6 +74,18 @@ def _pointing_tables():
     return [pointing_layout().pack(**PointingReference(step=0.1, rate=0.01).params)]
 
 
+def _pd_tables():
+    return [JointPDController()._c_gains, JointPDController(feedforward=0, kp1=3.0)._c_gains]
+
+
+def _lqg_tables():
+    return [ArmLQGController()._table]
+
+
+def _lqg_settings_tables():
+    return [ArmLQGController()._gains, ArmLQGController(reference="model")._gains]
+
+
 #: every migrated kernel: (its C file, the layout's name, its TableLayout, example tables,
 #: the name of the table's pointer in the C functions)
 KERNEL_TABLES = {
@@ -83,6 +99,10 @@ KERNEL_TABLES = {
     "servo": (ANTENNA_SERVO_C_SOURCE, "SERVO_LAYOUT", servo_layout, _servo_tables, "p"),
     "pointing": (ANTENNA_SERVO_C_SOURCE, "POINTING_LAYOUT", pointing_layout, _pointing_tables,
                  "p"),
+    "joint_pd": (JOINT_LAWS_C_SOURCE, "PD_LAYOUT", pd_layout, _pd_tables, "g"),
+    "lqg": (LQG_C_SOURCES[-1], "LQG_LAYOUT", lqg_layout, _lqg_tables, "T"),
+    "lqg_settings": (LQG_C_SOURCES[-1], "LQG_SETTINGS_LAYOUT", lqg_settings_layout,
+                     _lqg_settings_tables, "g"),
 }
 
 

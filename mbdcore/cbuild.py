@@ -19,8 +19,9 @@ uses the same code at run time.
   fields in the C source (``#define ARM_LAYOUT(X) X(INT, nm, 1) X(ARRAY, phi1, nq1 * nm)
   ...``, the macros of ``mbdcore/native/table_layout.h``), from which C gets its struct
   and reader; :func:`table_layouts` reads the same list, and the module carries it
-  (``TABLE_LAYOUTS``) with a function per table (``table_echo_<TABLE>``) that returns
-  what the C reader made of a table, field by field, so that Python packs by name
+  (``TABLE_LAYOUTS``) with functions per table that return what C made of it (the
+  members' offsets in its struct, ``table_struct_<TABLE>``; what its reader reads from
+  a table, field by field, ``table_echo_<TABLE>``), so that Python packs by name
   (``mbdcore.native.TableLayout``) what C reads by name.
 * **C-source FMU binaries** and test programs: :func:`compile_shared` runs the C
   compiler (``$CC``, else ``cc`` or ``gcc``) where one exists; :func:`find_compiler` says
@@ -131,8 +132,9 @@ def api_functions(source: str, macro: str) -> list[CFunction]:
 #: The macros that turn a table's X-macro list into C (struct members, reader, echo).
 TABLE_LAYOUT_HEADER = Path(__file__).resolve().parent / "native" / "table_layout.h"
 
-#: Field kinds: an integer stored as a double, a number, an array of numbers.
-TABLE_KINDS = ("INT", "REAL", "ARRAY")
+#: Field kinds: an integer stored as a double, a number, an array of numbers; and, in a
+#: layout that declares a C struct only, an array the kernel writes (scratch).
+TABLE_KINDS = ("INT", "REAL", "ARRAY", "WORK")
 #: The largest magnitude of an INT field (``TABLE_INT_LIMIT`` of the header): a size, a
 #: product of up to three INT fields, stays within a C long.
 TABLE_INT_LIMIT = 10**6
@@ -221,7 +223,7 @@ def table_layouts(source: str) -> dict[str, tuple]:
             if any(f.name == name for f in fields):
                 raise ValueError(f"table {table}: field {name!r} is declared twice")
             size = _check_size(size, ints, table, name)
-            if kind != "ARRAY" and size != "1":
+            if kind not in ("ARRAY", "WORK") and size != "1":
                 raise ValueError(f"table {table}: the {kind} field {name!r} has size {size!r}; "
                                  "a scalar's size is 1")
             fields.append(TableField(kind, name, size))
@@ -233,19 +235,29 @@ def table_layouts(source: str) -> dict[str, tuple]:
     return layouts
 
 
-def _table_echo(table: str) -> tuple[str, CFunction]:
-    """C of ``table_echo_<table>(tab, out)``: what the struct and reader that
-    ``table_layout.h`` makes of the layout read from ``tab``, field by field."""
-    name = f"table_echo_{table}"
+def _table_checks(table: str, fields) -> tuple[str, list]:
+    """C of the functions by which the module's layouts are checked against the C that
+    ``table_layout.h`` makes of them: ``table_struct_<table>(out)``, the offset of each
+    member of the struct and its size; for a flat table (no WORK field)
+    ``table_echo_<table>(tab, out)``, what the reader reads from ``tab``, field by field."""
+    out = CParameter("out", "double", True, True)
     code = (f"typedef struct {{ {table}(TABLE_MEMBER) }} fc_{table}_t;\n"
-            f"TABLE_READER({table}, fc_{table}_t, fc_read_{table})\n"
-            f"static long {name}(const double *tl_tab, double *tl_out) {{\n"
-            f"    fc_{table}_t fields, *tl_s = &fields;\n"
-            f"    long n = fc_read_{table}(tl_tab, tl_s);\n"
-            f"    if (n) {{ {table}(TABLE_ECHO) }}\n"
-            "    return n;\n}\n")
-    return code, CFunction(name, "long", (CParameter("tab", "double", True, False),
-                                          CParameter("out", "double", True, True)))
+            f"#define TABLE_STRUCT fc_{table}_t\n"
+            f"static long table_struct_{table}(double *tl_out) {{\n"
+            f"    {table}(TABLE_OFFSET)\n"
+            f"    return (long)sizeof(fc_{table}_t);\n}}\n"
+            "#undef TABLE_STRUCT\n")
+    functions = [CFunction(f"table_struct_{table}", "long", (out,))]
+    if all(f.kind != "WORK" for f in fields):
+        code += (f"TABLE_READER({table}, fc_{table}_t, fc_read_{table})\n"
+                 f"static long table_echo_{table}(const double *tl_tab, double *tl_out) {{\n"
+                 f"    fc_{table}_t fields, *tl_s = &fields;\n"
+                 f"    long n = fc_read_{table}(tl_tab, tl_s);\n"
+                 f"    if (n) {{ {table}(TABLE_ECHO) }}\n"
+                 "    return n;\n}\n")
+        functions.append(CFunction(f"table_echo_{table}", "long",
+                                   (CParameter("tab", "double", True, False), out)))
+    return code, functions
 
 
 def source_digest(paths) -> str:
@@ -429,10 +441,10 @@ def binding_source(module: str, sources, api_macros, headers=(), digest: str = "
     parts = [_PRELUDE, "#include <limits.h>", ""]
     parts += [f'#include "{s.name}"' for s in sources]
     parts.append("")
-    for table in layouts:       # after the sources: their headers define the macros
-        code, echo = _table_echo(table)
+    for table, fields in layouts.items():   # after the sources, whose headers define the macros
+        code, checks = _table_checks(table, fields)
         parts.append(code)
-        functions.append(echo)
+        functions += checks
     text = json.dumps({t: [[f.kind, f.name, f.size] for f in fields]
                        for t, fields in layouts.items()})
     layouts_c = text.replace("\\", "\\\\").replace('"', '\\"')

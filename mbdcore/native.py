@@ -24,6 +24,7 @@ fields (``mbdcore/native/table_layout.h``); the module carries that list, and
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import logging
@@ -99,9 +100,10 @@ class TableLayout:
     a field missing, unknown, mis-sized, non-integer where an INT, or non-finite is a
     :class:`TableError` naming the table and the field."""
 
-    def __init__(self, name: str, fields, echo=None):
+    def __init__(self, name: str, fields, echo=None, struct_offsets=None):
         self.name = name
-        self._echo = echo
+        self._echo, self._struct_offsets = echo, struct_offsets
+        self._ctypes_class = None
         self.fields = tuple(f if isinstance(f, TableField) else TableField(*f) for f in fields)
         if not self.fields:
             raise TableError(f"table {name}: no field")
@@ -131,6 +133,7 @@ class TableLayout:
         expression gives (any shape, flattened in C order), every number finite."""
         if values.keys() != self._name_set:
             self._check_names(values)
+        self._refuse_work("packed as a flat table")
         ints, chunks, scalars = {}, [], []
         for f in self.fields:
             value = values[f.name]
@@ -160,6 +163,72 @@ class TableLayout:
             scalars.append(number)
         return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
 
+    def _refuse_work(self, what: str) -> None:
+        work = [f.name for f in self.fields if f.kind == "WORK"]
+        if work:
+            raise TableError(f"table {self.name}: a struct (its field {work[0]!r} is WORK) "
+                             f"cannot be {what}")
+
+    def structure(self, **values) -> ctypes.Structure:
+        """The C struct of this layout (``typedef struct { NAME(TABLE_MEMBER) }``) as a
+        ctypes structure, from its fields by name: an INT a whole number, a REAL a finite
+        number, an ARRAY or WORK a C-contiguous float64 array (writable for WORK) of the
+        size its expression gives, passed by address.  The structure holds the arrays
+        (``structure.arrays``), so they live as long as it does."""
+        if values.keys() != self._name_set:
+            self._check_names(values)
+        ints, members, arrays = {}, [], []
+        for f in self.fields:
+            value = values[f.name]
+            if f.kind in ("ARRAY", "WORK"):
+                size = self._size(f, ints)
+                if not (isinstance(value, np.ndarray) and value.dtype == np.float64
+                        and value.flags.c_contiguous and value.size == size
+                        and (f.kind == "ARRAY" or value.flags.writeable)):
+                    raise TableError(
+                        f"table {self.name}: field {f.name!r} needs a C-contiguous"
+                        f"{' writable' if f.kind == 'WORK' else ''} float64 array of "
+                        f"{f.size} = {size} numbers")
+                if f.kind == "ARRAY" and not np.all(np.isfinite(value)):
+                    raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+                arrays.append(value)
+                members.append(value.ctypes.data)
+                continue
+            number = float(value)
+            if not math.isfinite(number):
+                raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+            if f.kind == "INT":
+                if number != int(number) or abs(number) > TABLE_INT_LIMIT:
+                    raise TableError(f"table {self.name}: the INT field {f.name!r} = "
+                                     f"{number!r} is not a whole number within "
+                                     f"+-{TABLE_INT_LIMIT}")
+                ints[f.name] = int(number)
+                number = int(number)
+            members.append(number)
+        structure = self.ctypes_class()(*members)
+        structure.arrays = tuple(arrays)
+        return structure
+
+    def ctypes_class(self) -> type:
+        """The ctypes structure class of this layout's C struct: INT a C int, REAL a
+        double, ARRAY and WORK an address."""
+        if self._ctypes_class is None:
+            types = {"INT": ctypes.c_int, "REAL": ctypes.c_double, "ARRAY": ctypes.c_void_p,
+                     "WORK": ctypes.c_void_p}
+            self._ctypes_class = type(self.name.lower(), (ctypes.Structure,), {
+                "_fields_": [(f.name, types[f.kind]) for f in self.fields],
+                "__doc__": f"The C struct of {self.name} (mbdcore.native.TableLayout)."})
+        return self._ctypes_class
+
+    def struct_offsets_in_c(self) -> tuple[dict, int]:
+        """(member name -> offset, size) of the compiled kernel's struct of this layout
+        (``typedef struct { NAME(TABLE_MEMBER) }``), for tests of the one declaration."""
+        if self._struct_offsets is None:
+            raise TableError(f"table {self.name}: no compiled struct to ask")
+        out = np.empty(len(self.fields))
+        size = self._struct_offsets(out)
+        return {f.name: int(o) for f, o in zip(self.fields, out)}, int(size)
+
     def c_initializer(self, **expressions) -> str:
         """A C initializer ``{e1, e2, ...}`` of this table of scalars from C expressions
         by field name (a C FMU fills the table from its parameters, ``PAR_kp``): each
@@ -184,6 +253,7 @@ class TableLayout:
     def offsets(self, table) -> dict:
         """field name -> (start, size) in ``table``, read by the layout (its INT fields
         give the sizes); a table of another length is a :class:`TableError`."""
+        self._refuse_work("read as a flat table")
         table = np.asarray(table, dtype=float).ravel()
         ints, where, start = {}, {}, 0
         for f in self.fields:
@@ -240,4 +310,5 @@ def table_layout(loader, name: str) -> TableLayout:
     if name not in layouts:
         raise KernelError(f"the compiled kernel {module.__name__} declares no table {name} "
                           f"(its tables: {', '.join(layouts) or 'none'})")
-    return TableLayout(name, layouts[name], getattr(module, f"table_echo_{name}"))
+    return TableLayout(name, layouts[name], getattr(module, f"table_echo_{name}", None),
+                       getattr(module, f"table_struct_{name}", None))

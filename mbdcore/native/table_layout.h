@@ -6,6 +6,10 @@
  *
  * each X(kind, name, size): INT an integer stored as a double, REAL a number, ARRAY
  * `size` numbers, size an integer C expression of earlier INT fields (+, -, *, brackets).
+ * A list may also declare a C struct that Python fills as a ctypes structure (its arrays
+ * by address): there INT is an int, REAL a double, ARRAY a const double * to `size`
+ * numbers and WORK a double * to `size` numbers the kernel writes (scratch); a list with
+ * a WORK field is a struct only, never a flat table.
  * The macros below turn the list into the struct members and the reader of the kernel;
  * mbdcore/cbuild.py reads the same list from the C source when it builds the kernel and
  * puts it into the extension module, from which Python packs a table by field name.
@@ -15,10 +19,13 @@
 #ifndef FLEXCOSIM_TABLE_LAYOUT_H
 #define FLEXCOSIM_TABLE_LAYOUT_H
 
+#include <stddef.h>
+
 /* the struct members of a table's fields: TABLE(TABLE_MEMBER) inside a struct */
 #define TABLE_MEMBER_INT(name, size) int name;
 #define TABLE_MEMBER_REAL(name, size) double name;
 #define TABLE_MEMBER_ARRAY(name, size) const double *name;
+#define TABLE_MEMBER_WORK(name, size) double *name;
 #define TABLE_MEMBER(kind, name, size) TABLE_MEMBER_##kind(name, size)
 
 /* an INT field holds a whole number of at most this size (beyond, it is no count; a
@@ -64,5 +71,9 @@
 #define TABLE_ECHO_REAL(name, size) *tl_out++ = tl_s->name;
 #define TABLE_ECHO_ARRAY(name, size) *tl_out++ = (double)(tl_s->name - tl_tab);
 #define TABLE_ECHO(kind, name, size) TABLE_ECHO_##kind(name, size)
+
+/* The offset of each member in the struct TABLE_STRUCT (defined where this is used): the
+   generated check of the Python ctypes structure against the C struct (mbdcore.cbuild). */
+#define TABLE_OFFSET(kind, name, size) *tl_out++ = (double)offsetof(TABLE_STRUCT, name);
 
 #endif

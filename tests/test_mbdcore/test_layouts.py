@@ -5,6 +5,7 @@ place, and a table packed with a field missing, unknown or mis-sized is refused 
 it."""
 from __future__ import annotations
 
+import ctypes
 import importlib.machinery
 import importlib.util
 import re
@@ -29,6 +30,7 @@ from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
 from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
+from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
 from mbdcore.native import TableError, TableLayout
 
 
@@ -120,6 +122,41 @@ def test_python_packs_where_the_compiled_reader_reads(kernel):
         for f in layout.fields:
             expected = where[f.name][0] if f.kind == "ARRAY" else fields[f.name]
             assert by_c[f.name] == expected, (kernel, f.name)
+
+
+#: the layouts that declare a C struct Python fills as a ctypes structure
+KERNEL_STRUCTS = {"ancf_body": (ANCF_C_SOURCE, "ANCF_BODY_LAYOUT", ancf_body_layout)}
+
+
+@pytest.mark.parametrize("layout", sorted(KERNEL_TABLES) + sorted(KERNEL_STRUCTS))
+def test_the_ctypes_structure_is_the_compiled_struct(layout):
+    """The struct that table_layout.h makes of each declaration and the ctypes class
+    Python makes of the same list agree member by member (offsets) and in size."""
+    source, name, layout = (KERNEL_TABLES.get(layout) or KERNEL_STRUCTS[layout])[:3]
+    layout = layout()
+    assert [f.name for f in table_layouts(source.read_text())[name]] == list(layout.names)
+    offsets, size = layout.struct_offsets_in_c()
+    cls = layout.ctypes_class()
+    assert {n: getattr(cls, n).offset for n, _ in cls._fields_} == offsets
+    assert ctypes.sizeof(cls) == size
+
+
+def test_a_struct_is_filled_by_name_with_arrays_of_their_declared_size():
+    layout = ancf_body_layout()
+    fields = dict(N=2, G=3, B=np.zeros(96), Bw=np.ones(96), ea=1.0, ei=2.0, beta=0.0,
+                  f=np.empty(12), k=np.empty(128), c=np.empty(128))
+    params = layout.structure(**fields)
+    assert (params.N, params.G, params.ei) == (2, 3, 2.0)
+    assert params.Bw == fields["Bw"].ctypes.data and params.arrays[1] is fields["Bw"]
+    with pytest.raises(TableError, match=r"ANCF_BODY_LAYOUT: field 'k' needs a C-contiguous "
+                                         r"writable float64 array of 64 \* N = 128 numbers"):
+        layout.structure(**{**fields, "k": np.empty(127)})
+    with pytest.raises(TableError, match="field 'B' needs a C-contiguous float64 array"):
+        layout.structure(**{**fields, "B": np.zeros((96, 2))[:, 0]})
+    with pytest.raises(TableError, match="ANCF_BODY_LAYOUT: field 'ea' is not finite"):
+        layout.structure(**{**fields, "ea": np.inf})
+    with pytest.raises(TableError, match="ANCF_BODY_LAYOUT: a struct .* cannot be packed"):
+        layout.pack(**fields)
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNEL_TABLES))

@@ -35,7 +35,7 @@ TABLE_LAYOUT = "mbdcore/native/table_layout.h"
 KERNELS = {
     "mbdcore.integrators._fixed_step": (["mbdcore/integrators/native/fixed_step.c"],
                                         ["FIXED_STEP_API"], [FIXED_STEP]),
-    "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], []),
+    "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], [TABLE_LAYOUT]),
     "mbdcore.multibody._beam_kinematics": (["mbdcore/multibody/native/beam_kinematics.c"],
                                            ["BEAM_API"], []),
     "mbdcore.multibody._ancf": (["mbdcore/multibody/native/ancf.c"], ["ANCF_API"],

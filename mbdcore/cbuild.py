@@ -40,7 +40,7 @@ from pathlib import Path
 
 __all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
            "TableField", "table_layouts", "TABLE_LAYOUT_HEADER", "TABLE_KINDS",
-           "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "NOT_CODE",
+           "STRUCT_KINDS", "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "NOT_CODE",
            "code_files", "skeleton_digest"]
 
 #: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
@@ -132,9 +132,13 @@ def api_functions(source: str, macro: str) -> list[CFunction]:
 #: The macros that turn a table's X-macro list into C (struct members, reader, echo).
 TABLE_LAYOUT_HEADER = Path(__file__).resolve().parent / "native" / "table_layout.h"
 
-#: Field kinds: an integer stored as a double, a number, an array of numbers; and, in a
-#: layout that declares a C struct only, an array the kernel writes (scratch).
-TABLE_KINDS = ("INT", "REAL", "ARRAY", "WORK")
+#: Field kinds of a flat table: an integer stored as a double, a number, an array of
+#: numbers.
+TABLE_KINDS = ("INT", "REAL", "ARRAY")
+#: The further kinds of a layout that declares a C struct only: an array the kernel
+#: writes (scratch), an array of C ints, an untyped address, a function pointer (its C
+#: type in the size's place).
+STRUCT_KINDS = ("WORK", "INTS", "ADDRESS", "FN")
 #: The largest magnitude of an INT field (``TABLE_INT_LIMIT`` of the header): a size, a
 #: product of up to three INT fields, stays within a C long.
 TABLE_INT_LIMIT = 10**6
@@ -214,16 +218,22 @@ def table_layouts(source: str) -> dict[str, tuple]:
             if len(args) != 3:
                 raise ValueError(f"table {table}: X({', '.join(args)}) needs kind, name, size")
             kind, name, size = args
-            if kind not in TABLE_KINDS:
+            if kind not in TABLE_KINDS + STRUCT_KINDS:
                 raise ValueError(f"table {table}: field {name!r} has kind {kind!r}; "
-                                 f"accepted: {', '.join(TABLE_KINDS)}")
+                                 f"accepted: {', '.join(TABLE_KINDS + STRUCT_KINDS)}")
             if not re.fullmatch(r"[A-Za-z_]\w*", name) or name.startswith("tl_"):
                 raise ValueError(f"table {table}: {name!r} is no field name (a C identifier "
                                  "not starting with tl_)")
             if any(f.name == name for f in fields):
                 raise ValueError(f"table {table}: field {name!r} is declared twice")
+            if kind == "FN":
+                if not re.fullmatch(r"[A-Za-z_]\w*", size):
+                    raise ValueError(f"table {table}: the FN field {name!r} needs its C "
+                                     f"function pointer type, not {size!r}")
+                fields.append(TableField(kind, name, size))
+                continue
             size = _check_size(size, ints, table, name)
-            if kind not in ("ARRAY", "WORK") and size != "1":
+            if kind not in ("ARRAY", "WORK", "INTS") and size != "1":
                 raise ValueError(f"table {table}: the {kind} field {name!r} has size {size!r}; "
                                  "a scalar's size is 1")
             fields.append(TableField(kind, name, size))
@@ -238,7 +248,7 @@ def table_layouts(source: str) -> dict[str, tuple]:
 def _table_checks(table: str, fields) -> tuple[str, list]:
     """C of the functions by which the module's layouts are checked against the C that
     ``table_layout.h`` makes of them: ``table_struct_<table>(out)``, the offset of each
-    member of the struct and its size; for a flat table (no WORK field)
+    member of the struct and its size; for a flat table (no struct-only kind)
     ``table_echo_<table>(tab, out)``, what the reader reads from ``tab``, field by field."""
     out = CParameter("out", "double", True, True)
     code = (f"typedef struct {{ {table}(TABLE_MEMBER) }} fc_{table}_t;\n"
@@ -248,7 +258,7 @@ def _table_checks(table: str, fields) -> tuple[str, list]:
             f"    return (long)sizeof(fc_{table}_t);\n}}\n"
             "#undef TABLE_STRUCT\n")
     functions = [CFunction(f"table_struct_{table}", "long", (out,))]
-    if all(f.kind != "WORK" for f in fields):
+    if all(f.kind in TABLE_KINDS for f in fields):
         code += (f"TABLE_READER({table}, fc_{table}_t, fc_read_{table})\n"
                  f"static long table_echo_{table}(const double *tl_tab, double *tl_out) {{\n"
                  f"    fc_{table}_t fields, *tl_s = &fields;\n"

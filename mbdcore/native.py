@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mbdcore.cbuild import TABLE_INT_LIMIT, TABLE_KINDS, TableField, source_digest
+from mbdcore.cbuild import (STRUCT_KINDS, TABLE_INT_LIMIT, TABLE_KINDS, TableField,
+                            source_digest)
 
 __all__ = ["KernelError", "kernel_library", "kernel_module", "TableLayout", "TableError",
            "table_layout"]
@@ -108,13 +109,13 @@ class TableLayout:
         if not self.fields:
             raise TableError(f"table {name}: no field")
         for f in self.fields:
-            if f.kind not in TABLE_KINDS:
+            if f.kind not in TABLE_KINDS + STRUCT_KINDS:
                 raise TableError(f"table {name}: field {f.name!r} has kind {f.kind!r}; "
-                                 f"accepted: {', '.join(TABLE_KINDS)}")
+                                 f"accepted: {', '.join(TABLE_KINDS + STRUCT_KINDS)}")
         self._name_set = {f.name for f in self.fields}
         # the size expressions were checked by cbuild: integers, INT fields, + - * ()
         self._sizes = {f.name: compile(f.size, f"<{name}.{f.name}>", "eval")
-                       for f in self.fields}
+                       for f in self.fields if f.kind != "FN"}
 
     def __repr__(self) -> str:
         return f"TableLayout({self.name!r}, {[f.name for f in self.fields]})"
@@ -164,10 +165,10 @@ class TableLayout:
         return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
 
     def _refuse_work(self, what: str) -> None:
-        work = [f.name for f in self.fields if f.kind == "WORK"]
-        if work:
-            raise TableError(f"table {self.name}: a struct (its field {work[0]!r} is WORK) "
-                             f"cannot be {what}")
+        only = [f for f in self.fields if f.kind in STRUCT_KINDS]
+        if only:
+            raise TableError(f"table {self.name}: a struct (its field {only[0].name!r} is "
+                             f"{only[0].kind}) cannot be {what}")
 
     def structure(self, **values) -> ctypes.Structure:
         """The C struct of this layout (``typedef struct { NAME(TABLE_MEMBER) }``) as a
@@ -180,14 +181,21 @@ class TableLayout:
         ints, members, arrays = {}, [], []
         for f in self.fields:
             value = values[f.name]
-            if f.kind in ("ARRAY", "WORK"):
+            if f.kind in ("ADDRESS", "FN"):
+                if not (value is None or isinstance(value, int)):
+                    raise TableError(f"table {self.name}: field {f.name!r} needs an address "
+                                     f"(int) or None, not {type(value).__name__}")
+                members.append(value)
+                continue
+            if f.kind in ("ARRAY", "WORK", "INTS"):
                 size = self._size(f, ints)
-                if not (isinstance(value, np.ndarray) and value.dtype == np.float64
+                dtype = np.dtype(ctypes.c_int if f.kind == "INTS" else np.float64)
+                if not (isinstance(value, np.ndarray) and value.dtype == dtype
                         and value.flags.c_contiguous and value.size == size
                         and (f.kind == "ARRAY" or value.flags.writeable)):
                     raise TableError(
                         f"table {self.name}: field {f.name!r} needs a C-contiguous"
-                        f"{' writable' if f.kind == 'WORK' else ''} float64 array of "
+                        f"{' writable' if f.kind == 'WORK' else ''} {dtype} array of "
                         f"{f.size} = {size} numbers")
                 if f.kind == "ARRAY" and not np.all(np.isfinite(value)):
                     raise TableError(f"table {self.name}: field {f.name!r} is not finite")
@@ -211,12 +219,11 @@ class TableLayout:
 
     def ctypes_class(self) -> type:
         """The ctypes structure class of this layout's C struct: INT a C int, REAL a
-        double, ARRAY and WORK an address."""
+        double, every pointer (ARRAY, WORK, INTS, ADDRESS, FN) an address."""
         if self._ctypes_class is None:
-            types = {"INT": ctypes.c_int, "REAL": ctypes.c_double, "ARRAY": ctypes.c_void_p,
-                     "WORK": ctypes.c_void_p}
+            types = {"INT": ctypes.c_int, "REAL": ctypes.c_double}
             self._ctypes_class = type(self.name.lower(), (ctypes.Structure,), {
-                "_fields_": [(f.name, types[f.kind]) for f in self.fields],
+                "_fields_": [(f.name, types.get(f.kind, ctypes.c_void_p)) for f in self.fields],
                 "__doc__": f"The C struct of {self.name} (mbdcore.native.TableLayout)."})
         return self._ctypes_class
 

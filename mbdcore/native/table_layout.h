@@ -8,8 +8,10 @@
  * `size` numbers, size an integer C expression of earlier INT fields (+, -, *, brackets).
  * A list may also declare a C struct that Python fills as a ctypes structure (its arrays
  * by address): there INT is an int, REAL a double, ARRAY a const double * to `size`
- * numbers and WORK a double * to `size` numbers the kernel writes (scratch); a list with
- * a WORK field is a struct only, never a flat table.
+ * numbers, WORK a double * to `size` numbers the kernel writes (scratch), INTS a
+ * const int * to `size` ints, ADDRESS a const void * (size 1: a context the kernel
+ * hands on) and FN a function pointer whose C type is the third argument; a list with
+ * one of these is a struct only, never a flat table.
  * The macros below turn the list into the struct members and the reader of the kernel;
  * mbdcore/cbuild.py reads the same list from the C source when it builds the kernel and
  * puts it into the extension module, from which Python packs a table by field name.
@@ -26,6 +28,9 @@
 #define TABLE_MEMBER_REAL(name, size) double name;
 #define TABLE_MEMBER_ARRAY(name, size) const double *name;
 #define TABLE_MEMBER_WORK(name, size) double *name;
+#define TABLE_MEMBER_INTS(name, size) const int *name;
+#define TABLE_MEMBER_ADDRESS(name, size) const void *name;
+#define TABLE_MEMBER_FN(name, type) type name;
 #define TABLE_MEMBER(kind, name, size) TABLE_MEMBER_##kind(name, size)
 
 /* an INT field holds a whole number of at most this size (beyond, it is no count; a

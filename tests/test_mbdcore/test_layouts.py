@@ -30,6 +30,7 @@ from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
 from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
+from mbdcore.dae.index3 import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
 from mbdcore.native import TableError, TableLayout
 
@@ -125,7 +126,11 @@ def test_python_packs_where_the_compiled_reader_reads(kernel):
 
 
 #: the layouts that declare a C struct Python fills as a ctypes structure
-KERNEL_STRUCTS = {"ancf_body": (ANCF_C_SOURCE, "ANCF_BODY_LAYOUT", ancf_body_layout)}
+KERNEL_STRUCTS = {
+    "ancf_body": (ANCF_C_SOURCE, "ANCF_BODY_LAYOUT", ancf_body_layout),
+    "newton": (NEWTON_C_SOURCE, "NEWTON_LAYOUT", lambda: newton_layouts()[0]),
+    "newton_state": (NEWTON_C_SOURCE, "NEWTON_STATE_LAYOUT", lambda: newton_layouts()[1]),
+}
 
 
 @pytest.mark.parametrize("layout", sorted(KERNEL_TABLES) + sorted(KERNEL_STRUCTS))
@@ -224,6 +229,18 @@ def test_the_packer_refuses_what_the_arm_kernel_would_misread():
         arm_layout().pack(**fields)
 
 
+def test_a_struct_takes_addresses_and_int_arrays_where_declared():
+    layout = TableLayout("CALL_LAYOUT", [("INT", "n", "1"), ("FN", "rhs", "rhs_fn"),
+                                         ("ADDRESS", "ctx", "1"), ("INTS", "piv", "n")])
+    params = layout.structure(n=2, rhs=1234, ctx=None, piv=np.zeros(2, dtype=np.intc))
+    assert (params.n, params.rhs, params.ctx) == (2, 1234, None)
+    with pytest.raises(TableError, match="CALL_LAYOUT: field 'piv' needs a C-contiguous int32 "
+                                         "array of n = 2 numbers"):
+        layout.structure(n=2, rhs=None, ctx=None, piv=np.zeros(2))
+    with pytest.raises(TableError, match="CALL_LAYOUT: field 'rhs' needs an address"):
+        layout.structure(n=2, rhs=1.5, ctx=None, piv=np.zeros(2, dtype=np.intc))
+
+
 @pytest.mark.parametrize("body, message", [
     ("X(INT, n, 1) X(ARRAY, k, m * n)", "the size of field 'k' uses 'm', which is no earlier "
                                         "INT field"),
@@ -233,6 +250,7 @@ def test_the_packer_refuses_what_the_arm_kernel_would_misread():
     ("X(INT, n, 1) X(REAL, n, 1)", "field 'n' is declared twice"),
     ("X(REAL, mass, 2)", "the REAL field 'mass' has size '2'"),
     ("X(INT, n, 1) Y(REAL, mass, 1)", "expected X"),
+    ("X(FN, rhs, n * 2)", "the FN field 'rhs' needs its C function pointer type"),
 ])
 def test_a_malformed_declaration_is_refused_at_build_naming_the_field(body, message):
     with pytest.raises(ValueError, match=f"table BAD_LAYOUT: {message}"):

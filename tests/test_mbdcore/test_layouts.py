@@ -146,6 +146,14 @@ def test_the_ctypes_structure_is_the_compiled_struct(layout):
     assert ctypes.sizeof(cls) == size
 
 
+@pytest.mark.parametrize("module", ["mbdcore/dae/index3.py", "mbdcore/multibody/ancf.py"])
+def test_no_struct_is_mirrored_by_hand(module):
+    """The modules whose kernels take a struct make its ctypes class from the layout: no
+    ``_fields_`` list of their own."""
+    root = Path(__file__).resolve().parents[2]
+    assert "_fields_" not in (root / module).read_text()
+
+
 def test_a_struct_is_filled_by_name_with_arrays_of_their_declared_size():
     layout = ancf_body_layout()
     fields = dict(N=2, G=3, B=np.zeros(96), Bw=np.ones(96), ea=1.0, ei=2.0, beta=0.0,

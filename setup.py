@@ -68,7 +68,7 @@ KERNELS = {
                                 [TABLE_LAYOUT]),
     "controllers.laws._antenna_servo": (["controllers/laws/native/antenna_servo.c"],
                                         ["LAWS_API"], [TABLE_LAYOUT]),
-    "fmu.cosim._log_proxy": (["fmu/cosim/native/log_proxy.c"], ["LOG_API"], []),
+    "fmu.cosim._log_proxy": (["fmu/cosim/native/log_proxy.c"], ["LOG_API"], [TABLE_LAYOUT]),
 }
 
 #: The FMI 2.0 wrapper of the Python FMUs: a shared library, not a Python module (it

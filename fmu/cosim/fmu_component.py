@@ -16,7 +16,8 @@ from typing import Any, Callable, Mapping, Sequence
 from fmu.cosim.archive import check_archive, safe_extract
 from fmu.cosim.components import Component
 from fmu.cosim.errors import ComponentError, ComponentTerminated
-from mbdcore.native import KernelError, kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import KernelError, kernel_library, table_layout
 
 __all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE"]
 
@@ -38,25 +39,28 @@ _TEXT_LOGGER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c
                                 ctypes.c_char_p, ctypes.c_char_p)
 
 
-class _LogRoute(ctypes.Structure):
-    _fields_ = [("target", _TEXT_LOGGER), ("env", ctypes.c_void_p)]
-
-
-_log_proxy_library = kernel_library("fmu.cosim._log_proxy", LOG_PROXY_C_SOURCE)
+_log_proxy_library = kernel_library("fmu.cosim._log_proxy", LOG_PROXY_C_SOURCE,
+                                    (TABLE_LAYOUT_HEADER,))
 
 
 def _log_proxy_address():
     return _log_proxy_library().ADDRESSES["flexcosim_log_proxy"]
 
 
-def _log_route(logger) -> "_LogRoute | None":
-    """A route to ``logger(env, instance, status, category, text)`` for the proxy, or
-    None where the proxy's compiled module is missing or stale (a broken install)."""
+def _log_route(logger) -> "ctypes.Structure | None":
+    """A route to ``logger(env, instance, status, category, text)`` for the proxy
+    (``LogRoute``, declared once as ``LOG_ROUTE_LAYOUT`` in log_proxy.c; it holds the
+    callback), or None where the proxy's compiled module is missing or stale (a broken
+    install)."""
     try:
         _log_proxy_address()
     except KernelError:
         return None
-    return _LogRoute(_TEXT_LOGGER(logger), None)
+    callback = _TEXT_LOGGER(logger)
+    route = table_layout(_log_proxy_library, "LOG_ROUTE_LAYOUT").structure(
+        target=ctypes.cast(callback, ctypes.c_void_p).value, env=None)
+    route.callback = callback       # alive as long as the route
+    return route
 
 
 class FMUComponent(Component):

@@ -30,9 +30,10 @@ from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
 from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
+from fmu.cosim.fmu_component import LOG_PROXY_C_SOURCE, _log_proxy_library
 from mbdcore.dae.index3 import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
-from mbdcore.native import TableError, TableLayout
+from mbdcore.native import TableError, TableLayout, table_layout
 
 
 def _arm_tables():
@@ -130,6 +131,8 @@ KERNEL_STRUCTS = {
     "ancf_body": (ANCF_C_SOURCE, "ANCF_BODY_LAYOUT", ancf_body_layout),
     "newton": (NEWTON_C_SOURCE, "NEWTON_LAYOUT", lambda: newton_layouts()[0]),
     "newton_state": (NEWTON_C_SOURCE, "NEWTON_STATE_LAYOUT", lambda: newton_layouts()[1]),
+    "log_route": (LOG_PROXY_C_SOURCE, "LOG_ROUTE_LAYOUT",
+                  lambda: table_layout(_log_proxy_library, "LOG_ROUTE_LAYOUT")),
 }
 
 
@@ -146,7 +149,8 @@ def test_the_ctypes_structure_is_the_compiled_struct(layout):
     assert ctypes.sizeof(cls) == size
 
 
-@pytest.mark.parametrize("module", ["mbdcore/dae/index3.py", "mbdcore/multibody/ancf.py"])
+@pytest.mark.parametrize("module", ["mbdcore/dae/index3.py", "mbdcore/multibody/ancf.py",
+                                    "fmu/cosim/fmu_component.py"])
 def test_no_struct_is_mirrored_by_hand(module):
     """The modules whose kernels take a struct make its ctypes class from the layout: no
     ``_fields_`` list of their own."""
@@ -311,7 +315,6 @@ def _build_probe(tmp: Path, name: str, source: str):
 def test_a_swapped_field_in_the_declaration_moves_on_both_sides(tmp_path):
     """Two fields of equal size swapped in a copy of the declaration: the packed table
     changes, the C reads each field by name as before, so the kernel's result does not."""
-    from mbdcore.native import table_layout
     swapped = PROBE_C.replace("X(REAL, mass, 1) X(REAL, length, 1)",
                               "X(REAL, length, 1) X(REAL, mass, 1)")
     results, tables = [], []

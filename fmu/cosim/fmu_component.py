@@ -17,9 +17,9 @@ from fmu.cosim.archive import check_archive, safe_extract
 from fmu.cosim.components import Component
 from fmu.cosim.errors import ComponentError, ComponentTerminated
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
-from mbdcore.native import KernelError, kernel_library, table_layout
+from mbdcore.native import KernelError, TableLayout, kernel_library, table_layout
 
-__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE"]
+__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE", "log_route_layout"]
 
 #: Logging level of an FMU message by its FMI 2.0 status: fmi2OK, fmi2Warning,
 #: fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending.
@@ -47,6 +47,11 @@ def _log_proxy_address():
     return _log_proxy_library().ADDRESSES["flexcosim_log_proxy"]
 
 
+def log_route_layout() -> TableLayout:
+    """The layout of the proxy's route, ``LOG_ROUTE_LAYOUT`` of log_proxy.c."""
+    return table_layout(_log_proxy_library, "LOG_ROUTE_LAYOUT")
+
+
 def _log_route(logger) -> "ctypes.Structure | None":
     """A route to ``logger(env, instance, status, category, text)`` for the proxy
     (``LogRoute``, declared once as ``LOG_ROUTE_LAYOUT`` in log_proxy.c; it holds the
@@ -57,7 +62,7 @@ def _log_route(logger) -> "ctypes.Structure | None":
     except KernelError:
         return None
     callback = _TEXT_LOGGER(logger)
-    route = table_layout(_log_proxy_library, "LOG_ROUTE_LAYOUT").structure(
+    route = log_route_layout().structure(
         target=ctypes.cast(callback, ctypes.c_void_p).value, env=None)
     route.callback = callback       # alive as long as the route
     return route

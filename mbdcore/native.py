@@ -92,14 +92,16 @@ class TableError(ValueError):
 
 
 class TableLayout:
-    """The layout of one kernel's numeric table, as its C source declares it (the
-    X-macro list read by :func:`mbdcore.cbuild.table_layouts` when the kernel is built):
-    the fields in order, each an INT (a whole number stored as a double), a REAL or an
-    ARRAY whose size is an integer expression of earlier INT fields.
+    """The layout of one kernel's numeric table or struct, as its C source declares it
+    (the X-macro list read by :func:`mbdcore.cbuild.table_layouts` when the kernel is
+    built): the fields in order, each an INT (a whole number stored as a double), a REAL
+    or an ARRAY whose size is an integer expression of earlier INT fields; a struct's
+    also WORK, INTS, ADDRESS or FN (``mbdcore/native/table_layout.h``).
 
-    :meth:`pack` builds a table from its fields by name, :meth:`unpack` reads one back;
-    a field missing, unknown, mis-sized, non-integer where an INT, or non-finite is a
-    :class:`TableError` naming the table and the field."""
+    :meth:`pack` builds a table from its fields by name, :meth:`unpack` reads one back,
+    :meth:`structure` fills a struct, :meth:`c_initializer` writes a C FMU's table of
+    scalars; a field missing, unknown, mis-sized, non-integer where an INT, or
+    non-finite is a :class:`TableError` naming the table and the field."""
 
     def __init__(self, name: str, fields, echo=None, struct_offsets=None):
         self.name = name
@@ -156,13 +158,16 @@ class TableLayout:
             if not math.isfinite(number):
                 raise TableError(f"table {self.name}: field {f.name!r} is not finite")
             if f.kind == "INT":
-                if number != int(number) or abs(number) > TABLE_INT_LIMIT:
-                    raise TableError(f"table {self.name}: the INT field {f.name!r} = "
-                                     f"{number!r} is not a whole number within "
-                                     f"+-{TABLE_INT_LIMIT}")
-                ints[f.name] = int(number)
+                ints[f.name] = self._whole(f, number)
             scalars.append(number)
         return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
+
+    def _whole(self, f: TableField, number: float) -> int:
+        """An INT field's value as an int, if it is a whole number within the limit."""
+        if not (abs(number) <= TABLE_INT_LIMIT and number == int(number)):
+            raise TableError(f"table {self.name}: the INT field {f.name!r} = {number!r} "
+                             f"is not a whole number within +-{TABLE_INT_LIMIT}")
+        return int(number)
 
     def _refuse_work(self, what: str) -> None:
         only = [f for f in self.fields if f.kind in STRUCT_KINDS]
@@ -174,7 +179,8 @@ class TableLayout:
         """The C struct of this layout (``typedef struct { NAME(TABLE_MEMBER) }``) as a
         ctypes structure, from its fields by name: an INT a whole number, a REAL a finite
         number, an ARRAY or WORK a C-contiguous float64 array (writable for WORK) of the
-        size its expression gives, passed by address.  The structure holds the arrays
+        size its expression gives, an INTS one of C ints, passed by address; an ADDRESS
+        or FN an address (int) or None.  The structure holds the arrays
         (``structure.arrays``), so they live as long as it does."""
         if values.keys() != self._name_set:
             self._check_names(values)
@@ -206,12 +212,7 @@ class TableLayout:
             if not math.isfinite(number):
                 raise TableError(f"table {self.name}: field {f.name!r} is not finite")
             if f.kind == "INT":
-                if number != int(number) or abs(number) > TABLE_INT_LIMIT:
-                    raise TableError(f"table {self.name}: the INT field {f.name!r} = "
-                                     f"{number!r} is not a whole number within "
-                                     f"+-{TABLE_INT_LIMIT}")
-                ints[f.name] = int(number)
-                number = int(number)
+                number = ints[f.name] = self._whole(f, number)
             members.append(number)
         structure = self.ctypes_class()(*members)
         structure.arrays = tuple(arrays)
@@ -265,11 +266,10 @@ class TableLayout:
         ints, where, start = {}, {}, 0
         for f in self.fields:
             if f.kind == "INT":
-                if (start >= table.size or not abs(table[start]) <= TABLE_INT_LIMIT
-                        or table[start] != int(table[start])):
-                    raise TableError(f"table {self.name}: the INT field {f.name!r} is not "
-                                     "a whole number or lies beyond the table")
-                ints[f.name] = int(table[start])
+                if start >= table.size:
+                    raise TableError(f"table {self.name}: the INT field {f.name!r} lies "
+                                     f"beyond the table of {table.size} numbers")
+                ints[f.name] = self._whole(f, float(table[start]))
             size = 1 if f.kind != "ARRAY" else self._size(f, ints)
             if size < 0:
                 raise TableError(f"table {self.name}: field {f.name!r} has a negative size "

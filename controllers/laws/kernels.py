@@ -65,7 +65,7 @@ lqg_law = kernel_library("controllers.laws._lqg", LQG_C_SOURCES, LAWS_C_HEADERS)
 #: the installed sources; cached per process.
 notch_law = kernel_library("controllers.laws._notch", NOTCH_C_SOURCE, LAWS_C_HEADERS)
 
-#: The compiled antenna servo (``servo_n_params``, ``servo_outputs``, ``servo_update``,
+#: The compiled antenna servo (``servo_outputs``, ``servo_update``,
 #: ``pointing_reference``), checked against
 #: the installed sources; cached per process.
 antenna_servo_law = kernel_library("controllers.laws._antenna_servo", ANTENNA_SERVO_C_SOURCE,

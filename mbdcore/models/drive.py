@@ -490,9 +490,7 @@ class DriveKernel(CSteppedKernel):
     def __init__(self, packed, n_motors: int, current_mode: bool, locked: bool):
         self.lib = drive_library()
         self.packed = np.ascontiguousarray(packed, dtype=float)
-        if self.packed.size != self.lib.drive_packed_size():
-            raise ValueError(f"packed drive parameters have {self.packed.size} entries, "
-                             f"drive.c expects {self.lib.drive_packed_size()}")
+        drive_layout().offsets(self.packed)     # TableError (a ValueError) if mis-sized
         self.flags = _flags(n_motors, current_mode, locked)
         if not 1 <= self.flags[0] <= 2:
             raise ValueError(f"n_motors = {n_motors} is invalid: accepted 1 or 2")

@@ -57,8 +57,6 @@ static void servo_terms(const double *p, const double *z, const double *u, Servo
     s->i_cmd = servo_clip(s->i_raw, -p[SERVO_current_limit], p[SERVO_current_limit]);
 }
 
-LAWS_API int servo_n_params(void) { return SERVO_N_PARAMS; }
-
 /* The outputs: out[0] current command [A], out[1] axis rate command [rad/s]. */
 LAWS_API void servo_outputs(const double *p, const double *z, const double *u, double *out) {
     ServoTerms s;

@@ -46,8 +46,6 @@ static double drive_clip(double v, double lo, double hi) {
     return hi < m ? hi : m;
 }
 
-DRIVE_API int drive_packed_size(void) { return DRIVE_N_PACKED; }
-
 /* b w + Tc tanh(w / w_c) [N m]: viscous and smoothed Coulomb friction. */
 DRIVE_API double drive_friction_torque(double speed, double viscous, double coulomb,
                                        double speed_scale) {

@@ -155,9 +155,12 @@ def make_parser() -> CommandParser:
                     "from the file's default experiment.", parents=[chatter])
     cosim.add_argument("system", help="system file: .ssp, .ssd or .json; or an .fmu")
     cosim.add_argument("--start", type=float, default=None, help="start time [s] (default 0)")
-    cosim.add_argument("--stop", type=float, default=None, help="stop time [s]")
+    cosim.add_argument("--stop", type=float, default=None,
+                       help="stop time [s] (default: the system's, else start + 1 s as in fmpy)")
     cosim.add_argument("--step", type=float, default=None,
-                       help="communication step [s] (initial step with --variable-step)")
+                       help="communication step [s] (initial step with --variable-step; "
+                            "default: the system's, else an FMU's fixed internal step, else "
+                            "500 to 1000 steps as in fmpy)")
     cosim.add_argument("--method", choices=("gauss-seidel", "jacobi"), default=None)
     cosim.add_argument("--extrapolation", choices=("zero", "first"), default=None,
                        help="input extrapolation order over a step (default zero)")

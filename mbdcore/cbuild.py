@@ -40,8 +40,8 @@ from pathlib import Path
 
 __all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
            "TableField", "table_layouts", "TABLE_LAYOUT_HEADER", "TABLE_KINDS",
-           "STRUCT_KINDS", "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "NOT_CODE",
-           "code_files", "skeleton_digest"]
+           "STRUCT_KINDS", "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError",
+           "C99_FLAGS", "NOT_CODE", "code_files", "skeleton_digest", "Platform", "PLATFORMS"]
 
 #: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
 C99_FLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra")
@@ -496,25 +496,59 @@ fail:
 
 # -- compiling at run time (C-source FMUs, test programs) -----------------------------------
 
-def find_compiler() -> str | None:
-    """The C compiler of this machine (``$CC``, else ``cc``, else ``gcc``), or None."""
-    for candidate in (os.environ.get("CC"), "cc", "gcc"):
+@dataclass(frozen=True)
+class Platform:
+    """An FMI platform a shared library can be built for here: its name in an FMU's
+    ``binaries/`` folder, the variable that names its compiler and the compilers tried
+    after it, the library's suffix and the flags that make one."""
+
+    name: str
+    compiler_variable: str
+    compilers: tuple[str, ...]
+    suffix: str
+    shared_flags: tuple[str, ...]
+    install_hint: str
+
+
+#: The platforms of a C-source FMU's binaries: this machine's (64-bit Linux) and 64-bit
+#: Windows, cross-compiled with MinGW-w64 where it is installed (Debian's ``mingw-w64``).
+#: The Windows DLL links the C runtime statically where it can (``-static-libgcc``), so it
+#: imports only KERNEL32.dll and msvcrt.dll, which every Windows has.
+PLATFORMS = {
+    "linux64": Platform("linux64", "CC", ("cc", "gcc"), ".so",
+                        ("-shared", "-fPIC", "-fvisibility=hidden"),
+                        "set CC, or install gcc or clang"),
+    "win64": Platform("win64", "CC_WIN64", ("x86_64-w64-mingw32-gcc",), ".dll",
+                      ("-shared", "-static-libgcc"),
+                      "set CC_WIN64, or install MinGW-w64 (Debian: apt install mingw-w64)"),
+}
+
+
+def find_compiler(platform: str = "linux64") -> str | None:
+    """The C compiler building for ``platform`` here (:data:`PLATFORMS`: for this
+    machine ``$CC``, else ``cc``, else ``gcc``; for win64 ``$CC_WIN64``, else
+    ``x86_64-w64-mingw32-gcc``), or None."""
+    target = PLATFORMS[platform]
+    for candidate in (os.environ.get(target.compiler_variable), *target.compilers):
         if candidate and shutil.which(candidate):
             return shutil.which(candidate)
     return None
 
 
 def compile_shared(sources, output, *, include_dirs=(), flags=C99_FLAGS, libraries=("m",),
-                   cwd=None, shared: bool = True, warnings_are_errors: bool = False) -> Path:
+                   cwd=None, shared: bool = True, warnings_are_errors: bool = False,
+                   platform: str = "linux64") -> Path:
     """Compile C ``sources`` into the shared library (or, ``shared=False``, the program)
-    ``output`` with this machine's compiler; :class:`CompileError` names what failed."""
-    compiler = find_compiler()
+    ``output`` for ``platform`` (:data:`PLATFORMS`; default this machine) with its
+    compiler here; :class:`CompileError` names what failed."""
+    target = PLATFORMS[platform]
+    compiler = find_compiler(platform)
     if compiler is None:
-        raise CompileError("no C compiler found (set CC, or install gcc or clang)")
+        raise CompileError(f"no C compiler for {platform} found ({target.install_hint})")
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(f"{output.name}.{os.getpid()}.tmp")
-    command = [compiler, *flags, *(["-shared", "-fPIC", "-fvisibility=hidden"] if shared else []),
+    command = [compiler, *flags, *(target.shared_flags if shared else ()),
                *(f"-I{d}" for d in include_dirs), *map(str, sources), "-o", str(partial),
                *(f"-l{lib}" for lib in libraries)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=cwd)

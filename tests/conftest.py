@@ -26,7 +26,7 @@ import shutil  # noqa: E402
 import pytest  # noqa: E402
 
 GCC = shutil.which("gcc")
-NEEDS_GCC = {"lag_fmu", "stair_fmu", "host"}
+NEEDS_GCC = {"lag_fmu", "stair_fmu", "host", "reference_fmus", "reference_fmus3"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -59,6 +59,23 @@ def stair_fmu(tmp_path_factory):
     on, a request to terminate at ``stop_at``; compiled once per session."""
     from support.c_fmus import build_stair_fmu
     return build_stair_fmu(tmp_path_factory.mktemp("stair_fmu"))
+
+
+@pytest.fixture(scope="session")
+def reference_fmus(tmp_path_factory):
+    """The Modelica Reference FMUs Stair, Feedthrough and Resource (FMI 2.0), compiled
+    from support/c/reference_fmus once per session: name -> path."""
+    from support.reference_fmus import MODELS, build_reference_fmu
+    out = tmp_path_factory.mktemp("reference_fmus")
+    return {m: build_reference_fmu(m, out) for m in MODELS}
+
+
+@pytest.fixture(scope="session")
+def reference_fmus3(tmp_path_factory):
+    """The same Reference FMUs as FMI 3.0 co-simulation FMUs: name -> path."""
+    from support.reference_fmus import MODELS, build_reference_fmu
+    out = tmp_path_factory.mktemp("reference_fmus3")
+    return {m: build_reference_fmu(m, out, fmi_version=3) for m in MODELS}
 
 
 @pytest.fixture(scope="session")

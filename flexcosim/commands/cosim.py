@@ -8,7 +8,7 @@ import sys
 from flexcosim.console import command_progress
 from fmu.cosim.errors import CosimError, CosimInterrupted
 from fmu.cosim.master import StepControl
-from fmu.cosim.simulate import MissingExperimentError, cosimulate
+from fmu.cosim.simulate import cosimulate, experiment_values
 from fmu.cosim.system_file import load_system
 
 __all__ = ["run"]
@@ -65,9 +65,12 @@ def _cosim_run(args: argparse.Namespace) -> int:
     try:
         control = (StepControl(rtol=args.rtol, atol=args.atol, min_step=args.min_step,
                                max_step=args.max_step) if args.variable_step else None)
+        values = experiment_values(system, args.stop, args.step, args.start)
+        if values.chosen and not args.quiet:
+            print(f"flexcosim cosim: {values.note()}", file=sys.stderr)
         try:
-            result = cosimulate(system, stop_time=args.stop, step_size=args.step,
-                                start_time=args.start, method=args.method,
+            result = cosimulate(system, stop_time=values.stop_time, step_size=values.step_size,
+                                start_time=values.start_time, method=args.method,
                                 extrapolation=args.extrapolation, step_control=control,
                                 realtime=args.realtime, speed=args.speed, progress=printer,
                                 output_file=args.out, step_timeout=args.step_timeout)
@@ -83,11 +86,6 @@ def _cosim_run(args: argparse.Namespace) -> int:
             return 128 + _received[0]
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 1
-    except MissingExperimentError as e:
-        flags = " and ".join({"stop_time": "--stop", "step_size": "--step"}[n] for n in e.missing)
-        print(f"flexcosim cosim: {args.system} has no default for {flags}; give it on the "
-              "command line", file=sys.stderr)
-        return 2
     except ValueError as e:
         print(f"flexcosim cosim: {e}", file=sys.stderr)
         return 2

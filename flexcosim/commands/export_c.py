@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from flexcosim.catalog import C_MODELS, resolve
-from fmu.fmi.export_c import CExportError, export_c_fmu
+from fmu.fmi.export_c import CExportError, binary_platforms, export_c_fmu
 from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
 
@@ -32,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"flexcosim export-c: {e}", file=sys.stderr)
         return 2
     print(path)
+    platforms = binary_platforms(path)
+    print(f"flexcosim export-c: binaries for {', '.join(platforms)}" if platforms else
+          "flexcosim export-c: sources only, no binary", file=sys.stderr)
     return 0
 
 

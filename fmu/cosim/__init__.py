@@ -16,7 +16,7 @@ from fmu.cosim.fmu_component import FMI_LOG_LEVELS, FMUComponent
 from fmu.cosim.master import Master, StepControl
 from fmu.cosim.pacing import RealTimeStats
 from fmu.cosim.recording import Result
-from fmu.cosim.simulate import MissingExperimentError, cosimulate
+from fmu.cosim.simulate import ExperimentValues, auto_interval, cosimulate, experiment_values
 from fmu.cosim.file_rules import SSPError
 from fmu.cosim.ssp import export_ssp, import_ssp
 from fmu.cosim.system_file import load_system, save_system, system_from_dict, system_to_dict
@@ -48,5 +48,7 @@ __all__ = [
     "system_from_dict",
     "system_to_dict",
     "cosimulate",
-    "MissingExperimentError",
+    "experiment_values",
+    "ExperimentValues",
+    "auto_interval",
 ]

@@ -39,19 +39,26 @@ class ComponentTerminated(Exception):
     FMI 2.0: ``fmi2DoStep`` returned fmi2Discard, ``fmi2GetBooleanStatus(fmi2Terminated)``
     is true and the FMU logged no error in the call (the Modelica Reference FMU ``Stair``
     does this at its end; pythonfmu slaves answer fmi2Terminated = true after every
-    discard, and log an error with a refused step).  The master ends the run at
-    the start of that step, keeps the results and reports it in ``Result.termination``.
+    discard, and log an error with a refused step).  The master ends the run at the end
+    of that step if the component reached it (its last successful time; the others then
+    complete the step) and the run has fixed or replayed steps, else at the start of
+    that step; it keeps the results and reports it in ``Result.termination``.
 
     Attributes
     ----------
     reached : float or None
         The component's own last successful time [s] (fmi2LastSuccessfulTime), if it
         reports one.
+    completed : bool
+        Set by the master: the component reached the end of the step (``reached`` is
+        the next communication point), so the other components completed the step too
+        and the run ends there, recorded, as fmpy records such a step.
     """
 
     def __init__(self, message: str, reached: float | None = None):
         super().__init__(message)
         self.reached = reached
+        self.completed = False
 
 
 @dataclass

@@ -1,8 +1,9 @@
-"""An FMI 2.0 co-simulation FMU as a component (:class:`FMUComponent`, through fmpy):
-its model description read, its values converted to and from the FMI types and checked
-against their declared ranges, its state saved and restored, and its messages routed to
-its own logger (``native/log_proxy.c``) at the level of their FMI status
-(:data:`FMI_LOG_LEVELS`)."""
+"""An FMI 2.0 or 3.0 co-simulation FMU as a component (:class:`FMUComponent`, through
+fmpy; what differs between the versions is :mod:`fmu.cosim.fmi_api`): its model
+description read, its values converted to and from the FMI types and checked against
+their declared ranges, its state saved and restored, and its messages routed to its own
+logger (FMI 2.0: ``native/log_proxy.c``, which formats them) at the level of their FMI
+status (:data:`FMI_LOG_LEVELS`)."""
 
 from __future__ import annotations
 
@@ -16,21 +17,16 @@ from typing import Any, Callable, Mapping, Sequence
 from fmu.cosim.archive import check_archive, safe_extract
 from fmu.cosim.components import Component
 from fmu.cosim.errors import ComponentError, ComponentTerminated
+from fmu.cosim.fmi_api import FMI2_DISCARD, FmiApi, fmi_api
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.native import KernelError, TableLayout, kernel_library, table_layout
 
 __all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE", "log_route_layout"]
 
-#: Logging level of an FMU message by its FMI 2.0 status: fmi2OK, fmi2Warning,
-#: fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending.
+#: Logging level of an FMU message by its FMI status: OK, Warning, Discard, Error,
+#: Fatal, Pending (FMI 2.0; FMI 3.0 has the first five, numbered alike).
 FMI_LOG_LEVELS = (logging.INFO, logging.WARNING, logging.WARNING, logging.ERROR,
                   logging.CRITICAL, logging.INFO)
-
-#: FMI 2.0 types that are exchanged as floats between components.
-_NUMERIC_TYPES = ("Real", "Integer", "Enumeration", "Boolean")
-
-#: fmi2Status fmi2Discard and the fmi2StatusKind values fmi2LastSuccessfulTime, fmi2Terminated
-_FMI2_DISCARD, _FMI2_LAST_SUCCESSFUL_TIME, _FMI2_TERMINATED = 2, 2, 3
 
 
 #: The per-instance logger proxy (``native/log_proxy.c``).
@@ -69,7 +65,7 @@ def _log_route(logger) -> "ctypes.Structure | None":
 
 
 class FMUComponent(Component):
-    """An FMI 2.0 co-simulation FMU as a component (through fmpy).
+    """An FMI 2.0 or 3.0 co-simulation FMU as a component (through fmpy).
 
     The model description is read when the component is created; the FMU is
     extracted to a temporary directory and instantiated by :meth:`initialize`, and
@@ -95,8 +91,9 @@ class FMUComponent(Component):
 
     Notes
     -----
-    Real, Integer, Enumeration and Boolean inputs/outputs are exchanged as floats;
-    String variables are not connectable (a String input can be given a value in
+    Real, Integer, Enumeration and Boolean inputs/outputs (FMI 3.0: the Float, Int and
+    UInt types, Enumeration and Boolean; scalars only, an array is not connectable) are
+    exchanged as floats; String variables are not connectable (a String input can be given a value in
     ``parameters``).  They are left out of :attr:`inputs`, :attr:`outputs` and of the
     feedthrough, also where ``ModelStructure`` lists a String input among an output's
     dependencies (the Modelica Reference FMUs do).
@@ -115,13 +112,16 @@ class FMUComponent(Component):
             text = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise ValueError(f"FMU {name!r} ({self.fmu_path}): cannot read its "
                              f"modelDescription.xml: {text}") from None
-        if md.fmiVersion != "2.0" or md.coSimulation is None:
-            raise ValueError(f"{self.fmu_path} is not an FMI 2.0 co-simulation FMU "
+        api = fmi_api(str(md.fmiVersion))
+        if api is None or md.coSimulation is None:
+            raise ValueError(f"{self.fmu_path} is not an FMI 2.0 or 3.0 co-simulation FMU "
                              f"(fmiVersion {md.fmiVersion})")
         self.model_description = md
+        #: what its FMI version makes different (fmu.cosim.fmi_api)
+        self.api: FmiApi = api
         self.logging_on = bool(logging_on)
         self._vars = {v.name: v for v in md.modelVariables}
-        numeric = [v for v in md.modelVariables if v.type in _NUMERIC_TYPES]
+        numeric = [v for v in md.modelVariables if api.connectable(v)]
         self.inputs = tuple(v.name for v in numeric if v.causality == "input")
         self.outputs = tuple(v.name for v in numeric if v.causality == "output")
         #: String inputs and outputs (name -> causality): inputs can be set as parameters,
@@ -141,17 +141,17 @@ class FMUComponent(Component):
                 settable = [v.name for v in md.modelVariables if _settable(v)]
                 raise ValueError(f"FMU {name!r} ({self.fmu_path.name}) has no settable variable "
                                  f"{pname!r}; settable: {', '.join(settable)}")
-            self.parameters[pname] = _convert(v.type, value)
+            self.parameters[pname] = api.convert(v.type, value)
 
         self._out_read = self._reader(self.outputs)
         #: declared [min, max] of inputs and outputs (checked by the master, FMI 2.0 says
         #: values outside them are invalid; not every FMU checks what it is given)
         self.ranges = {n: r for n in (*self.inputs, *self.outputs)
-                       if (r := _declared_range(self._vars[n])) is not None}
+                       if (r := api.declared_range(self._vars[n])) is not None}
         self._out_ranges = [(p, n, *self.ranges[n]) for p, n in enumerate(self.outputs)
                             if n in self.ranges]
         self._fmu = None
-        self._snap = None  # the fmi2FMUstate reused by snapshot()
+        self._snap = None  # the FMU state handle reused by snapshot()
         self._unzipdir: str | None = None
         self._callbacks = None
         self._fatal = False
@@ -185,14 +185,16 @@ class FMUComponent(Component):
         """A function reading ``names`` with one get call per FMI type."""
         groups = self._groups(names)
         n = len(names)
-        if len(groups) == 1 and groups[0][0] == "Real":
+        api = self.api
+        if len(groups) == 1 and groups[0][0] == api.real_type:
             vrs = groups[0][1]
-            return lambda: self._fmu.getReal(vrs)
+            get = api.getter(api.real_type)
+            return lambda: getattr(self._fmu, get)(vrs)
 
         def read() -> list[float]:
             values = [0.0] * n
             for kind, vrs, pos in groups:
-                got = getattr(self._fmu, _GETTERS[kind])(vrs)
+                got = getattr(self._fmu, api.getter(kind))(vrs)
                 for p, v in zip(pos, got):
                     values[p] = float(v)
             return values
@@ -203,7 +205,7 @@ class FMUComponent(Component):
         by_kind: dict[str, tuple[list[int], list[int]]] = {}
         for p, n in enumerate(names):
             v = self._vars[n]
-            kind = "Integer" if v.type == "Enumeration" else v.type
+            kind = self.api.access_type(v.type)
             vrs, pos = by_kind.setdefault(kind, ([], []))
             vrs.append(v.valueReference)
             pos.append(p)
@@ -255,48 +257,24 @@ class FMUComponent(Component):
         return ComponentError(msg, variable=variable, log=self.log)
 
     def initialize(self, t0: float, stop_time: float | None = None) -> None:
-        from fmpy import calloc, free
-        from fmpy.fmi2 import (
-            FMU2Slave,
-            fmi2CallbackAllocateMemoryTYPE,
-            fmi2CallbackFreeMemoryTYPE,
-            fmi2CallbackFunctions,
-            fmi2CallbackLoggerTYPE,
-        )
-
         self.terminate()
         self.log.clear()
         self._errors.clear()
-        md = self.model_description
         self._unzipdir = str(safe_extract(self.fmu_path))
         try:
-            cb = fmi2CallbackFunctions()
-            cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-            cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-            route = _log_route(self._logger)
-            if route is None:       # no C compiler: messages arrive unformatted
-                cb.logger = fmi2CallbackLoggerTYPE(self._logger)
-            else:                   # this instance's own formatting proxy (native/log_proxy.c)
-                cb.logger = fmi2CallbackLoggerTYPE(_log_proxy_address())
-                cb.componentEnvironment = ctypes.cast(ctypes.pointer(route), ctypes.c_void_p)
-            # the FMU keeps pointers into these: keep them alive with the instance
-            self._callbacks = (cb, route)
-            fmu = FMU2Slave(guid=md.guid, unzipDirectory=self._unzipdir,
-                            modelIdentifier=md.coSimulation.modelIdentifier,
-                            instanceName=self.name)
-            fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
+            fmu = (self._instantiate_fmi2() if self.api.version == "2.0"
+                   else self._instantiate_fmi3())
             self._fmu = fmu
             self._fatal = False
         except Exception as e:
             self._cleanup()
             raise ComponentError(f"instantiation failed: {e}", log=self.log) from e
         try:
-            fmu.setupExperiment(startTime=t0, stopTime=stop_time)
-            fmu.enterInitializationMode()
+            self.api.start(fmu, t0, stop_time)
             for pname, value in self.parameters.items():
                 v = self._vars[pname]
                 try:
-                    _set_typed(fmu, v.type, v.valueReference, value)
+                    self._set_many(self.api.access_type(v.type), [v.valueReference], [value])
                 except Exception as e:
                     raise self._fail(f"setting parameter {pname!r} = {value!r}", e, pname) from e
             fmu.exitInitializationMode()
@@ -309,42 +287,79 @@ class FMUComponent(Component):
             self.terminate()
             raise err from e
 
+    def _instantiate_fmi2(self):
+        from fmpy import calloc, free
+        from fmpy.fmi2 import (
+            FMU2Slave,
+            fmi2CallbackAllocateMemoryTYPE,
+            fmi2CallbackFreeMemoryTYPE,
+            fmi2CallbackFunctions,
+            fmi2CallbackLoggerTYPE,
+        )
+
+        md = self.model_description
+        cb = fmi2CallbackFunctions()
+        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+        route = _log_route(self._logger)
+        if route is None:       # no C compiler: messages arrive unformatted
+            cb.logger = fmi2CallbackLoggerTYPE(self._logger)
+        else:                   # this instance's own formatting proxy (native/log_proxy.c)
+            cb.logger = fmi2CallbackLoggerTYPE(_log_proxy_address())
+            cb.componentEnvironment = ctypes.cast(ctypes.pointer(route), ctypes.c_void_p)
+        # the FMU keeps pointers into these: keep them alive with the instance
+        self._callbacks = (cb, route)
+        fmu = FMU2Slave(guid=md.guid, unzipDirectory=self._unzipdir,
+                        modelIdentifier=md.coSimulation.modelIdentifier,
+                        instanceName=self.name)
+        fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
+        return fmu
+
+    def _instantiate_fmi3(self):
+        from fmpy.fmi3 import FMU3Slave
+
+        md = self.model_description
+        name = self.name.encode()
+
+        def log_message(env, status, category, message):
+            # FMI 3.0 messages are plain text (no format), for this instance alone
+            self._logger(env, name, status, category, message)
+
+        fmu = FMU3Slave(guid=md.guid, unzipDirectory=self._unzipdir,
+                        modelIdentifier=md.coSimulation.modelIdentifier,
+                        instanceName=self.name)
+        fmu.instantiate(loggingOn=self.logging_on, logMessage=log_message)
+        self._callbacks = (log_message, fmu.logMessage)   # kept alive with the instance
+        return fmu
+
     def do_step(self, t: float, h: float) -> None:
         try:
-            self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+            reached = self.api.do_step(self._fmu, t, h)
         except Exception as e:
             # a discard that comes with an error message is a failure, fmi2Terminated or
             # not: pythonfmu slaves (fmu.fmi.slave) report a refused step that way and
             # answer fmi2Terminated = true after any discard
-            if (getattr(e, "status", None) == _FMI2_DISCARD and not self._errors
-                    and self._asked_to_terminate()):
-                raise ComponentTerminated(
-                    "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked to "
-                    "terminate the simulation", self._last_successful_time()) from None
-            raise self._fail("fmi2DoStep", e) from e
+            if getattr(e, "status", None) == FMI2_DISCARD and not self._errors:
+                terminated, reached = self.api.discard_terminates(self._fmu)
+                if terminated:
+                    raise ComponentTerminated(
+                        "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked "
+                        "to terminate the simulation", reached) from None
+            raise self._fail(f"fmi{self.api.version[0]}DoStep", e) from e
         if self._errors:
-            self._check_log("fmi2DoStep")
-
-    def _asked_to_terminate(self) -> bool:
-        """fmi2GetBooleanStatus(fmi2Terminated), False where the FMU cannot tell."""
-        try:
-            return bool(self._fmu.getBooleanStatus(_FMI2_TERMINATED))
-        except Exception:
-            return False
-
-    def _last_successful_time(self) -> float | None:
-        try:
-            return float(self._fmu.getRealStatus(_FMI2_LAST_SUCCESSFUL_TIME))
-        except Exception:
-            return None
+            self._check_log(f"fmi{self.api.version[0]}DoStep")
+        if reached is not None:
+            raise ComponentTerminated("fmi3DoStep set terminateSimulation: the FMU asked to "
+                                      "terminate the simulation", reached)
 
     def terminate(self) -> None:
         fmu = self._fmu
         if fmu is not None:
             self._fmu = None
             try:
+                free = self.api.state_call(fmu, "free")
                 for handle in self._state_handles + ([self._snap] if self._snap else []):
-                    fmu.freeFMUstate(handle)
+                    free(handle)
                 if not self._fatal:
                     fmu.terminate()
             except Exception:
@@ -370,17 +385,20 @@ class FMUComponent(Component):
         groups = self._groups(names)
         one = names[0] if len(names) == 1 else None
         check = self._input_checker(names)
-        if len(groups) == 1 and groups[0][0] == "Real":
+        api = self.api
+        if len(groups) == 1 and groups[0][0] == api.real_type:
             vrs = groups[0][1]
+            setter = api.setter(api.real_type)
+            call = f"fmi{api.version[0]}{setter[0].upper()}{setter[1:]}"
 
             def set_values(values: Sequence[float]) -> None:
                 check(values)
                 try:
-                    self._fmu.setReal(vrs, values)
+                    getattr(self._fmu, setter)(vrs, values)
                 except Exception as e:
-                    raise self._fail(f"fmi2SetReal of {', '.join(names)}", e, one) from e
+                    raise self._fail(f"{call} of {', '.join(names)}", e, one) from e
                 if self._errors:
-                    self._check_log(f"fmi2SetReal of {', '.join(names)}", names)
+                    self._check_log(f"{call} of {', '.join(names)}", names)
 
             return set_values
 
@@ -388,7 +406,7 @@ class FMUComponent(Component):
             check(values)
             try:
                 for kind, vrs, pos in groups:
-                    _set_many(self._fmu, kind, vrs, [values[p] for p in pos])
+                    self._set_many(kind, vrs, [values[p] for p in pos])
             except Exception as e:
                 raise self._fail(f"setting {', '.join(names)}", e, one) from e
             if self._errors:
@@ -441,19 +459,19 @@ class FMUComponent(Component):
 
     # -- state -----------------------------------------------------------------------
     def get_state(self) -> Any:
-        """The FMU state: serialized bytes if the FMU can, otherwise an fmi2FMUstate handle.
+        """The FMU state: serialized bytes if the FMU can, otherwise a state handle.
 
         Handles are freed by :meth:`terminate`.
         """
         cs = self.model_description.coSimulation
         if not cs.canGetAndSetFMUstate:
             raise NotImplementedError(f"FMU {self.name!r} cannot get and set its state")
-        handle = self._fmu.getFMUstate()
+        handle = self.api.state_call(self._fmu, "get")()
         if cs.canSerializeFMUstate:
             try:
-                return bytes(self._fmu.serializeFMUstate(handle))
+                return bytes(self.api.state_call(self._fmu, "serialize")(handle))
             finally:
-                self._fmu.freeFMUstate(handle)
+                self.api.state_call(self._fmu, "free")(handle)
         self._state_handles.append(handle)
         return handle
 
@@ -462,56 +480,40 @@ class FMUComponent(Component):
         if not cs.canGetAndSetFMUstate:
             raise NotImplementedError(f"FMU {self.name!r} cannot get and set its state")
         if isinstance(state, (bytes, bytearray)):
-            handle = self._fmu.deSerializeFMUstate(state)
+            handle = self.api.state_call(self._fmu, "deserialize")(state)
             try:
-                self._fmu.setFMUstate(handle)
+                self.api.state_call(self._fmu, "set")(handle)
             finally:
-                self._fmu.freeFMUstate(handle)
+                self.api.state_call(self._fmu, "free")(handle)
         else:
-            self._fmu.setFMUstate(state)
+            self.api.state_call(self._fmu, "set")(state)
 
     def snapshot(self) -> Any:
-        """The current FMU state in one fmi2FMUstate that is reused by the next call."""
-        from ctypes import byref
-
-        from fmpy.fmi2 import fmi2FMUstate
-
+        """The current FMU state in one state handle that is reused by the next call."""
         if not self.model_description.coSimulation.canGetAndSetFMUstate:
             raise NotImplementedError(f"FMU {self.name!r} ({self.fmu_path.name}) cannot get and "
                                       "set its state (canGetAndSetFMUstate is false)")
-        if self._snap is None:
-            self._snap = fmi2FMUstate()
         try:
-            # fmi2GetFMUstate overwrites a non-NULL state in place: no allocation per step
-            self._fmu.fmi2GetFMUstate(self._fmu.component, byref(self._snap))
+            # the raw get overwrites a non-NULL state in place: no allocation per step
+            self._snap = self.api.snapshot(self._fmu, self._snap)
         except Exception as e:
-            raise self._fail("fmi2GetFMUstate", e) from e
+            raise self._fail(f"fmi{self.api.version[0]}GetFMUstate", e) from e
         return self._snap
 
     def restore(self, snap: Any) -> None:
         try:
-            self._fmu.setFMUstate(snap)
+            self.api.state_call(self._fmu, "set")(snap)
         except Exception as e:
-            raise self._fail("fmi2SetFMUstate", e) from e
+            raise self._fail(f"fmi{self.api.version[0]}SetFMUstate", e) from e
         self._errors.clear()  # errors of the step that is being undone
 
-
-def _declared_range(v) -> tuple[float, float] | None:
-    """(min, max) of a Real/Integer variable from its declaration or declared type."""
-    if v.type not in ("Real", "Integer"):
-        return None
-    dt = getattr(v, "declaredType", None)
-    lo = v.min if v.min is not None else getattr(dt, "min", None)
-    hi = v.max if v.max is not None else getattr(dt, "max", None)
-    if lo is None and hi is None:
-        return None
-    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
-
-
-_GETTERS = {"Real": "getReal", "Integer": "getInteger", "Boolean": "getBoolean",
-            "String": "getString"}
-_SETTERS = {"Real": "setReal", "Integer": "setInteger", "Boolean": "setBoolean",
-            "String": "setString"}
+    def _set_many(self, kind: str, vrs: list[int], values: Sequence[Any]) -> None:
+        """Write ``values`` of access type ``kind`` (whole numbers rounded)."""
+        if kind in self.api.integer_types or kind == "Boolean":
+            values = [int(round(v)) for v in values]
+        if kind == "Boolean" and self.api.version != "2.0":
+            values = [bool(v) for v in values]
+        getattr(self._fmu, self.api.setter(kind))(vrs, values)
 
 
 def _settable(v) -> bool:
@@ -523,29 +525,6 @@ def _unit(v) -> str:
         return v.unit
     dt = getattr(v, "declaredType", None)
     return (getattr(dt, "unit", None) or "") if dt is not None else ""
-
-
-def _convert(kind: str, value: Any) -> Any:
-    if kind == "Real":
-        return float(value)
-    if kind in ("Integer", "Enumeration"):
-        if isinstance(value, bool) or not float(value).is_integer():
-            raise ValueError(f"{value!r} is not an integer")
-        return int(value)
-    if kind == "Boolean":
-        return bool(value)
-    return str(value)
-
-
-def _set_typed(fmu, kind: str, vr: int, value: Any) -> None:
-    _set_many(fmu, kind, [vr], [value])
-
-
-def _set_many(fmu, kind: str, vrs: list[int], values: Sequence[Any]) -> None:
-    kind = "Integer" if kind == "Enumeration" else kind
-    if kind in ("Integer", "Boolean"):
-        values = [int(round(v)) for v in values]
-    getattr(fmu, _SETTERS[kind])(vrs, values)
 
 
 def _start(v) -> float:

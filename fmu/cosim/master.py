@@ -83,9 +83,13 @@ Termination
 -----------
 An FMU whose ``fmi2DoStep`` returns fmi2Discard with ``fmi2Terminated`` set, and logs
 no error with it, asks to end the simulation (the Modelica Reference FMU ``Stair`` does
-at its end): this is not a failure.  The run ends at the communication point the step started from, the results
-up to there are returned, and ``Result.termination`` (:class:`Termination`) says which
-component asked and when.  fmi2Discard without fmi2Terminated stays a failure (a
+at its end): this is not a failure.  If the FMU reached the end of that step (its
+``fmi2LastSuccessfulTime``, as Stair at t = 9 s) and the steps are fixed or replayed,
+the other components complete the step, the outputs are propagated (not into the
+terminated FMU) and the run ends there, recorded -- the row fmpy records; otherwise the
+run ends at the communication point the step started from.  The results up to there are
+returned, and ``Result.termination`` (:class:`Termination`) says which component asked
+and when.  fmi2Discard without fmi2Terminated stays a failure (a
 variable-step run retries the step shorter).
 """
 from __future__ import annotations
@@ -302,7 +306,8 @@ class Master:
             One row per recorded communication point, ``start_time`` and
             ``stop_time`` included; ``result.steps`` the accepted step sizes.  When a
             component asked to terminate (an FMU's fmi2Discard with fmi2Terminated), the
-            rows end at the start of that step and ``result.termination`` says so.
+            rows end at the end of that step if the FMU reached it (fixed and replayed
+            steps), else at its start, and ``result.termination`` says so.
 
         Raises
         ------

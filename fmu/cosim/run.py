@@ -146,16 +146,19 @@ class Run:
                       termination=self.termination)
 
     def terminated(self, e: ComponentTerminated) -> None:
-        """A component asked to end the run in the step from ``self.t``: the run ends at
-        ``self.t`` (recorded if it was not), as a normal termination."""
+        """A component asked to end the run: in the step from ``self.t``, which ends the
+        run at ``self.t`` (recorded if it was not), or, with ``e.completed``, at the end
+        of the step it completed, ``self.t`` already; a normal termination."""
         c = self.state["comp"]
         t = self.t
         if self.nrec == 0 or self.rows[self.nrec - 1, 0] != t:
             self.record(t)
+        start = self.terminating_step_from if e.completed else t
         reached = (f"; it reached t = {e.reached:.12g} s" if e.reached is not None
                    and e.reached != t else "")
         msg = (f"component {c.name!r} asked to terminate the simulation in the step from "
-               f"t = {t:.12g} s ({e}{reached}): the run ended at t = {t:.12g} s, results kept")
+               f"t = {start:.12g} s ({e}{reached}): the run ended at t = {t:.12g} s, "
+               "results kept")
         self.termination = Termination(c.name, t, e.reached, msg)
 
     # -- the coupling ------------------------------------------------------------------
@@ -170,11 +173,12 @@ class Run:
                                          log=c.log)
         return vals
 
-    def propagate(self) -> None:
-        """Outputs to inputs at a communication point, in feedthrough order."""
+    def propagate(self, skip: Component | None = None) -> None:
+        """Outputs to inputs at a communication point, in feedthrough order; the inputs
+        of ``skip`` (a component that has terminated) are left as they are."""
         y, u, src, state = self.y, self.u, self.src, self.state
         for (i, need, gs), setter in zip(self.schedule, self.set_fns):
-            if setter is not None:
+            if setter is not None and self.comps[i] is not skip:
                 vals = [y[src[gi]] for gi in need]
                 for gi, v in zip(need, vals):
                     u[gi] = v
@@ -185,6 +189,8 @@ class Run:
             for g in gs:
                 y[g] = vals[g - off]
         for c, gis, setter in self.final_fns:
+            if c is skip:
+                continue
             vals = [y[src[gi]] for gi in gis]
             for gi, v in zip(gis, vals):
                 u[gi] = v
@@ -204,30 +210,51 @@ class Run:
         if self.csv is not None:
             self.csv.row(row.tolist())
 
-    def advance(self, t: float, h: float, t_next: float, c_ext: float | None) -> None:
+    def advance(self, t: float, h: float, t_next: float, c_ext: float | None,
+                finish_terminating: bool = False) -> None:
         """One communication step t -> t_next = t + h, outputs propagated at t_next.
 
         ``c_ext``: stale inputs get y + c_ext (y - y_prev), the mean of the linear
         extrapolation over the step; None holds y.
+
+        ``finish_terminating``: a component that asks to terminate having completed the
+        step (its last successful time is t_next, as the Reference FMU Stair at its
+        end) does not stop the others: they complete the step too, the outputs are
+        propagated at t_next (the terminated component's inputs are not set: it takes
+        no more values) and the ComponentTerminated is raised afterwards with
+        ``completed = True``.  Otherwise the step is abandoned at t.
         """
         state, y = self.state, self.y
         state["t"] = t
         y_prev = self.y_prev
         gauss_seidel = self.gauss_seidel
         try:
-            self._step_all(t, h, t_next, c_ext, y_prev)
+            ended = self._step_all(t, h, t_next, c_ext, y_prev,
+                                   h if finish_terminating else None)
         except ComponentTerminated:
             if gauss_seidel:  # outputs of the components that stepped before it: back to t
                 y[:] = self.y_at_t
             raise
         state["t"] = t_next
-        self.propagate()
+        if ended is None:
+            self.propagate()
+            return
+        comp, e = ended
+        self.propagate(skip=comp)
+        state["comp"] = comp
+        e.completed = True
+        raise e
 
     def _step_all(self, t: float, h: float, t_next: float, c_ext: float | None,
-                  y_prev) -> None:
-        """Every component steps t -> t_next (Gauss-Seidel: outputs read after each)."""
+                  y_prev, finish_h: float | None = None):
+        """Every component steps t -> t_next (Gauss-Seidel: outputs read after each).
+
+        Returns None, or (component, its ComponentTerminated) when ``finish_h`` is given
+        and a component asked to terminate having reached t_next (see :meth:`advance`);
+        the others have then completed the step."""
         state, y = self.state, self.y
         gauss_seidel = self.gauss_seidel
+        ended = None
         if gauss_seidel:
             self.y_at_t = y[:]
         for i, c, fresh, stale, setter in self.stepping:
@@ -240,7 +267,7 @@ class Run:
                 setter(vals)
             if gauss_seidel:
                 state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
-                c.do_step(t, h)
+                ended = self._step_one(c, t, h, t_next, finish_h, ended)
                 state["t"] = t_next  # the new outputs belong to the end of the step
                 vals = self.read(i)
                 state["t"] = t
@@ -250,13 +277,40 @@ class Run:
             for i in self.order_idx:
                 c = self.comps[i]
                 state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
-                c.do_step(t, h)
+                ended = self._step_one(c, t, h, t_next, finish_h, ended)
+        return ended
+
+    @staticmethod
+    def _step_one(c: Component, t: float, h: float, t_next: float, finish_h: float | None,
+                  ended):
+        """``c.do_step(t, h)``; a request to terminate at t_next is kept (returned, the
+        first one wins) when ``finish_h`` allows finishing the step, raised otherwise."""
+        if ended is not None and ended[0] is c:
+            return ended
+        try:
+            c.do_step(t, h)
+        except ComponentTerminated as e:
+            reached = e.reached
+            # reached the end of the step: to the rounding of t + h, not a partial step
+            if (finish_h is None or reached is None
+                    or abs(reached - t_next) > 1e-9 * finish_h + 4e-16 * abs(t_next)):
+                raise
+            return ended if ended is not None else (c, e)
+        return ended
 
     def fixed_step(self, t: float, h: float, t_next: float, k: int, n_steps: int) -> None:
         """A step of a run whose steps are given: advance, record, pace."""
         extrapolate = self.extrapolate
         y_old = self.y[:] if extrapolate else None
-        self.advance(t, h, t_next, self.extrapolation_factor(h))
+        try:
+            self.advance(t, h, t_next, self.extrapolation_factor(h), finish_terminating=True)
+        except ComponentTerminated as e:
+            if e.completed:   # every component is at t_next: keep that point
+                self.terminating_step_from = t
+                self.t = t_next
+                self.done = k + 1
+                self.record(t_next)
+            raise
         if extrapolate:
             self.y_prev, self.h_prev = y_old, h
         self.t = t_next

@@ -338,7 +338,8 @@ def _osp_annotation(annotations: ET.Element, experiment: Mapping[str, Any]) -> N
 def bound_values(c: Component) -> tuple[dict[str, Any], dict[str, str]]:
     """Values to bind (parameters, input start values) and the SSP type of each variable."""
     if isinstance(c, FMUComponent):
-        kinds = {v.name: ("Integer" if v.type == "Enumeration" else v.type)
+        # SSP 1.0 kinds, FMI 3.0's types read as theirs (Float64 -> Real, Int32 -> Integer)
+        kinds = {v.name: ("Integer" if v.type == "Enumeration" else _TYPES_2.get(v.type, v.type))
                  for v in c.model_description.modelVariables}
         return dict(c.parameters), kinds
     block = c.block

@@ -14,6 +14,9 @@ FMI 2.0 co-simulation wrapper, for hosts without Python (real-time targets, HIL 
   compiler (:func:`mbdcore.cbuild.compile_shared`, the project's one build path);
   without one the FMU is written with its sources only and :class:`SourceOnlyWarning`
   says so (``compile=False`` skips the binary, ``compile=True`` requires it);
+  ``binaries/win64/<id>.dll`` besides, cross-compiled from the same sources with
+  MinGW-w64 where it is installed (:data:`BUILD_COMMANDS`; it imports only KERNEL32.dll
+  and msvcrt.dll);
 * ``modelDescription.xml`` made from the block's declarations by the same code as the
   Python FMU's (:class:`fmu.fmi.slave.BlockSlave`): the same names, value references,
   units, ranges and defaults.  Of the integration methods only "rk4" and "gill" exist in
@@ -39,12 +42,12 @@ import numpy as np
 
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
-from mbdcore.cbuild import (C99_FLAGS, TABLE_LAYOUT_HEADER, CompileError, code_files, compile_shared, find_compiler,
-                            skeleton_digest)
+from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, TABLE_LAYOUT_HEADER, CompileError, code_files,
+                            compile_shared, find_compiler, skeleton_digest)
 from mbdcore.codegen import CModel, c_identifier, include_c
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
-__all__ = ["export_c_fmu", "GCC_COMMAND", "C_METHODS", "C_UNITS", "CExportError",
+__all__ = ["export_c_fmu", "GCC_COMMAND", "BUILD_COMMANDS", "binary_platforms", "C_METHODS", "C_UNITS", "CExportError",
            "SourceOnlyWarning", "c_sources_dir", "FMI2_HEADERS",
            "PREBUILT_SOURCES", "MODEL_DATA_FILE", "prebuilt_binary",
            "model_data_bytes"]
@@ -60,6 +63,15 @@ C_UNITS = ("fmi2_cs.c", "model.c", "model_data.c")
 #: The one-line build, run in the FMU's folder (``{id}`` the model identifier).
 GCC_COMMAND = ("gcc -std=c99 -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -Isources "
                + " ".join(f"sources/{u}" for u in C_UNITS) + " -o binaries/linux64/{id}.so -lm")
+
+#: The build of each platform's binary, run in the FMU's folder: the same sources and
+#: flags (:data:`mbdcore.cbuild.PLATFORMS`).
+BUILD_COMMANDS = {
+    "linux64": GCC_COMMAND,
+    "win64": ("x86_64-w64-mingw32-gcc -std=c99 -O2 -Wall -Wextra -shared -static-libgcc "
+              "-Isources " + " ".join(f"sources/{u}" for u in C_UNITS)
+              + " -o binaries/win64/{id}.dll -lm"),
+}
 
 _HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 
@@ -331,7 +343,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                     stacklevel=2)
             compile = False
         if compile is not False:
-            _compile(tmp, model_name)
+            built = _compile(tmp, model_name)
+            logger.info("%s: binaries for %s", fmu_path.name, ", ".join(built))
         with zipfile.ZipFile(fmu_path, "w", zipfile.ZIP_DEFLATED) as z:
             for path in sorted(tmp.rglob("*")):
                 if path.is_file():
@@ -367,8 +380,11 @@ def _model_data_c(guid: str, numbers, tables) -> str:
 
 
 def _build_description(model_name: str) -> str:
+    builds = "\n".join(f"     {platform}: {command.format(id=model_name)}"
+                       for platform, command in BUILD_COMMANDS.items())
     return f"""<?xml version="1.0" encoding="UTF-8"?>
-<!-- Build: {GCC_COMMAND.format(id=model_name)} -->
+<!-- Build, in the FMU's folder:
+{builds} -->
 <fmiBuildDescription fmiVersion="3.0">
   <BuildConfiguration modelIdentifier="{model_name}">
     <SourceFileSet language="C99">
@@ -382,14 +398,31 @@ def _build_description(model_name: str) -> str:
 """
 
 
-def _compile(folder: Path, model_name: str) -> None:
-    """The linux64 binary from the FMU's sources: :data:`GCC_COMMAND` with this
-    machine's compiler; any warning fails the export (the sources must build clean)."""
-    try:
-        compile_shared([Path("sources") / u for u in C_UNITS],
-                       folder / "binaries" / "linux64" / f"{model_name}.so",
-                       include_dirs=["sources"], flags=C99_FLAGS, cwd=folder,
-                       warnings_are_errors=True)
-    except CompileError as e:
-        raise CExportError(f"{e}\nor export with compile=False (--no-compile) and build on "
-                           f"the target with: {GCC_COMMAND.format(id=model_name)}") from None
+def _compile(folder: Path, model_name: str) -> list[str]:
+    """The binaries from the FMU's sources: linux64 with this machine's compiler
+    (:data:`GCC_COMMAND`), required, then every other platform of :data:`BUILD_COMMANDS`
+    whose compiler is installed here; any warning fails the export (the sources must
+    build clean).  Returns the platforms built."""
+    built = []
+    for platform in BUILD_COMMANDS:
+        if platform != "linux64" and find_compiler(platform) is None:
+            continue
+        suffix = PLATFORMS[platform].suffix
+        try:
+            compile_shared([Path("sources") / u for u in C_UNITS],
+                           folder / "binaries" / platform / f"{model_name}{suffix}",
+                           include_dirs=["sources"], flags=C99_FLAGS, cwd=folder,
+                           warnings_are_errors=True, platform=platform)
+        except CompileError as e:
+            raise CExportError(f"{e}\nor export with compile=False (--no-compile) and build "
+                               f"on the target with: "
+                               f"{BUILD_COMMANDS[platform].format(id=model_name)}") from None
+        built.append(platform)
+    return built
+
+
+def binary_platforms(fmu_path) -> list[str]:
+    """The platforms an FMU has a binary for (its ``binaries/<platform>/`` folders)."""
+    with zipfile.ZipFile(fmu_path) as z:
+        return sorted({n.split("/")[1] for n in z.namelist()
+                       if n.startswith("binaries/") and n.count("/") >= 2 and not n.endswith("/")})

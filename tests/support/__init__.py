@@ -10,6 +10,8 @@ through pytest's ``pythonpath``); no test module imports another test module.
   by hand, each recording what the FMU logs;
 * :mod:`support.c_fmus` -- FMUs written in C by hand (``c/lag.c``, ``c/stair.c``),
   compiled with gcc: FMUs not made by anything of ours;
+* :mod:`support.reference_fmus` -- the Modelica Reference FMUs Stair, Feedthrough and
+  Resource, compiled from their sources kept in ``c/reference_fmus`` (BSD, see its README);
 * :mod:`support.libcosim_host` -- a script run in a process of its own: libcosim as a
   third-party host;
 * :mod:`support.ancf_reference`, :mod:`support.ancf3d_reference`,

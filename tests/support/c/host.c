@@ -32,10 +32,30 @@
  * Every FMI call prints "<command> status <n>"; the logger prints one line
  * "LOG <instance> <status> <category> <message>" (newlines in the message as \n).
  */
+#include <stdio.h>
+#ifdef _WIN32
+/* the same host cross-compiled for win64 (x86_64-w64-mingw32-gcc, run under wine): the
+   library calls of a Windows host, the rest unchanged */
+#include <windows.h>
+#define flockfile _lock_file
+#define funlockfile _unlock_file
+static char load_error[64];
+static void *dlopen_fmu(const char *path) { return (void *)LoadLibraryA(path); }
+static void *dlsym_fmu(void *lib, const char *name) {
+    return (void *)(size_t)GetProcAddress((HMODULE)lib, name);
+}
+static const char *dlerror_fmu(void) {
+    snprintf(load_error, sizeof load_error, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    return load_error;
+}
+#else
 #include <dlfcn.h>
+static void *dlopen_fmu(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void *dlsym_fmu(void *lib, const char *name) { return dlsym(lib, name); }
+static const char *dlerror_fmu(void) { return dlerror(); }
+#endif
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,13 +101,13 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
 static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
 
 static int load(const char *path) {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *lib = dlopen_fmu(path);
     if (!lib) {
-        printf("load failed: %s\n", dlerror());
+        printf("load failed: %s\n", dlerror_fmu());
         return 0;
     }
 #define FN(name)                                                  \
-    *(void **)(&fmi.name) = dlsym(lib, #name);                    \
+    *(void **)(&fmi.name) = dlsym_fmu(lib, #name);                \
     if (!fmi.name) {                                              \
         printf("load failed: no %s\n", #name);                    \
         return 0;                                                 \
@@ -141,7 +161,7 @@ static pthread_barrier_t barrier;
 static const char *thread_args[3];  /* name, GUID, URI */
 
 static void *instantiate_thread(void *slot) {
-    int i = (int)(long)slot;
+    int i = (int)(size_t)slot;
     char name[64];
     snprintf(name, sizeof name, "%s%d", thread_args[0], i);
     pthread_barrier_wait(&barrier);
@@ -180,7 +200,7 @@ int main(void) {
             thread_args[1] = words[3];
             thread_args[2] = words[4];
             pthread_barrier_init(&barrier, NULL, (unsigned)m);
-            for (int k = 0; k < m; ++k) pthread_create(&threads[k], NULL, instantiate_thread, (void *)(long)k);
+            for (int k = 0; k < m; ++k) pthread_create(&threads[k], NULL, instantiate_thread, (void *)(size_t)k);
             for (int k = 0; k < m; ++k) pthread_join(threads[k], NULL);
             pthread_barrier_destroy(&barrier);
             for (int k = 0; k < m; ++k) printf("instantiate %s\n", instances[k] ? "ok" : "NULL");

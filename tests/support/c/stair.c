@@ -6,7 +6,7 @@
  *   u        Real input;
  *   y        Real output, y = u + strlen(label): direct feedthrough from u AND label;
  *   stop_at  Real parameter: at t = stop_at the model asks to terminate, like the
- *            Reference FMU Stair: fmi2DoStep returns fmi2Discard,
+ *            Reference FMU Stair: the fmi2DoStep that reaches it returns fmi2Discard,
  *            fmi2GetBooleanStatus(fmi2Terminated) is true and
  *            fmi2GetRealStatus(fmi2LastSuccessfulTime) is stop_at.
  *
@@ -161,7 +161,10 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean no_pr
         say(m, fmi2Error, "fmi2DoStep: the model has terminated");
         return fmi2Error;
     }
-    if (t + h > m->stop_at + 1e-12) {   /* like Stair: asks to stop, time at the event */
+    /* like the Reference FMU Stair (its counter reaching 10 at t = 9 s): the step that
+       reaches stop_at ends there and asks to stop -- a valid state at the event, which
+       fmpy records at fmi2LastSuccessfulTime */
+    if (t + h >= m->stop_at - 1e-12) {
         m->time = m->stop_at > t ? m->stop_at : t;
         m->terminated = 1;
         return fmi2Discard;

@@ -19,7 +19,7 @@ from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.master import Master
 from fmu.cosim.system import System
 
-from support.blocks import Gain
+from support.blocks import Gain, Integrator
 
 
 def stair_system(fmu, **params):
@@ -76,6 +76,44 @@ def test_an_fmu_asking_to_terminate_ends_the_run_normally(stair_fmu, tmp_path, m
     assert len(lines) == 1 + len(expected) and lines[-1].startswith("0.40000000000000002,")
 
 
+def stair_into_integrator(fmu, **params):
+    """Stair's y (= len("ab") = 2) integrated by a block: w.x = 2 t where w stepped to t."""
+    return System([FMUComponent("stair", fmu, parameters=params),
+                   BlockComponent("w", Integrator())], {"stair.y": "w.u"})
+
+
+@pytest.mark.parametrize("method, order", [("gauss-seidel", None), ("gauss-seidel", ["w", "stair"]),
+                                           ("jacobi", None)])
+def test_the_step_that_reaches_the_terminating_event_is_recorded(stair_fmu, tmp_path, method,
+                                                                  order):
+    """Issue 25, defect 2: the Reference FMU Stair asks to stop in the step that reaches
+    t = 9 s, at a valid state there (fmi2LastSuccessfulTime = 9 s); fmpy records that row.
+    The run now ends at 9 s too, with the other components stepped to 9 s, in every order
+    (before: the results ended at 8.8 s while the message said it reached 9 s)."""
+    csv = tmp_path / "r.csv"
+    r = Master(stair_into_integrator(stair_fmu, stop_at=9.0), 0.2, method, order=order).run(
+        10.0, csv=csv)
+    assert len(r) == 46 and r.time[-1] == pytest.approx(9.0, abs=1e-12)
+    assert r["stair.counter"][-1] == 9                      # the state at the event
+    np.testing.assert_allclose(r["w.x"], 2.0 * r.time, atol=1e-12)   # w took the last step
+    t = r.termination
+    assert t.component == "stair" and t.time == pytest.approx(9.0) and t.reached == 9.0
+    assert str(t).endswith("the run ended at t = 9 s, results kept")
+    assert "in the step from t = 8.8 s" in str(t)
+    assert len(csv.read_text().splitlines()) == 1 + 46       # the CSV has the row too
+
+
+def test_the_recorded_end_equals_fmpys(stair_fmu):
+    """The same FMU alone under fmpy's simulate_fmu: the same times, the same counter."""
+    fmpy = pytest.importorskip("fmpy")
+    ref = fmpy.simulate_fmu(str(stair_fmu), stop_time=10.0, output_interval=0.2,
+                            start_values={"stop_at": 9.0}, output=["counter"])
+    r = Master(System([FMUComponent("stair", stair_fmu, parameters={"stop_at": 9.0})]),
+               0.2).run(10.0)
+    np.testing.assert_allclose(r.time, ref["time"], atol=1e-12)
+    np.testing.assert_array_equal(r["stair.counter"], ref["counter"])
+
+
 def test_a_run_that_reaches_its_stop_time_has_no_termination(stair_fmu):
     assert Master(stair_system(stair_fmu), 0.2).run(1.0).termination is None
 
@@ -96,3 +134,145 @@ def test_a_replayed_run_ends_at_the_termination_with_the_steps_taken(stair_fmu):
     np.testing.assert_allclose(r.time, [0.0, 0.1, 0.4])
     assert list(r.steps) == [0.1, 0.3]
     assert r.termination.component == "stair" and r.termination.time == pytest.approx(0.4)
+
+
+# ---------------------------------------------------------------------------------
+# issue 25, defect 3: FMUs without a default experiment (the Reference FMUs Feedthrough
+# and Resource give none) run as fmpy.simulate_fmu runs them
+# ---------------------------------------------------------------------------------
+def _without_default_experiment(fmu, out):
+    """A copy of ``fmu`` whose modelDescription.xml has no DefaultExperiment."""
+    import re
+    import zipfile
+    with zipfile.ZipFile(fmu) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    xml = members["modelDescription.xml"].decode()
+    members["modelDescription.xml"] = re.sub(r"\s*<DefaultExperiment[^>]*/>", "", xml).encode()
+    assert b"DefaultExperiment" not in members["modelDescription.xml"]
+    with zipfile.ZipFile(out, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    return out
+
+
+def test_an_fmu_without_experiment_runs_with_fmpys_stop_and_step(lag_fmu, tmp_path, capsys):
+    """Before: "has no default for --stop and --step", exit 2.  Now 1 s in 500 steps,
+    the grid fmpy.simulate_fmu uses for it, and a line saying what was chosen."""
+    fmpy = pytest.importorskip("fmpy")
+    bare = _without_default_experiment(lag_fmu, tmp_path / "Bare.fmu")
+    csv = tmp_path / "r.csv"
+    assert main(["cosim", str(bare), "--out", str(csv)]) == 0
+    captured = capsys.readouterr()
+    assert "501 points, t = 0 .. 1 s" in captured.out
+    assert ("neither given nor in the system's default experiment, as fmpy.simulate_fmu "
+            "chooses them: stop time 1 s (start + 1 s) and step 0.002 s (500 steps)"
+            in captured.err)
+    ref = fmpy.simulate_fmu(str(bare))
+    ours = np.genfromtxt(csv, delimiter=",", names=True)
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    # a stop time given alone: the step divides it as fmpy's does
+    assert main(["cosim", str(bare), "--stop", "10"]) == 0
+    assert "501 points, t = 0 .. 10 s" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------
+# the Modelica Reference FMUs themselves (issue 25, defects 2 and 3, in the FMUs the
+# issue names: compiled from their sources, support/c/reference_fmus)
+# ---------------------------------------------------------------------------------
+def _csv(path):
+    return np.genfromtxt(path, delimiter=",", names=True, deletechars="")
+
+
+def test_the_reference_stair_ends_with_its_t_9_row_as_in_fmpy(reference_fmus, tmp_path,
+                                                              capsys):
+    """Stair counts seconds and asks to terminate in the step that reaches t = 9 s
+    (counter 10).  Before: the results ended at 8.8 s; fmpy records t = 9 s."""
+    fmpy = pytest.importorskip("fmpy")
+    from support.reference_fmus import reference_result
+    csv = tmp_path / "stair.csv"
+    assert main(["cosim", str(reference_fmus["Stair"]), "--stop", "10", "--step", "0.2",
+                 "-o", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "46 points, t = 0 .. 9 s" in out and "the run ended at t = 9 s" in out
+    ours = _csv(csv)
+    ref = fmpy.simulate_fmu(str(reference_fmus["Stair"]), stop_time=10.0, output_interval=0.2)
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    np.testing.assert_array_equal(ours["Stair.counter"], ref["counter"])
+    assert ours["Stair.counter"][-1] == 10
+    # and the counter's steps where the model's own reference result has them
+    shipped = _csv(reference_result("Stair"))
+    for t, counter in zip(shipped["time"], shipped["counter"]):
+        if t <= 9.0:
+            k = int(np.argmin(abs(ours["time"] - t)))
+            if abs(ours["time"][k] - t) < 1e-9:
+                assert ours["Stair.counter"][k] == counter
+
+
+@pytest.mark.parametrize("model", ["Feedthrough", "Resource"])
+def test_reference_fmus_without_a_step_run_as_in_fmpy(reference_fmus, tmp_path, capsys,
+                                                      model):
+    """Feedthrough gives no DefaultExperiment step and Resource none at all (stop 1 s):
+    both ran in fmpy and stopped here with "has no default for --step"."""
+    fmpy = pytest.importorskip("fmpy")
+    csv = tmp_path / "r.csv"
+    assert main(["cosim", str(reference_fmus[model]), "-o", str(csv)]) == 0
+    assert "500 steps" in capsys.readouterr().err
+    ours = _csv(csv)
+    ref = fmpy.simulate_fmu(str(reference_fmus[model]))
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    if model == "Resource":   # y, the first byte of resources/y.txt: 'a' = 97
+        np.testing.assert_array_equal(ours["Resource.y"], ref["y"])
+        assert set(ours["Resource.y"]) == {97}
+
+
+# ---------------------------------------------------------------------------------
+# FMI 3.0 co-simulation FMUs (issue 25, item 2: the master runs them, through fmpy's
+# FMU3Slave): the Reference FMUs' FMI 3.0 builds
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("model", ["Stair", "Feedthrough", "Resource"])
+def test_fmi3_reference_fmus_run_as_in_fmpy(reference_fmus3, model):
+    """Defaults from the FMU (Feedthrough and Resource: their fixedInternalStepSize),
+    every scalar output equal to fmpy's run of the same FMU; Stair ends with its t = 9 s
+    row, asked for by fmi3DoStep's terminateSimulation."""
+    fmpy = pytest.importorskip("fmpy")
+    from fmu.cosim.simulate import cosimulate
+    ours = cosimulate(str(reference_fmus3[model]))
+    ref = fmpy.simulate_fmu(str(reference_fmus3[model]))
+    np.testing.assert_allclose(ours.time, ref["time"], atol=1e-12)
+    outputs = [n for n in ref.dtype.names if n != "time"]
+    assert outputs and all(f"{model}.{n}" in ours.data.dtype.names for n in outputs)
+    for n in outputs:
+        np.testing.assert_array_equal(ours[f"{model}.{n}"], np.asarray(ref[n], dtype=float))
+    if model == "Stair":
+        assert ours.termination is not None and ours.time[-1] == 9.0
+        assert "fmi3DoStep set terminateSimulation" in str(ours.termination)
+        assert ours["Stair.counter"][-1] == 10
+
+
+def test_an_fmi3_fmus_state_is_saved_and_restored(reference_fmus3):
+    """fmi3GetFMUState / fmi3SerializeFMUState and back: a run continued from a state
+    saved at t = 3 s equals the run that went on from there."""
+    c = FMUComponent("stair", reference_fmus3["Stair"])
+    c.initialize(0.0, 10.0)
+    try:
+        for k in range(15):
+            c.do_step(0.2 * k, 0.2)
+        saved = c.get_state()
+        assert isinstance(saved, bytes)
+        straight = []
+        for k in range(15, 25):
+            c.do_step(0.2 * k, 0.2)
+            straight.append(c.get_output_values())
+        c.set_state(saved)
+        assert c.get_output_values() == [3.0 + 1.0]   # counter 4 at t = 3 s (starts at 1)
+        again = []
+        for k in range(15, 25):
+            c.do_step(0.2 * k, 0.2)
+            again.append(c.get_output_values())
+        assert again == straight and straight[-1] == [6.0]
+        snap = c.snapshot()
+        c.do_step(5.0, 0.2)
+        c.restore(snap)
+        assert c.get_output_values() == [6.0]
+    finally:
+        c.terminate()

@@ -18,7 +18,7 @@ from fmu.cosim.components import BlockComponent
 from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.master import Master
 from fmu.cosim.system import System
-from fmu.cosim.simulate import MissingExperimentError, cosimulate
+from fmu.cosim.simulate import auto_interval, cosimulate
 from fmu.cosim.file_rules import SSPError
 from fmu.cosim.ssp import export_ssp, import_ssp
 from fmu.cosim.system_file import load_system, save_system
@@ -190,9 +190,10 @@ def test_cosimulate_takes_what_is_not_given_from_the_default_experiment(lag_fmu,
     shorter = cosimulate(path, allow_python_blocks=True,
                        stop_time=0.5, step_size=0.005, method="gauss-seidel")
     assert shorter.time[-1] == pytest.approx(0.5) and len(shorter) == 101
-    with pytest.raises(MissingExperimentError, match="stop_time and step_size") as err:
-        cosimulate(two_lags(lag_fmu))
-    assert err.value.missing == ["stop_time", "step_size"]
+    # neither given nor in the experiment: fmpy's rules (issue 25, defect 3), 1 s in
+    # 500 steps of 2 ms, as fmpy.simulate_fmu runs such an FMU
+    bare = cosimulate(two_lags(lag_fmu))
+    np.testing.assert_allclose(bare.time, np.linspace(0.0, 1.0, 501), atol=1e-12)
 
 
 @pytest.mark.parametrize("source", ["../secret.ssv", "SECRET_ABS", "file:SECRET_ABS"])
@@ -631,3 +632,15 @@ def test_the_step_another_tool_keeps_in_its_annotation_is_the_default_step(lag_f
             z.writestr(n, b)
     with pytest.raises(SSPError, match="=.-1.: accepted: a finite XML Schema number > 0"):
         load_system(broken)
+
+
+@pytest.mark.parametrize("duration", [1.0, 10.0, 0.3, 2.0, 7.0, 123.0, 4.5e-3, 2.6e4])
+def test_the_default_step_is_fmpys(duration):
+    """The step chosen where none is given is fmpy's auto_interval: a round number that
+    divides the run into 500 to 1000 steps."""
+    from fmpy.util import auto_interval as fmpys
+    h = auto_interval(duration)
+    assert h == fmpys(duration)
+    assert 200 <= duration / h <= 2500
+    with pytest.raises(ValueError, match="duration = 0.0 s: accepted: a finite number > 0"):
+        auto_interval(0.0)

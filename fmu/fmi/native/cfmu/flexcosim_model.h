@@ -27,7 +27,14 @@
 
 #include "model_config.h"
 
+/* the model's own symbols stay inside the binary: only the fmi2 functions are exported
+   (on Windows a DLL exports only what is marked __declspec(dllexport), which the FMI
+   headers do for the fmi2 functions, so nothing is needed there) */
+#if defined(__GNUC__) && !defined(_WIN32) && !defined(__CYGWIN__)
 #define FLEXCOSIM_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define FLEXCOSIM_HIDDEN
+#endif
 
 enum { VAR_REAL = 0, VAR_INTEGER = 1, VAR_STRING = 2 };
 enum { VAR_PARAMETER = 0, VAR_INPUT = 1, VAR_OUTPUT = 2 };

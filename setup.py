@@ -28,16 +28,19 @@ sys.modules[_spec.name] = cbuild          # dataclasses look their module up by 
 _spec.loader.exec_module(cbuild)
 
 FIXED_STEP = "mbdcore/integrators/native/fixed_step.h"
+#: the macros of the numeric tables' one declaration (mbdcore.native.TableLayout)
+TABLE_LAYOUT = "mbdcore/native/table_layout.h"
 
 #: module -> (C sources compiled as one unit, in order; API macros; headers they include)
 KERNELS = {
     "mbdcore.integrators._fixed_step": (["mbdcore/integrators/native/fixed_step.c"],
                                         ["FIXED_STEP_API"], [FIXED_STEP]),
-    "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], []),
+    "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], [TABLE_LAYOUT]),
     "mbdcore.dae._sparse_lu": (["mbdcore/dae/native/sparse_lu.c"], ["SLU_API"], []),
     "mbdcore.multibody._beam_kinematics": (["mbdcore/multibody/native/beam_kinematics.c"],
                                            ["BEAM_API"], []),
-    "mbdcore.multibody._ancf": (["mbdcore/multibody/native/ancf.c"], ["ANCF_API"], []),
+    "mbdcore.multibody._ancf": (["mbdcore/multibody/native/ancf.c"], ["ANCF_API"],
+                                [TABLE_LAYOUT]),
     "mbdcore.multibody._constraint_plan": (["mbdcore/multibody/native/constraint_plan.c"],
                                            ["PLAN_API"], []),
     "mbdcore.multibody._system_terms": (["mbdcore/multibody/native/system_terms.c"],
@@ -45,23 +48,28 @@ KERNELS = {
     "mbdcore.spatial._ancf3d": (["mbdcore/spatial/native/ancf3d.c"], ["ANCF3D_API"], []),
     "mbdcore.models._arm": (["mbdcore/multibody/native/beam_kinematics.c",
                              "mbdcore/models/native/arm.c"], ["BEAM_API", "ARM_API"],
-                            [FIXED_STEP]),
-    "mbdcore.models._rigid_arm": (["mbdcore/models/native/rigid_arm.c"], ["RIGID_API"], []),
-    "mbdcore.models._drive": (["mbdcore/models/native/drive.c"], ["DRIVE_API"], [FIXED_STEP]),
-    "mbdcore.models._linear": (["mbdcore/models/native/linear.c"], ["LINEAR_API"], [FIXED_STEP]),
+                            [FIXED_STEP, TABLE_LAYOUT]),
+    "mbdcore.models._rigid_arm": (["mbdcore/models/native/rigid_arm.c"], ["RIGID_API"],
+                                  [TABLE_LAYOUT]),
+    "mbdcore.models._drive": (["mbdcore/models/native/drive.c"], ["DRIVE_API"],
+                              [FIXED_STEP, TABLE_LAYOUT]),
+    "mbdcore.models._linear": (["mbdcore/models/native/linear.c"], ["LINEAR_API"],
+                               [FIXED_STEP, TABLE_LAYOUT]),
     "mbdcore.models._antenna_axis": (["mbdcore/models/native/drive.c",
                                       "mbdcore/models/native/antenna_axis.c"],
-                                     ["DRIVE_API", "AXIS_API"], [FIXED_STEP]),
+                                     ["DRIVE_API", "AXIS_API"], [FIXED_STEP, TABLE_LAYOUT]),
     "controllers.laws._joint_laws": (["mbdcore/models/native/rigid_arm.c",
                                       "controllers/laws/native/joint_laws.c"],
-                                     ["RIGID_API", "LAWS_API"], []),
-    "controllers.laws._pid": (["controllers/laws/native/pid.c"], ["LAWS_API"], []),
+                                     ["RIGID_API", "LAWS_API"], [TABLE_LAYOUT]),
+    "controllers.laws._pid": (["controllers/laws/native/pid.c"], ["LAWS_API"], [TABLE_LAYOUT]),
     "controllers.laws._lqg": (["mbdcore/models/native/rigid_arm.c",
-                               "controllers/laws/native/lqg.c"], ["RIGID_API", "LAWS_API"], []),
-    "controllers.laws._notch": (["controllers/laws/native/notch.c"], ["LAWS_API"], []),
+                               "controllers/laws/native/lqg.c"], ["RIGID_API", "LAWS_API"],
+                              [TABLE_LAYOUT]),
+    "controllers.laws._notch": (["controllers/laws/native/notch.c"], ["LAWS_API"],
+                                [TABLE_LAYOUT]),
     "controllers.laws._antenna_servo": (["controllers/laws/native/antenna_servo.c"],
-                                        ["LAWS_API"], []),
-    "fmu.cosim._log_proxy": (["fmu/cosim/native/log_proxy.c"], ["LOG_API"], []),
+                                        ["LAWS_API"], [TABLE_LAYOUT]),
+    "fmu.cosim._log_proxy": (["fmu/cosim/native/log_proxy.c"], ["LOG_API"], [TABLE_LAYOUT]),
 }
 
 #: The FMI 2.0 wrapper of the Python FMUs: a shared library, not a Python module (it
@@ -74,7 +82,8 @@ CFMU_SHARED = {"fmi2_cs.c": "fmu/fmi/native/cfmu/fmi2_cs.c",
                "cfmu_core.h": "fmu/fmi/native/cfmu/cfmu_core.h",
                "cfmu_state.h": "fmu/fmi/native/cfmu/cfmu_state.h",
                "flexcosim_model.h": "fmu/fmi/native/cfmu/flexcosim_model.h",
-               "fixed_step.h": FIXED_STEP, "fmi_resources.h": "fmu/fmi/native/fmi_resources.h",
+               "fixed_step.h": FIXED_STEP, "table_layout.h": TABLE_LAYOUT,
+               "fmi_resources.h": "fmu/fmi/native/fmi_resources.h",
                **{h: f"fmu/fmi/native/fmi2/{h}" for h in ("fmi2Functions.h",
                                                          "fmi2FunctionTypes.h",
                                                          "fmi2TypesPlatform.h")}}

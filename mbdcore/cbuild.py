@@ -15,6 +15,14 @@ uses the same code at run time.
   module also carries the digest of the sources it was built from (:func:`source_digest`),
   which ``mbdcore.native`` compares with the installed sources before first use, and the
   addresses of its functions (for C code that calls another kernel through a pointer).
+* **Table layouts**: a kernel's numeric table is declared once, as an X-macro list of its
+  fields in the C source (``#define ARM_LAYOUT(X) X(INT, nm, 1) X(ARRAY, phi1, nq1 * nm)
+  ...``, the macros of ``mbdcore/native/table_layout.h``), from which C gets its struct
+  and reader; :func:`table_layouts` reads the same list, and the module carries it
+  (``TABLE_LAYOUTS``) with functions per table that return what C made of it (the
+  members' offsets in its struct, ``table_struct_<TABLE>``; what its reader reads from
+  a table, field by field, ``table_echo_<TABLE>``), so that Python packs by name
+  (``mbdcore.native.TableLayout``) what C reads by name.
 * **C-source FMU binaries** and test programs: :func:`compile_shared` runs the C
   compiler (``$CC``, else ``cc`` or ``gcc``) where one exists; :func:`find_compiler` says
   whether one does.
@@ -22,6 +30,7 @@ uses the same code at run time.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -30,8 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
-           "find_compiler", "compile_shared", "CompileError", "C99_FLAGS", "NOT_CODE",
-           "code_files", "skeleton_digest", "Platform", "PLATFORMS"]
+           "TableField", "table_layouts", "TABLE_LAYOUT_HEADER", "TABLE_KINDS",
+           "STRUCT_KINDS", "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError",
+           "C99_FLAGS", "NOT_CODE", "code_files", "skeleton_digest", "Platform", "PLATFORMS"]
 
 #: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
 C99_FLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra")
@@ -115,6 +125,149 @@ def api_functions(source: str, macro: str) -> list[CFunction]:
     if not functions:
         raise ValueError(f"no function marked {macro} in the source")
     return functions
+
+
+# -- numeric tables declared once --------------------------------------------------------
+
+#: The macros that turn a table's X-macro list into C (struct members, reader, echo).
+TABLE_LAYOUT_HEADER = Path(__file__).resolve().parent / "native" / "table_layout.h"
+
+#: Field kinds of a flat table: an integer stored as a double, a number, an array of
+#: numbers.
+TABLE_KINDS = ("INT", "REAL", "ARRAY")
+#: The further kinds of a layout that declares a C struct only: an array the kernel
+#: writes (scratch), an array of C ints, an untyped address, a function pointer (its C
+#: type in the size's place).
+STRUCT_KINDS = ("WORK", "INTS", "ADDRESS", "FN")
+#: The largest magnitude of an INT field (``TABLE_INT_LIMIT`` of the header): a size, a
+#: product of up to three INT fields, stays within a C long.
+TABLE_INT_LIMIT = 10**6
+
+_TABLE_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+_LAYOUT)\(X\)[ \t]*((?:[^\n]*\\\n)*[^\n]*)", re.M)
+_SIZE_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_]\w*)|([-+*()]))")
+
+
+@dataclass(frozen=True)
+class TableField:
+    """One field of a table layout: its kind (:data:`TABLE_KINDS`), name, and size, an
+    integer C expression of earlier INT fields (``"1"`` for INT and REAL)."""
+
+    kind: str
+    name: str
+    size: str
+
+
+def _entries(body: str, table: str) -> list[list[str]]:
+    """The argument lists of the X(...) entries of a macro body, split at top-level
+    commas; anything else in the body is refused naming the table."""
+    entries, i = [], 0
+    while True:
+        while i < len(body) and body[i].isspace():
+            i += 1
+        if i == len(body):
+            return entries
+        if not body.startswith("X(", i):
+            raise ValueError(f"table {table}: expected X(kind, name, size) at "
+                             f"{body[i:i + 30]!r}")
+        depth, args, start, i = 1, [], i + 2, i + 2
+        while depth:
+            if i == len(body):
+                raise ValueError(f"table {table}: unbalanced brackets")
+            c = body[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            if (c == "," and depth == 1) or depth == 0:
+                args.append(body[start:i].strip())
+                start = i + 1
+            i += 1
+        entries.append(args)
+
+
+def _check_size(size: str, ints: set, table: str, name: str) -> str:
+    """``size`` normalised, if it is an expression of integers, earlier INT fields
+    ``ints``, + - * and brackets (so C and Python evaluate it alike)."""
+    tokens, pos = [], 0
+    while pos < len(size):
+        match = _SIZE_TOKEN.match(size, pos)
+        if not match or match.end() == pos:
+            raise ValueError(f"table {table}: the size of field {name!r}, {size!r}, is not "
+                             "an expression of integers, earlier INT fields, + - * ()")
+        number, word, op = match.groups()
+        if word is not None and word not in ints:
+            raise ValueError(f"table {table}: the size of field {name!r} uses {word!r}, "
+                             "which is no earlier INT field")
+        tokens.append(number or word or op)
+        pos = match.end()
+    if not tokens:
+        raise ValueError(f"table {table}: field {name!r} has no size")
+    return " ".join(tokens).replace("( ", "(").replace(" )", ")")
+
+
+def table_layouts(source: str) -> dict[str, tuple]:
+    """The table layouts declared in C ``source``: every ``#define NAME_LAYOUT(X)`` macro, an
+    X-macro list ``X(kind, name, size) ...`` (``mbdcore/native/table_layout.h``), as
+    name -> tuple of :class:`TableField` in order; a malformed list is a ValueError
+    naming the table and the field."""
+    layouts = {}
+    for match in _TABLE_MACRO.finditer(_COMMENT.sub(" ", source)):
+        table, body = match.group(1), match.group(2).replace("\\\n", " ")
+        fields, ints = [], set()
+        for args in _entries(body, table):
+            if len(args) != 3:
+                raise ValueError(f"table {table}: X({', '.join(args)}) needs kind, name, size")
+            kind, name, size = args
+            if kind not in TABLE_KINDS + STRUCT_KINDS:
+                raise ValueError(f"table {table}: field {name!r} has kind {kind!r}; "
+                                 f"accepted: {', '.join(TABLE_KINDS + STRUCT_KINDS)}")
+            if not re.fullmatch(r"[A-Za-z_]\w*", name) or name.startswith("tl_"):
+                raise ValueError(f"table {table}: {name!r} is no field name (a C identifier "
+                                 "not starting with tl_)")
+            if any(f.name == name for f in fields):
+                raise ValueError(f"table {table}: field {name!r} is declared twice")
+            if kind == "FN":
+                if not re.fullmatch(r"[A-Za-z_]\w*", size):
+                    raise ValueError(f"table {table}: the FN field {name!r} needs its C "
+                                     f"function pointer type, not {size!r}")
+                fields.append(TableField(kind, name, size))
+                continue
+            size = _check_size(size, ints, table, name)
+            if kind not in ("ARRAY", "WORK", "INTS") and size != "1":
+                raise ValueError(f"table {table}: the {kind} field {name!r} has size {size!r}; "
+                                 "a scalar's size is 1")
+            fields.append(TableField(kind, name, size))
+            if kind == "INT":
+                ints.add(name)
+        if not fields:
+            raise ValueError(f"table {table}: no field")
+        layouts[table] = tuple(fields)
+    return layouts
+
+
+def _table_checks(table: str, fields) -> tuple[str, list]:
+    """C of the functions by which the module's layouts are checked against the C that
+    ``table_layout.h`` makes of them: ``table_struct_<table>(out)``, the offset of each
+    member of the struct and its size; for a flat table (no struct-only kind)
+    ``table_echo_<table>(tab, out)``, what the reader reads from ``tab``, field by field."""
+    out = CParameter("out", "double", True, True)
+    code = (f"typedef struct {{ {table}(TABLE_MEMBER) }} fc_{table}_t;\n"
+            f"#define TABLE_STRUCT fc_{table}_t\n"
+            f"static long table_struct_{table}(double *tl_out) {{\n"
+            f"    {table}(TABLE_OFFSET)\n"
+            f"    return (long)sizeof(fc_{table}_t);\n}}\n"
+            "#undef TABLE_STRUCT\n")
+    functions = [CFunction(f"table_struct_{table}", "long", (out,))]
+    if all(f.kind in TABLE_KINDS for f in fields):
+        code += (f"TABLE_READER({table}, fc_{table}_t, fc_read_{table})\n"
+                 f"static long table_echo_{table}(const double *tl_tab, double *tl_out) {{\n"
+                 f"    fc_{table}_t fields, *tl_s = &fields;\n"
+                 f"    long n = fc_read_{table}(tl_tab, tl_s);\n"
+                 f"    if (n) {{ {table}(TABLE_ECHO) }}\n"
+                 "    return n;\n}\n")
+        functions.append(CFunction(f"table_echo_{table}", "long",
+                                   (CParameter("tab", "double", True, False), out)))
+    return code, functions
 
 
 def source_digest(paths) -> str:
@@ -290,11 +443,21 @@ def binding_source(module: str, sources, api_macros, headers=(), digest: str = "
                 functions += api_functions(text, macro)
     if not functions:
         raise ValueError(f"{module}: no API function in {', '.join(map(str, sources))}")
+    layouts = {}
+    for source in sources:
+        layouts.update(table_layouts(source.read_text()))
     short = module.rsplit(".", 1)[-1]
     digest = digest or source_digest([*sources, *headers])
     parts = [_PRELUDE, "#include <limits.h>", ""]
     parts += [f'#include "{s.name}"' for s in sources]
     parts.append("")
+    for table, fields in layouts.items():   # after the sources, whose headers define the macros
+        code, checks = _table_checks(table, fields)
+        parts.append(code)
+        functions += checks
+    text = json.dumps({t: [[f.kind, f.name, f.size] for f in fields]
+                       for t, fields in layouts.items()})
+    layouts_c = text.replace("\\", "\\\\").replace('"', '\\"')
     parts += [_wrapper(f) for f in functions if not f.variadic]
     methods = [f'    {{"{f.name}", (PyCFunction)(void (*)(void))fc_{f.name}, METH_FASTCALL, '
                f'"{f.restype} {f.name}({", ".join(map(_declaration, f.parameters))})"}},'
@@ -317,6 +480,7 @@ PyMODINIT_FUNC PyInit_{short}(void) {{
     PyObject *m = PyModule_Create(&fc_module), *d = NULL, *v = NULL;
     if (!m) return NULL;
     if (PyModule_AddStringConstant(m, "SOURCE_DIGEST", "{digest}") < 0) goto fail;
+    if (PyModule_AddStringConstant(m, "TABLE_LAYOUTS", "{layouts_c}") < 0) goto fail;
     if (!(d = PyDict_New())) goto fail;
 {addresses}
     if (PyModule_AddObject(m, "ADDRESSES", d) < 0) goto fail;

@@ -16,17 +16,30 @@ are of the declared type (a float64 numpy array for ``double *``, int32 for ``in
 a writable one where the C function writes), an address (an int) or None (NULL); for a
 scalar, a Python number.  ``module.ADDRESSES[name]`` is a function's address, for C
 code that calls another kernel through a pointer.
+
+A kernel's numeric table is declared once, in its C source, as an X-macro list of its
+fields (``mbdcore/native/table_layout.h``); the module carries that list, and
+:func:`table_layout` makes it a :class:`TableLayout`, which packs a table by field name
+(every field given once, of its declared size, finite) and unpacks one by name.
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
+import json
 import logging
+import math
+import numbers
 from functools import cache
 from pathlib import Path
 
-from mbdcore.cbuild import source_digest
+import numpy as np
 
-__all__ = ["KernelError", "kernel_library", "kernel_module"]
+from mbdcore.cbuild import (STRUCT_KINDS, TABLE_INT_LIMIT, TABLE_KINDS, TableField,
+                            source_digest)
+
+__all__ = ["KernelError", "kernel_library", "kernel_module", "TableLayout", "TableError",
+           "table_layout"]
 
 #: Says when a kernel is loaded (DEBUG).
 logger = logging.getLogger(__name__)
@@ -67,3 +80,242 @@ def kernel_library(module: str, sources, headers=()):
     def loader():
         return kernel_module(module, sources, headers)
     return loader
+
+
+#: The values a scalar field takes without an array built: Python's and numpy's numbers.
+_NUMBERS = (numbers.Real, np.generic)
+_EXACT = {float, int, bool}
+
+
+class TableError(ValueError):
+    """A table does not match its layout: the message names the table and the field."""
+
+
+class TableLayout:
+    """The layout of one kernel's numeric table or struct, as its C source declares it
+    (the X-macro list read by :func:`mbdcore.cbuild.table_layouts` when the kernel is
+    built): the fields in order, each an INT (a whole number stored as a double), a REAL
+    or an ARRAY whose size is an integer expression of earlier INT fields; a struct's
+    also WORK, INTS, ADDRESS or FN (``mbdcore/native/table_layout.h``).
+
+    :meth:`pack` builds a table from its fields by name, :meth:`unpack` reads one back,
+    :meth:`structure` fills a struct, :meth:`c_initializer` writes a C FMU's table of
+    scalars; a field missing, unknown, mis-sized, non-integer where an INT, or
+    non-finite is a :class:`TableError` naming the table and the field."""
+
+    def __init__(self, name: str, fields, echo=None, struct_offsets=None):
+        self.name = name
+        self._echo, self._struct_offsets = echo, struct_offsets
+        self._ctypes_class = None
+        self.fields = tuple(f if isinstance(f, TableField) else TableField(*f) for f in fields)
+        if not self.fields:
+            raise TableError(f"table {name}: no field")
+        for f in self.fields:
+            if f.kind not in TABLE_KINDS + STRUCT_KINDS:
+                raise TableError(f"table {name}: field {f.name!r} has kind {f.kind!r}; "
+                                 f"accepted: {', '.join(TABLE_KINDS + STRUCT_KINDS)}")
+        self._name_set = {f.name for f in self.fields}
+        # the size expressions were checked by cbuild: integers, INT fields, + - * ()
+        self._sizes = {f.name: compile(f.size, f"<{name}.{f.name}>", "eval")
+                       for f in self.fields if f.kind != "FN"}
+
+    def __repr__(self) -> str:
+        return f"TableLayout({self.name!r}, {[f.name for f in self.fields]})"
+
+    @property
+    def names(self) -> tuple:
+        """The field names in table order."""
+        return tuple(f.name for f in self.fields)
+
+    def _size(self, f: TableField, ints: dict) -> int:
+        return int(eval(self._sizes[f.name], {"__builtins__": {}}, ints))  # noqa: S307
+
+    def pack(self, **values) -> np.ndarray:
+        """The table (float64, C order) of the fields ``values`` by name: each field of
+        the layout exactly once, an INT a whole number, an ARRAY of the size its
+        expression gives (any shape, flattened in C order), every number finite."""
+        if values.keys() != self._name_set:
+            self._check_names(values)
+        self._refuse_work("packed as a flat table")
+        ints, chunks, scalars = {}, [], []
+        for f in self.fields:
+            value = values[f.name]
+            if f.kind != "ARRAY" and (type(value) in _EXACT or isinstance(value, _NUMBERS)):
+                number = float(value)   # a Python or numpy number: no array to build
+            else:
+                array = np.asarray(value, dtype=float).ravel()
+                size = 1 if f.kind != "ARRAY" else self._size(f, ints)
+                if array.size != size:
+                    raise TableError(f"table {self.name}: field {f.name!r} has {array.size} "
+                                     f"numbers; its size {f.size} is {size}")
+                if not np.all(np.isfinite(array)):
+                    raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+                if f.kind == "ARRAY":
+                    chunks += [np.array(scalars), array]
+                    scalars = []
+                    continue
+                number = float(array[0])
+            if not math.isfinite(number):
+                raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+            if f.kind == "INT":
+                ints[f.name] = self._whole(f, number)
+            scalars.append(number)
+        return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
+
+    def _whole(self, f: TableField, number: float) -> int:
+        """An INT field's value as an int, if it is a whole number within the limit."""
+        if not (abs(number) <= TABLE_INT_LIMIT and number == int(number)):
+            raise TableError(f"table {self.name}: the INT field {f.name!r} = {number!r} "
+                             f"is not a whole number within +-{TABLE_INT_LIMIT}")
+        return int(number)
+
+    def _refuse_work(self, what: str) -> None:
+        only = [f for f in self.fields if f.kind in STRUCT_KINDS]
+        if only:
+            raise TableError(f"table {self.name}: a struct (its field {only[0].name!r} is "
+                             f"{only[0].kind}) cannot be {what}")
+
+    def structure(self, **values) -> ctypes.Structure:
+        """The C struct of this layout (``typedef struct { NAME(TABLE_MEMBER) }``) as a
+        ctypes structure, from its fields by name: an INT a whole number, a REAL a finite
+        number, an ARRAY or WORK a C-contiguous float64 array (writable for WORK) of the
+        size its expression gives, an INTS one of C ints, passed by address; an ADDRESS
+        or FN an address (int) or None.  The structure holds the arrays
+        (``structure.arrays``), so they live as long as it does."""
+        if values.keys() != self._name_set:
+            self._check_names(values)
+        ints, members, arrays = {}, [], []
+        for f in self.fields:
+            value = values[f.name]
+            if f.kind in ("ADDRESS", "FN"):
+                if not (value is None or isinstance(value, int)):
+                    raise TableError(f"table {self.name}: field {f.name!r} needs an address "
+                                     f"(int) or None, not {type(value).__name__}")
+                members.append(value)
+                continue
+            if f.kind in ("ARRAY", "WORK", "INTS"):
+                size = self._size(f, ints)
+                dtype = np.dtype(ctypes.c_int if f.kind == "INTS" else np.float64)
+                if not (isinstance(value, np.ndarray) and value.dtype == dtype
+                        and value.flags.c_contiguous and value.size == size
+                        and (f.kind == "ARRAY" or value.flags.writeable)):
+                    raise TableError(
+                        f"table {self.name}: field {f.name!r} needs a C-contiguous"
+                        f"{' writable' if f.kind == 'WORK' else ''} {dtype} array of "
+                        f"{f.size} = {size} numbers")
+                if f.kind == "ARRAY" and not np.all(np.isfinite(value)):
+                    raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+                arrays.append(value)
+                members.append(value.ctypes.data)
+                continue
+            number = float(value)
+            if not math.isfinite(number):
+                raise TableError(f"table {self.name}: field {f.name!r} is not finite")
+            if f.kind == "INT":
+                number = ints[f.name] = self._whole(f, number)
+            members.append(number)
+        structure = self.ctypes_class()(*members)
+        structure.arrays = tuple(arrays)
+        return structure
+
+    def ctypes_class(self) -> type:
+        """The ctypes structure class of this layout's C struct: INT a C int, REAL a
+        double, every pointer (ARRAY, WORK, INTS, ADDRESS, FN) an address."""
+        if self._ctypes_class is None:
+            types = {"INT": ctypes.c_int, "REAL": ctypes.c_double}
+            self._ctypes_class = type(self.name.lower(), (ctypes.Structure,), {
+                "_fields_": [(f.name, types.get(f.kind, ctypes.c_void_p)) for f in self.fields],
+                "__doc__": f"The C struct of {self.name} (mbdcore.native.TableLayout)."})
+        return self._ctypes_class
+
+    def struct_offsets_in_c(self) -> tuple[dict, int]:
+        """(member name -> offset, size) of the compiled kernel's struct of this layout
+        (``typedef struct { NAME(TABLE_MEMBER) }``), for tests of the one declaration."""
+        if self._struct_offsets is None:
+            raise TableError(f"table {self.name}: no compiled struct to ask")
+        out = np.empty(len(self.fields))
+        size = self._struct_offsets(out)
+        return {f.name: int(o) for f, o in zip(self.fields, out)}, int(size)
+
+    def c_initializer(self, **expressions) -> str:
+        """A C initializer ``{e1, e2, ...}`` of this table of scalars from C expressions
+        by field name (a C FMU fills the table from its parameters, ``PAR_kp``): each
+        field exactly once, in the layout's order."""
+        arrays = [f.name for f in self.fields if f.kind == "ARRAY"]
+        if arrays:
+            raise TableError(f"table {self.name}: the array field {arrays[0]!r} has no "
+                             "initializer expression")
+        self._check_names(expressions)
+        return "{" + ", ".join(str(expressions[n]) for n in self.names) + "}"
+
+    def _check_names(self, given) -> None:
+        unknown = sorted(set(given) - set(self.names))
+        if unknown:
+            raise TableError(f"table {self.name}: no field {', '.join(map(repr, unknown))} "
+                             f"(its fields: {', '.join(self.names)})")
+        missing = [n for n in self.names if n not in given]
+        if missing:
+            raise TableError(f"table {self.name}: field {', '.join(map(repr, missing))} "
+                             "not given")
+
+    def offsets(self, table) -> dict:
+        """field name -> (start, size) in ``table``, read by the layout (its INT fields
+        give the sizes); a table of another length is a :class:`TableError`."""
+        self._refuse_work("read as a flat table")
+        table = np.asarray(table, dtype=float).ravel()
+        ints, where, start = {}, {}, 0
+        for f in self.fields:
+            if f.kind == "INT":
+                if start >= table.size:
+                    raise TableError(f"table {self.name}: the INT field {f.name!r} lies "
+                                     f"beyond the table of {table.size} numbers")
+                ints[f.name] = self._whole(f, float(table[start]))
+            size = 1 if f.kind != "ARRAY" else self._size(f, ints)
+            if size < 0:
+                raise TableError(f"table {self.name}: field {f.name!r} has a negative size "
+                                 f"{f.size} = {size}")
+            where[f.name] = (start, size)
+            start += size
+        if start != table.size:
+            raise TableError(f"table {self.name}: {table.size} numbers where its fields "
+                             f"take {start}")
+        return where
+
+    def unpack(self, table) -> dict:
+        """The fields of ``table`` by name: an INT as int, a REAL as float, an ARRAY as
+        a flat view into the table (for tests and debugging)."""
+        table = np.asarray(table, dtype=float).ravel()
+        out, where = {}, self.offsets(table)
+        for f in self.fields:
+            start, size = where[f.name]
+            out[f.name] = (int(table[start]) if f.kind == "INT" else float(table[start])
+                           if f.kind == "REAL" else table[start:start + size])
+        return out
+
+
+    def read_by_c(self, table) -> dict:
+        """What the compiled kernel's reader of this layout (the struct and reader that
+        ``table_layout.h`` makes of the same declaration) reads from ``table``: field
+        name -> the value of an INT or REAL field, the offset of an ARRAY field; a table
+        the C cannot read is a :class:`TableError`.  For tests of the one declaration."""
+        if self._echo is None:
+            raise TableError(f"table {self.name}: no compiled reader to ask")
+        table = np.ascontiguousarray(table, dtype=float)
+        out = np.empty(len(self.fields))
+        if self._echo(table, out) != table.size:
+            raise TableError(f"table {self.name}: the compiled reader does not read the "
+                             f"{table.size} numbers as one table")
+        return {f.name: int(v) if f.kind != "REAL" else float(v)
+                for f, v in zip(self.fields, out)}
+
+
+def table_layout(loader, name: str) -> TableLayout:
+    """The layout of table ``name`` (``"ARM_LAYOUT"``) as the compiled kernel of
+    ``loader`` (:func:`kernel_library`) declares it."""
+    module = loader()
+    layouts = json.loads(getattr(module, "TABLE_LAYOUTS", "{}"))
+    if name not in layouts:
+        raise KernelError(f"the compiled kernel {module.__name__} declares no table {name} "
+                          f"(its tables: {', '.join(layouts) or 'none'})")
+    return TableLayout(name, layouts[name], getattr(module, f"table_echo_{name}", None),
+                       getattr(module, f"table_struct_{name}", None))

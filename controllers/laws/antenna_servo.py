@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controllers.laws.kernels import ANTENNA_SERVO_C_SOURCE, antenna_servo_law
+from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, antenna_servo_law,
+                                      pointing_layout, servo_layout)
 from mbdcore.blocks import Block, Parameter, Signal, VectorState
 from mbdcore.codegen import CModel, stateless_functions
 
@@ -120,9 +121,7 @@ class AntennaServoController(Block):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._c_params = np.array([float(self.params[q.name]) for q in self.PARAMETERS])
-        if self._c_params.size != antenna_servo_law().servo_n_params():
-            raise ValueError("AntennaServoController.PARAMETERS do not match antenna_servo.c")
+        self._c_params = servo_layout().pack(**self.params)
         self._out = np.empty(2)
         self.reset()
 
@@ -168,9 +167,10 @@ class AntennaServoController(Block):
     def c_model(self) -> CModel:
         """The cascade in C (``native/antenna_servo.c``, the code this block runs); every
         parameter stays settable."""
-        params = ", ".join(f"(double)PAR_{q.name}" for q in self.PARAMETERS)
+        layout = servo_layout()
+        params = layout.c_initializer(**{n: f"(double)PAR_{n}" for n in layout.names})
         glue = f"""
-#define SERVO_PARAMS const double p[{len(self.PARAMETERS)}] = {{{params}}}
+#define SERVO_PARAMS const double p[{len(layout.names)}] = {params}
 #define SERVO_INPUTS const double u[5] = {{IN_reference_angle, IN_reference_rate, \\
     IN_axis_angle, IN_speed1, IN_speed2}}
 
@@ -215,15 +215,16 @@ class PointingReference(Block):
 
     def outputs(self) -> dict:
         p, out = self.params, np.empty(2)
-        antenna_servo_law().pointing_reference(
-            np.array([p["step"], p["step_time"], p["rate"], p["ramp_time"]], dtype=float),
-            float(self.time), out)
+        antenna_servo_law().pointing_reference(pointing_layout().pack(**p), float(self.time),
+                                               out)
         return {"reference_angle": float(out[0]), "reference_rate": float(out[1])}
 
     def c_model(self) -> CModel:
         """The reference in C (``native/antenna_servo.c``, the code this block runs);
         every parameter stays settable."""
-        body = ("    const double p[4] = {PAR_step, PAR_step_time, PAR_rate, PAR_ramp_time};\n"
+        layout = pointing_layout()
+        params = layout.c_initializer(**{n: f"PAR_{n}" for n in layout.names})
+        body = (f"    const double p[{len(layout.names)}] = {params};\n"
                 "    double out[2];\n"
                 "    pointing_reference(p, d->time, out);\n"
                 "    OUT_reference_angle = out[0];\n"

@@ -56,7 +56,7 @@ import numpy as np
 import scipy.linalg as sl
 
 from controllers.laws.joint_pd import TORQUE_LIMIT, JointPDController
-from controllers.laws.kernels import LQG_C_SOURCES, lqg_law
+from controllers.laws.kernels import LQG_C_SOURCES, lqg_law, lqg_layout, lqg_settings_layout
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 from mbdcore.blocks import (
     Block,
@@ -73,6 +73,7 @@ from mbdcore.models.rigid_arm import (
     RIGID_PARAMETER_NAMES,
     RigidTwoLinkArm,
 )
+from mbdcore.native import TableError
 
 __all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
            "DEFAULT_DESIGN_FILE", "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS",
@@ -318,8 +319,9 @@ class ArmLQGController(Block):
         self.rigid = RigidTwoLinkArm.from_flexible(**p)
         self._rigid_c = self.rigid.c_parameters
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
-        self._gains = np.array([p["tau_max1"], p["tau_max2"], float(p["feedforward"]),
-                                float(p["reference"] == "model")])
+        self._gains = lqg_settings_layout().pack(
+            tau_max1=p["tau_max1"], tau_max2=p["tau_max2"], feedforward=p["feedforward"],
+            reference=int(p["reference"] == "model"))
         self._n = len(d.states)
         self._ni = len(d.integrated) if isinstance(d, LQIDesign) else 0
         self.reset()
@@ -401,9 +403,12 @@ class ArmLQGController(Block):
         rigid arm of the feedforward are built in at export (tables); the torque limits,
         the feedforward switch and the reference stay settable.  The FMU refuses steps
         other than the design's sample time."""
+        settings = lqg_settings_layout()
+        gains = settings.c_initializer(tau_max1="PAR_tau_max1", tau_max2="PAR_tau_max2",
+                                       feedforward="(double)PAR_feedforward",
+                                       reference="(double)PAR_reference")
         glue = f"""
-#define LQG_GAINS const double g[4] = {{PAR_tau_max1, PAR_tau_max2, (double)PAR_feedforward, \
-                                       (double)PAR_reference}}
+#define LQG_GAINS const double g[{len(settings.names)}] = {gains}
 #define LQG_INPUTS_NOW const double u[{len(_C_INPUTS)}] = {{{", ".join(
             f"IN_{name}" for name in _C_INPUTS)}}}
 
@@ -431,11 +436,12 @@ void model_outputs(ModelData *d) {{
     OUT_tau2 = tau[1];
 }}
 """
-        # the design step is the table's entry 4 (lqg_table): the source holds no number
+        # the design step is the table's field dt (lqg_table): the source holds no number
+        dt_at = lqg_layout().offsets(self._table)["dt"][0]
         return CModel(glue, c_sources=LQG_C_SOURCES, api=("RIGID_API", "LAWS_API"),
                       n_discrete=len(self._s), state_names=tuple(self.vector_state().names),
                       fixed_parameters=("design",) + RIGID_PARAMETER_NAMES,
-                      sample_time="LQG_TABLE[4]",
+                      sample_time=f"LQG_TABLE[{dt_at}]",
                       tables={"LQG_TABLE": self._table, "RIGID": self._rigid_c})
 
 
@@ -446,12 +452,14 @@ def lqg_table(design: LQGDesign, input_names: Sequence[str] = _C_INPUTS) -> np.n
     lqi = isinstance(design, LQIDesign)
     Ki = np.asarray(design.Ki, float) if lqi else np.zeros((2, 0))
     rows = design.integrated_rows() if lqi else np.zeros(0)
-    table = np.concatenate([
-        [n, 2, p, Ki.shape[1], design.dt],
-        *(np.asarray(getattr(design, a), float).ravel()
-          for a in ("Ad", "Bd", "C", "K", "L", "x_lin", "y_lin")),
-        Ki.ravel(), rows, [list(input_names).index(m) for m in design.measured],
-        [design.states.index(name) for name in JOINT_STATES]]).astype(float)
+    try:
+        table = lqg_layout().pack(
+            n=n, m=2, p=p, ni=Ki.shape[1], dt=design.dt,
+            **{a: getattr(design, a) for a in ("Ad", "Bd", "C", "K", "L", "x_lin", "y_lin")},
+            Ki=Ki, int_rows=rows, measured=[list(input_names).index(m) for m in design.measured],
+            joint=[design.states.index(name) for name in JOINT_STATES])
+    except TableError as exc:
+        raise DesignError(f"LQG design of {n} states and {p} measured outputs: {exc}") from None
     if lqg_law().lqg_table_length(table) != table.size:
         raise DesignError(f"LQG design of {n} states and {p} measured outputs does not fit "
                           "the C law (at most 64 of each)")

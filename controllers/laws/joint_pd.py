@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
+from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws, pd_layout
 from mbdcore.blocks import Block, Parameter, Signal
 from mbdcore.codegen import CModel, stateless_functions
 from mbdcore.models.rigid_arm import (
@@ -107,8 +107,7 @@ class JointPDController(JointTorqueLaw):
         self.kp = np.array([p["kp1"], p["kp2"]])
         self.kd = np.array([p["kd1"], p["kd2"]])
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
-        self._c_gains = np.array([p["kp1"], p["kd1"], p["kp2"], p["kd2"], p["tau_max1"],
-                                  p["tau_max2"], float(p["feedforward"])])
+        self._c_gains = pd_layout().pack(**{n: p[n] for n in pd_layout().names})
         self._c_rigid = self.rigid.c_parameters
 
     def feedback_system(self):
@@ -138,9 +137,11 @@ class JointPDController(JointTorqueLaw):
         """The law in C (``native/joint_laws.c``, the code this block runs): the gains,
         limits and feedforward switch stay settable; the rigid arm of the feedforward is
         built in at export."""
-        glue = stateless_functions("""
-    const double g[7] = {PAR_kp1, PAR_kd1, PAR_kp2, PAR_kd2, PAR_tau_max1, PAR_tau_max2,
-                         (double)PAR_feedforward};
+        layout = pd_layout()
+        gains = layout.c_initializer(**{**{n: f"PAR_{n}" for n in layout.names},
+                                        "feedforward": "(double)PAR_feedforward"})
+        glue = stateless_functions(f"""
+    const double g[{len(layout.names)}] = {gains};""" + """
     const double ref[6] = {IN_theta1_ref, IN_theta2_ref, IN_omega1_ref, IN_omega2_ref,
                            IN_alpha1_ref, IN_alpha2_ref};
     const double meas[4] = {IN_theta1, IN_theta2, IN_omega1, IN_omega2};

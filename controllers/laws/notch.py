@@ -17,7 +17,7 @@ import ctypes
 
 import numpy as np
 
-from controllers.laws.kernels import NOTCH_C_SOURCE, notch_law
+from controllers.laws.kernels import NOTCH_C_SOURCE, notch_law, notch_layout
 from mbdcore.blocks import (
     Block,
     Parameter,
@@ -48,8 +48,9 @@ def notch_coefficients(frequency: float, dt: float, zeta_zero: float = 0.0,
     """
     c = np.empty(5)
     msg = ctypes.create_string_buffer(256)
-    if notch_law().notch_coefficients(np.array([frequency, zeta_zero, zeta_pole, dt], float),
-                                      c, msg, len(msg)):
+    table = notch_layout().pack(frequency=frequency, zeta_zero=zeta_zero, zeta_pole=zeta_pole,
+                                dt=dt)
+    if notch_law().notch_coefficients(table, c, msg, len(msg)):
         raise ParameterError(msg.value.decode())
     return c[:3].copy(), np.array([1.0, c[3], c[4]])
 
@@ -100,10 +101,12 @@ class NotchFilter(Block):
     def c_model(self) -> CModel:
         """The filter in C (``native/notch.c``, the code this block runs); every parameter
         stays settable (the coefficients are computed at initialisation)."""
-        glue = """
-int model_setup(ModelData *d, char *msg, size_t n) {
-    const double p[4] = {PAR_frequency, PAR_zeta_zero, PAR_zeta_pole, PAR_dt};
-    return notch_coefficients(p, d->w, msg, n);
+        layout = notch_layout()
+        params = layout.c_initializer(**{n: f"PAR_{n}" for n in layout.names})
+        glue = f"""
+int model_setup(ModelData *d, char *msg, size_t n) {{
+    const double p[{len(layout.names)}] = {params};
+""" + """    return notch_coefficients(p, d->w, msg, n);
 }
 void model_initial(ModelData *d) { Z(0) = 0.0; Z(1) = 0.0; }
 void model_derivatives(const ModelData *d, const double *x, double *dx) { (void)d; (void)x; (void)dx; }

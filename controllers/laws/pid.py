@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from controllers.laws.kernels import PID_C_SOURCE, pid_law
+from controllers.laws.kernels import PID_C_SOURCE, pid_law, pid_layout
 from mbdcore.blocks import Block, Parameter, ParameterError, Signal, VectorState
 from mbdcore.codegen import CModel
 
@@ -120,9 +120,9 @@ class PIDController(Block):
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        self._c_params = np.array([p["kp"], p["ki"], p["kd"], p["tf"], p["b"], p["c"],
-                                   p["u_min"], p["u_max"], ANTI_WINDUP.index(p["anti_windup"]),
-                                   p["tt"]])
+        self._c_params = pid_layout().pack(**{n: p[n] for n in pid_layout().names
+                                              if n != "anti_windup"},
+                                           anti_windup=ANTI_WINDUP.index(p["anti_windup"]))
         message = ctypes.create_string_buffer(512)
         if pid_law().pid_check(self._c_params, message, len(message)):
             raise ParameterError(message.value.decode())
@@ -132,8 +132,9 @@ class PIDController(Block):
     @staticmethod
     def default_tracking_time(kp: float, ki: float, kd: float) -> float:
         """Astrom & Hagglund's rule: ``tt = sqrt(Ti Td)`` with D, ``Ti`` without [s]."""
-        return pid_law().pid_tracking_time(np.array([kp, ki, kd, 0.0, 1.0, 0.0, -1.0, 1.0,
-                                                     0.0, 0.0]))
+        return pid_law().pid_tracking_time(pid_layout().pack(
+            kp=kp, ki=ki, kd=kd, tf=0.0, b=1.0, c=0.0, u_min=-1.0, u_max=1.0, anti_windup=0,
+            tt=0.0))
 
     def reset(self, t0: float = 0.0) -> None:
         super().reset(t0)
@@ -183,12 +184,13 @@ class PIDController(Block):
     def c_model(self) -> CModel:
         """The PID in C (``native/pid.c``, the code this block runs); every parameter
         stays settable (their consistency is checked at initialisation)."""
-        params = ("{PAR_kp, PAR_ki, PAR_kd, PAR_tf, PAR_b, PAR_c, PAR_u_min, PAR_u_max, "
-                  "(double)AW_INDEX(PAR_anti_windup), PAR_tt}")
+        layout = pid_layout()
+        params = layout.c_initializer(**{**{n: f"PAR_{n}" for n in layout.names},
+                                         "anti_windup": "(double)AW_INDEX(PAR_anti_windup)"})
         glue = f"""
 /* the choices of anti_windup in ANTI_WINDUP order, as pid.c numbers them */
 #define AW_INDEX(s) (s)
-#define PID_PARAMS const double p[10] = {params}
+#define PID_PARAMS const double p[{len(layout.names)}] = {params}
 
 int model_setup(ModelData *d, char *msg, size_t n) {{
     PID_PARAMS;

@@ -18,9 +18,10 @@ from fmu.cosim.archive import check_archive, safe_extract
 from fmu.cosim.components import Component
 from fmu.cosim.errors import ComponentError, ComponentTerminated
 from fmu.cosim.fmi_api import FMI2_DISCARD, FmiApi, fmi_api
-from mbdcore.native import KernelError, kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import KernelError, TableLayout, kernel_library, table_layout
 
-__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE"]
+__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE", "log_route_layout"]
 
 #: Logging level of an FMU message by its FMI status: OK, Warning, Discard, Error,
 #: Fatal, Pending (FMI 2.0; FMI 3.0 has the first five, numbered alike).
@@ -34,25 +35,33 @@ _TEXT_LOGGER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c
                                 ctypes.c_char_p, ctypes.c_char_p)
 
 
-class _LogRoute(ctypes.Structure):
-    _fields_ = [("target", _TEXT_LOGGER), ("env", ctypes.c_void_p)]
-
-
-_log_proxy_library = kernel_library("fmu.cosim._log_proxy", LOG_PROXY_C_SOURCE)
+_log_proxy_library = kernel_library("fmu.cosim._log_proxy", LOG_PROXY_C_SOURCE,
+                                    (TABLE_LAYOUT_HEADER,))
 
 
 def _log_proxy_address():
     return _log_proxy_library().ADDRESSES["flexcosim_log_proxy"]
 
 
-def _log_route(logger) -> "_LogRoute | None":
-    """A route to ``logger(env, instance, status, category, text)`` for the proxy, or
-    None where the proxy's compiled module is missing or stale (a broken install)."""
+def log_route_layout() -> TableLayout:
+    """The layout of the proxy's route, ``LOG_ROUTE_LAYOUT`` of log_proxy.c."""
+    return table_layout(_log_proxy_library, "LOG_ROUTE_LAYOUT")
+
+
+def _log_route(logger) -> "ctypes.Structure | None":
+    """A route to ``logger(env, instance, status, category, text)`` for the proxy
+    (``LogRoute``, declared once as ``LOG_ROUTE_LAYOUT`` in log_proxy.c; it holds the
+    callback), or None where the proxy's compiled module is missing or stale (a broken
+    install)."""
     try:
         _log_proxy_address()
     except KernelError:
         return None
-    return _LogRoute(_TEXT_LOGGER(logger), None)
+    callback = _TEXT_LOGGER(logger)
+    route = log_route_layout().structure(
+        target=ctypes.cast(callback, ctypes.c_void_p).value, env=None)
+    route.callback = callback       # alive as long as the route
+    return route
 
 
 class FMUComponent(Component):

@@ -5,7 +5,8 @@ FMI 2.0 co-simulation wrapper, for hosts without Python (real-time targets, HIL 
 
 * ``sources/``: the wrapper ``fmi2_cs.c`` and ``flexcosim_model.h`` (the same for every
   model, ``fmu/fmi/native/cfmu``), the fixed-step methods ``fixed_step.h``
-  (:data:`mbdcore.integrators.runge_kutta.C_FIXED_STEP_HEADER`), the generated ``model_config.h`` (sizes, variable
+  (:data:`mbdcore.integrators.runge_kutta.C_FIXED_STEP_HEADER`), the macros of the
+  kernels' table layouts ``table_layout.h`` (:data:`mbdcore.cbuild.TABLE_LAYOUT_HEADER`), the generated ``model_config.h`` (sizes, variable
   macros) and ``model.c`` (the variable table and the block's equations), the FMI 2.0
   headers, and ``buildDescription.xml``; they compile alone with the one line of
   :data:`GCC_COMMAND` (C99, libm only, no allocation after instantiation);
@@ -42,8 +43,8 @@ import numpy as np
 from fmu.fmi.fmi3_description import fmi3_model_description
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
-from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, CompileError, code_files, compile_shared,
-                            find_compiler, skeleton_digest)
+from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, TABLE_LAYOUT_HEADER, CompileError, code_files,
+                            compile_shared, find_compiler, skeleton_digest)
 from mbdcore.codegen import CModel, c_identifier, include_c
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
@@ -381,6 +382,7 @@ def _write_sources(src: Path, model: CModel, fmi_version: int, model_name: str,
         shutil.copy(c_sources_dir() / f, src / f)
     shutil.copy(c_sources_dir().parent / "fmi_resources.h", src / "fmi_resources.h")
     shutil.copy(C_FIXED_STEP_HEADER, src / C_FIXED_STEP_HEADER.name)
+    shutil.copy(TABLE_LAYOUT_HEADER, src / TABLE_LAYOUT_HEADER.name)
     for source in model.c_sources:          # the kernel's own files, included by model.c
         shutil.copy(source, src / source.name)
     headers = FMI2_HEADERS if fmi_version == 2 else FMI3_HEADERS

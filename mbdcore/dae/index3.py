@@ -139,6 +139,7 @@ one C call each over patterns fixed per topology (``CompiledTerms.sparse_residua
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from pathlib import Path
 
@@ -156,11 +157,12 @@ from mbdcore.dae.index1 import (
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
 from mbdcore.dae.sparse_solver import PatternError, SingularMatrixError, SparseLU
 from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
-from mbdcore.native import kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
-           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "SWITCH_ROUNDS"]
+           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "SWITCH_ROUNDS", "newton_layouts"]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
@@ -304,27 +306,20 @@ def _copy_kept(val):
     return val
 
 
-_CI, _CD, _CP = ctypes.c_int, ctypes.c_double, ctypes.c_void_p
-
-
-class _NewtonStruct(ctypes.Structure):
-    """``newton_t`` of native/newton.c (same field order)."""
-
-    _fields_ = [("n", _CI), ("m", _CI), ("ggl", _CI), ("constraints", _CP),
-                ("forces", _CP), ("terms_ctx", _CP), ("M", _CP), ("lu", _CP), ("piv", _CP),
-                ("q_ref", _CP), ("v_ref", _CP), ("x_ref", _CP), ("cv", _CD), ("ca", _CD),
-                ("tol", _CD), ("theta_refresh", _CD), ("modified", _CI), ("kept", _CI),
-                ("its_fresh", _CI), ("max_iterations", _CI), ("work", _CP)]
-
-
-class _NewtonState(ctypes.Structure):
-    """``newton_state_t`` of native/newton.c."""
-
-    _fields_ = [("it", _CI), ("done", _CI), ("nu", _CD), ("nu_prev", _CD), ("theta", _CD)]
-
 
 NEWTON_C_SOURCE = Path(__file__).resolve().parent / "native" / "newton.c"
-_newton_library = kernel_library("mbdcore.dae._newton", NEWTON_C_SOURCE)
+_newton_library = kernel_library("mbdcore.dae._newton", NEWTON_C_SOURCE, (TABLE_LAYOUT_HEADER,))
+
+
+@functools.cache
+def newton_layouts() -> tuple[TableLayout, TableLayout]:
+    """The layouts of ``newton_t`` and ``newton_state_t`` of native/newton.c, declared
+    once there (``NEWTON_LAYOUT``, ``NEWTON_STATE_LAYOUT``): their ctypes classes are
+    made from the same lists."""
+    return (table_layout(_newton_library, "NEWTON_LAYOUT"),
+            table_layout(_newton_library, "NEWTON_STATE_LAYOUT"))
+
+
 #: return codes of newton_iterate
 _CONVERGED, _EVENT, _LIMIT, _BAD_RESIDUAL, _BAD_STEP, _RESIDUAL = range(6)
 
@@ -344,7 +339,8 @@ class _CompiledNewton:
         self.work = np.zeros(5 * n + m * n + 3 * m + 2 * (n + k))
         self.G = np.zeros((m, n))
         self.w, self.v = np.zeros(n), np.zeros(n)
-        st = _NewtonStruct()
+        problem_layout, state_layout = newton_layouts()
+        st = problem_layout.ctypes_class()()
         st.n, st.m, st.ggl = n, m, int(integrator.ggl)
         st.constraints, st.forces, st.terms_ctx = terms.constraints, terms.forces, \
             terms.context
@@ -352,7 +348,7 @@ class _CompiledNewton:
         st.tol, st.theta_refresh = integrator.tol, integrator.theta_refresh
         st.modified = int(integrator.iteration == "modified")
         st.max_iterations = integrator.max_iterations
-        self.struct, self.state = st, _NewtonState()
+        self.struct, self.state = st, state_layout.ctypes_class()()
         self._kernel = _newton_library().newton_iterate
         self._args = (ctypes.addressof(st), ctypes.addressof(self.state))
         # arrays go to the binding as buffers (checked in C): cheaper than .ctypes.data

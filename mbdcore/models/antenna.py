@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -57,16 +58,17 @@ from mbdcore.codegen import CModel, table_check
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.dae.simulate import simulate
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
+from mbdcore.integrators.runge_kutta import CSteppedKernel
 from mbdcore.models.drive import (
+    DRIVE_C_HEADERS,
     DRIVE_C_SOURCE,
-    DRIVE_PACKED,
     GEAR_PARAMETERS,
     MOTOR_PARAMETERS,
     DCMotorBody,
     GearTrain,
     MotorVoltage,
     current_loop_gains,
+    drive_given_fields,
     drive_state_names,
     gear_parameters,
     motor_parameters,
@@ -83,7 +85,7 @@ from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
-from mbdcore.native import kernel_library
+from mbdcore.native import TableLayout, kernel_library, table_layout
 from mbdcore.timeseries import TimeSeries
 from mbdcore.vibration import residual_vibration
 
@@ -92,6 +94,7 @@ __all__ = ["POINTING_AXIS", "pointing_axis_system", "AntennaStructure", "tune_po
            "DEPLOYABLE_BOOM", "HingeLatch", "hinge_frames", "deployable_boom", "hinge_angles",
            "SepticProfile", "BangBangProfile", "DeploymentResult", "simulate_deployment",
            "AXIS_C_SOURCE", "AXIS_C_SOURCES", "AXIS_OUTPUTS", "axis_library", "axis_table",
+           "axis_layout",
            "AxisKernel"]
 
 #: Structure of the pointing axis (SI units; see the module docstring for the choice).
@@ -397,7 +400,13 @@ AXIS_C_SOURCE = Path(__file__).resolve().parent / "native" / "antenna_axis.c"
 #: What the axis compiles from, in order.
 AXIS_C_SOURCES = (DRIVE_C_SOURCE, AXIS_C_SOURCE)
 #: The compiled axis (``native/antenna_axis.c`` over ``drive.c``), typed; cached per process.
-axis_library = kernel_library("mbdcore.models._antenna_axis", AXIS_C_SOURCES, (C_FIXED_STEP_HEADER,))
+axis_library = kernel_library("mbdcore.models._antenna_axis", AXIS_C_SOURCES, DRIVE_C_HEADERS)
+
+
+@cache
+def axis_layout() -> TableLayout:
+    """The layout of the axis's structure table, ``AXIS_LAYOUT`` of antenna_axis.c."""
+    return table_layout(axis_library, "AXIS_LAYOUT")
 
 #: The pointing axis's outputs in the order of ``axis_outputs`` in ``native/antenna_axis.c``.
 AXIS_OUTPUTS = ("axis_angle", "axis_rate", "pointing_angle", "pointing_error",
@@ -412,7 +421,7 @@ def axis_table(A, B, C) -> np.ndarray:
     if A.shape != (ns, ns) or B.shape != (ns, 2) or C.shape != (4, ns):
         raise ValueError(f"axis matrices of shapes A {A.shape}, B {B.shape}, C {C.shape}: "
                          "expected (ns, ns), (ns, 2), (4, ns)")
-    return np.concatenate([[float(ns)], A.ravel(), B.ravel(), C.ravel()])
+    return axis_layout().pack(ns=ns, A=A, B=B, C=C)
 
 
 class AxisKernel(CSteppedKernel):
@@ -429,7 +438,7 @@ class AxisKernel(CSteppedKernel):
         self.n_motors, self.current_mode = int(n_motors), int(bool(current_mode))
         if not 1 <= self.n_motors <= 2:
             raise ValueError(f"n_motors = {n_motors} is invalid: accepted 1 or 2")
-        self.size = int(self.table[0]) + 4 * self.n_motors
+        self.size = axis_layout().unpack(self.table)["ns"] + 4 * self.n_motors
         self._tg = np.empty(2)
 
     def __call__(self, x, u, wind):
@@ -530,7 +539,7 @@ class PointingAxisBlock(OdeBlock):
         matrices) and ``n_motors`` (the state's size) are built in at export; the motor,
         gear and amplifier parameters, method and substeps stay settable."""
         table = self.kernel.table
-        packed = ", ".join(f"PAR_{name}" for name in DRIVE_PACKED)
+        packed = ", ".join(f"PAR_{name}" for name in drive_given_fields())
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(AXIS_OUTPUTS))
         check = table_check("axis_table_length", "AXIS_TABLE", "AXIS_TABLE_SIZE",
                             "the pointing axis's table")
@@ -541,7 +550,7 @@ class PointingAxisBlock(OdeBlock):
 #define AXIS_COMMAND (AXIS_CURRENT_MODE ? IN_current_ref : IN_voltage)
 
 int model_setup(ModelData *d, char *msg, size_t n) {{
-    const double given[] = {{{packed}, PAR_bias_current}};
+    const double given[] = {{{packed}}};
 {check}    drive_pack(given, PAR_current_bandwidth, d->w);
     return 0;
 }}

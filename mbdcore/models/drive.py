@@ -53,30 +53,35 @@ as described in docs/antenna.md.
 from __future__ import annotations
 
 import math
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.codegen import CModel
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import BodyBase, BodyState
-from mbdcore.native import kernel_library
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
            "steady_speed", "stall_torque", "electrical_time_constant", "friction_torque",
            "smooth_dead_zone", "motor_forces", "gear_torque", "current_loop_gains",
            "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
            "drive_rhs", "drive_derivatives", "DCMotorBlock", "DRIVE_C_SOURCE", "drive_library",
-           "DRIVE_OUTPUTS", "DRIVE_PACKED", "DriveKernel"]
+           "DRIVE_OUTPUTS", "DRIVE_GAINS", "DRIVE_C_HEADERS", "drive_layout",
+           "drive_given_fields", "DriveKernel"]
 
 #: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
 DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
+#: The headers it includes: the fixed-step loop and the macros of the table layout.
+DRIVE_C_HEADERS = (C_FIXED_STEP_HEADER, TABLE_LAYOUT_HEADER)
 #: The compiled drive (``native/drive.c``), typed; built once per machine, cached per process.
-drive_library = kernel_library("mbdcore.models._drive", DRIVE_C_SOURCE, (C_FIXED_STEP_HEADER,))
+drive_library = kernel_library("mbdcore.models._drive", DRIVE_C_SOURCE, DRIVE_C_HEADERS)
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).  The
 #: upper bounds are physical: beyond the largest servo motors made (peak torques of a few
@@ -402,19 +407,35 @@ class GearTrain(Force):
 
 
 # -- block -------------------------------------------------------------------------------
-#: order of the numbers in the packed parameter vector of the compiled drive equations
-#: (the DRIVE_* indices of native/drive.c), then the bias current and the two gains
-DRIVE_PACKED = ("resistance", "inductance", "torque_constant", "emf_constant", "rotor_inertia",
-           "viscous_friction", "coulomb_friction", "friction_speed", "current_limit",
-           "voltage_limit", "ratio", "gear_stiffness", "gear_damping", "backlash",
-           "backlash_smoothing")
+#: The fields of the drive's parameter table that are no block parameter: the current
+#: loop's PI gains, computed from the motor and the bandwidth (``drive_pack`` in C).
+DRIVE_GAINS = ("kp_i", "ki_i")
+
+
+@cache
+def drive_layout() -> TableLayout:
+    """The layout of the drive's parameter table, ``DRIVE_LAYOUT`` of drive.c (its one
+    declaration): the motor and gear parameters by their names, the bias current, the
+    gains."""
+    return table_layout(drive_library, "DRIVE_LAYOUT")
+
+
+def drive_given_fields() -> tuple:
+    """The fields a C FMU's setup gives ``drive_pack`` in order (the table's fields but
+    the gains, which drive.c computes into the last places)."""
+    names = drive_layout().names
+    if names[-len(DRIVE_GAINS):] != DRIVE_GAINS:
+        raise ValueError(f"DRIVE_LAYOUT must end with the gains {DRIVE_GAINS}: drive_pack "
+                         f"fills them in; it ends with {names[-len(DRIVE_GAINS):]}")
+    return names[:-len(DRIVE_GAINS)]
 
 
 def pack_drive(motor: dict, gear: dict, bias: float, kp_i: float, ki_i: float) -> np.ndarray:
-    """Parameters of :func:`drive_rhs` as one vector (motor and gear dicts, the
-    counter-torque bias [A] and the current-loop gains)."""
-    both = {**motor, **gear}
-    return np.array([both[k] for k in DRIVE_PACKED] + [bias, kp_i, ki_i], dtype=float)
+    """Parameters of :func:`drive_rhs` as one table (``DRIVE_LAYOUT``, by name): the
+    motor and gear dicts, the counter-torque bias [A] and the current-loop gains."""
+    both = {**motor, **gear, "bias_current": bias}
+    return drive_layout().pack(**{name: both[name] for name in drive_given_fields()},
+                               kp_i=kp_i, ki_i=ki_i)
 
 
 def drive_state_names(n_motors: int) -> list[str]:
@@ -469,9 +490,7 @@ class DriveKernel(CSteppedKernel):
     def __init__(self, packed, n_motors: int, current_mode: bool, locked: bool):
         self.lib = drive_library()
         self.packed = np.ascontiguousarray(packed, dtype=float)
-        if self.packed.size != self.lib.drive_packed_size():
-            raise ValueError(f"packed drive parameters have {self.packed.size} entries, "
-                             f"drive.c expects {self.lib.drive_packed_size()}")
+        drive_layout().offsets(self.packed)     # TableError (a ValueError) if mis-sized
         self.flags = _flags(n_motors, current_mode, locked)
         if not 1 <= self.flags[0] <= 2:
             raise ValueError(f"n_motors = {n_motors} is invalid: accepted 1 or 2")
@@ -586,7 +605,7 @@ class DCMotorBlock(OdeBlock):
         """The drive in C (``native/drive.c``, the code this block runs).  ``n_motors``
         (the state's size) is fixed at export; every other parameter stays settable (the
         packed parameters and the current-loop gains are computed at initialisation)."""
-        packed = ", ".join(f"PAR_{name}" for name in DRIVE_PACKED)
+        packed = ", ".join(f"PAR_{name}" for name in drive_given_fields())
         outputs = "\n".join(f"    OUT_{name} = y[{i}];" for i, name in enumerate(DRIVE_OUTPUTS))
         glue = f"""
 /* the choices of 'command' in the block's order: voltage, current */
@@ -594,7 +613,7 @@ class DCMotorBlock(OdeBlock):
 #define DRIVE_COMMAND (DRIVE_CURRENT_MODE ? IN_current_ref : IN_voltage)
 
 int model_setup(ModelData *d, char *msg, size_t n) {{
-    const double given[] = {{{packed}, PAR_bias_current}};
+    const double given[] = {{{packed}}};
     (void)msg; (void)n;
     drive_pack(given, PAR_current_bandwidth, d->w);
     return 0;

@@ -15,25 +15,33 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from mbdcore.blocks import ParameterError, Signal
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.codegen import CModel, c_identifier, table_setup
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
-from mbdcore.native import kernel_library
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["state_space_config", "save_state_space", "load_state_space",
            "LinearSystemBlock", "LINEAR_C_SOURCE", "linear_library", "linear_table",
-           "LinearKernel"]
+           "linear_layout", "LinearKernel"]
 
 #: The plant's one implementation, in C (equations and stepping).
 LINEAR_C_SOURCE = Path(__file__).resolve().parent / "native" / "linear.c"
 #: The compiled plant (``native/linear.c``, built with the package), checked once per process.
 linear_library = kernel_library("mbdcore.models._linear", LINEAR_C_SOURCE,
-                                (C_FIXED_STEP_HEADER,))
+                                (C_FIXED_STEP_HEADER, TABLE_LAYOUT_HEADER))
+
+
+@cache
+def linear_layout() -> TableLayout:
+    """The layout of the plant's table, ``LINEAR_LAYOUT`` of linear.c."""
+    return table_layout(linear_library, "LINEAR_LAYOUT")
 
 _KEYS = ("A", "B", "C", "D", "inputs", "outputs", "states", "input_units", "output_units",
          "state_units", "description")
@@ -137,10 +145,10 @@ def load_state_space(path) -> dict:
 
 
 def linear_table(A, B, C, D) -> np.ndarray:
-    """The table of ``native/linear.c``: n, m, p, then A, B, C, D row-major."""
+    """The table of ``native/linear.c`` (``LINEAR_LAYOUT``, by name): n, m, p, then A,
+    B, C, D row-major."""
     A, B, C, D = (np.atleast_2d(np.asarray(M, dtype=float)) for M in (A, B, C, D))
-    return np.concatenate([[A.shape[0], B.shape[1], C.shape[0]],
-                           A.ravel(), B.ravel(), C.ravel(), D.ravel()])
+    return linear_layout().pack(n=A.shape[0], m=B.shape[1], p=C.shape[0], A=A, B=B, C=C, D=D)
 
 
 class LinearKernel(CSteppedKernel):
@@ -154,7 +162,8 @@ class LinearKernel(CSteppedKernel):
         self.lib = linear_library()
         if self.lib.linear_table_length(self.table) != self.table.size:
             raise ValueError("state-space table does not match the layout of linear.c")
-        self.n_states, self.n_outputs = int(self.table[0]), int(self.table[2])
+        sizes = linear_layout().unpack(self.table)
+        self.n_states, self.n_outputs = sizes["n"], sizes["p"]
         self.work_size = int(self.lib.linear_work_size(self.table))
         self.n_inputs = int(self.table[1])      # one signal per input of u
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import ctypes
 import warnings
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,7 @@ from mbdcore.blocks import (
     ParameterError,
     Signal,
 )
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.codegen import CModel, table_setup
 from mbdcore.dae.ode_block import AUTO_SUBSTEPS, OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
@@ -76,11 +78,11 @@ from mbdcore.multibody.beam_modes import (
     ClampedBeamModes,
     segment_tables,
 )
-from mbdcore.native import kernel_library
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["ArmProblem", "ARM_OUTPUT_SIGNALS", "ARM_INPUTS", "ARM_OUTPUTS", "ARM_MEASURED", "JOINT_STATES",
            "ARM_PARAMETERS", "KINEMATICS", "KINEMATICS_RANGE", "N_QUAD", "validate_arm_parameters", "FlexibleManipulator",
-           "bang_bang_torque", "BANG_BANG_TORQUE", "FlexibleManipulatorBlock"]
+           "arm_layout", "bang_bang_torque", "BANG_BANG_TORQUE", "FlexibleManipulatorBlock"]
 
 #: The link kinematics (module docstring): the second-order form of the literature and the
 #: exact inextensible form (the engine's modal beam has the same two, from the same C).
@@ -128,7 +130,15 @@ ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "arm.c"
 #: What the arm compiles from, in order: the beam point kinematics it shares with the
 #: engine's modal beam, then the arm.
 ARM_C_SOURCES = (BEAM_KINEMATICS_C_SOURCE, ARM_C_SOURCE)
-_arm_library = kernel_library("mbdcore.models._arm", ARM_C_SOURCES, (C_FIXED_STEP_HEADER,))
+#: The headers those include: the fixed-step loop and the macros of the table layout.
+ARM_C_HEADERS = (C_FIXED_STEP_HEADER, TABLE_LAYOUT_HEADER)
+_arm_library = kernel_library("mbdcore.models._arm", ARM_C_SOURCES, ARM_C_HEADERS)
+
+
+@cache
+def arm_layout() -> TableLayout:
+    """The layout of the arm's table, ``ARM_LAYOUT`` of arm.c (its one declaration)."""
+    return table_layout(_arm_library, "ARM_LAYOUT")
 
 
 class ArmKernel(CSteppedKernel):
@@ -252,15 +262,19 @@ class FlexibleManipulator:
         self.D = p["damping"] * self.K
         exact = p["kinematics"] == "exact"
         m_seg = SEGMENT_NODES if exact else 0
-        head = [nm, len(xq1), len(xq2), float(p["geometric_stiffening"]), p["l1"], p["l2"],
-                p["m_h2"], p["m_p"], p["j_h1"], p["j_h2"], p["j_s"], p["j_p"], float(exact),
-                m_seg]
-        parts = [head, xq1, wq1 * p["rho_a1"], phi1, g1, xq2, wq2 * p["rho_a2"], phi2, g2,
-                 dphil1, gl1, dphil2, gl2, self.K, self.D]
-        if exact:   # segments [0, x_1], ..., [x_nq, l] of each link
-            for modes, xq, length in ((self.modes1, xq1, p["l1"]), (self.modes2, xq2, p["l2"])):
-                parts += segment_tables(modes, np.append(xq, length), m_seg)
-        self.kernel = ArmKernel(np.concatenate([np.ravel(np.asarray(a, float)) for a in parts]))
+        segments = {}
+        for link, modes, xq, length in ((1, self.modes1, xq1, p["l1"]),
+                                        (2, self.modes2, xq2, p["l2"])):
+            # exact kinematics: segments [0, x_1], ..., [x_nq, l] of each link
+            segments[f"wseg{link}"], segments[f"dseg{link}"] = (
+                segment_tables(modes, np.append(xq, length), m_seg) if exact else ((), ()))
+        self.kernel = ArmKernel(arm_layout().pack(
+            nm=nm, nq1=len(xq1), nq2=len(xq2), fs=p["geometric_stiffening"],
+            l1=p["l1"], l2=p["l2"], m_h2=p["m_h2"], m_p=p["m_p"], j_h1=p["j_h1"],
+            j_h2=p["j_h2"], j_s=p["j_s"], j_p=p["j_p"], exact=exact, m_seg=m_seg,
+            xq1=xq1, wq1=wq1 * p["rho_a1"], phi1=phi1, g1=g1,
+            xq2=xq2, wq2=wq2 * p["rho_a2"], phi2=phi2, g2=g2,
+            dphil1=dphil1, gl1=gl1, dphil2=dphil2, gl2=gl2, K=self.K, D=self.D, **segments))
         # the range checks run after every step: one message buffer, not one per call
         self._message = ctypes.create_string_buffer(512)
 

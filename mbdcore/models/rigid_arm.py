@@ -21,15 +21,17 @@ controllers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
 
 from mbdcore.models.manipulator import ARM_PARAMETERS
-from mbdcore.native import kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["RigidTwoLinkArm", "RIGID_PARAMETER_NAMES", "RIGID_ARM_PARAMETERS",
-           "RIGID_ARM_C_SOURCE"]
+           "RIGID_ARM_C_SOURCE", "rigid_layout"]
 
 #: The flexible arm's parameters that its rigid counterpart uses (lengths and inertias).
 RIGID_PARAMETER_NAMES = ("l1", "l2", "rho_a1", "rho_a2", "j_h1", "j_h2", "m_h2", "j_s", "m_p", "j_p")
@@ -63,10 +65,11 @@ class RigidTwoLinkArm:
         i_b = j_h2 + m2 * l2**2 / 3.0 + m_p * l2**2 + j_p
         return cls(l1=l1, i_a=i_a, m_b=m_b, s_b=s_b, i_b=i_b)
 
-    @property
+    @cached_property
     def c_parameters(self) -> np.ndarray:
-        """(l1, i_a, m_b, s_b, i_b): the parameters of ``native/rigid_arm.c``."""
-        return np.array([self.l1, self.i_a, self.m_b, self.s_b, self.i_b])
+        """The parameters of ``native/rigid_arm.c`` (``RIGID_LAYOUT``, by name)."""
+        return rigid_layout().pack(l1=self.l1, i_a=self.i_a, m_b=self.m_b, s_b=self.s_b,
+                                   i_b=self.i_b)
 
     def _terms(self, theta, omega):
         M, c = np.empty(4), np.empty(2)
@@ -96,7 +99,14 @@ class RigidTwoLinkArm:
 
 #: The rigid arm's equations in C (one implementation; also compiled into C FMUs).
 RIGID_ARM_C_SOURCE = Path(__file__).resolve().parent / "native" / "rigid_arm.c"
-_rigid_library = kernel_library("mbdcore.models._rigid_arm", RIGID_ARM_C_SOURCE)
+_rigid_library = kernel_library("mbdcore.models._rigid_arm", RIGID_ARM_C_SOURCE,
+                                (TABLE_LAYOUT_HEADER,))
+
+
+@cache
+def rigid_layout() -> TableLayout:
+    """The layout of the rigid arm's parameters, ``RIGID_LAYOUT`` of rigid_arm.c."""
+    return table_layout(_rigid_library, "RIGID_LAYOUT")
 
 
 def _vec2(v) -> np.ndarray:

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -70,12 +71,13 @@ import scipy.linalg
 import scipy.sparse
 
 from mbdcore.blocks import ParameterError
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.multibody.terms import CompiledForces
 from mbdcore.multibody.constraints import Weld
 from mbdcore.multibody.system import BodyBase, BodyState, System, finite_array
-from mbdcore.native import kernel_library
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
-__all__ = ["N_GAUSS", "END_MARKERS", "hermite_shape", "positive_parameter", "element_count",
+__all__ = ["ancf_body_layout", "N_GAUSS", "END_MARKERS", "hermite_shape", "positive_parameter", "element_count",
            "gauss_count", "HermiteLineBody", "HermiteLineState", "ANCFBeam", "ANCFState",
            "cantilever"]
 
@@ -83,15 +85,15 @@ N_GAUSS = 5
 
 #: The element loop of the elastic forces and tangents in C (its one implementation).
 ANCF_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf.c"
-_D, _I, _P = ctypes.c_double, ctypes.c_int, ctypes.c_void_p
-_ancf_library = kernel_library("mbdcore.multibody._ancf", ANCF_C_SOURCE)
+_ancf_library = kernel_library("mbdcore.multibody._ancf", ANCF_C_SOURCE,
+                               (TABLE_LAYOUT_HEADER,))
 
 
-class _ANCFBodyParameters(ctypes.Structure):
-    """``ancf_body_t`` of native/ancf.c (same field order)."""
-
-    _fields_ = [("N", _I), ("G", _I), ("B", _P), ("Bw", _P), ("ea", _D), ("ei", _D),
-                ("beta", _D), ("f", _P), ("k", _P), ("c", _P)]
+@cache
+def ancf_body_layout() -> TableLayout:
+    """The beam's parameters of its compiled force kernel, ``ancf_body_t`` of ancf.c,
+    declared once as ``ANCF_BODY_LAYOUT``."""
+    return table_layout(_ancf_library, "ANCF_BODY_LAYOUT")
 
 
 #: The markers every ANCF beam has, as fractions of its length: ``root`` and ``tip`` (the
@@ -530,17 +532,15 @@ class ANCFBeam(HermiteLineBody):
         """Distributed gravity (constant) and the elastic and damping forces of the same
         element loop (``ancf_body_forces`` of ``native/ancf.c``) [N, N m], with their
         tangents (``ancf_body_tangents``)."""
-        scratch = (np.empty(self.n_coords), np.empty(64 * self.n_elements),
-                   np.empty(64 * self.n_elements))
-        params = _ANCFBodyParameters(self.n_elements, len(self.gauss_weights),
-                                     self._B_c.ctypes.data, self._Bw_c.ctypes.data,
-                                     self.ea, self.ei, self.damping,
-                                     *(a.ctypes.data for a in scratch))
+        params = ancf_body_layout().structure(
+            N=self.n_elements, G=len(self.gauss_weights), B=self._B_c, Bw=self._Bw_c,
+            ea=self.ea, ei=self.ei, beta=self.damping, f=np.empty(self.n_coords),
+            k=np.empty(64 * self.n_elements), c=np.empty(64 * self.n_elements))
         lib = _ancf_library()
         return CompiledForces(
             self.gravity_forces(gravity),
             lib.ADDRESSES["ancf_body_forces"],
-            ctypes.addressof(params), (params, self._B_c, self._Bw_c, scratch),
+            ctypes.addressof(params), (params, self._B_c, self._Bw_c),
             lib.ADDRESSES["ancf_body_tangents"], self.tangent_pattern())
 
     # -- BodyBase interface ---------------------------------------------------------------

@@ -9,8 +9,8 @@ import pytest
 
 from controllers.laws.kernels import JOINT_LAWS_C_SOURCES, joint_laws
 from mbdcore.cbuild import api_functions
-from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
-from mbdcore.models.manipulator import ARM_C_SOURCE, ARM_C_SOURCES, FlexibleManipulator
+from mbdcore.models.manipulator import (ARM_C_HEADERS, ARM_C_SOURCE, ARM_C_SOURCES,
+                                       FlexibleManipulator)
 from mbdcore.native import KernelError, kernel_module
 
 
@@ -101,7 +101,7 @@ def test_a_module_built_from_other_sources_is_refused_with_how_to_rebuild():
         kernel_module("mbdcore.models._arm", JOINT_LAWS_C_SOURCES)
     with pytest.raises(KernelError, match="built from other sources"):
         kernel_module("mbdcore.models._arm", ARM_C_SOURCES)   # the header is part of it
-    assert kernel_module("mbdcore.models._arm", ARM_C_SOURCES, (C_FIXED_STEP_HEADER,))
+    assert kernel_module("mbdcore.models._arm", ARM_C_SOURCES, ARM_C_HEADERS)
 
 
 def test_a_missing_module_is_refused_with_how_to_reinstall():

@@ -7,9 +7,21 @@
  */
 #include <math.h>
 
+#include "table_layout.h"
+
 #ifndef LAWS_API
 #define LAWS_API
 #endif
+
+/* The joint PD law's gains g (joint_pd.py packs them by name through this declaration):
+   Kp [N m/rad], Kd [N m s/rad] and the torque limit [N m] of each joint, feedforward 1
+   for the rigid-model feedforward (0: off). */
+#define PD_LAYOUT(X)                                                                       \
+    X(REAL, kp1, 1) X(REAL, kd1, 1) X(REAL, kp2, 1) X(REAL, kd2, 1)                        \
+    X(REAL, tau_max1, 1) X(REAL, tau_max2, 1) X(INT, feedforward, 1)
+/* g's indices, PD_kp1, ..., from the layout */
+#define PD_INDEX(kind, name, size) TABLE_INDEX_##kind(PD_##name)
+enum { PD_LAYOUT(PD_INDEX) PD_N_GAINS };
 
 /* Position, rate and acceleration of the quintic from start to end in duration [s] at t
    [s] (s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5: rest to rest). */
@@ -28,16 +40,17 @@ LAWS_API void quintic(double t, double start, double end, double duration, doubl
 }
 
 /* tau = clip(tau_ff + Kp (theta_ref - theta) + Kd (omega_ref - omega), +-tau_max).
-   g = (kp1, kd1, kp2, kd2, tau_max1, tau_max2, feedforward 0/1); rigid: the rigid arm's
-   p of rigid_arm.c; ref = (theta1, theta2, omega1, omega2, alpha1, alpha2) references;
+   g: PD_LAYOUT; rigid: the rigid arm's p of rigid_arm.c; ref = (theta1, theta2, omega1, omega2, alpha1, alpha2) references;
    meas = (theta1, theta2, omega1, omega2) measured. */
 LAWS_API void joint_pd_torques(const double *g, const double *rigid, const double *ref,
                                const double *meas, double *tau) {
+    const double kps[2] = {g[PD_kp1], g[PD_kp2]}, kds[2] = {g[PD_kd1], g[PD_kd2]};
+    const double lims[2] = {g[PD_tau_max1], g[PD_tau_max2]};
     double ff[2] = {0.0, 0.0};
     int i;
-    if (g[6] != 0.0) rigid_arm_inverse_dynamics(rigid, ref, ref + 2, ref + 4, ff);
+    if (g[PD_feedforward] != 0.0) rigid_arm_inverse_dynamics(rigid, ref, ref + 2, ref + 4, ff);
     for (i = 0; i < 2; i++) {
-        double kp = g[2 * i], kd = g[2 * i + 1], lim = g[4 + i];
+        double kp = kps[i], kd = kds[i], lim = lims[i];
         double t = kp * (ref[i] - meas[i]) + kd * (ref[2 + i] - meas[2 + i]);
         t = t + ff[i];
         tau[i] = t < -lim ? -lim : (t > lim ? lim : t);

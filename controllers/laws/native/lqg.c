@@ -5,19 +5,21 @@
  * arm_lqg.py; the feedforward of reference "rigid" is the rigid arm's inverse dynamics
  * (mbdcore/models/native/rigid_arm.c, included before this file).
  *
- * The design comes as one table T (built by arm_lqg.lqg_table):
- *   T[0..4]  n states, m = 2 inputs, p measured outputs, ni integrated outputs,
- *            dt sample time [s]
- *   then Ad (n x n), Bd (n x 2), C (p x n), K (2 x n), L (n x p), x_lin (n), y_lin (p),
- *   Ki (2 x ni), the integrated rows of C (ni), for each measured output its index in
- *   the block's input vector u (p), the state indices of theta1, theta2, omega1, omega2
- *   (4); matrices row-major, indices as doubles.
- * g = (tau_max1, tau_max2 [N m], feedforward 0/1, reference 0 rigid / 1 model).
+ * The design comes as one table T, LQG_LAYOUT below (arm_lqg.lqg_table packs it by name
+ * through the same declaration): n states, m = 2 inputs, p measured outputs, ni
+ * integrated outputs, dt sample time [s], then Ad (n x n), Bd (n x 2), C (p x n),
+ * K (2 x n), L (n x p), x_lin (n), y_lin (p), Ki (2 x ni), the integrated rows of C (ni),
+ * for each measured output its index in the block's input vector u (p), the state
+ * indices of theta1, theta2, omega1, omega2 (4); matrices row-major, indices as doubles.
+ * g: LQG_SETTINGS_LAYOUT, the torque limits [N m], feedforward 0/1, reference 0 rigid /
+ * 1 model.
  * s = (xh (n), r (n), z (ni)): the estimate, the model reference, the integrators.
  * u = the block's inputs: theta1_ref, theta2_ref, omega1_ref, omega2_ref, alpha1_ref,
  *     alpha2_ref, theta1, theta2, omega1, omega2, w1, w2, tau1_ff, tau2_ff.
  */
 #include <math.h>
+
+#include "table_layout.h"
 
 #ifndef LAWS_API
 #define LAWS_API
@@ -27,40 +29,39 @@
 #define LQG_MAX 64
 #define LQG_INPUTS 14
 
+#define LQG_LAYOUT(X)                                                                      \
+    X(INT, n, 1) X(INT, m, 1) X(INT, p, 1) X(INT, ni, 1) X(REAL, dt, 1)                    \
+    X(ARRAY, Ad, n * n) X(ARRAY, Bd, n * m) X(ARRAY, C, p * n) X(ARRAY, K, m * n)          \
+    X(ARRAY, L, n * p) X(ARRAY, x_lin, n) X(ARRAY, y_lin, p) X(ARRAY, Ki, m * ni)          \
+    X(ARRAY, int_rows, ni) X(ARRAY, measured, p) X(ARRAY, joint, 4)
+
 typedef struct {
-    int n, p, ni;
-    double dt;
-    const double *Ad, *Bd, *C, *K, *L, *x_lin, *y_lin, *Ki, *int_rows, *measured, *joint;
+    LQG_LAYOUT(TABLE_MEMBER)
 } LqgTable;
+
+TABLE_READER(LQG_LAYOUT, LqgTable, lqg_read_table)
+
+/* The law's settings g. */
+#define LQG_SETTINGS_LAYOUT(X)                                                             \
+    X(REAL, tau_max1, 1) X(REAL, tau_max2, 1) X(INT, feedforward, 1) X(INT, reference, 1)
+/* g's indices, LQG_tau_max1, ..., from the layout */
+#define LQG_INDEX(kind, name, size) TABLE_INDEX_##kind(LQG_##name)
+enum { LQG_SETTINGS_LAYOUT(LQG_INDEX) LQG_N_SETTINGS };
 
 static LqgTable lqg_view(const double *T) {
     LqgTable d;
-    const double *q = T + 5;
-    d.n = (int)T[0];
-    d.p = (int)T[2];
-    d.ni = (int)T[3];
-    d.dt = T[4];
-    d.Ad = q; q += d.n * d.n;
-    d.Bd = q; q += d.n * 2;
-    d.C = q; q += d.p * d.n;
-    d.K = q; q += 2 * d.n;
-    d.L = q; q += d.n * d.p;
-    d.x_lin = q; q += d.n;
-    d.y_lin = q; q += d.p;
-    d.Ki = q; q += 2 * d.ni;
-    d.int_rows = q; q += d.ni;
-    d.measured = q; q += d.p;
-    d.joint = q;
+    lqg_read_table(T, &d);
     return d;
 }
 
-/* Length the table must have given its header; -1 if the header is out of range. */
+/* The table's length; -1 if it cannot be read or its sizes are out of range. */
 LAWS_API long lqg_table_length(const double *T) {
-    double n = T[0], m = T[1], p = T[2], ni = T[3];
-    if (!(n >= 1 && n <= LQG_MAX && m == 2 && p >= 1 && p <= LQG_MAX && ni >= 0 && ni <= p
-          && T[4] > 0.0))
+    LqgTable d;
+    long length = lqg_read_table(T, &d);
+    if (!(length && d.n >= 1 && d.n <= LQG_MAX && d.m == 2 && d.p >= 1 && d.p <= LQG_MAX
+          && d.ni >= 0 && d.ni <= d.p && d.dt > 0.0))
         return -1;
-    return (long)(5 + n * n + 2 * n + p * n + 2 * n + n * p + n + p + 2 * ni + ni + p + 4);
+    return length;
 }
 
 static double clip(double v, double lim) { return v < -lim ? -lim : (v > lim ? lim : v); }
@@ -69,7 +70,7 @@ static double clip(double v, double lim) { return v < -lim ? -lim : (v > lim ? l
 static void lqg_reference(const LqgTable *d, const double *g, const double *rigid,
                           const double *s, const double *u, double *dx_ref, double *ff) {
     int i;
-    if (g[3] != 0.0) {                         /* "model": r, driven by tau_ff */
+    if (g[LQG_reference] != 0.0) {             /* "model": r, driven by tau_ff */
         for (i = 0; i < d->n; i++) dx_ref[i] = s[d->n + i];
         ff[0] = u[12];
         ff[1] = u[13];
@@ -79,7 +80,7 @@ static void lqg_reference(const LqgTable *d, const double *g, const double *rigi
     for (i = 0; i < 4; i++) dx_ref[(int)d->joint[i]] = u[i];
     for (i = 0; i < d->n; i++) dx_ref[i] -= d->x_lin[i];
     ff[0] = ff[1] = 0.0;
-    if (g[2] != 0.0) rigid_arm_inverse_dynamics(rigid, u, u + 2, u + 4, ff);
+    if (g[LQG_feedforward] != 0.0) rigid_arm_inverse_dynamics(rigid, u, u + 2, u + 4, ff);
 }
 
 /* tau_u = ff + K (dx_ref - xh) - Ki z, unsaturated [N m]. */
@@ -104,8 +105,8 @@ LAWS_API void lqg_torques(const double *T, const double *g, const double *rigid,
     LqgTable d = lqg_view(T);
     double dx_ref[LQG_MAX];
     lqg_unsaturated(&d, g, rigid, s, u, tau_u, dx_ref);
-    tau[0] = clip(tau_u[0], g[0]);
-    tau[1] = clip(tau_u[1], g[1]);
+    tau[0] = clip(tau_u[0], g[LQG_tau_max1]);
+    tau[1] = clip(tau_u[1], g[LQG_tau_max2]);
 }
 
 /* One sample: the integrators (unless they wind up), the estimate and the model
@@ -114,7 +115,7 @@ LAWS_API void lqg_update(const double *T, const double *g, const double *rigid, 
                          const double *u) {
     LqgTable d = lqg_view(T);
     double dx_ref[LQG_MAX], innovation[LQG_MAX], next[LQG_MAX], tau_u[2], tau[2];
-    const double lim[2] = {g[0], g[1]};
+    const double lim[2] = {g[LQG_tau_max1], g[LQG_tau_max2]};
     int i, j, n = d.n;
     lqg_unsaturated(&d, g, rigid, s, u, tau_u, dx_ref);
     for (i = 0; i < 2; i++) tau[i] = clip(tau_u[i], lim[i]);
@@ -147,7 +148,7 @@ LAWS_API void lqg_update(const double *T, const double *g, const double *rigid, 
         for (j = 0; j < d.p; j++) acc += d.L[i * d.p + j] * innovation[j];
         next[i] = acc;
     }
-    if (g[3] != 0.0) {
+    if (g[LQG_reference] != 0.0) {
         double *r = s + n, rn[LQG_MAX];
         for (i = 0; i < n; i++) {
             double acc = 0.0;

@@ -12,17 +12,22 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "table_layout.h"
+
 /* marks what Python and other kernels call (mbdcore.cbuild binds it) */
 #ifndef LOG_API
 #define LOG_API
 #endif
 
-typedef void (*text_logger)(void *env, const char *instance, int status, const char *category,
-                            const char *text);
+typedef void (*text_logger)(const void *env, const char *instance, int status,
+                            const char *category, const char *text);
+
+/* The route of one instance (fmu_component.py fills it by name through this
+   declaration): its Python callback, and what is passed back to it. */
+#define LOG_ROUTE_LAYOUT(X) X(FN, target, text_logger) X(ADDRESS, env, 1)
 
 typedef struct {
-    text_logger target;   /* the instance's Python callback */
-    void *env;            /* passed back to it */
+    LOG_ROUTE_LAYOUT(TABLE_MEMBER)
 } LogRoute;
 
 LOG_API void flexcosim_log_proxy(void *component_environment, const char *instance, int status,

@@ -16,6 +16,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "table_layout.h"
+
 /* marks what Python and other kernels call (mbdcore.cbuild binds it) */
 #ifndef NEWTON_API
 #define NEWTON_API
@@ -29,26 +31,36 @@ typedef void (*force_fn)(const void *ctx, const double *q, const double *v, doub
 
 enum { CONVERGED = 0, EVENT = 1, LIMIT = 2, BAD_RESIDUAL = 3, BAD_STEP = 4, RESIDUAL = 5 };
 
+/* The problem and the iteration's settings (index3.py fills the struct by name through
+   this declaration): n coordinates, m constraints, ggl 1 for the GGL form (N = n + m
+   + ggl m unknowns); the compiled terms and their context; M (n x n, row-major,
+   constant); lu the N x N LAPACK getrf factors, column-major (NULL: the residual's
+   terms only (G, w, v), no step), piv their 0-based row interchanges; the reference
+   state and the scaling; tol, theta_refresh, modified (1: modified Newton), kept
+   (factors kept from an earlier solve), its_fresh (iterations fresh factors took), the
+   iteration limit; work 5 n + m n + 3 m + 2 N doubles. */
+#define NEWTON_LAYOUT(X)                                                                   \
+    X(INT, n, 1) X(INT, m, 1) X(INT, ggl, 1)                                               \
+    X(FN, constraints, constraint_fn) X(FN, forces, force_fn) X(ADDRESS, terms_ctx, 1)     \
+    X(ARRAY, M, n * n) X(ARRAY, lu, (n + m + ggl * m) * (n + m + ggl * m))                 \
+    X(INTS, piv, n + m + ggl * m)                                                          \
+    X(ARRAY, q_ref, n) X(ARRAY, v_ref, n) X(ARRAY, x_ref, n)                               \
+    X(REAL, cv, 1) X(REAL, ca, 1) X(REAL, tol, 1) X(REAL, theta_refresh, 1)                \
+    X(INT, modified, 1) X(INT, kept, 1) X(INT, its_fresh, 1) X(INT, max_iterations, 1)     \
+    X(WORK, work, 5 * n + m * n + 3 * m + 2 * (n + m + ggl * m))
+
 typedef struct {
-    int n, m, ggl;
-    constraint_fn constraints;
-    force_fn forces;
-    const void *terms_ctx;
-    const double *M;                 /* n x n, row-major, constant */
-    const double *lu;                /* N x N LAPACK getrf factors, column-major; NULL:
-                                        the residual's terms only (G, w, v), no step */
-    const int *piv;                  /* N, 0-based row interchanges */
-    const double *q_ref, *v_ref, *x_ref;
-    double cv, ca, tol, theta_refresh;
-    int modified, kept, its_fresh, max_iterations;
-    double *work;                    /* 5 n + m n + 3 m + 2 N doubles */
+    NEWTON_LAYOUT(TABLE_MEMBER)
 } newton_t;
 
-/* the state carried between the Python loop and this one */
+/* the state carried between the Python loop and this one: in, the index of the next
+   iteration; out, of the last; out, the iterations made here; the increments' norms and
+   the contraction rate (nu_prev, theta < 0: none) */
+#define NEWTON_STATE_LAYOUT(X)                                                             \
+    X(INT, it, 1) X(INT, done, 1) X(REAL, nu, 1) X(REAL, nu_prev, 1) X(REAL, theta, 1)
+
 typedef struct {
-    int it;                          /* in: index of the next iteration; out: of the last */
-    int done;                        /* out: iterations made here */
-    double nu, nu_prev, theta;       /* nu_prev, theta < 0: none */
+    NEWTON_STATE_LAYOUT(TABLE_MEMBER)
 } newton_state_t;
 
 static double max_abs(const double *x, int n)

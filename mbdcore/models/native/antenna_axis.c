@@ -4,12 +4,10 @@
  * drive.c (compiled before this file, in the same unit), its outputs and its
  * fixed-step stepping.  Python calls it through ctypes; the C-source FMU compiles it in.
  *
- * The structure comes as one table `tab` (antenna.py: axis_table), from
- * AntennaStructure.matrices():
- *
- *   [0] ns (size of the structure state (eta, eta'))
- *   then A (ns x ns), B (ns x 2: axis torque, wind), C (4 x ns: axis angle, axis rate,
- *   pointing angle, dish tip deflection), row-major.
+ * The structure comes as one table `tab`, AXIS_LAYOUT below (antenna.py: axis_table, by
+ * name through the same declaration), from AntennaStructure.matrices(): ns, the size of
+ * the structure state (eta, eta'), then A (ns x ns), B (ns x 2: axis torque, wind),
+ * C (4 x ns: axis angle, axis rate, pointing angle, dish tip deflection), row-major.
  *
  * State x = (structure x_s (ns), drive (4 n_motors, drive.c)); the drive's load angle and
  * rate are the rows C[0] and C[1] of x_s, its gear torques drive the structure through
@@ -19,6 +17,7 @@
 #include <string.h>
 
 #include "fixed_step.h"
+#include "table_layout.h"
 
 #ifndef AXIS_API
 #define AXIS_API
@@ -27,20 +26,18 @@
 #define AXIS_MAX_STRUCTURE 64
 #define AXIS_MAX_STATES (AXIS_MAX_STRUCTURE + DRIVE_MAX_STATES)
 
+#define AXIS_LAYOUT(X) X(INT, ns, 1) X(ARRAY, A, ns * ns) X(ARRAY, B, ns * 2) X(ARRAY, C, 4 * ns)
+
 typedef struct {
-    int ns;
-    const double *A, *B, *C;
+    AXIS_LAYOUT(TABLE_MEMBER)
 } Axis;
+
+TABLE_READER(AXIS_LAYOUT, Axis, axis_read_table)
 
 /* Read the table; returns its length in doubles, or 0 if it is not a valid table. */
 static long axis_unpack(const double *tab, Axis *a) {
-    int ns = (int)tab[0];
-    if (!(tab[0] == (double)ns) || ns < 2 || ns > AXIS_MAX_STRUCTURE) return 0;
-    a->ns = ns;
-    a->A = tab + 1;
-    a->B = a->A + ns * ns;
-    a->C = a->B + 2 * ns;
-    return 1 + (long)ns * ns + 2L * ns + 4L * ns;
+    long length = axis_read_table(tab, a);
+    return length && a->ns >= 2 && a->ns <= AXIS_MAX_STRUCTURE ? length : 0;
 }
 
 AXIS_API long axis_table_length(const double *tab) {

@@ -4,17 +4,13 @@
  * Python calls it through ctypes (mbdcore.native), and the C-source FMU compiles it in.
  * The derivation is in docs/manipulator.md and the module docstring of manipulator.py.
  *
- * Everything numeric comes in one table `tab` (packed by FlexibleManipulator.tables()):
- *
- *   [0] n_modes N  [1] n_quad1  [2] n_quad2  [3] fs (1: foreshortening kept, 0: dropped)
- *   [4..11] l1, l2, m_h2, m_p, j_h1, j_h2, j_s, j_p
- *   [12] kinematics (0: second order, 1: exact)  [13] m: nodes per segment (exact only)
- *   then for link 1 and link 2: x_q (nq, ascending), m_q = rho_A w_q (nq), phi (nq x N),
- *                               G (nq x N x N)
- *   then dphi1(l1) (N), G1(l1) (N x N), dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n)
- *   then, for the exact kinematics, for link 1 and link 2: the weights (nq+1) x m and the
- *   slopes phi' (nq+1) x m x N at Gauss nodes of the segments [0, x_1], [x_1, x_2], ...,
- *   [x_nq, l] (empty when m = 0)
+ * Everything numeric comes in one table `tab`, ARM_LAYOUT below (packed by name by
+ * FlexibleManipulator through the same declaration, mbdcore/native/table_layout.h): the
+ * counts, the physical constants, then for link 1 and link 2: x_q (nq, ascending),
+ * m_q = rho_A w_q (nq), phi (nq x N), G (nq x N x N); then dphi1(l1) (N), G1(l1) (N x N),
+ * dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n); then, for the exact kinematics,
+ * for link 1 and link 2: the weights (nq+1) x m and the slopes phi' (nq+1) x m x N at
+ * Gauss nodes of the segments [0, x_1], [x_1, x_2], ..., [x_nq, l] (empty when m = 0)
  *
  * with n = 2 + 2N.  No allocation; arrays are sized for N <= ARM_MAX_MODES and
  * nq <= ARM_MAX_QUAD.
@@ -29,6 +25,7 @@
 #include <string.h>
 
 #include "fixed_step.h"
+#include "table_layout.h"
 
 #define ARM_MAX_MODES 5
 #define ARM_MAX_DOF (2 + 2 * ARM_MAX_MODES)
@@ -39,45 +36,40 @@
 #define ARM_API
 #endif
 
+/* The arm's table: N modes, nq Gauss points per link, fs 1 to keep the foreshortening
+   terms (0: drop them), exact 1 for the exact kinematics (0: second order), m_seg Gauss
+   nodes per segment of the exact kinematics (0 for second order). */
+#define ARM_LAYOUT(X)                                                                       \
+    X(INT, nm, 1) X(INT, nq1, 1) X(INT, nq2, 1) X(REAL, fs, 1)                             \
+    X(REAL, l1, 1) X(REAL, l2, 1) X(REAL, m_h2, 1) X(REAL, m_p, 1)                         \
+    X(REAL, j_h1, 1) X(REAL, j_h2, 1) X(REAL, j_s, 1) X(REAL, j_p, 1)                      \
+    X(INT, exact, 1) X(INT, m_seg, 1)                                                      \
+    X(ARRAY, xq1, nq1) X(ARRAY, wq1, nq1) X(ARRAY, phi1, nq1 * nm)                         \
+    X(ARRAY, g1, nq1 * nm * nm)                                                            \
+    X(ARRAY, xq2, nq2) X(ARRAY, wq2, nq2) X(ARRAY, phi2, nq2 * nm)                         \
+    X(ARRAY, g2, nq2 * nm * nm)                                                            \
+    X(ARRAY, dphil1, nm) X(ARRAY, gl1, nm * nm) X(ARRAY, dphil2, nm) X(ARRAY, gl2, nm * nm) \
+    X(ARRAY, K, (2 + 2 * nm) * (2 + 2 * nm)) X(ARRAY, D, (2 + 2 * nm) * (2 + 2 * nm))      \
+    X(ARRAY, wseg1, (nq1 + 1) * m_seg) X(ARRAY, dseg1, (nq1 + 1) * m_seg * nm)             \
+    X(ARRAY, wseg2, (nq2 + 1) * m_seg) X(ARRAY, dseg2, (nq2 + 1) * m_seg * nm)
+
 typedef struct {
-    int nm, nq1, nq2, n, exact, m_seg;
-    double fs, l1, l2, m_h2, m_p, j_h1, j_h2, j_s, j_p;
-    const double *xq1, *wq1, *phi1, *g1, *xq2, *wq2, *phi2, *g2;
-    const double *dphil1, *gl1, *dphil2, *gl2, *K, *D;
-    const double *wseg1, *dseg1, *wseg2, *dseg2;
+    ARM_LAYOUT(TABLE_MEMBER)
+    int n;      /* 2 + 2N coordinates */
 } Arm;
+
+TABLE_READER(ARM_LAYOUT, Arm, arm_read_table)
 
 /* Read the table; returns its length in doubles, or 0 if it is not a valid table. */
 static long arm_unpack(const double *tab, Arm *a) {
-    const double *p = tab + 14;
-    int nm = (int)tab[0], nq1 = (int)tab[1], nq2 = (int)tab[2], n, m = (int)tab[13];
-    if (nm < 1 || nm > ARM_MAX_MODES || nq1 < 1 || nq2 < 1 || nq1 > ARM_MAX_QUAD
-        || nq2 > ARM_MAX_QUAD || m < 0 || m > ARM_MAX_SEG_NODES || (tab[12] != 0.0 && m < 1))
+    long length = arm_read_table(tab, a);
+    if (!length || a->nm < 1 || a->nm > ARM_MAX_MODES || a->nq1 < 1 || a->nq2 < 1
+        || a->nq1 > ARM_MAX_QUAD || a->nq2 > ARM_MAX_QUAD || a->m_seg < 0
+        || a->m_seg > ARM_MAX_SEG_NODES || (a->exact != 0 && a->exact != 1)
+        || (a->exact && a->m_seg < 1))
         return 0;
-    n = 2 + 2 * nm;
-    a->nm = nm; a->nq1 = nq1; a->nq2 = nq2; a->n = n;
-    a->exact = tab[12] != 0.0; a->m_seg = m;
-    a->fs = tab[3]; a->l1 = tab[4]; a->l2 = tab[5]; a->m_h2 = tab[6]; a->m_p = tab[7];
-    a->j_h1 = tab[8]; a->j_h2 = tab[9]; a->j_s = tab[10]; a->j_p = tab[11];
-    a->xq1 = p; p += nq1;
-    a->wq1 = p; p += nq1;
-    a->phi1 = p; p += nq1 * nm;
-    a->g1 = p; p += nq1 * nm * nm;
-    a->xq2 = p; p += nq2;
-    a->wq2 = p; p += nq2;
-    a->phi2 = p; p += nq2 * nm;
-    a->g2 = p; p += nq2 * nm * nm;
-    a->dphil1 = p; p += nm;
-    a->gl1 = p; p += nm * nm;
-    a->dphil2 = p; p += nm;
-    a->gl2 = p; p += nm * nm;
-    a->K = p; p += n * n;
-    a->D = p; p += n * n;
-    a->wseg1 = p; p += (nq1 + 1) * m;
-    a->dseg1 = p; p += (nq1 + 1) * m * nm;
-    a->wseg2 = p; p += (nq2 + 1) * m;
-    a->dseg2 = p; p += (nq2 + 1) * m * nm;
-    return (long)(p - tab);
+    a->n = 2 + 2 * a->nm;
+    return length;
 }
 
 ARM_API long arm_table_length(const double *tab) {
@@ -364,17 +356,20 @@ ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
    where the kinematics of the table are accurate, docs/manipulator.md); else 1 with why
    in msg.  The one check behind the warning of the Python block and of the C FMU. */
 ARM_API int arm_range(const double *tab, const double *x, double limit, char *msg, size_t n) {
-    double y[8];
-    int i, exact = tab[12] != 0.0;
-    if (arm_outputs(tab, x, y)) return 0;
+    double y[8], length[2];
+    int i;
+    Arm A;
+    if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
+    length[0] = A.l1;
+    length[1] = A.l2;
     for (i = 0; i < 2; i++) {
-        double ratio = fabs(y[4 + i]) / tab[4 + i];
+        double ratio = fabs(y[4 + i]) / length[i];
         if (ratio > limit) {
             snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
                      "the %.0f %% where the %s kinematics are accurate (docs/manipulator.md)%s",
                      i + 1, y[4 + i], 100.0 * ratio, 100.0 * limit,
-                     exact ? "exact" : "second-order",
-                     exact ? "" : "; kinematics = 'exact' extends it");
+                     A.exact ? "exact" : "second-order",
+                     A.exact ? "" : "; kinematics = 'exact' extends it");
             return 1;
         }
     }
@@ -385,11 +380,14 @@ ARM_API int arm_range(const double *tab, const double *x, double limit, char *ms
    with why in msg: the hard limit of the block's max_tip_deflection, beyond which a
    step is refused (Python block: StepError; C FMU: fmi2Discard). */
 ARM_API int arm_limit(const double *tab, const double *x, double limit, char *msg, size_t n) {
-    double y[8];
+    double y[8], length[2];
     int i;
-    if (arm_outputs(tab, x, y)) return 0;
+    Arm A;
+    if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
+    length[0] = A.l1;
+    length[1] = A.l2;
     for (i = 0; i < 2; i++) {
-        double ratio = fabs(y[4 + i]) / tab[4 + i];
+        double ratio = fabs(y[4 + i]) / length[i];
         if (!(ratio <= limit)) {
             snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
                      "max_tip_deflection = %g: no arm bends so far (torques far beyond the "

@@ -7,8 +7,8 @@
  * (mbdcore.native) and compiled into the C-source FMUs.  The equations are in the
  * module docstring of drive.py.
  *
- * The parameters come in one packed vector pk (drive.py: pack_drive), in the order of
- * the DRIVE_* indices below.  The drive state of motor k is x[4k..4k+3] = (phi_k [rad],
+ * The parameters come in one packed vector pk, DRIVE_LAYOUT below (drive.py: pack_drive,
+ * by name through the same declaration).  The drive state of motor k is x[4k..4k+3] = (phi_k [rad],
  * w_k [rad/s], i_k [A], z_k [V s]: the current-loop integrator).  At most
  * DRIVE_MAX_MOTORS motors.  No allocation.
  */
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fixed_step.h"
+#include "table_layout.h"
 
 #ifndef DRIVE_API
 #define DRIVE_API
@@ -24,20 +25,26 @@
 #define DRIVE_MAX_MOTORS 2
 #define DRIVE_MAX_STATES (4 * DRIVE_MAX_MOTORS)
 
-/* Layout of pk. */
-enum {
-    DRIVE_R, DRIVE_L, DRIVE_KT, DRIVE_KE, DRIVE_JM, DRIVE_B, DRIVE_TC, DRIVE_WC, DRIVE_IMAX,
-    DRIVE_VMAX, DRIVE_RATIO, DRIVE_KG, DRIVE_CG, DRIVE_GAP, DRIVE_EPS, DRIVE_BIAS,
-    DRIVE_KP_I, DRIVE_KI_I, DRIVE_N_PACKED
-};
+/* The drive's parameters pk: the block's motor and gear parameters by their names
+   (drive.py), the counter-torque bias [A], then the current loop's PI gains kp_i [V/A]
+   and ki_i [V/(A s)], which drive_pack computes (they come last). */
+#define DRIVE_LAYOUT(X)                                                                    \
+    X(REAL, resistance, 1) X(REAL, inductance, 1) X(REAL, torque_constant, 1)              \
+    X(REAL, emf_constant, 1) X(REAL, rotor_inertia, 1) X(REAL, viscous_friction, 1)        \
+    X(REAL, coulomb_friction, 1) X(REAL, friction_speed, 1) X(REAL, current_limit, 1)      \
+    X(REAL, voltage_limit, 1) X(REAL, ratio, 1) X(REAL, gear_stiffness, 1)                 \
+    X(REAL, gear_damping, 1) X(REAL, backlash, 1) X(REAL, backlash_smoothing, 1)           \
+    X(REAL, bias_current, 1) X(REAL, kp_i, 1) X(REAL, ki_i, 1)
+
+/* pk's indices, DRIVE_resistance, ..., from the layout */
+#define DRIVE_INDEX(kind, name, size) TABLE_INDEX_##kind(DRIVE_##name)
+enum { DRIVE_LAYOUT(DRIVE_INDEX) DRIVE_N_PACKED };
 
 /* Python's min(max(v, lo), hi), the same result for every v (NaN passes through). */
 static double drive_clip(double v, double lo, double hi) {
     double m = lo > v ? lo : v;
     return hi < m ? hi : m;
 }
-
-DRIVE_API int drive_packed_size(void) { return DRIVE_N_PACKED; }
 
 /* b w + Tc tanh(w / w_c) [N m]: viscous and smoothed Coulomb friction. */
 DRIVE_API double drive_friction_torque(double speed, double viscous, double coulomb,
@@ -91,12 +98,14 @@ DRIVE_API void drive_current_loop_gains(double resistance, double inductance,
 }
 
 /* The packed parameters pk (DRIVE_N_PACKED) from the block's motor and gear parameters
-   and bias current (`given`, in DRIVE_PACKED order then the bias [A]) and the current
-   loop's bandwidth [rad/s]: what a C FMU's model_setup fills its work array with. */
+   and bias current (`given`, the fields of DRIVE_LAYOUT before the gains) and the
+   current loop's bandwidth [rad/s]: what a C FMU's model_setup fills its work array
+   with. */
 DRIVE_API void drive_pack(const double *given, double bandwidth, double *pk) {
     int k;
-    for (k = 0; k < DRIVE_BIAS + 1; k++) pk[k] = given[k];
-    drive_current_loop_gains(pk[DRIVE_R], pk[DRIVE_L], bandwidth, pk + DRIVE_KP_I);
+    for (k = 0; k < DRIVE_kp_i; k++) pk[k] = given[k];
+    drive_current_loop_gains(pk[DRIVE_resistance], pk[DRIVE_inductance], bandwidth,
+                             pk + DRIVE_kp_i);
 }
 
 /* The drive's derivatives dx (4 n_motors), the gear torques on the load tg (n_motors)
@@ -108,7 +117,7 @@ DRIVE_API void drive_pack(const double *given, double bandwidth, double *pk) {
 DRIVE_API int drive_rhs(const double *pk, const double *x, double u, double theta,
                         double omega, int n_motors, int current_mode, int locked, double *dx,
                         double *tg, double *volts) {
-    const double n = pk[DRIVE_RATIO], jm = pk[DRIVE_JM], ind = pk[DRIVE_L];
+    const double n = pk[DRIVE_ratio], jm = pk[DRIVE_rotor_inertia], ind = pk[DRIVE_inductance];
     int k;
     if (n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
     for (k = 0; k < n_motors; k++) {
@@ -116,20 +125,22 @@ DRIVE_API int drive_rhs(const double *pk, const double *x, double u, double thet
         double v, dz = 0.0, gear, f[2];
         if (current_mode) {
             const double sign = k == 0 ? 1.0 : -1.0;
-            const double iref = drive_clip(u + sign * pk[DRIVE_BIAS], -pk[DRIVE_IMAX],
-                                           pk[DRIVE_IMAX]);
+            const double iref = drive_clip(u + sign * pk[DRIVE_bias_current],
+                                           -pk[DRIVE_current_limit], pk[DRIVE_current_limit]);
             const double err = iref - i;
-            const double v_raw = pk[DRIVE_KP_I] * err + z;
-            v = drive_clip(v_raw, -pk[DRIVE_VMAX], pk[DRIVE_VMAX]);
-            dz = pk[DRIVE_KI_I] * err;
+            const double v_raw = pk[DRIVE_kp_i] * err + z;
+            v = drive_clip(v_raw, -pk[DRIVE_voltage_limit], pk[DRIVE_voltage_limit]);
+            dz = pk[DRIVE_ki_i] * err;
             if (v != v_raw && dz * v_raw > 0.0) dz = 0.0;
         } else {
-            v = drive_clip(u, -pk[DRIVE_VMAX], pk[DRIVE_VMAX]);
+            v = drive_clip(u, -pk[DRIVE_voltage_limit], pk[DRIVE_voltage_limit]);
         }
-        gear = drive_gear_torque(phi / n - theta, w / n - omega, pk[DRIVE_KG], pk[DRIVE_CG],
-                                 pk[DRIVE_GAP], pk[DRIVE_EPS]);
-        drive_motor_forces(w, i, pk[DRIVE_KT], pk[DRIVE_KE], pk[DRIVE_R], pk[DRIVE_B],
-                           pk[DRIVE_TC], pk[DRIVE_WC], f);
+        gear = drive_gear_torque(phi / n - theta, w / n - omega, pk[DRIVE_gear_stiffness],
+                                 pk[DRIVE_gear_damping], pk[DRIVE_backlash],
+                                 pk[DRIVE_backlash_smoothing]);
+        drive_motor_forces(w, i, pk[DRIVE_torque_constant], pk[DRIVE_emf_constant],
+                           pk[DRIVE_resistance], pk[DRIVE_viscous_friction],
+                           pk[DRIVE_coulomb_friction], pk[DRIVE_friction_speed], f);
         if (locked) {
             dx[4 * k] = 0.0;
             dx[4 * k + 1] = 0.0;
@@ -161,7 +172,7 @@ DRIVE_API int drive_outputs(const double *pk, const double *x, double u, double 
             o[0] = x[4 * k + 2];
             o[1] = x[4 * k + 1];
             o[2] = x[4 * k];
-            o[3] = pk[DRIVE_KT] * x[4 * k + 2];
+            o[3] = pk[DRIVE_torque_constant] * x[4 * k + 2];
             o[4] = tg[k];
             total += tg[k];
         } else {

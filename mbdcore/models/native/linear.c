@@ -4,37 +4,34 @@
  * one implementation: LinearSystemBlock calls it from Python through ctypes
  * (mbdcore.native), and its C-source FMU (flexcosim export-c statespace) compiles it in.
  *
- * Everything numeric comes in one table `tab` (linear.py: linear_table):
- *
- *   [0] n states  [1] m inputs  [2] p outputs, then A (n x n), B (n x m), C (p x n),
- *   D (p x m), each row-major
+ * Everything numeric comes in one table `tab`, LINEAR_LAYOUT below (linear.py:
+ * linear_table, by name through the same declaration): n states, m inputs, p outputs,
+ * then A (n x n), B (n x m), C (p x n), D (p x m), each row-major.
  *
  * Any size: no allocation, the caller passes scratch space (linear_advance).
  */
 #include "fixed_step.h"
+#include "table_layout.h"
 
 #ifndef LINEAR_API
 #define LINEAR_API
 #endif
 
+#define LINEAR_LAYOUT(X)                                                                   \
+    X(INT, n, 1) X(INT, m, 1) X(INT, p, 1)                                                 \
+    X(ARRAY, A, n * n) X(ARRAY, B, n * m) X(ARRAY, C, p * n) X(ARRAY, D, p * m)
+
 typedef struct {
-    int n, m, p;
-    const double *A, *B, *C, *D;
+    LINEAR_LAYOUT(TABLE_MEMBER)
 } Linear;
+
+TABLE_READER(LINEAR_LAYOUT, Linear, linear_read_table)
 
 /* Read the table; returns its length in doubles, or 0 if it is not a valid table (the
    sizes must be whole and n >= 1: a plant without a state is no ODE). */
 static long linear_unpack(const double *tab, Linear *s) {
-    const double *p = tab + 3;
-    if (!(tab[0] >= 1.0 && tab[1] >= 0.0 && tab[2] >= 0.0) || tab[0] != (int)tab[0]
-        || tab[1] != (int)tab[1] || tab[2] != (int)tab[2])
-        return 0;
-    s->n = (int)tab[0]; s->m = (int)tab[1]; s->p = (int)tab[2];
-    s->A = p; p += s->n * s->n;
-    s->B = p; p += s->n * s->m;
-    s->C = p; p += s->p * s->n;
-    s->D = p; p += s->p * s->m;
-    return (long)(p - tab);
+    long length = linear_read_table(tab, s);
+    return length && s->n >= 1 && s->m >= 0 && s->p >= 0 ? length : 0;
 }
 
 /* rows (r x k) times v plus cols (r x l) times w into out (r).  Each row is summed from

@@ -17,6 +17,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "table_layout.h"
+
 #ifndef ANCF_API
 #define ANCF_API
 #endif
@@ -147,12 +149,16 @@ ANCF_API void ancf_forces(int N, int G, const double *B, const double *Bw, const
 }
 
 /* The beam's forces through the one signature of a body's compiled force kernel
-   (system_terms.c): f = -dU/dq - Q_d of the whole beam, its parameters in one struct. */
+   (system_terms.c): f = -dU/dq - Q_d of the whole beam, its parameters in one struct
+   (ancf.py fills it by name through this declaration): N elements, G Gauss points, B
+   and Bw of ancf_forces, EA, EI, beta, and the scratch of ancf_body_tangents. */
+#define ANCF_BODY_LAYOUT(X)                                                                \
+    X(INT, N, 1) X(INT, G, 1) X(ARRAY, B, 32 * G) X(ARRAY, Bw, 32 * G)                     \
+    X(REAL, ea, 1) X(REAL, ei, 1) X(REAL, beta, 1)                                         \
+    X(WORK, f, 4 * (N + 1)) X(WORK, k, 64 * N) X(WORK, c, 64 * N)
+
 typedef struct {
-    int N, G;
-    const double *B, *Bw;
-    double ea, ei, beta;
-    double *f, *k, *c;      /* scratch of ancf_body_tangents: 4 (N + 1), 64 N, 64 N */
+    ANCF_BODY_LAYOUT(TABLE_MEMBER)
 } ancf_body_t;
 
 ANCF_API void ancf_body_forces(const void *params, const double *q, const double *v,

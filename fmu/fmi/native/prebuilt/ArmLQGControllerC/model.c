@@ -45,7 +45,7 @@ const VarInfo VARS[N_VARS] = {
 #include "lqg.c"
 
 
-#define LQG_GAINS const double g[4] = {PAR_tau_max1, PAR_tau_max2, (double)PAR_feedforward,                                        (double)PAR_reference}
+#define LQG_GAINS const double g[4] = {PAR_tau_max1, PAR_tau_max2, (double)PAR_feedforward, (double)PAR_reference}
 #define LQG_INPUTS_NOW const double u[14] = {IN_theta1_ref, IN_theta2_ref, IN_omega1_ref, IN_omega2_ref, IN_alpha1_ref, IN_alpha2_ref, IN_theta1, IN_theta2, IN_omega1, IN_omega2, IN_w1, IN_w2, IN_tau1_ff, IN_tau2_ff}
 
 int model_setup(ModelData *d, char *msg, size_t n) { (void)d; (void)msg; (void)n; return 0; }

@@ -50,8 +50,7 @@ int model_validity(const ModelData *d, char *msg, size_t n) { (void)d; (void)msg
 
 void model_outputs(ModelData *d) {
 
-    const double g[7] = {PAR_kp1, PAR_kd1, PAR_kp2, PAR_kd2, PAR_tau_max1, PAR_tau_max2,
-                         (double)PAR_feedforward};
+    const double g[7] = {PAR_kp1, PAR_kd1, PAR_kp2, PAR_kd2, PAR_tau_max1, PAR_tau_max2, (double)PAR_feedforward};
     const double ref[6] = {IN_theta1_ref, IN_theta2_ref, IN_omega1_ref, IN_omega2_ref,
                            IN_alpha1_ref, IN_alpha2_ref};
     const double meas[4] = {IN_theta1, IN_theta2, IN_omega1, IN_omega2};

@@ -177,10 +177,14 @@ def source_digest(folder: Path) -> str:
     warning naming both folders when they differ.
     """
     digest = hashlib.sha256()
-    files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.suffix in DIGEST_SUFFIXES
+    # in the order of the relative paths as strings, as the wrapper's helper sorts them:
+    # Path order differs where a folder and a file share a stem ("native/x.h" before
+    # "native.py" as parts, after it as strings)
+    files = sorted((p.relative_to(folder).as_posix(), p) for p in Path(folder).rglob("*")
+                   if p.is_file() and p.suffix in DIGEST_SUFFIXES
                    and "__pycache__" not in p.parts)
-    for path in files:
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+    for relative, path in files:
+        digest.update(relative.encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 

@@ -438,3 +438,19 @@ def test_an_fmu_run_in_this_process_does_not_block_building_it_again(md, unzippe
             build_fmu(DampedOscillator, tmp_path / "out", model_name="NotAnFmu")
     finally:
         sys.path.remove(str(tmp_path))
+
+
+def test_the_source_digest_orders_paths_as_strings_as_the_wrappers_helper(tmp_path):
+    """The wrapper's helper (flexcosim_fmi2.c) sorts the relative paths as strings; the
+    build sorted Path objects, which put "native/x.h" before "native.py" -- a package
+    with a folder and a module of one stem (mbdcore's native.py and native/) was
+    reported as "sources differ" by every FMU built from it."""
+    import hashlib
+    from fmu.fmi.build import source_digest
+    (tmp_path / "native").mkdir()
+    for name, text in (("native.py", "a"), ("native/x.h", "b"), ("b.c", "c")):
+        (tmp_path / name).write_text(text)
+    expected = hashlib.sha256()
+    for rel in sorted(["native.py", "native/x.h", "b.c"]):
+        expected.update(rel.encode() + b"\0" + (tmp_path / rel).read_bytes() + b"\0")
+    assert source_digest(tmp_path) == expected.hexdigest()

@@ -11,7 +11,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from fmu.fmi.export_c import FMI2_HEADERS, FMI3_HEADERS
+
 SOURCES = Path(__file__).resolve().parent / "c" / "reference_fmus"
+#: the FMI headers: the project's copies of the standard's (kept once, fmu/fmi/native)
+FMI_HEADERS = {2: FMI2_HEADERS, 3: FMI3_HEADERS}
 MODELS = ("Stair", "Feedthrough", "Resource")
 #: the binaries folder of each FMI version on this machine
 PLATFORM = {2: "linux64", 3: "x86_64-linux"}
@@ -35,7 +39,8 @@ def build_reference_fmu(model: str, out_dir: str | Path, fmi_version: int = 2,
         # their build's C dialect (gnu: strdup), not -std=c99
         subprocess.run([cc, "-O2", "-shared", "-fPIC", "-fvisibility=hidden",
                         f"-DFMI_VERSION={fmi_version}", "-DDISABLE_PREFIX",
-                        f"-I{SOURCES / 'include'}", f"-I{SOURCES / model}",
+                        f"-I{SOURCES / 'include'}", f"-I{FMI_HEADERS[fmi_version]}",
+                        f"-I{SOURCES / model}",
                         str(SOURCES / model / "model.c"),
                         str(SOURCES / "src" / f"fmi{fmi_version}Functions.c"),
                         str(SOURCES / "src" / "cosimulation.c"), "-o", str(binary), "-lm"],

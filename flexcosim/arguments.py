@@ -149,6 +149,10 @@ def make_parser() -> CommandParser:
                         help="write the sources only (compile on the target)")
     export.add_argument("--fmi", type=int, choices=(2, 3), default=2,
                         help="FMI version of the FMU (default 2)")
+    export.add_argument("--kind", choices=("cs", "me"), default="cs",
+                        help="cs: co-simulation (default); me: Model Exchange too, the host's "
+                             "solver integrating the model (FMI 2.0; models with a continuous "
+                             "state only: manipulator, drive, antenna-axis, statespace)")
 
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json) or a single FMU",

@@ -41,6 +41,7 @@ import numpy as np
 
 
 from fmu.fmi.fmi3_description import fmi3_model_description
+from fmu.fmi.me_description import add_model_exchange
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
 from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, TABLE_LAYOUT_HEADER, CompileError, code_files,
@@ -197,7 +198,7 @@ def _specs(block_class) -> dict:
 
 def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                  parameters: dict | None = None, compile: bool | None = None,
-                 fmi_version: int = 2) -> Path:
+                 fmi_version: int = 2, kind: str = "cs") -> Path:
     """Write a C-source FMI 2.0 (or 3.0) co-simulation FMU of ``block_class`` (module
     docstring).
 
@@ -218,6 +219,11 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     fmi_version : {2, 3}
         The FMI version of the FMU: the same model, variables, value references and
         behaviour, through ``fmi2_cs.c`` or ``fmi3_cs.c``.
+    kind : {"cs", "me"}
+        "cs": co-simulation; "me": Model Exchange too (FMI 2.0, a model whose only state
+        is continuous): the host's solver integrates the model's derivatives, its states
+        and derivatives declared as variables (:mod:`fmu.fmi.me_description`); the same
+        FMU still co-simulates.
 
     Returns
     -------
@@ -230,6 +236,11 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                            "it can be exported as a Python FMU only")
     if fmi_version not in FRONT_ENDS:
         raise ValueError(f"fmi_version = {fmi_version!r}: accepted 2 or 3")
+    if kind not in ("cs", "me"):
+        raise ValueError(f"kind = {kind!r}: accepted 'cs' (co-simulation) or 'me' (Model "
+                         "Exchange, and co-simulation)")
+    if kind == "me" and fmi_version != 2:
+        raise CExportError("Model Exchange is exported for FMI 2.0 only (fmi_version=2)")
     model_name = c_identifier(model_name or block_class.__name__)
     block = block_class(**(parameters or {}))
     model: CModel = block.c_model()
@@ -254,6 +265,12 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         '#include "flexcosim_model.h"', "",
         "const VarInfo VARS[N_VARS] = {", ",\n".join(entries), "};", "",
         include_c(model), model.source])
+    if kind == "me":
+        if not model.n_states or model.n_discrete or model.sample_time:
+            raise CExportError(f"{block_class.__name__} has a discrete state or a sample time "
+                               "(or no continuous state): it can be co-simulated only")
+        add_model_exchange(root, model.state_names[:model.n_states] or
+                           [f"x{i}" for i in range(model.n_states)], len(entries), C_UNITS)
     description = root if fmi_version == 2 else fmi3_model_description(root, len(entries))
 
     dest = Path(dest)

@@ -30,8 +30,8 @@ from support.fmi import FMI2_HEADERS
 pytestmark = pytest.mark.skipif(find_compiler("win64") is None,
                                 reason="MinGW-w64 (x86_64-w64-mingw32-gcc) is not installed")
 
-#: The functions an FMI 2.0 co-simulation binary exports (fmi2Functions.h): the common
-#: ones and the co-simulation ones, none of Model Exchange.
+#: The functions an FMI 2.0 binary exports (fmi2Functions.h): the common ones, the
+#: co-simulation ones and those of Model Exchange.
 FMI2_CS_FUNCTIONS = {
     "fmi2GetTypesPlatform", "fmi2GetVersion", "fmi2SetDebugLogging", "fmi2Instantiate",
     "fmi2FreeInstance", "fmi2SetupExperiment", "fmi2EnterInitializationMode",
@@ -42,7 +42,12 @@ FMI2_CS_FUNCTIONS = {
     "fmi2DeSerializeFMUstate", "fmi2GetDirectionalDerivative",
     "fmi2SetRealInputDerivatives", "fmi2GetRealOutputDerivatives", "fmi2DoStep",
     "fmi2CancelStep", "fmi2GetStatus", "fmi2GetRealStatus", "fmi2GetIntegerStatus",
-    "fmi2GetBooleanStatus", "fmi2GetStringStatus"}
+    "fmi2GetBooleanStatus", "fmi2GetStringStatus",
+    # Model Exchange: the same binary serves it (fmi2_cs.c)
+    "fmi2EnterEventMode", "fmi2NewDiscreteStates", "fmi2EnterContinuousTimeMode",
+    "fmi2CompletedIntegratorStep", "fmi2SetTime", "fmi2SetContinuousStates",
+    "fmi2GetDerivatives", "fmi2GetEventIndicators", "fmi2GetContinuousStates",
+    "fmi2GetNominalsOfContinuousStates"}
 
 #: The models whose export needs no file (statespace needs --from)
 MODELS = sorted(name for name, entry in C_MODELS.items() if entry.block is not None)

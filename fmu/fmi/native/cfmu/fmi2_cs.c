@@ -1,21 +1,39 @@
 /*
- * flexcosim C-source FMU: the FMI 2.0 co-simulation interface, the same for every model
- * (the model is model.c, see flexcosim_model.h).  Each call checks the host's arguments
- * and translates into the version-independent core (cfmu_core.h: the behaviour of the
- * FMU -- value checks, stepping, saved states -- is described there).  Memory is taken
- * only in fmi2Instantiate and fmi2GetFMUstate, through the host's callbacks.
+ * flexcosim C-source FMU: the FMI 2.0 interface, the same for every model (the model is
+ * model.c, see flexcosim_model.h) -- co-simulation, and Model Exchange for a model whose
+ * only state is continuous (no discrete state, no sample time: CF_MODEL_EXCHANGE), the
+ * host's solver integrating the model's derivatives.  Each call checks the host's
+ * arguments and translates into the version-independent core (cfmu_core.h: the
+ * behaviour of the FMU -- value checks, stepping, saved states -- is described there).
+ * Memory is taken only in fmi2Instantiate and fmi2GetFMUstate, through the host's
+ * callbacks.
  *
  * After a Discard, fmi2GetBooleanStatus(fmi2Terminated) says whether the model can go on
  * (fmi2False: a retry with a smaller step may succeed; fmi2True: the model is at its
  * hard limit, or the host retried the very step just discarded) and
  * fmi2GetRealStatus(fmi2LastSuccessfulTime) where it is.  Messages with status fmi2Error
  * reach the logger whatever loggingOn says.
+ *
+ * Model Exchange: the continuous states are Real variables with value references
+ * N_VARS .. N_VARS + N_X - 1, their derivatives N_VARS + N_X .. N_VARS + 2 N_X - 1
+ * (declared in the model description of an export with kind "me"); no event indicators;
+ * fmi2CompletedIntegratorStep asks the host to terminate when the state has left the
+ * model's hard limit (model_validity) and warns once when it leaves its accurate range.
  */
 #include "fmi2Functions.h"
 
-#define CF_HOST_FIELDS fmi2CallbackFunctions cb;
+#define CF_HOST_FIELDS fmi2CallbackFunctions cb; int model_exchange;
 #define CF_TERMINATED_NAME "fmi2Terminated"
 #include "cfmu_core.h"
+
+/* Whether the model can be exchanged as equations: a continuous state only */
+#if N_X > 0 && N_Z == 0 && !defined(SAMPLE_TIME)
+#define CF_MODEL_EXCHANGE 1
+#else
+#define CF_MODEL_EXCHANGE 0
+#endif
+#define VR_STATES ((fmi2ValueReference)N_VARS)
+#define VR_DERIVATIVES ((fmi2ValueReference)(N_VARS + N_X))
 
 /* The FMI 2.0 logger takes a printf format, and '#' starts a variable reference in its
    messages: both are escaped. */
@@ -69,8 +87,13 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, f
 #else
     (void)resources;
 #endif
-    if (!name || !name[0] || type != fmi2CoSimulation || !guid || strcmp(guid, MODEL_GUID) != 0) {
-        if (type != fmi2CoSimulation) snprintf(why, sizeof why, "this FMU supports co-simulation only");
+    if (!name || !name[0] || !(type == fmi2CoSimulation || (CF_MODEL_EXCHANGE && type == fmi2ModelExchange))
+        || !guid || strcmp(guid, MODEL_GUID) != 0) {
+        if (type != fmi2CoSimulation && type != fmi2ModelExchange)
+            snprintf(why, sizeof why, "unknown fmi2Type %d", (int)type);
+        else if (type != fmi2CoSimulation)
+            snprintf(why, sizeof why, "this model has a discrete state or a sample time: "
+                     "co-simulation only");
         else if (!name || !name[0]) snprintf(why, sizeof why, "an instance name is required");
         else snprintf(why, sizeof why, "GUID does not match this FMU (%s)", MODEL_GUID);
         functions->logger(functions->componentEnvironment, name ? name : "", fmi2Error,
@@ -85,6 +108,7 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, f
         return NULL;
     }
     c->cb = *functions;
+    c->model_exchange = type == fmi2ModelExchange;
     cf_init(c, name, logging_on);
     return c;
 }
@@ -130,10 +154,31 @@ fmi2Status fmi2Reset(fmi2Component comp) {
 }
 
 /* ---------------------------------------------------------------- values ----------- */
+static int state_or_derivative(fmi2ValueReference vr) {
+    return N_X > 0 && vr >= VR_STATES && vr < VR_DERIVATIVES + (fmi2ValueReference)N_X;
+}
+
 fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
     Instance *c = (Instance *)comp;
+    size_t k;
     if (!c) return fmi2Error;
-    return (fmi2Status)cf_get_real(c, vr, n, value, "fmi2GetReal");
+    if (n && (!vr || !value)) return fmi2Error;
+    for (k = 0; k < n; k++) {
+        if (state_or_derivative(vr[k])) {
+#if N_X > 0
+            double dx[N_X];
+            if (vr[k] < VR_DERIVATIVES) {
+                value[k] = c->d.x[vr[k] - VR_STATES];
+            } else {
+                model_derivatives(&c->d, c->d.x, dx);
+                value[k] = dx[vr[k] - VR_DERIVATIVES];
+            }
+#endif
+        } else if (cf_get_real(c, &vr[k], 1, &value[k], "fmi2GetReal") != CF_OK) {
+            return fmi2Error;
+        }
+    }
+    return fmi2OK;
 }
 
 fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2Integer value[]) {
@@ -185,6 +230,8 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t, fmi2Real h, fmi2Boolean no
     Instance *c = (Instance *)comp;
     (void)no_prior;
     if (!c) return fmi2Error;
+    if (c->model_exchange)
+        return (fmi2Status)fail(c, "%s: fmi2DoStep: the instance was made for Model Exchange", c->name);
     return (fmi2Status)cf_do_step(c, t, h, "fmi2DoStep");
 }
 
@@ -282,4 +329,149 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], s
     if (!c) return fmi2Error;
     return (fmi2Status)cf_deserialize(c, (const unsigned char *)bytes, size, state,
                                       "fmi2DeSerializeFMUstate");
+}
+
+/* ---------------------------------------------------------------- Model Exchange --- */
+/* May the Model Exchange call `what` be made now?  CF_OK, or an error naming it. */
+static int me_call(Instance *c, const char *what) {
+    if (!c->model_exchange)
+        return fail(c, "%s: %s: the instance was made for co-simulation", c->name, what);
+    if (c->phase != ST_STEPPING && c->phase != ST_INITIALIZATION)
+        return fail(c, "%s: %s before initialization or after an error", c->name, what);
+    return CF_OK;
+}
+
+fmi2Status fmi2EnterEventMode(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    return (fmi2Status)me_call(c, "fmi2EnterEventMode");
+}
+
+fmi2Status fmi2NewDiscreteStates(fmi2Component comp, fmi2EventInfo *info) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (me_call(c, "fmi2NewDiscreteStates") != CF_OK) return fmi2Error;
+    if (!info) return (fmi2Status)fail(c, "%s: fmi2NewDiscreteStates: no fmi2EventInfo", c->name);
+    info->newDiscreteStatesNeeded = fmi2False;   /* no discrete state, no time event */
+    info->terminateSimulation = fmi2False;
+    info->nominalsOfContinuousStatesChanged = fmi2False;
+    info->valuesOfContinuousStatesChanged = fmi2False;
+    info->nextEventTimeDefined = fmi2False;
+    info->nextEventTime = 0.0;
+    return fmi2OK;
+}
+
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component comp) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    return (fmi2Status)me_call(c, "fmi2EnterContinuousTimeMode");
+}
+
+/* The host accepted a step of its solver: the state is checked as the co-simulation step
+   checks it -- beyond the hard limit the host is asked to terminate, out of the accurate
+   range a warning is logged once. */
+fmi2Status fmi2CompletedIntegratorStep(fmi2Component comp, fmi2Boolean no_prior,
+                                       fmi2Boolean *enter_event_mode, fmi2Boolean *terminate) {
+    Instance *c = (Instance *)comp;
+    char why[600] = "";
+    int validity;
+    (void)no_prior;
+    if (!c) return fmi2Error;
+    if (me_call(c, "fmi2CompletedIntegratorStep") != CF_OK) return fmi2Error;
+    if (!enter_event_mode || !terminate)
+        return (fmi2Status)fail(c, "%s: fmi2CompletedIntegratorStep: an output argument is NULL", c->name);
+    *enter_event_mode = fmi2False;
+    *terminate = fmi2False;
+    if (!state_finite(&c->d)) {
+        *terminate = fmi2True;
+        return (fmi2Status)fail(c, "%s: t = %.17g s: the state is not finite", c->name, c->d.time);
+    }
+    validity = model_validity(&c->d, why, sizeof why);
+    if (validity == 2) {
+        *terminate = fmi2True;
+        logf_(c, CF_DISCARD, "logStatusDiscard", "%s: t = %.17g s: %s (the model cannot go on)",
+              c->name, c->d.time, why);
+    } else if (validity == 1 && !c->range_warned) {
+        c->range_warned = 1;
+        logf_(c, CF_WARNING, "logStatusWarning", "%s: t = %.9g s: %s", c->name, c->d.time, why);
+        return fmi2Warning;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetTime(fmi2Component comp, fmi2Real time) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (!c->model_exchange)
+        return (fmi2Status)fail(c, "%s: fmi2SetTime: the instance was made for co-simulation", c->name);
+    if (!isfinite(time)) return (fmi2Status)fail(c, "%s: fmi2SetTime: time %g is not finite", c->name, time);
+    c->d.time = time;
+    return fmi2OK;
+}
+
+/* nx must be the model's state size (N_X) */
+static int states_call(Instance *c, const void *x, size_t nx, const char *what) {
+    if (me_call(c, what) != CF_OK) return CF_ERROR;
+    if (nx != (size_t)N_X || (nx && !x))
+        return fail(c, "%s: %s: %lu values given; the model has %d continuous states", c->name,
+                    what, (unsigned long)nx, N_X);
+    return CF_OK;
+}
+
+fmi2Status fmi2SetContinuousStates(fmi2Component comp, const fmi2Real x[], size_t nx) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    if (!c) return fmi2Error;
+    if (states_call(c, x, nx, "fmi2SetContinuousStates") != CF_OK) return fmi2Error;
+    for (k = 0; k < nx; k++)
+        if (!isfinite(x[k]))
+            return (fmi2Status)fail(c, "%s: fmi2SetContinuousStates: x[%lu] = %g is not finite; "
+                                    "the state is kept", c->name, (unsigned long)k, x[k]);
+#if N_X > 0
+    memcpy(c->d.x, x, nx * sizeof *x);
+#endif
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetContinuousStates(fmi2Component comp, fmi2Real x[], size_t nx) {
+    Instance *c = (Instance *)comp;
+    if (!c) return fmi2Error;
+    if (states_call(c, x, nx, "fmi2GetContinuousStates") != CF_OK) return fmi2Error;
+#if N_X > 0
+    memcpy(x, c->d.x, nx * sizeof *x);
+#endif
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetDerivatives(fmi2Component comp, fmi2Real dx[], size_t nx) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    if (!c) return fmi2Error;
+    if (states_call(c, dx, nx, "fmi2GetDerivatives") != CF_OK) return fmi2Error;
+#if N_X > 0
+    model_derivatives(&c->d, c->d.x, dx);
+#endif
+    for (k = 0; k < nx; k++)
+        if (!isfinite(dx[k]))
+            return (fmi2Status)fail(c, "%s: fmi2GetDerivatives: at t = %.17g s the derivative "
+                                    "of x[%lu] is not finite", c->name, c->d.time, (unsigned long)k);
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component comp, fmi2Real x_nominal[], size_t nx) {
+    Instance *c = (Instance *)comp;
+    size_t k;
+    if (!c) return fmi2Error;
+    if (states_call(c, x_nominal, nx, "fmi2GetNominalsOfContinuousStates") != CF_OK) return fmi2Error;
+    for (k = 0; k < nx; k++) x_nominal[k] = 1.0;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetEventIndicators(fmi2Component comp, fmi2Real indicators[], size_t ni) {
+    Instance *c = (Instance *)comp;
+    (void)indicators;
+    if (!c) return fmi2Error;
+    if (ni == 0) return fmi2OK;
+    return (fmi2Status)fail(c, "%s: fmi2GetEventIndicators: the model has no event indicators "
+                            "(%lu asked for)", c->name, (unsigned long)ni);
 }

@@ -151,8 +151,8 @@ def make_parser() -> CommandParser:
                         help="FMI version of the FMU (default 2)")
     export.add_argument("--kind", choices=("cs", "me"), default="cs",
                         help="cs: co-simulation (default); me: Model Exchange too, the host's "
-                             "solver integrating the model (FMI 2.0; models with a continuous "
-                             "state only: manipulator, drive, antenna-axis, statespace)")
+                             "solver integrating the model (models with a continuous state "
+                             "only: manipulator, drive, antenna-axis, statespace)")
 
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json) or a single FMU",

@@ -220,10 +220,10 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         The FMI version of the FMU: the same model, variables, value references and
         behaviour, through ``fmi2_cs.c`` or ``fmi3_cs.c``.
     kind : {"cs", "me"}
-        "cs": co-simulation; "me": Model Exchange too (FMI 2.0, a model whose only state
-        is continuous): the host's solver integrates the model's derivatives, its states
-        and derivatives declared as variables (:mod:`fmu.fmi.me_description`); the same
-        FMU still co-simulates.
+        "cs": co-simulation; "me": Model Exchange too (a model whose only state is
+        continuous): the host's solver integrates the model's derivatives, its states and
+        derivatives declared as variables (:mod:`fmu.fmi.me_description`; FMI 3.0: one
+        array each); the same FMU still co-simulates.
 
     Returns
     -------
@@ -239,8 +239,6 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     if kind not in ("cs", "me"):
         raise ValueError(f"kind = {kind!r}: accepted 'cs' (co-simulation) or 'me' (Model "
                          "Exchange, and co-simulation)")
-    if kind == "me" and fmi_version != 2:
-        raise CExportError("Model Exchange is exported for FMI 2.0 only (fmi_version=2)")
     model_name = c_identifier(model_name or block_class.__name__)
     block = block_class(**(parameters or {}))
     model: CModel = block.c_model()

@@ -3,7 +3,10 @@ same variables, value references, units, ranges, start values and dependencies, 
 :func:`fmu.fmi.export_c.export_c_fmu` writes them): Real becomes Float64, Integer Int32,
 a String's start a ``<Start>`` element; the independent variable ``time`` is added with
 value reference ``n_vars`` (``fmi3_cs.c``'s VR_TIME); the model structure names value
-references instead of indices."""
+references instead of indices.  With Model Exchange (an FMI 2.0 description made with
+:func:`fmu.fmi.me_description.add_model_exchange`) the continuous state is one array
+variable ``state`` [n] (``n_vars + 1``) and its derivative ``der(state)`` (``n_vars + 2``),
+where FMI 2.0 has a scalar per state."""
 from __future__ import annotations
 
 from xml.etree.ElementTree import Element, SubElement
@@ -25,6 +28,13 @@ def fmi3_model_description(fmi2: Element, n_vars: int) -> Element:
             root.set(key, fmi2.get(key))
     root.set("instantiationToken", fmi2.get("guid"))
     cs2 = fmi2.find("CoSimulation")
+    me2 = fmi2.find("ModelExchange")
+    n_states = len(fmi2.find("ModelStructure").find("Derivatives") or ()) if me2 is not None else 0
+    if me2 is not None:
+        SubElement(root, "ModelExchange", {
+            "modelIdentifier": me2.get("modelIdentifier"), "needsExecutionTool": "false",
+            "canBeInstantiatedOnlyOncePerProcess": "false", "canGetAndSetFMUState": "true",
+            "canSerializeFMUState": "true", "needsCompletedIntegratorStep": "true"})
     SubElement(root, "CoSimulation", {
         "modelIdentifier": cs2.get("modelIdentifier"), "needsExecutionTool": "false",
         "canBeInstantiatedOnlyOncePerProcess": "false", "canGetAndSetFMUState": "true",
@@ -48,10 +58,20 @@ def fmi3_model_description(fmi2: Element, n_vars: int) -> Element:
     by_index = {}
     for index, sv in enumerate(fmi2.find("ModelVariables"), start=1):
         by_index[str(index)] = sv.get("valueReference")
-        variables.append(_variable(sv))
+        if int(sv.get("valueReference")) < n_vars:     # FMI 2.0's scalar states: arrays here
+            variables.append(_variable(sv))
     SubElement(variables, "Float64", {"name": "time", "valueReference": str(n_vars),
                                       "causality": "independent", "variability": "continuous",
                                       "description": "Simulation time", "unit": "s"})
+    if n_states:
+        for name, vr, extra in (("state", n_vars + 1, {}),
+                                ("der(state)", n_vars + 2, {"derivative": str(n_vars + 1)})):
+            var = SubElement(variables, "Float64", {
+                "name": name, "valueReference": str(vr), "causality": "local",
+                "variability": "continuous", "initial": "calculated",
+                "description": ("the model's continuous state" if name == "state"
+                                else "its time derivative"), **extra})
+            SubElement(var, "Dimension", {"start": str(n_states)})
     structure = SubElement(root, "ModelStructure")
     structure2 = fmi2.find("ModelStructure")
     for unknown in structure2.find("Outputs") if structure2.find("Outputs") is not None else ():
@@ -59,11 +79,18 @@ def fmi3_model_description(fmi2: Element, n_vars: int) -> Element:
         if unknown.get("dependencies") is not None:
             attrs["dependencies"] = " ".join(by_index[i] for i in unknown.get("dependencies").split())
         SubElement(structure, "Output", attrs)
+    if n_states:
+        SubElement(structure, "ContinuousStateDerivative", {"valueReference": str(n_vars + 2)})
     initial = structure2.find("InitialUnknowns")
     for unknown in initial if initial is not None else ():
         # their dependencies on parameters are not expressible as FMI 3.0 requires them
         # (inputs and independent only): none given means "depends on everything"
-        SubElement(structure, "InitialUnknown", {"valueReference": by_index[unknown.get("index")]})
+        vr = by_index[unknown.get("index")]
+        if int(vr) < n_vars:
+            SubElement(structure, "InitialUnknown", {"valueReference": vr})
+    if n_states:
+        for vr in (n_vars + 1, n_vars + 2):
+            SubElement(structure, "InitialUnknown", {"valueReference": str(vr)})
     return root
 
 

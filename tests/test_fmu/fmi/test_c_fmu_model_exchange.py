@@ -128,3 +128,36 @@ def test_command_line_exports_model_exchange(tmp_path, capsys):
     assert read_model_description(path).modelExchange is not None
     assert main(["export-c", "pid", "--kind", "me", "-o", str(tmp_path)]) == 2
     assert "co-simulated only" in capsys.readouterr().err
+
+
+def test_fmi3_model_exchange_keeps_the_state_as_one_array_and_equals_fmi2(arm_me, tmp_path):
+    """FMI 3.0: the state is one array variable, ``state`` [12] with ``der(state)``; under
+    CVode the FMI 3.0 arm equals the FMI 2.0 one to the last bit; the array reads as the
+    solver's state."""
+    me3 = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC", kind="me",
+                       fmi_version=3)
+    assert validate_fmu(str(me3)) == []
+    md = read_model_description(str(me3))
+    state = {v.name: v for v in md.modelVariables}["state"]
+    assert [int(d.start) for d in state.dimensions] == [md.numberOfContinuousStates] == [12]
+    kw = dict(fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-10,
+              stop_time=0.5, output_interval=1e-3, start_values={"tau1": 0.3, "tau2": -0.1})
+    r3, r2 = simulate_fmu(str(me3), **kw), simulate_fmu(str(arm_me), **kw)
+    for name in ("theta1", "theta2", "w1", "w2"):
+        assert np.array_equal(r3[name], r2[name]), name
+
+    from fmpy.fmi3 import FMU3Model
+    fmu = FMU3Model(guid=md.guid, unzipDirectory=extract(str(me3), str(tmp_path / "u")),
+                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName="arm")
+    fmu.instantiate()
+    fmu.enterInitializationMode(startTime=0.0)
+    fmu.exitInitializationMode()
+    fmu.enterContinuousTimeMode()
+    n = md.numberOfContinuousStates
+    x = (ctypes.c_double * n)()
+    fmu.getContinuousStates(x, n)
+    np.testing.assert_array_equal(fmu.getFloat64([state.valueReference], nValues=n), np.array(x))
+    with pytest.raises(Exception):                     # the array needs its 12 values
+        fmu.getFloat64([state.valueReference], nValues=1)
+    fmu.terminate()
+    fmu.freeInstance()

@@ -70,6 +70,15 @@
 /* The statuses of a call, numbered as fmi2Status and fmi3Status number them. */
 enum { CF_OK = 0, CF_WARNING = 1, CF_DISCARD = 2, CF_ERROR = 3 };
 
+/* Whether the model can be exchanged as equations (Model Exchange: the host's solver
+   integrates model_derivatives): a continuous state only, no discrete state or sample
+   time. */
+#if N_X > 0 && N_Z == 0 && !defined(SAMPLE_TIME)
+#define CF_MODEL_EXCHANGE 1
+#else
+#define CF_MODEL_EXCHANGE 0
+#endif
+
 /* The tolerances of substeps = 0, "auto" (model_config.h names them where the model has
    them; a model_config.h written before "auto" came to C has no such lines). */
 #ifndef VR_RTOL
@@ -86,6 +95,7 @@ typedef struct {
     Phase phase;
     int logging_on;
     int range_warned;      /* model_validity has been reported in this run */
+    int model_exchange;    /* made for Model Exchange: the host integrates (cf_me_*) */
     int terminated;        /* after the last discarded step: the model cannot go on */
     int has_discarded;     /* discarded_from and discarded_h hold the last discarded step */
     double discarded_h;
@@ -672,6 +682,102 @@ static int cf_do_step(Instance *c, double t, double h, const char *what) {
     return CF_OK;
 }
 
+
+/* ---------------------------------------------------------------- Model Exchange --- */
+/* May the Model Exchange call `what` be made now?  CF_OK, or an error naming it. */
+static int cf_me_call(Instance *c, const char *what) {
+    if (!c->model_exchange)
+        return fail(c, "%s: %s: the instance was made for co-simulation", c->name, what);
+    if (c->phase != ST_STEPPING && c->phase != ST_INITIALIZATION)
+        return fail(c, "%s: %s before initialization or after an error", c->name, what);
+    return CF_OK;
+}
+
+static int cf_me_set_time(Instance *c, double time, const char *what) {
+    if (!c->model_exchange)
+        return fail(c, "%s: %s: the instance was made for co-simulation", c->name, what);
+    if (!isfinite(time)) return fail(c, "%s: %s: time %g is not finite", c->name, what, time);
+    c->d.time = time;
+    return CF_OK;
+}
+
+/* nx must be the model's state size (N_X) */
+static int cf_me_states_call(Instance *c, const void *x, size_t nx, const char *what) {
+    if (cf_me_call(c, what) != CF_OK) return CF_ERROR;
+    if (nx != (size_t)N_X || (nx && !x))
+        return fail(c, "%s: %s: %lu values given; the model has %d continuous states", c->name,
+                    what, (unsigned long)nx, N_X);
+    return CF_OK;
+}
+
+/* The continuous state from the host's solver: all finite, or refused with the state kept. */
+static int cf_me_set_states(Instance *c, const double x[], size_t nx, const char *what) {
+    size_t k;
+    if (cf_me_states_call(c, x, nx, what) != CF_OK) return CF_ERROR;
+    for (k = 0; k < nx; k++)
+        if (!isfinite(x[k]))
+            return fail(c, "%s: %s: x[%lu] = %g is not finite; the state is kept", c->name,
+                        what, (unsigned long)k, x[k]);
+#if N_X > 0
+    memcpy(c->d.x, x, nx * sizeof *x);
+#endif
+    return CF_OK;
+}
+
+static int cf_me_get_states(Instance *c, double x[], size_t nx, const char *what) {
+    if (cf_me_states_call(c, x, nx, what) != CF_OK) return CF_ERROR;
+#if N_X > 0
+    memcpy(x, c->d.x, nx * sizeof *x);
+#endif
+    return CF_OK;
+}
+
+/* dx = f(x, inputs, parameters), the model's own model_derivatives; a non-finite one is
+   an error naming the state. */
+static int cf_me_derivatives(Instance *c, double dx[], size_t nx, const char *what) {
+    size_t k;
+    if (cf_me_states_call(c, dx, nx, what) != CF_OK) return CF_ERROR;
+#if N_X > 0
+    model_derivatives(&c->d, c->d.x, dx);
+#endif
+    for (k = 0; k < nx; k++)
+        if (!isfinite(dx[k]))
+            return fail(c, "%s: %s: at t = %.17g s the derivative of x[%lu] is not finite",
+                        c->name, what, c->d.time, (unsigned long)k);
+    return CF_OK;
+}
+
+static int cf_me_nominals(Instance *c, double nominal[], size_t nx, const char *what) {
+    size_t k;
+    if (cf_me_states_call(c, nominal, nx, what) != CF_OK) return CF_ERROR;
+    for (k = 0; k < nx; k++) nominal[k] = 1.0;
+    return CF_OK;
+}
+
+/* The host accepted a step of its solver: the state is checked as the co-simulation step
+   checks it -- beyond the hard limit the host is asked to terminate (*terminate = 1),
+   out of the accurate range a warning is logged once (CF_WARNING). */
+static int cf_me_completed_step(Instance *c, int *terminate, const char *what) {
+    char why[600] = "";
+    int validity;
+    *terminate = 0;
+    if (cf_me_call(c, what) != CF_OK) return CF_ERROR;
+    if (!state_finite(&c->d)) {
+        *terminate = 1;
+        return fail(c, "%s: t = %.17g s: the state is not finite", c->name, c->d.time);
+    }
+    validity = model_validity(&c->d, why, sizeof why);
+    if (validity == 2) {
+        *terminate = 1;
+        logf_(c, CF_DISCARD, "logStatusDiscard", "%s: t = %.17g s: %s (the model cannot go on)",
+              c->name, c->d.time, why);
+    } else if (validity == 1 && !c->range_warned) {
+        c->range_warned = 1;
+        logf_(c, CF_WARNING, "logStatusWarning", "%s: t = %.9g s: %s", c->name, c->d.time, why);
+        return CF_WARNING;
+    }
+    return CF_OK;
+}
 
 #include "cfmu_state.h"   /* saved states: checked, serialized, restored */
 

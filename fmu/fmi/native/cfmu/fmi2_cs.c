@@ -22,16 +22,10 @@
  */
 #include "fmi2Functions.h"
 
-#define CF_HOST_FIELDS fmi2CallbackFunctions cb; int model_exchange;
+#define CF_HOST_FIELDS fmi2CallbackFunctions cb;
 #define CF_TERMINATED_NAME "fmi2Terminated"
 #include "cfmu_core.h"
 
-/* Whether the model can be exchanged as equations: a continuous state only */
-#if N_X > 0 && N_Z == 0 && !defined(SAMPLE_TIME)
-#define CF_MODEL_EXCHANGE 1
-#else
-#define CF_MODEL_EXCHANGE 0
-#endif
 #define VR_STATES ((fmi2ValueReference)N_VARS)
 #define VR_DERIVATIVES ((fmi2ValueReference)(N_VARS + N_X))
 
@@ -332,25 +326,16 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], s
 }
 
 /* ---------------------------------------------------------------- Model Exchange --- */
-/* May the Model Exchange call `what` be made now?  CF_OK, or an error naming it. */
-static int me_call(Instance *c, const char *what) {
-    if (!c->model_exchange)
-        return fail(c, "%s: %s: the instance was made for co-simulation", c->name, what);
-    if (c->phase != ST_STEPPING && c->phase != ST_INITIALIZATION)
-        return fail(c, "%s: %s before initialization or after an error", c->name, what);
-    return CF_OK;
-}
-
 fmi2Status fmi2EnterEventMode(fmi2Component comp) {
     Instance *c = (Instance *)comp;
     if (!c) return fmi2Error;
-    return (fmi2Status)me_call(c, "fmi2EnterEventMode");
+    return (fmi2Status)cf_me_call(c, "fmi2EnterEventMode");
 }
 
 fmi2Status fmi2NewDiscreteStates(fmi2Component comp, fmi2EventInfo *info) {
     Instance *c = (Instance *)comp;
     if (!c) return fmi2Error;
-    if (me_call(c, "fmi2NewDiscreteStates") != CF_OK) return fmi2Error;
+    if (cf_me_call(c, "fmi2NewDiscreteStates") != CF_OK) return fmi2Error;
     if (!info) return (fmi2Status)fail(c, "%s: fmi2NewDiscreteStates: no fmi2EventInfo", c->name);
     info->newDiscreteStatesNeeded = fmi2False;   /* no discrete state, no time event */
     info->terminateSimulation = fmi2False;
@@ -364,107 +349,51 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component comp, fmi2EventInfo *info) {
 fmi2Status fmi2EnterContinuousTimeMode(fmi2Component comp) {
     Instance *c = (Instance *)comp;
     if (!c) return fmi2Error;
-    return (fmi2Status)me_call(c, "fmi2EnterContinuousTimeMode");
+    return (fmi2Status)cf_me_call(c, "fmi2EnterContinuousTimeMode");
 }
 
-/* The host accepted a step of its solver: the state is checked as the co-simulation step
-   checks it -- beyond the hard limit the host is asked to terminate, out of the accurate
-   range a warning is logged once. */
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component comp, fmi2Boolean no_prior,
                                        fmi2Boolean *enter_event_mode, fmi2Boolean *terminate) {
     Instance *c = (Instance *)comp;
-    char why[600] = "";
-    int validity;
+    int status, stop = 0;
     (void)no_prior;
     if (!c) return fmi2Error;
-    if (me_call(c, "fmi2CompletedIntegratorStep") != CF_OK) return fmi2Error;
     if (!enter_event_mode || !terminate)
         return (fmi2Status)fail(c, "%s: fmi2CompletedIntegratorStep: an output argument is NULL", c->name);
+    status = cf_me_completed_step(c, &stop, "fmi2CompletedIntegratorStep");
     *enter_event_mode = fmi2False;
-    *terminate = fmi2False;
-    if (!state_finite(&c->d)) {
-        *terminate = fmi2True;
-        return (fmi2Status)fail(c, "%s: t = %.17g s: the state is not finite", c->name, c->d.time);
-    }
-    validity = model_validity(&c->d, why, sizeof why);
-    if (validity == 2) {
-        *terminate = fmi2True;
-        logf_(c, CF_DISCARD, "logStatusDiscard", "%s: t = %.17g s: %s (the model cannot go on)",
-              c->name, c->d.time, why);
-    } else if (validity == 1 && !c->range_warned) {
-        c->range_warned = 1;
-        logf_(c, CF_WARNING, "logStatusWarning", "%s: t = %.9g s: %s", c->name, c->d.time, why);
-        return fmi2Warning;
-    }
-    return fmi2OK;
+    *terminate = stop ? fmi2True : fmi2False;
+    return (fmi2Status)status;
 }
 
 fmi2Status fmi2SetTime(fmi2Component comp, fmi2Real time) {
     Instance *c = (Instance *)comp;
     if (!c) return fmi2Error;
-    if (!c->model_exchange)
-        return (fmi2Status)fail(c, "%s: fmi2SetTime: the instance was made for co-simulation", c->name);
-    if (!isfinite(time)) return (fmi2Status)fail(c, "%s: fmi2SetTime: time %g is not finite", c->name, time);
-    c->d.time = time;
-    return fmi2OK;
-}
-
-/* nx must be the model's state size (N_X) */
-static int states_call(Instance *c, const void *x, size_t nx, const char *what) {
-    if (me_call(c, what) != CF_OK) return CF_ERROR;
-    if (nx != (size_t)N_X || (nx && !x))
-        return fail(c, "%s: %s: %lu values given; the model has %d continuous states", c->name,
-                    what, (unsigned long)nx, N_X);
-    return CF_OK;
+    return (fmi2Status)cf_me_set_time(c, time, "fmi2SetTime");
 }
 
 fmi2Status fmi2SetContinuousStates(fmi2Component comp, const fmi2Real x[], size_t nx) {
     Instance *c = (Instance *)comp;
-    size_t k;
     if (!c) return fmi2Error;
-    if (states_call(c, x, nx, "fmi2SetContinuousStates") != CF_OK) return fmi2Error;
-    for (k = 0; k < nx; k++)
-        if (!isfinite(x[k]))
-            return (fmi2Status)fail(c, "%s: fmi2SetContinuousStates: x[%lu] = %g is not finite; "
-                                    "the state is kept", c->name, (unsigned long)k, x[k]);
-#if N_X > 0
-    memcpy(c->d.x, x, nx * sizeof *x);
-#endif
-    return fmi2OK;
+    return (fmi2Status)cf_me_set_states(c, x, nx, "fmi2SetContinuousStates");
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component comp, fmi2Real x[], size_t nx) {
     Instance *c = (Instance *)comp;
     if (!c) return fmi2Error;
-    if (states_call(c, x, nx, "fmi2GetContinuousStates") != CF_OK) return fmi2Error;
-#if N_X > 0
-    memcpy(x, c->d.x, nx * sizeof *x);
-#endif
-    return fmi2OK;
+    return (fmi2Status)cf_me_get_states(c, x, nx, "fmi2GetContinuousStates");
 }
 
 fmi2Status fmi2GetDerivatives(fmi2Component comp, fmi2Real dx[], size_t nx) {
     Instance *c = (Instance *)comp;
-    size_t k;
     if (!c) return fmi2Error;
-    if (states_call(c, dx, nx, "fmi2GetDerivatives") != CF_OK) return fmi2Error;
-#if N_X > 0
-    model_derivatives(&c->d, c->d.x, dx);
-#endif
-    for (k = 0; k < nx; k++)
-        if (!isfinite(dx[k]))
-            return (fmi2Status)fail(c, "%s: fmi2GetDerivatives: at t = %.17g s the derivative "
-                                    "of x[%lu] is not finite", c->name, c->d.time, (unsigned long)k);
-    return fmi2OK;
+    return (fmi2Status)cf_me_derivatives(c, dx, nx, "fmi2GetDerivatives");
 }
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component comp, fmi2Real x_nominal[], size_t nx) {
     Instance *c = (Instance *)comp;
-    size_t k;
     if (!c) return fmi2Error;
-    if (states_call(c, x_nominal, nx, "fmi2GetNominalsOfContinuousStates") != CF_OK) return fmi2Error;
-    for (k = 0; k < nx; k++) x_nominal[k] = 1.0;
-    return fmi2OK;
+    return (fmi2Status)cf_me_nominals(c, x_nominal, nx, "fmi2GetNominalsOfContinuousStates");
 }
 
 fmi2Status fmi2GetEventIndicators(fmi2Component comp, fmi2Real indicators[], size_t ni) {

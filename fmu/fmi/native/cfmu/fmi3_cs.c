@@ -5,9 +5,11 @@
  * checks, stepping, saved states -- is described there), as fmi2_cs.c does for FMI 2.0.
  *
  * The variables are the FMI 2.0 FMU's, typed Float64, Int32 and String, with the same
- * value references; the independent variable "time" has value reference N_VARS.  No
- * event mode, no early return, no clocks, no Model Exchange or Scheduled Execution
- * (those calls return fmi3Error naming themselves).  A discarded step says in
+ * value references; the independent variable "time" has value reference N_VARS.  Model
+ * Exchange for a model whose only state is continuous (CF_MODEL_EXCHANGE): the state is
+ * the array variable "state" [N_X] (N_VARS + 1), its derivative "der(state)" (N_VARS +
+ * 2).  No event mode in co-simulation, no early return, no clocks, no Scheduled
+ * Execution (those calls return fmi3Error naming themselves).  A discarded step says in
  * terminateSimulation whether the model can go on, and in lastSuccessfulTime where it is.
  * Memory: calloc/free (FMI 3.0 has no memory callbacks), only at instantiation and when a
  * state is saved.
@@ -19,6 +21,10 @@
 #include "cfmu_core.h"
 
 #define VR_TIME ((fmi3ValueReference)N_VARS)
+/* Model Exchange: the continuous state as one array variable "state" [N_X] and its
+   derivative "der(state)" */
+#define VR_STATE ((fmi3ValueReference)(N_VARS + 1))
+#define VR_DER_STATE ((fmi3ValueReference)(N_VARS + 2))
 
 static void cf_host_log(Instance *c, int status, const char *category, const char *text) {
     if (c->log_message) c->log_message(c->env, (fmi3Status)status, category, text);
@@ -52,15 +58,13 @@ fmi3Status fmi3SetDebugLogging(fmi3Instance instance, fmi3Boolean on, size_t n, 
     return fmi3OK;
 }
 
-fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
-                                         fmi3Boolean visible, fmi3Boolean logging_on,
-                                         fmi3Boolean event_mode_used, fmi3Boolean early_return_allowed,
-                                         const fmi3ValueReference required[], size_t n_required,
-                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log_message,
-                                         fmi3IntermediateUpdateCallback intermediate_update) {
+/* An instance for co-simulation or (model_exchange) Model Exchange, or NULL with the
+   reason logged. */
+static Instance *instantiate(fmi3String name, fmi3String token, fmi3String resources,
+                             fmi3Boolean logging_on, int model_exchange, const char *refusal,
+                             fmi3InstanceEnvironment env, fmi3LogMessageCallback log_message) {
     Instance *c;
     char why[600] = "";
-    (void)visible; (void)early_return_allowed; (void)required; (void)intermediate_update;
 #ifdef FLEXCOSIM_DATA_FROM_RESOURCES
     if (!load_model_data(resources, why, sizeof why)) {
         if (log_message) log_message(env, fmi3Error, "logStatusError", why);
@@ -72,8 +76,7 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3
     if (!name || !name[0]) snprintf(why, sizeof why, "an instance name is required");
     else if (!token || strcmp(token, MODEL_GUID) != 0)
         snprintf(why, sizeof why, "instantiationToken does not match this FMU (%s)", MODEL_GUID);
-    else if (event_mode_used) snprintf(why, sizeof why, "this FMU has no event mode (hasEventMode is false)");
-    else if (n_required) snprintf(why, sizeof why, "this FMU provides no intermediate update");
+    else if (refusal) snprintf(why, sizeof why, "%s", refusal);
     if (why[0]) {
         if (log_message) log_message(env, fmi3Error, "logStatusError", why);
         return NULL;
@@ -85,16 +88,31 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3
     }
     c->env = env;
     c->log_message = log_message;
+    c->model_exchange = model_exchange;
     cf_init(c, name, logging_on);
     return c;
+}
+
+fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
+                                         fmi3Boolean visible, fmi3Boolean logging_on,
+                                         fmi3Boolean event_mode_used, fmi3Boolean early_return_allowed,
+                                         const fmi3ValueReference required[], size_t n_required,
+                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log_message,
+                                         fmi3IntermediateUpdateCallback intermediate_update) {
+    (void)visible; (void)early_return_allowed; (void)required; (void)intermediate_update;
+    return instantiate(name, token, resources, logging_on, 0,
+                       event_mode_used ? "this FMU has no event mode (hasEventMode is false)"
+                       : n_required ? "this FMU provides no intermediate update" : NULL,
+                       env, log_message);
 }
 
 fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String resources,
                                           fmi3Boolean visible, fmi3Boolean logging_on,
                                           fmi3InstanceEnvironment env, fmi3LogMessageCallback log_message) {
-    (void)name; (void)token; (void)resources; (void)visible; (void)logging_on;
-    if (log_message) log_message(env, fmi3Error, "logStatusError", "this FMU supports co-simulation only");
-    return NULL;
+    (void)visible;
+    return instantiate(name, token, resources, logging_on, 1,
+                       CF_MODEL_EXCHANGE ? NULL : "this model has a discrete state or a sample "
+                       "time: co-simulation only", env, log_message);
 }
 
 fmi3Instance fmi3InstantiateScheduledExecution(fmi3String name, fmi3String token, fmi3String resources,
@@ -145,16 +163,34 @@ fmi3Status fmi3Reset(fmi3Instance instance) {
 }
 
 /* ---------------------------------------------------------------- values ----------- */
+/* The number of values of a Float64 variable: N_X for the state arrays, else 1 */
+static size_t values_of(fmi3ValueReference vr) {
+    return (N_X > 0 && (vr == VR_STATE || vr == VR_DER_STATE)) ? (size_t)N_X : 1;
+}
+
 fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], size_t n,
                           fmi3Float64 values[], size_t n_values) {
     Instance *c = (Instance *)instance;
-    size_t k;
+    size_t k, at = 0, expected = 0;
     if (!c) return fmi3Error;
-    if (scalars(c, n, n_values, "fmi3GetFloat64") != CF_OK) return fmi3Error;
     if (n && (!vr || !values)) return fmi3Error;
+    for (k = 0; k < n; k++) expected += values_of(vr[k]);
+    if (expected != n_values)
+        return (fmi3Status)fail(c, "%s: fmi3GetFloat64: %lu values for %lu value references that "
+                                "hold %lu", c->name, (unsigned long)n_values, (unsigned long)n,
+                                (unsigned long)expected);
     for (k = 0; k < n; k++) {
-        if (vr[k] == VR_TIME) values[k] = c->d.time;
-        else if (cf_get_real(c, &vr[k], 1, &values[k], "fmi3GetFloat64") != CF_OK) return fmi3Error;
+        if (vr[k] == VR_TIME) {
+            values[at++] = c->d.time;
+        } else if (values_of(vr[k]) > 1 || (N_X == 1 && (vr[k] == VR_STATE || vr[k] == VR_DER_STATE))) {
+#if N_X > 0
+            if (vr[k] == VR_STATE) memcpy(values + at, c->d.x, N_X * sizeof *values);
+            else model_derivatives(&c->d, c->d.x, values + at);
+#endif
+            at += (size_t)N_X;
+        } else if (cf_get_real(c, &vr[k], 1, &values[at++], "fmi3GetFloat64") != CF_OK) {
+            return fmi3Error;
+        }
     }
     return fmi3OK;
 }
@@ -166,9 +202,9 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], 
     if (!c) return fmi3Error;
     if (scalars(c, n, n_values, "fmi3SetFloat64") != CF_OK) return fmi3Error;
     for (k = 0; k < n; k++)
-        if (vr && vr[k] == VR_TIME)
-            return (fmi3Status)fail(c, "%s: fmi3SetFloat64: time is the independent variable "
-                                    "and cannot be set", c->name);
+        if (vr && (vr[k] == VR_TIME || vr[k] == VR_STATE || vr[k] == VR_DER_STATE))
+            return (fmi3Status)fail(c, "%s: fmi3SetFloat64: value reference %u is time or the "
+                                    "state, which are not set this way", c->name, vr[k]);
     return (fmi3Status)cf_set_real(c, vr, n, values, "fmi3SetFloat64");
 }
 
@@ -295,11 +331,9 @@ static fmi3Status not_provided(fmi3Instance instance, const char *what) {
     return (fmi3Status)fail(c, "%s: %s is not provided by this FMU", c->name, what);
 }
 
-fmi3Status fmi3EnterEventMode(fmi3Instance i) { return not_provided(i, "fmi3EnterEventMode (no event mode)"); }
 fmi3Status fmi3EnterConfigurationMode(fmi3Instance i) { return not_provided(i, "fmi3EnterConfigurationMode (no structural parameters)"); }
 fmi3Status fmi3ExitConfigurationMode(fmi3Instance i) { return not_provided(i, "fmi3ExitConfigurationMode (no structural parameters)"); }
 fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance i) { return not_provided(i, "fmi3EvaluateDiscreteStates (no event mode)"); }
-fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance i) { return not_provided(i, "fmi3EnterContinuousTimeMode (Model Exchange)"); }
 
 fmi3Status fmi3GetNumberOfVariableDependencies(fmi3Instance i, fmi3ValueReference vr, size_t *n) {
     (void)vr; (void)n;
@@ -374,60 +408,6 @@ fmi3Status fmi3SetShiftFraction(fmi3Instance i, const fmi3ValueReference vr[], s
     return not_provided(i, "fmi3SetShiftFraction (no clocks)");
 }
 
-fmi3Status fmi3UpdateDiscreteStates(fmi3Instance i, fmi3Boolean *need_update, fmi3Boolean *terminate,
-                                    fmi3Boolean *nominals_changed, fmi3Boolean *values_changed,
-                                    fmi3Boolean *next_defined, fmi3Float64 *next_time) {
-    (void)need_update; (void)terminate; (void)nominals_changed; (void)values_changed;
-    (void)next_defined; (void)next_time;
-    return not_provided(i, "fmi3UpdateDiscreteStates (no event mode)");
-}
-
-fmi3Status fmi3CompletedIntegratorStep(fmi3Instance i, fmi3Boolean no_prior, fmi3Boolean *enter_event,
-                                       fmi3Boolean *terminate) {
-    (void)no_prior; (void)enter_event; (void)terminate;
-    return not_provided(i, "fmi3CompletedIntegratorStep (Model Exchange)");
-}
-
-fmi3Status fmi3SetTime(fmi3Instance i, fmi3Float64 time) {
-    (void)time;
-    return not_provided(i, "fmi3SetTime (Model Exchange)");
-}
-
-fmi3Status fmi3SetContinuousStates(fmi3Instance i, const fmi3Float64 x[], size_t n) {
-    (void)x; (void)n;
-    return not_provided(i, "fmi3SetContinuousStates (Model Exchange)");
-}
-
-fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance i, fmi3Float64 dx[], size_t n) {
-    (void)dx; (void)n;
-    return not_provided(i, "fmi3GetContinuousStateDerivatives (Model Exchange)");
-}
-
-fmi3Status fmi3GetEventIndicators(fmi3Instance i, fmi3Float64 z[], size_t n) {
-    (void)z; (void)n;
-    return not_provided(i, "fmi3GetEventIndicators (Model Exchange)");
-}
-
-fmi3Status fmi3GetContinuousStates(fmi3Instance i, fmi3Float64 x[], size_t n) {
-    (void)x; (void)n;
-    return not_provided(i, "fmi3GetContinuousStates (Model Exchange)");
-}
-
-fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance i, fmi3Float64 nominals[], size_t n) {
-    (void)nominals; (void)n;
-    return not_provided(i, "fmi3GetNominalsOfContinuousStates (Model Exchange)");
-}
-
-fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance i, size_t *n) {
-    (void)n;
-    return not_provided(i, "fmi3GetNumberOfEventIndicators (Model Exchange)");
-}
-
-fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance i, size_t *n) {
-    (void)n;
-    return not_provided(i, "fmi3GetNumberOfContinuousStates (Model Exchange)");
-}
-
 fmi3Status fmi3GetOutputDerivatives(fmi3Instance i, const fmi3ValueReference vr[], size_t n,
                                     const fmi3Int32 orders[], fmi3Float64 values[], size_t n_values) {
     (void)vr; (void)n; (void)orders; (void)values; (void)n_values;
@@ -437,6 +417,97 @@ fmi3Status fmi3GetOutputDerivatives(fmi3Instance i, const fmi3ValueReference vr[
 fmi3Status fmi3ActivateModelPartition(fmi3Instance i, fmi3ValueReference clock, fmi3Float64 t) {
     (void)clock; (void)t;
     return not_provided(i, "fmi3ActivateModelPartition (Scheduled Execution)");
+}
+
+/* ---------------------------------------------------------------- Model Exchange --- */
+fmi3Status fmi3EnterEventMode(fmi3Instance instance) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_call(c, "fmi3EnterEventMode");
+}
+
+fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *need_update, fmi3Boolean *terminate,
+                                    fmi3Boolean *nominals_changed, fmi3Boolean *values_changed,
+                                    fmi3Boolean *next_defined, fmi3Float64 *next_time) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    if (cf_me_call(c, "fmi3UpdateDiscreteStates") != CF_OK) return fmi3Error;
+    if (!need_update || !terminate || !nominals_changed || !values_changed || !next_defined || !next_time)
+        return (fmi3Status)fail(c, "%s: fmi3UpdateDiscreteStates: an output argument is NULL", c->name);
+    *need_update = *terminate = *nominals_changed = *values_changed = *next_defined = fmi3False;
+    *next_time = 0.0;                  /* no discrete state, no time event */
+    return fmi3OK;
+}
+
+fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance instance) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_call(c, "fmi3EnterContinuousTimeMode");
+}
+
+fmi3Status fmi3CompletedIntegratorStep(fmi3Instance instance, fmi3Boolean no_prior,
+                                       fmi3Boolean *enter_event, fmi3Boolean *terminate) {
+    Instance *c = (Instance *)instance;
+    int status, stop = 0;
+    (void)no_prior;
+    if (!c) return fmi3Error;
+    if (!enter_event || !terminate)
+        return (fmi3Status)fail(c, "%s: fmi3CompletedIntegratorStep: an output argument is NULL", c->name);
+    status = cf_me_completed_step(c, &stop, "fmi3CompletedIntegratorStep");
+    *enter_event = fmi3False;
+    *terminate = stop ? fmi3True : fmi3False;
+    return (fmi3Status)status;
+}
+
+fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_set_time(c, time, "fmi3SetTime");
+}
+
+fmi3Status fmi3SetContinuousStates(fmi3Instance instance, const fmi3Float64 x[], size_t n) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_set_states(c, x, n, "fmi3SetContinuousStates");
+}
+
+fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 x[], size_t n) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_get_states(c, x, n, "fmi3GetContinuousStates");
+}
+
+fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 dx[], size_t n) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_derivatives(c, dx, n, "fmi3GetContinuousStateDerivatives");
+}
+
+fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 nominals[], size_t n) {
+    Instance *c = (Instance *)instance;
+    if (!c) return fmi3Error;
+    return (fmi3Status)cf_me_nominals(c, nominals, n, "fmi3GetNominalsOfContinuousStates");
+}
+
+fmi3Status fmi3GetEventIndicators(fmi3Instance instance, fmi3Float64 z[], size_t n) {
+    Instance *c = (Instance *)instance;
+    (void)z;
+    if (!c) return fmi3Error;
+    if (n == 0) return fmi3OK;
+    return (fmi3Status)fail(c, "%s: fmi3GetEventIndicators: the model has no event indicators "
+                            "(%lu asked for)", c->name, (unsigned long)n);
+}
+
+fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *n) {
+    if (!instance || !n) return fmi3Error;
+    *n = 0;
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance instance, size_t *n) {
+    if (!instance || !n) return fmi3Error;
+    *n = (size_t)N_X;
+    return fmi3OK;
 }
 
 /* ---------------------------------------------------------------- FMU state -------- */

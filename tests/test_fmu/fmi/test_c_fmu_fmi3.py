@@ -20,7 +20,6 @@ from fmpy.validation import validate_fmu
 
 from flexcosim.catalog import C_MODELS, resolve
 from flexcosim.cli import main
-from fmu.cosim.components import BlockComponent
 from fmu.cosim.fmu_component import FMUComponent
 from fmu.cosim.master import Master
 from fmu.cosim.system import System

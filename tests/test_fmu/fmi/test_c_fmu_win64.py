@@ -24,7 +24,7 @@ from flexcosim.catalog import C_MODELS, resolve
 from fmu.fmi.export_c import BUILD_COMMANDS, binary_platforms, export_c_fmu
 from mbdcore.cbuild import find_compiler
 
-from support.fmi import HOST_SOURCE, Unzipped, make_host, start
+from support.fmi import HOST_SOURCE, Unzipped, start
 from support.fmi import FMI2_HEADERS
 
 pytestmark = pytest.mark.skipif(find_compiler("win64") is None,

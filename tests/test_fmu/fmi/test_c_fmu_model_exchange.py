@@ -75,10 +75,24 @@ def test_the_arm_under_cvode_equals_its_co_simulation(arm_me):
 
 
 def test_model_exchange_calls_check_what_the_host_gives(arm_me, tmp_path):
+    from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, defaultCallbacks
     md = read_model_description(str(arm_me))
+    messages = []
+
+    def record(env, instance, status, category, message):
+        messages.append((status, message.decode()))
+
+    # our own logger, alive with the FMU: fmpy's default routes every FMU's messages
+    # through one process-wide proxy, which crashes once an FMU it last served is freed
+    # (see fmu.cosim.fmu_component's log proxy) -- this test's refusals log errors
+    logger = fmi2CallbackLoggerTYPE(record)
+    callbacks = fmi2CallbackFunctions()
+    callbacks.logger = logger
+    callbacks.allocateMemory = defaultCallbacks.allocateMemory
+    callbacks.freeMemory = defaultCallbacks.freeMemory
     fmu = FMU2Model(guid=md.guid, unzipDirectory=extract(str(arm_me), str(tmp_path / "u")),
                     modelIdentifier=md.modelExchange.modelIdentifier, instanceName="arm")
-    fmu.instantiate(loggingOn=True)
+    fmu.instantiate(callbacks=callbacks, loggingOn=True)
     fmu.setupExperiment(startTime=0.0)
     fmu.enterInitializationMode()
     fmu.exitInitializationMode()
@@ -112,14 +126,17 @@ def test_model_exchange_calls_check_what_the_host_gives(arm_me, tmp_path):
     with pytest.raises(Exception):                     # NaN refused, the state kept
         fmu.setContinuousStates(vector(*([float("nan")] * n)), n)
     np.testing.assert_array_equal(states(), x + 1e-4 * dx)
+    assert any("x[0] = nan is not finite; the state is kept" in m for s, m in messages if s == 3)
     with pytest.raises(Exception):                     # the wrong number of states
         fmu.getDerivatives(vector(), n - 1)
     # fmi2DoStep on an instance made for Model Exchange: fmi2Error (3)
     do_step = fmu.dll.fmi2DoStep
     do_step.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int]
     assert do_step(fmu.component, 1e-4, 1e-3, 1) == 3
+    assert any("the instance was made for Model Exchange" in m for s, m in messages)
     fmu.terminate()
     fmu.freeInstance()
+    del logger, callbacks
 
 
 def test_command_line_exports_model_exchange(tmp_path, capsys):
@@ -149,7 +166,8 @@ def test_fmi3_model_exchange_keeps_the_state_as_one_array_and_equals_fmi2(arm_me
     from fmpy.fmi3 import FMU3Model
     fmu = FMU3Model(guid=md.guid, unzipDirectory=extract(str(me3), str(tmp_path / "u")),
                     modelIdentifier=md.modelExchange.modelIdentifier, instanceName="arm")
-    fmu.instantiate()
+    messages = []
+    fmu.instantiate(logMessage=lambda env, status, cat, msg: messages.append((status, msg.decode())))
     fmu.enterInitializationMode(startTime=0.0)
     fmu.exitInitializationMode()
     fmu.enterContinuousTimeMode()
@@ -159,5 +177,6 @@ def test_fmi3_model_exchange_keeps_the_state_as_one_array_and_equals_fmi2(arm_me
     np.testing.assert_array_equal(fmu.getFloat64([state.valueReference], nValues=n), np.array(x))
     with pytest.raises(Exception):                     # the array needs its 12 values
         fmu.getFloat64([state.valueReference], nValues=1)
+    assert any("1 values for 1 value references that hold 12" in m for s, m in messages if s == 3)
     fmu.terminate()
     fmu.freeInstance()

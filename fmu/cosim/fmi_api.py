@@ -40,6 +40,11 @@ class FmiApi:
     state_calls: tuple[str, str, str, str, str]
     #: the raw C call that overwrites a state in place (snapshot without allocation)
     get_state_raw: str
+    #: one step, ``do_step(fmu, t, h)``: None, or the time the FMU reached if it asks to
+    #: end the simulation with a successful step (FMI 3.0's terminateSimulation; FMI 2.0
+    #: says so with fmi2Discard, see :meth:`discard_terminates`) -- a function per
+    #: version, no test of the version on the stepping path
+    do_step: Callable
 
     def access_type(self, vtype: str) -> str:
         """The type ``vtype`` is read and written as."""
@@ -87,17 +92,6 @@ class FmiApi:
         else:
             fmu.enterInitializationMode(startTime=t0, stopTime=stop_time)
 
-    def do_step(self, fmu, t: float, h: float) -> float | None:
-        """One step; None, or the time the FMU reached if it asks to end the simulation
-        with a successful step (FMI 3.0's terminateSimulation; FMI 2.0 says so with
-        fmi2Discard, see :meth:`discard_terminates`)."""
-        if self.version == "2.0":
-            fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
-            return None
-        _, terminate, _, reached = fmu.doStep(currentCommunicationPoint=t,
-                                              communicationStepSize=h)
-        return float(reached) if terminate else None
-
     def discard_terminates(self, fmu) -> tuple[bool, float | None]:
         """After fmi2Discard: (fmi2Terminated, fmi2LastSuccessfulTime), False where the FMU
         cannot tell.  FMI 3.0 has no such status: a discarded step is a failure."""
@@ -129,13 +123,22 @@ class FmiApi:
         return getattr(fmu, self.state_calls[index])
 
 
+def _do_step_fmi2(fmu, t: float, h: float) -> None:
+    fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+
+
+def _do_step_fmi3(fmu, t: float, h: float) -> float | None:
+    _, terminate, _, reached = fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+    return float(reached) if terminate else None
+
+
 FMI2 = FmiApi(
     version="2.0", numeric_types=("Real", "Integer", "Enumeration", "Boolean"),
     real_type="Real", ranged_types=("Real", "Integer"), integer_types=("Integer",),
     enumeration_access="Integer",
     state_calls=("getFMUstate", "setFMUstate", "freeFMUstate", "serializeFMUstate",
                  "deSerializeFMUstate"),
-    get_state_raw="fmi2GetFMUstate")
+    get_state_raw="fmi2GetFMUstate", do_step=_do_step_fmi2)
 
 FMI3 = FmiApi(
     version="3.0",
@@ -144,7 +147,7 @@ FMI3 = FmiApi(
     integer_types=_FMI3_INTEGERS, enumeration_access="Int64",
     state_calls=("getFMUState", "setFMUState", "freeFMUState", "serializeFMUState",
                  "deserializeFMUState"),
-    get_state_raw="fmi3GetFMUState")
+    get_state_raw="fmi3GetFMUState", do_step=_do_step_fmi3)
 
 
 def fmi_api(fmi_version: str) -> FmiApi | None:

@@ -65,6 +65,7 @@ class Run:
         self.t = t0
         self.done = 0  # steps completed (fixed and replayed runs)
         self.termination: Termination | None = None
+        self.terminating_step_from: float | None = None   # a completed terminating step's t
         self.started: list[Component] = []
         self.state = {"t": t0, "comp": None, "phase": "initialize", "since": None}
         if progress is not None:
@@ -267,7 +268,10 @@ class Run:
                 setter(vals)
             if gauss_seidel:
                 state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
-                ended = self._step_one(c, t, h, t_next, finish_h, ended)
+                try:
+                    c.do_step(t, h)
+                except ComponentTerminated as e:
+                    ended = self._finishing(c, e, t_next, finish_h, ended)
                 state["t"] = t_next  # the new outputs belong to the end of the step
                 vals = self.read(i)
                 state["t"] = t
@@ -277,26 +281,23 @@ class Run:
             for i in self.order_idx:
                 c = self.comps[i]
                 state["comp"], state["phase"], state["since"] = c, "do_step", self.clock()
-                ended = self._step_one(c, t, h, t_next, finish_h, ended)
+                try:
+                    c.do_step(t, h)
+                except ComponentTerminated as e:
+                    ended = self._finishing(c, e, t_next, finish_h, ended)
         return ended
 
     @staticmethod
-    def _step_one(c: Component, t: float, h: float, t_next: float, finish_h: float | None,
-                  ended):
-        """``c.do_step(t, h)``; a request to terminate at t_next is kept (returned, the
-        first one wins) when ``finish_h`` allows finishing the step, raised otherwise."""
-        if ended is not None and ended[0] is c:
-            return ended
-        try:
-            c.do_step(t, h)
-        except ComponentTerminated as e:
-            reached = e.reached
-            # reached the end of the step: to the rounding of t + h, not a partial step
-            if (finish_h is None or reached is None
-                    or abs(reached - t_next) > 1e-9 * finish_h + 4e-16 * abs(t_next)):
-                raise
-            return ended if ended is not None else (c, e)
-        return ended
+    def _finishing(c: Component, e: ComponentTerminated, t_next: float,
+                   finish_h: float | None, ended):
+        """``c`` asked to terminate in its step: kept (returned; the first one wins) when
+        ``finish_h`` allows finishing the step and ``c`` reached t_next, raised otherwise."""
+        reached = e.reached
+        # reached the end of the step: to the rounding of t + h, not a partial step
+        if (finish_h is None or reached is None
+                or abs(reached - t_next) > 1e-9 * finish_h + 4e-16 * abs(t_next)):
+            raise e
+        return ended if ended is not None else (c, e)
 
     def fixed_step(self, t: float, h: float, t_next: float, k: int, n_steps: int) -> None:
         """A step of a run whose steps are given: advance, record, pace."""

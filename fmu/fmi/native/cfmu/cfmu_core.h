@@ -467,14 +467,11 @@ static void refresh_outputs(Instance *c) {
     if (c->phase == ST_STEPPING || c->phase == ST_TERMINATED) model_outputs(&c->d);
 }
 
-static int cf_get_real(Instance *c, const unsigned int vr[], size_t n, double value[], const char *what) {
-    size_t k;
-    if (n && (!vr || !value)) return CF_ERROR;
-    refresh_outputs(c);
-    for (k = 0; k < n; k++) {
-        if (!lookup(c, vr[k], VAR_REAL, what)) return CF_ERROR;
-        value[k] = c->d.r[vr[k]];
-    }
+/* One Real variable's value, the outputs as refresh_outputs left them (the front ends
+   refresh them once per call). */
+static int cf_real_value(Instance *c, unsigned int vr, double *value, const char *what) {
+    if (!lookup(c, vr, VAR_REAL, what)) return CF_ERROR;
+    *value = c->d.r[vr];
     return CF_OK;
 }
 

@@ -155,20 +155,25 @@ static int state_or_derivative(fmi2ValueReference vr) {
 fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
     Instance *c = (Instance *)comp;
     size_t k;
+#if N_X > 0
+    double dx[N_X];
+    int have_dx = 0;
+#endif
     if (!c) return fmi2Error;
     if (n && (!vr || !value)) return fmi2Error;
+    refresh_outputs(c);                 /* once per call, not per value */
     for (k = 0; k < n; k++) {
         if (state_or_derivative(vr[k])) {
 #if N_X > 0
-            double dx[N_X];
             if (vr[k] < VR_DERIVATIVES) {
                 value[k] = c->d.x[vr[k] - VR_STATES];
             } else {
-                model_derivatives(&c->d, c->d.x, dx);
+                if (!have_dx) model_derivatives(&c->d, c->d.x, dx);
+                have_dx = 1;
                 value[k] = dx[vr[k] - VR_DERIVATIVES];
             }
 #endif
-        } else if (cf_get_real(c, &vr[k], 1, &value[k], "fmi2GetReal") != CF_OK) {
+        } else if (cf_real_value(c, vr[k], &value[k], "fmi2GetReal") != CF_OK) {
             return fmi2Error;
         }
     }

@@ -179,6 +179,7 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], 
         return (fmi3Status)fail(c, "%s: fmi3GetFloat64: %lu values for %lu value references that "
                                 "hold %lu", c->name, (unsigned long)n_values, (unsigned long)n,
                                 (unsigned long)expected);
+    refresh_outputs(c);                 /* once per call, not per value */
     for (k = 0; k < n; k++) {
         if (vr[k] == VR_TIME) {
             values[at++] = c->d.time;
@@ -188,7 +189,7 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], 
             else model_derivatives(&c->d, c->d.x, values + at);
 #endif
             at += (size_t)N_X;
-        } else if (cf_get_real(c, &vr[k], 1, &values[at++], "fmi3GetFloat64") != CF_OK) {
+        } else if (cf_real_value(c, vr[k], &values[at++], "fmi3GetFloat64") != CF_OK) {
             return fmi3Error;
         }
     }

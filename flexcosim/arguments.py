@@ -153,6 +153,9 @@ def make_parser() -> CommandParser:
                         help="cs: co-simulation (default); me: Model Exchange too, the host's "
                              "solver integrating the model (models with a continuous state "
                              "only: manipulator, drive, antenna-axis, statespace)")
+    export.add_argument("--scalars", action="store_true",
+                        help="FMI 3.0: keep a vector signal's elements as scalars with the FMI "
+                             "2.0 FMU's names (tau1, tau2) instead of one array (tau)")
 
     cosim = sub.add_parser(
         "cosim", help="co-simulate a system file (.ssp, .ssd or .json) or a single FMU",

@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
             params["design"] = Path(args.source).read_text()
         path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
                             compile=False if args.no_compile else None,
-                            fmi_version=args.fmi, kind=args.kind)
+                            fmi_version=args.fmi, kind=args.kind,
+                            arrays=not args.scalars)
     except (CExportError, ParameterError, ValueError, OSError) as e:
         print(f"flexcosim export-c: {e}", file=sys.stderr)
         return 2

@@ -209,6 +209,8 @@ class TimeSeries:
         ------
         KeyError
             A column that is not in the series (the message lists those that are).
+        TypeError
+            ``columns`` a string, or a name that is not one.
         ValueError
             A column chosen twice, a new name that is empty, is ``"time"`` or is given to
             two columns -- two components' ``q1`` without their prefixes: the message names
@@ -221,14 +223,14 @@ class TimeSeries:
             renamed = dict(columns)
             chosen = list(renamed)
         elif isinstance(columns, str):
-            raise ValueError(f"columns must be a list of names or a mapping of names to new "
-                             f"names, not the string {columns!r}")
+            raise TypeError(f"columns must be a list of names or a mapping of names to new "
+                            f"names, not the string {columns!r}")
         else:
             renamed = {}
             chosen = list(columns)
         for name in chosen:
             if not isinstance(name, str):
-                raise ValueError(f"columns: {name!r} is not a column name (a str)")
+                raise TypeError(f"columns: {name!r} is not a column name (a str)")
             self[name]  # KeyError naming the bad column and listing the others
         if len(set(chosen)) != len(chosen):
             twice = sorted({n for n in chosen if chosen.count(n) > 1})

@@ -99,7 +99,8 @@ def test_csv_with_chosen_and_renamed_columns_reads_back(arm_like, tmp_path):
     ({"time": "t"}, ValueError, "keeps its name 'time'"),
     ({"q1": "time"}, ValueError, "'q1' cannot be named 'time'"),
     ({"q1": ""}, ValueError, "'q1' cannot be named ''"),
-    ("q1", ValueError, "not the string 'q1'"),
+    ("q1", TypeError, "not the string 'q1'"),
+    ([1], TypeError, "1 is not a column name"),
 ])
 def test_bad_column_choices_are_refused_by_name(arm_like, columns, error, match, tmp_path):
     if match is None:                                     # ... as long as none collide

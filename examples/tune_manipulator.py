@@ -41,7 +41,7 @@ def main(out="results", scheduler=None):
     for mp, row in zip(payloads, grid):
         ax.plot(kps, 1000 * row, "o-", label=f"payload {mp} kg")
     ax.set_xlabel(axis_label("kp1", "N.m/rad"))
-    ax.set_ylabel(axis_label("residual tip vibration, peak to peak", "mm"))
+    ax.set_ylabel(axis_label("residual end-effector vibration, p-p", "mm"))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.savefig(out / "tune_manipulator.png", dpi=110)

@@ -100,7 +100,7 @@ def format_unit(unit: str) -> str:
 #: The quantity an axis of several signals is named by, by its unit as
 #: :func:`format_unit` writes it (an axis of one signal is named by the signal)
 QUANTITIES = {"s": "time", "rad": "angle", "rad/s": "angular velocity",
-              "rad/s²": "angular acceleration", "m": "length", "m/s": "velocity",
+              "rad/s²": "angular acceleration", "m": "position", "m/s": "velocity",
               "m/s²": "acceleration", "N": "force", "N·m": "torque", "A": "current",
               "V": "voltage", "W": "power", "J": "energy", "Hz": "frequency", "kg": "mass",
               "Pa": "pressure", "K": "temperature", "°": "angle", "1": "dimensionless"}

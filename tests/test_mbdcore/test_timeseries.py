@@ -23,6 +23,9 @@ UNITS = {
 
 def test_units_are_written_as_on_si_axes():
     assert {unit: format_unit(unit) for unit in UNITS} == UNITS
+    # what is written for people stays as it is (plot formats a formatted unit again)
+    assert {shown: format_unit(shown) for shown in UNITS.values()} == {
+        shown: shown for shown in UNITS.values()}
     assert axis_label("joint torque", "N.m") == "joint torque [N·m]"
     # dimensionless, declared or not, is [1]
     assert axis_label("deployment ratio", "") == axis_label("deployment ratio", "1") \

@@ -13,6 +13,7 @@ import numpy as np
 
 from controllers.design.tuning import dask_executor, evaluate_move, sweep
 from flexcosim.console import ProgressPrinter, terminal_logging
+from mbdcore.timeseries import axis_label
 
 
 def main(out="results", scheduler=None):
@@ -39,8 +40,8 @@ def main(out="results", scheduler=None):
     ax = fig.subplots()
     for mp, row in zip(payloads, grid):
         ax.plot(kps, 1000 * row, "o-", label=f"payload {mp} kg")
-    ax.set_xlabel("kp1 [N m/rad]")
-    ax.set_ylabel("residual end-effector vibration [mm p-p]")
+    ax.set_xlabel(axis_label("kp1", "N.m/rad"))
+    ax.set_ylabel(axis_label("residual end-effector vibration, p-p", "mm"))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.savefig(out / "tune_manipulator.png", dpi=110)

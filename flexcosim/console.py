@@ -10,7 +10,8 @@ and reports progress to a callback (``Master.run(progress=...)``,
 * :func:`terminal_logging` sets up logging for the command line's ``-v``/``-q`` (and the
   examples), Python warnings included, one line per message;
 * :class:`ProgressPrinter` is such a callback drawing a bar on a terminal, or a line every
-  10 % (and at least every 10 s of a slow stretch) when stderr is a file or a CI log.
+  10 % (and at least every 10 s of a slow stretch) when stderr is a file or a CI log;
+* :func:`error_line` is the one form of every error the command line reports.
 
 A progress printer of our own rather than tqdm: the behaviour wanted off a terminal (a few
 whole lines, nothing that floods a CI log) is what tqdm does not do by default, the
@@ -27,10 +28,40 @@ import warnings
 from contextlib import contextmanager
 from typing import IO, Iterator
 
-__all__ = ["PROJECT_LOGGERS", "ProgressPrinter", "command_progress", "terminal_logging"]
+__all__ = ["PROJECT_LOGGERS", "ProgressPrinter", "command_progress", "terminal_logging",
+           "error_line", "report_error", "said_plainly"]
 
 #: The loggers of the three packages and of the application.
 PROJECT_LOGGERS = ("mbdcore", "fmu", "controllers", "flexcosim")
+
+
+def error_line(command: str | None, problem: str) -> str:
+    """The one form of every error the command line reports, argparse's own included:
+    ``flexcosim <command>: error: <what is wrong>; <what is accepted>`` on one line
+    (``flexcosim: error: ...`` before a command is known).  The form of argparse's usage
+    errors and of the log's error lines (``flexcosim: error: ...``), so that a script
+    can look for ``: error: `` whatever failed."""
+    where = f"flexcosim {command}" if command else "flexcosim"
+    return f"{where}: error: {' '.join(problem.split())}"
+
+
+def report_error(command: str | None, problem: str | BaseException) -> None:
+    """Write :func:`error_line` on stderr; an exception said as :func:`said_plainly`."""
+    if isinstance(problem, BaseException):
+        problem = said_plainly(problem)
+    print(error_line(command, problem), file=sys.stderr)
+
+
+def said_plainly(error: BaseException) -> str:
+    """An exception as a line for a user: a file's OSError as ``FILE: reason`` (Python
+    says ``[Errno 2] No such file or directory: 'FILE'``), a file nested too deeply for
+    its reader as such, anything else as its message."""
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    if isinstance(error, RecursionError):
+        return "an input file is nested too deeply"
+    return str(error)
+
 
 #: The bar that is on its terminal line now (drawn with no newline after it), if any: a
 #: log line printed meanwhile first ends that line.

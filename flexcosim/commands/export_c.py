@@ -5,7 +5,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from flexcosim.arguments import unknown_name
 from flexcosim.catalog import C_MODELS, resolve
+from flexcosim.console import report_error
 from fmu.fmi.export_c import CExportError, binary_platforms, export_c_fmu
 from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
                             compile=False if args.no_compile else None,
                             fmi_version=args.fmi, kind=args.kind)
     except (CExportError, ParameterError, ValueError, OSError) as e:
-        print(f"flexcosim export-c: {e}", file=sys.stderr)
+        report_error("export-c", e)
         return 2
     print(path)
     platforms = binary_platforms(path)
@@ -46,12 +48,15 @@ def parameter_values(block, settings: list[str]) -> dict:
     for item in settings:
         name, sep, text = item.partition("=")
         if not sep:
-            raise ValueError(f"--set {item!r}: expected NAME=VALUE")
+            raise ValueError(f"--set {item!r}: no '='; accepted: NAME=VALUE, e.g. "
+                             f"{next(iter(declared), 'name')}=1")
         if name not in declared:
-            raise ValueError(f"--set {name}: no such parameter; parameters: "
-                             f"{', '.join(declared)}")
+            raise ValueError(f"--set {name}: {unknown_name('parameter', name, list(declared))}")
+        parameter = declared[name]
         try:
-            values[name] = declared[name].kind(text)
+            values[name] = parameter.kind(text)
         except ValueError:
-            raise ValueError(f"--set {name}={text}: not a {declared[name].kind.__name__}") from None
+            unit = f" [{parameter.unit}]" if parameter.unit else ""
+            raise ValueError(f"--set {name}={text}: not a {parameter.kind.__name__}; "
+                             f"accepted: {parameter.accepted()}{unit}") from None
     return values

@@ -138,13 +138,20 @@ class WritingParser(argparse.ArgumentParser):
                 return f"missing {name.upper()}; accepted{what}"
         return f"missing {name}"
 
+    def option_strings(self) -> list[str]:
+        """This parser's long options."""
+        return [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+
     def unknown_words(self, words: Sequence[str]) -> str:
         """What is wrong with words this parser did not take: the first one, an option
         with the closest options, or an argument too many."""
         word = words[0]
         if word.startswith("-") and len(word) > 1:
             option = word.partition("=")[0]
-            options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            options = self.option_strings()
+            if option in options:    # one of ours, that this parser did not see: before us
+                return (f"{option} is an option of '{self.prog}', given before the command; "
+                        f"accepted: '{self.prog} {option} ...'")
             return unknown_name("option", option, options,
                                 listing=f"see '{self.prog} --help'")
         return f"unexpected argument {word!r}; accepted: see '{self.prog} --help'"
@@ -158,11 +165,42 @@ class CommandParser(WritingParser):
     commands: dict[str, WritingParser]
 
     def parse_args(self, args=None, namespace=None):
+        # kept for error(): argparse does not hand the words to it
+        self.words = list(sys.argv[1:] if args is None else args)
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
             parser = self.commands.get(getattr(namespace, "command", None), self)
             parser.error(parser.unknown_words(extras))
         return namespace
+
+    def unknown_words(self, words: Sequence[str]) -> str:
+        option = words[0].partition("=")[0]
+        owners = [name for name, parser in self.commands.items()
+                  if option.startswith("-") and option in parser.option_strings()]
+        if owners:
+            return (f"{option} is an option of {' and '.join(owners)}, given before the "
+                    f"command; accepted: 'flexcosim {owners[0]} {option} ...'")
+        return super().unknown_words(words)
+
+    def error(self, message: str):
+        # an unknown option before the command (``flexcosim --stpo 1``) makes argparse
+        # take its value for the command, or miss the command: the option is the mistake
+        stray = self._stray_option()
+        super().error(self.unknown_words([stray]) if stray else message)
+
+    def _stray_option(self) -> str | None:
+        """The first word before the command that is none of this parser's options
+        (nor an abbreviation of one, nor combined short flags such as ``-vq``)."""
+        for word in getattr(self, "words", ()):
+            if word == "--" or not word.startswith("-") or word == "-":
+                return None
+            name = word.partition("=")[0]
+            known = (any(o.startswith(name) for o in self._option_string_actions)
+                     if name.startswith("--") else len(name) > 2 or
+                     name in self._option_string_actions)
+            if not known:
+                return word
+        return None
 
 
 def make_parser() -> CommandParser:

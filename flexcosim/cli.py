@@ -13,6 +13,7 @@ fails."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from flexcosim.arguments import check_arguments, make_parser
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         except RecursionError as e:  # a reader that does not catch it itself
             report_error(args.command, e)
             return 2
+        except KeyboardInterrupt as e:  # Ctrl-C (cosim has its own, with the signal's code)
+            report_error(args.command, str(e) or "interrupted by the user")
+            return 128 + signal.SIGINT
         finally:
             sys.stdout = results
 

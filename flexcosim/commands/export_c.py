@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A parameter's type in words
+_KINDS = {float: "a number", int: "an integer"}
+
+
 def parameter_values(block, settings: list[str]) -> dict:
     """``NAME=VALUE`` strings as typed values of the block's parameters."""
     declared = {p.name: p for p in block.PARAMETERS}
@@ -57,6 +61,7 @@ def parameter_values(block, settings: list[str]) -> dict:
             values[name] = parameter.kind(text)
         except ValueError:
             unit = f" [{parameter.unit}]" if parameter.unit else ""
-            raise ValueError(f"--set {name}={text}: not a {parameter.kind.__name__}; "
-                             f"accepted: {parameter.accepted()}{unit}") from None
+            kind = _KINDS.get(parameter.kind, f"a {parameter.kind.__name__}")
+            raise ValueError(f"--set {name}={text}: not {kind}; accepted: "
+                             f"{parameter.accepted()}{unit}") from None
     return values

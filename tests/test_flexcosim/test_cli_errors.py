@@ -45,6 +45,7 @@ MISTAKES = [
     (["demo", "-o"], 2, "--out needs a value"),
     (["demo", "--blocks", "--c-fmus"], 2, "--c-fmus cannot be combined with --blocks"),
     (["cosim", "MISSING", "--st", "1"], 2, "ambiguous option '--st'; accepted: one of --start"),
+    (["--stpo", "1"], 2, "unknown option '--stpo'"),
     # models and parameters
     (["build", "manipulater"], 2, "unknown model 'manipulater'; did you mean 'manipulator'?"),
     (["export-c", "trajectry"], 2, "unknown model 'trajectry'; did you mean 'trajectory'"),
@@ -55,7 +56,7 @@ MISTAKES = [
     (["demo", "--stop", "ten"], 2, "--stop 'ten': not a number; accepted: a number"),
     (["demo", "--stop", "-1"], 2, "--stop -1.0; accepted: a finite time > 0 s"),
     (["build", "ring-truss", "--bays", "six"], 2, "--bays 'six': not a whole number"),
-    (["export-c", "pid", "--set", "kp=abc"], 2, "--set kp=abc: not a float; accepted: a "
+    (["export-c", "pid", "--set", "kp=abc"], 2, "--set kp=abc: not a number; accepted: a "
      "finite number"),
     (["cosim", "MISSING", "--step", "1e-3s"], 2, "--step '1e-3s': not a number"),
     # a missing file, per command (the demo's is a folder it cannot make: a run failure)
@@ -65,6 +66,9 @@ MISTAKES = [
     (["cosim", "MISSING"], 2, "missing.json: No such file or directory"),
     (["demo", "-o", "/proc/flexcosim/out", "--stop", "0.01"], 1,
      "/proc/flexcosim: No such file or directory"),
+    # a run that fails: the arm's step of 0.5 s does not converge
+    (["demo", "--blocks", "-o", "OUT", "--stop", "1", "--step", "0.5"], 1,
+     "component 'arm' failed in do_step at t = 0.5 s"),
     # a bad file, per command that reads one
     (["build", "BAD"], 2, "bad.json"),
     (["export-c", "statespace", "--from", "BAD"], 2, "bad.json"),
@@ -84,6 +88,14 @@ def test_a_mistake_is_one_line_in_the_one_form(argv, code, said, tmp_path, capsy
     assert FORM.fullmatch(line), line
     command = next((w for w in argv if w in ("demo", "build", "export-c", "cosim")), None)
     assert line.startswith(error_line(command, "")) and said in line, line
+
+
+def test_an_option_of_a_command_given_before_it(capsys):
+    """argparse takes the option's value for the command: the option is the mistake."""
+    assert main(["--stop", "1", "demo"]) == 2
+    assert capsys.readouterr().err == (
+        "flexcosim: error: --stop is an option of demo and cosim, given before the command; "
+        "accepted: 'flexcosim demo --stop ...'\n")
 
 
 def test_the_form_is_one_line_whatever_the_message():

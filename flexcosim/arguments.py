@@ -30,7 +30,7 @@ from flexcosim.catalog import (
 from flexcosim.console import error_line
 
 __all__ = ["DESCRIPTION", "CommandParser", "WritingParser", "make_parser", "unknown_name",
-           "number", "integer", "check_arguments"]
+           "listed", "number", "integer", "check_arguments"]
 
 DESCRIPTION = """\
 Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` (a built-in model,
@@ -48,11 +48,14 @@ def unknown_name(kind: str, word: str, accepted: Sequence[str], alternative: str
     of them (``alternative``: what else is accepted, e.g. ", or a model file"; ``listing``:
     where they are listed instead, for a long list)."""
     close = difflib.get_close_matches(word, accepted, n=3)
-    names = [repr(c) for c in close]
-    guess = (f"did you mean {' or '.join(filter(None, [', '.join(names[:-1]), names[-1]]))}? "
-             if close else "")
-    listed = listing if listing is not None else f"{', '.join(accepted)}{alternative}"
-    return f"unknown {kind} {word!r}; {guess}accepted {kind}s: {listed}"
+    guess = f"did you mean {listed([repr(c) for c in close], 'or')}? " if close else ""
+    names = listing if listing is not None else f"{', '.join(accepted)}{alternative}"
+    return f"unknown {kind} {word!r}; {guess}accepted {kind}s: {names}"
+
+
+def listed(words: Sequence[str], last: str) -> str:
+    """``a, b and c`` (``last`` = "and") or ``a, b or c``."""
+    return f" {last} ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
 
 
 def number(text: str) -> float:
@@ -139,8 +142,8 @@ class WritingParser(argparse.ArgumentParser):
         return f"missing {name}"
 
     def option_strings(self) -> list[str]:
-        """This parser's long options."""
-        return [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        """This parser's options, long and short."""
+        return [o for a in self._actions for o in a.option_strings]
 
     def unknown_words(self, words: Sequence[str]) -> str:
         """What is wrong with words this parser did not take: the first one, an option
@@ -148,11 +151,8 @@ class WritingParser(argparse.ArgumentParser):
         word = words[0]
         if word.startswith("-") and len(word) > 1:
             option = word.partition("=")[0]
-            options = self.option_strings()
-            if option in options:    # one of ours, that this parser did not see: before us
-                return (f"{option} is an option of '{self.prog}', given before the command; "
-                        f"accepted: '{self.prog} {option} ...'")
-            return unknown_name("option", option, options,
+            long = [o for o in self.option_strings() if o.startswith("--")]
+            return unknown_name("option", option, long,
                                 listing=f"see '{self.prog} --help'")
         return f"unexpected argument {word!r}; accepted: see '{self.prog} --help'"
 
@@ -169,24 +169,31 @@ class CommandParser(WritingParser):
         self.words = list(sys.argv[1:] if args is None else args)
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
+            misplaced = self._misplaced(extras[0])
+            if misplaced:
+                super().error(misplaced)
             parser = self.commands.get(getattr(namespace, "command", None), self)
             parser.error(parser.unknown_words(extras))
         return namespace
 
-    def unknown_words(self, words: Sequence[str]) -> str:
-        option = words[0].partition("=")[0]
+    def _misplaced(self, word: str) -> str | None:
+        """A command's option given before the command (a command's parser takes every
+        option of its own that follows it), if ``word`` is one."""
+        option = word.partition("=")[0]
         owners = [name for name, parser in self.commands.items()
                   if option.startswith("-") and option in parser.option_strings()]
-        if owners:
-            return (f"{option} is an option of {' and '.join(owners)}, given before the "
-                    f"command; accepted: 'flexcosim {owners[0]} {option} ...'")
-        return super().unknown_words(words)
+        if not owners:
+            return None
+        return (f"{option} is an option of {listed(owners, 'and')}, given before the command; "
+                f"accepted: 'flexcosim {owners[0]} {option} ...'")
 
     def error(self, message: str):
         # an unknown option before the command (``flexcosim --stpo 1``) makes argparse
         # take its value for the command, or miss the command: the option is the mistake
         stray = self._stray_option()
-        super().error(self.unknown_words([stray]) if stray else message)
+        if stray:
+            message = self._misplaced(stray) or self.unknown_words([stray])
+        super().error(message)
 
     def _stray_option(self) -> str | None:
         """The first word before the command that is none of this parser's options

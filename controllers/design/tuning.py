@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import traceback
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -77,8 +77,8 @@ def sweep(fn: Callable[[Any], Any], cases: Iterable[Any], executor: Any = None,
         ``get_executor()``, or the ``Client`` itself), used and left open.  Default: local
         processes, a ``ProcessPoolExecutor`` created and shut down here.
     workers : int, optional
-        Local processes, >= 1 (default: the CPU count); 1 runs the cases here, one after
-        the other.  Not with ``executor``.
+        Local processes, >= 1 (default: the CPU count; at most one per case); 1 runs the
+        cases here, one after the other.  Not with ``executor``.
     chunksize : int, optional
         Cases sent to a worker at once, >= 1.  Default: :func:`chunk_size` for local
         processes, 1 on an executor given (a task there costs little beside a simulation).
@@ -110,13 +110,13 @@ def sweep(fn: Callable[[Any], Any], cases: Iterable[Any], executor: Any = None,
     if hasattr(executor, "get_executor"):   # a Dask Client: its concurrent.futures face
         executor = executor.get_executor()
     run = _Run(fn, len(cases), progress)
+    workers = min(workers or os.cpu_count() or 1, max(len(cases), 1))
     if executor is not None:
         run.on(executor, _chunks(cases, chunksize or 1))
-    elif workers == 1 or len(cases) <= 1:
+    elif workers == 1:
         for chunk in _chunks(cases, 1):
             run.take(_run_chunk(fn, chunk))
     else:
-        workers = min(workers or os.cpu_count() or 1, len(cases))
         chunks = _chunks(cases, chunksize or chunk_size(len(cases), workers))
         with ProcessPoolExecutor(workers, initializer=_leave_interrupts_to_the_parent) as pool:
             run.on(pool, chunks)
@@ -155,14 +155,12 @@ class _Run:
     def on(self, executor: Executor, chunks: list[list[tuple[int, Any]]]) -> None:
         """Run the chunks on ``executor``; Ctrl-C (or anything raised here) cancels those
         not started."""
-        pending = {executor.submit(_run_chunk, self.fn, chunk) for chunk in chunks}
+        futures = [executor.submit(_run_chunk, self.fn, chunk) for chunk in chunks]
         try:
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    self.take(future.result())
+            for future in as_completed(futures):
+                self.take(future.result())
         except BaseException:
-            for future in pending:
+            for future in futures:     # those done or running stay so
                 future.cancel()
             raise
 

@@ -101,7 +101,8 @@ def sweep(fn: Callable[[Any], Any], cases: Iterable[Any], executor: Any = None,
     if executor is not None and workers is not None:
         raise ValueError(f"workers = {workers!r} is for the local processes a sweep "
                          "creates; accepted: workers or executor, not both")
-    if workers is not None and not (isinstance(workers, int) and workers >= 1):
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
         raise ValueError(f"workers = {workers!r} is invalid: accepted values are an "
                          "integer >= 1 (1: in this process)")
     if chunksize is not None and not (isinstance(chunksize, int) and chunksize >= 1):

@@ -1,4 +1,6 @@
-"""Sweep the joint-1 PD gain and the payload, in parallel processes (or a Dask cluster).
+"""Sweep the joint-1 PD gain and the payload, in parallel processes (one per CPU), or on a
+Dask cluster given its scheduler's address; the progress on stderr says how many cases are
+done, the cases per second and the time left.
 Writes the table (tune_manipulator.csv: payload [kg], kp1 [N m/rad], residual vibration
 [m]) and the figure of the residual vibration (controllers.design.validation: the end effector's
 peak-to-peak deflection over the second after the joints settle, as the demo and the
@@ -21,12 +23,13 @@ def main(out="results", scheduler=None):
     out.mkdir(parents=True, exist_ok=True)
     kps, payloads = (100.0, 200.0, 400.0), (0.05, 0.1, 0.2)
     cases = [{"ctrl": {"kp1": kp}, "arm": {"m_p": mp}, "step": 2e-3} for mp in payloads for kp in kps]
-    if scheduler:
-        executor, client = dask_executor(scheduler)
-        results = sweep(evaluate_move, cases, executor, progress=ProgressPrinter("sweep", "cases"))
-        client.close()
-    else:
-        results = sweep(evaluate_move, cases, progress=ProgressPrinter("sweep", "cases"))
+    executor, client = dask_executor(scheduler) if scheduler else (None, None)
+    try:
+        with ProgressPrinter("sweep", "cases") as progress:
+            results = sweep(evaluate_move, cases, executor, progress=progress)
+    finally:
+        if client is not None:
+            client.close()
     grid = np.array([r["residual_vibration"] for r in results]).reshape(len(payloads), len(kps))
     for mp, row in zip(payloads, grid):
         print(f"payload {mp:.2f} kg, residual end-effector vibration: "

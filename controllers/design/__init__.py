@@ -57,7 +57,13 @@ from controllers.design.synthesis import (
     tune_pid,
     weight_matrix,
 )
-from controllers.design.tuning import dask_executor, evaluate_move, sweep
+from controllers.design.tuning import (
+    CaseFailure,
+    SweepError,
+    dask_executor,
+    evaluate_move,
+    sweep,
+)
 from controllers.design.validation import (
     closed_loop_move,
     end_effector_deflection,
@@ -119,6 +125,8 @@ __all__ = [
     "settled_move",
     "closed_loop_move",
     "sweep",
+    "SweepError",
+    "CaseFailure",
     "dask_executor",
     "evaluate_move",
 ]

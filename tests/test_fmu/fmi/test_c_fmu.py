@@ -295,12 +295,13 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
     capsys.readouterr()
     for argv, message in (
             (["export-c", "statespace", "--from", str(path), "--set", "metod=gill"],
-             "--set metod: no such parameter; parameters: method, substeps"),
+             "--set metod: unknown parameter 'metod'; did you mean 'method'? accepted "
+             "parameters: method, substeps"),
             (["export-c", "statespace", "--from", str(path), "--set", "substeps=0"],
              "'substeps' = 0 is invalid"),
             (["export-c", "statespace", "--from", str(tmp_path / "none.json")],
              "not a readable state-space file"),
-            (["export-c", "manipulatr"], "accepted models are manipulator, joint-pd, lqg, "
+            (["export-c", "manipulatr"], "accepted models: manipulator, joint-pd, lqg, "
              "trajectory, shaped-trajectory, pid, notch, statespace, antenna-axis, antenna-servo, drive"),
             (["export-c", "notch", "--from", str(path)], "--from is for statespace and lqg"),
             (["export-c", "lqg", "--from", str(path)], "not a valid LQG design"),

@@ -12,6 +12,8 @@ through pytest's ``pythonpath``); no test module imports another test module.
   FMI 3.0 twin ``c/stair3.c``), compiled with gcc: FMUs not made by our exporters;
 * :mod:`support.libcosim_host` -- a script run in a process of its own: libcosim as a
   third-party host;
+* :mod:`support.fmusim` -- the Reference-FMUs' simulator fmusim as a third-party host,
+  where one is installed (``$FMUSIM`` or ``PATH``), and its input and result files;
 * :mod:`support.ancf_reference`, :mod:`support.ancf3d_reference`,
   :mod:`support.element_checks` -- independent numpy references of the ANCF element loops
   and the checks every compiled element loop must pass.

@@ -67,15 +67,16 @@ def read_result(path) -> np.ndarray:
     return np.genfromtxt(path, delimiter=",", names=True, deletechars="", dtype=float)
 
 
-def run_fmusim(fmusim: Path, fmu, output, *options: str) -> np.ndarray:
-    """Run ``fmusim OPTIONS --output-file OUTPUT FMU`` and return its result; an exit
-    status other than 0 raises with what fmusim printed."""
+def run_fmusim(fmusim: Path, fmu, output, *options: str, read: bool = True):
+    """Run ``fmusim OPTIONS --output-file OUTPUT FMU`` and return its result (``read``;
+    else the result file's path: an FMI 3.0 array's cells hold space-separated values);
+    an exit status other than 0 raises with what fmusim printed."""
     command = [str(fmusim), *options, "--output-file", str(output), str(fmu)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise AssertionError(f"{' '.join(command)} exited with {done.returncode}:\n"
                              f"{done.stdout}{done.stderr}")
-    return read_result(output)
+    return read_result(output) if read else Path(output)
 
 
 def printed(values) -> np.ndarray:

@@ -17,8 +17,11 @@ SUNDIALS CVODE 6.4.1):
   at rtol 1e-10 over 0.5 s the joint angles equal the co-simulation run at the
   step-doubling tolerance 1e-12 to 2.7e-9 rad and the modal amplitudes to 3.2e-10 m, and
   fmpy's CVode to 6e-17 (the FMI 2.0 and 3.0 runs are the same doubles);
-* a sanity check of the fmusim at hand: the Reference FMU Stair (FMI 3.0) gives its
-  reference result.
+* FMI 3.0 arrays: an array input (``tau``, written "0.3 -0.1" in fmusim's input file) and
+  array outputs (``theta``, ``omega``) equal the FMU exported with scalars, element by
+  element;
+* a sanity check of the fmusim at hand: our FMI 3.0 Stair (support/c/stair3.c) ends with
+  its t = 9 s row where it asks to terminate, as in fmpy.
 """
 from __future__ import annotations
 
@@ -29,7 +32,6 @@ from fmpy import simulate_fmu
 from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 from support.fmusim import find_fmusim, printed, read_result, run_fmusim, write_input_csv
-from support.reference_fmus import reference_result
 
 FMUSIM, NO_FMUSIM = find_fmusim()
 
@@ -49,10 +51,11 @@ OUTPUTS = ("theta1", "theta2", "omega1", "omega2", "w1", "w2", "x_tip", "y_tip")
 @pytest.fixture(scope="module")
 def arm(tmp_path_factory):
     """The arm as FMI 2.0 and 3.0 C FMUs with both interfaces (``kind="me"``: the same
-    binary co-simulates), and an fmusim input file holding the torques."""
+    binary co-simulates; FMI 3.0 with FMI 2.0's scalars, the arrays' test has its own),
+    and an fmusim input file holding the torques."""
     out = tmp_path_factory.mktemp("fmusim_arm")
     fmus = {v: export_c_fmu(FlexibleManipulatorBlock, out / f"v{v}", model_name="ArmC",
-                            kind="me", fmi_version=v) for v in (2, 3)}
+                            kind="me", fmi_version=v, arrays=False) for v in (2, 3)}
     inputs = write_input_csv(out / "torques.csv", [0.0, 1.0],
                              **{name: [value, value] for name, value in TORQUES.items()})
     return fmus, inputs
@@ -101,15 +104,39 @@ def test_fmusim_cvode_integrates_the_arm_as_its_co_simulation(arm, fmi_version, 
         np.testing.assert_allclose(me[name], fmpy_me[name], rtol=0, atol=1e-7, err_msg=name)
 
 
-def test_fmusim_runs_the_reference_stair_fmi3(reference_fmus3, tmp_path):
-    """A sanity check of the fmusim at hand on a Reference FMU: Stair as FMI 3.0 with its
-    default experiment (10 s, step 0.2 s) gives its reference result, the counter's last
-    row at t = 9 s where it asks to terminate."""
-    ours = run_fmusim(FMUSIM, reference_fmus3["Stair"], tmp_path / "stair.csv")
-    reference = read_result(reference_result("Stair"))
-    assert ours.dtype.names == reference.dtype.names == ("time", "counter")
-    # the same grid t0 + n h, the reference written with 17 digits, fmusim's with 16
-    # (relative rounding at most 5e-16)
-    np.testing.assert_allclose(ours["time"], reference["time"], rtol=1e-15, atol=0)
-    assert np.array_equal(ours["counter"], reference["counter"])
+def test_fmusim_reads_and_writes_fmi3_arrays(arm, tmp_path):
+    """The FMI 3.0 arm with arrays (``tau`` in, ``theta``/``omega`` out) in fmusim equals
+    the FMI 3.0 arm with scalars in fmusim, element by element, to the printed digit."""
+    fmus, inputs = arm
+    arrays = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC", fmi_version=3,
+                          compile=True)
+    array_inputs = tmp_path / "tau.csv"
+    array_inputs.write_text('"time","tau"\n' + "".join(
+        f"{t!r},{TORQUES['tau1']!r} {TORQUES['tau2']!r}\n" for t in (0.0, 1.0)))
+    common = ("--interface-type", "cs", "--stop-time", repr(64 * STEP),
+              "--output-interval", repr(STEP))
+    out = run_fmusim(FMUSIM, arrays, tmp_path / "arrays.csv", *common, "--input-file",
+                     str(array_inputs), read=False)
+    header, *rows = out.read_text().splitlines()
+    names = [n.strip('"') for n in header.split(",")]
+    cells = [dict(zip(names, row.split(","))) for row in rows]
+    scalars = run_fmusim(FMUSIM, fmus[3], tmp_path / "scalars.csv", *common,
+                         "--input-file", str(inputs))
+    assert len(cells) == len(scalars) == 65
+    for name in ("theta", "omega"):
+        values = np.array([[float(x) for x in c[name].split()] for c in cells])
+        for k in (0, 1):
+            assert np.array_equal(values[:, k], scalars[f"{name}{k + 1}"]), (name, k)
+    assert np.abs(scalars["theta1"]).max() > 1e-3
+
+
+def test_fmusim_runs_our_fmi3_stair_as_fmpy_does(stair3_fmu, tmp_path):
+    """A sanity check of the fmusim at hand: the FMI 3.0 Stair with its default
+    experiment (10 s, step 0.2 s) asked to terminate at 9 s ends with that row, counter
+    10, as in fmpy."""
+    ours = run_fmusim(FMUSIM, stair3_fmu, tmp_path / "stair.csv", "--start-value", "stop_at", "9")
+    theirs = simulate_fmu(str(stair3_fmu), start_values={"stop_at": 9.0})
+    assert ours.dtype.names == ("time", "counter", "y")
+    np.testing.assert_array_equal(ours["time"], printed(theirs["time"]))
+    assert np.array_equal(ours["counter"], theirs["counter"])
     assert (ours["time"][-1], ours["counter"][-1]) == (9.0, 10.0)

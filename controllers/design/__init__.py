@@ -1,7 +1,10 @@
 """Control design and evaluation on python-control: models, blocks and FMUs as
-named I/O systems and their linearisation, LQR/LQG/LQI synthesis, margins,
-PID tuning, the arm's LQG and the antenna servo designs, closed-loop
-validation in co-simulation, move metrics and parameter sweeps."""
+named I/O systems and their linearisation (``adapters``), LQR/LQG/LQI synthesis
+(``lq``), margins (``margins``), modes and minimal realizations
+(``realization``), PID tuning (``pid_tuning``), figures (``plots``), robustness
+scans (``robustness``), the arm's LQG and the antenna servo designs, closed-loop
+validation in co-simulation, move metrics and parameter sweeps; the errors in
+``errors``."""
 
 from controllers.design.adapters import (
     FMUPlant,
@@ -24,6 +27,7 @@ from controllers.design.antenna_servo import (
     servo_margins,
 )
 from controllers.design.arm_lqg import (
+    ARM_SIGNAL_UNITS,
     DEFAULT_MEASUREMENT_NOISE,
     DEFAULT_PROCESS_NOISE,
     DEFAULT_Q,
@@ -41,22 +45,26 @@ from controllers.design.arm_lqg import (
     write_default_design,
 )
 from controllers.design.metrics import move_metrics, peak_to_peak_2d, residual_vibration
-from controllers.design.synthesis import (
-    DesignWarning,
-    PIDTuning,
+from controllers.design.errors import DesignError, DesignWarning
+from controllers.design.lq import (
     check_stabilizable,
-    loop_margins,
     lqg,
+    lqg_integral,
     lqr,
-    minimal_realization,
-    modal_table,
-    plot_bode,
-    plot_step,
+    modal_weight,
     process_noise_covariance,
-    siso_margins,
-    tune_pid,
     weight_matrix,
 )
+from controllers.design.margins import (
+    loop_margins,
+    margins_from_response,
+    principal_phase,
+    siso_margins,
+)
+from controllers.design.pid_tuning import PIDTuning, tune_pid
+from controllers.design.plots import plot_bode, plot_step
+from controllers.design.realization import minimal_realization, modal_table
+from controllers.design.robustness import RobustnessScan, robustness_scan
 from controllers.design.tuning import dask_executor, evaluate_move, sweep
 from controllers.design.validation import (
     closed_loop_move,
@@ -66,6 +74,8 @@ from controllers.design.validation import (
 )
 
 __all__ = [
+    "DesignError",
+    "DesignWarning",
     "SignalNameError",
     "check_names",
     "arm_iosys",
@@ -86,10 +96,16 @@ __all__ = [
     "siso_margins",
     "tune_pid",
     "minimal_realization",
-    "DesignWarning",
     "PIDTuning",
+    "lqg_integral",
+    "modal_weight",
+    "margins_from_response",
+    "principal_phase",
+    "RobustnessScan",
+    "robustness_scan",
     "plot_bode",
     "plot_step",
+    "ARM_SIGNAL_UNITS",
     "DEFAULT_Q",
     "DEFAULT_R",
     "DEFAULT_PROCESS_NOISE",

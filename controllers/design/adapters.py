@@ -33,7 +33,7 @@ from mbdcore.models.manipulator import (
 )
 from mbdcore.multibody.modal import modal_analysis
 
-__all__ = ["SignalNameError", "check_names",
+__all__ = ["SignalNameError", "check_names", "signal_labels",
            "arm_iosys", "joint_angles", "linearize_arm", "arm_modal_analysis",
            "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
@@ -52,6 +52,12 @@ def check_names(names: Sequence[str], known: Sequence[str], what: str) -> None:
     if unknown:
         raise SignalNameError(f"unknown {what} {', '.join(map(repr, unknown))}; "
                               f"known {what}s: {', '.join(known)}")
+
+
+def signal_labels(sys, kind: str) -> list[str]:
+    """The names of a python-control system's ``kind`` signals: ``"input"``,
+    ``"output"`` or ``"state"``."""
+    return list(getattr(sys, f"{kind}_labels"))
 
 
 # ----------------------------------------------------------------------------------

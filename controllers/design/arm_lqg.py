@@ -1,7 +1,7 @@
 """LQG design for the two-link flexible arm: the arm linearised at rest
 (:func:`~controllers.design.adapters.linearize_arm`), discrete LQR on joint angles and
 tip deflections with a steady-state Kalman predictor on the measured joint angles, rates
-and tip deflections (:func:`~controllers.design.synthesis.lqg`), optionally with
+and tip deflections (:func:`~controllers.design.lq.lqg`), optionally with
 integral action on the joint angles and a robust variant that weights the lightly
 damped 2.63 Hz mode.  The law that runs a design is
 :class:`controllers.laws.arm_lqg.ArmLQGController`; a design is one JSON text.
@@ -14,19 +14,23 @@ from pathlib import Path
 import numpy as np
 
 from controllers.design.adapters import linearize_arm
-from controllers.design.synthesis import lqg, lqg_integral, modal_weight, weight_matrix
+from controllers.design.lq import lqg, lqg_integral, modal_weight, weight_matrix
 from controllers.laws.arm_lqg import (
     DEFAULT_DESIGN_FILE,
     LQGDesign,
     integral_state_names,
 )
-from mbdcore.models.manipulator import ARM_MEASURED
+from mbdcore.models.manipulator import ARM_MEASURED, ARM_OUTPUT_SIGNALS
 
 __all__ = ["DEFAULT_Q", "DEFAULT_R", "DEFAULT_PROCESS_NOISE", "DEFAULT_MEASUREMENT_NOISE",
            "MEASURED", "DEFAULT_Q_INTEGRAL", "INTEGRATED", "design_arm_lqg",
            "ROBUST_MODE_WEIGHTS", "ROBUST_PROCESS_NOISE", "ROBUST_PAYLOADS",
            "ROBUST_EI_FACTORS", "design_arm_lqg_robust", "arm_plant_grid",
-           "write_default_design"]
+           "write_default_design", "ARM_SIGNAL_UNITS"]
+
+#: Units of the arm's signals, for the axis labels of
+#: :func:`controllers.design.plots.plot_step` (its ``units``).
+ARM_SIGNAL_UNITS = {**{s.name: s.unit for s in ARM_OUTPUT_SIGNALS}, "tau1": "N m", "tau2": "N m"}
 
 #: Default weights of :func:`design_arm_lqg` (SI units: rad, m, N m).
 DEFAULT_Q = {"theta1": 1.0e3, "theta2": 5.0e2, "w1": 1.0e5, "w2": 2.0e4}

@@ -11,6 +11,7 @@ from controllers.design.adapters import (
     SignalNameError,
     arm_iosys,
     arm_modal_analysis,
+    as_iosystem,
     block_iosys,
     check_names,
     fmu_iosys,
@@ -67,6 +68,7 @@ from controllers.design.realization import minimal_realization, modal_table
 from controllers.design.robustness import RobustnessScan, robustness_scan
 from controllers.design.tuning import dask_executor, evaluate_move, sweep
 from controllers.design.validation import (
+    NOT_SETTLED,
     closed_loop_move,
     end_effector_deflection,
     move_report,
@@ -82,6 +84,7 @@ __all__ = [
     "joint_angles",
     "linearize_arm",
     "arm_modal_analysis",
+    "as_iosystem",
     "block_iosys",
     "FMUPlant",
     "fmu_iosys",
@@ -133,6 +136,7 @@ __all__ = [
     "end_effector_deflection",
     "move_report",
     "settled_move",
+    "NOT_SETTLED",
     "closed_loop_move",
     "sweep",
     "dask_executor",

@@ -43,6 +43,7 @@ from controllers.design.arm_lqg import (
     arm_plant_grid,
     design_arm_lqg,
     design_arm_lqg_robust,
+    joint_pd_controller,
     write_default_design,
 )
 from controllers.design.metrics import move_metrics, peak_to_peak_2d, residual_vibration
@@ -124,6 +125,7 @@ __all__ = [
     "design_arm_lqg_robust",
     "arm_plant_grid",
     "write_default_design",
+    "joint_pd_controller",
     "pointing_axis_plant",
     "design_servo",
     "servo_loops",

@@ -26,7 +26,6 @@ import scipy.linalg as sl
 
 from fmu.cosim.fmu_component import FMUComponent
 from mbdcore.blocks import Block
-from mbdcore.dae.ode_block import OdeBlock
 from mbdcore.models.manipulator import (
     ARM_INPUTS,
     ARM_OUTPUTS,
@@ -236,9 +235,10 @@ def as_iosystem(block: Block, dt: float | None = None, name: str | None = None,
       inputs.  Every block has it; a closed loop of sampled forms run by
       ``input_output_response`` is the master's run.
     * ``dt`` omitted: the block's **own time base**.  A block whose state obeys an ODE
-      (an :class:`~mbdcore.dae.ode_block.OdeBlock`: the arm, the drive motors, the
-      antenna axis, the linear plant) is continuous time, ``x' = f(x, u)`` its
-      right-hand side (:meth:`~mbdcore.dae.ode_block.OdeBlock.derivatives`), not the
+      (one that declares ``derivatives() -> (rhs, args)``, ``x' = rhs(x, *args)`` for
+      the current inputs: every :class:`~mbdcore.dae.ode_block.OdeBlock` — the arm, the
+      drive motors, the antenna axis, the linear plant — and the joint PD with rate
+      filters) is continuous time, ``x' = f(x, u)`` that right-hand side, not the
       integrator's; a block without state (the joint PD, computed torque, a
       trajectory) is static with an unspecified time base (``dt=None``: it joins a
       continuous or a discrete loop), its outputs those at time ``t`` (a trajectory's
@@ -271,7 +271,9 @@ def as_iosystem(block: Block, dt: float | None = None, name: str | None = None,
     if dt is not None and not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"dt = {dt!r}: the sample time of the sampled form must be a "
                          "finite number > 0 [s]")
-    continuous = dt is None and isinstance(block, OdeBlock)
+    # a continuous state is one with a right-hand side: derivatives() -> (rhs, args),
+    # rhs(x, *args) with the inputs held (OdeBlock's contract; the joint PD's filters)
+    continuous = dt is None and bool(vs.names) and callable(getattr(block, "derivatives", None))
     if dt is None and vs.names and not continuous:
         raise ValueError(f"{kind} has a discrete or constrained state "
                          f"({', '.join(vs.names[:4])}{', ...' if len(vs.names) > 4 else ''}) "

@@ -7,11 +7,15 @@ import control as ct
 import numpy as np
 import pytest
 
+import warnings
+
 from controllers.design import (
     NOT_SETTLED,
     DesignError,
+    DesignWarning,
     as_iosystem,
     closed_loop_move,
+    joint_pd_controller,
     linearize_arm,
     move_report,
     settled_move,
@@ -125,6 +129,33 @@ def test_the_tuned_controller_block_linearises_to_the_tuned_transfer_function():
     text = repr(tuning)
     assert text.count("\n") == 0 and len(text) < 200 and "kp=" in text and "deg" in text
     assert tuning.margins["phase_margin_deg"] == pytest.approx(50.0, abs=0.1)
+
+
+def test_the_joint_pd_built_from_two_tunings_is_the_tuned_filtered_pd():
+    """Each joint of the arm tuned as a PD (``kind="pd"``: ``kp + kd s / (tf s + 1)``
+    on the angle error) on its channel of the linear arm; the joint PD built from the
+    two (its rate filters ``tf<i>``), linearised by python-control in its continuous
+    form, has from joint i's angle error the tuned C(s) once its rate input is the
+    angle's derivative (``C = -(G_theta + s G_omega)``): the same rational function, to
+    the rounding of a difference of a linear map (measured 3e-16 relative)."""
+    plant = linearize_arm(outputs=("theta1", "theta2"))
+    with warnings.catch_warnings():         # the flexible modes cross 0 dB elsewhere too
+        warnings.simplefilter("ignore", DesignWarning)
+        tunings = [tune_pid(plant, f, 50.0, kind="pd", input=f"tau{i}", output=f"theta{i}")
+                   for i, f in ((1, 0.5), (2, 5.0))]
+    pd = joint_pd_controller(*tunings, feedforward=0)
+    assert [pd.params[f"tf{i}"] for i in (1, 2)] == [t.params["tf"] for t in tunings]
+    sys = as_iosystem(pd, inputs=["theta1", "omega1", "theta2", "omega2"])
+    assert sys.dt == 0 and sys.state_labels == ["rate_error1_filtered", "rate_error2_filtered"]
+    lin = ct.linearize(sys, np.zeros(2), np.zeros(4))
+    w = 2 * np.pi * np.array([0.05, 0.5, 5.0, 50.0, 500.0])
+    G = ct.frequency_response(lin, w).complex
+    for i, tuning in enumerate(tunings):
+        law = -(G[i, 2 * i] + 1j * w * G[i, 2 * i + 1])
+        tuned = np.squeeze(ct.frequency_response(tuning.transfer_function, w).complex)
+        np.testing.assert_allclose(law, tuned, rtol=1e-9)
+    with pytest.raises(DesignError, match="joint 1: the tuning has integral action"):
+        joint_pd_controller(tune_pid(ct.tf([1.0], [1.0, 1.0, 0.0]), 1.0, 60.0), tunings[1])
 
 
 def test_as_iosystem_names_what_it_refuses():

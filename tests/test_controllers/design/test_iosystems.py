@@ -21,7 +21,12 @@ from controllers.design import (
     settled_move,
     tune_pid,
 )
-from controllers.laws import JointPDController, PIDController, QuinticJointTrajectory
+from controllers.laws import (
+    JointPDController,
+    NotchFilter,
+    PIDController,
+    QuinticJointTrajectory,
+)
 from mbdcore.models.manipulator import ARM_OUTPUTS, FlexibleManipulatorBlock
 
 H = 1e-3            # the master's communication step [s]
@@ -156,6 +161,26 @@ def test_the_joint_pd_built_from_two_tunings_is_the_tuned_filtered_pd():
         np.testing.assert_allclose(law, tuned, rtol=1e-9)
     with pytest.raises(DesignError, match="joint 1: the tuning has integral action"):
         joint_pd_controller(tune_pid(ct.tf([1.0], [1.0, 1.0, 0.0]), 1.0, 60.0), tunings[1])
+
+
+def test_the_linear_laws_closed_forms_are_the_linearisations_of_their_blocks():
+    """A linear law's state space is ``control.linearize(as_iosystem(law, dt), x, u)``
+    for every law alike; the closed forms some laws keep (the notch's biquad, the
+    joint PD's feedback part with a rate filter) are the same systems, to the rounding
+    of a forward difference of a linear map (1e-8 relative, 1e-15 measured)."""
+    notch = NotchFilter(frequency=2.63, zeta_pole=0.2, dt=H)
+    lin = ct.linearize(as_iosystem(notch, H), np.zeros(2), [0.0], copy_names=True)
+    assert lin.dt == H and lin.state_labels == ["s1", "s2"]
+    w = 2 * np.pi * np.array([0.1, 1.0, 2.63, 10.0, 300.0])
+    np.testing.assert_allclose(ct.frequency_response(lin, w).complex,
+                               ct.frequency_response(notch.transfer_function(), w).complex,
+                               rtol=1e-8, atol=1e-12)
+    pd = JointPDController(tf1=0.02, feedforward=0)
+    measured = ["theta1", "theta2", "omega1", "omega2"]
+    lin = ct.linearize(as_iosystem(pd, inputs=measured), np.zeros(1), np.zeros(4))
+    closed = pd.feedback_system()
+    np.testing.assert_allclose(ct.frequency_response(lin, w).complex,
+                               ct.frequency_response(closed, w).complex, rtol=1e-8)
 
 
 def test_as_iosystem_names_what_it_refuses():

@@ -291,7 +291,9 @@ def as_iosystem(block: Block, dt: float | None = None, name: str | None = None,
         return vs.get(block)
 
     def ode_rhs(t, x, u, p):
-        load(t, x, u)
+        # the right-hand side takes the state as an argument: only the inputs are set
+        block.time = float(t)
+        block.set_inputs(dict(zip(inputs, map(float, u))))
         rhs, args = block.derivatives()
         return np.asarray(rhs(np.asarray(x, float), *args), float)
 

@@ -128,16 +128,7 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
         raise DesignError(f"bandwidth_hz = {bandwidth_hz!r} must be a finite number > 0")
     if not 0 < phase_margin_deg < 180:
         raise DesignError(f"phase_margin_deg = {phase_margin_deg!r} must be in (0, 180)")
-    if plant.ninputs != 1 or plant.noutputs != 1:
-        if input is None or output is None:
-            raise DesignError(f"plant {plant.name!r} has {plant.ninputs} inputs and "
-                              f"{plant.noutputs} outputs: name the channel with input= and "
-                              "output=")
-        check_names([input], signal_labels(plant, "input"), "input")
-        check_names([output], signal_labels(plant, "output"), "output")
-        plant = plant[signal_labels(plant, "output").index(output), signal_labels(plant, "input").index(input)]
-    if isinstance(plant, ct.StateSpace):
-        plant = minimal_realization(plant)
+    plant = _channel(plant, input, output)
     c_in, c_out = names if names is not None else (f"{signal_labels(plant, 'output')[0]}_error",
                                                    signal_labels(plant, "input")[0])
     wc = 2 * np.pi * bandwidth_hz
@@ -146,6 +137,53 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
         raise DesignError(f"bandwidth {bandwidth_hz:g} Hz is not below the Nyquist frequency "
                           f"{0.5 / dt:g} Hz of the plant's sample time {dt:g} s")
     tf = 1.0 / (filter_ratio * wc)
+    gains = _gains_at_crossover(plant, kind, wc, phase_margin_deg, tf, integral_ratio)
+    tf = tf if gains["kd"] else 0.0
+    C = pid_transfer_function(gains["kp"], gains["ki"], gains["kd"], tf, dt,
+                              name=f"pid {c_in} -> {c_out}")
+    C = ct.tf(C, inputs=c_in, outputs=c_out, name=C.name)
+    loop = ct.ss(ct.series(plant, C))
+    poles = ct.feedback(loop, 1).poles()
+    unstable = poles[np.abs(poles) >= 1 - 1e-9] if dt else poles[poles.real >= -1e-9]
+    if len(unstable):
+        raise DesignError(f"the tuned loop ({kind.upper()} crossing over at {bandwidth_hz:g} Hz) "
+                          f"is unstable: closed-loop poles {', '.join(f'{p:.4g}' for p in unstable)}")
+    margins = siso_margins(loop)
+    if (margins["phase_margins_deg"]
+            and abs(margins["phase_margin_deg"] - phase_margin_deg) > pm_tolerance_deg):
+        k = int(np.argmin(margins["phase_margins_deg"]))
+        warnings.warn(
+            f"{kind.upper()} tuned for {phase_margin_deg:g} deg of phase margin at "
+            f"{bandwidth_hz:g} Hz: the loop crosses 0 dB {len(margins['crossover_hz'])} times "
+            f"(at {', '.join(f'{f:.3g}' for f in margins['crossover_hz'])} Hz) and its phase "
+            f"margin is {margins['phase_margin_deg']:.1f} deg, at "
+            f"{margins['crossover_hz'][k]:.3g} Hz", DesignWarning, stacklevel=2)
+    return PIDTuning(params={**gains, "tf": float(tf)}, transfer_function=C, margins=margins,
+                     plant=plant, loop=loop)
+
+
+def _channel(plant, input: str | None, output: str | None):
+    """The SISO channel ``input -> output`` of ``plant`` (the plant itself if SISO), a
+    state-space one reduced to its minimal realization (:func:`tune_pid`)."""
+    if plant.ninputs != 1 or plant.noutputs != 1:
+        if input is None or output is None:
+            raise DesignError(f"plant {plant.name!r} has {plant.ninputs} inputs and "
+                              f"{plant.noutputs} outputs: name the channel with input= and "
+                              "output=")
+        check_names([input], signal_labels(plant, "input"), "input")
+        check_names([output], signal_labels(plant, "output"), "output")
+        plant = plant[signal_labels(plant, "output").index(output),
+                      signal_labels(plant, "input").index(input)]
+    return minimal_realization(plant) if isinstance(plant, ct.StateSpace) else plant
+
+
+def _gains_at_crossover(plant, kind: str, wc: float, phase_margin_deg: float, tf: float,
+                        integral_ratio: float) -> dict:
+    """``kp``, ``ki``, ``kd`` with ``C(j wc) P(j wc) = exp(j (PM - 180 deg))``: the
+    controller's response at ``wc`` is linear in the gains (``tf`` fixed), so the real
+    and imaginary parts are two linear equations in the two free gains of ``kind``
+    (:func:`tune_pid`).  DesignError if a gain comes out negative."""
+    dt = plant.dt or None
     P = complex(np.squeeze(ct.frequency_response(plant, [wc]).complex))
     target = np.exp(1j * np.radians(phase_margin_deg - 180.0)) / P
     unit = {k: complex(np.squeeze(ct.frequency_response(
@@ -164,32 +202,10 @@ def tune_pid(plant, bandwidth_hz: float, phase_margin_deg: float, kind: str = "p
         gains["ki"] = gains["kp"] * wc / integral_ratio
     negative = [n for n, v in gains.items() if v < 0]
     if negative:
-        need = np.degrees(np.angle(target))
+        bandwidth_hz = wc / (2 * np.pi)
         raise DesignError(f"a {kind.upper()} cannot give {phase_margin_deg:g} deg of phase margin "
                           f"at {bandwidth_hz:g} Hz: the plant's phase there is "
                           f"{np.degrees(np.angle(P)):.1f} deg, the controller would need "
-                          f"{need:+.1f} deg, and that takes negative {', '.join(negative)}")
-    C = pid_transfer_function(gains["kp"], gains["ki"], gains["kd"], tf if gains["kd"] else 0.0,
-                              dt, name=f"pid {c_in} -> {c_out}")
-    C = ct.tf(C, inputs=c_in, outputs=c_out, name=C.name)
-    loop = ct.ss(ct.series(plant, C))
-    closed = ct.feedback(loop, 1)
-    poles = closed.poles()
-    unstable = poles[np.abs(poles) >= 1 - 1e-9] if dt else poles[poles.real >= -1e-9]
-    if len(unstable):
-        raise DesignError(f"the tuned loop ({kind.upper()} crossing over at {bandwidth_hz:g} Hz) "
-                          f"is unstable: closed-loop poles {', '.join(f'{p:.4g}' for p in unstable)}")
-    margins = siso_margins(loop)
-    if (margins["phase_margins_deg"]
-            and abs(margins["phase_margin_deg"] - phase_margin_deg) > pm_tolerance_deg):
-        k = int(np.argmin(margins["phase_margins_deg"]))
-        warnings.warn(
-            f"{kind.upper()} tuned for {phase_margin_deg:g} deg of phase margin at "
-            f"{bandwidth_hz:g} Hz: the loop crosses 0 dB {len(margins['crossover_hz'])} times "
-            f"(at {', '.join(f'{f:.3g}' for f in margins['crossover_hz'])} Hz) and its phase "
-            f"margin is {margins['phase_margin_deg']:.1f} deg, at "
-            f"{margins['crossover_hz'][k]:.3g} Hz", DesignWarning, stacklevel=2)
-    params = {"kp": float(gains["kp"]), "ki": float(gains["ki"]), "kd": float(gains["kd"]),
-              "tf": float(tf if gains["kd"] else 0.0)}
-    return PIDTuning(params=params, transfer_function=C, margins=margins, plant=plant,
-                     loop=loop)
+                          f"{np.degrees(np.angle(target)):+.1f} deg, and that takes negative "
+                          f"{', '.join(negative)}")
+    return {k: float(v) for k, v in gains.items()}

@@ -78,7 +78,6 @@ def margins_from_response(w, L):
     gain-crossover frequencies [rad/s]).
     """
     mag = np.abs(L)
-    ph = np.angle(L)                                    # (-pi, pi]; -180 deg is -1
     up, down, pms, wgc = [], [], [], []
     for k in range(len(w) - 1):
         if (mag[k] - 1.0) * (mag[k + 1] - 1.0) < 0:     # gain crossover
@@ -97,6 +96,9 @@ def margins_from_response(w, L):
 
 
 def frequency_grid(sys, w_low: float = 1e-2) -> np.ndarray:
+    """The default grid of the margins [rad/s]: 20000 points, logarithmic, from
+    ``w_low`` to just below the Nyquist frequency of a discrete ``sys`` (1e4 rad/s for
+    a continuous one)."""
     nyq = np.pi / sys.dt if sys.dt else 1e4
     return np.logspace(np.log10(w_low), np.log10(0.999 * nyq), 20000)
 

@@ -14,12 +14,7 @@ import control as ct
 import numpy as np
 
 from controllers.design.adapters import signal_labels
-from controllers.design.margins import (
-    frequency_grid,
-    principal_phase,
-    resonance_grid,
-    siso_margins,
-)
+from controllers.design.margins import principal_phase, resonance_grid, siso_margins
 
 __all__ = ["plot_bode", "plot_step"]
 

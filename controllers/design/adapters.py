@@ -280,10 +280,13 @@ def as_iosystem(block: Block, dt: float | None = None, name: str | None = None,
                          "and no continuous-time form: give dt, the sample time [s] of its "
                          "sampled form")
 
-    def load(t, x, u):
-        vs.set(block, x)
+    def hold(t, u):
         block.time = float(t)
         block.set_inputs(dict(zip(inputs, map(float, u))))
+
+    def load(t, x, u):
+        vs.set(block, x)
+        hold(t, u)
 
     def sampled_update(t, x, u, p):
         load(t, x, u)
@@ -291,9 +294,7 @@ def as_iosystem(block: Block, dt: float | None = None, name: str | None = None,
         return vs.get(block)
 
     def ode_rhs(t, x, u, p):
-        # the right-hand side takes the state as an argument: only the inputs are set
-        block.time = float(t)
-        block.set_inputs(dict(zip(inputs, map(float, u))))
+        hold(t, u)            # the right-hand side takes the state as an argument
         rhs, args = block.derivatives()
         return np.asarray(rhs(np.asarray(x, float), *args), float)
 

@@ -15,7 +15,7 @@ import control as ct
 import numpy as np
 
 from controllers.design.adapters import linearize_arm
-from controllers.design.synthesis import modal_table
+from controllers.design.realization import modal_table
 from controllers.design.validation import (
     closed_loop_move,
     end_effector_deflection,

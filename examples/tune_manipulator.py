@@ -51,7 +51,7 @@ def main(out="results", scheduler=None):
     table = np.array([(mp, kp, v) for mp, row in zip(payloads, grid) for kp, v in zip(kps, row)])
     np.savetxt(out / "tune_manipulator.csv", table, delimiter=",", comments="", fmt="%.17g",
                header="payload_kg,kp1_Nm_per_rad,residual_vibration_m")
-    print(f"results (CSV; nan: joints not settled) and plot in {out}")
+    print(f"results (CSV; inf: joints not settled) and plot in {out}")
 
 
 if __name__ == "__main__":

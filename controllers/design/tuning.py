@@ -222,7 +222,8 @@ def evaluate_move(case: Mapping[str, Any]) -> dict:
     :func:`~controllers.design.validation.move_report` figures (``residual_vibration``
     [m]: the project's one definition, over the second after the joints settle).  The
     record runs :data:`SETTLE_ALLOWANCE` plus the residual window past the reference's
-    end; joints settling later than that give a ``nan`` residual vibration.
+    end; joints settling later than that give a residual vibration of
+    :data:`~controllers.design.validation.NOT_SETTLED` (``inf``).
     """
 
     step = float(case.get("step", 1e-3))

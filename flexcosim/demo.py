@@ -71,7 +71,7 @@ from mbdcore.models.manipulator import (
     FlexibleManipulator,
     FlexibleManipulatorBlock,
 )
-from mbdcore.timeseries import TimeSeries
+from mbdcore.timeseries import TimeSeries, axis_label
 
 __all__ = ["MODELS", "MEASURED", "DemoController", "CONTROLLERS", "ensure_fmu",
            "ensure_c_fmu", "closed_loop_system", "demo_metrics", "combined_results",
@@ -281,10 +281,11 @@ def demo_figure(results: dict, title: str = "Two-link flexible arm, (0, 0) to (1
         handles.append(Line2D([], [], color=colour, label=CONTROLLERS[key].label))
     handles += [Line2D([], [], color="k", ls=style, label=f"joint {i}")
                 for i, style in joint_style.items()]
-    ax[0].set_ylabel("joint angle [rad]")
-    ax[1].set_ylabel("end-effector deflection |e| [m]")
-    ax[2].set_ylabel("joint torque [N·m]")
-    ax[2].set_xlabel("time [s]")
+    first = next(iter(results.values()))         # the units as the records give them
+    ax[0].set_ylabel(axis_label("joint angle", first.unit("arm.theta1")))
+    ax[1].set_ylabel(axis_label("end-effector deflection |e|", first.unit("arm.x_tip")))
+    ax[2].set_ylabel(axis_label("joint torque", first.unit("ctrl.tau1")))
+    ax[2].set_xlabel(axis_label("time", "s"))
     for a in ax:
         a.grid(True, alpha=0.3)
     fig.suptitle(title)
@@ -297,8 +298,8 @@ def demo_figure(results: dict, title: str = "Two-link flexible arm, (0, 0) to (1
 def plot_closed_loop(result, path: str | Path,
                      title: str = "Two-link flexible arm, joint PD + rigid feedforward "
                                   "(co-simulation)") -> Path:
-    """PNG of one loop with joint angles and their references [deg], tracking errors
-    (reference - angle) [deg], joint torques [N m] and link tip deflections [cm] against
+    """PNG of one loop with joint angles and their references [°], tracking errors
+    (reference - angle) [°], joint torques [N·m] and link tip deflections [cm] against
     time [s] (the examples' figures).  ``title``: say which controller and reference
     ran."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -317,11 +318,11 @@ def plot_closed_loop(result, path: str | Path,
         ax[1].plot(t, ref - angle, c, label=f"theta{i} reference - theta{i}")
         ax[2].plot(t, result[f"ctrl.tau{i}"], c, label=f"tau{i}")
         ax[3].plot(t, 100 * result[f"arm.w{i}"], c, label=f"w{i}")
-    ax[0].set_ylabel("joint angle [deg]")
-    ax[1].set_ylabel("tracking error [deg]")
-    ax[2].set_ylabel("joint torque [N m]")
-    ax[3].set_ylabel("link tip deflection [cm]")
-    ax[3].set_xlabel("time [s]")
+    ax[0].set_ylabel(axis_label("joint angle", "deg"))
+    ax[1].set_ylabel(axis_label("tracking error", "deg"))
+    ax[2].set_ylabel(axis_label("joint torque", "N.m"))
+    ax[3].set_ylabel(axis_label("link tip deflection", "cm"))
+    ax[3].set_xlabel(axis_label("time", "s"))
     for a in ax:
         a.grid(True, alpha=0.3)
         a.legend(loc="best", fontsize=8)

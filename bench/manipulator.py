@@ -6,7 +6,7 @@ a PiecewiseInput sampled in C) next to the Python-driven loop (a Python call per
 the same run, against the computing times that
 Yan & Al Dmour (2022; docs/benchmarks.md §1, §8.1) report for their two-link flexible arm
 (47 s fixed-step Treanor, 2 min 56 s Gill), and the real-time factor of the
-closed-loop demo (3 s at 1 ms) with Python FMUs, with C-source FMUs and with in-process
+closed-loop demo's joint PD loop (3 s at 1 ms) with Python FMUs, with C-source FMUs and with in-process
 blocks.
 
     python bench/manipulator.py [--open-loop]     (--open-loop: without the demo)
@@ -88,13 +88,15 @@ def main() -> None:
     if "--open-loop" in sys.argv[1:]:
         return
 
-    print("\nclosed-loop demo, 3 s at 1 ms communication step")
+    print("\nclosed-loop demo, its joint PD loop, 3 s at 1 ms communication step")
+    # the one loop of the demo's first versions, so that the figures compare with theirs
+    pd = {"verbose": False, "stop_time": 3.0, "controllers": ("pd",)}
     with tempfile.TemporaryDirectory() as tmp:
-        run_demo(tmp, verbose=False)  # builds the FMUs, warms up
-        run_demo(tmp, verbose=False, c_fmus=True)
+        run_demo(tmp, **pd)  # builds the FMUs, warms up
+        run_demo(tmp, c_fmus=True, **pd)
         for label, kwargs in (("Python FMUs", {}), ("C FMUs", {"c_fmus": True}),
                               ("blocks", {"use_fmus": False})):
-            fig = run_demo(tmp, verbose=False, **kwargs)
+            fig = run_demo(tmp, **pd, **kwargs)
             print(f"  {label:>11}: wall {fig['wall_time']:.2f} s, "
                   f"real-time factor {fig['real_time_factor']:.2f}")
 

@@ -234,7 +234,7 @@ def make_parser() -> CommandParser:
     demo = command("demo", help="closed-loop co-simulation of the two-link flexible arm",
                           parents=[chatter])
     demo.add_argument("-o", "--out", default="results", help="output folder (default: results)")
-    demo.add_argument("--stop", type=number, default=3.0, help="stop time [s] (default 3)")
+    demo.add_argument("--stop", type=number, default=5.0, help="stop time [s] (default 5)")
     demo.add_argument("--step", type=number, default=1e-3, help="communication step [s] (default 1e-3)")
     demo.add_argument("--method", choices=("gauss-seidel", "jacobi"), default="gauss-seidel")
     components = demo.add_mutually_exclusive_group()

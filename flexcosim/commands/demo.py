@@ -1,4 +1,5 @@
-"""``flexcosim demo``: the closed-loop co-simulation of the two-link flexible arm."""
+"""``flexcosim demo``: the closed-loop co-simulation of the two-link flexible arm, the
+same move under three controllers side by side (:mod:`flexcosim.demo`)."""
 from __future__ import annotations
 
 import argparse

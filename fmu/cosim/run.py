@@ -64,6 +64,7 @@ class Run:
         self.forced = 0
         self.t = t0
         self.done = 0  # steps completed (fixed and replayed runs)
+        self.compiled_steps = 0  # of which by the compiled loop (fmu.cosim.compiled_loop)
         self.termination: Termination | None = None
         self.terminating_step_from: float | None = None   # a completed terminating step's t
         self.started: list[Component] = []
@@ -142,7 +143,7 @@ class Run:
                 np.ascontiguousarray(rows).view(dtype).reshape(len(rows)))
         return Result(data.copy(), coupling.out_names, coupling.in_names, coupling.units(),
                       steps=np.asarray(self.taken, dtype=float), rejected=list(self.rejected),
-                      forced_steps=self.forced,
+                      forced_steps=self.forced, compiled_steps=self.compiled_steps,
                       realtime=self.pacer.finish() if self.pacer is not None else None,
                       termination=self.termination)
 
@@ -271,7 +272,7 @@ class Run:
                 try:
                     c.do_step(t, h)
                 except ComponentTerminated as e:
-                    ended = self._finishing(c, e, t_next, finish_h, ended)
+                    ended = self.finishing(c, e, t_next, finish_h, ended)
                 state["t"] = t_next  # the new outputs belong to the end of the step
                 vals = self.read(i)
                 state["t"] = t
@@ -284,11 +285,11 @@ class Run:
                 try:
                     c.do_step(t, h)
                 except ComponentTerminated as e:
-                    ended = self._finishing(c, e, t_next, finish_h, ended)
+                    ended = self.finishing(c, e, t_next, finish_h, ended)
         return ended
 
     @staticmethod
-    def _finishing(c: Component, e: ComponentTerminated, t_next: float,
+    def finishing(c: Component, e: ComponentTerminated, t_next: float,
                    finish_h: float | None, ended):
         """``c`` asked to terminate in its step: kept (returned; the first one wins) when
         ``finish_h`` allows finishing the step and ``c`` reached t_next, raised otherwise."""

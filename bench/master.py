@@ -5,11 +5,16 @@
 * master per-step cost and overhead with 1, 2 and 3 FMUs in a chain;
 * the closed-loop two-link arm (flexcosim.demo.closed_loop_system) at 1 ms as a real-time
   factor, with in-process blocks and, if they can be built, with FMUs;
+* the same loop of three C-source FMUs (trajectory, joint PD, arm with its default
+  settings) at 1 ms: the master's Python loop, its compiled loop (fmu.cosim.compiled_loop)
+  and a hand-written C loop over the same FMUs (the ``cosim`` command of
+  tests/support/c/host.c), side by side, per communication step and as real-time factors;
 * the cost of a get/set FMU state pair (reused fmi2FMUstate, and serialized);
 * a soak of 10^6 communication steps of the C FMU under the master with the
   resident memory (RSS) at the start and the end.
 
     python bench/master.py [--soak 1000000] [--arm-time 1.0] [--no-arm-fmu]
+                           [--c-loop-time 5.0] [--only-c-loop]
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from support.c_fmus import build_lag_fmu  # noqa: E402
+from support.fmi import Unzipped, make_host, start  # noqa: E402
 
 from fmu.cosim.components import BlockComponent  # noqa: E402
 from fmu.cosim.fmu_component import FMUComponent  # noqa: E402
@@ -138,13 +144,81 @@ def arm_state_pair(n: int) -> float | None:
         comp.terminate()
 
 
+def c_closed_loop(stop: float, h: float = 1e-3, repeat: int = 3) -> None:
+    """The arm's closed loop of three C FMUs: Python loop, compiled loop, C host."""
+    from flexcosim.demo import closed_loop_system
+
+    folder = ROOT / "results" / "fmus"
+    n = int(round(stop / h))
+    print(f"\nclosed loop of three C FMUs (trajectory, joint PD, arm with its defaults), "
+          f"{h * 1e3:g} ms step, {stop:g} s simulated, gauss-seidel, best of {repeat}")
+    print(f"  {'loop':34s} {'us/step':>9s} {'RTF':>7s} {'start-up [s]':>13s}")
+    results = {}
+    for compiled in (False, True):
+        best, setup = float("inf"), float("inf")
+        for _ in range(repeat):
+            # start-up (unzipping, instantiation, first point, freeing) from a one-step run
+            t = time.perf_counter()
+            Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled).run(h)
+            setup = min(setup, time.perf_counter() - t)
+            master = Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled)
+            t = time.perf_counter()
+            results[compiled] = master.run(stop)
+            best = min(best, time.perf_counter() - t)
+        per_step = (best - setup) / n
+        name = "master, compiled loop" if compiled else "master, Python loop"
+        print(f"  {name:34s} {per_step * 1e6:9.1f} {h / per_step:7.1f} {setup:13.3f}"
+              f"   (whole run: RTF {stop / best:.1f})")
+    same = results[False].data.tobytes() == results[True].data.tobytes()
+    print(f"  compiled loop equals the Python loop bit for bit: {same}")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            host_us, values = _host_loop(Path(tmp), closed_loop_system(folder, c_fmus=True),
+                                         h, n, repeat)
+        print(f"  {'hand-written C loop (host.c)':34s} {host_us:9.1f} {h / (host_us * 1e-6):7.1f}"
+              f"   (the FMUs' own cost; one set/step/get per FMU per step)")
+    except Exception as e:   # no gcc: the host cannot be built
+        print(f"  hand-written C loop not available: {type(e).__name__}: {str(e)[:200]}")
+
+
+def _host_loop(folder: Path, system, h: float, n: int, repeat: int):
+    """us per step of host.c's ``cosim`` over the system's FMUs, in the master's
+    Gauss-Seidel order (best of ``repeat`` processes), and the last values."""
+    order = Master(system, h).default_order()
+    comps = {c.name: c for c in system.components}
+    fmus = {name: Unzipped(comps[name].fmu_path, folder / name) for name in order}
+    slot = {name: k for k, name in enumerate(order)}
+    links = []
+    for dst, src in system.connections.items():
+        (sc, sv), (dc, dv) = src.split(".", 1), dst.split(".", 1)
+        links += [slot[sc], fmus[sc].vr[sv], slot[dc], fmus[dc].vr[dv]]
+    script = "".join(start(fmus[name], slot[name], name) for name in order)
+    script += f"cosim {h!r} {n} {len(order)} {len(links) // 4} {' '.join(map(str, links))}\n"
+    host = make_host(folder)
+    best, values = float("inf"), None
+    for _ in range(repeat):
+        run = host(script)
+        us = float(next(x for x in run.lines if x.startswith("us_per_step")).split()[1])
+        assert "cosim status 0" in run.lines, run.lines[-5:]
+        if us < best:
+            best, values = us, next(x for x in run.lines if x.startswith("values"))
+    return best, values
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--soak", type=int, default=1_000_000, help="soak steps (default 1e6)")
     ap.add_argument("--steps", type=int, default=20_000, help="steps per timing (default 2e4)")
     ap.add_argument("--arm-time", type=float, default=1.0, help="simulated time of the arm [s]")
     ap.add_argument("--no-arm-fmu", action="store_true", help="skip the arm as FMUs")
+    ap.add_argument("--c-loop-time", type=float, default=5.0,
+                    help="simulated time of the loop of three C FMUs [s]")
+    ap.add_argument("--only-c-loop", action="store_true",
+                    help="only the loop of three C FMUs (Python, compiled, C host)")
     args = ap.parse_args(argv)
+    c_closed_loop(args.c_loop_time)
+    if args.only_c_loop:
+        return 0
 
     fmu_path = build_lag_fmu(Path(tempfile.gettempdir()) / "flexcosim-bench-c-fmu")
     print(f"C FMU: {fmu_path}")

@@ -186,10 +186,13 @@ class CompiledLoop:
         else:
             ops += [_Op(_STEP, i) for i in run.order_idx]
         propagation: list[_Op] = []
-        for (i, need, gs), setter in zip(coupling.schedule, run.set_fns):
+        for (i, need, gs), setter, again in zip(coupling.schedule, run.set_fns,
+                                                run.read_again):
             if setter is not None:
                 propagation.append(_Op(_SET, i, tuple(coupling.src[g] for g in need),
                                        tuple(need), True, setter))
+            if not again:     # read right after its step (Run.propagate)
+                continue
             off = coupling.out_off[i]
             propagation.append(_Op(_READ, i, writes=tuple((g - off, g) for g in gs)))
         for (i, gis), (_, _, setter) in zip(coupling.final_inputs, run.final_fns):

@@ -82,6 +82,16 @@ class Run:
         self.gauss_seidel = master.method == "gauss-seidel"
         self.extrapolate = master.extrapolation == 1
         self.coupled = sorted({s for s in self.src if s >= 0})
+        # Gauss-Seidel reads every component's outputs right after its step, and no input
+        # of it is set after that within the step: the propagation that follows reads
+        # again only the outputs of a component whose inputs it has set before (direct
+        # feedthrough); the others are those just read (a get changes nothing)
+        set_before: set[int] = set()
+        self.read_again: list[bool] = []
+        for i, need, _ in self.schedule:
+            if need:
+                set_before.add(i)
+            self.read_again.append(not self.gauss_seidel or i in set_before)
 
     def _setter(self, i: int, gis: list[int]):
         c = self.comps[i]
@@ -175,17 +185,21 @@ class Run:
                                          log=c.log)
         return vals
 
-    def propagate(self, skip: Component | None = None) -> None:
+    def propagate(self, skip: Component | None = None, stepped: bool = False) -> None:
         """Outputs to inputs at a communication point, in feedthrough order; the inputs
-        of ``skip`` (a component that has terminated) are left as they are."""
+        of ``skip`` (a component that has terminated) are left as they are.  ``stepped``:
+        right after the components' steps, whose outputs were read (Gauss-Seidel), only
+        the outputs that depend on inputs set here are read again (``read_again``)."""
         y, u, src, state = self.y, self.u, self.src, self.state
-        for (i, need, gs), setter in zip(self.schedule, self.set_fns):
+        for (i, need, gs), setter, again in zip(self.schedule, self.set_fns, self.read_again):
             if setter is not None and self.comps[i] is not skip:
                 vals = [y[src[gi]] for gi in need]
                 for gi, v in zip(need, vals):
                     u[gi] = v
                 state["comp"], state["phase"] = self.comps[i], "setting inputs"
                 setter(vals)
+            if stepped and not again:
+                continue
             vals = self.read(i)
             off = self.out_off[i]
             for g in gs:
@@ -239,10 +253,10 @@ class Run:
             raise
         state["t"] = t_next
         if ended is None:
-            self.propagate()
+            self.propagate(stepped=True)
             return
         comp, e = ended
-        self.propagate(skip=comp)
+        self.propagate(skip=comp, stepped=True)
         state["comp"] = comp
         e.completed = True
         raise e

@@ -108,8 +108,9 @@ def chain(fmu_path: Path, n_fmus: int) -> System:
     return System(comps, [(f"p{i}.x", f"p{i + 1}.u") for i in range(n_fmus - 1)])
 
 
-def master_cost(fmu_path: Path, n_fmus: int, steps: int, method: str) -> float:
-    master = Master(chain(fmu_path, n_fmus), 1e-3, method)
+def master_cost(fmu_path: Path, n_fmus: int, steps: int, method: str,
+                compiled: bool = True) -> float:
+    master = Master(chain(fmu_path, n_fmus), 1e-3, method, compiled=compiled)
     master.run(0.01)  # warm-up
     t = time.perf_counter()
     master.run(steps * 1e-3, record_every=steps)
@@ -173,17 +174,19 @@ def c_closed_loop(stop: float, h: float = 1e-3, repeat: int = 3) -> None:
     print(f"  compiled loop equals the Python loop bit for bit: {same}")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            host_us, values = _host_loop(Path(tmp), closed_loop_system(folder, c_fmus=True),
-                                         h, n, repeat)
+            host_us, slots = _host_loop(Path(tmp), closed_loop_system(folder, c_fmus=True),
+                                        h, n, repeat)
         print(f"  {'hand-written C loop (host.c)':34s} {host_us:9.1f} {h / (host_us * 1e-6):7.1f}"
               f"   (the FMUs' own cost; one set/step/get per FMU per step)")
+        print("  of which per FMU (set, step, get) [us]: "
+              + ", ".join(f"{name} {us:.1f}" for name, us in slots.items()))
     except Exception as e:   # no gcc: the host cannot be built
         print(f"  hand-written C loop not available: {type(e).__name__}: {str(e)[:200]}")
 
 
 def _host_loop(folder: Path, system, h: float, n: int, repeat: int):
     """us per step of host.c's ``cosim`` over the system's FMUs, in the master's
-    Gauss-Seidel order (best of ``repeat`` processes), and the last values."""
+    Gauss-Seidel order (best of ``repeat`` processes), and its share per FMU."""
     order = Master(system, h).default_order()
     comps = {c.name: c for c in system.components}
     fmus = {name: Unzipped(comps[name].fmu_path, folder / name) for name in order}
@@ -195,14 +198,15 @@ def _host_loop(folder: Path, system, h: float, n: int, repeat: int):
     script = "".join(start(fmus[name], slot[name], name) for name in order)
     script += f"cosim {h!r} {n} {len(order)} {len(links) // 4} {' '.join(map(str, links))}\n"
     host = make_host(folder)
-    best, values = float("inf"), None
+    best, slots = float("inf"), {}
     for _ in range(repeat):
         run = host(script)
         us = float(next(x for x in run.lines if x.startswith("us_per_step")).split()[1])
         assert "cosim status 0" in run.lines, run.lines[-5:]
         if us < best:
-            best, values = us, next(x for x in run.lines if x.startswith("values"))
-    return best, values
+            shares = next(x for x in run.lines if x.startswith("us_per_slot")).split()[1:]
+            best, slots = us, dict(zip(order, map(float, shares)))
+    return best, slots
 
 
 def main(argv=None) -> int:
@@ -229,13 +233,16 @@ def main(argv=None) -> int:
         print(f"  {k:28s} {v:8.2f}")
 
     print("\nmaster, per communication step [us] (chain of C FMUs, fixed step, no recording)")
-    print(f"  {'FMUs':>4s} {'jacobi':>9s} {'gauss-seidel':>13s} {'overhead (GS)':>14s}")
     cycle = raw["set+doStep+get"]
-    for n in (1, 2, 3):
-        j = master_cost(fmu_path, n, args.steps, "jacobi")
-        g = master_cost(fmu_path, n, args.steps, "gauss-seidel")
-        print(f"  {n:4d} {j:9.2f} {g:13.2f} {g - n * cycle:14.2f}")
-    print(f"  (overhead = master cost - FMUs x {cycle:.2f} us of raw set/step/get)")
+    for compiled in (False, True):
+        print(f"  {'compiled loop' if compiled else 'Python loop'}")
+        print(f"  {'FMUs':>4s} {'jacobi':>9s} {'gauss-seidel':>13s} {'overhead (GS)':>14s}")
+        for n in (1, 2, 3):
+            j = master_cost(fmu_path, n, args.steps, "jacobi", compiled)
+            g = master_cost(fmu_path, n, args.steps, "gauss-seidel", compiled)
+            print(f"  {n:4d} {j:9.2f} {g:13.2f} {g - n * cycle:14.2f}")
+    print(f"  (overhead = master cost - FMUs x {cycle:.2f} us of raw set/step/get through "
+          "fmpy, itself mostly fmpy's Python)")
 
     print(f"\nclosed-loop two-link arm, 1 ms step, {args.arm_time:g} s simulated (gauss-seidel)")
     wall, rtf = arm(args.arm_time, use_fmus=False)

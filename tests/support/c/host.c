@@ -30,9 +30,10 @@
  *                                    VR of slot DST; N Gauss-Seidel steps of H from t = 0:
  *                                    per slot in order its inputs set (one fmi2SetReal),
  *                                    fmi2DoStep, its connected outputs read (one
- *                                    fmi2GetReal); prints "us_per_step X", then "values"
- *                                    and the connections' last values (the hand-written
- *                                    loop bench/master.py compares the master with)
+ *                                    fmi2GetReal); prints "us_per_step X", "us_per_slot"
+ *                                    and each slot's share, then "values" and the
+ *                                    connections' last values (the hand-written loop
+ *                                    bench/master.py compares the master with)
  *   get_state I S | set_state I S | free_state I S      FMU state slot S
  *   serialize I S FILE | deserialize I FILE S
  *   reset I | terminate I | free I
@@ -190,7 +191,7 @@ static double now(void) {
 static void cosim(double h, long steps, int n_slots, int m, const int *src,
                   const fmi2ValueReference *src_vr, const int *dst,
                   const fmi2ValueReference *dst_vr) {
-    double value[32], buf[32];
+    double value[32], buf[32], spent[SLOTS] = {0};
     fmi2ValueReference vrs[32];
     fmi2Status status = fmi2OK;
     long k;
@@ -200,6 +201,7 @@ static void cosim(double h, long steps, int n_slots, int m, const int *src,
     for (k = 0; k < steps && status == fmi2OK; ++k) {
         for (int s = 0; s < n_slots && status == fmi2OK; ++s) {
             const FmiFunctions *f = &slot_fmi[s];
+            double began = now();
             int c = 0;
             for (int j = 0; j < m; ++j)
                 if (dst[j] == s) { vrs[c] = dst_vr[j]; buf[c++] = value[j]; }
@@ -212,9 +214,13 @@ static void cosim(double h, long steps, int n_slots, int m, const int *src,
             c = 0;
             for (int j = 0; j < m; ++j)
                 if (src[j] == s) value[j] = buf[c++];
+            spent[s] += now() - began;
         }
     }
     printf("us_per_step %.3f\n", (now() - start) / (k ? k : 1) * 1e6);
+    printf("us_per_slot");
+    for (int s = 0; s < n_slots; ++s) printf(" %.3f", spent[s] / (k ? k : 1) * 1e6);
+    printf("\n");
     printf("values");
     for (int j = 0; j < m; ++j) printf(" %.17g", value[j]);
     printf("\n");

@@ -145,13 +145,20 @@ def arm_state_pair(n: int) -> float | None:
         comp.terminate()
 
 
-def c_closed_loop(stop: float, h: float = 1e-3, repeat: int = 3) -> None:
+def c_closed_loop(stop: float, h: float = 1e-3, repeat: int = 3,
+                  arm_substeps: int | None = None) -> None:
     """The arm's closed loop of three C FMUs: Python loop, compiled loop, C host."""
-    from flexcosim.demo import closed_loop_system
+    from flexcosim import demo
 
     folder = ROOT / "results" / "fmus"
+    arm = {} if arm_substeps is None else {"substeps": arm_substeps}
+
+    def closed_loop_system(folder, c_fmus):
+        return demo.closed_loop_system(folder, arm_params=arm, c_fmus=c_fmus)
+
     n = int(round(stop / h))
-    print(f"\nclosed loop of three C FMUs (trajectory, joint PD, arm with its defaults), "
+    settings = "its defaults" if arm_substeps is None else f"substeps = {arm_substeps}"
+    print(f"\nclosed loop of three C FMUs (trajectory, joint PD, arm with {settings}), "
           f"{h * 1e3:g} ms step, {stop:g} s simulated, gauss-seidel, best of {repeat}")
     print(f"  {'loop':34s} {'us/step':>9s} {'RTF':>7s} {'start-up [s]':>13s}")
     results = {}
@@ -195,7 +202,11 @@ def _host_loop(folder: Path, system, h: float, n: int, repeat: int):
     for dst, src in system.connections.items():
         (sc, sv), (dc, dv) = src.split(".", 1), dst.split(".", 1)
         links += [slot[sc], fmus[sc].vr[sv], slot[dc], fmus[dc].vr[dv]]
-    script = "".join(start(fmus[name], slot[name], name) for name in order)
+    params = {name: "".join(f"set_{'integer' if isinstance(v, int) else 'real'} {slot[name]} "
+                            f"{fmus[name].vr[p]} {v!r}\n"
+                            for p, v in comps[name].parameters.items())
+              for name in order}
+    script = "".join(start(fmus[name], slot[name], name, params=params[name]) for name in order)
     script += f"cosim {h!r} {n} {len(order)} {len(links) // 4} {' '.join(map(str, links))}\n"
     host = make_host(folder)
     best, slots = float("inf"), {}
@@ -217,10 +228,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-arm-fmu", action="store_true", help="skip the arm as FMUs")
     ap.add_argument("--c-loop-time", type=float, default=5.0,
                     help="simulated time of the loop of three C FMUs [s]")
+    ap.add_argument("--arm-substeps", type=int, default=None,
+                    help="the C arm's substeps in the loop of three C FMUs (default: its own)")
     ap.add_argument("--only-c-loop", action="store_true",
                     help="only the loop of three C FMUs (Python, compiled, C host)")
     args = ap.parse_args(argv)
-    c_closed_loop(args.c_loop_time)
+    c_closed_loop(args.c_loop_time, arm_substeps=args.arm_substeps)
     if args.only_c_loop:
         return 0
 

@@ -31,7 +31,8 @@ does; a set or get whose call failed is made again by Python (a get or a refused
 leaves the FMU as it was; its message is then logged twice); a step is never made again.
 
 Not compiled (the Python loop runs): a component that is a Python block or an FMI 3.0
-FMU, ``extrapolation=1``, variable or replayed steps, real-time pacing, a step timeout
+FMU (or of a subclass of FMUComponent that changes how it steps, sets or reads),
+``extrapolation=1``, variable or replayed steps, real-time pacing, a step timeout
 (the watchdog stamps each ``do_step``), an fmpy call logger, a broken install without
 the compiled modules; ``Master(compiled=False)`` asks for the Python loop.
 """
@@ -65,6 +66,9 @@ _library = kernel_library("fmu.cosim._cosim_loop", COSIM_LOOP_C_SOURCE, (TABLE_L
 _SET, _STEP, _READ = 1, 2, 3
 _KINDS = {"Real": 0, "Integer": 1, "Boolean": 2}
 _DONE, _VALUE, _STATUS, _LOGGED = 0, 1, 2, 3
+#: FMUComponent's methods whose calls the C loop makes itself: a subclass that
+#: overrides one runs in the Python loop
+_BYPASSED = ("do_step", "input_setter", "get_output_values", "step_taken", "step_refused")
 _FMI2_CALLS = {"fmi2DoStep": "do_step", "fmi2SetReal": "set_real",
                "fmi2SetInteger": "set_integer", "fmi2SetBoolean": "set_boolean",
                "fmi2GetReal": "get_real", "fmi2GetInteger": "get_integer",
@@ -90,6 +94,9 @@ def why_not_compiled(master, plan: RunPlan) -> str | None:
             return f"component {c.name!r} is no FMU"
         if c.api.version != "2.0":
             return f"FMU {c.name!r} is FMI {c.api.version}"
+        overridden = [m for m in _BYPASSED if getattr(type(c), m) is not getattr(FMUComponent, m)]
+        if overridden:   # the C loop would not call them
+            return f"component {c.name!r} overrides {', '.join(overridden)}"
     try:
         _library()
     except KernelError as e:

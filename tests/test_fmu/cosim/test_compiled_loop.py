@@ -141,3 +141,44 @@ def test_progress_is_reported_between_chunks_and_at_the_end(lag_fmu):
                                                   progress_interval=0.0005)
     assert r.compiled_steps == 2000
     assert seen[0] == 0.0 and seen[-1] == 2.0 and seen == sorted(seen) and len(seen) > 2
+
+
+def test_a_python_fmu_runs_in_the_compiled_loop_as_in_the_python_loop(arm_fmu, lag_fmu):
+    """The compiled loop only calls fmi2 functions: a pythonfmu FMU (the arm, its
+    Python inside) runs in it as in the Python loop, feeding a C FMU."""
+    def make():
+        return System([FMUComponent("arm", arm_fmu, {"tau1": 0.5, "tau2": -0.2}),
+                       FMUComponent("lag", lag_fmu, {"T": 0.05})], [("arm.theta1", "lag.u")])
+
+    python, compiled = both(make, 0.01, method="jacobi", stop_time=0.05)
+    same_rows(python, compiled)
+    assert compiled.compiled_steps == 5 and compiled["lag.x"][-1] != 0.0
+
+
+def test_what_the_compiled_loop_cannot_take_runs_in_the_python_loop(lag_fmu):
+    """A Python block, extrapolation, a step timeout, variable steps, a subclass that
+    steps its own way: the Python loop, said by why_not_compiled."""
+    from fmu.cosim.compiled_loop import why_not_compiled
+    from fmu.cosim.components import BlockComponent
+    from fmu.cosim.master import StepControl
+    from fmu.cosim.plan import plan_run
+    from support.blocks import Gain
+
+    class Logged(FMUComponent):
+        def do_step(self, t, h):
+            super().do_step(t, h)
+
+    def why(system, step_control=None, extrapolation=0, **run):
+        master = Master(system, 0.01, extrapolation=extrapolation, step_control=step_control)
+        return why_not_compiled(master, plan_run(0.01, step_control is not None, 0.1, **run))
+
+    fmus = lag_pair(lag_fmu, 0.5)
+    assert why(fmus) is None
+    assert why(System([FMUComponent("a", lag_fmu), BlockComponent("g", Gain(k=1.0))],
+                      [("a.x", "g.u")])) == "component 'g' is no FMU"
+    assert why(fmus, extrapolation=1) == "input extrapolation"
+    assert why(fmus, step_timeout=1.0) == "a step timeout"
+    assert why(fmus, step_control=StepControl()) == "variable steps"
+    assert why(System([Logged("a", lag_fmu)])) == "component 'a' overrides do_step"
+    r = Master(System([Logged("a", lag_fmu, {"u": 1.0})]), 0.01).run(0.1)
+    assert r.compiled_steps == 0 and len(r) == 11

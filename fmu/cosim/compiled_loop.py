@@ -267,13 +267,11 @@ class CompiledLoop:
         stopped = _library().cosim_loop_run(
             self.plan_struct, self.y, self.u, self.y_at_t, rows, self.values, self.ints,
             float(k0), float(k_end), op0, skip, record_every, self.report)
-        written = int(self.report[4])
-        if written:
-            first = run.nrec
-            run.nrec += written
+        first = run.nrec
+        for r in range(first, first + int(self.report[4])):
+            run.nrec = r + 1      # as Run.record: counted, then written
             if run.csv is not None:
-                for r in range(first, run.nrec):
-                    run.csv.row(run.rows[r].tolist())
+                run.csv.row(run.rows[r].tolist())
         return bool(stopped)
 
     def _room(self, n_rows: int) -> None:

@@ -296,7 +296,7 @@ class CompiledLoop:
         run, plan = self.run, self.plan
         h, t0, n_steps, every = plan.step, plan.start_time, plan.n_steps, plan.record_every
         fine = run.progress is not None and run.progress.interval == 0.0
-        chunk = 1 if fine else 16
+        chunk = 1      # then grown (at most x4 per chunk) to about CHUNK_SECONDS
         k = run.done
         try:
             while k < n_steps:

@@ -183,3 +183,27 @@ def test_what_the_compiled_loop_cannot_take_runs_in_the_python_loop(lag_fmu):
     assert why(System([Logged("a", lag_fmu)])) == "component 'a' overrides do_step"
     r = Master(System([Logged("a", lag_fmu, {"u": 1.0})]), 0.01).run(0.1)
     assert r.compiled_steps == 0 and len(r) == 11
+
+
+@pytest.fixture(scope="module")
+def integrator_block_fmu(tmp_path_factory):
+    """support.blocks.Integrator as a Python FMU: a step at or after fail_time raises
+    StepError, which the slave logs as an error and answers with fmi2Discard."""
+    from fmu.fmi.build import build_fmu
+    from support.blocks import Integrator
+    return build_fmu(Integrator, tmp_path_factory.mktemp("integrator"))
+
+
+def test_a_step_discarded_with_an_error_stops_both_loops_alike(integrator_block_fmu, lag_fmu):
+    """fmi2Discard from fmi2DoStep at step 5, with the FMU's error message logged: a
+    failure (not a request to terminate), the same message and log, the rows before."""
+    def make():
+        return System([FMUComponent("lag", lag_fmu, {"u": 1.0}),
+                       FMUComponent("integ", integrator_block_fmu, {"fail_time": 0.05})],
+                      [("lag.x", "integ.u")])
+
+    python, compiled = both(make, 0.01, stop_time=0.2)
+    same_failure(python, compiled)
+    assert "fmi2DoStep failed with status 2 (discard)" in str(compiled)
+    assert "integrator diverged at t = 0.05 s" in str(compiled) and compiled.time == 0.05
+    assert compiled.log == python.log

@@ -159,41 +159,52 @@ def c_closed_loop(stop: float, h: float = 1e-3, repeat: int = 3,
     n = int(round(stop / h))
     settings = "its defaults" if arm_substeps is None else f"substeps = {arm_substeps}"
     print(f"\nclosed loop of three C FMUs (trajectory, joint PD, arm with {settings}), "
-          f"{h * 1e3:g} ms step, {stop:g} s simulated, gauss-seidel, best of {repeat}")
-    print(f"  {'loop':34s} {'us/step':>9s} {'RTF':>7s} {'start-up [s]':>13s}")
+          f"{h * 1e3:g} ms step, {stop:g} s simulated, gauss-seidel, best of {repeat} "
+          "rounds (each round runs the three loops one after the other: the load of a "
+          "shared machine hits them alike)")
+    names = {False: "master, Python loop", True: "master, compiled loop"}
+    best = {False: float("inf"), True: float("inf")}
+    setup = dict(best)
     results = {}
-    for compiled in (False, True):
-        best, setup = float("inf"), float("inf")
+    host_us, slots = float("inf"), {}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            host = _host_loop(Path(tmp), closed_loop_system(folder, c_fmus=True), h, n)
+        except Exception as e:   # no gcc: the host cannot be built
+            host = None
+            print(f"  hand-written C loop not available: {type(e).__name__}: {str(e)[:200]}")
         for _ in range(repeat):
-            # start-up (unzipping, instantiation, first point, freeing) from a one-step run
-            t = time.perf_counter()
-            Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled).run(h)
-            setup = min(setup, time.perf_counter() - t)
-            master = Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled)
-            t = time.perf_counter()
-            results[compiled] = master.run(stop)
-            best = min(best, time.perf_counter() - t)
-        per_step = (best - setup) / n
-        name = "master, compiled loop" if compiled else "master, Python loop"
-        print(f"  {name:34s} {per_step * 1e6:9.1f} {h / per_step:7.1f} {setup:13.3f}"
-              f"   (whole run: RTF {stop / best:.1f})")
-    same = results[False].data.tobytes() == results[True].data.tobytes()
-    print(f"  compiled loop equals the Python loop bit for bit: {same}")
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            host_us, slots = _host_loop(Path(tmp), closed_loop_system(folder, c_fmus=True),
-                                        h, n, repeat)
+            for compiled in (False, True):
+                # start-up (unzipping, instantiation, first point, freeing): a one-step run
+                t = time.perf_counter()
+                Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled).run(h)
+                setup[compiled] = min(setup[compiled], time.perf_counter() - t)
+                master = Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled)
+                t = time.perf_counter()
+                results[compiled] = master.run(stop)
+                best[compiled] = min(best[compiled], time.perf_counter() - t)
+            if host is not None:
+                us, shares = host()
+                if us < host_us:
+                    host_us, slots = us, shares
+    print(f"  {'loop':34s} {'us/step':>9s} {'RTF':>7s} {'start-up [s]':>13s}")
+    for compiled in (False, True):
+        per_step = (best[compiled] - setup[compiled]) / n
+        print(f"  {names[compiled]:34s} {per_step * 1e6:9.1f} {h / per_step:7.1f} "
+              f"{setup[compiled]:13.3f}   (whole run: RTF {stop / best[compiled]:.1f})")
+    if slots:
         print(f"  {'hand-written C loop (host.c)':34s} {host_us:9.1f} {h / (host_us * 1e-6):7.1f}"
               f"   (the FMUs' own cost; one set/step/get per FMU per step)")
         print("  of which per FMU (set, step, get) [us]: "
               + ", ".join(f"{name} {us:.1f}" for name, us in slots.items()))
-    except Exception as e:   # no gcc: the host cannot be built
-        print(f"  hand-written C loop not available: {type(e).__name__}: {str(e)[:200]}")
+    same = results[False].data.tobytes() == results[True].data.tobytes()
+    print(f"  compiled loop equals the Python loop bit for bit: {same}")
 
 
-def _host_loop(folder: Path, system, h: float, n: int, repeat: int):
-    """us per step of host.c's ``cosim`` over the system's FMUs, in the master's
-    Gauss-Seidel order (best of ``repeat`` processes), and its share per FMU."""
+def _host_loop(folder: Path, system, h: float, n: int):
+    """host.c's ``cosim`` over the system's FMUs in the master's Gauss-Seidel order, as a
+    function that runs it in a fresh process and returns its us per step and the share
+    of each FMU."""
     order = Master(system, h).default_order()
     comps = {c.name: c for c in system.components}
     fmus = {name: Unzipped(comps[name].fmu_path, folder / name) for name in order}
@@ -209,15 +220,15 @@ def _host_loop(folder: Path, system, h: float, n: int, repeat: int):
     script = "".join(start(fmus[name], slot[name], name, params=params[name]) for name in order)
     script += f"cosim {h!r} {n} {len(order)} {len(links) // 4} {' '.join(map(str, links))}\n"
     host = make_host(folder)
-    best, slots = float("inf"), {}
-    for _ in range(repeat):
-        run = host(script)
-        us = float(next(x for x in run.lines if x.startswith("us_per_step")).split()[1])
-        assert "cosim status 0" in run.lines, run.lines[-5:]
-        if us < best:
-            shares = next(x for x in run.lines if x.startswith("us_per_slot")).split()[1:]
-            best, slots = us, dict(zip(order, map(float, shares)))
-    return best, slots
+
+    def run() -> tuple[float, dict]:
+        lines = host(script).lines
+        assert "cosim status 0" in lines, lines[-5:]
+        us = float(next(x for x in lines if x.startswith("us_per_step")).split()[1])
+        shares = next(x for x in lines if x.startswith("us_per_slot")).split()[1:]
+        return us, dict(zip(order, map(float, shares)))
+
+    return run
 
 
 def main(argv=None) -> int:

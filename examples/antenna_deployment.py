@@ -14,6 +14,7 @@ import numpy as np
 
 from flexcosim.console import ProgressPrinter, terminal_logging
 from mbdcore.models.antenna import simulate_deployment
+from mbdcore.timeseries import axis_label
 
 
 def main(out="results"):
@@ -40,11 +41,11 @@ def main(out="results"):
         ax[0].plot(r.t, np.degrees(r.hinge[:, 0]), label=f"hinge angle ({name})")
         ax[1].plot(r.t, 1e3 * r.tip[:, 1], label=name)
         ax[2].plot(r.t, r.current, label=name)
-    ax[0].set_ylabel("hinge angle [deg]")
-    ax[1].set_ylabel("tip y [mm]")
+    ax[0].set_ylabel(axis_label("hinge angle", "deg"))
+    ax[1].set_ylabel(axis_label("tip y", "mm"))
     ax[1].set_ylim(-60, 60)
-    ax[2].set_ylabel("motor current [A]")
-    ax[2].set_xlabel("time [s]")
+    ax[2].set_ylabel(axis_label("motor current", "A"))
+    ax[2].set_xlabel(axis_label("time", "s"))
     for a in ax:
         a.grid(True, alpha=0.3)
         a.legend(fontsize=8)

@@ -25,6 +25,7 @@ from flexcosim.console import ProgressPrinter, terminal_logging
 from fmu.cosim.master import Master
 from mbdcore.blocks import Block, Parameter, Signal
 from mbdcore.models.antenna import AntennaStructure
+from mbdcore.timeseries import axis_label
 
 
 class WindGust(Block):
@@ -83,14 +84,14 @@ def main(out="results"):
     ax[0].plot(t, 1e3 * step["structure.axis_angle"], label="axis angle")
     ax[0].plot(t, 1e3 * step["structure.pointing_angle"], "--", label="pointing angle")
     ax[0].plot(t, 1e3 * step["ref.reference_angle"], "k:", label="reference")
-    ax[0].set_ylabel("1 mrad step [mrad]")
+    ax[0].set_ylabel(axis_label("1 mrad step", "mrad"))
     ax[1].plot(t, 1e6 * ramp["structure.pointing_error"], label="ramp")
     ax[1].plot(t, 1e6 * results["ramp_gust"]["structure.pointing_error"], label="ramp + gust")
-    ax[1].set_ylabel("pointing error [urad]")
+    ax[1].set_ylabel(axis_label("pointing error", "urad"))
     ax[2].plot(t, step["drive.current1"], label="motor 1 (step)")
     ax[2].plot(t, results["ramp_gust"]["drive.current1"], label="motor 1 (ramp + gust)")
-    ax[2].set_ylabel("current [A]")
-    ax[2].set_xlabel("time [s]")
+    ax[2].set_ylabel(axis_label("current", "A"))
+    ax[2].set_xlabel(axis_label("time", "s"))
     for a in ax:
         a.grid(True, alpha=0.3)
         a.legend(fontsize=8)

@@ -15,7 +15,7 @@ import control as ct
 import numpy as np
 
 from controllers.design.adapters import linearize_arm
-from controllers.design.synthesis import modal_table
+from controllers.design.realization import modal_table
 from controllers.design.validation import (
     closed_loop_move,
     end_effector_deflection,
@@ -26,6 +26,7 @@ from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 from flexcosim.console import ProgressPrinter, terminal_logging
 from flexcosim.demo import plot_closed_loop
+from mbdcore.timeseries import axis_label
 
 
 def report_move(label, result, t_end):
@@ -66,8 +67,8 @@ def main(out="results"):
         e = end_effector_deflection(res["arm.theta1"], res["arm.theta2"], res["arm.x_tip"],
                                     res["arm.y_tip"])
         ax.plot(res.time, 100 * np.hypot(*e.T), label=label)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("end-effector deflection |e| [cm]")
+    ax.set_xlabel(axis_label("time", "s"))
+    ax.set_ylabel(axis_label("end-effector deflection |e|", "cm"))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.savefig(out / "input_shaping_deflection.png", dpi=110)

@@ -27,12 +27,10 @@ from controllers.design.arm_lqg import (
     design_arm_lqg,
     design_arm_lqg_robust,
 )
-from controllers.design.synthesis import (
-    loop_margins,
-    modal_table,
-    plot_bode,
-    robustness_scan,
-)
+from controllers.design.margins import loop_margins
+from controllers.design.plots import plot_bode
+from controllers.design.realization import modal_table
+from controllers.design.robustness import robustness_scan
 from controllers.design.validation import closed_loop_move, move_report, settled_move
 from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
 from controllers.laws.joint_pd import JointPDController

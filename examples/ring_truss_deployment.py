@@ -8,7 +8,8 @@ under the deployment-rate PI controller (0.05 m/s, at most 48 V); the latches ca
 diagonals at their deployed length and the motors are switched off.  Writes
 ``ring_truss_deployment.csv`` (time [s], deployment ratio [1], bay angles [rad], aperture
 and its error [m], motor currents [A] and torques [N m]),
-``ring_truss_configurations.png`` (three configurations),
+``ring_truss_configurations.png`` (three configurations above the deployment ratio and the
+motor currents against time),
 ``ring_truss_deployment.gif`` (an animation; needs Pillow) and ``ring_truss.json`` (the
 truss as a model file, written before the run: ``flexcosim build ring_truss.json`` makes
 it an FMU with inputs ``voltage0`` ... ``voltage5`` [V]).  About 20 s on one core
@@ -64,7 +65,8 @@ def main(out="results", duration=7.0, h=0.02):
         columns[f"motor_current{k}"] = currents[:, k]
         columns[f"motor_torque{k}"] = torques[:, k]
         units[f"motor_current{k}"], units[f"motor_torque{k}"] = "A", "N m"
-    TimeSeries.from_columns(columns, units).to_csv(out / "ring_truss_deployment.csv")
+    series = TimeSeries.from_columns(columns, units)
+    series.to_csv(out / "ring_truss_deployment.csv")
     latches = [f.latch_time for f in truss.system.forces_list if f.kind == "latch"]
     th = np.array([truss.bay_angles(q) for q in r.q])
     when = ", ".join("not latched" if x is None else f"{x:.3g}" for x in latches)
@@ -73,14 +75,20 @@ def main(out="results", duration=7.0, h=0.02):
           f"{np.abs(th - th[:, :1]).max():.1e} rad; peak motor current "
           f"{max(np.abs(truss.motor_currents(v)).max() for v in r.v):.2f} A")
 
-    fig = Figure(figsize=(13, 4.5))
+    # three configurations above the deployment ratio and the motor currents over time,
+    # the latter drawn by the result type itself (one axis per unit) in a subfigure
+    fig = Figure(figsize=(13, 8.5), layout="constrained")
     FigureCanvasAgg(fig)
+    shapes, histories = fig.subfigures(2, 1, height_ratios=[1.0, 0.9])
     picks = [0, len(r.t) // 3, len(r.t) - 1]
     for i, k in enumerate(picks):
-        ax = fig.add_subplot(1, 3, i + 1, projection="3d")
+        ax = shapes.add_subplot(1, 3, i + 1, projection="3d")
         plot_configuration(truss, r.q[k], ax)
         ax.set_title(f"t = {r.t[k]:.2f} s, ratio {truss.deployment_ratio(r.q[k]):.3f}")
-    fig.tight_layout()
+    series.plot(signals=["deployment_ratio"] + [f"motor_current{k}" for k in range(n)],
+                figure=histories)
+    fig.suptitle("Six-bay ring truss deployed by its diagonal motors (rate PI control, "
+                 "latches at the deployed length)")
     fig.savefig(out / "ring_truss_configurations.png", dpi=90)
     frames = range(0, len(r.t), max(1, len(r.t) // 40))
     if write_animation(truss, [r.t[k] for k in frames], [r.q[k] for k in frames],

@@ -4,33 +4,41 @@ command's module imported by name (:data:`flexcosim.catalog.COMMANDS`), so that
 ``--help``, ``--version`` and a mistyped name answer at once, without numpy.
 
 Results go to stdout; messages (warnings, an FMU's log with ``-v``) and the progress of
-a run go to stderr: ``-v``/``-vv`` say more, ``-q`` only errors and no progress."""
+a run go to stderr: ``-v``/``-vv`` say more, ``-q`` only errors and no progress.
+
+Every error is one line, ``flexcosim <command>: error: <what>; <what is accepted>``
+(:func:`flexcosim.console.error_line`), never a traceback; exit code 2 for a usage error
+(the arguments, a file that cannot be read as what it should be), 1 for a run that
+fails."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from flexcosim.arguments import check_arguments, make_parser
 from flexcosim.catalog import COMMANDS, resolve
-from flexcosim.console import terminal_logging
+from flexcosim.console import report_error, terminal_logging
 
 __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit code
+    (0, 1 for a run that failed, 2 for a usage error, 128 + signal when stopped)."""
     parser = make_parser()
     try:
         try:
             args = parser.parse_args(argv)
-        except SystemExit:       # --help or --version printed, or a usage error
+        except SystemExit as e:  # --help or --version printed, or a usage error said
             sys.stdout.flush()   # what was printed reaches stdout here, not at exit
-            raise
+            return e.code
     except OSError as e:         # stdout on a full disk (/dev/full), a closed pipe
-        print(f"flexcosim: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
+        report_error(None, f"cannot write to stdout: {e.strerror or e}")
         return 1
-    problem = check_arguments(args, parser)
+    problem = check_arguments(args)
     if problem is not None:
-        print(f"flexcosim {args.command}: {problem}", file=sys.stderr)
+        report_error(args.command, problem)
         return 2
     args.quiet = getattr(args, "quiet", False)
     with terminal_logging(-1 if args.quiet else getattr(args, "verbose", 0)):
@@ -42,21 +50,22 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()       # the results reach stdout here, not at exit
             return code
         except ImportError as e:     # a broken install (mbdcore.native.KernelError: a stale
-            print(f"flexcosim {args.command}: {e}", file=sys.stderr)   # kernel) in one line
+            report_error(args.command, e)                      # kernel) in one line
             return 1
         except _StdoutError as e:    # stdout on a full disk (/dev/full), a closed pipe
-            print(f"flexcosim {args.command}: cannot write the results to stdout: "
-                  f"{e.strerror or e}", file=sys.stderr)
+            report_error(args.command, f"cannot write the results to stdout: "
+                                       f"{e.strerror or e}")
             _discard(results)
             return 1
         except OSError as e:         # a file the command writes: full, not writable, ...
-            where = f"{e.filename}: " if e.filename is not None else ""
-            print(f"flexcosim {args.command}: {where}{e.strerror or e}", file=sys.stderr)
+            report_error(args.command, e)
             return 1
-        except RecursionError:       # a reader that does not catch it itself
-            print(f"flexcosim {args.command}: an input file is nested too deeply",
-                  file=sys.stderr)
+        except RecursionError as e:  # a reader that does not catch it itself
+            report_error(args.command, e)
             return 2
+        except KeyboardInterrupt as e:  # Ctrl-C (cosim has its own, with the signal's code)
+            report_error(args.command, str(e) or "interrupted by the user")
+            return 128 + signal.SIGINT
         finally:
             sys.stdout = results
 

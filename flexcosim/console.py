@@ -10,7 +10,9 @@ and reports progress to a callback (``Master.run(progress=...)``,
 * :func:`terminal_logging` sets up logging for the command line's ``-v``/``-q`` (and the
   examples), Python warnings included, one line per message;
 * :class:`ProgressPrinter` is such a callback drawing a bar on a terminal, or a line every
-  10 % (and at least every 10 s of a slow stretch) when stderr is a file or a CI log.
+  10 % (and at least every 10 s of a slow stretch) when stderr is a file or a CI log,
+  each with the rate and the time left;
+* :func:`error_line` is the one form of every error the command line reports.
 
 A progress printer of our own rather than tqdm: the behaviour wanted off a terminal (a few
 whole lines, nothing that floods a CI log) is what tqdm does not do by default, the
@@ -25,12 +27,43 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
-__all__ = ["PROJECT_LOGGERS", "ProgressPrinter", "command_progress", "terminal_logging"]
+__all__ = ["PROJECT_LOGGERS", "ProgressPrinter", "duration_text", "command_progress",
+           "terminal_logging",
+           "error_line", "report_error", "said_plainly"]
 
 #: The loggers of the three packages and of the application.
 PROJECT_LOGGERS = ("mbdcore", "fmu", "controllers", "flexcosim")
+
+
+def error_line(command: str | None, problem: str) -> str:
+    """The one form of every error the command line reports, argparse's own included:
+    ``flexcosim <command>: error: <what is wrong>; <what is accepted>`` on one line
+    (``flexcosim: error: ...`` before a command is known).  The form of argparse's usage
+    errors and of the log's error lines (``flexcosim: error: ...``), so that a script
+    can look for ``: error: `` whatever failed."""
+    where = f"flexcosim {command}" if command else "flexcosim"
+    return f"{where}: error: {' '.join(problem.split())}"
+
+
+def report_error(command: str | None, problem: str | BaseException) -> None:
+    """Write :func:`error_line` on stderr; an exception said as :func:`said_plainly`."""
+    if isinstance(problem, BaseException):
+        problem = said_plainly(problem)
+    print(error_line(command, problem), file=sys.stderr)
+
+
+def said_plainly(error: BaseException) -> str:
+    """An exception as a line for a user: a file's OSError as ``FILE: reason`` (Python
+    says ``[Errno 2] No such file or directory: 'FILE'``), a file nested too deeply for
+    its reader as such, anything else as its message."""
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    if isinstance(error, RecursionError):
+        return "an input file is nested too deeply"
+    return str(error)
+
 
 #: The bar that is on its terminal line now (drawn with no newline after it), if any: a
 #: log line printed meanwhile first ends that line.
@@ -47,8 +80,11 @@ class ProgressPrinter:
 
     On a terminal, one bar redrawn in place at most every ``redraw`` seconds [s]; else one
     line each time the job passes another ``step`` of its total (10 %), or when ``every``
-    seconds [s] of wall clock have passed since the last line.  Call :meth:`close` (or use
-    it as a context manager) when the job ends, successfully or not.
+    seconds [s] of wall clock have passed since the last line.  Each says the rate since
+    the first call (cases per second, or simulated seconds per wall-clock second: the
+    real-time factor) and the time left at that rate; the average since the first call,
+    not a recent one, because a parallel sweep's cases finish in bursts.  Call
+    :meth:`close` (or use it as a context manager) when the job ends, successfully or not.
 
     Parameters
     ----------
@@ -59,33 +95,51 @@ class ProgressPrinter:
         ``progress(t, stop_time)``) or a count such as ``"cases"``.
     tty : bool, optional
         Draw a bar; default: ``stream.isatty()``.
+    clock : callable, optional
+        The wall clock [s], ``time.perf_counter`` (a test gives its own).
     """
 
     def __init__(self, label: str, unit: str = "s", stream: IO[str] | None = None,
                  tty: bool | None = None, step: float = 0.1, every: float = 10.0,
-                 redraw: float = 0.2, width: int = 30):
+                 redraw: float = 0.2, width: int = 30,
+                 clock: Callable[[], float] = time.perf_counter):
         self.label, self.unit = label, unit
         self.stream = stream if stream is not None else sys.stderr
         if tty is None:
             isatty = getattr(self.stream, "isatty", None)
             tty = bool(isatty()) if isatty is not None else False
         self.tty, self.step, self.every, self.redraw, self.width = tty, step, every, redraw, width
-        self.wall0 = time.perf_counter()
+        self.clock = clock
+        self.wall0 = clock()
         # a bar at once; a line not before a step is passed or `every` seconds are over
         self.last_wall = -math.inf if tty else self.wall0
         self.next_mark = step          # the fraction that prints the next line (not a tty)
         self.start: float | None = None
+        self.start_wall = self.wall0   # when the first call came: the rate is counted from it
         self.drawn = False
+        self.drawn_width = 0
 
     def _what(self, done: float, total: float) -> str:
         if self.unit == "s":
             return f"t = {done:.6g} of {total:.6g} s"
         return f"{done:g} of {total:g} {self.unit}"
 
+    def _pace(self, done: float, total: float, now: float) -> str:
+        """", RATE, LEFT left": the rate since the first call and the time left at it."""
+        elapsed, gone = now - self.start_wall, done - self.first_done
+        if not (elapsed > 0.0 and gone > 0.0):
+            return ""
+        rate = gone / elapsed
+        said = f"{rate:.3g}x real time" if self.unit == "s" else f"{rate:.3g} {self.unit}/s"
+        if done < total:
+            said += f", {duration_text((total - done) / rate)} left"
+        return ", " + said
+
     def __call__(self, done: float, total: float) -> None:
-        now = time.perf_counter()
+        now = self.clock()
         if self.start is None:                # the master's first call is its start time
             self.start = done if self.unit == "s" else 0.0
+            self.first_done, self.start_wall = done, now
         span = total - self.start
         frac = min(max((done - self.start) / span, 0.0), 1.0) if span > 0 else 1.0
         wall = now - self.wall0
@@ -93,9 +147,11 @@ class ProgressPrinter:
             if now - self.last_wall < self.redraw and frac < 1.0:
                 return
             n = int(round(frac * self.width))
-            self.stream.write(f"\r{self.label}: [{'#' * n}{'.' * (self.width - n)}] "
-                              f"{100 * frac:5.1f} % {self._what(done, total)}, "
-                              f"wall {wall:.1f} s")
+            bar = (f"{self.label}: [{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f} % "
+                   f"{self._what(done, total)}, wall {wall:.1f} s{self._pace(done, total, now)}")
+            # blanks over what a longer line drawn before left on the terminal
+            self.stream.write(f"\r{bar:<{self.drawn_width}}")
+            self.drawn_width = len(bar)
             if not self.drawn:
                 _open_bar.append(self)
             self.drawn = True
@@ -110,7 +166,7 @@ class ProgressPrinter:
             if passed:
                 self.next_mark = (math.floor(frac / self.step + 1e-9) + 1) * self.step
             self.stream.write(f"{self.label}: {100 * frac:.0f} % ({self._what(done, total)}, "
-                              f"wall {wall:.1f} s)\n")
+                              f"wall {wall:.1f} s{self._pace(done, total, now)})\n")
         self.last_wall = now
         self.stream.flush()
 
@@ -119,7 +175,7 @@ class ProgressPrinter:
         if self.drawn:
             self.stream.write("\n")
             self.stream.flush()
-            self.drawn = False
+            self.drawn, self.drawn_width = False, 0
         if self in _open_bar:
             _open_bar.remove(self)
 
@@ -132,6 +188,20 @@ class ProgressPrinter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def duration_text(seconds: float) -> str:
+    """A time span [s] as a reader takes it in: ``8.5 s``, ``42 s``, ``3 min 05 s``,
+    ``2 h 07 min``."""
+    if seconds < 10.0:
+        return f"{seconds:.1f} s"
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    minutes = int(round(seconds / 60.0))
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def command_progress(label: str, quiet: bool) -> ProgressPrinter | None:

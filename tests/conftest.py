@@ -26,7 +26,7 @@ import shutil  # noqa: E402
 import pytest  # noqa: E402
 
 GCC = shutil.which("gcc")
-NEEDS_GCC = {"lag_fmu", "stair_fmu", "host", "reference_fmus", "reference_fmus3"}
+NEEDS_GCC = {"lag_fmu", "stair_fmu", "stair3_fmu", "host"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -62,20 +62,11 @@ def stair_fmu(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def reference_fmus(tmp_path_factory):
-    """The Modelica Reference FMUs Stair, Feedthrough and Resource (FMI 2.0), compiled
-    from support/c/reference_fmus once per session: name -> path."""
-    from support.reference_fmus import MODELS, build_reference_fmu
-    out = tmp_path_factory.mktemp("reference_fmus")
-    return {m: build_reference_fmu(m, out) for m in MODELS}
-
-
-@pytest.fixture(scope="session")
-def reference_fmus3(tmp_path_factory):
-    """The same Reference FMUs as FMI 3.0 co-simulation FMUs: name -> path."""
-    from support.reference_fmus import MODELS, build_reference_fmu
-    out = tmp_path_factory.mktemp("reference_fmus3")
-    return {m: build_reference_fmu(m, out, fmi_version=3) for m in MODELS}
+def stair3_fmu(tmp_path_factory):
+    """Stair as an FMI 3.0 FMU (support/c/stair3.c): stair_fmu's variables, its request
+    to terminate by terminateSimulation, its state saved and serialized."""
+    from support.c_fmus import build_stair3_fmu
+    return build_stair3_fmu(tmp_path_factory.mktemp("stair3_fmu"))
 
 
 @pytest.fixture(scope="session")

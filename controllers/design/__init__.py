@@ -1,13 +1,17 @@
 """Control design and evaluation on python-control: models, blocks and FMUs as
-named I/O systems and their linearisation, LQR/LQG/LQI synthesis, margins,
-PID tuning, the arm's LQG and the antenna servo designs, closed-loop
-validation in co-simulation, move metrics and parameter sweeps."""
+named I/O systems and their linearisation (``adapters``), LQR/LQG/LQI synthesis
+(``lq``), margins (``margins``), modes and minimal realizations
+(``realization``), PID tuning (``pid_tuning``), figures (``plots``), robustness
+scans (``robustness``), the arm's LQG and the antenna servo designs, closed-loop
+validation in co-simulation, move metrics and parameter sweeps; the errors in
+``errors``."""
 
 from controllers.design.adapters import (
     FMUPlant,
     SignalNameError,
     arm_iosys,
     arm_modal_analysis,
+    as_iosystem,
     block_iosys,
     check_names,
     fmu_iosys,
@@ -24,6 +28,7 @@ from controllers.design.antenna_servo import (
     servo_margins,
 )
 from controllers.design.arm_lqg import (
+    ARM_SIGNAL_UNITS,
     DEFAULT_MEASUREMENT_NOISE,
     DEFAULT_PROCESS_NOISE,
     DEFAULT_Q,
@@ -38,27 +43,39 @@ from controllers.design.arm_lqg import (
     arm_plant_grid,
     design_arm_lqg,
     design_arm_lqg_robust,
+    joint_pd_controller,
     write_default_design,
 )
 from controllers.design.metrics import move_metrics, peak_to_peak_2d, residual_vibration
-from controllers.design.synthesis import (
-    DesignWarning,
-    PIDTuning,
+from controllers.design.errors import DesignError, DesignWarning
+from controllers.design.lq import (
     check_stabilizable,
-    loop_margins,
     lqg,
+    lqg_integral,
     lqr,
-    minimal_realization,
-    modal_table,
-    plot_bode,
-    plot_step,
+    modal_weight,
     process_noise_covariance,
-    siso_margins,
-    tune_pid,
     weight_matrix,
 )
-from controllers.design.tuning import dask_executor, evaluate_move, sweep
+from controllers.design.margins import (
+    loop_margins,
+    margins_from_response,
+    principal_phase,
+    siso_margins,
+)
+from controllers.design.pid_tuning import PIDTuning, tune_pid
+from controllers.design.plots import plot_bode, plot_step
+from controllers.design.realization import minimal_realization, modal_table
+from controllers.design.robustness import RobustnessScan, robustness_scan
+from controllers.design.tuning import (
+    CaseFailure,
+    SweepError,
+    dask_executor,
+    evaluate_move,
+    sweep,
+)
 from controllers.design.validation import (
+    NOT_SETTLED,
     closed_loop_move,
     end_effector_deflection,
     move_report,
@@ -66,12 +83,15 @@ from controllers.design.validation import (
 )
 
 __all__ = [
+    "DesignError",
+    "DesignWarning",
     "SignalNameError",
     "check_names",
     "arm_iosys",
     "joint_angles",
     "linearize_arm",
     "arm_modal_analysis",
+    "as_iosystem",
     "block_iosys",
     "FMUPlant",
     "fmu_iosys",
@@ -86,10 +106,16 @@ __all__ = [
     "siso_margins",
     "tune_pid",
     "minimal_realization",
-    "DesignWarning",
     "PIDTuning",
+    "lqg_integral",
+    "modal_weight",
+    "margins_from_response",
+    "principal_phase",
+    "RobustnessScan",
+    "robustness_scan",
     "plot_bode",
     "plot_step",
+    "ARM_SIGNAL_UNITS",
     "DEFAULT_Q",
     "DEFAULT_R",
     "DEFAULT_PROCESS_NOISE",
@@ -105,6 +131,7 @@ __all__ = [
     "design_arm_lqg_robust",
     "arm_plant_grid",
     "write_default_design",
+    "joint_pd_controller",
     "pointing_axis_plant",
     "design_servo",
     "servo_loops",
@@ -117,8 +144,11 @@ __all__ = [
     "end_effector_deflection",
     "move_report",
     "settled_move",
+    "NOT_SETTLED",
     "closed_loop_move",
     "sweep",
+    "SweepError",
+    "CaseFailure",
     "dask_executor",
     "evaluate_move",
 ]

@@ -8,8 +8,9 @@
   analytic Jacobians of an equilibrium or with finite differences.
 * :func:`arm_modal_analysis` — the modal analysis of the model through
   :func:`mbdcore.multibody.modal.modal_analysis` (the independent reference for the eigenvalues).
-* :func:`block_iosys` — any block with a numeric state vector as a discrete-time
-  ``NonlinearIOSystem`` stepping exactly as the co-simulation master steps it.
+* :func:`as_iosystem` — any block as a ``NonlinearIOSystem`` with its named signals and
+  states: continuous time for a block whose state obeys an ODE, or sampled, stepping
+  exactly as the co-simulation master steps it (``block_iosys``, its former name).
 * :func:`fmu_iosys` — any FMU that can get and set its state as a discrete-time I/O
   system; :func:`linearize_fmu` — its linearisation from finite-difference pulse
   responses taken from one saved FMU state (eigensystem realization).
@@ -33,9 +34,9 @@ from mbdcore.models.manipulator import (
 )
 from mbdcore.multibody.modal import modal_analysis
 
-__all__ = ["SignalNameError", "check_names",
+__all__ = ["SignalNameError", "check_names", "signal_labels",
            "arm_iosys", "joint_angles", "linearize_arm", "arm_modal_analysis",
-           "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
+           "as_iosystem", "block_iosys", "FMUPlant", "fmu_iosys", "linearize_fmu"]
 
 
 
@@ -52,6 +53,12 @@ def check_names(names: Sequence[str], known: Sequence[str], what: str) -> None:
     if unknown:
         raise SignalNameError(f"unknown {what} {', '.join(map(repr, unknown))}; "
                               f"known {what}s: {', '.join(known)}")
+
+
+def signal_labels(sys, kind: str) -> list[str]:
+    """The names of a python-control system's ``kind`` signals: ``"input"``,
+    ``"output"`` or ``"state"``."""
+    return list(getattr(sys, f"{kind}_labels"))
 
 
 # ----------------------------------------------------------------------------------
@@ -211,48 +218,102 @@ def arm_modal_analysis(model: FlexibleManipulator | None = None, theta=(0.0, 0.0
 # ----------------------------------------------------------------------------------
 # blocks
 # ----------------------------------------------------------------------------------
-def block_iosys(block: Block, dt: float, name: str | None = None,
-                inputs: Sequence[str] | None = None) -> ct.NonlinearIOSystem:
-    """A block as a discrete-time ``NonlinearIOSystem`` with sample time ``dt`` [s].
+def as_iosystem(block: Block, dt: float | None = None, name: str | None = None,
+                inputs: Sequence[str] | None = None,
+                outputs: Sequence[str] | None = None) -> ct.NonlinearIOSystem:
+    """Any block as a python-control ``NonlinearIOSystem`` with its named inputs,
+    outputs and states (its :meth:`~mbdcore.blocks.Block.vector_state`), so that
+    ``control.interconnect`` (by name), ``control.input_output_response`` and
+    ``control.linearize`` work on it.
 
-    ``x[k+1] = f(x[k], u[k])`` is one ``do_step(t_k, dt)`` with the inputs held and
-    ``y[k] = h(x[k], u[k])`` the block's outputs after setting the inputs: the
-    semantics of the co-simulation master with Jacobi stepping, so the closed loop
-    simulated by python-control equals the co-simulation.
+    Two forms, chosen by ``dt``:
+
+    * ``dt`` [s] given: the **sampled form**, what the co-simulation master computes
+      with Jacobi stepping: ``x[k+1] = f(x[k], u[k])`` is one ``do_step(t_k, dt)`` with
+      the inputs held (a continuous block: its own integrator over the step, substeps
+      included), ``y[k] = h(t_k, x[k], u[k])`` the block's outputs after setting the
+      inputs.  Every block has it; a closed loop of sampled forms run by
+      ``input_output_response`` is the master's run.
+    * ``dt`` omitted: the block's **own time base**.  A block whose state obeys an ODE
+      (one that declares ``derivatives() -> (rhs, args)``, ``x' = rhs(x, *args)`` for
+      the current inputs: every :class:`~mbdcore.dae.ode_block.OdeBlock` — the arm, the
+      drive motors, the antenna axis, the linear plant — and the joint PD with rate
+      filters) is continuous time, ``x' = f(x, u)`` that right-hand side, not the
+      integrator's; a block without state (the joint PD, computed torque, a
+      trajectory) is static with an unspecified time base (``dt=None``: it joins a
+      continuous or a discrete loop), its outputs those at time ``t`` (a trajectory's
+      are functions of time).  A block with a discrete state (PID, notch, LQG) or a
+      constrained (DAE) system block has no continuous form: ``dt`` is asked for.
 
     Parameters
     ----------
     block : Block
-        Stepped in place (its state is overwritten at every call).
-    inputs : sequence of str, optional
-        The inputs exposed (default all); the others keep their current values.
+        Used in place: its state, time and inputs are overwritten at every call.
+    dt : float, optional
+        Sample time [s] of the sampled form.
+    name : str, optional
+        System name (python-control prefixes signals with it); default the class name.
+    inputs, outputs : sequence of str, optional
+        The inputs and outputs exposed (default all); the other inputs keep their
+        current values.
+
+    Returns
+    -------
+    control.NonlinearIOSystem
+        ``sys.block`` is the block, ``sys.x0`` its current state vector.
     """
     vs = block.vector_state()
+    kind = type(block).__name__
     inputs = list(block.input_names() if inputs is None else inputs)
-    check_names(inputs, block.input_names(), f"input of {type(block).__name__}")
-    outputs = block.output_names()
+    check_names(inputs, block.input_names(), f"input of {kind}")
+    outputs = list(block.output_names() if outputs is None else outputs)
+    check_names(outputs, block.output_names(), f"output of {kind}")
+    if dt is not None and not (np.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt = {dt!r}: the sample time of the sampled form must be a "
+                         "finite number > 0 [s]")
+    # a continuous state is one with a right-hand side: derivatives() -> (rhs, args),
+    # rhs(x, *args) with the inputs held (OdeBlock's contract; the joint PD's filters)
+    continuous = dt is None and bool(vs.names) and callable(getattr(block, "derivatives", None))
+    if dt is None and vs.names and not continuous:
+        raise ValueError(f"{kind} has a discrete or constrained state "
+                         f"({', '.join(vs.names[:4])}{', ...' if len(vs.names) > 4 else ''}) "
+                         "and no continuous-time form: give dt, the sample time [s] of its "
+                         "sampled form")
 
-    def load(t, x, u):
-        vs.set(block, x)
+    def hold(t, u):
         block.time = float(t)
         block.set_inputs(dict(zip(inputs, map(float, u))))
 
-    def updfcn(t, x, u, p):
+    def load(t, x, u):
+        vs.set(block, x)
+        hold(t, u)
+
+    def sampled_update(t, x, u, p):
         load(t, x, u)
         block.do_step(float(t), dt)
         return vs.get(block)
 
+    def ode_rhs(t, x, u, p):
+        hold(t, u)            # the right-hand side takes the state as an argument
+        rhs, args = block.derivatives()
+        return np.asarray(rhs(np.asarray(x, float), *args), float)
+
     def outfcn(t, x, u, p):
         load(t, x, u)
         out = block.outputs()
-        return np.array([out[n] for n in outputs])
+        return np.array([out[n] for n in outputs], float)
 
-    sys = ct.NonlinearIOSystem(updfcn, outfcn, inputs=inputs, outputs=outputs,
-                               states=vs.names or 0, dt=dt,
-                               name=name or type(block).__name__)
+    sys = ct.NonlinearIOSystem(ode_rhs if continuous else sampled_update, outfcn,
+                               inputs=inputs, outputs=outputs, states=vs.names or 0,
+                               dt=0 if continuous else dt, name=name or kind)
     sys.block = block
     sys.x0 = vs.get(block)
     return sys
+
+
+#: The sampled form under its former name: ``block_iosys(block, dt)`` is
+#: ``as_iosystem(block, dt)``.
+block_iosys = as_iosystem
 
 
 # ----------------------------------------------------------------------------------

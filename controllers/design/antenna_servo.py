@@ -14,7 +14,7 @@ import math
 import control as ct
 import numpy as np
 
-from controllers.design.synthesis import margins_from_response
+from controllers.design.margins import margins_from_response
 from controllers.laws.antenna_servo import (
     AntennaServoController,
     PointingReference,

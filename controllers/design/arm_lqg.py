@@ -1,10 +1,11 @@
 """LQG design for the two-link flexible arm: the arm linearised at rest
 (:func:`~controllers.design.adapters.linearize_arm`), discrete LQR on joint angles and
 tip deflections with a steady-state Kalman predictor on the measured joint angles, rates
-and tip deflections (:func:`~controllers.design.synthesis.lqg`), optionally with
+and tip deflections (:func:`~controllers.design.lq.lqg`), optionally with
 integral action on the joint angles and a robust variant that weights the lightly
 damped 2.63 Hz mode.  The law that runs a design is
-:class:`controllers.laws.arm_lqg.ArmLQGController`; a design is one JSON text.
+:class:`controllers.laws.arm_lqg.ArmLQGController`; a design is one JSON text.  Also
+the arm's joint PD from two PD tunings (:func:`joint_pd_controller`).
 """
 from __future__ import annotations
 
@@ -14,19 +15,26 @@ from pathlib import Path
 import numpy as np
 
 from controllers.design.adapters import linearize_arm
-from controllers.design.synthesis import lqg, lqg_integral, modal_weight, weight_matrix
+from controllers.design.errors import DesignError
+from controllers.design.lq import lqg, lqg_integral, modal_weight, weight_matrix
+from controllers.design.pid_tuning import PIDTuning
 from controllers.laws.arm_lqg import (
     DEFAULT_DESIGN_FILE,
     LQGDesign,
     integral_state_names,
 )
-from mbdcore.models.manipulator import ARM_MEASURED
+from controllers.laws.joint_pd import JointPDController
+from mbdcore.models.manipulator import ARM_MEASURED, ARM_OUTPUT_SIGNALS
 
 __all__ = ["DEFAULT_Q", "DEFAULT_R", "DEFAULT_PROCESS_NOISE", "DEFAULT_MEASUREMENT_NOISE",
            "MEASURED", "DEFAULT_Q_INTEGRAL", "INTEGRATED", "design_arm_lqg",
            "ROBUST_MODE_WEIGHTS", "ROBUST_PROCESS_NOISE", "ROBUST_PAYLOADS",
            "ROBUST_EI_FACTORS", "design_arm_lqg_robust", "arm_plant_grid",
-           "write_default_design"]
+           "write_default_design", "ARM_SIGNAL_UNITS", "joint_pd_controller"]
+
+#: Units of the arm's signals, for the axis labels of
+#: :func:`controllers.design.plots.plot_step` (its ``units``).
+ARM_SIGNAL_UNITS = {**{s.name: s.unit for s in ARM_OUTPUT_SIGNALS}, "tau1": "N m", "tau2": "N m"}
 
 #: Default weights of :func:`design_arm_lqg` (SI units: rad, m, N m).
 DEFAULT_Q = {"theta1": 1.0e3, "theta2": 5.0e2, "w1": 1.0e5, "w2": 2.0e4}
@@ -148,4 +156,26 @@ def write_default_design(path=DEFAULT_DESIGN_FILE) -> Path:
     return path
 
 
+def joint_pd_controller(joint1: PIDTuning, joint2: PIDTuning,
+                        **parameters) -> JointPDController:
+    """The arm's joint PD with the gains of two PD tunings, one per joint
+    (:func:`~controllers.design.tune_pid` with ``kind="pd"`` on the channels
+    ``tau<i> -> theta<i>``): ``kp<i>`` [N m/rad], ``kd<i>`` [N m s/rad] and the rate
+    filter ``tf<i>`` [s] of tuning i, so that joint i's law from its angle error is the
+    tuned ``C(s) = kp + kd s / (tf s + 1)`` (the rate measured is the angle's
+    derivative).  ``parameters``: the other parameters of
+    :class:`~controllers.laws.joint_pd.JointPDController` (torque limits, feedforward).
 
+    Raises
+    ------
+    DesignError
+        A tuning with integral action (``ki != 0``): the joint PD has none.
+    """
+    gains = {}
+    for i, tuning in ((1, joint1), (2, joint2)):
+        p = tuning.params
+        if p["ki"] != 0.0:
+            raise DesignError(f"joint {i}: the tuning has integral action (ki = {p['ki']:g}); "
+                              "the joint PD has none: tune with kind='pd'")
+        gains.update({f"kp{i}": p["kp"], f"kd{i}": p["kd"], f"tf{i}": p["tf"]})
+    return JointPDController(**{**gains, **parameters})

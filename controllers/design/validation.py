@@ -11,7 +11,14 @@ The *move time* ``t_m`` [s] is the time after which both joints stay within 2 % 
 their move until the end of the record.  The *residual vibration* [m] is the
 peak-to-peak size of ``e`` over the second after it: the diameter (largest distance
 between two points) of the curve ``e(t)`` for ``t_m <= t <= t_m + 1 s``
-(:func:`settled_move`; ``inf`` when the joints never settle).  A controller is judged
+(:func:`settled_move`).
+
+A move that has not settled has one value, :data:`NOT_SETTLED` = ``inf``: its move
+time, when a joint is outside the band at the end of the record, and its residual
+vibration, when the joints never settle or settle too late for the record to hold the
+window after it.  ``inf`` and not ``nan``: an unsettled move is worse than any settled
+one, so a sweep's ranking (``min``, ``sorted``, ``np.argmin``) puts it last, where a
+``nan`` would compare false with everything and land anywhere.  A controller is judged
 from the time its own joints have arrived: it is not credited for vibration that ends
 before they do.  :func:`move_report` (the demo, the examples, the sweeps) reports that
 same figure; the size of ``e`` over the window that starts when the *reference* ends is
@@ -27,13 +34,15 @@ from fmu.cosim.master import Master
 from fmu.cosim.system import System
 from mbdcore.models.manipulator import ARM_MEASURED, FlexibleManipulatorBlock
 
-__all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "end_effector_deflection",
+__all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "NOT_SETTLED", "end_effector_deflection",
            "move_report", "settled_move", "closed_loop_move"]
 
 #: Length [s] of the residual-vibration window (module docstring).
 RESIDUAL_WINDOW = 1.0
 #: Settling band of the move time, a fraction of each joint's move.
 SETTLING_BAND = 0.02
+#: The move time and residual vibration of a move that has not settled (module docstring).
+NOT_SETTLED = float("inf")
 
 
 
@@ -77,8 +86,9 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
     -------
     dict
         ``residual_vibration`` [m] and ``move_time`` [s] (:func:`settled_move`, the
-        module docstring; the residual vibration is ``nan`` if the joints settle too
-        late for the record to hold the residual window after it),
+        module docstring; the residual vibration is :data:`NOT_SETTLED` if the joints
+        never settle or settle too late for the record to hold the residual window
+        after it),
         ``vibration_after_reference`` [m] (the size of the end-effector deflection over
         ``[t_end, t_end + window]``; ``nan`` if the record ends before that window does), ``move_end`` = ``t_end`` [s], and per joint i
         ``overshoot<i>`` and ``final_error<i>`` [fraction of the move],
@@ -105,7 +115,7 @@ def move_report(result, t_end: float, start=(0.0, 0.0), target=(0.26179938779914
         out[f"peak_tau{i}"] = float(np.abs(result[f"{ctrl}.tau{i}"]).max())
     if settled is None:
         settled = {"move_time": max(out["settling_time1"], out["settling_time2"]),
-                   "residual_vibration": float("nan")}
+                   "residual_vibration": NOT_SETTLED}
     return {"residual_vibration": settled["residual_vibration"],
             "move_time": settled["move_time"], **out}
 
@@ -119,9 +129,10 @@ def settled_move(result, start=(0.0, 0.0), target=(0.2617993877991494, 0.1745329
     Returns
     -------
     dict
-        ``move_time`` [s] (``inf`` if a joint is outside the band at the end of the
-        record), ``settling_time1/2`` [s] and ``residual_vibration`` [m] over
-        ``[move_time, move_time + window]`` (``inf`` if the joints never settle).
+        ``move_time`` [s] (:data:`NOT_SETTLED` if a joint is outside the band at the
+        end of the record), ``settling_time1/2`` [s] and ``residual_vibration`` [m]
+        over ``[move_time, move_time + window]`` (:data:`NOT_SETTLED` if the joints
+        never settle).
 
     Raises
     ------
@@ -133,7 +144,7 @@ def settled_move(result, start=(0.0, 0.0), target=(0.2617993877991494, 0.1745329
                            band)["settling_time"] for i in (1, 2)]
     out = {"move_time": max(settle), "settling_time1": settle[0], "settling_time2": settle[1]}
     if not np.isfinite(out["move_time"]):
-        return {**out, "residual_vibration": float("inf")}
+        return {**out, "residual_vibration": NOT_SETTLED}
     e = end_effector_deflection(result[f"{arm}.theta1"], result[f"{arm}.theta2"],
                                 result[f"{arm}.x_tip"], result[f"{arm}.y_tip"], l1, l2)
     return {**out, "residual_vibration": residual_vibration(t, e, out["move_time"], window)}

@@ -75,7 +75,7 @@ from mbdcore.models.rigid_arm import (
 )
 from mbdcore.native import TableError
 
-__all__ = ["DesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
+__all__ = ["LQGDesignError", "LQGDesign", "LQIDesign", "integral_state_names", "design_from_json",
            "DEFAULT_DESIGN_FILE", "default_design_json", "TextParameter", "FEEDFORWARD_INPUTS",
            "design_parameter", "ArmLQGController", "rest_to_rest_feedforward",
            "FlexibleArmReference", "lqg_table", "TIP_DEFLECTION_LIMIT"]
@@ -92,8 +92,12 @@ def default_design_json() -> str:
     return DEFAULT_DESIGN_FILE.read_text()
 
 
-class DesignError(ValueError):
-    """A design request that cannot be met (the message says which part and why)."""
+class LQGDesignError(ValueError):
+    """LQG design data the law cannot run (a JSON text without a field, matrices of the
+    wrong shapes, more states than the C law holds), or a feedforward that cannot be
+    designed from it (the message says which part and why).  The design tools' own
+    error is :class:`controllers.design.errors.DesignError`; the law, a layer below
+    them, has this one."""
 
 
 @dataclass
@@ -130,7 +134,7 @@ class LQGDesign:
         need = [f for f in cls.__dataclass_fields__ if f != "info"]
         missing = [f for f in need if f not in data]
         if missing:
-            raise DesignError(f"LQG design text lacks {', '.join(missing)}")
+            raise LQGDesignError(f"LQG design text lacks {', '.join(missing)}")
         design = cls(**data)
         design.check()
         return design
@@ -142,7 +146,7 @@ class LQGDesign:
         for name, shape in shapes.items():
             got = np.shape(getattr(self, name))
             if got != shape:
-                raise DesignError(f"LQG design: {name} has shape {got}, expected {shape} "
+                raise LQGDesignError(f"LQG design: {name} has shape {got}, expected {shape} "
                                   f"({n} states, {m} inputs, {p} measured outputs)")
 
     def controller(self) -> "control.StateSpace":
@@ -185,11 +189,11 @@ class LQIDesign(LQGDesign):
         super().check()
         unknown = [n for n in self.integrated if n not in self.measured]
         if unknown:
-            raise DesignError(f"LQG design: integrated output(s) {unknown} are not measured "
+            raise LQGDesignError(f"LQG design: integrated output(s) {unknown} are not measured "
                               f"({', '.join(self.measured)})")
         got, shape = np.shape(self.Ki), (len(self.inputs), len(self.integrated))
         if got != shape:
-            raise DesignError(f"LQG design: Ki has shape {got}, expected {shape} "
+            raise LQGDesignError(f"LQG design: Ki has shape {got}, expected {shape} "
                               f"({len(self.inputs)} inputs, {len(self.integrated)} integrated)")
 
     def integrated_rows(self) -> np.ndarray:
@@ -219,7 +223,7 @@ def design_from_json(text: str) -> LQGDesign:
     """An :class:`LQGDesign` or, if the text holds ``Ki``, an :class:`LQIDesign`."""
     data = json.loads(text)
     if not isinstance(data, dict):
-        raise DesignError("LQG design text is not a JSON object")
+        raise LQGDesignError("LQG design text is not a JSON object")
     return (LQIDesign if "Ki" in data else LQGDesign).from_json(text)
 
 
@@ -261,7 +265,7 @@ def design_parameter(text: str) -> LQGDesign:
     """The LQG design held by a ``design`` parameter ('' : the default design)."""
     try:
         return design_from_json(text or default_design_json())
-    except (DesignError, TypeError, ValueError) as e:
+    except (LQGDesignError, TypeError, ValueError) as e:
         raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
 
 
@@ -459,9 +463,9 @@ def lqg_table(design: LQGDesign, input_names: Sequence[str] = _C_INPUTS) -> np.n
             Ki=Ki, int_rows=rows, measured=[list(input_names).index(m) for m in design.measured],
             joint=[design.states.index(name) for name in JOINT_STATES])
     except TableError as exc:
-        raise DesignError(f"LQG design of {n} states and {p} measured outputs: {exc}") from None
+        raise LQGDesignError(f"LQG design of {n} states and {p} measured outputs: {exc}") from None
     if lqg_law().lqg_table_length(table) != table.size:
-        raise DesignError(f"LQG design of {n} states and {p} measured outputs does not fit "
+        raise LQGDesignError(f"LQG design of {n} states and {p} measured outputs does not fit "
                           "the C law (at most 64 of each)")
     return table
 
@@ -507,7 +511,7 @@ def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration
 
     Raises
     ------
-    DesignError
+    LQGDesignError
         The start is not the linearisation point, or the model cannot reach the
         target at rest with these basis functions.
     """
@@ -518,10 +522,10 @@ def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration
     th = [design.states.index(name) for name in ("theta1", "theta2")]
     theta_start, theta_end = np.asarray(theta_start, float), np.asarray(theta_end, float)
     if not np.allclose(theta_start, x_lin[th], atol=1e-12):
-        raise DesignError(f"the move starts at theta = {theta_start.tolist()} rad, not at the "
+        raise LQGDesignError(f"the move starts at theta = {theta_start.tolist()} rad, not at the "
                           f"design's linearisation point {x_lin[th].tolist()} rad")
     if 2 * n_basis <= n:
-        raise DesignError(f"n_basis = {n_basis}: 2 n_basis must exceed the {n} states of the "
+        raise LQGDesignError(f"n_basis = {n_basis}: 2 n_basis must exceed the {n} states of the "
                           "model (the end conditions)")
     rigid = rigid or RigidTwoLinkArm.from_flexible()
     N = int(round(duration / dt))
@@ -546,7 +550,7 @@ def rest_to_rest_feedforward(design: LQGDesign, theta_start, theta_end, duration
     c0, *_ = np.linalg.lstsq(G, miss, rcond=None)
     err = np.abs(G @ c0 - miss).max()
     if err > 1e-9 * max(1.0, np.abs(target).max()):
-        raise DesignError(f"the feedforward cannot bring the model to rest at the target in "
+        raise LQGDesignError(f"the feedforward cannot bring the model to rest at the target in "
                           f"{duration:g} s with {n_basis} basis functions per joint "
                           f"(state error {err:.3g})")
     Z = sl.null_space(G)
@@ -593,7 +597,7 @@ class FlexibleArmReference(QuinticJointTrajectory):
             self.tau_ff, self.x_ref = rest_to_rest_feedforward(
                 d, (p["theta1_start"], p["theta2_start"]), (p["theta1_end"], p["theta2_end"]),
                 p["move_time"], rigid, p["n_basis"], p["deflection_weight"])
-        except DesignError as e:
+        except LQGDesignError as e:
             raise ParameterError(f"FlexibleArmReference: {e}") from None
         idx = [d.states.index(n) for n in JOINT_STATES]
         self._joint = self.x_ref[:, idx]

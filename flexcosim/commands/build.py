@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from flexcosim.catalog import BUILD_MODELS, RING_TRUSS, resolve
+from flexcosim.console import report_error
 from fmu.fmi.build import build_fmu
 from mbdcore.models.model_block import ModelSystemBlock
 from mbdcore.models.model_file import load_model, model_to_dict
@@ -18,10 +18,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _build(args)
     except (ValueError, OSError, RecursionError) as e:
-        text = "nested too deeply" if isinstance(e, RecursionError) else e
-        if isinstance(e, OSError) and e.filename is not None:
-            text = f"{e.filename}: {e.strerror}"
-        print(f"flexcosim build: {text}", file=sys.stderr)
+        report_error("build", e)
         return 2
 
 

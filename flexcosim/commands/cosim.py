@@ -5,7 +5,7 @@ import argparse
 import signal
 import sys
 
-from flexcosim.console import command_progress
+from flexcosim.console import command_progress, report_error
 from fmu.cosim.errors import CosimError, CosimInterrupted
 from fmu.cosim.master import StepControl
 from fmu.cosim.simulate import cosimulate, experiment_values
@@ -44,11 +44,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _cosim_run(args)
     except CosimInterrupted as e:
-        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        report_error("cosim", e)
         return 128 + (e.signal or signal.SIGINT)
     except KeyboardInterrupt as e:  # while loading, before the run
-        print("flexcosim cosim: interrupted by the user before the run started",
-              file=sys.stderr)
+        report_error("cosim", "interrupted by the user before the run started")
         return 128 + getattr(e, "signal", signal.SIGINT)
     finally:
         for s, h in previous.items():
@@ -59,7 +58,7 @@ def _cosim_run(args: argparse.Namespace) -> int:
     try:
         system = load_system(args.system, allow_python_blocks=args.python_blocks)
     except (ValueError, OSError) as e:
-        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        report_error("cosim", e)
         return 2
     printer = command_progress("flexcosim cosim", args.quiet)
     try:
@@ -81,13 +80,12 @@ def _cosim_run(args: argparse.Namespace) -> int:
         if _received:   # the interrupt reached a Python FMU's step: not its failure
             csv = getattr(e, "csv", None)
             where = f"; results up to t = {e.time:.12g} s written to {csv}" if csv else ""
-            print(f"flexcosim cosim: interrupted by the user at t = {e.time:.12g} s{where}",
-                  file=sys.stderr)
+            report_error("cosim", f"interrupted by the user at t = {e.time:.12g} s{where}")
             return 128 + _received[0]
-        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        report_error("cosim", e)
         return 1
     except ValueError as e:
-        print(f"flexcosim cosim: {e}", file=sys.stderr)
+        report_error("cosim", e)
         return 2
     summary = f"{len(result)} points, t = {result.time[0]:g} .. {result.time[-1]:g} s"
     if args.variable_step:

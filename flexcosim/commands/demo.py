@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from flexcosim.console import command_progress
+from flexcosim.console import command_progress, report_error
 from flexcosim.demo import run_demo
+from fmu.cosim.errors import CosimError
 
 __all__ = ["run"]
 
@@ -14,6 +15,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
                  use_fmus=not args.blocks, c_fmus=args.c_fmus, progress=printer)
+    except CosimError as e:      # a component failed (a step too long for the arm, ...)
+        report_error("demo", e)
+        return 1
+    except ValueError as e:      # what the master refuses before the run
+        report_error("demo", e)
+        return 2
     finally:
         if printer is not None:
             printer.close()

@@ -5,7 +5,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from flexcosim.arguments import unknown_name
 from flexcosim.catalog import C_MODELS, resolve
+from flexcosim.console import report_error
 from fmu.fmi.export_c import CExportError, binary_platforms, export_c_fmu
 from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
@@ -28,15 +30,20 @@ def run(args: argparse.Namespace) -> int:
             params["design"] = Path(args.source).read_text()
         path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
                             compile=False if args.no_compile else None,
-                            fmi_version=args.fmi, kind=args.kind)
+                            fmi_version=args.fmi, kind=args.kind,
+                            arrays=not args.scalars)
     except (CExportError, ParameterError, ValueError, OSError) as e:
-        print(f"flexcosim export-c: {e}", file=sys.stderr)
+        report_error("export-c", e)
         return 2
     print(path)
     platforms = binary_platforms(path)
     print(f"flexcosim export-c: binaries for {', '.join(platforms)}" if platforms else
           "flexcosim export-c: sources only, no binary", file=sys.stderr)
     return 0
+
+
+#: A parameter's type in words
+_KINDS = {float: "a number", int: "an integer"}
 
 
 def parameter_values(block, settings: list[str]) -> dict:
@@ -46,12 +53,16 @@ def parameter_values(block, settings: list[str]) -> dict:
     for item in settings:
         name, sep, text = item.partition("=")
         if not sep:
-            raise ValueError(f"--set {item!r}: expected NAME=VALUE")
+            raise ValueError(f"--set {item!r}: no '='; accepted: NAME=VALUE, e.g. "
+                             f"{next(iter(declared), 'name')}=1")
         if name not in declared:
-            raise ValueError(f"--set {name}: no such parameter; parameters: "
-                             f"{', '.join(declared)}")
+            raise ValueError(f"--set {name}: {unknown_name('parameter', name, list(declared))}")
+        parameter = declared[name]
         try:
-            values[name] = declared[name].kind(text)
+            values[name] = parameter.kind(text)
         except ValueError:
-            raise ValueError(f"--set {name}={text}: not a {declared[name].kind.__name__}") from None
+            unit = f" [{parameter.unit}]" if parameter.unit else ""
+            kind = _KINDS.get(parameter.kind, f"a {parameter.kind.__name__}")
+            raise ValueError(f"--set {name}={text}: not {kind}; accepted: "
+                             f"{parameter.accepted()}{unit}") from None
     return values

@@ -6,12 +6,13 @@ FMUComponent` holds one and is otherwise the same for both."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from ctypes import byref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["FmiApi", "FMI2", "FMI3", "fmi_api", "FMI2_DISCARD"]
+__all__ = ["FmiApi", "FMI2", "FMI3", "fmi_api", "FMI2_DISCARD", "array_shape", "element_names"]
 
 #: fmi2Status / fmi3Status fmi2Discard (the same number in both)
 FMI2_DISCARD = 2
@@ -69,8 +70,9 @@ class FmiApi:
         return float(value)
 
     def connectable(self, v) -> bool:
-        """A scalar numeric variable (an FMI 3.0 array is not connected here)."""
-        return v.type in self.numeric_types and not getattr(v, "dimensions", None)
+        """A numeric variable: a scalar, or an FMI 3.0 array whose every element is
+        connected as a signal of its own (:func:`element_names`)."""
+        return v.type in self.numeric_types
 
     def declared_range(self, v) -> tuple[float, float] | None:
         """(min, max) of a variable from its declaration or declared type."""
@@ -148,6 +150,31 @@ FMI3 = FmiApi(
     state_calls=("getFMUState", "setFMUState", "freeFMUState", "serializeFMUState",
                  "deserializeFMUState"),
     get_state_raw="fmi3GetFMUState", do_step=_do_step_fmi3)
+
+
+def array_shape(v) -> tuple[int, ...] | None:
+    """The shape of an FMI 3.0 array variable (each dimension a fixed ``start`` or a
+    structural parameter's start value), or None for a scalar."""
+    dims = getattr(v, "dimensions", None)
+    if not dims:
+        return None
+    shape = []
+    for d in dims:
+        size = d.start if d.start is not None else getattr(d.variable, "start", None)
+        try:
+            shape.append(int(size))
+        except (TypeError, ValueError):
+            raise ValueError(f"array variable {v.name!r}: a dimension of unknown size "
+                             f"({size!r})") from None
+    return tuple(shape)
+
+
+def element_names(name: str, shape: tuple[int, ...]) -> list[str]:
+    """The signals of an array variable's elements, in FMI 3.0's serialization order
+    (row-major), indexed from 1 as FMI's structured names are: ``theta[1]``,
+    ``theta[2]``; ``A[1,1]``, ``A[1,2]``, ..."""
+    return [f"{name}[{','.join(map(str, index))}]"
+            for index in itertools.product(*(range(1, n + 1) for n in shape))]
 
 
 def fmi_api(fmi_version: str) -> FmiApi | None:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 from fmu.cosim.archive import check_archive, safe_extract
 from fmu.cosim.components import Component
 from fmu.cosim.errors import ComponentError, ComponentTerminated
-from fmu.cosim.fmi_api import FMI2_DISCARD, FmiApi, fmi_api
+from fmu.cosim.fmi_api import FMI2_DISCARD, FmiApi, array_shape, element_names, fmi_api
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.native import KernelError, TableLayout, kernel_library, table_layout
 
@@ -92,8 +92,9 @@ class FMUComponent(Component):
     Notes
     -----
     Real, Integer, Enumeration and Boolean inputs/outputs (FMI 3.0: the Float, Int and
-    UInt types, Enumeration and Boolean; scalars only, an array is not connectable) are
-    exchanged as floats; String variables are not connectable (a String input can be given a value in
+    UInt types, Enumeration and Boolean) are exchanged as floats; an FMI 3.0 array is a
+    signal per element, ``theta[1]``, ``theta[2]`` (row-major, from 1), read and written
+    whole (the elements not set keep their last values); String variables are not connectable (a String input can be given a value in
     ``parameters``).  They are left out of :attr:`inputs`, :attr:`outputs` and of the
     feedthrough, also where ``ModelStructure`` lists a String input among an output's
     dependencies (the Modelica Reference FMUs do).
@@ -122,13 +123,22 @@ class FMUComponent(Component):
         self.logging_on = bool(logging_on)
         self._vars = {v.name: v for v in md.modelVariables}
         numeric = [v for v in md.modelVariables if api.connectable(v)]
-        self.inputs = tuple(v.name for v in numeric if v.causality == "input")
-        self.outputs = tuple(v.name for v in numeric if v.causality == "output")
+        #: signal -> (its variable, its place in an array variable or None)
+        self._signals: dict[str, tuple[Any, int | None]] = {}
+        for v in numeric:
+            try:
+                shape = array_shape(v)
+            except ValueError as e:
+                raise ValueError(f"FMU {name!r} ({self.fmu_path.name}): {e}") from None
+            self._signals.update({v.name: (v, None)} if shape is None else
+                                 {n: (v, k) for k, n in enumerate(element_names(v.name, shape))})
+        self.inputs = tuple(n for n, (v, _) in self._signals.items() if v.causality == "input")
+        self.outputs = tuple(n for n, (v, _) in self._signals.items() if v.causality == "output")
         #: String inputs and outputs (name -> causality): inputs can be set as parameters,
         #: neither is connectable
         self.string_variables = {v.name: v.causality for v in md.modelVariables
                                  if v.type == "String" and v.causality in ("input", "output")}
-        self.units = {v.name: _unit(v) for v in numeric}
+        self.units = {n: _unit(v) for n, (v, _) in self._signals.items()}
         self.feedthrough = self._feedthrough_from(md, feedthrough)
         #: the feedthrough given by the user, if any (kept when the system is saved)
         self.feedthrough_override = (None if feedthrough is None else
@@ -136,18 +146,27 @@ class FMUComponent(Component):
 
         self.parameters: dict[str, Any] = {}
         for pname, value in (parameters or {}).items():
-            v = self._vars.get(pname)
+            v, _ = self._signals.get(pname, (self._vars.get(pname), None))
             if v is None or not _settable(v):
                 settable = [v.name for v in md.modelVariables if _settable(v)]
                 raise ValueError(f"FMU {name!r} ({self.fmu_path.name}) has no settable variable "
                                  f"{pname!r}; settable: {', '.join(settable)}")
-            self.parameters[pname] = api.convert(v.type, value)
+            if pname in self._vars and array_shape(v) is not None:
+                # a whole array given as a sequence: one value per element
+                elements = [n for n, (w, _) in self._signals.items() if w is v]
+                if isinstance(value, (str, bytes)) or len(value) != len(elements):
+                    raise ValueError(f"FMU {name!r}: parameter {pname!r} is an array of "
+                                     f"{len(elements)} values; got {value!r}")
+                self.parameters.update((n, api.convert(v.type, x))
+                                       for n, x in zip(elements, value))
+            else:
+                self.parameters[pname] = api.convert(v.type, value)
 
         self._out_read = self._reader(self.outputs)
         #: declared [min, max] of inputs and outputs (checked by the master, FMI 2.0 says
         #: values outside them are invalid; not every FMU checks what it is given)
         self.ranges = {n: r for n in (*self.inputs, *self.outputs)
-                       if (r := api.declared_range(self._vars[n])) is not None}
+                       if (r := api.declared_range(self._signals[n][0])) is not None}
         self._out_ranges = [(p, n, *self.ranges[n]) for p, n in enumerate(self.outputs)
                             if n in self.ranges]
         self._fmu = None
@@ -157,6 +176,9 @@ class FMUComponent(Component):
         self._fatal = False
         self._errors: list[str] = []  # messages logged with status fmi2Error or worse
         self._state_handles: list = []
+        #: an array input's last values (value reference -> list), what a call that sets
+        #: some of its elements writes for the others
+        self._array_values: dict[int, list] = {}
 
     # -- model description -----------------------------------------------------------
     def _feedthrough_from(self, md, override) -> dict[str, tuple[str, ...]]:
@@ -168,48 +190,72 @@ class FMUComponent(Component):
                                      f"variables: {o!r}: {list(ins)}")
             return ft
         declared = {u.variable.name: u.dependencies for u in md.outputs}
+        signals_of: dict[str, list[str]] = {}        # a variable's signals (its elements)
+        for n, (v, _) in self._signals.items():
+            signals_of.setdefault(v.name, []).append(n)
         inputs = set(self.inputs)
         ft = {}
         for o in self.outputs:
-            deps = declared.get(o)
+            deps = declared.get(self._signals[o][0].name)
             # FMI 2.0: no "dependencies" attribute (or no Unknown) = depends on all inputs.
             if deps is None:
                 ft[o] = self.inputs
             else:
                 # only the connectable inputs: a String input an output depends on (the
-                # Reference FMUs have them) is not among self.inputs
-                ft[o] = tuple(d.name for d in deps if d.name in inputs)
+                # Reference FMUs have them) is not among self.inputs; an array output
+                # depends on every element of the arrays its variable depends on
+                ft[o] = tuple(n for d in deps for n in signals_of.get(d.name, ())
+                              if n in inputs)
         return ft
 
     def _reader(self, names: Sequence[str]) -> Callable[[], list[float]]:
         """A function reading ``names`` with one get call per FMI type."""
-        groups = self._groups(names)
+        calls = self._calls(names)
         n = len(names)
-        api = self.api
-        if len(groups) == 1 and groups[0][0] == api.real_type:
-            vrs = groups[0][1]
-            get = api.getter(api.real_type)
-            return lambda: getattr(self._fmu, get)(vrs)
+        if len(calls) == 1 and calls[0].kind == self.api.real_type and calls[0].whole(n):
+            get, vrs, size = self.api.getter(calls[0].kind), calls[0].vrs, calls[0].size
+            if size == len(vrs):
+                return lambda: getattr(self._fmu, get)(vrs)
+            return lambda: getattr(self._fmu, get)(vrs, size)
 
         def read() -> list[float]:
             values = [0.0] * n
-            for kind, vrs, pos in groups:
-                got = getattr(self._fmu, api.getter(kind))(vrs)
-                for p, v in zip(pos, got):
-                    values[p] = float(v)
+            for call in calls:
+                got = self._get(call)
+                for p, i in call.picks:
+                    values[p] = float(got[i])
             return values
 
         return read
 
-    def _groups(self, names: Sequence[str]) -> list[tuple[str, list[int], list[int]]]:
-        by_kind: dict[str, tuple[list[int], list[int]]] = {}
+    def _calls(self, names: Sequence[str]) -> list["_Call"]:
+        """The get or set calls, one per FMI type, that cover ``names`` (signals, an
+        array's elements among them, or variables)."""
+        by_kind: dict[str, _Call] = {}
         for p, n in enumerate(names):
-            v = self._vars[n]
-            kind = self.api.access_type(v.type)
-            vrs, pos = by_kind.setdefault(kind, ([], []))
-            vrs.append(v.valueReference)
-            pos.append(p)
-        return [(k, vrs, pos) for k, (vrs, pos) in by_kind.items()]
+            v, k = self._signals.get(n, (self._vars.get(n), None))
+            call = by_kind.setdefault(self.api.access_type(v.type),
+                                      _Call(self.api.access_type(v.type)))
+            call.add(p, v, k)
+        return list(by_kind.values())
+
+    def _get(self, call: "_Call") -> list:
+        get = getattr(self._fmu, self.api.getter(call.kind))
+        return get(call.vrs) if call.size == len(call.vrs) else get(call.vrs, call.size)
+
+    def _write(self, call: "_Call", values: Sequence[Any]) -> None:
+        """Set ``values`` (by position in the names of ``call``); an array is written
+        whole, its elements not among the names with their last values."""
+        flat: list = [0.0] * call.size
+        for vr, offset, size, v in call.arrays:
+            if vr not in self._array_values:
+                self._array_values[vr] = _starts(v, size)
+            flat[offset:offset + size] = self._array_values[vr]
+        for p, i in call.picks:
+            flat[i] = values[p]
+        self._set_many(call.kind, call.vrs, flat)
+        for vr, offset, size, _ in call.arrays:
+            self._array_values[vr] = flat[offset:offset + size]
 
     # -- lifecycle -------------------------------------------------------------------
     def _logger(self, env, instance_name, status, category, message) -> None:
@@ -260,6 +306,7 @@ class FMUComponent(Component):
         self.terminate()
         self.log.clear()
         self._errors.clear()
+        self._array_values.clear()
         self._unzipdir = str(safe_extract(self.fmu_path))
         try:
             fmu = (self._instantiate_fmi2() if self.api.version == "2.0"
@@ -272,9 +319,8 @@ class FMUComponent(Component):
         try:
             self.api.start(fmu, t0, stop_time)
             for pname, value in self.parameters.items():
-                v = self._vars[pname]
                 try:
-                    self._set_many(self.api.access_type(v.type), [v.valueReference], [value])
+                    self._write(self._calls([pname])[0], [value])
                 except Exception as e:
                     raise self._fail(f"setting parameter {pname!r} = {value!r}", e, pname) from e
             fmu.exitInitializationMode()
@@ -407,12 +453,12 @@ class FMUComponent(Component):
         for n in names:
             if n not in self.inputs:
                 raise ComponentError(f"{self.name!r} has no input {n!r}", variable=n)
-        groups = self._groups(names)
+        calls = self._calls(names)
         one = names[0] if len(names) == 1 else None
         check = self._input_checker(names)
         api = self.api
-        if len(groups) == 1 and groups[0][0] == api.real_type:
-            vrs = groups[0][1]
+        if len(calls) == 1 and calls[0].kind == api.real_type and not calls[0].arrays:
+            vrs = calls[0].vrs
             setter = api.setter(api.real_type)
             call = f"fmi{api.version[0]}{setter[0].upper()}{setter[1:]}"
 
@@ -430,8 +476,8 @@ class FMUComponent(Component):
         def set_mixed(values: Sequence[float]) -> None:
             check(values)
             try:
-                for kind, vrs, pos in groups:
-                    self._set_many(kind, vrs, [values[p] for p in pos])
+                for c in calls:
+                    self._write(c, values)
             except Exception as e:
                 raise self._fail(f"setting {', '.join(names)}", e, one) from e
             if self._errors:
@@ -480,7 +526,7 @@ class FMUComponent(Component):
                 return self._reader(self.inputs)()
             except Exception:
                 pass  # some FMUs do not allow reading inputs: fall back to start values
-        return [_start(self._vars[n]) for n in self.inputs]
+        return [_starts(v, 1 + (k or 0))[k or 0] for v, k in map(self._signals.get, self.inputs)]
 
     # -- state -----------------------------------------------------------------------
     def get_state(self) -> Any:
@@ -552,12 +598,47 @@ def _unit(v) -> str:
     return (getattr(dt, "unit", None) or "") if dt is not None else ""
 
 
-def _start(v) -> float:
-    if v.start is None:
-        return 0.0
+def _starts(v, size: int) -> list[float]:
+    """The first ``size`` start values of a variable (an FMI 3.0 array lists one per
+    element, or one for all), 0 where none is declared."""
+    words = str(v.start).split() if v.start is not None else []
     if v.type == "Boolean":
-        return float(str(v.start).lower() in ("true", "1"))
-    try:
-        return float(v.start)
-    except (TypeError, ValueError):
-        return 0.0
+        values = [float(w.lower() in ("true", "1")) for w in words]
+    else:
+        try:
+            values = [float(w) for w in words]
+        except ValueError:
+            values = []
+    if len(values) == 1:
+        values = values * size
+    return (values + [0.0] * size)[:size]
+
+
+class _Call:
+    """One get or set call of an FMI type over some signals: the value references, the
+    number of values they hold (an array holds its size), where each signal's value is
+    (``picks``: position among the signals, index among the values) and the arrays'
+    value reference, first index, size and variable."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.vrs: list[int] = []
+        self.size = 0
+        self.picks: list[tuple[int, int]] = []
+        self.arrays: list[tuple[int, int, int, Any]] = []
+        self._offset: dict[int, int] = {}
+
+    def add(self, position: int, v, element: int | None) -> None:
+        vr = v.valueReference
+        if vr not in self._offset:
+            size = 1 if element is None else math.prod(array_shape(v))
+            self._offset[vr] = self.size
+            self.vrs.append(vr)
+            if element is not None:
+                self.arrays.append((vr, self.size, size, v))
+            self.size += size
+        self.picks.append((position, self._offset[vr] + (element or 0)))
+
+    def whole(self, n: int) -> bool:
+        """Whether the values read are the ``n`` signals themselves, in order."""
+        return self.size == n and all(p == i for p, i in self.picks)

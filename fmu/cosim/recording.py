@@ -11,7 +11,7 @@ import numpy as np
 
 from fmu.cosim.errors import Termination
 from fmu.cosim.pacing import RealTimeStats
-from mbdcore.timeseries import TimeSeries, csv_header
+from mbdcore.timeseries import CSV_NUMBER_FORMAT, TimeSeries, csv_header
 
 __all__ = ["CsvWriter", "ResultsFileError", "Result"]
 
@@ -72,9 +72,17 @@ class Result(TimeSeries):
         """The outputs."""
         return list(self.outputs)
 
+    def short_name(self, name: str) -> str:
+        """A column without its component: ``"arm.q1"`` -> ``"q1"`` (a component's name
+        holds no ``.``; a variable's may), what ``prefix=False`` of
+        :meth:`~mbdcore.timeseries.TimeSeries.select`, ``to_csv``, ``to_structured``,
+        ``to_pandas`` and ``plot`` names the columns by; two components' signals of one
+        name are refused there, naming both."""
+        return name.split(".", 1)[-1]
+
 
 def _csv_number(v: float) -> str:
-    return "%.17g" % v
+    return CSV_NUMBER_FORMAT % v
 
 
 class ResultsFileError(OSError):
@@ -86,9 +94,12 @@ class CsvWriter:
     """The results CSV written as the run goes: the header when the run starts, then
     each recorded row as one complete line (one unbuffered write), so the file is a
     valid CSV up to the last recorded point at any moment -- after a crash, a signal
-    or a timeout too.  Same format as :meth:`Result.to_csv` (17 significant digits;
-    the header through :func:`~mbdcore.timeseries.csv_header`, quoted, formula starts
-    neutralised).
+    or a timeout too.  Same format as :meth:`Result.to_csv` with its default columns
+    (every column, component prefixes kept; 17 significant digits,
+    :data:`~mbdcore.timeseries.CSV_NUMBER_FORMAT`; the header through
+    :func:`~mbdcore.timeseries.csv_header`, quoted, formula starts neutralised): the
+    file is the same byte for byte.  Choose or rename columns afterwards from the
+    :class:`Result` (``to_csv(path, columns=..., prefix=False)``).
 
     The file is created and its header written when the writer is made, before any
     component starts: a path that cannot be opened or written (a folder, ``/dev/full``,

@@ -26,7 +26,9 @@ class System:
         of every ordering the master makes.
     connections : dict or sequence of (str, str)
         ``"src.output" -> "dst.input"``.  As a dict the value may also be a list of
-        inputs (one output feeding several inputs).  Every input has at most one
+        inputs (one output feeding several inputs).  An FMI 3.0 array connected by its
+        name (``"arm.theta" -> "pd.theta"``) is its elements connected in order
+        (``theta[1]`` to ``theta[1]``, ...); the two must have as many.  Every input has at most one
         source; unconnected inputs keep their current (start) value.
     experiment : dict, optional
         Default experiment of the system (from a file): ``start_time``,
@@ -66,7 +68,7 @@ class System:
 
         #: destination "comp.input" -> source "comp.output"
         self.connections: dict[str, str] = {}
-        for src, dst in pairs:
+        for src, dst in [p for pair in pairs for p in self._elementwise(*pair)]:
             sc, sv = self._end(src, "output")
             dc, dv = self._end(dst, "input")
             key = f"{dc}.{dv}"
@@ -74,6 +76,23 @@ class System:
                 raise ValueError(f"input {key!r} is connected twice: from "
                                  f"{self.connections[key]!r} and from {sc}.{sv!s}")
             self.connections[key] = f"{sc}.{sv}"
+
+    def _elementwise(self, src: str, dst: str) -> list[tuple[str, str]]:
+        """A connection of two arrays by name as the connections of their elements."""
+        ends = []
+        for ref, kind in ((src, "output"), (dst, "input")):
+            comp, var = _split(ref)
+            c = self.by_name.get(comp)
+            names = () if c is None else (c.outputs if kind == "output" else c.inputs)
+            if var in names:
+                return [(src, dst)]
+            ends.append([f"{comp}.{n}" for n in names if n.startswith(var + "[")])
+        if not ends[0] or not ends[1]:
+            return [(src, dst)]          # _end names what is wrong
+        if len(ends[0]) != len(ends[1]):
+            raise ValueError(f"connection {src!r} -> {dst!r}: arrays of {len(ends[0])} and "
+                             f"{len(ends[1])} elements")
+        return list(zip(*ends))
 
     def _end(self, ref: str, kind: str) -> tuple[str, str]:
         comp, var = _split(ref)

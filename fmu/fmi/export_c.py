@@ -40,7 +40,7 @@ from xml.etree.ElementTree import SubElement, indent, tostring
 import numpy as np
 
 
-from fmu.fmi.fmi3_description import fmi3_model_description
+from fmu.fmi.fmi3_description import SignalArray, fmi3_model_description, signal_arrays
 from fmu.fmi.me_description import add_model_exchange
 from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
@@ -198,7 +198,7 @@ def _specs(block_class) -> dict:
 
 def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                  parameters: dict | None = None, compile: bool | None = None,
-                 fmi_version: int = 2, kind: str = "cs") -> Path:
+                 fmi_version: int = 2, kind: str = "cs", arrays: bool = True) -> Path:
     """Write a C-source FMI 2.0 (or 3.0) co-simulation FMU of ``block_class`` (module
     docstring).
 
@@ -224,6 +224,12 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         continuous): the host's solver integrates the model's derivatives, its states and
         derivatives declared as variables (:mod:`fmu.fmi.me_description`; FMI 3.0: one
         array each); the same FMU still co-simulates.
+    arrays : bool
+        FMI 3.0: each vector signal (inputs or outputs named alike but for a running
+        index, ``tau1``, ``tau2``) as one array variable (``tau`` [2]),
+        :func:`fmu.fmi.fmi3_description.signal_arrays`; False keeps the FMI 2.0 FMU's
+        scalars (for a host or system file written for those names).  FMI 2.0 has no
+        arrays.
 
     Returns
     -------
@@ -269,7 +275,12 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                                "(or no continuous state): it can be co-simulated only")
         add_model_exchange(root, model.state_names[:model.n_states] or
                            [f"x{i}" for i in range(model.n_states)], len(entries), C_UNITS)
-    description = root if fmi_version == 2 else fmi3_model_description(root, len(entries))
+    vectors = signal_arrays(root.find("ModelVariables")) if fmi_version == 3 and arrays else []
+    if vectors:
+        end = config_h.rindex("#endif")
+        config_h = config_h[:end] + _array_macros(vectors) + config_h[end:]
+    description = (root if fmi_version == 2 else
+                   fmi3_model_description(root, len(entries), vectors))
 
     dest = Path(dest)
     fmu_path = dest if dest.suffix == ".fmu" else dest / f"{model_name}.fmu"
@@ -385,6 +396,21 @@ def _model_config(variables, entries, macros, model: CModel, tables) -> str:
         *_table_macros(model.tables),
         *([f"#define SAMPLE_TIME ({model.sample_time})"] if model.sample_time else []),
         "#endif", ""])
+
+
+def _array_macros(arrays: list[SignalArray]) -> str:
+    """``model_config.h``'s array variables for ``fmi3_cs.c``: how many, and each one's
+    elements' value references (ARRAY_ELEMENTS from ARRAY_FIRST[a] to ARRAY_FIRST[a+1])."""
+    first = [0]
+    for a in arrays:
+        first.append(first[-1] + len(a.elements))
+    return "\n".join([
+        "/* FMI 3.0 array variables (value references N_VARS + 3 + a): their elements */",
+        f"#define N_ARRAYS {len(arrays)}",
+        "#define ARRAY_FIRST {" + ", ".join(map(str, first)) + "}",
+        "#define ARRAY_ELEMENTS {" + ", ".join(str(e) for a in arrays for e in a.elements)
+        + "}   /* " + ", ".join(f"{a.name}: {', '.join(a.element_names)}" for a in arrays)
+        + " */", ""])
 
 
 def _write_sources(src: Path, model: CModel, fmi_version: int, model_name: str,

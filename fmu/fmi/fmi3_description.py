@@ -6,22 +6,89 @@ value reference ``n_vars`` (``fmi3_cs.c``'s VR_TIME); the model structure names 
 references instead of indices.  With Model Exchange (an FMI 2.0 description made with
 :func:`fmu.fmi.me_description.add_model_exchange`) the continuous state is one array
 variable ``state`` [n] (``n_vars + 1``) and its derivative ``der(state)`` (``n_vars + 2``),
-where FMI 2.0 has a scalar per state."""
+where FMI 2.0 has a scalar per state.
+
+**Arrays.**  A vector signal -- inputs or outputs named alike but for a running index,
+``theta1``, ``theta2`` or ``theta1_ref``, ``theta2_ref``, with one unit and one range --
+is one FMI 3.0 array variable (``theta`` [2], ``theta_ref`` [2]) in place of its scalars
+(:func:`signal_arrays` finds them; ``arrays=False`` keeps the scalars, for a host or a
+system file written for the FMI 2.0 FMU).  The arrays' value references follow the
+Model Exchange ones, from :data:`ARRAY_VR_OFFSET` past ``n_vars``; ``fmi3_cs.c`` reads
+and writes an array as its elements, in order, through their FMI 2.0 value
+references."""
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from xml.etree.ElementTree import Element, SubElement
 
-__all__ = ["fmi3_model_description", "FMI3_TYPES"]
+__all__ = ["fmi3_model_description", "FMI3_TYPES", "SignalArray", "signal_arrays",
+           "ARRAY_VR_OFFSET"]
 
 #: FMI 2.0 type element -> FMI 3.0 variable element
 FMI3_TYPES = {"Real": "Float64", "Integer": "Int32", "String": "String", "Boolean": "Boolean"}
+
+#: The first array's value reference is ``n_vars + ARRAY_VR_OFFSET`` (after ``time``,
+#: ``state`` and ``der(state)``).
+ARRAY_VR_OFFSET = 3
+
+#: an input or output named as an element of a vector: base, running index, suffix
+_ELEMENT_NAME = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z_]*?[A-Za-z])(?P<index>[0-9]+)"
+                           r"(?P<suffix>_[A-Za-z][A-Za-z0-9_]*)?$")
+_RANGE_KEYS = ("unit", "min", "max", "nominal")
+
+
+@dataclass(frozen=True)
+class SignalArray:
+    """A vector signal of an FMU: its name, causality and its elements' FMI 2.0 value
+    references, in index order."""
+
+    name: str
+    causality: str
+    elements: tuple[int, ...]
+    element_names: tuple[str, ...]
+
+
+def signal_arrays(variables: Element) -> list[SignalArray]:
+    """The vector signals among the Real inputs and outputs of an FMI 2.0
+    ``ModelVariables``: two or more of one causality named ``<base><k><suffix>`` for
+    consecutive k from 0 or 1, of one unit, range and nominal, whose array name
+    ``<base><suffix>`` is no other variable's name; in value-reference order of their
+    first element."""
+    names = {sv.get("name") for sv in variables}
+    groups: dict[tuple, list[tuple[int, Element]]] = {}
+    for sv in variables:
+        match = _ELEMENT_NAME.match(sv.get("name"))
+        if (match is None or sv.get("causality") not in ("input", "output")
+                or sv[0].tag != "Real"):
+            continue
+        array = match["base"] + (match["suffix"] or "")
+        key = (array, sv.get("causality"), *(sv[0].get(k) for k in _RANGE_KEYS))
+        groups.setdefault(key, []).append((int(match["index"]), sv))
+    arrays = []
+    for key, members in groups.items():
+        members.sort(key=lambda m: m[0])
+        indices = [k for k, _ in members]
+        if (len(members) < 2 or key[0] in names or indices[0] not in (0, 1)
+                or indices != list(range(indices[0], indices[0] + len(indices)))):
+            continue
+        arrays.append(SignalArray(key[0], key[1],
+                                  tuple(int(sv.get("valueReference")) for _, sv in members),
+                                  tuple(sv.get("name") for _, sv in members)))
+    taken = [a.name for a in arrays]
+    # two groups of one name (an input and an output vector alike named): neither
+    return sorted((a for a in arrays if taken.count(a.name) == 1), key=lambda a: a.elements[0])
+
 
 _ROOT_KEPT = ("modelName", "description", "author", "version", "copyright", "license",
               "generationTool", "generationDateAndTime", "variableNamingConvention")
 
 
-def fmi3_model_description(fmi2: Element, n_vars: int) -> Element:
-    """The FMI 3.0 ``fmiModelDescription`` of the C FMU whose FMI 2.0 one is ``fmi2``."""
+def fmi3_model_description(fmi2: Element, n_vars: int,
+                           arrays: list[SignalArray] = ()) -> Element:
+    """The FMI 3.0 ``fmiModelDescription`` of the C FMU whose FMI 2.0 one is ``fmi2``,
+    with ``arrays`` (:func:`signal_arrays`) as array variables in place of their
+    elements."""
     root = Element("fmiModelDescription", {"fmiVersion": "3.0"})
     for key in _ROOT_KEPT:
         if fmi2.get(key) is not None:
@@ -56,9 +123,13 @@ def fmi3_model_description(fmi2: Element, n_vars: int) -> Element:
         root.append(fmi2.find("DefaultExperiment"))
     variables = SubElement(root, "ModelVariables")
     by_index = {}
-    for index, sv in enumerate(fmi2.find("ModelVariables"), start=1):
-        by_index[str(index)] = sv.get("valueReference")
-        if int(sv.get("valueReference")) < n_vars:     # FMI 2.0's scalar states: arrays here
+    array_vr = {e: str(n_vars + ARRAY_VR_OFFSET + a)
+                for a, array in enumerate(arrays) for e in array.elements}
+    scalars = fmi2.find("ModelVariables")
+    for index, sv in enumerate(scalars, start=1):
+        vr = sv.get("valueReference")
+        by_index[str(index)] = array_vr.get(int(vr), vr)
+        if int(vr) < n_vars and int(vr) not in array_vr:   # FMI 2.0's states: arrays here
             variables.append(_variable(sv))
     SubElement(variables, "Float64", {"name": "time", "valueReference": str(n_vars),
                                       "causality": "independent", "variability": "continuous",
@@ -72,22 +143,35 @@ def fmi3_model_description(fmi2: Element, n_vars: int) -> Element:
                 "description": ("the model's continuous state" if name == "state"
                                 else "its time derivative"), **extra})
             SubElement(var, "Dimension", {"start": str(n_states)})
+    for a, array in enumerate(arrays):
+        variables.append(_array_variable(array, n_vars + ARRAY_VR_OFFSET + a,
+                                         [sv for sv in scalars
+                                          if int(sv.get("valueReference")) in array.elements]))
     structure = SubElement(root, "ModelStructure")
     structure2 = fmi2.find("ModelStructure")
+    outputs: dict[str, list[str] | None] = {}     # an array: its elements' dependencies
     for unknown in structure2.find("Outputs") if structure2.find("Outputs") is not None else ():
-        attrs = {"valueReference": by_index[unknown.get("index")]}
-        if unknown.get("dependencies") is not None:
-            attrs["dependencies"] = " ".join(by_index[i] for i in unknown.get("dependencies").split())
+        deps = unknown.get("dependencies")
+        deps = None if deps is None else [by_index[i] for i in deps.split()]
+        vr = by_index[unknown.get("index")]
+        if vr in outputs and deps is not None and outputs[vr] is not None:
+            deps = outputs[vr] + deps
+        outputs[vr] = deps if vr not in outputs or outputs[vr] is not None else None
+    for vr, deps in outputs.items():
+        attrs = {"valueReference": vr}
+        if deps is not None:
+            attrs["dependencies"] = " ".join(dict.fromkeys(deps))
         SubElement(structure, "Output", attrs)
     if n_states:
         SubElement(structure, "ContinuousStateDerivative", {"valueReference": str(n_vars + 2)})
     initial = structure2.find("InitialUnknowns")
-    for unknown in initial if initial is not None else ():
-        # their dependencies on parameters are not expressible as FMI 3.0 requires them
-        # (inputs and independent only): none given means "depends on everything"
-        vr = by_index[unknown.get("index")]
-        if int(vr) < n_vars:
-            SubElement(structure, "InitialUnknown", {"valueReference": vr})
+    for vr in dict.fromkeys(by_index[u.get("index")] for u in
+                            (initial if initial is not None else ())
+                            if int(scalars[int(u.get("index")) - 1].get("valueReference")) < n_vars):
+        # (FMI 2.0's scalar states left out: the arrays below.)  Their dependencies on
+        # parameters are not expressible as FMI 3.0 requires them (inputs and
+        # independent only): none given means "depends on everything"
+        SubElement(structure, "InitialUnknown", {"valueReference": vr})
     if n_states:
         for vr in (n_vars + 1, n_vars + 2):
             SubElement(structure, "InitialUnknown", {"valueReference": str(vr)})
@@ -107,4 +191,18 @@ def _variable(sv: Element) -> Element:
             var.set(key, value)
     if typed.tag == "String" and start is not None:
         SubElement(var, "Start", {"value": start})
+    return var
+
+
+def _array_variable(array: SignalArray, vr: int, elements: list[Element]) -> Element:
+    """The FMI 3.0 array variable of ``array`` whose elements are the FMI 2.0
+    ScalarVariables ``elements`` (in index order)."""
+    var = _variable(elements[0])
+    var.set("name", array.name)
+    var.set("valueReference", str(vr))
+    var.set("description", "; ".join(f"[{k}] {sv.get('description') or sv.get('name')}"
+                                     for k, sv in enumerate(elements, start=1)))
+    if var.get("start") is not None:
+        var.set("start", " ".join(sv[0].get("start") for sv in elements))
+    SubElement(var, "Dimension", {"start": str(len(elements))})
     return var

@@ -71,6 +71,7 @@ from mbdcore.spatial.joints import (
     SynchronousGear,
 )
 from mbdcore.spatial.system import SpatialSystem
+from mbdcore.timeseries import axis_label
 
 __all__ = ["RING_TRUSS_PARAMETERS", "MOTOR_DEFAULTS", "TUBE_FRACTION", "ring_truss_parameters", "RingTruss", "ring_truss",
            "tube_mass_properties", "DiagonalScrewDrive", "DiagonalLatch",
@@ -779,15 +780,16 @@ def plot_configuration(truss: RingTruss, q, ax=None, color="k"):
     # matplotlib is imported when a picture is asked for, not with the model
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
     if ax is None:
         fig = Figure(figsize=(6, 6))
         FigureCanvasAgg(fig)
         ax = fig.add_subplot(projection="3d")
     for a, b in truss.bars(q):
         ax.plot([a[0], b[0]], [a[1], b[1]], [a[2], b[2]], color=color, lw=1.2)
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
-    ax.set_zlabel("z [m]")
+    ax.set_xlabel(axis_label("x", "m"))
+    ax.set_ylabel(axis_label("y", "m"))
+    ax.set_zlabel(axis_label("z", "m"))
     centre = truss.anchor - np.array([truss.radius * math.cos(truss.azimuth[0]),
                                       truss.radius * math.sin(truss.azimuth[0]), 0.0])
     r = 1.1 * truss.radius
@@ -795,7 +797,12 @@ def plot_configuration(truss: RingTruss, q, ax=None, color="k"):
     ax.set_xlim(centre[0] - r, centre[0] + r)
     ax.set_ylim(centre[1] - r, centre[1] + r)
     ax.set_zlim(z0, z1)
-    ax.set_box_aspect((2 * r, 2 * r, z1 - z0))     # true proportions
+    # true proportions; the box drawn smaller than the axes so that its tick labels and
+    # the z label stay inside them (a layout engine sees only the axes, and the z label
+    # of a box filling them is cut by the edge or by the next axes)
+    ax.set_box_aspect((2 * r, 2 * r, z1 - z0), zoom=0.8)
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_major_locator(MaxNLocator(5))
     return ax
 
 

@@ -8,12 +8,12 @@ through pytest's ``pythonpath``); no test module imports another test module.
   arm's joint PD with feedforward, the perturbed arms);
 * :mod:`support.fmi` -- the plain C FMI host (``c/host.c``) and an fmpy instance driven
   by hand, each recording what the FMU logs;
-* :mod:`support.c_fmus` -- FMUs written in C by hand (``c/lag.c``, ``c/stair.c``),
-  compiled with gcc: FMUs not made by anything of ours;
-* :mod:`support.reference_fmus` -- the Modelica Reference FMUs Stair, Feedthrough and
-  Resource, compiled from their sources kept in ``c/reference_fmus`` (BSD, see its README);
+* :mod:`support.c_fmus` -- FMUs written in C by hand (``c/lag.c``, ``c/stair.c`` and its
+  FMI 3.0 twin ``c/stair3.c``), compiled with gcc: FMUs not made by our exporters;
 * :mod:`support.libcosim_host` -- a script run in a process of its own: libcosim as a
   third-party host;
+* :mod:`support.fmusim` -- the Reference-FMUs' simulator fmusim as a third-party host,
+  where one is installed (``$FMUSIM`` or ``PATH``), and its input and result files;
 * :mod:`support.ancf_reference`, :mod:`support.ancf3d_reference`,
   :mod:`support.element_checks` -- independent numpy references of the ANCF element loops
   and the checks every compiled element loop must pass.

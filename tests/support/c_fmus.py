@@ -1,7 +1,8 @@
-"""Compile the C models of tests/support/c (lag.c, stair.c) with gcc into FMI 2.0 co-simulation FMUs.
+"""Compile the C models of tests/support/c (lag.c, stair.c, stair3.c, relay.c) with gcc into FMI
+2.0 (and 3.0) co-simulation FMUs.
 
-The FMU is not made by anything of ours in Python: a C model against the FMI 2.0
-headers that fmpy ships (``fmpy/c-code``), a hand-written modelDescription.xml, zipped.
+The FMU is not made by anything of ours in Python: a C model against the FMI headers
+that fmpy ships (``fmpy/c-code``), a hand-written modelDescription.xml, zipped.
 Builds are cached by a hash of the source, the description and the compiler command.
 """
 from __future__ import annotations
@@ -141,13 +142,116 @@ def build_stair_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
     return build_c_fmu(out_dir, STAIR_SOURCE, STAIR_IDENTIFIER, STAIR_GUID, STAIR_DESCRIPTION, cc)
 
 
+RELAY_SOURCE = HERE / "relay.c"
+RELAY_IDENTIFIER = "Relay"
+RELAY_GUID = "{0c6f1a9e-3f1d-4f7e-9a55-2b1d4c8e7f10}"
+
+#: relay.c: each output is its input, one of each type (direct feedthrough, no state).
+RELAY_DESCRIPTION = f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="{RELAY_IDENTIFIER}" guid="{RELAY_GUID}"
+    description="outputs = inputs, a Real, an Integer and a Boolean (C)"
+    generationTool="flexcosim tests/support/c_fmus.py" variableNamingConvention="flat"
+    numberOfEventIndicators="0">
+  <CoSimulation modelIdentifier="{RELAY_IDENTIFIER}" canHandleVariableCommunicationStepSize="true"
+      canGetAndSetFMUstate="false" canSerializeFMUstate="false"/>
+  <ModelVariables>
+    <ScalarVariable name="r" valueReference="0" causality="input" variability="continuous">
+      <Real start="0"/>
+    </ScalarVariable>
+    <ScalarVariable name="r_out" valueReference="1" causality="output" variability="continuous"
+        initial="calculated">
+      <Real/>
+    </ScalarVariable>
+    <ScalarVariable name="i" valueReference="0" causality="input" variability="discrete">
+      <Integer start="0" min="-1000" max="1000"/>
+    </ScalarVariable>
+    <ScalarVariable name="i_out" valueReference="1" causality="output" variability="discrete"
+        initial="calculated">
+      <Integer/>
+    </ScalarVariable>
+    <ScalarVariable name="b" valueReference="0" causality="input" variability="discrete">
+      <Boolean start="false"/>
+    </ScalarVariable>
+    <ScalarVariable name="b_out" valueReference="1" causality="output" variability="discrete"
+        initial="calculated">
+      <Boolean/>
+    </ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="2" dependencies="1"/>
+      <Unknown index="4" dependencies="3"/>
+      <Unknown index="6" dependencies="5"/>
+    </Outputs>
+    <InitialUnknowns>
+      <Unknown index="2" dependencies="1"/>
+      <Unknown index="4" dependencies="3"/>
+      <Unknown index="6" dependencies="5"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_relay_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
+    """Build ``Relay.fmu`` (tests/support/c/relay.c) in ``out_dir`` and return it."""
+    return build_c_fmu(out_dir, RELAY_SOURCE, RELAY_IDENTIFIER, RELAY_GUID, RELAY_DESCRIPTION,
+                       cc)
+
+
+STAIR3_SOURCE = HERE / "stair3.c"
+STAIR3_GUID = "{9a4f1d2e-3b6c-4e8f-a1d7-2c5e8b0f6a13}"
+
+
+def stair3_description(experiment: str = '<DefaultExperiment startTime="0" stopTime="10" '
+                                         'stepSize="0.2"/>') -> str:
+    """stair3.c's FMI 3.0 model description, with the ``DefaultExperiment`` element
+    given (empty: none)."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="{STAIR_IDENTIFIER}"
+    instantiationToken="{STAIR3_GUID}"
+    description="counter, String input, asks to terminate at stop_at (C, FMI 3.0)"
+    generationTool="flexcosim tests/support/c_fmus.py" variableNamingConvention="flat">
+  <CoSimulation modelIdentifier="{STAIR_IDENTIFIER}" canHandleVariableCommunicationStepSize="true"
+      canGetAndSetFMUState="true" canSerializeFMUState="true" hasEventMode="false"/>
+  {experiment}
+  <ModelVariables>
+    <Float64 name="time" valueReference="5" causality="independent" variability="continuous"/>
+    <Int32 name="counter" valueReference="0" causality="output" variability="discrete"
+        initial="calculated" description="whole seconds elapsed, plus one"/>
+    <String name="label" valueReference="1" causality="input" variability="discrete"
+        description="a String input (y depends on its length)"><Start value="ab"/></String>
+    <Float64 name="u" valueReference="2" causality="input" variability="continuous" start="0"/>
+    <Float64 name="y" valueReference="3" causality="output" variability="continuous"
+        initial="calculated" description="u + strlen(label)"/>
+    <Float64 name="stop_at" valueReference="4" causality="parameter" variability="fixed"
+        start="1e300" description="time at which the model asks to terminate"/>
+  </ModelVariables>
+  <ModelStructure>
+    <Output valueReference="0" dependencies=""/>
+    <Output valueReference="3" dependencies="1 2"/>
+    <InitialUnknown valueReference="0"/>
+    <InitialUnknown valueReference="3"/>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_stair3_fmu(out_dir: str | Path, description: str | None = None,
+                     cc: str = "gcc") -> Path:
+    """Build the FMI 3.0 ``Stair.fmu`` (tests/support/c/stair3.c) in ``out_dir`` with
+    ``description`` (default :func:`stair3_description`) and return it."""
+    return build_c_fmu(out_dir, STAIR3_SOURCE, STAIR_IDENTIFIER, STAIR3_GUID,
+                       description or stair3_description(), cc, fmi_version=3)
+
+
 def build_c_fmu(out_dir: str | Path, source: Path, model_identifier: str, guid: str,
-                model_description: str, cc: str = "gcc") -> Path:
+                model_description: str, cc: str = "gcc", fmi_version: int = 2) -> Path:
     """Compile ``source`` into ``<model_identifier>.fmu`` in ``out_dir`` with the given
     modelDescription.xml (reused when nothing changed) and return it."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    headers = fmi2_headers()
+    headers = fmi2_headers()        # fmpy's c-code: the FMI 2.0 and 3.0 headers
     cmd = [cc, "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
            f"-I{headers}", f'-DMODEL_GUID="{guid}"', "-o", "{out}", str(source), "-lm"]
     key = hashlib.sha256(source.read_bytes() + model_description.encode()
@@ -167,7 +271,8 @@ def build_c_fmu(out_dir: str | Path, source: Path, model_identifier: str, guid: 
         part = fmu.with_suffix(f".{os.getpid()}.part")
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("modelDescription.xml", model_description)
-            z.write(lib, f"binaries/linux64/{model_identifier}.so")
+            platform = "linux64" if fmi_version == 2 else "x86_64-linux"
+            z.write(lib, f"binaries/{platform}/{model_identifier}.so")
             z.write(source, f"sources/{source.name}")
         part.replace(fmu)
     for old in out_dir.glob(f".{model_identifier}.*"):

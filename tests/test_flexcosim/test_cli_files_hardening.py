@@ -58,7 +58,7 @@ def test_stdout_on_a_full_disk_is_one_line_and_the_results_file_is_kept(tmp_path
     with open(FULL, "w") as full:
         proc = _flexcosim("cosim", str(system), "-q", "-o", str(out), stdout=full)
     assert proc.returncode == 1
-    assert _one_line(proc.stderr) == ("flexcosim cosim: cannot write the results to stdout: "
+    assert _one_line(proc.stderr) == ("flexcosim cosim: error: cannot write the results to stdout: "
                                       "No space left on device")
     rows = _rows(out)
     assert len(rows) == 102 and rows[-1][0] == "1"      # every result is in the file
@@ -163,7 +163,7 @@ def test_ctrl_c_inside_a_python_fmu_step_exits_130_with_one_line(tmp_path, sleep
             proc.kill()
     assert proc.returncode == 130, stderr
     line = _one_line(stderr)
-    assert line.startswith("flexcosim cosim: interrupted by the user at t = ")
+    assert line.startswith("flexcosim cosim: error: interrupted by the user at t = ")
     assert f"written to {out}" in line
     rows = _rows(out)
     assert len(rows) >= 4 and all(len(r) == len(rows[0]) for r in rows)
@@ -185,7 +185,8 @@ def test_a_results_file_that_fills_up_during_the_run_is_one_line_with_whole_rows
                           preexec_fn=_file_size_limit(1500))
     assert proc.returncode == 1
     line = _one_line(proc.stderr)
-    assert line.startswith(f"flexcosim cosim: cannot write the results file {str(out)!r} "
+    assert line.startswith("flexcosim cosim: error: cannot write the results file "
+                           f"{str(out)!r} "
                            "at t = ") and "File too large" in line
     assert "component" not in line
     text = out.read_text()
@@ -202,5 +203,6 @@ def test_help_or_version_that_cannot_be_written_is_one_line_and_a_failure(args):
     with FULL.open("w") as full:
         done = _flexcosim(*args, stdout=full)
     assert done.returncode == 1
-    assert _one_line(done.stderr) == "flexcosim: cannot write to stdout: No space left on device"
+    assert _one_line(done.stderr) == ("flexcosim: error: cannot write to stdout: No space left "
+                                      "on device")
     assert _flexcosim(*args).returncode == 0     # where stdout takes it, as before

@@ -7,12 +7,11 @@ import io
 import json
 import logging
 import math
-import re
 import warnings
 from pathlib import Path
 
 from flexcosim.cli import main
-from flexcosim.console import ProgressPrinter, terminal_logging
+from flexcosim.console import ProgressPrinter, duration_text, terminal_logging
 
 
 def _system(tmp_path: Path, lag_fmu, T: float = 0.5) -> Path:
@@ -91,27 +90,65 @@ class _Terminal(io.StringIO):
         return True
 
 
+class _Clock:
+    """A wall clock the test moves: ``clock.now`` [s]."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_progress_printer_on_a_terminal_and_in_a_log():
-    """On a terminal: one bar redrawn in place, its line ended when the job is done or a
-    log line comes; in a file: a line per 10 % passed, never more."""
-    tty = _Terminal()
+    """On a terminal: one bar redrawn in place (blanks over a longer line drawn before),
+    its line ended when the job is done or a log line comes; in a file: a line per 10 %
+    passed, never more.  Each with the real-time factor (simulated time) or the cases per
+    second and the time left, counted from the first call."""
+    tty, clock = _Terminal(), _Clock()
     with terminal_logging(0, tty):
-        bar = ProgressPrinter("run", stream=tty, redraw=0.0)
+        bar = ProgressPrinter("run", stream=tty, redraw=0.0, clock=clock)
+        clock.now += 3.0                  # loading before the run: not in the rate
         bar(0.0, 2.0)
+        clock.now += 4.0
         bar(1.0, 2.0)
         logging.getLogger("fmu.cosim.master").warning("real-time overrun")
+        clock.now += 4.0
         bar(2.0, 2.0)
         bar.close()
-    text = re.sub(r"wall \d+\.\d s", "wall W s", tty.getvalue())
-    assert text == ("\rrun: [..............................]   0.0 % t = 0 of 2 s, wall W s"
-                    "\rrun: [###############...............]  50.0 % t = 1 of 2 s, wall W s\n"
-                    "flexcosim: warning: real-time overrun\n"
-                    "\rrun: [##############################] 100.0 % t = 2 of 2 s, wall W s\n")
-    log = io.StringIO()
-    lines = ProgressPrinter("sweep", unit="cases", stream=log, every=math.inf)
+    assert tty.getvalue() == (
+        "\rrun: [..............................]   0.0 % t = 0 of 2 s, wall 3.0 s"
+        "\rrun: [###############...............]  50.0 % t = 1 of 2 s, wall 7.0 s, "
+        "0.25x real time, 4.0 s left\n"
+        "flexcosim: warning: real-time overrun\n"
+        "\rrun: [##############################] 100.0 % t = 2 of 2 s, wall 11.0 s, "
+        "0.25x real time\n")
+    log, clock = io.StringIO(), _Clock()
+    lines = ProgressPrinter("sweep", unit="cases", stream=log, every=math.inf, clock=clock)
     for done in range(1001):
         lines(done, 1000)
+        clock.now += 0.5
     lines.close()
     got = log.getvalue().splitlines()
     assert [line.split(" (")[0] for line in got] == [f"sweep: {p} %" for p in range(10, 101, 10)]
-    assert got[-1].startswith("sweep: 100 % (1000 of 1000 cases, wall ")
+    assert got[0] == "sweep: 10 % (100 of 1000 cases, wall 50.0 s, 2 cases/s, 7 min 30 s left)"
+    assert got[-1] == "sweep: 100 % (1000 of 1000 cases, wall 500.0 s, 2 cases/s)"
+
+
+def test_the_time_left_of_a_sweep_whose_cases_finish_in_bursts():
+    """Two workers finish their cases together: the rate is the average since the first
+    call (3 cases in 3 s of 12: 1 case/s, 9 s left), not the last burst's."""
+    log, clock = io.StringIO(), _Clock()
+    printer = ProgressPrinter("sweep", unit="cases", stream=log, step=0.25, clock=clock)
+    printer(0, 12)
+    for done, after in ((2, 2.0), (3, 1.0), (6, 3.0)):
+        clock.now += after
+        printer(done, 12)
+    assert log.getvalue().splitlines() == [
+        "sweep: 25 % (3 of 12 cases, wall 3.0 s, 1 cases/s, 9.0 s left)",
+        "sweep: 50 % (6 of 12 cases, wall 6.0 s, 1 cases/s, 6.0 s left)"]
+
+
+def test_durations_are_said_as_read():
+    assert [duration_text(s) for s in (0.04, 8.46, 42.4, 185.0, 7620.0, 86400.0)] == [
+        "0.0 s", "8.5 s", "42 s", "3 min 05 s", "2 h 07 min", "24 h 00 min"]

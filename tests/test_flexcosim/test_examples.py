@@ -4,6 +4,7 @@ test of the whole stack, not of numbers (the numbers the examples print are asse
 the physics and controller tests)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from mbdcore.models.model_file import load_model
-from support import EXAMPLES
+from support import EXAMPLES, ROOT
 
 
 WRITES = {
@@ -32,6 +33,15 @@ WRITES = {
 
 def test_every_example_is_listed():
     assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(WRITES)
+
+
+def test_the_readme_lists_every_example():
+    """The README's row of ``examples/`` names the examples the folder holds, no more and
+    no fewer (it had left out ``ring_truss_deployment.py``)."""
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines()
+               if line.startswith("| `examples/` |"))
+    listed = re.findall(r"`([\w.-]+\.py)`", row)
+    assert sorted(listed) == sorted(p.name for p in EXAMPLES.glob("*.py"))
 
 
 @pytest.mark.slow

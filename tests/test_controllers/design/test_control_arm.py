@@ -24,12 +24,14 @@ from controllers.design.arm_lqg import (
     MEASURED,
     design_arm_lqg,
 )
-from controllers.design.synthesis import loop_margins, lqg, lqr, modal_table
+from controllers.design.errors import DesignError
+from controllers.design.lq import lqg, lqr
+from controllers.design.margins import loop_margins
+from controllers.design.realization import modal_table
 from controllers.design.validation import closed_loop_move, move_report, settled_move
 from controllers.laws.arm_lqg import (
     DEFAULT_DESIGN_FILE,
     ArmLQGController,
-    DesignError,
     FlexibleArmReference,
 )
 from controllers.laws.input_shaping import (

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from controllers.design import (
+    ARM_SIGNAL_UNITS,
     DesignWarning,
     linearize_arm,
     minimal_realization,
@@ -21,7 +22,7 @@ from controllers.design import (
     plot_step,
     tune_pid,
 )
-from controllers.design.synthesis import principal_phase
+from controllers.design.margins import principal_phase
 from controllers.laws.joint_pd import JointPDController
 
 
@@ -55,7 +56,7 @@ def test_tune_pid_on_the_arms_linear_model_meets_the_phase_margin(bandwidth_hz):
     that is said by a DesignWarning, with the margin python-control finds."""
     with pytest.warns(DesignWarning, match="crosses 0 dB"):
         tuned = arm_channel_tuning(bandwidth_hz)
-    loop = ct.series(tuned.plant, tuned.controller)
+    loop = ct.series(tuned.plant, tuned.transfer_function)
     assert ct.feedback(loop, 1).poles().real.max() < 0
     _, pm, _, _, wgc, _ = ct.stability_margins(loop, returnall=True)
     k = int(np.argmin(np.abs(np.asarray(wgc) / (2 * np.pi) - bandwidth_hz)))
@@ -97,15 +98,15 @@ def test_modal_table_reports_rigid_modes_as_rigid():
 def test_tuned_controller_connects_by_name():
     with pytest.warns(DesignWarning):
         tuned = arm_channel_tuning(0.5)
-    assert tuned.controller.input_labels == ["theta1_error"]
-    assert tuned.controller.output_labels == ["tau1"]
+    assert tuned.transfer_function.input_labels == ["theta1_error"]
+    assert tuned.transfer_function.output_labels == ["tau1"]
     error = ct.summing_junction(inputs=["theta1_ref", "-theta1"], output="theta1_error")
-    closed = ct.interconnect([tuned.plant, tuned.controller, error], inplist=["theta1_ref"],
+    closed = ct.interconnect([tuned.plant, tuned.transfer_function, error], inplist=["theta1_ref"],
                              outlist=["theta1"])
     step = ct.step_response(closed, np.linspace(0, 20, 4001))
     assert step.outputs[-1] == pytest.approx(1.0, abs=1e-3)
     named = tune_pid(ct.tf([1.0], [1.0, 1.0, 0.0]), 1.0, 60.0, names=("e", "u"))
-    assert named.controller.input_labels == ["e"] and named.controller.output_labels == ["u"]
+    assert named.transfer_function.input_labels == ["e"] and named.transfer_function.output_labels == ["u"]
 
 
 def test_plots_return_the_figure_and_stay_path_like(tmp_path):
@@ -123,7 +124,7 @@ def test_plots_return_the_figure_and_stay_path_like(tmp_path):
     legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
     assert "PM" in legend
     step = plot_step(ct.ss(linearize_arm(outputs=("theta1",))[0, 0]), tmp_path / "step.png",
-                     t_end=0.5)
+                     t_end=0.5, units=ARM_SIGNAL_UNITS)
     assert Path(step).is_file() and step.axes[0].get_ylabel() == "theta1 [rad]"
 
 

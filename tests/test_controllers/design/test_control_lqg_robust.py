@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from controllers.laws.arm_lqg import LQIDesign, design_from_json
-from controllers.design.synthesis import loop_margins, modal_table
+from controllers.design.margins import loop_margins
+from controllers.design.realization import modal_table
 from controllers.design.adapters import linearize_arm
 from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
 from controllers.design.arm_lqg import INTEGRATED, MEASURED, design_arm_lqg

@@ -32,9 +32,10 @@ import control as ct
 import numpy as np
 import pytest
 
-from controllers.laws.arm_lqg import DesignError
-from controllers.design.synthesis import (loop_margins, modal_weight,
-    process_noise_covariance, robustness_scan)
+from controllers.design.errors import DesignError
+from controllers.design.lq import modal_weight, process_noise_covariance
+from controllers.design.margins import loop_margins
+from controllers.design.robustness import robustness_scan
 from controllers.design.adapters import SignalNameError, linearize_arm
 from controllers.laws.joint_pd import JointPDController
 from controllers.design.arm_lqg import (DEFAULT_PROCESS_NOISE, MEASURED, arm_plant_grid,

@@ -10,8 +10,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from controllers.laws.computed_torque import ComputedTorqueController
-from controllers.laws.arm_lqg import DesignError
-from controllers.design import SignalNameError, tune_pid
+from controllers.design import DesignError, SignalNameError, tune_pid
 from controllers.design.adapters import block_iosys
 from controllers.laws.notch import NotchFilter
 from controllers.laws.pid import PIDController, pid_transfer_function
@@ -164,26 +163,26 @@ def test_anti_windup_removes_the_overshoot_of_a_saturated_step():
 def test_tune_pid_meets_bandwidth_and_phase_margin(kind):
     plant = ct.tf([1.0], [1.0, 1.0, 0.0])                  # a motor: 1 / (s (s + 1))
     tuned = tune_pid(plant, bandwidth_hz=1.0, phase_margin_deg=60.0, kind=kind)
-    gm, pm, _, _, _, _ = ct.stability_margins(ct.series(plant, tuned.controller))
-    _, _, _, wc = ct.margin(ct.series(plant, tuned.controller))
+    gm, pm, _, _, _, _ = ct.stability_margins(ct.series(plant, tuned.transfer_function))
+    _, _, _, wc = ct.margin(ct.series(plant, tuned.transfer_function))
     assert pm == pytest.approx(60.0, abs=0.1)
     assert wc / (2 * np.pi) == pytest.approx(1.0, rel=1e-3)
     assert gm == np.inf or 20 * np.log10(gm) >= 6
     assert tuned.margins["crossover_hz"] == pytest.approx([1.0], rel=1e-3)
-    PIDController(**tuned.params())                        # the gains fit the block
+    assert tuned.controller().params["kp"] == tuned.params["kp"]   # the gains fit the block
 
 
 def test_tune_pid_on_a_sampled_plant_uses_the_sampled_law():
     h = 1e-3
     plant = ct.c2d(ct.ss(ct.tf([1.0], [0.1, 1.0, 0.0])), h)
     tuned = tune_pid(plant, bandwidth_hz=10.0, phase_margin_deg=50.0)
-    loop = ct.series(plant, pid_transfer_function(**tuned.params(), dt=h))
+    loop = ct.series(plant, pid_transfer_function(**tuned.params, dt=h))
     gm, pm, _, wg, _, _ = ct.stability_margins(loop, returnall=False)
     assert pm == pytest.approx(50.0, abs=0.1) and 20 * np.log10(gm) >= 6
     assert tuned.margins["phase_margin_deg"] == pytest.approx(50.0, abs=0.1)
     first_order = ct.tf([2.0], [0.5, 1.0])
     pi = tune_pid(first_order, 2.0, 70.0, kind="pi")
-    assert pi.kd == 0 and pi.margins["phase_margin_deg"] == pytest.approx(70.0, abs=0.1)
+    assert pi.params["kd"] == 0 and pi.margins["phase_margin_deg"] == pytest.approx(70.0, abs=0.1)
 
 
 def test_impossible_tuning_requests_are_named():

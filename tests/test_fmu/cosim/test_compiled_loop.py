@@ -31,31 +31,37 @@ def same_rows(a, b) -> None:
     assert a.data.tobytes() == b.data.tobytes()
 
 
-def mixed_system(lag, stair, feedthrough, stop_at=None):
-    """A loop through a feedthrough chain (lag1.x -> stair.y -> Feedthrough's Float64 ->
-    lag1.u, and on through lag1.dx to lag2.u), an Integer output into a Real input, Real
-    outputs into an Integer and a Boolean input (rounded), Integer and Boolean outputs."""
+@pytest.fixture(scope="module")
+def relay_fmu(tmp_path_factory):
+    """support/c/relay.c: a Real, an Integer and a Boolean input, each its own output."""
+    from support.c_fmus import build_relay_fmu
+    return build_relay_fmu(tmp_path_factory.mktemp("relay_fmu"))
+
+
+def mixed_system(lag, stair, relay, stop_at=None):
+    """A loop through a feedthrough chain (lag1.x -> stair.y -> relay's Real -> lag1.u,
+    and on through lag1.dx to lag2.u), an Integer output into a Real input, Real outputs
+    into an Integer and a Boolean input (rounded half to even), Integer and Boolean
+    outputs."""
     stair_params = {} if stop_at is None else {"stop_at": stop_at}
     comps = [FMUComponent("lag1", lag, {"T": 0.2, "K": 0.5, "x0": 1.0}),
              FMUComponent("stair", stair, stair_params),
-             FMUComponent("ft", feedthrough),
+             FMUComponent("relay", relay),
              FMUComponent("lag2", lag, {"T": 0.1, "K": 20.0})]
     return System(comps,
-                  [("lag1.x", "stair.u"), ("stair.y", "ft.Float64_continuous_input"),
-                   ("ft.Float64_continuous_output", "lag1.u"), ("lag1.dx", "lag2.u"),
-                   ("stair.counter", "ft.Float64_discrete_input"),
-                   ("lag2.x", "ft.Int32_input"), ("lag1.dx", "ft.Boolean_input")])
+                  [("lag1.x", "stair.u"), ("stair.y", "relay.r"), ("relay.r_out", "lag1.u"),
+                   ("lag1.dx", "lag2.u"), ("lag2.x", "relay.i"), ("lag1.dx", "relay.b")])
 
 
 @pytest.mark.parametrize("method, stop_at", [("gauss-seidel", None), ("jacobi", None),
                                              ("gauss-seidel", 1.5), ("jacobi", 1.5),
                                              ("gauss-seidel", 1.234)])
 def test_the_compiled_loop_gives_the_python_loops_rows_bit_for_bit(
-        lag_fmu, stair_fmu, reference_fmus, tmp_path, method, stop_at):
+        lag_fmu, stair_fmu, relay_fmu, tmp_path, method, stop_at):
     """stop_at 1.5: Stair asks to terminate having reached the end of a step (the others
     finish it, the row at 1.5 s is kept); 1.234: within a step (the run ends at 1.23 s)."""
     def make():
-        return mixed_system(lag_fmu, stair_fmu, reference_fmus["Feedthrough"], stop_at)
+        return mixed_system(lag_fmu, stair_fmu, relay_fmu, stop_at)
 
     python, compiled = both(make, 0.01, method, stop_time=2.0, record_every=3,
                             csv=tmp_path / f"{method}.csv")
@@ -67,7 +73,8 @@ def test_the_compiled_loop_gives_the_python_loops_rows_bit_for_bit(
     if stop_at is None:
         assert python.termination is None and compiled.termination is None
         assert compiled.compiled_steps == 200 and compiled.time[-1] == 2.0
-        assert set(compiled["ft.Int32_output"]) > {0.0, 1.0}    # rounded, varied
+        assert len(set(compiled["relay.i_out"])) > 3            # rounded, varied
+        assert set(compiled["relay.b_out"]) > {0.0, 1.0}        # as set: 2 is 2
     else:
         assert compiled.termination == python.termination
         end = 1.5 if stop_at == 1.5 else 1.23

@@ -1,10 +1,11 @@
 """The master with FMUs written elsewhere (issue 13, items 21-22: the Modelica Reference
 FMUs, FMI 2.0 co-simulation).
 
-The Reference FMUs are not available offline; tests/support/c/stair.c reproduces the two
-traits that broke the master: a String input that an output depends on (item 21) and a
-request to terminate, fmi2Discard with fmi2Terminated set, as the Reference FMU Stair
-does (item 22).
+The Reference FMUs are not part of this repository; tests/support/c/stair.c, our own,
+reproduces the two traits that broke the master: a String input that an output depends
+on (item 21) and a request to terminate, fmi2Discard with fmi2Terminated set, as the
+Reference FMU Stair does (item 22); stair3.c is its FMI 3.0 twin (terminateSimulation,
+saved states).
 """
 from __future__ import annotations
 
@@ -176,85 +177,54 @@ def test_an_fmu_without_experiment_runs_with_fmpys_stop_and_step(lag_fmu, tmp_pa
 
 
 # ---------------------------------------------------------------------------------
-# the Modelica Reference FMUs themselves (issue 25, defects 2 and 3, in the FMUs the
-# issue names: compiled from their sources, support/c/reference_fmus)
-# ---------------------------------------------------------------------------------
-def _csv(path):
-    return np.genfromtxt(path, delimiter=",", names=True, deletechars="")
-
-
-def test_the_reference_stair_ends_with_its_t_9_row_as_in_fmpy(reference_fmus, tmp_path,
-                                                              capsys):
-    """Stair counts seconds and asks to terminate in the step that reaches t = 9 s
-    (counter 10).  Before: the results ended at 8.8 s; fmpy records t = 9 s."""
-    fmpy = pytest.importorskip("fmpy")
-    from support.reference_fmus import reference_result
-    csv = tmp_path / "stair.csv"
-    assert main(["cosim", str(reference_fmus["Stair"]), "--stop", "10", "--step", "0.2",
-                 "-o", str(csv)]) == 0
-    out = capsys.readouterr().out
-    assert "46 points, t = 0 .. 9 s" in out and "the run ended at t = 9 s" in out
-    ours = _csv(csv)
-    ref = fmpy.simulate_fmu(str(reference_fmus["Stair"]), stop_time=10.0, output_interval=0.2)
-    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
-    np.testing.assert_array_equal(ours["Stair.counter"], ref["counter"])
-    assert ours["Stair.counter"][-1] == 10
-    # and the counter's steps where the model's own reference result has them
-    shipped = _csv(reference_result("Stair"))
-    for t, counter in zip(shipped["time"], shipped["counter"]):
-        if t <= 9.0:
-            k = int(np.argmin(abs(ours["time"] - t)))
-            if abs(ours["time"][k] - t) < 1e-9:
-                assert ours["Stair.counter"][k] == counter
-
-
-@pytest.mark.parametrize("model", ["Feedthrough", "Resource"])
-def test_reference_fmus_without_a_step_run_as_in_fmpy(reference_fmus, tmp_path, capsys,
-                                                      model):
-    """Feedthrough gives no DefaultExperiment step and Resource none at all (stop 1 s):
-    both ran in fmpy and stopped here with "has no default for --step"."""
-    fmpy = pytest.importorskip("fmpy")
-    csv = tmp_path / "r.csv"
-    assert main(["cosim", str(reference_fmus[model]), "-o", str(csv)]) == 0
-    assert "500 steps" in capsys.readouterr().err
-    ours = _csv(csv)
-    ref = fmpy.simulate_fmu(str(reference_fmus[model]))
-    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
-    if model == "Resource":   # y, the first byte of resources/y.txt: 'a' = 97
-        np.testing.assert_array_equal(ours["Resource.y"], ref["y"])
-        assert set(ours["Resource.y"]) == {97}
-
-
-# ---------------------------------------------------------------------------------
 # FMI 3.0 co-simulation FMUs (issue 25, item 2: the master runs them, through fmpy's
-# FMU3Slave): the Reference FMUs' FMI 3.0 builds
+# FMU3Slave): Stair as an FMI 3.0 FMU (support/c/stair3.c, our own)
 # ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("model", ["Stair", "Feedthrough", "Resource"])
-def test_fmi3_reference_fmus_run_as_in_fmpy(reference_fmus3, model):
-    """Defaults from the FMU (Feedthrough and Resource: their fixedInternalStepSize),
-    every scalar output equal to fmpy's run of the same FMU; Stair ends with its t = 9 s
-    row, asked for by fmi3DoStep's terminateSimulation."""
+def test_an_fmi3_fmu_ending_its_step_with_terminate_is_recorded_as_in_fmpy(stair3_fmu):
+    """The FMI 3.0 Stair asks to end the simulation in the step that reaches t = 9 s
+    (terminateSimulation with a completed step): the run ends there with that row, as
+    fmpy records it, counter 10."""
     fmpy = pytest.importorskip("fmpy")
     from fmu.cosim.simulate import cosimulate
-    ours = cosimulate(str(reference_fmus3[model]))
-    ref = fmpy.simulate_fmu(str(reference_fmus3[model]))
+    stair = FMUComponent("Stair", stair3_fmu, parameters={"stop_at": 9.0})
+    ours = cosimulate(System([stair]), stop_time=10.0, step_size=0.2)
+    ref = fmpy.simulate_fmu(str(stair3_fmu), start_values={"stop_at": 9.0})
     np.testing.assert_allclose(ours.time, ref["time"], atol=1e-12)
-    outputs = [n for n in ref.dtype.names if n != "time"]
-    assert outputs and all(f"{model}.{n}" in ours.data.dtype.names for n in outputs)
-    for n in outputs:
-        np.testing.assert_array_equal(ours[f"{model}.{n}"], np.asarray(ref[n], dtype=float))
-    if model == "Stair":
-        assert ours.termination is not None and ours.time[-1] == 9.0
-        assert "fmi3DoStep set terminateSimulation" in str(ours.termination)
-        assert ours["Stair.counter"][-1] == 10
+    for n in ("counter", "y"):
+        np.testing.assert_array_equal(ours[f"Stair.{n}"], np.asarray(ref[n], dtype=float))
+    assert ours.termination is not None and ours.time[-1] == 9.0 == ref["time"][-1]
+    assert "fmi3DoStep set terminateSimulation" in str(ours.termination)
+    assert ours["Stair.counter"][-1] == 10
 
 
-def test_an_fmi3_fmus_state_is_saved_and_restored(reference_fmus3):
+@pytest.mark.parametrize("experiment, stop, step", [
+    ('<DefaultExperiment startTime="0" stopTime="2"/>', 2.0, 0.004),   # no step size
+    ("", 1.0, 0.002)])                                                 # no experiment
+def test_an_fmi3_fmu_without_a_step_runs_with_fmpys_stop_and_step(tmp_path, capsys,
+                                                                   experiment, stop, step):
+    """Stop and step where the FMU gives none: fmpy's, stop/500 (the Reference FMU
+    Feedthrough gives a stop time only, Resource nothing)."""
+    fmpy = pytest.importorskip("fmpy")
+    from support.c_fmus import build_stair3_fmu, stair3_description
+    fmu = build_stair3_fmu(tmp_path, stair3_description(experiment))
+    csv = tmp_path / "r.csv"
+    assert main(["cosim", str(fmu), "-o", str(csv)]) == 0
+    assert f"step {step:g} s (500 steps)" in capsys.readouterr().err
+    ours = np.genfromtxt(csv, delimiter=",", names=True, deletechars="")
+    ref = fmpy.simulate_fmu(str(fmu))
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    assert ours["time"][-1] == pytest.approx(stop, abs=1e-12)
+    np.testing.assert_array_equal(ours["Stair.counter"], np.asarray(ref["counter"], dtype=float))
+
+
+def test_an_fmi3_fmus_state_is_saved_and_restored(stair3_fmu):
     """fmi3GetFMUState / fmi3SerializeFMUState and back: a run continued from a state
     saved at t = 3 s equals the run that went on from there."""
-    c = FMUComponent("stair", reference_fmus3["Stair"])
+    c = FMUComponent("stair", stair3_fmu)
     c.initialize(0.0, 10.0)
     try:
+        outputs = [c.outputs.index("counter")]
+        counter = lambda: [c.get_output_values()[k] for k in outputs]     # noqa: E731
         for k in range(15):
             c.do_step(0.2 * k, 0.2)
         saved = c.get_state()
@@ -262,17 +232,20 @@ def test_an_fmi3_fmus_state_is_saved_and_restored(reference_fmus3):
         straight = []
         for k in range(15, 25):
             c.do_step(0.2 * k, 0.2)
-            straight.append(c.get_output_values())
+            straight.append(counter())
         c.set_state(saved)
-        assert c.get_output_values() == [3.0 + 1.0]   # counter 4 at t = 3 s (starts at 1)
+        assert counter() == [3.0 + 1.0]          # counter 4 at t = 3 s (starts at 1)
         again = []
         for k in range(15, 25):
             c.do_step(0.2 * k, 0.2)
-            again.append(c.get_output_values())
+            again.append(counter())
         assert again == straight and straight[-1] == [6.0]
         snap = c.snapshot()
         c.do_step(5.0, 0.2)
         c.restore(snap)
-        assert c.get_output_values() == [6.0]
+        assert counter() == [6.0]
+        with pytest.raises(Exception):           # a state of another size is refused
+            c.set_state(saved[:-1])
+        assert any("fmi3DeserializeFMUState: wrong size" in line for line in c.log)
     finally:
         c.terminate()

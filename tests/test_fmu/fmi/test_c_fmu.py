@@ -295,12 +295,13 @@ def test_command_line_export_and_its_messages(tmp_path, capsys):
     capsys.readouterr()
     for argv, message in (
             (["export-c", "statespace", "--from", str(path), "--set", "metod=gill"],
-             "--set metod: no such parameter; parameters: method, substeps"),
+             "--set metod: unknown parameter 'metod'; did you mean 'method'? accepted "
+             "parameters: method, substeps"),
             (["export-c", "statespace", "--from", str(path), "--set", "substeps=0"],
              "'substeps' = 0 is invalid"),
             (["export-c", "statespace", "--from", str(tmp_path / "none.json")],
              "not a readable state-space file"),
-            (["export-c", "manipulatr"], "accepted models are manipulator, joint-pd, lqg, "
+            (["export-c", "manipulatr"], "accepted models: manipulator, joint-pd, lqg, "
              "trajectory, shaped-trajectory, pid, notch, statespace, antenna-axis, antenna-servo, drive"),
             (["export-c", "notch", "--from", str(path)], "--from is for statespace and lqg"),
             (["export-c", "lqg", "--from", str(path)], "not a valid LQG design"),
@@ -419,15 +420,17 @@ def test_c_arm_fmu_in_the_c_host_refuses_changing_a_built_in_parameter(host, tmp
 
 def test_c_joint_pd_and_trajectory_equal_their_python_blocks(tmp_path):
     """Random references and measurements (saturating half of the time) through the C
-    joint PD FMU and the Python law; the C quintic reference against the Python one."""
+    joint PD FMU and the Python law, joint 1 with its rate filter (its state advanced by
+    each step in both, the same arithmetic); the C quintic reference against the Python
+    one."""
     pd_fmu = Unzipped(export_c_fmu(JointPDController, tmp_path, model_name="PDC"), tmp_path / "pd")
     ref_fmu = Unzipped(export_c_fmu(QuinticJointTrajectory, tmp_path, model_name="RefC"),
                        tmp_path / "ref")
     rng = np.random.default_rng(5)
-    law = JointPDController(kp1=150.0, tau_max2=0.4)
-    c_law = Instance(pd_fmu.md, str(pd_fmu.dir), step=1e-3, kp1=150.0, tau_max2=0.4)
+    law = JointPDController(kp1=150.0, tau_max2=0.4, tf1=0.02)
+    c_law = Instance(pd_fmu.md, str(pd_fmu.dir), step=1e-3, kp1=150.0, tau_max2=0.4, tf1=0.02)
     saturated = 0
-    for _ in range(200):
+    for k in range(200):
         values = dict(zip(law.input_names(), rng.normal(scale=0.5, size=10)))
         law.set_inputs(values)
         for name, v in values.items():
@@ -436,8 +439,9 @@ def test_c_joint_pd_and_trajectory_equal_their_python_blocks(tmp_path):
         got = c_law.get("tau1", "tau2")
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
         saturated += abs(expected[1]) == 0.4
+        law.do_step(k * 1e-3, 1e-3)
         c_law.step()
-    assert saturated > 20
+    assert saturated > 20 and law.xf[0] != 0.0
     c_law.close()
     ref = QuinticJointTrajectory(move_time=1.5, start_time=0.2)
     c_ref = Instance(ref_fmu.md, str(ref_fmu.dir), step=1e-2, move_time=1.5, start_time=0.2)

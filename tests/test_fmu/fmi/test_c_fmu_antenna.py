@@ -368,7 +368,7 @@ def test_command_line_exports_the_antenna_models(tmp_path, capsys):
     for argv, message in (
             (["export-c", "drive", "--set", "n_motors=3"], "'n_motors' = 3 is invalid"),
             (["export-c", "antenna-axis", "--set", "method=bdf2"], "'bdf2' has no C"),
-            (["export-c", "antenna-servo", "--set", "gain=1"], "--set gain: no such parameter"),
+            (["export-c", "antenna-servo", "--set", "gain=1"], "--set gain: unknown parameter 'gain'"),
             (["export-c", "antena-axis"], "antenna-axis, antenna-servo, drive")):
         assert main(argv) == 2
         err = capsys.readouterr().err

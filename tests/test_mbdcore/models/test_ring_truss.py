@@ -191,6 +191,30 @@ def test_picture_draws_every_member_and_the_animation_is_a_gif(tmp_path):
     assert path.read_bytes()[:4] == b"GIF8"
 
 
+def test_pictures_in_a_row_keep_their_z_labels_in_view():
+    """Three pictures side by side, as the deployment example draws them: every z label
+    lies inside the figure and on no other picture (it was cut by the next picture and,
+    for the last, by the figure's edge)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    truss = ring_truss(n_bays=4, drive=False, latch=False)
+    fig = Figure(figsize=(13, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, 3, i + 1, projection="3d") for i in range(3)]
+    for ax, angle in zip(axes, (1.2, 1.4, 1.5)):
+        plot_configuration(truss, truss.coordinates(angle), ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in axes:
+        label = ax.zaxis.label.get_window_extent(renderer)
+        assert ax.get_zlabel() == "z [m]" and label.width > 0
+        assert fig.bbox.x0 <= label.x0 and label.x1 <= fig.bbox.x1
+        assert fig.bbox.y0 <= label.y0 and label.y1 <= fig.bbox.y1
+        others = [b.get_window_extent(renderer) for b in axes if b is not ax]
+        assert not any(label.overlaps(box) for box in others)
+
+
 def test_consistent_initial_conditions_from_a_rough_folded_guess():
     """The DAE drivers' assembly (least-squares position projection, then velocities)
     takes a perturbed folded configuration onto the constraints: the geared truss

@@ -61,6 +61,6 @@ def test_the_command_refuses_a_million_bays_in_one_line(tmp_path):
                           preexec_fn=_limit_memory)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.splitlines() == [
-        f"flexcosim build: parameter 'n_bays' = 1000000 is invalid: accepted values are a "
+        f"flexcosim build: error: parameter 'n_bays' = 1000000 is invalid: accepted values are a "
         f"finite integer in [4, {MAX_BAYS}]"]
     assert list(tmp_path.iterdir()) == []

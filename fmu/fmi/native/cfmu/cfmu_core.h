@@ -504,11 +504,12 @@ static int cf_no_variable(Instance *c, const unsigned int vr[], size_t n, const 
 }
 
 /* ---------------------------------------------------------------- setters ---------- */
-static int cf_set_real(Instance *c, const unsigned int vr[], size_t n, const double value[], const char *what) {
+/* Whether every value[k] may be set to Real vr[k]: the first refusal logged. */
+static int cf_check_real(Instance *c, const unsigned int vr[], size_t n, const double value[], const char *what) {
     size_t k;
     char range[160];
     if (n && (!vr || !value)) return CF_ERROR;
-    for (k = 0; k < n; k++) {     /* all checked before any is applied */
+    for (k = 0; k < n; k++) {
         const VarInfo *v = lookup(c, vr[k], VAR_REAL, what);
         if (!v || check_settable(c, v) != CF_OK) return CF_ERROR;
         if (!in_range(v, value[k])) {
@@ -520,6 +521,12 @@ static int cf_set_real(Instance *c, const unsigned int vr[], size_t n, const dou
                          shortest(kept, sizeof kept, c->d.r[vr[k]]));
         }
     }
+    return CF_OK;
+}
+
+static int cf_set_real(Instance *c, const unsigned int vr[], size_t n, const double value[], const char *what) {
+    size_t k;
+    if (cf_check_real(c, vr, n, value, what) != CF_OK) return CF_ERROR;  /* all before any */
     for (k = 0; k < n; k++) c->d.r[vr[k]] = value[k];
     return CF_OK;
 }

@@ -8,7 +8,9 @@
  * value references; the independent variable "time" has value reference N_VARS.  Model
  * Exchange for a model whose only state is continuous (CF_MODEL_EXCHANGE): the state is
  * the array variable "state" [N_X] (N_VARS + 1), its derivative "der(state)" (N_VARS +
- * 2).  No event mode in co-simulation, no early return, no clocks, no Scheduled
+ * 2).  A vector signal may be one array variable (model_config.h's N_ARRAYS, value
+ * references N_VARS + 3 + a), read and written as its elements, the FMI 2.0 FMU's
+ * scalars, in order (ARRAY_ELEMENTS).  No event mode in co-simulation, no early return, no clocks, no Scheduled
  * Execution (those calls return fmi3Error naming themselves).  A discarded step says in
  * terminateSimulation whether the model can go on, and in lastSuccessfulTime where it is.
  * Memory: calloc/free (FMI 3.0 has no memory callbacks), only at instantiation and when a
@@ -25,6 +27,16 @@
    derivative "der(state)" */
 #define VR_STATE ((fmi3ValueReference)(N_VARS + 1))
 #define VR_DER_STATE ((fmi3ValueReference)(N_VARS + 2))
+/* Vector signals as array variables: each one's elements (value references of its
+   scalars) from ARRAY_FIRST[a] to ARRAY_FIRST[a + 1] in ARRAY_ELEMENTS */
+#define VR_ARRAY0 ((fmi3ValueReference)(N_VARS + 3))
+#ifndef N_ARRAYS
+#define N_ARRAYS 0
+#define ARRAY_FIRST {0}
+#define ARRAY_ELEMENTS {0}
+#endif
+static const size_t array_first[N_ARRAYS + 1] = ARRAY_FIRST;
+static const unsigned int array_elements[] = ARRAY_ELEMENTS;
 
 static void cf_host_log(Instance *c, int status, const char *category, const char *text) {
     if (c->log_message) c->log_message(c->env, (fmi3Status)status, category, text);
@@ -40,10 +52,10 @@ static void cf_host_free(Instance *c, void *p) {
     free(p);
 }
 
-/* One value per value reference: every variable here is a scalar. */
+/* One value per value reference: Int32 and String variables are scalars here. */
 static int scalars(Instance *c, size_t n_vr, size_t n_values, const char *what) {
     if (n_vr == n_values) return CF_OK;
-    return fail(c, "%s: %s: %lu values for %lu value references; every variable of this FMU "
+    return fail(c, "%s: %s: %lu values for %lu value references; every variable of this type "
                 "is a scalar", c->name, what, (unsigned long)n_values, (unsigned long)n_vr);
 }
 
@@ -163,27 +175,46 @@ fmi3Status fmi3Reset(fmi3Instance instance) {
 }
 
 /* ---------------------------------------------------------------- values ----------- */
-/* The number of values of a Float64 variable: N_X for the state arrays, else 1 */
+/* The array variable vr is, or -1 */
+static int array_of(fmi3ValueReference vr) {
+    return (vr >= VR_ARRAY0 && vr < VR_ARRAY0 + N_ARRAYS) ? (int)(vr - VR_ARRAY0) : -1;
+}
+
+/* The number of values of a Float64 variable: N_X for the state arrays, an array
+   variable's size, else 1 */
 static size_t values_of(fmi3ValueReference vr) {
+    int a = array_of(vr);
+    if (a >= 0) return array_first[a + 1] - array_first[a];
     return (N_X > 0 && (vr == VR_STATE || vr == VR_DER_STATE)) ? (size_t)N_X : 1;
+}
+
+/* The values a call's value references hold, or a logged refusal (CF_ERROR) */
+static int count_values(Instance *c, const fmi3ValueReference vr[], size_t n, size_t n_values,
+                        const char *what) {
+    size_t k, expected = 0;
+    for (k = 0; k < n; k++) expected += values_of(vr[k]);
+    if (expected == n_values) return CF_OK;
+    return fail(c, "%s: %s: %lu values for %lu value references that hold %lu", c->name, what,
+                (unsigned long)n_values, (unsigned long)n, (unsigned long)expected);
 }
 
 fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], size_t n,
                           fmi3Float64 values[], size_t n_values) {
     Instance *c = (Instance *)instance;
-    size_t k, at = 0, expected = 0;
+    size_t k, j, at = 0;
     if (!c) return fmi3Error;
     if (n && (!vr || !values)) return fmi3Error;
-    for (k = 0; k < n; k++) expected += values_of(vr[k]);
-    if (expected != n_values)
-        return (fmi3Status)fail(c, "%s: fmi3GetFloat64: %lu values for %lu value references that "
-                                "hold %lu", c->name, (unsigned long)n_values, (unsigned long)n,
-                                (unsigned long)expected);
+    if (count_values(c, vr, n, n_values, "fmi3GetFloat64") != CF_OK) return fmi3Error;
     refresh_outputs(c);                 /* once per call, not per value */
     for (k = 0; k < n; k++) {
+        int a = array_of(vr[k]);
         if (vr[k] == VR_TIME) {
             values[at++] = c->d.time;
-        } else if (values_of(vr[k]) > 1 || (N_X == 1 && (vr[k] == VR_STATE || vr[k] == VR_DER_STATE))) {
+        } else if (a >= 0) {
+            for (j = array_first[a]; j < array_first[a + 1]; j++)
+                if (cf_real_value(c, array_elements[j], &values[at++], "fmi3GetFloat64") != CF_OK)
+                    return fmi3Error;
+        } else if (N_X > 0 && (vr[k] == VR_STATE || vr[k] == VR_DER_STATE)) {
 #if N_X > 0
             if (vr[k] == VR_STATE) memcpy(values + at, c->d.x, N_X * sizeof *values);
             else model_derivatives(&c->d, c->d.x, values + at);
@@ -196,17 +227,36 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], 
     return fmi3OK;
 }
 
+/* Check (apply = 0) or set (apply = 1) the values of a fmi3SetFloat64 call, an array
+   variable as its elements */
+static int set_float64(Instance *c, const fmi3ValueReference vr[], size_t n,
+                       const fmi3Float64 values[], int apply) {
+    size_t k, at = 0;
+    for (k = 0; k < n; k++) {
+        int a = array_of(vr[k]);
+        const unsigned int *elements = a >= 0 ? array_elements + array_first[a] : &vr[k];
+        size_t count = values_of(vr[k]);
+        int status = apply ? cf_set_real(c, elements, count, values + at, "fmi3SetFloat64")
+                           : cf_check_real(c, elements, count, values + at, "fmi3SetFloat64");
+        if (status != CF_OK) return status;
+        at += count;
+    }
+    return CF_OK;
+}
+
 fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], size_t n,
                           const fmi3Float64 values[], size_t n_values) {
     Instance *c = (Instance *)instance;
     size_t k;
     if (!c) return fmi3Error;
-    if (scalars(c, n, n_values, "fmi3SetFloat64") != CF_OK) return fmi3Error;
+    if (n && (!vr || !values)) return fmi3Error;
     for (k = 0; k < n; k++)
-        if (vr && (vr[k] == VR_TIME || vr[k] == VR_STATE || vr[k] == VR_DER_STATE))
+        if (vr[k] == VR_TIME || vr[k] == VR_STATE || vr[k] == VR_DER_STATE)
             return (fmi3Status)fail(c, "%s: fmi3SetFloat64: value reference %u is time or the "
                                     "state, which are not set this way", c->name, vr[k]);
-    return (fmi3Status)cf_set_real(c, vr, n, values, "fmi3SetFloat64");
+    if (count_values(c, vr, n, n_values, "fmi3SetFloat64") != CF_OK) return fmi3Error;
+    if (set_float64(c, vr, n, values, 0) != CF_OK) return fmi3Error;   /* all before any */
+    return (fmi3Status)set_float64(c, vr, n, values, 1);
 }
 
 fmi3Status fmi3GetInt32(fmi3Instance instance, const fmi3ValueReference vr[], size_t n,

@@ -13,6 +13,8 @@ const VarInfo VARS[N_VARS] = {
     {"tau_max1", VAR_REAL, VAR_PARAMETER, 1, 1, 1, "N.m", 0, {0}},
     {"tau_max2", VAR_REAL, VAR_PARAMETER, 1, 1, 1, "N.m", 0, {0}},
     {"feedforward", VAR_INTEGER, VAR_PARAMETER, 1, 1, 0, "", 0, {0}},
+    {"tf1", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "s", 0, {0}},
+    {"tf2", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "s", 0, {0}},
     {"l1", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "m", 0, {0}},
     {"l2", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "m", 0, {0}},
     {"rho_a1", VAR_REAL, VAR_PARAMETER, 1, 1, 0, "kg/m", 0, {0}},
@@ -42,19 +44,31 @@ const VarInfo VARS[N_VARS] = {
 #include "rigid_arm.c"
 #include "joint_laws.c"
 
+
 int model_setup(ModelData *d, char *msg, size_t n) { (void)d; (void)msg; (void)n; return 0; }
-void model_initial(ModelData *d) { (void)d; }
+void model_initial(ModelData *d) { Z(0) = 0.0; Z(1) = 0.0; }
 void model_derivatives(const ModelData *d, const double *x, double *dx) { (void)d; (void)x; (void)dx; }
-void model_update(ModelData *d, double h) { (void)d; (void)h; }
 int model_validity(const ModelData *d, char *msg, size_t n) { (void)d; (void)msg; (void)n; return 0; }
 
-void model_outputs(ModelData *d) {
+void model_update(ModelData *d, double h) {
+    if (PAR_tf1 > 0.0) {
+        const double a = exp(-h / PAR_tf1);
+        Z(0) = a * Z(0) + (1.0 - a) * (IN_omega1_ref - IN_omega1);
+    }
+    if (PAR_tf2 > 0.0) {
+        const double a = exp(-h / PAR_tf2);
+        Z(1) = a * Z(1) + (1.0 - a) * (IN_omega2_ref - IN_omega2);
+    }
+}
 
+void model_outputs(ModelData *d) {
     const double g[7] = {PAR_kp1, PAR_kd1, PAR_kp2, PAR_kd2, PAR_tau_max1, PAR_tau_max2, (double)PAR_feedforward};
     const double ref[6] = {IN_theta1_ref, IN_theta2_ref, IN_omega1_ref, IN_omega2_ref,
                            IN_alpha1_ref, IN_alpha2_ref};
-    const double meas[4] = {IN_theta1, IN_theta2, IN_omega1, IN_omega2};
+    double meas[4] = {IN_theta1, IN_theta2, IN_omega1, IN_omega2};
     double tau[2];
+    meas[2] = PAR_tf1 > 0.0 ? IN_omega1_ref - Z(0) : IN_omega1;
+    meas[3] = PAR_tf2 > 0.0 ? IN_omega2_ref - Z(1) : IN_omega2;
     joint_pd_torques(g, RIGID, ref, meas, tau);
     OUT_tau1 = tau[0];
     OUT_tau2 = tau[1];

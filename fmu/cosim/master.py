@@ -29,7 +29,7 @@ Compiled loop
 A fixed-step run whose components are all FMI 2.0 FMUs (C-source or pythonfmu alike),
 without extrapolation, real-time pacing or a step timeout, runs its loop in C
 (:mod:`fmu.cosim.compiled_loop`): the same FMI calls with the same values in the same
-order, so the same rows bit for bit, at about 1 µs per FMU per step for the loop itself;
+order, so the same rows bit for bit, at below 1 µs per FMU per step for the loop itself;
 whatever is unusual (a refused value, a failed call, a logged error, a request to
 terminate) is handed back to the Python loop at the operation where it happened.
 ``Result.compiled_steps`` counts its steps; ``Master(compiled=False)`` asks for the

@@ -312,6 +312,7 @@ class BlockSlave(Fmi2Slave):
         self._failure: tuple | None = None       # the last refused step, see _failed
 
         self._variables: dict[int, _Variable] = {}
+        self._named: dict[str, _Variable] = {}      # the same, by name (every get and set)
         for p in block_class.PARAMETERS:
             self._register(p.name, self._parameter_type(p), "parameter", p)
         for s in block_class.INPUTS:
@@ -329,7 +330,7 @@ class BlockSlave(Fmi2Slave):
         return fmi_type
 
     def _register(self, name: str, fmi_type: str, causality: str, spec) -> None:
-        if any(v.name == name for v in self._variables.values()):
+        if name in self._named:
             raise ValueError(f"{self.BLOCK.__name__}: the name {name!r} is used twice among "
                              "parameters, inputs and outputs")
         kwargs: dict[str, Any] = dict(
@@ -347,6 +348,7 @@ class BlockSlave(Fmi2Slave):
         var = _VARIABLE_CLASS[fmi_type](name, **kwargs)
         self.register_variable(var, nested=False)
         self._variables[var.value_reference] = _Variable(name, fmi_type, causality, spec)
+        self._named[name] = self._variables[var.value_reference]
 
     @staticmethod
     def _description(spec: Signal | Parameter) -> str:
@@ -388,10 +390,7 @@ class BlockSlave(Fmi2Slave):
             self._set_input(name, value)
 
     def _by_name(self, name: str) -> _Variable:
-        for var in self._variables.values():
-            if var.name == name:
-                return var
-        raise KeyError(name)
+        return self._named[name]
 
     def _set_parameter(self, var: _Variable, value: Any) -> None:
         if self._initialized:

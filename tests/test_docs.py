@@ -2,7 +2,10 @@
 
 Convention: a fenced block whose info string is exactly ``python`` is executed; one with
 more words after ``python`` (``python no-run``) is shown but not executed — for a block
-too costly for the suite (a sweep over processes) or that writes a figure.  A document's
+too costly for the suite (a sweep over processes) or that writes a figure.  A fenced
+block with no info string right after a runnable block is the output it prints: what
+the block prints must be that text, but for line breaks and spaces (a block that prints
+nothing may be followed by a warning's text, which is not compared).  A document's
 blocks run in order, in one namespace, in a temporary working folder, each with its
 printed output and its warnings recorded.  The checks are here, not in the documents:
 the guide (``docs/control_design.md``) is checked step by step against the physics and
@@ -32,11 +35,24 @@ FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
 def python_blocks(text: str) -> list[tuple[int, str, bool]]:
     """``(line, code, runs)`` of each fenced Python block of ``text`` (module docstring)."""
+    return [(line, code, runs) for line, code, runs, _ in fenced_python(text)]
+
+
+def fenced_python(text: str) -> list[tuple[int, str, bool, str | None]]:
+    """``(line, code, runs, shown)`` of each fenced Python block of ``text``: ``shown``
+    the text of the plain fenced block right after it (only blank lines between), or
+    None (module docstring)."""
+    fences = list(FENCE.finditer(text))
     blocks = []
-    for m in FENCE.finditer(text):
+    for k, m in enumerate(fences):
         words = m.group(1).split()
-        if words[:1] == ["python"]:
-            blocks.append((text.count("\n", 0, m.start()) + 2, m.group(2), words == ["python"]))
+        if words[:1] != ["python"]:
+            continue
+        after = fences[k + 1] if k + 1 < len(fences) else None
+        shown = (after.group(2) if after is not None and not after.group(1).strip()
+                 and not text[m.end():after.start()].strip() else None)
+        blocks.append((text.count("\n", 0, m.start()) + 2, m.group(2), words == ["python"],
+                       shown))
     return blocks
 
 
@@ -70,7 +86,17 @@ def guide(tmp_path_factory):
 
 def test_block_reader_follows_the_convention():
     text = "a\n```python\nx = 1\n```\n\n```python no-run\ny = 2\n```\n```\nout\n```\n"
-    assert python_blocks(text) == [(3, "x = 1\n", True), (7, "y = 2\n", False)]
+    assert fenced_python(text) == [(3, "x = 1\n", True, None), (7, "y = 2\n", False, "out\n")]
+
+
+def test_guide_prints_what_it_shows(guide):
+    """Each runnable block of the guide that prints prints the output shown after it."""
+    shown = [s for _, _, runs, s in fenced_python((DOCS / GUIDE).read_text()) if runs]
+    assert len(shown) == len(guide["printed"])
+    for k, (printed, expected) in enumerate(zip(guide["printed"], shown)):
+        if printed:
+            assert expected is not None, f"runnable block {k} prints but shows no output"
+            assert printed.split() == expected.split(), f"runnable block {k}"
 
 
 def test_every_runnable_block_is_run():
@@ -100,10 +126,10 @@ def test_modal_table_has_the_multibody_models_frequencies(guide):
 
     rows = modal_table(guide["ns"]["plant"])
     assert sum(r["rigid"] for r in rows) == 4
+    assert all(abs(r["damping"]) < 1e-12 for r in rows if not r["rigid"])   # undamped
     flexible = [r["frequency"] for r in rows if not r["rigid"]]
     reference = np.sort(np.asarray(arm_modal_analysis().frequencies))
     np.testing.assert_allclose(flexible, reference[-len(flexible):], rtol=1e-6)
-    assert guide["printed"][1].splitlines()[4].startswith(f"{flexible[0]:.3f} Hz")
 
 
 def test_refusal_names_the_plants_phase(guide):

@@ -57,6 +57,7 @@ KERNELS = ("Haswell", "SkylakeX", "Zen", "Sandybridge")
 NUMERIC_TESTS = (
     "tests/test_mbdcore",
     "tests/test_controllers",
+    "tests/test_docs.py",
     "tests/test_fmu/cosim/test_master.py",
     "tests/test_fmu/cosim/test_master_reliability.py",
     "tests/test_fmu/fmi/test_system_fmu.py",

@@ -80,6 +80,7 @@ from controllers.design.validation import (
     end_effector_deflection,
     move_report,
     settled_move,
+    validate_move,
 )
 
 __all__ = [
@@ -146,6 +147,7 @@ __all__ = [
     "settled_move",
     "NOT_SETTLED",
     "closed_loop_move",
+    "validate_move",
     "sweep",
     "SweepError",
     "CaseFailure",

@@ -18,19 +18,13 @@ import traceback
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
-import numpy as np
-
-from controllers.design.validation import RESIDUAL_WINDOW, closed_loop_move, move_report
+from controllers.design.validation import validate_move
 from controllers.laws.input_shaping import ShapedQuinticTrajectory
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 
 __all__ = ["sweep", "SweepError", "CaseFailure", "chunk_size", "dask_executor",
-           "evaluate_move", "SETTLE_ALLOWANCE"]
-
-#: Time [s] :func:`evaluate_move` records past the reference's end before the residual
-#: window, for the joints to settle.
-SETTLE_ALLOWANCE = 1.0
+           "evaluate_move"]
 
 #: Chunks per worker at least, when cases are sent to local processes in chunks: enough
 #: for the workers to end together (a worker's last chunk is 1/64 of its share) and for
@@ -214,26 +208,20 @@ def dask_executor(address: str | None = None, **cluster_kwargs):
 
 
 def evaluate_move(case: Mapping[str, Any]) -> dict:
-    """One point-to-point move of the arm (docs/benchmarks.md §1) with joint PD.
+    """One point-to-point move of the arm (docs/benchmarks.md §1) with joint PD, from a
+    case of plain numbers (picklable, for :func:`sweep`).
 
     ``case`` keys: ``ctrl`` (JointPDController parameters), ``arm`` (arm parameters,
     e.g. a payload ``m_p``), ``ref`` (ShapedQuinticTrajectory parameters; absent:
     the plain 2 s quintic), ``step`` [s] (default 1e-3).  Returns the case and the
-    :func:`~controllers.design.validation.move_report` figures (``residual_vibration``
-    [m]: the project's one definition, over the second after the joints settle).  The
-    record runs :data:`SETTLE_ALLOWANCE` plus the residual window past the reference's
-    end; joints settling later than that give a residual vibration of
-    :data:`~controllers.design.validation.NOT_SETTLED` (``inf``).
+    figures of :func:`~controllers.design.validation.validate_move` of that controller
+    and reference (``residual_vibration`` [m]: the project's one definition, over the
+    second after the joints settle; the record runs
+    :data:`~controllers.design.validation.SETTLE_ALLOWANCE` plus the residual window past
+    the reference's end, and joints settling later than that give
+    :data:`~controllers.design.validation.NOT_SETTLED`, ``inf``).
     """
 
-    step = float(case.get("step", 1e-3))
-    if "ref" in case:
-        ref = ShapedQuinticTrajectory(**case["ref"])
-        t_end = ref.duration
-    else:
-        ref = QuinticJointTrajectory()
-        t_end = ref.params["move_time"]
-    stop = float(np.ceil((t_end + SETTLE_ALLOWANCE + RESIDUAL_WINDOW) / step) * step)
-    result = closed_loop_move(JointPDController(**case.get("ctrl", {})), ref,
-                              arm_params=case.get("arm"), stop_time=stop, step=step)
-    return {**dict(case), **move_report(result, t_end)}
+    ref = ShapedQuinticTrajectory(**case["ref"]) if "ref" in case else QuinticJointTrajectory()
+    return {**dict(case), **validate_move(JointPDController(**case.get("ctrl", {})), ref,
+                                          case.get("arm"), float(case.get("step", 1e-3)))}

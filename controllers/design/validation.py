@@ -34,8 +34,9 @@ from fmu.cosim.master import Master
 from fmu.cosim.system import System
 from mbdcore.models.manipulator import ARM_MEASURED, FlexibleManipulatorBlock
 
-__all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "NOT_SETTLED", "end_effector_deflection",
-           "move_report", "settled_move", "closed_loop_move"]
+__all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "NOT_SETTLED", "SETTLE_ALLOWANCE",
+           "end_effector_deflection", "move_report", "settled_move", "closed_loop_move",
+           "validate_move"]
 
 #: Length [s] of the residual-vibration window (module docstring).
 RESIDUAL_WINDOW = 1.0
@@ -43,6 +44,9 @@ RESIDUAL_WINDOW = 1.0
 SETTLING_BAND = 0.02
 #: The move time and residual vibration of a move that has not settled (module docstring).
 NOT_SETTLED = float("inf")
+#: Time [s] :func:`validate_move` records past the reference's end before the residual
+#: window, for the joints to settle.
+SETTLE_ALLOWANCE = 1.0
 
 
 
@@ -186,3 +190,53 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
     connections.update({"ctrl.tau1": "arm.tau1", "ctrl.tau2": "arm.tau2"})
     return Master(System([ref, ctrl, arm], connections), step, method=method).run(
         stop_time, progress=progress)
+
+
+def validate_move(controller, reference, arm_params: dict | None = None, step: float = 1e-3,
+                  method: str = "jacobi") -> dict:
+    """The move of ``reference`` under ``controller`` on the arm, run and measured: the
+    one call that validates any arm controller in co-simulation.
+
+    Runs :func:`closed_loop_move` from 0 to the reference's end plus
+    :data:`SETTLE_ALLOWANCE` plus :data:`RESIDUAL_WINDOW` (rounded up to whole steps)
+    and returns :func:`move_report` of that record, with the reference's own start,
+    target and end: joints settling later than :data:`SETTLE_ALLOWANCE` after the
+    reference ends give a residual vibration of :data:`NOT_SETTLED`.
+
+    Parameters
+    ----------
+    controller : Block or fmu.cosim.components.Component
+        As for :func:`closed_loop_move`.
+    reference : QuinticJointTrajectory
+        A rest-to-rest joint move (the quintic, the input-shaped
+        :class:`~controllers.laws.ShapedQuinticTrajectory` or the LQG's
+        :class:`~controllers.laws.FlexibleArmReference`): its parameters ``start_time``
+        [s], ``move_time`` [s], ``theta<i>_start`` and ``theta<i>_end`` [rad] give the
+        move, and its ``duration`` [s], where it has one, the time it lasts.
+    arm_params : dict, optional
+        Parameters of :class:`~mbdcore.models.manipulator.FlexibleManipulatorBlock`.
+    step : float
+        Communication step [s].
+    method : {"jacobi", "gauss-seidel"}
+        Master stepping method.
+
+    Returns
+    -------
+    dict
+        :func:`move_report`'s figures.
+    """
+    p = getattr(reference, "params", {})
+    missing = [k for k in ("start_time", "move_time", "theta1_start", "theta2_start",
+                           "theta1_end", "theta2_end") if k not in p]
+    if missing:
+        raise ValueError(f"reference {type(reference).__name__} has no parameter "
+                         f"{', '.join(missing)}: accepted a rest-to-rest joint move "
+                         "(QuinticJointTrajectory or a subclass)")
+    if not (np.isfinite(step) and step > 0):
+        raise ValueError(f"step = {step!r} s must be a finite number > 0")
+    # a shaped reference lasts its quintic plus its shaper
+    t_end = p["start_time"] + getattr(reference, "duration", p["move_time"])
+    stop = float(np.ceil((t_end + SETTLE_ALLOWANCE + RESIDUAL_WINDOW) / step) * step)
+    result = closed_loop_move(controller, reference, arm_params, stop, step, method)
+    return move_report(result, t_end, (p["theta1_start"], p["theta2_start"]),
+                       (p["theta1_end"], p["theta2_end"]))

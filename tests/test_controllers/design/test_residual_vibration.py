@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from controllers.design.tuning import evaluate_move
-from controllers.design.validation import closed_loop_move, move_report, settled_move
+from controllers.design.validation import (
+    closed_loop_move,
+    move_report,
+    settled_move,
+    validate_move,
+)
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 from flexcosim.demo import demo_metrics
@@ -53,3 +58,20 @@ def test_the_antennas_residual_vibration_is_the_same_function():
     for window in (1.0, 5.0):
         assert r.residual_vibration(window) == residual_vibration(t, tip[:, 1], window=window)
     assert r.residual_vibration(5.0) == pytest.approx(np.ptp(tip[t >= 5.0, 1]))
+
+
+def test_a_move_is_measured_against_its_own_reference():
+    """validate_move, and evaluate_move through it, measure a move against the target of
+    its reference (evaluate_move measured every move against the default 15/10 deg
+    target: a move to 0.1/0.05 rad came out 62 % and 72 % short)."""
+    r = evaluate_move({"ref": {"theta1_end": 0.1, "theta2_end": 0.05, "move_time": 0.5,
+                               "shaper": "none"}, "step": 2e-3})
+    assert abs(r["final_error1"]) < 0.1 and abs(r["final_error2"]) < 0.1
+    assert r["move_end"] == 0.5
+
+
+def test_validate_move_refuses_what_is_not_a_move():
+    with pytest.raises(ValueError, match="rest-to-rest joint move"):
+        validate_move(JointPDController(), JointPDController())
+    with pytest.raises(ValueError, match="step = 0"):
+        validate_move(JointPDController(), QuinticJointTrajectory(), step=0)

@@ -123,32 +123,58 @@ typedef struct {
    frame turning at phid [rad/s]; the local acceleration of the tip point into a_tip. */
 static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
                          double phid, LinkInertia *K, double *a_tip) {
+    /* each sum in a local over the points (no store-to-load chain through K) */
+    double mass[ARM_MAX_QUAD + 1], alx[ARM_MAX_QUAD + 1], aly[ARM_MAX_QUAD + 1];
+    double m_sum = 0.0, Sx = 0.0, Sy = 0.0, I = 0.0, Ax = 0.0, Ay = 0.0, Ea = 0.0;
     int p, j, k;
-    memset(K, 0, sizeof(*K));
     for (p = 0; p <= nq; p++) {
         const double m = p < nq ? w[p] : m_tip, sx = L->s[2 * p], sy = L->s[2 * p + 1];
-        const double *dsx = L->ds + (2 * p) * nm, *dsy = dsx + nm;
-        const double alx = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
-        const double aly = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
-        const double msx = m * sx, msy = m * sy, malx = m * alx, maly = m * aly;
-        K->m += m;
-        K->S[0] += msx;
-        K->S[1] += msy;
-        K->I += msx * sx + msy * sy;
-        K->A[0] += malx;
-        K->A[1] += maly;
-        K->Ea += sx * maly - sy * malx;
-        for (j = 0; j < nm; j++) {
-            const double mdx = m * dsx[j], mdy = m * dsy[j];
-            K->B[j] += mdx;
-            K->B[nm + j] += mdy;
-            K->Q[j] += sx * mdy - sy * mdx;
-            K->Da[j] += mdx * alx + mdy * aly;
-            for (k = j; k < nm; k++) K->G[j * nm + k] += mdx * dsx[k] + mdy * dsy[k];
+        const double msx = m * sx, msy = m * sy;
+        double malx, maly;
+        alx[p] = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
+        aly[p] = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
+        malx = m * alx[p];
+        maly = m * aly[p];
+        mass[p] = m;
+        m_sum += m;
+        Sx += msx;
+        Sy += msy;
+        I += msx * sx + msy * sy;
+        Ax += malx;
+        Ay += maly;
+        Ea += sx * maly - sy * malx;
+    }
+    K->m = m_sum;
+    K->S[0] = Sx;
+    K->S[1] = Sy;
+    K->I = I;
+    K->A[0] = Ax;
+    K->A[1] = Ay;
+    K->Ea = Ea;
+    for (j = 0; j < nm; j++) {
+        double Bx = 0.0, By = 0.0, Q = 0.0, Da = 0.0;
+        for (p = 0; p <= nq; p++) {
+            const double mdx = mass[p] * L->ds[(2 * p) * nm + j];
+            const double mdy = mass[p] * L->ds[(2 * p + 1) * nm + j];
+            Bx += mdx;
+            By += mdy;
+            Q += L->s[2 * p] * mdy - L->s[2 * p + 1] * mdx;
+            Da += mdx * alx[p] + mdy * aly[p];
+        }
+        K->B[j] = Bx;
+        K->B[nm + j] = By;
+        K->Q[j] = Q;
+        K->Da[j] = Da;
+        for (k = j; k < nm; k++) {
+            double G = 0.0;
+            for (p = 0; p <= nq; p++)
+                G += mass[p] * L->ds[(2 * p) * nm + j] * L->ds[(2 * p) * nm + k]
+                     + mass[p] * L->ds[(2 * p + 1) * nm + j] * L->ds[(2 * p + 1) * nm + k];
+            K->G[j * nm + k] = G;
         }
     }
-    a_tip[0] = -phid * phid * L->s[2 * nq] - 2.0 * phid * L->sd[2 * nq + 1] + L->q[2 * nq];
-    a_tip[1] = -phid * phid * L->s[2 * nq + 1] + 2.0 * phid * L->sd[2 * nq] + L->q[2 * nq + 1];
+    a_tip[0] = alx[nq];
+    a_tip[1] = aly[nq];
 }
 
 /* M += sum m J^T J and hq += sum m J^T (ao + al) of one link (upper triangle of M;

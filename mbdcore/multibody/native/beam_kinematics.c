@@ -58,36 +58,49 @@ BEAM_API void beam_points_second_order(int P, int N, const double *x, const doub
     }
 }
 
-/* cos x and sin x of the slopes x[0..n-1] into c and sn, within an ulp of libm's: the
-   exact kinematics take both at every segment node of every evaluation, and the slopes
-   of a bent beam stay well inside |x| <= pi/4, where the Taylor series to x^16 and x^17
-   are exact to round-off (the next terms are below 1e-17).  Over an array whose every
-   slope is in that range the loop has no branch and no call (a compiler that
-   vectorises runs two or more at once); otherwise libm, value by value. */
+/* w cos x and w sin x of the slopes x[0..n-1] with weights w into wc and ws, cos and sin
+   within an ulp of libm's: the exact kinematics take both at every segment node of every
+   evaluation, and the slopes of a bent beam stay well inside |x| <= pi/4, where the
+   Taylor series to x^16 and x^17 are exact to round-off (the next terms are below
+   1e-17).  Over an array whose every slope is in that range the loop has no branch and
+   no call, and takes the values in pairs, which a compiler can run as one (SSE2 at -O2
+   with GCC 12: twice as fast, the same bits); otherwise libm, value by value. */
 #define BEAM_PI_4 0.78539816339744831
-static void cos_sin(int n, const double *x, double *c, double *sn) {
+#define BEAM_SIN(x, z)                                                                     \
+    ((x) + (x) * (z) * (-1.0 / 6.0 + (z) * (1.0 / 120.0 + (z) * (-1.0 / 5040.0            \
+     + (z) * (1.0 / 362880.0 + (z) * (-1.0 / 39916800.0 + (z) * (1.0 / 6227020800.0        \
+     + (z) * (-1.0 / 1307674368000.0 + (z) * (1.0 / 355687428096000.0)))))))))
+#define BEAM_COS(z)                                                                        \
+    (1.0 + (z) * (-0.5 + (z) * (1.0 / 24.0 + (z) * (-1.0 / 720.0 + (z) * (1.0 / 40320.0   \
+     + (z) * (-1.0 / 3628800.0 + (z) * (1.0 / 479001600.0 + (z) * (-1.0 / 87178291200.0    \
+     + (z) * (1.0 / 20922789888000.0)))))))))
+static void weighted_cos_sin(int n, const double *x, const double *w, double *wc,
+                             double *ws) {
     int i, in_range = 1;
     for (i = 0; i < n; i++) in_range &= fabs(x[i]) <= BEAM_PI_4;
     if (!in_range) {
         for (i = 0; i < n; i++) {
-            c[i] = cos(x[i]);
-            sn[i] = sin(x[i]);
+            wc[i] = w[i] * cos(x[i]);
+            ws[i] = w[i] * sin(x[i]);
         }
         return;
     }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i + 1 < n; i += 2) {
+        const double x0 = x[i], x1 = x[i + 1], z0 = x0 * x0, z1 = x1 * x1;
+        wc[i] = w[i] * BEAM_COS(z0);
+        wc[i + 1] = w[i + 1] * BEAM_COS(z1);
+        ws[i] = w[i] * BEAM_SIN(x0, z0);
+        ws[i + 1] = w[i + 1] * BEAM_SIN(x1, z1);
+    }
+    if (i < n) {
         const double z = x[i] * x[i];
-        sn[i] = x[i] + x[i] * z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0
-                + z * (1.0 / 362880.0 + z * (-1.0 / 39916800.0 + z * (1.0 / 6227020800.0
-                + z * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0))))))));
-        c[i] = 1.0 + z * (-0.5 + z * (1.0 / 24.0 + z * (-1.0 / 720.0 + z * (1.0 / 40320.0
-               + z * (-1.0 / 3628800.0 + z * (1.0 / 479001600.0 + z * (-1.0 / 87178291200.0
-               + z * (1.0 / 20922789888000.0))))))));
+        wc[i] = w[i] * BEAM_COS(z);
+        ws[i] = w[i] * BEAM_SIN(x[i], z);
     }
 }
 
-/* Segment nodes whose slopes are taken at once (cos_sin): whole segments, at most this
-   many nodes per segment. */
+/* Segment nodes whose slopes are taken at once (weighted_cos_sin): whole segments, at
+   most this many nodes per segment. */
 #define BEAM_NODE_BLOCK 64
 
 /* Exact (inextensible); m Gauss nodes per segment (module comment), m <= BEAM_NODE_BLOCK. */
@@ -101,7 +114,7 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
     int p0, p, i, j, k, block;
     for (p0 = 0; p0 < P; p0 += per_block) {
         /* the slopes psi = phi'.d at the block's nodes and their rates, then w cos psi and
-           w sin psi */
+           w sin psi with the nodes' weights w */
         const double *wgt = wseg + p0 * m, *dblock = dseg + p0 * m * N;
         block = (P - p0 < per_block ? P - p0 : per_block) * m;
         for (k = 0; k < block; k++) {
@@ -114,11 +127,7 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
             psi[k] = a;
             psid[k] = b;
         }
-        cos_sin(block, psi, wc, ws);
-        for (k = 0; k < block; k++) {
-            wc[k] *= wgt[k];
-            ws[k] *= wgt[k];
-        }
+        weighted_cos_sin(block, psi, wgt, wc, ws);
         for (p = p0, k = 0; k < block; p++) {
             /* segment p: the running integrals to its end, and ds/d(delta) of point p as
                point p - 1's plus the segment's own sum */

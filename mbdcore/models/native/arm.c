@@ -2,7 +2,8 @@
  * The two-link flexible arm of mbdcore.models.manipulator in plain C99: its equations of
  * motion, outputs and fixed-step stepping.  This file is the arm's one implementation:
  * Python calls it through ctypes (mbdcore.native), and the C-source FMU compiles it in.
- * The derivation is in docs/manipulator.md and the module docstring of manipulator.py.
+ * The derivation is in docs/manipulator.md and the module docstring of manipulator.py;
+ * the evaluation by each link's inertia sums (eom below) in its section "Evaluation".
  *
  * Everything numeric comes in one table `tab`, ARM_LAYOUT below (packed by name by
  * FlexibleManipulator through the same declaration, mbdcore/native/table_layout.h): the

@@ -2,7 +2,8 @@
  * The two-link flexible arm of mbdcore.models.manipulator in plain C99: its equations of
  * motion, outputs and fixed-step stepping.  This file is the arm's one implementation:
  * Python calls it through ctypes (mbdcore.native), and the C-source FMU compiles it in.
- * The derivation is in docs/manipulator.md and the module docstring of manipulator.py.
+ * The derivation is in docs/manipulator.md and the module docstring of manipulator.py;
+ * the evaluation by each link's inertia sums (eom below) in its section "Evaluation".
  *
  * Everything numeric comes in one table `tab`, ARM_LAYOUT below (packed by name by
  * FlexibleManipulator through the same declaration, mbdcore/native/table_layout.h): the
@@ -104,22 +105,121 @@ static void link_points(const Arm *A, int link, const double *d, const double *d
                       link == 1 ? A->dseg1 : A->dseg2, d, dd, L->s, L->sd, L->q, L->ds);
 }
 
-/* Fill the delta columns col.. of J (row-major 2 x n) with ds/d(delta) of point p. */
-static void point_jacobian(const LinkPoints *L, int p, int nm, double *J, int n, int col) {
-    int j;
-    for (j = 0; j < nm; j++) {
-        J[col + j] = L->ds[(2 * p) * nm + j];
-        J[n + col + j] = L->ds[(2 * p + 1) * nm + j];
+/* The inertia of one link's mass points (its quadrature points and its tip mass) in its
+   floating frame, summed once per evaluation so that the mass matrix costs O(n^2) per link
+   instead of O(n^2) per point.  A point's velocity is J q' with J = Jo + (E s) c^T + Ds,
+   Jo the Jacobian of the frame's origin and c = d(phi_i')/d(q') (both in frame
+   components, the same for every point of the link), E s = (-s_y, s_x), Ds = ds/d(delta)
+   in the link's own modal columns; its acceleration's velocity-quadratic part is
+   ao + al with ao the origin's and al = -phi' ^2 s - 2 phi' E s' + quad the local one. */
+typedef struct {
+    double m, S[2], I;                     /* sum m [kg], sum m s [kg m], sum m |s|^2 */
+    double B[2 * ARM_MAX_MODES];           /* sum m ds_j (x row, then y row) */
+    double Q[ARM_MAX_MODES];               /* sum m (E s).ds_j */
+    double G[ARM_MAX_MODES * ARM_MAX_MODES];   /* sum m ds_j.ds_k */
+    double A[2], Ea, Da[ARM_MAX_MODES];    /* sum m al, sum m (E s).al, sum m ds_j.al */
+} LinkInertia;
+
+/* The sums of LinkInertia over points 0..nq of L (masses w[0..nq-1], then m_tip), the
+   frame turning at phid [rad/s]; the local acceleration of the tip point into a_tip. */
+static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
+                         double phid, LinkInertia *K, double *a_tip) {
+    /* each sum in a local over the points (no store-to-load chain through K) */
+    double mass[ARM_MAX_QUAD + 1], alx[ARM_MAX_QUAD + 1], aly[ARM_MAX_QUAD + 1];
+    double m_sum = 0.0, Sx = 0.0, Sy = 0.0, I = 0.0, Ax = 0.0, Ay = 0.0, Ea = 0.0;
+    int p, j, k;
+    for (p = 0; p <= nq; p++) {
+        const double m = p < nq ? w[p] : m_tip, sx = L->s[2 * p], sy = L->s[2 * p + 1];
+        const double msx = m * sx, msy = m * sy;
+        double malx, maly;
+        alx[p] = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
+        aly[p] = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
+        malx = m * alx[p];
+        maly = m * aly[p];
+        mass[p] = m;
+        m_sum += m;
+        Sx += msx;
+        Sy += msy;
+        I += msx * sx + msy * sy;
+        Ax += malx;
+        Ay += maly;
+        Ea += sx * maly - sy * malx;
     }
+    K->m = m_sum;
+    K->S[0] = Sx;
+    K->S[1] = Sy;
+    K->I = I;
+    K->A[0] = Ax;
+    K->A[1] = Ay;
+    K->Ea = Ea;
+    for (j = 0; j < nm; j++) {
+        double Bx = 0.0, By = 0.0, Q = 0.0, Da = 0.0;
+        for (p = 0; p <= nq; p++) {
+            const double mdx = mass[p] * L->ds[(2 * p) * nm + j];
+            const double mdy = mass[p] * L->ds[(2 * p + 1) * nm + j];
+            Bx += mdx;
+            By += mdy;
+            Q += L->s[2 * p] * mdy - L->s[2 * p + 1] * mdx;
+            Da += mdx * alx[p] + mdy * aly[p];
+        }
+        K->B[j] = Bx;
+        K->B[nm + j] = By;
+        K->Q[j] = Q;
+        K->Da[j] = Da;
+        for (k = j; k < nm; k++) {
+            double G = 0.0;
+            for (p = 0; p <= nq; p++)
+                G += mass[p] * L->ds[(2 * p) * nm + j] * L->ds[(2 * p) * nm + k]
+                     + mass[p] * L->ds[(2 * p + 1) * nm + j] * L->ds[(2 * p + 1) * nm + k];
+            K->G[j * nm + k] = G;
+        }
+    }
+    a_tip[0] = alx[nq];
+    a_tip[1] = aly[nq];
 }
 
-/* M += m J^T J and hq += m J^T a for one mass point (J row-major 2 x n; upper triangle). */
-static void add_point(double *M, double *hq, const double *J, double ax, double ay, double m, int n) {
-    int a, b;
+/* M += sum m J^T J and hq += sum m J^T (ao + al) of one link (upper triangle of M;
+   LinkInertia's comment), its modal columns from col; Jo row-major 2 x n, or NULL for a
+   frame fixed at the origin (then ao is not read). */
+static void add_link(double *M, double *hq, const LinkInertia *K, const double *Jo,
+                     const double *ao, const double *c, int col, int nm, int n) {
+    double u[ARM_MAX_DOF], Ax = K->A[0], Ay = K->A[1], Ea = K->Ea;
+    int a, b, j, k;
+    if (Jo) {
+        /* u = Jo^T E S; the origin's acceleration in the sums of m a */
+        Ax += K->m * ao[0];
+        Ay += K->m * ao[1];
+        Ea += K->S[0] * ao[1] - K->S[1] * ao[0];
+        for (a = 0; a < n; a++) u[a] = K->S[0] * Jo[n + a] - K->S[1] * Jo[a];
+        for (a = 0; a < n; a++) {
+            const double jx = Jo[a], jy = Jo[n + a];
+            hq[a] += jx * Ax + jy * Ay;
+            for (b = a; b < n; b++)
+                M[a * n + b] += K->m * (jx * Jo[b] + jy * Jo[n + b]) + u[a] * c[b] + c[a] * u[b];
+            for (j = 0; j < nm; j++) {
+                /* Jo^T Ds: the pair (a, col + j) and its mirror (col + j, a) */
+                const double v = jx * K->B[j] + jy * K->B[nm + j];
+                if (col + j >= a) M[a * n + col + j] += v;
+                if (col + j <= a) M[(col + j) * n + a] += v;
+            }
+        }
+    }
     for (a = 0; a < n; a++) {
-        double ja0 = m * J[a], ja1 = m * J[n + a];
-        hq[a] += ja0 * ax + ja1 * ay;
-        for (b = a; b < n; b++) M[a * n + b] += ja0 * J[b] + ja1 * J[n + b];
+        if (c[a] == 0.0) continue;
+        hq[a] += c[a] * Ea;
+        for (b = a; b < n; b++) M[a * n + b] += K->I * c[a] * c[b];
+        for (j = 0; j < nm; j++) {
+            /* (E s)^T Ds between c and the modal columns, and its mirror */
+            const double v = c[a] * K->Q[j];
+            if (col + j >= a) M[a * n + col + j] += v;
+            if (col + j <= a) M[(col + j) * n + a] += v;
+        }
+    }
+    for (j = 0; j < nm; j++) {
+        double da = K->Da[j];
+        if (Jo) da += K->B[j] * ao[0] + K->B[nm + j] * ao[1];
+        hq[col + j] += da;
+        for (k = j; k < nm; k++) M[(col + j) * n + col + k] += K->G[j * nm + k];
     }
 }
 
@@ -133,34 +233,31 @@ static void add_rotor(double *M, const double *c, double jr, int n) {
 /* Mass matrix M (n x n, full) and velocity terms hq of M q'' = Q - hq - K q - D q'. */
 static void eom(const Arm *A, const double *q, const double *qd, double *M, double *hq) {
     const int nm = A->nm, n = A->n;
-    double J[2 * ARM_MAX_DOF], J1l[2 * ARM_MAX_DOF], Jo[2 * ARM_MAX_DOF], c[ARM_MAX_DOF];
-    double cphi2[ARM_MAX_DOF];
+    double J1l[2 * ARM_MAX_DOF], Jo[2 * ARM_MAX_DOF], c[ARM_MAX_DOF], a1[2], ao[2], a2[2];
     const double *d1 = q + 2, *dd1 = qd + 2, *d2 = q + 2 + nm, *dd2 = qd + 2 + nm;
-    double th1d = qd[0], ax, ay, a1x = 0.0, a1y = 0.0;
-    double alpha = 0.0, alphad = 0.0, beta, cb, sb, ph2d, aox, aoy, m;
+    double alpha = 0.0, alphad = 0.0, beta, cb, sb, ph2d;
     LinkPoints L;
-    int p, a, b, j, tip;
+    LinkInertia K;
+    int a, b, j, tip;
 
     memset(M, 0, sizeof(double) * n * n);
     memset(hq, 0, sizeof(double) * n);
 
-    /* link 1 (frame 1 components); its tip (p = nq1) is the origin of link 2 and carries
-       the joint-2 hub mass */
+    /* link 1 (frame 1 components, frame fixed at the origin turning at theta1'); its
+       tip (p = nq1) is the origin of link 2 and carries the joint-2 hub mass */
     link_points(A, 1, d1, dd1, &L);
     tip = A->nq1;
-    for (p = 0; p <= tip; p++) {
-        memset(J, 0, sizeof(double) * 2 * n);
-        point_jacobian(&L, p, nm, J, n, 2);
-        J[0] = -L.s[2 * p + 1];
-        J[n] = L.s[2 * p];
-        ax = -th1d * th1d * L.s[2 * p] - 2.0 * th1d * L.sd[2 * p + 1] + L.q[2 * p];
-        ay = -th1d * th1d * L.s[2 * p + 1] + 2.0 * th1d * L.sd[2 * p] + L.q[2 * p + 1];
-        add_point(M, hq, J, ax, ay, p < tip ? A->wq1[p] : A->m_h2, n);
-        if (p == tip) {
-            memcpy(J1l, J, sizeof(double) * 2 * n);
-            a1x = ax;
-            a1y = ay;
-        }
+    link_inertia(&L, tip, nm, A->wq1, A->m_h2, qd[0], &K, a1);
+    memset(c, 0, sizeof(double) * n);
+    c[0] = 1.0;
+    add_link(M, hq, &K, NULL, NULL, c, 2, nm, n);
+    /* the Jacobian of the tip of link 1: (E s) c^T + Ds */
+    memset(J1l, 0, sizeof(double) * 2 * n);
+    J1l[0] = -L.s[2 * tip + 1];
+    J1l[n] = L.s[2 * tip];
+    for (j = 0; j < nm; j++) {
+        J1l[2 + j] = L.ds[(2 * tip) * nm + j];
+        J1l[n + 2 + j] = L.ds[(2 * tip + 1) * nm + j];
     }
 
     /* link 2 (frame 2 components) */
@@ -171,33 +268,19 @@ static void eom(const Arm *A, const double *q, const double *qd, double *M, doub
     beta = q[1] + alpha;
     cb = cos(beta);
     sb = sin(beta);
-    ph2d = th1d + qd[1] + alphad;
+    ph2d = qd[0] + qd[1] + alphad;
     /* base Jacobian and base quadratic acceleration rotated into frame 2: R(-beta) */
     for (a = 0; a < n; a++) {
         Jo[a] = cb * J1l[a] + sb * J1l[n + a];
         Jo[n + a] = -sb * J1l[a] + cb * J1l[n + a];
     }
-    aox = cb * a1x + sb * a1y;
-    aoy = -sb * a1x + cb * a1y;
-    memset(cphi2, 0, sizeof(double) * n);   /* d(phi_2')/d(q') */
-    cphi2[0] = 1.0;
-    cphi2[1] = 1.0;
-    for (j = 0; j < nm; j++) cphi2[2 + j] = A->dphil1[j];
-
+    ao[0] = cb * a1[0] + sb * a1[1];
+    ao[1] = -sb * a1[0] + cb * a1[1];
+    c[1] = 1.0;                               /* d(phi_2')/d(q') */
+    for (j = 0; j < nm; j++) c[2 + j] = A->dphil1[j];
     link_points(A, 2, d2, dd2, &L);
-    tip = A->nq2;
-    for (p = 0; p <= tip; p++) {           /* the last point is the payload at the tip */
-        memset(J, 0, sizeof(double) * 2 * n);
-        point_jacobian(&L, p, nm, J, n, 2 + nm);
-        m = p < tip ? A->wq2[p] : A->m_p;
-        for (a = 0; a < n; a++) {
-            J[a] += Jo[a] - L.s[2 * p + 1] * cphi2[a];
-            J[n + a] += Jo[n + a] + L.s[2 * p] * cphi2[a];
-        }
-        ax = aox - ph2d * ph2d * L.s[2 * p] - 2.0 * ph2d * L.sd[2 * p + 1] + L.q[2 * p];
-        ay = aoy - ph2d * ph2d * L.s[2 * p + 1] + 2.0 * ph2d * L.sd[2 * p] + L.q[2 * p + 1];
-        add_point(M, hq, J, ax, ay, m, n);
-    }
+    link_inertia(&L, A->nq2, nm, A->wq2, A->m_p, ph2d, &K, a2);   /* tip: the payload */
+    add_link(M, hq, &K, Jo, ao, c, 2 + nm, nm, n);
 
     /* rotary inertias (angles linear in q: no velocity terms) */
     memset(c, 0, sizeof(double) * n);

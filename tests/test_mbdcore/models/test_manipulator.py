@@ -10,6 +10,7 @@ from mbdcore.blocks import InputError, ModelRangeWarning, ParameterError, StepEr
 from mbdcore.models.manipulator import (FlexibleManipulator, FlexibleManipulatorBlock,
     bang_bang_torque)
 from mbdcore.models.rigid_arm import RigidTwoLinkArm
+from support.arm_reference import arm_eom_reference
 
 EB_CLAMPED_FREE = np.array([3.516015, 22.034492, 61.697214])  # omega / sqrt(EI/(rho A l^4))
 
@@ -117,6 +118,34 @@ def test_rigid_arm_inverse_dynamics_inverts_forward_dynamics():
     theta, omega, tau = np.array([0.3, -1.1]), np.array([0.7, 2.0]), np.array([0.4, -0.2])
     alpha = rigid.accelerations(theta, omega, tau)
     assert np.allclose(rigid.inverse_dynamics(theta, omega, alpha), tau, atol=1e-14)
+
+
+# --- the compiled equations against the point-by-point reference -------------------------
+@pytest.mark.parametrize("params", [{}, {"kinematics": "second-order"},
+                                    {"n_modes": 3, "j_s": 0.02}, {"n_modes": 1}])
+def test_compiled_equations_equal_the_point_by_point_reference(params):
+    """arm.c sums each link's inertia once (mass, moments, modal couplings) and its exact
+    kinematics take cos and sin by series; the numpy reference adds m J^T J and m J^T a_q
+    point by point with numpy's cos and sin.  Both are the same sums of ~10^2 terms in
+    another order, so they agree to a small multiple of eps times the sum of the terms'
+    magnitudes (M_abs, hq_abs): 1e-13 is ~ 500 eps.  The states reach slopes beyond
+    pi/4 (the series' range) at the largest amplitudes."""
+    arm = FlexibleManipulator(**params)
+    n, rng = arm.n_dof, np.random.default_rng(23)
+    for amplitude in (0.0, 0.02, 0.1, 0.3):          # modal amplitudes [m]
+        q = np.concatenate([rng.uniform(-3.0, 3.0, 2), rng.uniform(-amplitude, amplitude, n - 2)])
+        qd = np.concatenate([rng.uniform(-3.0, 3.0, 2), rng.uniform(-1.0, 1.0, n - 2)])
+        M, hq = arm.mass_matrix(q), arm.velocity_terms(q, qd)
+        M_ref, hq_ref, M_abs, hq_abs = arm_eom_reference(arm.kernel.table, q, qd)
+        assert np.all(np.abs(M - M_ref) <= 1e-13 * M_abs), amplitude
+        assert np.all(np.abs(hq - hq_ref) <= 1e-13 * hq_abs), amplitude
+        # the accelerations: the solve adds cond(M) eps relative to the largest force
+        tau = (0.2, -0.05)
+        force = -hq_ref - arm.K @ q - arm.D @ qd
+        force[:2] += tau
+        qdd_ref = np.linalg.solve(M_ref, force)
+        scale = np.linalg.cond(M_ref) * np.abs(qdd_ref).max()
+        assert np.abs(arm.accelerations(q, qd, tau) - qdd_ref).max() <= 1e-13 * scale
 
 
 # --- conservation ------------------------------------------------------------------------

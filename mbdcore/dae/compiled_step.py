@@ -67,6 +67,9 @@ class CompiledAlphaStep:
         multipliers in the units of G^T lambda, N or N m].
     iterations, factorizations : int
         Newton iterations and factorisations of the last step.
+    newton_struct, scheme_struct : ctypes.Structure
+        The ``newton_t`` and ``alpha_step_t`` the C step takes (written out as C for a
+        C FMU by :class:`mbdcore.cimage.CImage`).
     """
 
     def __init__(self, integrator: GeneralizedAlphaScheme, problem):
@@ -96,7 +99,7 @@ class CompiledAlphaStep:
         st.modified, st.max_iterations = 1, integrator.max_iterations
         self._work = {name: np.zeros(count) for name, count in
                       (("K", n * n), ("C", n * n), ("H", m * n), ("lu", size * size),
-                       ("work", 7 * n + 3 * m + m * n))}
+                       ("work", 7 * n + 4 * m + m * n))}
         sc = alpha_step_layout().ctypes_class()()
         sc.n, sc.m, sc.ggl = n, m, int(ggl)
         sc.alpha_m, sc.alpha_f = integrator.alpha_m, integrator.alpha_f
@@ -105,7 +108,7 @@ class CompiledAlphaStep:
         sc.geometric = int(integrator.geometric_stiffness)
         for name, array in self._work.items():
             setattr(sc, name, array.ctypes.data if array.size else None)
-        self._newton, self._scheme = st, sc
+        self.newton_struct, self.scheme_struct = st, sc
         self.piv = np.zeros(size, dtype=np.int32)
         self.report = np.zeros(3)
         self.guess = np.zeros(n + (m if ggl else 0) + 1)
@@ -114,11 +117,23 @@ class CompiledAlphaStep:
         self.q = self.v = self.a = self.qdd = self.lam = None
         self.iterations = self.factorizations = 0
 
-    def start(self, t: float, q, v) -> None:
-        """Consistent accelerations and multipliers at (t, q, v) [s, m, m/s] (the
-        integrator's own start), a = q'', no starting guess."""
-        self.integrator.start(self.problem, t, q, v)
+    def start(self, t: float, q, v, in_c: bool = False) -> None:
+        """Consistent accelerations and multipliers at (t, q, v) [s, m, m/s], a = q'',
+        no starting guess: by the integrator's own start, or ``in_c`` by
+        ``alpha_start`` (native/newton.c; for constraint rows that do not depend on
+        time, no driving constraints: gamma = -d(G v)/dq v)."""
         self.q, self.v = (np.array(x, dtype=float) for x in (q, v))
+        if in_c:
+            self.a, self.qdd, self.lam = np.zeros(self.n), np.zeros(self.n), np.zeros(self.m)
+            self.terms.prepare(t)
+            code = newton_library().alpha_start(self.newton_struct, self.scheme_struct, self.q, self.v,
+                                                self.a, self.qdd, self.lam, self.guess,
+                                                self.piv)
+            if code:
+                raise ConvergenceError(f"initial accelerations at t = {t:.6g} s: "
+                                       f"{STEP_FAILURES.get(code, code)}", time=t)
+            return
+        self.integrator.start(self.problem, t, q, v)
         self.a, self.qdd = self.integrator.a.copy(), self.integrator.qdd.copy()
         self.lam = np.array(self.integrator.lam, dtype=float)
         self.guess[:] = 0.0
@@ -129,7 +144,7 @@ class CompiledAlphaStep:
         if self.q is None:
             raise RuntimeError("CompiledAlphaStep.step before start")
         self.terms.prepare(t + h)
-        code = self._kernel(self._newton, self._scheme, float(h), self.q, self.v, self.a,
+        code = self._kernel(self.newton_struct, self.scheme_struct, float(h), self.q, self.v, self.a,
                             self.qdd, self.lam, self.guess, self.piv, self.report)
         self.iterations, self.factorizations = int(self.report[0]), int(self.report[1])
         if code:

@@ -208,14 +208,14 @@ typedef void (*jacobian_fn)(const void *ctx, const double *q, const double *v,
 /* The scheme and its scratch: n, m, ggl as in the newton_t it steps with (checked);
    alpha_m, alpha_f, beta, gamma the scheme's parameters; the blocks' function
    (called with the newton_t's terms_ctx) and whether it adds the curvature terms; K, C,
-   H the blocks, lu the factors (column-major), work 7 n + 3 m + m n scratch. */
+   H the blocks, lu the factors (column-major), work 7 n + 4 m + m n scratch. */
 #define ALPHA_STEP_LAYOUT(X)                                                               \
     X(INT, n, 1) X(INT, m, 1) X(INT, ggl, 1)                                               \
     X(REAL, alpha_m, 1) X(REAL, alpha_f, 1) X(REAL, beta, 1) X(REAL, gamma, 1)             \
     X(FN, jacobian, jacobian_fn) X(INT, geometric, 1)                                      \
     X(WORK, K, n * n) X(WORK, C, n * n) X(WORK, H, m * n)                                  \
     X(WORK, lu, (n + m + ggl * m) * (n + m + ggl * m))                                     \
-    X(WORK, work, 7 * n + 3 * m + m * n)
+    X(WORK, work, 7 * n + 4 * m + m * n)
 
 typedef struct {
     ALPHA_STEP_LAYOUT(TABLE_MEMBER)
@@ -414,5 +414,59 @@ NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, do
     for (j = 0; j < m; ++j) lam[j] = lam_s[j] * ca;
     for (j = 0; j < k_mu; ++j) guess[n + j] = mu[j];
     guess[n + k_mu] = h;
+    return STEP_OK;
+}
+
+/* The history at the start of a run or after a jump of the forces (index3.py's
+   consistent_accelerations): q'' and lambda from [[M, G^T], [G, 0]] [q''; lambda] =
+   [F; gamma] at (q, v), a = q'', no starting guess.  gamma = -d(G v)/dq v: the rows
+   must not depend on time (no driving constraints).  0, or STEP_SINGULAR (the matrix is
+   singular: redundant constraints) or STEP_BAD_RESIDUAL (a non-finite term), the
+   history then unchanged. */
+NEWTON_API int alpha_start(const newton_t *s, const alpha_step_t *p, const double *q,
+                           const double *v, double *a, double *qdd, double *lam,
+                           double *guess, int *piv)
+{
+    const int n = s->n, m = s->m, N = n + m, k_mu = s->ggl ? m : 0;
+    double *x = p->work, *g = x + N, *gt = g + m, *zero = gt + m, *G = p->work + 7 * n + 4 * m;
+    double *A = p->lu;
+    int i, j, k;
+    if (p->n != n || p->m != m || p->ggl != s->ggl) return STEP_BAD_SETUP;
+    s->forces(s->terms_ctx, q, v, x);
+    if (m > 0) {
+        s->constraints(s->terms_ctx, q, g, G, gt);
+        for (j = 0; j < m; ++j) zero[j] = 0.0;
+        p->jacobian(s->terms_ctx, q, v, zero, 1, p->K, p->C, p->H);
+    }
+    for (j = 0; j < m; ++j) {
+        double hv = 0.0;
+        for (i = 0; i < n; ++i) hv += p->H[(size_t)j * n + i] * v[i];
+        x[n + j] = -hv;
+    }
+    memset(A, 0, (size_t)N * N * sizeof(double));
+    for (i = 0; i < n; ++i)
+        for (j = 0; j < n; ++j) A[(size_t)j * N + i] = s->M[(size_t)i * n + j];
+    for (k = 0; k < m; ++k)
+        for (i = 0; i < n; ++i) {
+            A[(size_t)(n + k) * N + i] = G[(size_t)k * n + i];
+            A[(size_t)i * N + n + k] = G[(size_t)k * n + i];
+        }
+    {
+        double sum = 0.0;
+        for (i = 0; i < N; ++i) sum += x[i];
+        if (!isfinite(sum)) return STEP_BAD_RESIDUAL;
+    }
+    if (lu_factor(N, A, piv)) return STEP_SINGULAR;
+    lu_solve(N, A, piv, x);
+    for (i = 0; i < N; ++i)
+        if (!isfinite(x[i])) return STEP_BAD_RESIDUAL;
+    for (i = 0; i < n; ++i) {
+        qdd[i] = x[i];
+        a[i] = x[i];
+        guess[i] = 0.0;
+    }
+    for (j = 0; j < m; ++j) lam[j] = x[n + j];
+    for (j = 0; j < k_mu; ++j) guess[n + j] = 0.0;
+    guess[n + k_mu] = 0.0;
     return STEP_OK;
 }

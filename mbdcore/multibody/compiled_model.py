@@ -1,0 +1,240 @@
+"""A multibody System block's equations and implicit step as C (``SystemBlock.c_model``),
+for a C-source FMU that runs without Python.
+
+The FMU takes its own steps (``CModel.own_step``): per communication step, the inputs
+are written into the compiled terms' state-independent forces, the history is started
+afresh where the inputs jumped (or at the first step), as the Python block restarts its
+integrator, and ``substeps`` steps of generalized-alpha (or HHT, Newmark: the block's
+method, fixed at export with ``rho_inf``) are taken by ``alpha_step`` of
+``mbdcore/dae/native/newton.c`` over the system's compiled terms
+(``native/system_terms.c``, ``constraint_plan.c``, the bodies' kernels: ``ancf.c``).
+Those kernels' structures, filled in Python for the model, are written out by
+:class:`mbdcore.cimage.CImage`: their numbers as the table ``IMAGE``, their layout as
+code.  A Newton failure is a discarded step with the solver's message (the Python block
+halves the step first; the C step does not).
+
+Covered: planar and spatial systems whose every part has a compiled form
+(:meth:`System.compiled_terms`, with the Newton matrix blocks in C) on the dense path,
+no constraint that depends on time (drivers), force elements whose generalised force
+is independent of the state and time and affine in the inputs (joint torques, point
+forces by input, gravity), no switching force laws or discrete state; outputs: the
+coordinates and their rates.  Anything else is refused by :func:`c_model_refusals`,
+naming the part.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mbdcore.codegen import CModel, CModelError, signal_macro
+from mbdcore.cimage import CImage, kernel_functions
+from mbdcore.dae.compiled_step import STEP_FAILURES, CompiledAlphaStep
+from mbdcore.dae.index3 import NEWTON_C_SOURCE, GeneralizedAlphaScheme
+from mbdcore.multibody.ancf import ANCF_C_SOURCE
+from mbdcore.multibody.assembly import PLAN_C_SOURCE
+from mbdcore.multibody.terms import SYSTEM_TERMS_C_SOURCE
+
+__all__ = ["system_c_model", "c_model_refusals", "STRUCT_TYPES", "POINTER_ARRAYS",
+           "FUNCTION_CASTS"]
+
+#: the kernels whose functions the structures point to, their C files and API macros
+KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
+           ("mbdcore.multibody._ancf", ANCF_C_SOURCE, "ANCF_API"),
+           ("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE, "TERMS_API"),
+           ("mbdcore.dae._newton", NEWTON_C_SOURCE, "NEWTON_API"))
+#: the C type of each ctypes structure class the compiled terms are made of
+STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "_Plan": "plan_t",
+                "_PlanGeometric": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
+                "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t"}
+#: the C element type of the arrays of pointers the terms hold
+POINTER_ARRAYS = {("system_terms_t", "body_fn"): "body_force_fn",
+                  ("system_terms_t", "body_tangent"): "body_tangent_fn",
+                  ("system_terms_t", "body_params"): "const void *"}
+#: the constraint plan's functions take their own structures where the system terms
+#: call them with a ``const void *`` (the same call as in process)
+FUNCTION_CASTS = {("system_terms_t", "plan"): "plan_fn",
+                  ("system_terms_t", "geometric"): "plan_geometric_fn"}
+
+
+def c_model_refusals(block) -> list[str]:
+    """Why ``block`` (a SystemBlock) has no C model: each part or setting named, or []."""
+    system, why = block.system, []
+    if not block.implicit or not isinstance(block.integrator, GeneralizedAlphaScheme):
+        why.append(f"method {block.params['method']!r} (a C FMU of a multibody model "
+                   "steps with 'generalized-alpha', 'hht' or 'newmark')")
+    for body in system.bodies:
+        if not body.constant_mass or body.compiled_forces(system.gravity) is None:
+            why.append(f"body {body.name!r} ({type(body).__name__}: no compiled form)")
+    for force in system.forces_list:
+        if not force.state_independent():
+            why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
+                       "state)")
+    for joint in system.joints:
+        if getattr(joint, "motion", None) is not None:
+            why.append(f"joint {joint.name!r} (a driving constraint: rows that depend on "
+                       "time)")
+    if system.m and system.constraint_plan().fallback:
+        names = ", ".join(repr(j.name) for j, _ in system.constraint_plan().fallback)
+        why.append(f"joints {names} (no closed form in C)")
+    if system.has_switches or system.discrete_state():
+        why.append("switching force laws or discrete state (latches, slack cables)")
+    coordinates = set(system.coordinate_names())
+    for out in block.OUTPUTS:
+        name = out.name[4:-1] if out.name.startswith("der(") else out.name
+        if name not in coordinates:
+            why.append(f"output {out.name!r} (C computes coordinates and their rates)")
+    return why
+
+
+def _input_forces(terms, system, inputs):
+    """The state-independent forces F0 [N, N m] at zero inputs and each input's column
+    (F0 affine in the inputs and independent of time, else CModelError naming it)."""
+    saved = dict(system.inputs)
+    try:
+        def f0(values, t=0.0):
+            system.inputs.update(values)
+            terms.prepare(t)
+            return terms.F0.copy()
+        zero = {u: 0.0 for u in inputs}
+        base = f0(zero)
+        columns = [f0({**zero, u: 1.0}) - base for u in inputs]
+        both = f0({u: 2.0 for u in inputs}, 1.0)
+        expected = base + 2.0 * sum(columns, np.zeros_like(base))
+        if not np.allclose(both, expected, rtol=1e-12, atol=1e-12 * (1 + np.abs(base).max())):
+            raise CModelError("the forces by input are not affine in the inputs and "
+                              "independent of time: no C model")
+    finally:
+        system.inputs.update(saved)
+        terms.prepare(0.0)
+    return base, columns
+
+
+def system_c_model(block) -> CModel:
+    """The C model of a SystemBlock (module docstring); CModelError naming every part
+    that has no compiled form."""
+    why = c_model_refusals(block)
+    if why:
+        raise CModelError(f"{type(block).__name__}: no C model for " + "; ".join(why))
+    system = block.system
+    stepper = CompiledAlphaStep(block.integrator, system)
+    terms = stepper.terms.owner
+    inputs = [s.name for s in block.INPUTS]
+    base, columns = _input_forces(terms, system, inputs)
+    functions = kernel_functions([k[0] for k in KERNELS])
+    image = CImage({"newton": stepper.newton_struct, "scheme": stepper.scheme_struct},
+                   [stepper, terms, terms.plan], STRUCT_TYPES, functions, POINTER_ARRAYS,
+                   FUNCTION_CASTS)
+    n, m = stepper.n, stepper.m
+    k_mu = m if block.integrator.ggl else 0
+    # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
+    at = {"q": 0, "v": n, "a": 2 * n, "qdd": 3 * n, "lam": 4 * n, "guess": 4 * n + m}
+    at["started"] = at["guess"] + n + k_mu + 1
+    at["held"] = at["started"] + 1
+    n_z = at["held"] + len(inputs)
+    size = n + m + k_mu
+    f0 = image.name(terms.F0)
+    in_values = "".join(f"    u[{j}] = IN_{signal_macro(u)};\n" for j, u in enumerate(inputs))
+    index = {c: i for i, c in enumerate(system.coordinate_names())}
+    outputs = "".join(
+        f"    OUT_{signal_macro(o.name)} = Z({at['v'] if o.name.startswith('der(') else 0} + "
+        f"{index[o.name[4:-1] if o.name.startswith('der(') else o.name]});\n"
+        for o in block.OUTPUTS)
+    failures = ", ".join(f'"{STEP_FAILURES.get(k, "")}"' for k in range(7))
+    source = f"""
+/* the compiled terms' structures (mbdcore.cimage): their numbers in IMAGE */
+{image.declarations()}
+{image.setup_function()}
+static int PIV[{size}];
+static double REPORT[3];
+static const char *const STEP_WHY[] = {{{failures}}};
+#define N_IN {len(inputs)}
+
+/* F0 = the forces at zero inputs + each input times its column (FORCES) */
+static void apply_inputs(const ModelData *d, double *u)
+{{
+    int i, j;
+    double *f0 = {f0};
+{in_values}    for (i = 0; i < {n}; ++i) {{
+        double f = FORCES[i];
+        for (j = 0; j < N_IN; ++j) f += u[j] * FORCES[{n} * (j + 1) + i];
+        f0[i] = f;
+    }}
+}}
+
+int model_setup(ModelData *d, char *msg, size_t n)
+{{
+    (void)d; (void)msg; (void)n;
+    image_setup(IMAGE);
+    return 0;
+}}
+
+void model_initial(ModelData *d)
+{{
+    int i;
+    for (i = 0; i < {n_z}; ++i) Z(i) = 0.0;
+    for (i = 0; i < {2 * n}; ++i) Z(i) = INITIAL[i];
+}}
+
+void model_derivatives(const ModelData *d, const double *x, double *dx)
+{{
+    (void)d; (void)x; (void)dx;
+}}
+
+void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
+
+int model_step(ModelData *d, double t, double h, char *msg, size_t n)
+{{
+    double u[N_IN > 0 ? N_IN : 1], *z = d->z, hs;
+    int j, k, code, jumped = 0, steps = PAR_substeps;
+    hs = h / steps;
+    apply_inputs(d, u);
+    for (j = 0; j < N_IN; ++j)
+        if (Z({at['held']} + j) != u[j]) jumped = 1;
+    if (Z({at['started']}) == 0.0 || jumped) {{
+        /* the Python block restarts its integrator where an input jumped */
+        code = alpha_start({image.roots['newton']}, {image.roots['scheme']}, z + {at['q']},
+                           z + {at['v']}, z + {at['a']}, z + {at['qdd']}, z + {at['lam']},
+                           z + {at['guess']}, PIV);
+        if (code) {{
+            snprintf(msg, n, "initial accelerations at t = %.17g s: %s", t, STEP_WHY[code]);
+            return 1;
+        }}
+        Z({at['started']}) = 1.0;
+    }}
+    for (k = 0; k < steps; ++k) {{
+        code = alpha_step({image.roots['newton']}, {image.roots['scheme']}, hs, z + {at['q']},
+                          z + {at['v']}, z + {at['a']}, z + {at['qdd']}, z + {at['lam']},
+                          z + {at['guess']}, PIV, REPORT);
+        if (code) {{
+            snprintf(msg, n, "{block.params['method']}: Newton did not converge at "
+                     "t = %.17g s (h = %g s) after %d iterations (%s); last increment "
+                     "%.3g x tolerance", t + (k + 1) * hs, hs, (int)REPORT[0],
+                     STEP_WHY[code], REPORT[2]);
+            return 1;
+        }}
+    }}
+    for (j = 0; j < N_IN; ++j) Z({at['held']} + j) = u[j];
+    return 0;
+}}
+
+void model_outputs(ModelData *d)
+{{
+{outputs}}}
+
+int model_validity(const ModelData *d, char *msg, size_t n)
+{{
+    (void)d; (void)msg; (void)n;
+    return 0;
+}}
+"""
+    tables = {"IMAGE": image.table,
+              "FORCES": np.concatenate([base, *columns]) if columns else base,
+              "INITIAL": np.concatenate([block.q, block.v])}
+    names = system.coordinate_names()
+    state = (names + [f"der({c})" for c in names] + [f"a{i}" for i in range(n)]
+             + [f"qdd{i}" for i in range(n)] + [f"lambda{i}" for i in range(m)]
+             + [f"guess{i}" for i in range(n + k_mu + 1)] + ["started"]
+             + [f"held({u})" for u in inputs])
+    return CModel(source, n_states=0, n_discrete=n_z, state_names=tuple(state),
+                  fixed_parameters=("method", "rho_inf", "baumgarte"), own_step=True,
+                  tables=tables, c_sources=tuple(k[1] for k in KERNELS),
+                  api=tuple(k[2] for k in KERNELS))

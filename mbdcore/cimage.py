@@ -28,11 +28,14 @@ import sys
 
 import numpy as np
 
+from mbdcore.codegen import CModelError
+
 __all__ = ["CImage", "ImageError", "kernel_functions"]
 
 
-class ImageError(ValueError):
-    """A structure graph that cannot be written as C (module docstring)."""
+class ImageError(CModelError):
+    """A structure graph that cannot be written as C (module docstring): the model has no
+    C form (a kernel structure this module does not know, e.g. the spatial cables')."""
 
 
 def kernel_functions(modules) -> dict:

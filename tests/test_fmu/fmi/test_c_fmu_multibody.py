@@ -21,6 +21,7 @@ import pytest
 from fmpy.validation import validate_fmu
 
 from support.fmi import DISCARD, Instance, Unzipped
+from flexcosim.cli import main
 from fmu.fmi.export_c import GCC_COMMAND, export_c_fmu
 from mbdcore.codegen import CModelError
 from mbdcore.models.model_block import ModelSystemBlock
@@ -144,3 +145,21 @@ def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, par
     block = ModelSystemBlock.configured({"model": model})()
     with pytest.raises(CModelError, match=part.replace("(", r"\(").replace(")", r"\)")):
         block.c_model()
+
+
+def test_export_c_takes_a_model_file_and_refuses_one_naming_the_part(tmp_path, capsys):
+    """``flexcosim export-c MODEL.json`` (build item 2): a file whose every part has a
+    compiled form becomes a C FMU named after the file; one with a part that has none is
+    one error line naming it, exit code 2."""
+    path = tmp_path / "hub_ancf.json"
+    path.write_text(json.dumps(HUB_ANCF))
+    assert main(["-q", "export-c", str(path), "-o", str(tmp_path), "--no-compile"]) == 0
+    fmu = tmp_path / "HubAncfC.fmu"
+    assert capsys.readouterr().out.strip() == str(fmu)
+    with zipfile.ZipFile(fmu) as z:
+        assert "sources/newton.c" in z.namelist()
+    assert main(["-q", "export-c", str(EXAMPLES / "slider_crank.json"), "-o",
+                 str(tmp_path)]) == 2
+    line, = capsys.readouterr().err.splitlines()
+    assert line.startswith("flexcosim export-c: error: ") and \
+        "force 'spring' (TranslationalSpringDamper: depends on the state)" in line, line

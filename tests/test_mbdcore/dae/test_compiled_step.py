@@ -11,6 +11,7 @@ import pytest
 
 from mbdcore.dae.compiled_step import CompiledAlphaStep
 from mbdcore.dae.index1 import assemble
+from mbdcore.dae.index3 import consistent_accelerations
 from mbdcore.dae.methods import make_method
 from mbdcore.integrators.base import ConvergenceError
 from mbdcore.models.mechanisms import four_bar, hub_beam, slider_crank, two_link_arm
@@ -82,3 +83,23 @@ def test_only_compiled_problems_and_alpha_schemes_are_taken():
         CompiledAlphaStep(make_method("bathe"), four_bar())
     with pytest.raises(ValueError, match="dense only"):
         CompiledAlphaStep(make_method("generalized-alpha", sparse=True), four_bar())
+
+
+def test_the_history_started_in_c_equals_consistent_accelerations():
+    """alpha_start (the C FMU's start, and its restart where an input jumps) gives the
+    accelerations and multipliers of index3.consistent_accelerations at a moving state
+    (gamma = -d(G v)/dq v from the compiled blocks, rows independent of time), to the
+    rounding of the solves of the augmented matrix."""
+    system = ancf_arm()
+    system.inputs.update({"tau1": 0.3, "tau2": -0.1})
+    compiled = CompiledAlphaStep(make_method("generalized-alpha"), system)
+    compiled.start(0.0, *assemble(system, 0.0))
+    for k in range(5):
+        compiled.step(k * H, H)
+    q, v = compiled.q.copy(), compiled.v.copy()
+    assert np.max(np.abs(v)) > 1e-3
+    qdd, lam = consistent_accelerations(system, 5 * H, q, v)
+    compiled.start(5 * H, q, v, in_c=True)
+    assert np.max(np.abs(compiled.qdd - qdd)) <= 1e-9 * np.max(np.abs(qdd))
+    assert np.max(np.abs(compiled.lam - lam)) <= 1e-9 * np.max(np.abs(lam))
+    assert np.array_equal(compiled.a, compiled.qdd) and not np.any(compiled.guess)

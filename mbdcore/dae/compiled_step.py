@@ -117,18 +117,20 @@ class CompiledAlphaStep:
         self.q = self.v = self.a = self.qdd = self.lam = None
         self.iterations = self.factorizations = 0
 
-    def start(self, t: float, q, v, in_c: bool = False) -> None:
+    def start(self, t: float, q, v, in_c: bool = False, gamma_t=None) -> None:
         """Consistent accelerations and multipliers at (t, q, v) [s, m, m/s], a = q'',
         no starting guess: by the integrator's own start, or ``in_c`` by
-        ``alpha_start`` (native/newton.c; for constraint rows that do not depend on
-        time, no driving constraints: gamma = -d(G v)/dq v)."""
+        ``alpha_start`` (native/newton.c: gamma = -d(G v)/dq v + ``gamma_t``, the
+        rows' own time terms, m values; None: zeros, rows that do not depend on
+        time)."""
         self.q, self.v = (np.array(x, dtype=float) for x in (q, v))
         if in_c:
             self.a, self.qdd, self.lam = np.zeros(self.n), np.zeros(self.n), np.zeros(self.m)
             self.terms.prepare(t)
-            code = newton_library().alpha_start(self.newton_struct, self.scheme_struct, self.q, self.v,
-                                                self.a, self.qdd, self.lam, self.guess,
-                                                self.piv)
+            gamma_t = None if gamma_t is None else np.ascontiguousarray(gamma_t, dtype=float)
+            code = newton_library().alpha_start(self.newton_struct, self.scheme_struct,
+                                                self.q, self.v, gamma_t, self.a, self.qdd,
+                                                self.lam, self.guess, self.piv)
             if code:
                 raise ConvergenceError(f"initial accelerations at t = {t:.6g} s: "
                                        f"{STEP_FAILURES.get(code, code)}", time=t)

@@ -31,10 +31,14 @@ from mbdcore.dae.compiled_step import STEP_FAILURES, CompiledAlphaStep
 from mbdcore.dae.index3 import NEWTON_C_SOURCE, GeneralizedAlphaScheme
 from mbdcore.multibody.ancf import ANCF_C_SOURCE
 from mbdcore.multibody.assembly import PLAN_C_SOURCE
+from mbdcore.multibody.constraints import ConstantRate, PolynomialMotion, SpinUp
 from mbdcore.multibody.terms import SYSTEM_TERMS_C_SOURCE
 
 __all__ = ["system_c_model", "c_model_refusals", "STRUCT_TYPES", "POINTER_ARRAYS",
-           "FUNCTION_CASTS"]
+           "FUNCTION_CASTS", "MOTIONS", "MOTION_C"]
+
+#: the driving motions C evaluates (MOTION_C)
+MOTIONS = (ConstantRate, SpinUp, PolynomialMotion)
 
 #: the kernels whose functions the structures point to, their C files and API macros
 KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
@@ -69,9 +73,12 @@ def c_model_refusals(block) -> list[str]:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
                        "state)")
     for joint in system.joints:
-        if getattr(joint, "motion", None) is not None:
-            why.append(f"joint {joint.name!r} (a driving constraint: rows that depend on "
-                       "time)")
+        motion = getattr(joint, "motion", None)
+        if motion is not None and type(motion) not in MOTIONS:
+            why.append(f"joint {joint.name!r} (a driving motion {type(motion).__name__}; C "
+                       f"has {', '.join(m.__name__ for m in MOTIONS)})")
+    if system.m and system.constraint_plan().ad_row.size:
+        why.append("spatial angle drivers (their rates enter g_t in the plan)")
     if system.m and system.constraint_plan().fallback:
         names = ", ".join(repr(j.name) for j, _ in system.constraint_plan().fallback)
         why.append(f"joints {names} (no closed form in C)")
@@ -83,6 +90,78 @@ def c_model_refusals(block) -> list[str]:
         if name not in coordinates:
             why.append(f"output {out.name!r} (C computes coordinates and their rates)")
     return why
+
+
+def _motion_numbers(offset) -> tuple[str, list]:
+    """The C function and numbers of an angle-sum row's offset (``joint.offset``): its
+    joint's driving motion, or a constant (a gear's or weld's angle)."""
+    motion = getattr(getattr(offset, "__self__", None), "motion", None)
+    if isinstance(motion, ConstantRate):
+        return "constant_rate", [motion.angle0, motion.rate]
+    if isinstance(motion, SpinUp):
+        return "spin_up", [motion.final_rate, motion.spin_up_time]
+    if isinstance(motion, PolynomialMotion):
+        c = np.polynomial.polynomial
+        parts = [motion.coefficients, c.polyder(motion.coefficients),
+                 c.polyder(motion.coefficients, 2)]
+        parts = [p if p.size else np.zeros(1) for p in parts]
+        return "polynomial", [float(p.size) for p in parts] + \
+            [float(x) for p in parts for x in p]
+    f0, f1 = offset(0.0), offset(1.0)
+    if f0 != f1 or f0[1] != 0.0 or f0[2] != 0.0:
+        raise CModelError(f"an angle offset that depends on time without a motion C knows "
+                          f"({offset!r})")
+    return "constant_rate", [float(f0[0]), 0.0]
+
+
+#: C of the driving motions by function, as mbdcore.multibody.constraints computes them
+#: (the same operations in the same order, so the same numbers): f, f', f'' [rad, rad/s,
+#: rad/s^2]; a model's source has the ones it uses
+MOTION_C = {
+    "constant_rate": """
+static void constant_rate(const double *p, double t, double *f)
+{
+    f[0] = p[0] + p[1] * t;
+    f[1] = p[1];
+    f[2] = 0.0;
+}
+""",
+    "spin_up": """
+static void spin_up(const double *p, double t, double *f)
+{
+    const double w = p[0], T = p[1];
+    double k;
+    if (t >= T) {
+        f[0] = w * (t - T / 2);
+        f[1] = w;
+        f[2] = 0.0;
+        return;
+    }
+    k = 2 * 3.141592653589793 / T;
+    f[0] = (w / T) * (t * t / 2 + (cos(k * t) - 1) / pow(k, 2));
+    f[1] = (w / T) * (t - sin(k * t) / k);
+    f[2] = (w / T) * (1 - cos(k * t));
+}
+""",
+    "polynomial": """
+/* numpy's polyval: Horner from the highest coefficient */
+static double horner(const double *c, int n, double t)
+{
+    double r = c[n - 1] + t * 0;
+    int i;
+    for (i = n - 2; i >= 0; --i) r = c[i] + r * t;
+    return r;
+}
+
+/* p: the sizes of the coefficients of f, f', f'', then those coefficients */
+static void polynomial(const double *p, double t, double *f)
+{
+    const int a = (int)p[0], b = (int)p[1], c = (int)p[2];
+    f[0] = horner(p + 3, a, t);
+    f[1] = horner(p + 3 + a, b, t);
+    f[2] = horner(p + 3 + a + b, c, t);
+}
+"""}
 
 
 def _input_forces(terms, system, inputs):
@@ -124,6 +203,20 @@ def system_c_model(block) -> CModel:
                    [stepper, terms, terms.plan], STRUCT_TYPES, functions, POINTER_ARRAYS,
                    FUNCTION_CASTS)
     n, m = stepper.n, stepper.m
+    sum_rows = terms.plan.sum_rows if m else []
+    if sum_rows and terms.kept is not None:
+        raise CModelError(f"{type(block).__name__}: no C model for angle offsets or drivers "
+                          "in a system with redundant rows removed")
+    motion_numbers, motion_calls, motion_functions = [], [], {}
+    offset, rate = (image.name(a) if a.size else "NULL" for a in (terms.offset,
+                                                                 terms.offset_rate))
+    for k, (row, offset_of) in enumerate(sum_rows):
+        function, numbers = _motion_numbers(offset_of)
+        motion_functions[function] = MOTION_C[function]
+        motion_calls.append(f"    {function}(MOTIONS + {len(motion_numbers)}, t, f);\n"
+                            f"    offset[{k}] = f[0];\n    rate[{k}] = f[1];\n"
+                            f"    if (gamma_t != NULL) gamma_t[{row}] = f[2];\n")
+        motion_numbers.extend(numbers)
     k_mu = m if block.integrator.ggl else 0
     # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
     at = {"q": 0, "v": n, "a": 2 * n, "qdd": 3 * n, "lam": 4 * n, "guess": 4 * n + m}
@@ -144,6 +237,7 @@ def system_c_model(block) -> CModel:
 {image.declarations()}
 {image.setup_function()}
 static int PIV[{size}];
+static double GAMMA_T[{max(m, 1)}];
 static double REPORT[3];
 static const char *const STEP_WHY[] = {{{failures}}};
 #define N_IN {len(inputs)}
@@ -153,12 +247,25 @@ static void apply_inputs(const ModelData *d, double *u)
 {{
     int i, j;
     double *f0 = {f0};
+    (void)d;
 {in_values}    for (i = 0; i < {n}; ++i) {{
         double f = FORCES[i];
         for (j = 0; j < N_IN; ++j) f += u[j] * FORCES[{n} * (j + 1) + i];
         f0[i] = f;
     }}
 }}
+
+{"".join(motion_functions.values())}
+/* the angle-sum rows' offsets f(t), f'(t) into the terms, f''(t) into gamma_t (m, or
+   NULL) */
+static void driving_offsets(double t, double *gamma_t)
+{{
+    double f[3], *offset = {offset}, *rate = {rate};
+    int i;
+    (void)f; (void)offset; (void)rate; (void)t;
+    if (gamma_t != NULL)
+        for (i = 0; i < {max(m, 1)}; ++i) gamma_t[i] = 0.0;
+{"".join(motion_calls)}}}
 
 int model_setup(ModelData *d, char *msg, size_t n)
 {{
@@ -191,9 +298,10 @@ int model_step(ModelData *d, double t, double h, char *msg, size_t n)
         if (Z({at['held']} + j) != u[j]) jumped = 1;
     if (Z({at['started']}) == 0.0 || jumped) {{
         /* the Python block restarts its integrator where an input jumped */
+        driving_offsets(t, GAMMA_T);
         code = alpha_start({image.roots['newton']}, {image.roots['scheme']}, z + {at['q']},
-                           z + {at['v']}, z + {at['a']}, z + {at['qdd']}, z + {at['lam']},
-                           z + {at['guess']}, PIV);
+                           z + {at['v']}, GAMMA_T, z + {at['a']}, z + {at['qdd']},
+                           z + {at['lam']}, z + {at['guess']}, PIV);
         if (code) {{
             snprintf(msg, n, "initial accelerations at t = %.17g s: %s", t, STEP_WHY[code]);
             return 1;
@@ -201,6 +309,7 @@ int model_step(ModelData *d, double t, double h, char *msg, size_t n)
         Z({at['started']}) = 1.0;
     }}
     for (k = 0; k < steps; ++k) {{
+        driving_offsets((t + k * hs) + hs, NULL);     /* the solve's time, as in Python */
         code = alpha_step({image.roots['newton']}, {image.roots['scheme']}, hs, z + {at['q']},
                           z + {at['v']}, z + {at['a']}, z + {at['qdd']}, z + {at['lam']},
                           z + {at['guess']}, PIV, REPORT);
@@ -226,7 +335,7 @@ int model_validity(const ModelData *d, char *msg, size_t n)
     return 0;
 }}
 """
-    tables = {"IMAGE": image.table,
+    tables = {"IMAGE": image.table, "MOTIONS": np.array(motion_numbers or [0.0]),
               "FORCES": np.concatenate([base, *columns]) if columns else base,
               "INITIAL": np.concatenate([block.q, block.v])}
     names = system.coordinate_names()

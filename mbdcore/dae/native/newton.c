@@ -419,13 +419,14 @@ NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, do
 
 /* The history at the start of a run or after a jump of the forces (index3.py's
    consistent_accelerations): q'' and lambda from [[M, G^T], [G, 0]] [q''; lambda] =
-   [F; gamma] at (q, v), a = q'', no starting guess.  gamma = -d(G v)/dq v: the rows
-   must not depend on time (no driving constraints).  0, or STEP_SINGULAR (the matrix is
-   singular: redundant constraints) or STEP_BAD_RESIDUAL (a non-finite term), the
-   history then unchanged. */
+   [F; gamma] at (q, v), a = q'', no starting guess.  gamma = -d(G v)/dq v + gamma_t,
+   gamma_t (m; NULL: zeros) the rows' own time terms -2 G_t v - g_tt (a driving
+   constraint g = sum c theta - f(t): f''(t)), the terms prepared for the time.  0, or
+   STEP_SINGULAR (the matrix is singular: redundant constraints) or STEP_BAD_RESIDUAL (a
+   non-finite term), the history then unchanged. */
 NEWTON_API int alpha_start(const newton_t *s, const alpha_step_t *p, const double *q,
-                           const double *v, double *a, double *qdd, double *lam,
-                           double *guess, int *piv)
+                           const double *v, const double *gamma_t, double *a, double *qdd,
+                           double *lam, double *guess, int *piv)
 {
     const int n = s->n, m = s->m, N = n + m, k_mu = s->ggl ? m : 0;
     double *x = p->work, *g = x + N, *gt = g + m, *zero = gt + m, *G = p->work + 7 * n + 4 * m;
@@ -441,7 +442,7 @@ NEWTON_API int alpha_start(const newton_t *s, const alpha_step_t *p, const doubl
     for (j = 0; j < m; ++j) {
         double hv = 0.0;
         for (i = 0; i < n; ++i) hv += p->H[(size_t)j * n + i] * v[i];
-        x[n + j] = -hv;
+        x[n + j] = -hv + (gamma_t != NULL ? gamma_t[j] : 0.0);
     }
     memset(A, 0, (size_t)N * N * sizeof(double));
     for (i = 0; i < n; ++i)

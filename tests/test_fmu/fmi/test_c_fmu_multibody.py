@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from fmpy.validation import validate_fmu
 
-from support.fmi import DISCARD, Instance, Unzipped
+from support.fmi import DISCARD, OK, Instance, Unzipped, start
 from flexcosim.cli import main
 from fmu.fmi.export_c import GCC_COMMAND, export_c_fmu
 from mbdcore.codegen import CModelError
@@ -203,3 +203,45 @@ def test_export_c_takes_a_model_file_and_refuses_one_naming_the_part(tmp_path, c
     line, = capsys.readouterr().err.splitlines()
     assert line.startswith("flexcosim export-c: error: ") and \
         "force 'spring' (TranslationalSpringDamper: depends on the state)" in line, line
+
+
+def _steps(fmu: Unzipped, slot: int, k0: int, k1: int, outputs) -> str:
+    return "".join(f"set_real {slot} {fmu.vr['tau']} {torque(k * H)!r}\n"
+                   f"step {slot} {k * H!r} {H!r}\nget_real {slot} {fmu.vrs(*outputs)}\n"
+                   for k in range(k0, k1))
+
+
+def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
+        host, exported, tmp_path):
+    """The torque-driven four-bar in the project's C host with an empty environment
+    (``env -i``): the values fmpy gets from the same binary, bit for bit, so the Python
+    block's to 1e-9; a state saved after 12 steps (history, held inputs and all), set
+    again in place and, serialized, in a second instance, continues bit for bit."""
+    block_class, fmu = exported["four_bar_torque"][:2]
+    outputs = [s.name for s in block_class.OUTPUTS]
+    unzipped = Unzipped(fmu, tmp_path / "x")
+    blob = tmp_path / "state.bin"
+    run = host(start(unzipped) + _steps(unzipped, 0, 0, 12, outputs)
+               + f"get_state 0 0\nserialize 0 0 {blob}\n"
+               + _steps(unzipped, 0, 12, STEPS, outputs)
+               + "set_state 0 0\n" + _steps(unzipped, 0, 12, STEPS, outputs)
+               + f"instantiate 1 other {unzipped.guid} {unzipped.uri()} 0\ninit 1 0\n"
+               f"exit_init 1\ndeserialize 1 {blob} 1\nset_state 1 1\n"
+               + _steps(unzipped, 1, 12, STEPS, outputs)
+               + "free_state 0 0\nfree_state 1 1\nfree 0\nfree 1\n", bare=True)
+    assert set(run.statuses("step")) == {OK}
+    assert set(run.statuses("get_state") + run.statuses("set_state")
+               + run.statuses("serialize") + run.statuses("deserialize")) == {OK}
+    values = run.values()
+    first, again, restored = values[12:STEPS], values[STEPS:2 * STEPS - 12], \
+        values[2 * STEPS - 12:]
+    assert again == first and restored == first
+    instance = Instance(unzipped.md, str(unzipped.dir), step=H)
+    in_fmpy = []
+    for k in range(STEPS):
+        instance.set("tau", torque(k * H))
+        instance.step()
+        in_fmpy.append(instance.get(*outputs))
+    instance.fmu.terminate()
+    instance.fmu.freeInstance()
+    assert values[:STEPS] == in_fmpy

@@ -9,7 +9,8 @@ that jumps: each FMU in fmpy equals its Python block (same method, substeps, rho
 and Newton tolerance 1e-12) to 1e-9 and validates; the sources compile alone with
 -pedantic without a warning and export only fmi2*; an absurd torque is a discarded step
 naming the Newton failure, the state kept; a file with a part that has no compiled form
-is refused naming it."""
+is refused naming it.  The spatial double pendulum's file (without its input torque)
+likewise."""
 from __future__ import annotations
 
 import json
@@ -88,8 +89,19 @@ def four_bar_by_torque():
     return model
 
 
+def spatial_pendulum_file():
+    """The example spatial double pendulum (natural-coordinate rigid bodies, spherical
+    and revolute joints, gravity) without its input body torque, which depends on the
+    state (no compiled form)."""
+    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
+    model["forces"] = []
+    model.pop("inputs", None)
+    model["method"] = METHOD
+    return model
+
+
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
-          "four_bar_torque": four_bar_by_torque}
+          "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file}
 H, STEPS = 0.01, 30
 
 

@@ -23,6 +23,8 @@ naming the part.
 """
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
 from mbdcore.codegen import CModel, CModelError, signal_macro
@@ -187,6 +189,121 @@ def _input_forces(terms, system, inputs):
     return base, columns
 
 
+#: the model's functions around alpha_step (mbdcore.codegen's contract, own step),
+#: ``$name`` the places of this model's structures and its state's layout in z
+MODEL_C = string.Template("""
+int model_setup(ModelData *d, char *msg, size_t n)
+{
+    (void)d; (void)msg; (void)n;
+    image_setup(IMAGE);
+    return 0;
+}
+
+void model_initial(ModelData *d)
+{
+    int i;
+    for (i = 0; i < $n_z; ++i) Z(i) = 0.0;
+    for (i = 0; i < $n_qv; ++i) Z(i) = INITIAL[i];
+}
+
+void model_derivatives(const ModelData *d, const double *x, double *dx)
+{
+    (void)d; (void)x; (void)dx;
+}
+
+void model_update(ModelData *d, double h) { (void)d; (void)h; }
+
+int model_step(ModelData *d, double t, double h, char *msg, size_t n)
+{
+    double u[N_IN > 0 ? N_IN : 1], *z = d->z, hs;
+    int j, k, code, jumped = 0, steps = PAR_substeps;
+    hs = h / steps;
+    apply_inputs(d, u);
+    for (j = 0; j < N_IN; ++j)
+        if (Z($held + j) != u[j]) jumped = 1;
+    if (Z($started) == 0.0 || jumped) {
+        /* the Python block restarts its integrator where an input jumped */
+        driving_offsets(t, GAMMA_T);
+        code = alpha_start($newton, $scheme, z + $q, z + $v, GAMMA_T, z + $a, z + $qdd,
+                           z + $lam, z + $guess, PIV);
+        if (code) {
+            snprintf(msg, n, "initial accelerations at t = %.17g s: %s", t, STEP_WHY[code]);
+            return 1;
+        }
+        Z($started) = 1.0;
+    }
+    for (k = 0; k < steps; ++k) {
+        driving_offsets((t + k * hs) + hs, NULL);     /* the solve's time, as in Python */
+        code = alpha_step($newton, $scheme, hs, z + $q, z + $v, z + $a, z + $qdd, z + $lam,
+                          z + $guess, PIV, REPORT);
+        if (code) {
+            snprintf(msg, n, "$method: Newton did not converge at t = %.17g s (h = %g s) "
+                     "after %d iterations (%s); last increment %.3g x tolerance",
+                     t + (k + 1) * hs, hs, (int)REPORT[0], STEP_WHY[code], REPORT[2]);
+            return 1;
+        }
+    }
+    for (j = 0; j < N_IN; ++j) Z($held + j) = u[j];
+    return 0;
+}
+
+int model_validity(const ModelData *d, char *msg, size_t n)
+{
+    (void)d; (void)msg; (void)n;
+    return 0;
+}
+""")
+
+
+def _driving_offsets_c(terms, image, m: int) -> tuple[str, list]:
+    """C of ``driving_offsets(t, gamma_t)``: the angle-sum rows' offsets f(t), f'(t)
+    into the terms, f''(t) into gamma_t (m values, or NULL), with the motion functions it
+    calls; and their numbers (the table MOTIONS)."""
+    sum_rows = terms.plan.sum_rows if m else []
+    if sum_rows and terms.kept is not None:
+        raise CModelError("no C model for angle offsets or drivers in a system with "
+                          "redundant rows removed")
+    numbers, calls, functions = [], [], {}
+    for k, (row, offset_of) in enumerate(sum_rows):
+        function, values = _motion_numbers(offset_of)
+        functions[function] = MOTION_C[function]
+        calls.append(f"    {function}(MOTIONS + {len(numbers)}, t, f);\n"
+                     f"    offset[{k}] = f[0];\n    rate[{k}] = f[1];\n"
+                     f"    if (gamma_t != NULL) gamma_t[{row}] = f[2];\n")
+        numbers.extend(values)
+    offset, rate = (image.name(a) if a.size else "NULL" for a in (terms.offset,
+                                                                 terms.offset_rate))
+    return ("".join(functions.values())
+            + "\nstatic void driving_offsets(double t, double *gamma_t)\n{\n"
+            f"    double f[3], *offset = {offset}, *rate = {rate};\n    int i;\n"
+            "    (void)f; (void)offset; (void)rate; (void)t;\n"
+            "    if (gamma_t != NULL)\n"
+            f"        for (i = 0; i < {max(m, 1)}; ++i) gamma_t[i] = 0.0;\n"
+            + "".join(calls) + "}\n"), numbers
+
+
+def _signals_c(block, image, terms, at: dict) -> str:
+    """C of ``apply_inputs`` (F0 = the forces at zero inputs + each input times its
+    column of FORCES) and ``model_outputs`` (coordinates and rates from z)."""
+    n = terms.n
+    inputs = [s.name for s in block.INPUTS]
+    index = {c: i for i, c in enumerate(block.system.coordinate_names())}
+
+    def place(name):
+        rate = name.startswith("der(")
+        return f"Z({at['v'] if rate else 0} + {index[name[4:-1] if rate else name]})"
+    return (f"#define N_IN {len(inputs)}\n\n"
+            "static void apply_inputs(const ModelData *d, double *u)\n{\n"
+            f"    int i, j;\n    double *f0 = {image.name(terms.F0)};\n    (void)d;\n"
+            + "".join(f"    u[{j}] = IN_{signal_macro(u)};\n" for j, u in enumerate(inputs))
+            + f"    for (i = 0; i < {n}; ++i) {{\n        double f = FORCES[i];\n"
+            f"        for (j = 0; j < N_IN; ++j) f += u[j] * FORCES[{n} * (j + 1) + i];\n"
+            "        f0[i] = f;\n    }\n}\n\n"
+            "void model_outputs(ModelData *d)\n{\n"
+            + "".join(f"    OUT_{signal_macro(o.name)} = {place(o.name)};\n"
+                      for o in block.OUTPUTS) + "}\n")
+
+
 def system_c_model(block) -> CModel:
     """The C model of a SystemBlock (module docstring); CModelError naming every part
     that has no compiled form."""
@@ -198,144 +315,27 @@ def system_c_model(block) -> CModel:
     terms = stepper.terms.owner
     inputs = [s.name for s in block.INPUTS]
     base, columns = _input_forces(terms, system, inputs)
-    functions = kernel_functions([k[0] for k in KERNELS])
     image = CImage({"newton": stepper.newton_struct, "scheme": stepper.scheme_struct},
-                   [stepper, terms, terms.plan], STRUCT_TYPES, functions, POINTER_ARRAYS,
-                   FUNCTION_CASTS)
+                   [stepper, terms, terms.plan], STRUCT_TYPES,
+                   kernel_functions([k[0] for k in KERNELS]), POINTER_ARRAYS, FUNCTION_CASTS)
     n, m = stepper.n, stepper.m
-    sum_rows = terms.plan.sum_rows if m else []
-    if sum_rows and terms.kept is not None:
-        raise CModelError(f"{type(block).__name__}: no C model for angle offsets or drivers "
-                          "in a system with redundant rows removed")
-    motion_numbers, motion_calls, motion_functions = [], [], {}
-    offset, rate = (image.name(a) if a.size else "NULL" for a in (terms.offset,
-                                                                 terms.offset_rate))
-    for k, (row, offset_of) in enumerate(sum_rows):
-        function, numbers = _motion_numbers(offset_of)
-        motion_functions[function] = MOTION_C[function]
-        motion_calls.append(f"    {function}(MOTIONS + {len(motion_numbers)}, t, f);\n"
-                            f"    offset[{k}] = f[0];\n    rate[{k}] = f[1];\n"
-                            f"    if (gamma_t != NULL) gamma_t[{row}] = f[2];\n")
-        motion_numbers.extend(numbers)
     k_mu = m if block.integrator.ggl else 0
     # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
     at = {"q": 0, "v": n, "a": 2 * n, "qdd": 3 * n, "lam": 4 * n, "guess": 4 * n + m}
     at["started"] = at["guess"] + n + k_mu + 1
     at["held"] = at["started"] + 1
     n_z = at["held"] + len(inputs)
-    size = n + m + k_mu
-    f0 = image.name(terms.F0)
-    in_values = "".join(f"    u[{j}] = IN_{signal_macro(u)};\n" for j, u in enumerate(inputs))
-    index = {c: i for i, c in enumerate(system.coordinate_names())}
-    outputs = "".join(
-        f"    OUT_{signal_macro(o.name)} = Z({at['v'] if o.name.startswith('der(') else 0} + "
-        f"{index[o.name[4:-1] if o.name.startswith('der(') else o.name]});\n"
-        for o in block.OUTPUTS)
+    offsets, motions = _driving_offsets_c(terms, image, m)
     failures = ", ".join(f'"{STEP_FAILURES.get(k, "")}"' for k in range(7))
-    source = f"""
-/* the compiled terms' structures (mbdcore.cimage): their numbers in IMAGE */
-{image.declarations()}
-{image.setup_function()}
-static int PIV[{size}];
-static double GAMMA_T[{max(m, 1)}];
-static double REPORT[3];
-static const char *const STEP_WHY[] = {{{failures}}};
-#define N_IN {len(inputs)}
-
-/* F0 = the forces at zero inputs + each input times its column (FORCES) */
-static void apply_inputs(const ModelData *d, double *u)
-{{
-    int i, j;
-    double *f0 = {f0};
-    (void)d;
-{in_values}    for (i = 0; i < {n}; ++i) {{
-        double f = FORCES[i];
-        for (j = 0; j < N_IN; ++j) f += u[j] * FORCES[{n} * (j + 1) + i];
-        f0[i] = f;
-    }}
-}}
-
-{"".join(motion_functions.values())}
-/* the angle-sum rows' offsets f(t), f'(t) into the terms, f''(t) into gamma_t (m, or
-   NULL) */
-static void driving_offsets(double t, double *gamma_t)
-{{
-    double f[3], *offset = {offset}, *rate = {rate};
-    int i;
-    (void)f; (void)offset; (void)rate; (void)t;
-    if (gamma_t != NULL)
-        for (i = 0; i < {max(m, 1)}; ++i) gamma_t[i] = 0.0;
-{"".join(motion_calls)}}}
-
-int model_setup(ModelData *d, char *msg, size_t n)
-{{
-    (void)d; (void)msg; (void)n;
-    image_setup(IMAGE);
-    return 0;
-}}
-
-void model_initial(ModelData *d)
-{{
-    int i;
-    for (i = 0; i < {n_z}; ++i) Z(i) = 0.0;
-    for (i = 0; i < {2 * n}; ++i) Z(i) = INITIAL[i];
-}}
-
-void model_derivatives(const ModelData *d, const double *x, double *dx)
-{{
-    (void)d; (void)x; (void)dx;
-}}
-
-void model_update(ModelData *d, double h) {{ (void)d; (void)h; }}
-
-int model_step(ModelData *d, double t, double h, char *msg, size_t n)
-{{
-    double u[N_IN > 0 ? N_IN : 1], *z = d->z, hs;
-    int j, k, code, jumped = 0, steps = PAR_substeps;
-    hs = h / steps;
-    apply_inputs(d, u);
-    for (j = 0; j < N_IN; ++j)
-        if (Z({at['held']} + j) != u[j]) jumped = 1;
-    if (Z({at['started']}) == 0.0 || jumped) {{
-        /* the Python block restarts its integrator where an input jumped */
-        driving_offsets(t, GAMMA_T);
-        code = alpha_start({image.roots['newton']}, {image.roots['scheme']}, z + {at['q']},
-                           z + {at['v']}, GAMMA_T, z + {at['a']}, z + {at['qdd']},
-                           z + {at['lam']}, z + {at['guess']}, PIV);
-        if (code) {{
-            snprintf(msg, n, "initial accelerations at t = %.17g s: %s", t, STEP_WHY[code]);
-            return 1;
-        }}
-        Z({at['started']}) = 1.0;
-    }}
-    for (k = 0; k < steps; ++k) {{
-        driving_offsets((t + k * hs) + hs, NULL);     /* the solve's time, as in Python */
-        code = alpha_step({image.roots['newton']}, {image.roots['scheme']}, hs, z + {at['q']},
-                          z + {at['v']}, z + {at['a']}, z + {at['qdd']}, z + {at['lam']},
-                          z + {at['guess']}, PIV, REPORT);
-        if (code) {{
-            snprintf(msg, n, "{block.params['method']}: Newton did not converge at "
-                     "t = %.17g s (h = %g s) after %d iterations (%s); last increment "
-                     "%.3g x tolerance", t + (k + 1) * hs, hs, (int)REPORT[0],
-                     STEP_WHY[code], REPORT[2]);
-            return 1;
-        }}
-    }}
-    for (j = 0; j < N_IN; ++j) Z({at['held']} + j) = u[j];
-    return 0;
-}}
-
-void model_outputs(ModelData *d)
-{{
-{outputs}}}
-
-int model_validity(const ModelData *d, char *msg, size_t n)
-{{
-    (void)d; (void)msg; (void)n;
-    return 0;
-}}
-"""
-    tables = {"IMAGE": image.table, "MOTIONS": np.array(motion_numbers or [0.0]),
+    source = (
+        "/* the compiled terms' structures (mbdcore.cimage): their numbers in IMAGE */\n"
+        f"{image.declarations()}\n{image.setup_function()}\n"
+        f"static int PIV[{n + m + k_mu}];\nstatic double GAMMA_T[{max(m, 1)}];\n"
+        f"static double REPORT[3];\nstatic const char *const STEP_WHY[] = {{{failures}}};\n"
+        + _signals_c(block, image, terms, at) + offsets
+        + MODEL_C.substitute(at, n_z=n_z, n_qv=2 * n, newton=image.roots["newton"],
+                             scheme=image.roots["scheme"], method=block.params["method"]))
+    tables = {"IMAGE": image.table, "MOTIONS": np.array(motions or [0.0]),
               "FORCES": np.concatenate([base, *columns]) if columns else base,
               "INITIAL": np.concatenate([block.q, block.v])}
     names = system.coordinate_names()

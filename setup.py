@@ -70,6 +70,7 @@ KERNELS = {
     "controllers.laws._antenna_servo": (["controllers/laws/native/antenna_servo.c"],
                                         ["LAWS_API"], [TABLE_LAYOUT]),
     "fmu.cosim._log_proxy": (["fmu/cosim/native/log_proxy.c"], ["LOG_API"], [TABLE_LAYOUT]),
+    "fmu.cosim._cosim_loop": (["fmu/cosim/native/cosim_loop.c"], ["LOOP_API"], [TABLE_LAYOUT]),
 }
 
 #: The FMI 2.0 wrapper of the Python FMUs: a shared library, not a Python module (it

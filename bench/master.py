@@ -5,11 +5,16 @@
 * master per-step cost and overhead with 1, 2 and 3 FMUs in a chain;
 * the closed-loop two-link arm (flexcosim.demo.closed_loop_system) at 1 ms as a real-time
   factor, with in-process blocks and, if they can be built, with FMUs;
+* the same loop of three C-source FMUs (trajectory, joint PD, arm with its default
+  settings) at 1 ms: the master's Python loop, its compiled loop (fmu.cosim.compiled_loop)
+  and a hand-written C loop over the same FMUs (the ``cosim`` command of
+  tests/support/c/host.c), side by side, per communication step and as real-time factors;
 * the cost of a get/set FMU state pair (reused fmi2FMUstate, and serialized);
 * a soak of 10^6 communication steps of the C FMU under the master with the
   resident memory (RSS) at the start and the end.
 
     python bench/master.py [--soak 1000000] [--arm-time 1.0] [--no-arm-fmu]
+                           [--c-loop-time 5.0] [--only-c-loop]
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from support.c_fmus import build_lag_fmu  # noqa: E402
+from support.fmi import Unzipped, make_host, start  # noqa: E402
 
 from fmu.cosim.components import BlockComponent  # noqa: E402
 from fmu.cosim.fmu_component import FMUComponent  # noqa: E402
@@ -102,8 +108,9 @@ def chain(fmu_path: Path, n_fmus: int) -> System:
     return System(comps, [(f"p{i}.x", f"p{i + 1}.u") for i in range(n_fmus - 1)])
 
 
-def master_cost(fmu_path: Path, n_fmus: int, steps: int, method: str) -> float:
-    master = Master(chain(fmu_path, n_fmus), 1e-3, method)
+def master_cost(fmu_path: Path, n_fmus: int, steps: int, method: str,
+                compiled: bool = True) -> float:
+    master = Master(chain(fmu_path, n_fmus), 1e-3, method, compiled=compiled)
     master.run(0.01)  # warm-up
     t = time.perf_counter()
     master.run(steps * 1e-3, record_every=steps)
@@ -138,13 +145,108 @@ def arm_state_pair(n: int) -> float | None:
         comp.terminate()
 
 
+def c_closed_loop(stop: float, h: float = 1e-3, repeat: int = 3,
+                  arm_substeps: int | None = None) -> None:
+    """The arm's closed loop of three C FMUs: Python loop, compiled loop, C host."""
+    from flexcosim import demo
+
+    folder = ROOT / "results" / "fmus"
+    arm = {} if arm_substeps is None else {"substeps": arm_substeps}
+
+    def closed_loop_system(folder, c_fmus):
+        return demo.closed_loop_system(folder, arm_params=arm, c_fmus=c_fmus)
+
+    n = int(round(stop / h))
+    settings = "its defaults" if arm_substeps is None else f"substeps = {arm_substeps}"
+    print(f"\nclosed loop of three C FMUs (trajectory, joint PD, arm with {settings}), "
+          f"{h * 1e3:g} ms step, {stop:g} s simulated, gauss-seidel, best of {repeat} "
+          "rounds (each round runs the three loops one after the other: the load of a "
+          "shared machine hits them alike)")
+    names = {False: "master, Python loop", True: "master, compiled loop"}
+    best = {False: float("inf"), True: float("inf")}
+    setup = dict(best)
+    results = {}
+    host_us, slots = float("inf"), {}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            host = _host_loop(Path(tmp), closed_loop_system(folder, c_fmus=True), h, n)
+        except Exception as e:   # no gcc: the host cannot be built
+            host = None
+            print(f"  hand-written C loop not available: {type(e).__name__}: {str(e)[:200]}")
+        for _ in range(repeat):
+            for compiled in (False, True):
+                # start-up (unzipping, instantiation, first point, freeing): a one-step run
+                t = time.perf_counter()
+                Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled).run(h)
+                setup[compiled] = min(setup[compiled], time.perf_counter() - t)
+                master = Master(closed_loop_system(folder, c_fmus=True), h, compiled=compiled)
+                t = time.perf_counter()
+                results[compiled] = master.run(stop)
+                best[compiled] = min(best[compiled], time.perf_counter() - t)
+            if host is not None:
+                us, shares = host()
+                if us < host_us:
+                    host_us, slots = us, shares
+    print(f"  {'loop':34s} {'us/step':>9s} {'RTF':>7s} {'start-up [s]':>13s}")
+    for compiled in (False, True):
+        per_step = (best[compiled] - setup[compiled]) / n
+        print(f"  {names[compiled]:34s} {per_step * 1e6:9.1f} {h / per_step:7.1f} "
+              f"{setup[compiled]:13.3f}   (whole run: RTF {stop / best[compiled]:.1f})")
+    if slots:
+        print(f"  {'hand-written C loop (host.c)':34s} {host_us:9.1f} {h / (host_us * 1e-6):7.1f}"
+              f"   (the FMUs' own cost; one set/step/get per FMU per step)")
+        print("  of which per FMU (set, step, get) [us]: "
+              + ", ".join(f"{name} {us:.1f}" for name, us in slots.items()))
+    same = results[False].data.tobytes() == results[True].data.tobytes()
+    print(f"  compiled loop equals the Python loop bit for bit: {same}")
+
+
+def _host_loop(folder: Path, system, h: float, n: int):
+    """host.c's ``cosim`` over the system's FMUs in the master's Gauss-Seidel order, as a
+    function that runs it in a fresh process and returns its us per step and the share
+    of each FMU."""
+    order = Master(system, h).default_order()
+    comps = {c.name: c for c in system.components}
+    fmus = {name: Unzipped(comps[name].fmu_path, folder / name) for name in order}
+    slot = {name: k for k, name in enumerate(order)}
+    links = []
+    for dst, src in system.connections.items():
+        (sc, sv), (dc, dv) = src.split(".", 1), dst.split(".", 1)
+        links += [slot[sc], fmus[sc].vr[sv], slot[dc], fmus[dc].vr[dv]]
+    params = {name: "".join(f"set_{'integer' if isinstance(v, int) else 'real'} {slot[name]} "
+                            f"{fmus[name].vr[p]} {v!r}\n"
+                            for p, v in comps[name].parameters.items())
+              for name in order}
+    script = "".join(start(fmus[name], slot[name], name, params=params[name]) for name in order)
+    script += f"cosim {h!r} {n} {len(order)} {len(links) // 4} {' '.join(map(str, links))}\n"
+    host = make_host(folder)
+
+    def run() -> tuple[float, dict]:
+        lines = host(script).lines
+        assert "cosim status 0" in lines, lines[-5:]
+        us = float(next(x for x in lines if x.startswith("us_per_step")).split()[1])
+        shares = next(x for x in lines if x.startswith("us_per_slot")).split()[1:]
+        return us, dict(zip(order, map(float, shares)))
+
+    return run
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--soak", type=int, default=1_000_000, help="soak steps (default 1e6)")
     ap.add_argument("--steps", type=int, default=20_000, help="steps per timing (default 2e4)")
     ap.add_argument("--arm-time", type=float, default=1.0, help="simulated time of the arm [s]")
     ap.add_argument("--no-arm-fmu", action="store_true", help="skip the arm as FMUs")
+    ap.add_argument("--c-loop-time", type=float, default=5.0,
+                    help="simulated time of the loop of three C FMUs [s]")
+    ap.add_argument("--arm-substeps", type=int, default=None,
+                    help="the C arm's substeps in the loop of three C FMUs (default: its own)")
+    ap.add_argument("--only-c-loop", action="store_true",
+                    help="only the loop of three C FMUs (Python, compiled, C host)")
     args = ap.parse_args(argv)
+    c_closed_loop(args.c_loop_time, arm_substeps=args.arm_substeps)
+    if args.only_c_loop:
+        return 0
 
     fmu_path = build_lag_fmu(Path(tempfile.gettempdir()) / "flexcosim-bench-c-fmu")
     print(f"C FMU: {fmu_path}")
@@ -155,13 +257,16 @@ def main(argv=None) -> int:
         print(f"  {k:28s} {v:8.2f}")
 
     print("\nmaster, per communication step [us] (chain of C FMUs, fixed step, no recording)")
-    print(f"  {'FMUs':>4s} {'jacobi':>9s} {'gauss-seidel':>13s} {'overhead (GS)':>14s}")
     cycle = raw["set+doStep+get"]
-    for n in (1, 2, 3):
-        j = master_cost(fmu_path, n, args.steps, "jacobi")
-        g = master_cost(fmu_path, n, args.steps, "gauss-seidel")
-        print(f"  {n:4d} {j:9.2f} {g:13.2f} {g - n * cycle:14.2f}")
-    print(f"  (overhead = master cost - FMUs x {cycle:.2f} us of raw set/step/get)")
+    for compiled in (False, True):
+        print(f"  {'compiled loop' if compiled else 'Python loop'}")
+        print(f"  {'FMUs':>4s} {'jacobi':>9s} {'gauss-seidel':>13s} {'overhead (GS)':>14s}")
+        for n in (1, 2, 3):
+            j = master_cost(fmu_path, n, args.steps, "jacobi", compiled)
+            g = master_cost(fmu_path, n, args.steps, "gauss-seidel", compiled)
+            print(f"  {n:4d} {j:9.2f} {g:13.2f} {g - n * cycle:14.2f}")
+    print(f"  (overhead = master cost - FMUs x {cycle:.2f} us of raw set/step/get through "
+          "fmpy, itself mostly fmpy's Python)")
 
     print(f"\nclosed-loop two-link arm, 1 ms step, {args.arm_time:g} s simulated (gauss-seidel)")
     wall, rtf = arm(args.arm_time, use_fmus=False)

@@ -287,6 +287,10 @@ def make_parser() -> CommandParser:
                         help="cs: co-simulation (default); me: Model Exchange too, the host's "
                              "solver integrating the model (models with a continuous state "
                              "only: manipulator, drive, antenna-axis, statespace)")
+    export.add_argument("--platform", action="append", choices=("linux64", "win64"),
+                        dest="platforms",
+                        help="a binary to compile (repeat for several); default linux64 and "
+                             "win64 where MinGW-w64 is installed")
     export.add_argument("--scalars", action="store_true",
                         help="FMI 3.0: keep a vector signal's elements as scalars with the FMI "
                              "2.0 FMU's names (tau1, tau2) instead of one array (tau)")

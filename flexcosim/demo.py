@@ -156,7 +156,7 @@ def ensure_c_fmu(model: str | type[Block], folder: str | Path, force: bool = Fal
     :func:`ensure_fmu` builds."""
     block, name = _block_and_name(model)
     return _ensure(Path(folder) / f"{name}C.fmu", force, lambda path:
-                   export_c_fmu(block, path, model_name=name + "C"))
+                   export_c_fmu(block, path, model_name=name + "C", platforms=("linux64",)))
 
 
 def _block_and_name(model: str | type[Block]) -> tuple[type[Block], str]:

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         path = export_c_fmu(block, Path(args.out), model_name=name, parameters=params,
                             compile=False if args.no_compile else None,
                             fmi_version=args.fmi, kind=args.kind,
-                            arrays=not args.scalars)
+                            arrays=not args.scalars,
+                            platforms=tuple(dict.fromkeys(args.platforms)) if args.platforms else None)
     except (CExportError, ParameterError, ValueError, OSError, RecursionError) as e:
         report_error("export-c", e)
         return 2

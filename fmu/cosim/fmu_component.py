@@ -59,7 +59,7 @@ def _log_route(logger) -> "ctypes.Structure | None":
         return None
     callback = _TEXT_LOGGER(logger)
     route = log_route_layout().structure(
-        target=ctypes.cast(callback, ctypes.c_void_p).value, env=None)
+        target=ctypes.cast(callback, ctypes.c_void_p).value, env=None, errors=0)
     route.callback = callback       # alive as long as the route
     return route
 
@@ -382,21 +382,46 @@ class FMUComponent(Component):
         try:
             reached = self.api.do_step(self._fmu, t, h)
         except Exception as e:
-            # a discard that comes with an error message is a failure, fmi2Terminated or
-            # not: pythonfmu slaves (fmu.fmi.slave) report a refused step that way and
-            # answer fmi2Terminated = true after any discard
-            if getattr(e, "status", None) == FMI2_DISCARD and not self._errors:
-                terminated, reached = self.api.discard_terminates(self._fmu)
-                if terminated:
-                    raise ComponentTerminated(
-                        "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked "
-                        "to terminate the simulation", reached) from None
-            raise self._fail(f"fmi{self.api.version[0]}DoStep", e) from e
+            raise self.step_refused(e) from e
+        self.step_taken(reached)
+
+    def step_refused(self, e: Exception) -> Exception:
+        """What a step the FMU refused (``e``, fmpy's exception of the call, with its
+        ``status``) means: ComponentTerminated or ComponentError; also for a step the
+        compiled loop (:mod:`fmu.cosim.compiled_loop`) made."""
+        # a discard that comes with an error message is a failure, fmi2Terminated or
+        # not: pythonfmu slaves (fmu.fmi.slave) report a refused step that way and
+        # answer fmi2Terminated = true after any discard
+        if getattr(e, "status", None) == FMI2_DISCARD and not self._errors:
+            terminated, reached = self.api.discard_terminates(self._fmu)
+            if terminated:
+                return ComponentTerminated(
+                    "fmi2DoStep returned fmi2Discard with fmi2Terminated set: the FMU asked "
+                    "to terminate the simulation", reached)
+        return self._fail(f"fmi{self.api.version[0]}DoStep", e)
+
+    def step_taken(self, reached: float | None = None) -> None:
+        """After a step the FMU took: an error it logged fails it; ``reached`` (FMI 3.0's
+        terminateSimulation) ends the run (also for a step of the compiled loop)."""
         if self._errors:
             self._check_log(f"fmi{self.api.version[0]}DoStep")
         if reached is not None:
             raise ComponentTerminated("fmi3DoStep set terminateSimulation: the FMU asked to "
                                       "terminate the simulation", reached)
+
+    @property
+    def instance(self):
+        """fmpy's slave of the instantiated FMU (``FMU2Slave``/``FMU3Slave``: its
+        ``component`` pointer and its library's functions), None before
+        :meth:`initialize` and after :meth:`terminate`."""
+        return self._fmu
+
+    @property
+    def log_route(self) -> "ctypes.Structure | None":
+        """The route of this instance's messages (``LogRoute`` of log_proxy.c, its
+        ``errors`` the count of fmi2Error messages), None where there is none (FMI 3.0,
+        no compiled proxy, not instantiated)."""
+        return self._callbacks[1] if self._callbacks and self.api.version == "2.0" else None
 
     def terminate(self) -> None:
         fmu = self._fmu

@@ -41,14 +41,18 @@ class Result(TimeSeries):
     termination : Termination or None
         Set when a component asked to end the run before the stop time (an FMU's
         fmi2Discard with fmi2Terminated): which component, and the time the results end.
+    compiled_steps : int
+        Communication steps taken by the compiled loop (:mod:`fmu.cosim.compiled_loop`;
+        the others by the Python loop).
     """
 
     def __init__(self, data: np.ndarray, outputs: Sequence[str], inputs: Sequence[str],
                  units: Mapping[str, str] | None = None, *, steps: np.ndarray | None = None,
                  rejected: Sequence[tuple[float, float, float]] = (), forced_steps: int = 0,
                  realtime: RealTimeStats | None = None,
-                 termination: Termination | None = None):
+                 termination: Termination | None = None, compiled_steps: int = 0):
         super().__init__(data, units)
+        self.compiled_steps = int(compiled_steps)
         self.outputs = list(outputs)
         self.inputs = list(inputs)
         self.steps = np.asarray(steps if steps is not None else np.diff(data["time"]), float)

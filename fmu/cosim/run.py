@@ -64,6 +64,7 @@ class Run:
         self.forced = 0
         self.t = t0
         self.done = 0  # steps completed (fixed and replayed runs)
+        self.compiled_steps = 0  # of which by the compiled loop (fmu.cosim.compiled_loop)
         self.termination: Termination | None = None
         self.terminating_step_from: float | None = None   # a completed terminating step's t
         self.started: list[Component] = []
@@ -81,6 +82,16 @@ class Run:
         self.gauss_seidel = master.method == "gauss-seidel"
         self.extrapolate = master.extrapolation == 1
         self.coupled = sorted({s for s in self.src if s >= 0})
+        # Gauss-Seidel reads every component's outputs right after its step, and no input
+        # of it is set after that within the step: the propagation that follows reads
+        # again only the outputs of a component whose inputs it has set before (direct
+        # feedthrough); the others are those just read (a get changes nothing)
+        set_before: set[int] = set()
+        self.read_again: list[bool] = []
+        for i, need, _ in self.schedule:
+            if need:
+                set_before.add(i)
+            self.read_again.append(not self.gauss_seidel or i in set_before)
 
     def _setter(self, i: int, gis: list[int]):
         c = self.comps[i]
@@ -142,7 +153,7 @@ class Run:
                 np.ascontiguousarray(rows).view(dtype).reshape(len(rows)))
         return Result(data.copy(), coupling.out_names, coupling.in_names, coupling.units(),
                       steps=np.asarray(self.taken, dtype=float), rejected=list(self.rejected),
-                      forced_steps=self.forced,
+                      forced_steps=self.forced, compiled_steps=self.compiled_steps,
                       realtime=self.pacer.finish() if self.pacer is not None else None,
                       termination=self.termination)
 
@@ -174,17 +185,21 @@ class Run:
                                          log=c.log)
         return vals
 
-    def propagate(self, skip: Component | None = None) -> None:
+    def propagate(self, skip: Component | None = None, stepped: bool = False) -> None:
         """Outputs to inputs at a communication point, in feedthrough order; the inputs
-        of ``skip`` (a component that has terminated) are left as they are."""
+        of ``skip`` (a component that has terminated) are left as they are.  ``stepped``:
+        right after the components' steps, whose outputs were read (Gauss-Seidel), only
+        the outputs that depend on inputs set here are read again (``read_again``)."""
         y, u, src, state = self.y, self.u, self.src, self.state
-        for (i, need, gs), setter in zip(self.schedule, self.set_fns):
+        for (i, need, gs), setter, again in zip(self.schedule, self.set_fns, self.read_again):
             if setter is not None and self.comps[i] is not skip:
                 vals = [y[src[gi]] for gi in need]
                 for gi, v in zip(need, vals):
                     u[gi] = v
                 state["comp"], state["phase"] = self.comps[i], "setting inputs"
                 setter(vals)
+            if stepped and not again:
+                continue
             vals = self.read(i)
             off = self.out_off[i]
             for g in gs:
@@ -238,10 +253,10 @@ class Run:
             raise
         state["t"] = t_next
         if ended is None:
-            self.propagate()
+            self.propagate(stepped=True)
             return
         comp, e = ended
-        self.propagate(skip=comp)
+        self.propagate(skip=comp, stepped=True)
         state["comp"] = comp
         e.completed = True
         raise e
@@ -271,7 +286,7 @@ class Run:
                 try:
                     c.do_step(t, h)
                 except ComponentTerminated as e:
-                    ended = self._finishing(c, e, t_next, finish_h, ended)
+                    ended = self.finishing(c, e, t_next, finish_h, ended)
                 state["t"] = t_next  # the new outputs belong to the end of the step
                 vals = self.read(i)
                 state["t"] = t
@@ -284,11 +299,11 @@ class Run:
                 try:
                     c.do_step(t, h)
                 except ComponentTerminated as e:
-                    ended = self._finishing(c, e, t_next, finish_h, ended)
+                    ended = self.finishing(c, e, t_next, finish_h, ended)
         return ended
 
     @staticmethod
-    def _finishing(c: Component, e: ComponentTerminated, t_next: float,
+    def finishing(c: Component, e: ComponentTerminated, t_next: float,
                    finish_h: float | None, ended):
         """``c`` asked to terminate in its step: kept (returned; the first one wins) when
         ``finish_h`` allows finishing the step and ``c`` reached t_next, raised otherwise."""

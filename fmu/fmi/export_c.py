@@ -199,7 +199,8 @@ def _specs(block_class) -> dict:
 
 def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                  parameters: dict | None = None, compile: bool | None = None,
-                 fmi_version: int = 2, kind: str = "cs", arrays: bool = True) -> Path:
+                 fmi_version: int = 2, kind: str = "cs", arrays: bool = True,
+                 platforms: tuple[str, ...] | None = None) -> Path:
     """Write a C-source FMI 2.0 (or 3.0) co-simulation FMU of ``block_class`` (module
     docstring).
 
@@ -231,6 +232,10 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         :func:`fmu.fmi.fmi3_description.signal_arrays`; False keeps the FMI 2.0 FMU's
         scalars (for a host or system file written for those names).  FMI 2.0 has no
         arrays.
+    platforms : tuple of str, optional
+        The binaries to compile (:data:`mbdcore.cbuild.PLATFORMS`: "linux64", "win64"),
+        each one's compiler required; None (default): linux64 and every other platform
+        whose compiler is installed here.  Ignored with ``compile=False``.
 
     Returns
     -------
@@ -243,6 +248,10 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                            "it can be exported as a Python FMU only")
     if fmi_version not in FRONT_ENDS:
         raise ValueError(f"fmi_version = {fmi_version!r}: accepted 2 or 3")
+    if platforms is not None and (isinstance(platforms, str) or not platforms
+                                  or any(p not in PLATFORMS for p in platforms)):
+        raise ValueError(f"platforms = {platforms!r}: accepted a non-empty tuple of "
+                         f"{', '.join(map(repr, PLATFORMS))}")
     if kind not in ("cs", "me"):
         raise ValueError(f"kind = {kind!r}: accepted 'cs' (co-simulation) or 'me' (Model "
                          "Exchange, and co-simulation)")
@@ -299,7 +308,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
             _prebuilt_or_sources(tmp, fmu_path, model_name, fmi_version, guid, numbers, tables)
             compile = False
         if compile is not False:
-            built = _compile(tmp, model_name, fmi_version)
+            built = _compile(tmp, model_name, fmi_version, platforms)
             logger.info("%s: binaries for %s", fmu_path.name, ", ".join(built))
         with zipfile.ZipFile(fmu_path, "w", zipfile.ZIP_DEFLATED) as z:
             for path in sorted(tmp.rglob("*")):
@@ -507,14 +516,17 @@ def _build_description(model_name: str, fmi_version: int = 2) -> str:
 """
 
 
-def _compile(folder: Path, model_name: str, fmi_version: int = 2) -> list[str]:
-    """The binaries from the FMU's sources: linux64 with this machine's compiler
-    (:func:`build_command`), required, then every other platform whose compiler is
-    installed here; any warning fails the export (the sources must build clean).
-    Returns the binaries folders built."""
+def _compile(folder: Path, model_name: str, fmi_version: int = 2,
+             platforms: tuple[str, ...] | None = None) -> list[str]:
+    """The binaries from the FMU's sources: those of ``platforms``, each required; by
+    default linux64 with this machine's compiler (:func:`build_command`), required, then
+    every other platform whose compiler is installed here; any warning fails the export
+    (the sources must build clean).  Returns the binaries folders built."""
     built = []
     for platform, folder_name in BINARY_FOLDERS[fmi_version].items():
-        if platform != "linux64" and find_compiler(platform) is None:
+        if platforms is not None and platform not in platforms:
+            continue
+        if platforms is None and platform != "linux64" and find_compiler(platform) is None:
             continue
         suffix = PLATFORMS[platform].suffix
         try:

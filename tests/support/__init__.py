@@ -9,7 +9,8 @@ through pytest's ``pythonpath``); no test module imports another test module.
 * :mod:`support.fmi` -- the plain C FMI host (``c/host.c``) and an fmpy instance driven
   by hand, each recording what the FMU logs;
 * :mod:`support.c_fmus` -- FMUs written in C by hand (``c/lag.c``, ``c/stair.c`` and its
-  FMI 3.0 twin ``c/stair3.c``), compiled with gcc: FMUs not made by our exporters;
+  FMI 3.0 twin ``c/stair3.c``, ``c/relay.c``: a Real, an Integer and a Boolean passed
+  through), compiled with gcc: FMUs not made by our exporters;
 * :mod:`support.libcosim_host` -- a script run in a process of its own: libcosim as a
   third-party host;
 * :mod:`support.fmusim` -- the Reference-FMUs' simulator fmusim as a third-party host,

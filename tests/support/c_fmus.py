@@ -1,4 +1,4 @@
-"""Compile the C models of tests/support/c (lag.c, stair.c, stair3.c) with gcc into FMI
+"""Compile the C models of tests/support/c (lag.c, stair.c, stair3.c, relay.c) with gcc into FMI
 2.0 (and 3.0) co-simulation FMUs.
 
 The FMU is not made by anything of ours in Python: a C model against the FMI headers
@@ -140,6 +140,63 @@ STAIR_DESCRIPTION = f"""<?xml version="1.0" encoding="UTF-8"?>
 def build_stair_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
     """Build ``Stair.fmu`` (tests/support/c/stair.c) in ``out_dir`` and return it."""
     return build_c_fmu(out_dir, STAIR_SOURCE, STAIR_IDENTIFIER, STAIR_GUID, STAIR_DESCRIPTION, cc)
+
+
+RELAY_SOURCE = HERE / "relay.c"
+RELAY_IDENTIFIER = "Relay"
+RELAY_GUID = "{0c6f1a9e-3f1d-4f7e-9a55-2b1d4c8e7f10}"
+
+#: relay.c: each output is its input, one of each type (direct feedthrough, no state).
+RELAY_DESCRIPTION = f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="{RELAY_IDENTIFIER}" guid="{RELAY_GUID}"
+    description="outputs = inputs, a Real, an Integer and a Boolean (C)"
+    generationTool="flexcosim tests/support/c_fmus.py" variableNamingConvention="flat"
+    numberOfEventIndicators="0">
+  <CoSimulation modelIdentifier="{RELAY_IDENTIFIER}" canHandleVariableCommunicationStepSize="true"
+      canGetAndSetFMUstate="false" canSerializeFMUstate="false"/>
+  <ModelVariables>
+    <ScalarVariable name="r" valueReference="0" causality="input" variability="continuous">
+      <Real start="0"/>
+    </ScalarVariable>
+    <ScalarVariable name="r_out" valueReference="1" causality="output" variability="continuous"
+        initial="calculated">
+      <Real/>
+    </ScalarVariable>
+    <ScalarVariable name="i" valueReference="0" causality="input" variability="discrete">
+      <Integer start="0" min="-1000" max="1000"/>
+    </ScalarVariable>
+    <ScalarVariable name="i_out" valueReference="1" causality="output" variability="discrete"
+        initial="calculated">
+      <Integer/>
+    </ScalarVariable>
+    <ScalarVariable name="b" valueReference="0" causality="input" variability="discrete">
+      <Boolean start="false"/>
+    </ScalarVariable>
+    <ScalarVariable name="b_out" valueReference="1" causality="output" variability="discrete"
+        initial="calculated">
+      <Boolean/>
+    </ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="2" dependencies="1"/>
+      <Unknown index="4" dependencies="3"/>
+      <Unknown index="6" dependencies="5"/>
+    </Outputs>
+    <InitialUnknowns>
+      <Unknown index="2" dependencies="1"/>
+      <Unknown index="4" dependencies="3"/>
+      <Unknown index="6" dependencies="5"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_relay_fmu(out_dir: str | Path, cc: str = "gcc") -> Path:
+    """Build ``Relay.fmu`` (tests/support/c/relay.c) in ``out_dir`` and return it."""
+    return build_c_fmu(out_dir, RELAY_SOURCE, RELAY_IDENTIFIER, RELAY_GUID, RELAY_DESCRIPTION,
+                       cc)
 
 
 STAIR3_SOURCE = HERE / "stair3.c"

@@ -24,6 +24,16 @@
  *   bench I H N VR_IN VR_OUT         N x (fmi2SetReal + fmi2DoStep + fmi2GetReal), prints
  *                                    "us_per_step X" (steps continue from the previous
  *                                    bench of slot I, from t = 0 at first)
+ *   cosim H N S M (SRC VR DST VR)... a co-simulation of slots 0..S-1 (each FMU called
+ *                                    through the library it was instantiated from), M
+ *                                    Real connections from output VR of slot SRC to input
+ *                                    VR of slot DST; N Gauss-Seidel steps of H from t = 0:
+ *                                    per slot in order its inputs set (one fmi2SetReal),
+ *                                    fmi2DoStep, its connected outputs read (one
+ *                                    fmi2GetReal); prints "us_per_step X", "us_per_slot"
+ *                                    and each slot's share, then "values" and the
+ *                                    connections' last values (the hand-written loop
+ *                                    bench/master.py compares the master with)
  *   get_state I S | set_state I S | free_state I S      FMU state slot S
  *   serialize I S FILE | deserialize I FILE S
  *   reset I | terminate I | free I
@@ -64,7 +74,7 @@ static const char *dlerror_fmu(void) { return dlerror(); }
 
 #define SLOTS 8
 
-static struct {
+typedef struct {
 #define FN(name) name##TYPE *name;
     FN(fmi2Instantiate) FN(fmi2FreeInstance) FN(fmi2SetupExperiment) FN(fmi2EnterInitializationMode)
     FN(fmi2ExitInitializationMode) FN(fmi2Terminate) FN(fmi2Reset) FN(fmi2SetReal) FN(fmi2GetReal)
@@ -73,8 +83,10 @@ static struct {
     FN(fmi2DeSerializeFMUstate) FN(fmi2CancelStep) FN(fmi2GetDirectionalDerivative)
     FN(fmi2GetTypesPlatform) FN(fmi2GetVersion)
 #undef FN
-} fmi;
+} FmiFunctions;
 
+static FmiFunctions fmi;               /* the library loaded last */
+static FmiFunctions slot_fmi[SLOTS];   /* the library each slot was instantiated from */
 static fmi2Component instances[SLOTS];
 static fmi2FMUstate states[SLOTS];
 static long bench_steps[SLOTS];  /* steps made by "bench" per slot: where the next starts */
@@ -176,6 +188,45 @@ static double now(void) {
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+static void cosim(double h, long steps, int n_slots, int m, const int *src,
+                  const fmi2ValueReference *src_vr, const int *dst,
+                  const fmi2ValueReference *dst_vr) {
+    double value[32], buf[32], spent[SLOTS] = {0};
+    fmi2ValueReference vrs[32];
+    fmi2Status status = fmi2OK;
+    long k;
+    for (int j = 0; j < m; ++j)
+        slot_fmi[src[j]].fmi2GetReal(instances[src[j]], &src_vr[j], 1, &value[j]);
+    double start = now();
+    for (k = 0; k < steps && status == fmi2OK; ++k) {
+        for (int s = 0; s < n_slots && status == fmi2OK; ++s) {
+            const FmiFunctions *f = &slot_fmi[s];
+            double began = now();
+            int c = 0;
+            for (int j = 0; j < m; ++j)
+                if (dst[j] == s) { vrs[c] = dst_vr[j]; buf[c++] = value[j]; }
+            if (c) status = f->fmi2SetReal(instances[s], vrs, c, buf);
+            if (status == fmi2OK) status = f->fmi2DoStep(instances[s], k * h, h, fmi2True);
+            c = 0;
+            for (int j = 0; j < m; ++j)
+                if (src[j] == s) vrs[c++] = src_vr[j];
+            if (c && status == fmi2OK) status = f->fmi2GetReal(instances[s], vrs, c, buf);
+            c = 0;
+            for (int j = 0; j < m; ++j)
+                if (src[j] == s) value[j] = buf[c++];
+            spent[s] += now() - began;
+        }
+    }
+    printf("us_per_step %.3f\n", (now() - start) / (k ? k : 1) * 1e6);
+    printf("us_per_slot");
+    for (int s = 0; s < n_slots; ++s) printf(" %.3f", spent[s] / (k ? k : 1) * 1e6);
+    printf("\n");
+    printf("values");
+    for (int j = 0; j < m; ++j) printf(" %.17g", value[j]);
+    printf("\n");
+    report("cosim", status);
+}
+
 int main(void) {
     char line[8192];
     while (fgets(line, sizeof line, stdin)) {
@@ -191,6 +242,7 @@ int main(void) {
         } else if (!strcmp(cmd, "instantiate")) {
             instances[i] = fmi.fmi2Instantiate(words[2], fmi2CoSimulation, words[3], words[4], &callbacks,
                                                fmi2False, atoi(words[5]) ? fmi2True : fmi2False);
+            slot_fmi[i] = fmi;
             printf("instantiate %s\n", instances[i] ? "ok" : "NULL");
         } else if (!strcmp(cmd, "instantiate_threads")) {
             int m = atoi(words[1]);
@@ -264,6 +316,18 @@ int main(void) {
             }
             bench_steps[i] += steps;
             printf("us_per_step %.3f\n", (now() - start) / steps * 1e6);
+        } else if (!strcmp(cmd, "cosim")) {
+            int src[32], dst[32], k = 5, m = atoi(words[4]);
+            fmi2ValueReference src_vr[32], dst_vr[32];
+            if (m < 0 || m > 32 || n < 5 + 4 * m) m = 0;
+            for (int j = 0; j < m; ++j, k += 4) {
+                src[j] = atoi(words[k]) % SLOTS;
+                src_vr[j] = (fmi2ValueReference)atol(words[k + 1]);
+                dst[j] = atoi(words[k + 2]) % SLOTS;
+                dst_vr[j] = (fmi2ValueReference)atol(words[k + 3]);
+            }
+            cosim(strtod(words[1], NULL), atol(words[2]), atoi(words[3]) % (SLOTS + 1), m, src,
+                  src_vr, dst, dst_vr);
         } else if (!strcmp(cmd, "get_state")) {
             report(cmd, fmi.fmi2GetFMUstate(c, &states[atoi(words[2]) % SLOTS]));
         } else if (!strcmp(cmd, "set_state")) {

@@ -60,7 +60,7 @@ def plant(tmp_path_factory):
     path = save_state_space(_plant(), folder / "plant.json", input_units=["N", "N"],
                             output_units=["m", "m/s", "m/s2"], state_units=["m", "m/s"])
     block_class = LinearSystemBlock.configured(load_state_space(path), "Plant")
-    fmu = export_c_fmu(block_class, folder)
+    fmu = export_c_fmu(block_class, folder, platforms=("linux64",))
     return block_class, Unzipped(fmu, folder / "unzipped")
 
 
@@ -256,10 +256,10 @@ def test_state_get_set_and_serialization_continue_bit_for_bit(host, plant, tmp_p
 
 def test_export_refuses_what_c_cannot_do(tmp_path):
     with pytest.raises(CExportError, match="no C equations"):
-        export_c_fmu(AntennaStructureBlock, tmp_path)
+        export_c_fmu(AntennaStructureBlock, tmp_path, platforms=("linux64",))
     plant_class = LinearSystemBlock.configured(state_space_config(_plant()), "Plant")
     with pytest.raises(CExportError, match="'bdf2' has no C implementation.*rk4, gill"):
-        export_c_fmu(plant_class, tmp_path, parameters={"method": "bdf2"})
+        export_c_fmu(plant_class, tmp_path, parameters={"method": "bdf2"}, platforms=("linux64",))
 
 
 def test_bad_state_space_files_are_named(tmp_path):
@@ -339,7 +339,7 @@ def test_c_arm_fmu_equals_the_python_arm_on_the_open_loop_case(shapes, kinematic
     both shape families and both kinematics."""
     fmu = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC",
                        parameters={"mode_shapes": shapes, "n_modes": 3,
-                                   "kinematics": kinematics})
+                                   "kinematics": kinematics}, platforms=("linux64",))
     assert validate_fmu(str(fmu)) == []
     t = ARM_H * np.arange(1200)
     signals = np.array([(tk, *bang_bang_torque(tk)) for tk in t],
@@ -373,7 +373,8 @@ def test_c_arm_fmu_default_is_auto_and_equals_the_python_arm_default(tmp_path):
     to rtol = 1e-6, atol = 1e-9 in the generic wrapper, fs_advance_auto) equals the
     Python arm block with default parameters on 300 steps of load case 1a to 1e-12
     (measured 1.9e-16 RK4, 1.1e-16 Gill); with a fixed 10 substeps it does not (3.0e-10)."""
-    fmu = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC")
+    fmu = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC",
+                       platforms=("linux64",))
     assert validate_fmu(str(fmu)) == []
     md = read_model_description(str(fmu))
     variables = {v.name: v for v in md.modelVariables}
@@ -399,7 +400,8 @@ def test_c_arm_fmu_default_is_auto_and_equals_the_python_arm_default(tmp_path):
 
 
 def test_c_arm_fmu_in_the_c_host_refuses_changing_a_built_in_parameter(host, tmp_path):
-    fmu = Unzipped(export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC"),
+    fmu = Unzipped(export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC",
+                                platforms=("linux64",)),
                    tmp_path / "x")
     run = host(start(fmu, params=f"set_real 0 {fmu.vr['l1']} 0.6\n"
                                  f"set_real 0 {fmu.vr['theta1_0']} 0.3\n") +
@@ -423,8 +425,10 @@ def test_c_joint_pd_and_trajectory_equal_their_python_blocks(tmp_path):
     joint PD FMU and the Python law, joint 1 with its rate filter (its state advanced by
     each step in both, the same arithmetic); the C quintic reference against the Python
     one."""
-    pd_fmu = Unzipped(export_c_fmu(JointPDController, tmp_path, model_name="PDC"), tmp_path / "pd")
-    ref_fmu = Unzipped(export_c_fmu(QuinticJointTrajectory, tmp_path, model_name="RefC"),
+    pd_fmu = Unzipped(export_c_fmu(JointPDController, tmp_path, model_name="PDC",
+                                   platforms=("linux64",)), tmp_path / "pd")
+    ref_fmu = Unzipped(export_c_fmu(QuinticJointTrajectory, tmp_path, model_name="RefC",
+                                    platforms=("linux64",)),
                        tmp_path / "ref")
     rng = np.random.default_rng(5)
     law = JointPDController(kp1=150.0, tau_max2=0.4, tf1=0.02)
@@ -460,7 +464,8 @@ def test_c_pid_equals_the_python_pid_through_saturation(anti_windup, tmp_path, h
     C law through ctypes) to 1e-12, and a refused combination of parameters is named."""
     params = dict(kp=2.0, ki=5.0, kd=0.05, tf=0.01, u_min=-1.0, u_max=1.5, b=0.8, c=0.3,
                   anti_windup=anti_windup)
-    fmu = Unzipped(export_c_fmu(PIDController, tmp_path, model_name="PIDC"), tmp_path / "x")
+    fmu = Unzipped(export_c_fmu(PIDController, tmp_path, model_name="PIDC",
+                                platforms=("linux64",)), tmp_path / "x")
     block = PIDController(**params)
     c_pid = Instance(fmu.md, str(fmu.dir), step=1e-2, **params)
     assert not c_pid.refused
@@ -498,8 +503,8 @@ from fmu.fmi.export_c import export_c_fmu
 from mbdcore.models.manipulator import FlexibleManipulatorBlock
 from controllers.laws import PIDController
 arm = export_c_fmu(FlexibleManipulatorBlock, {str(tmp_path)!r}, model_name="ArmLog",
-                   parameters={{"kinematics": "second-order"}})
-pid = export_c_fmu(PIDController, {str(tmp_path)!r}, model_name="PIDLog")
+                   parameters={{"kinematics": "second-order"}}, platforms=("linux64",))
+pid = export_c_fmu(PIDController, {str(tmp_path)!r}, model_name="PIDLog", platforms=("linux64",))
 s = System([FMUComponent("arm", arm, parameters={{"tau1": 0.6}}),
             FMUComponent("pid", pid)], {{}})
 Master(s, 1e-3).run(0.5)
@@ -523,7 +528,8 @@ def test_c_arm_fmu_discards_a_step_beyond_its_hard_limit_and_keeps_the_state(hos
     the message of the Python block and the state stays at the last accepted step (the
     outputs read after the refused step equal those before it); the Python block refuses
     the same step.  The torque inputs declare their nominal size."""
-    fmu = Unzipped(export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC"),
+    fmu = Unzipped(export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC",
+                                platforms=("linux64",)),
                    tmp_path / "x")
     tau1 = next(v for v in fmu.md.modelVariables if v.name == "tau1")
     assert tau1.nominal == "1.0"

@@ -46,10 +46,12 @@ def fmus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("antenna_cfmu")
     made = {
         "drive": export_c_fmu(DCMotorBlock, folder, model_name="DriveC",
-                              parameters={"n_motors": 2}),
-        "axis": export_c_fmu(PointingAxisBlock, folder, model_name="AxisC"),
-        "servo": export_c_fmu(AntennaServoController, folder, model_name="ServoC"),
-        "reference": export_c_fmu(PointingReference, folder, model_name="RefC"),
+                              parameters={"n_motors": 2}, platforms=("linux64",)),
+        "axis": export_c_fmu(PointingAxisBlock, folder, model_name="AxisC", platforms=("linux64",)),
+        "servo": export_c_fmu(AntennaServoController, folder, model_name="ServoC",
+                              platforms=("linux64",)),
+        "reference": export_c_fmu(PointingReference, folder, model_name="RefC",
+                                  platforms=("linux64",)),
     }
     return {k: Unzipped(path, folder / k) for k, path in made.items()}
 

@@ -49,7 +49,7 @@ def test_every_exported_model_is_a_valid_python_free_fmu(model, tmp_path):
     compile alone with the documented command (and -pedantic) without a warning, and
     neither binary names a Python symbol or exports anything but fmi2*."""
     block, name, _ = C_MODELS[model]
-    fmu = export_c_fmu(resolve(block), tmp_path, model_name=name)
+    fmu = export_c_fmu(resolve(block), tmp_path, model_name=name, platforms=("linux64",))
     assert validate_fmu(str(fmu)) == []
     folder = tmp_path / "again"
     with zipfile.ZipFile(fmu) as z:
@@ -79,7 +79,7 @@ def test_c_lqg_fmu_drives_the_arm_as_the_python_law_does(kind, reference, design
     text = designs[kind].to_json()
     params = {"reference": reference, "tau_max1": 0.15}
     fmu = export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC",
-                       parameters={"design": text})
+                       parameters={"design": text}, platforms=("linux64",))
 
     def reference_block():
         return (FlexibleArmReference(design=text) if reference == "model"
@@ -98,7 +98,8 @@ def test_c_lqg_fmu_refuses_other_steps_and_another_design(host, tmp_path):
     """The design is sampled at 1 ms: a 2 ms step is discarded with a message naming the
     design's step and the state is kept (the next 1 ms steps equal an undisturbed run);
     the design is built in, so setting another one is refused naming the parameter."""
-    fmu = Unzipped(export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC"),
+    fmu = Unzipped(export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC",
+                                platforms=("linux64",)),
                    tmp_path / "x")
     outs = fmu.vrs("tau1", "tau2")
     theta1 = fmu.vr["theta1"]
@@ -121,7 +122,8 @@ def test_c_notch_equals_the_python_filter_and_removes_its_frequency(tmp_path, ho
     the Python block: equal to 1e-12; after the transient the sine is gone (below 1e-3 of
     its amplitude) and the constant passes (gain 1).  The frequency stays settable in
     the FMU; one above the Nyquist frequency is refused naming it."""
-    fmu = Unzipped(export_c_fmu(NotchFilter, tmp_path, model_name="NotchC"), tmp_path / "x")
+    fmu = Unzipped(export_c_fmu(NotchFilter, tmp_path, model_name="NotchC",
+                                platforms=("linux64",)), tmp_path / "x")
     params = dict(frequency=2.0, zeta_pole=0.5, dt=H)
     block = NotchFilter(**params)
     c_notch = Instance(fmu.md, str(fmu.dir), step=H, **params)
@@ -151,7 +153,7 @@ def test_c_shaped_reference_equals_the_python_one_with_its_shaper_built_in(tmp_p
     the FMU, the shaper's frequency is fixed and refused."""
     shaping = dict(shaper="zvd", frequency1=0.8, zeta1=0.02, frequency2=2.5)
     fmu = Unzipped(export_c_fmu(ShapedQuinticTrajectory, tmp_path, model_name="ShapedC",
-                                parameters=shaping), tmp_path / "x")
+                                parameters=shaping, platforms=("linux64",)), tmp_path / "x")
     block = ShapedQuinticTrajectory(**shaping, move_time=1.2, start_time=0.1)
     c_ref = Instance(fmu.md, str(fmu.dir), step=1e-2, move_time=1.2, start_time=0.1)
     assert not c_ref.refused

@@ -41,7 +41,8 @@ def arms(tmp_path_factory):
     the FMI 2.0 FMU's scalars (``arrays=False``)."""
     out = tmp_path_factory.mktemp("arms")
     return {v: export_c_fmu(FlexibleManipulatorBlock, out / f"v{v}", model_name="ArmC",
-                            fmi_version=int(str(v)[0]), arrays=v != "3s") for v in (2, 3, "3s")}
+                            fmi_version=int(str(v)[0]), arrays=v != "3s",
+                            platforms=("linux64",)) for v in (2, 3, "3s")}
 
 
 def _fmi2_name(name: str) -> str:
@@ -71,7 +72,7 @@ def test_vector_signals_are_arrays_in_fmi3(arms):
 def test_every_model_exports_a_valid_fmi3_fmu_that_compiles_alone(model, tmp_path):
     entry = C_MODELS[model]
     fmu = export_c_fmu(resolve(entry.block), tmp_path, model_name=entry.model_name,
-                       fmi_version=3)
+                       fmi_version=3, platforms=("linux64",))
     assert validate_fmu(str(fmu)) == []
     md = read_model_description(str(fmu))
     assert md.fmiVersion == "3.0" and md.coSimulation.canSerializeFMUstate
@@ -179,7 +180,8 @@ def test_the_master_runs_the_closed_loop_of_fmi3_c_fmus_as_of_fmi2(tmp_path):
     results = {}
     for v in (2, 3):
         fmus = {name: export_c_fmu(resolve(C_MODELS[name].block), tmp_path / f"v{v}",
-                                   model_name=C_MODELS[name].model_name, fmi_version=v)
+                                   model_name=C_MODELS[name].model_name, fmi_version=v,
+                                   platforms=("linux64",))
                 for name in ("trajectory", "joint-pd", "manipulator")}
         comps = [FMUComponent("ref", fmus["trajectory"]), FMUComponent("pd", fmus["joint-pd"]),
                  FMUComponent("arm", fmus["manipulator"])]

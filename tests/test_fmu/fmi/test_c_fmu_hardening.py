@@ -77,14 +77,15 @@ int model_validity(const ModelData *d, char *msg, size_t n) {
 @pytest.fixture(scope="module")
 def growth(tmp_path_factory):
     folder = tmp_path_factory.mktemp("growth")
-    fmu = export_c_fmu(Growth, folder, model_name="GrowthC")
+    fmu = export_c_fmu(Growth, folder, model_name="GrowthC", platforms=("linux64",))
     return Unzipped(fmu, folder / "x")
 
 
 @pytest.fixture(scope="module")
 def drive(tmp_path_factory):
     folder = tmp_path_factory.mktemp("drive")
-    return Unzipped(export_c_fmu(DCMotorBlock, folder, model_name="DriveC"), folder / "x")
+    return Unzipped(export_c_fmu(DCMotorBlock, folder, model_name="DriveC",
+                                 platforms=("linux64",)), folder / "x")
 
 
 def _instance(unzipped: Unzipped, step=1.0, **params) -> Instance:
@@ -135,9 +136,12 @@ def test_inputs_and_parameters_beyond_their_physical_range_are_refused_by_name(t
     spun up to 4.6e298 rad/s with fmi2OK).  The declared ranges are physical now
     (controllers.laws.joint_pd.JOINT_RATE_LIMIT, the motor's parameters), in the Python
     blocks and so in both FMU kinds; each refusal names the variable and the range."""
-    lqg = Unzipped(export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC"), tmp_path / "l")
-    pd = Unzipped(export_c_fmu(JointPDController, tmp_path, model_name="PDC"), tmp_path / "p")
-    motor = Unzipped(export_c_fmu(DCMotorBlock, tmp_path, model_name="MotorC"), tmp_path / "m")
+    lqg = Unzipped(export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC",
+                                platforms=("linux64",)), tmp_path / "l")
+    pd = Unzipped(export_c_fmu(JointPDController, tmp_path, model_name="PDC",
+                               platforms=("linux64",)), tmp_path / "p")
+    motor = Unzipped(export_c_fmu(DCMotorBlock, tmp_path, model_name="MotorC",
+                                  platforms=("linux64",)), tmp_path / "m")
     for unzipped, name, value in ((lqg, "omega1", 1e308), (pd, "omega1_ref", 1e308),
                                   (pd, "omega1_ref", -1e308), (lqg, "w1", 1e300)):
         fmu = _instance(unzipped, step=1e-3)
@@ -166,7 +170,8 @@ def test_the_lqg_fmu_goes_on_after_a_bad_input_as_if_it_had_not_come(tmp_path):
     100 later steps with valid inputs gave tau = NaN, the estimator state ruined).  Now the
     value is refused (or, were it taken, the step discarded with the estimator restored):
     the next 100 steps equal, bit for bit, a run that never saw it."""
-    unzipped = Unzipped(export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC"),
+    unzipped = Unzipped(export_c_fmu(ArmLQGController, tmp_path, model_name="LQGC",
+                                     platforms=("linux64",)),
                         tmp_path / "x")
 
     def run(bad: bool) -> list:
@@ -406,7 +411,8 @@ def test_fmpy_stops_cleanly_at_a_discard(growth, hard_limit, stops_at):
 @pytest.fixture(scope="module")
 def arm(tmp_path_factory):
     folder = tmp_path_factory.mktemp("arm")
-    return Unzipped(export_c_fmu(FlexibleManipulatorBlock, folder, model_name="ArmC"),
+    return Unzipped(export_c_fmu(FlexibleManipulatorBlock, folder, model_name="ArmC",
+                                 platforms=("linux64",)),
                     folder / "x")
 
 

@@ -163,3 +163,18 @@ def test_the_dll_under_wine_equals_the_linux_binary(exported, host, wine_host, t
     scale = np.abs(y_linux).max(axis=0)
     assert np.all(scale > 0)
     np.testing.assert_array_less(np.abs(y_windows - y_linux).max(axis=0), 1e-12 * scale)
+
+
+def test_the_platforms_built_are_those_asked_for(tmp_path, capsys):
+    """``platforms`` / ``--platform``: only the binaries asked for (the DLL alone, or the
+    Linux library alone); an unknown platform is refused naming the accepted ones."""
+    from flexcosim.cli import main
+    trajectory = resolve(C_MODELS["trajectory"].block)
+    dll_only = export_c_fmu(trajectory, tmp_path / "w", platforms=("win64",))
+    assert binary_platforms(dll_only) == ["win64"]
+    so_only = export_c_fmu(trajectory, tmp_path / "l", platforms=("linux64",))
+    assert binary_platforms(so_only) == ["linux64"]
+    with pytest.raises(ValueError, match="platforms = .*'linux64', 'win64'"):
+        export_c_fmu(trajectory, tmp_path / "x", platforms=("mac",))
+    assert main(["export-c", "trajectory", "--platform", "win64", "-o", str(tmp_path / "c")]) == 0
+    assert "binaries for win64" in capsys.readouterr().err

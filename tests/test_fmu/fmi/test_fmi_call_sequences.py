@@ -49,7 +49,7 @@ def _fmu(kind, model, tmp_path_factory):
         return build_fmu(model, folder, model_name=f"{model.__name__}Py")
     if find_compiler() is None:
         pytest.skip("no C compiler")
-    return export_c_fmu(model, folder, model_name=f"{model.__name__}C")
+    return export_c_fmu(model, folder, model_name=f"{model.__name__}C", platforms=("linux64",))
 
 
 @pytest.fixture(scope="module", params=[

@@ -55,7 +55,8 @@ def arm(tmp_path_factory):
     and an fmusim input file holding the torques."""
     out = tmp_path_factory.mktemp("fmusim_arm")
     fmus = {v: export_c_fmu(FlexibleManipulatorBlock, out / f"v{v}", model_name="ArmC",
-                            kind="me", fmi_version=v, arrays=False) for v in (2, 3)}
+                            kind="me", fmi_version=v, arrays=False, platforms=("linux64",))
+            for v in (2, 3)}
     inputs = write_input_csv(out / "torques.csv", [0.0, 1.0],
                              **{name: [value, value] for name, value in TORQUES.items()})
     return fmus, inputs
@@ -109,7 +110,7 @@ def test_fmusim_reads_and_writes_fmi3_arrays(arm, tmp_path):
     the FMI 3.0 arm with scalars in fmusim, element by element, to the printed digit."""
     fmus, inputs = arm
     arrays = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="ArmC", fmi_version=3,
-                          compile=True)
+                          compile=True, platforms=("linux64",))
     array_inputs = tmp_path / "tau.csv"
     array_inputs.write_text('"time","tau"\n' + "".join(
         f"{t!r},{TORQUES['tau1']!r} {TORQUES['tau2']!r}\n" for t in (0.0, 1.0)))

@@ -84,6 +84,9 @@ def c_model_refusals(block) -> list[str]:
     if system.m and system.constraint_plan().fallback:
         names = ", ".join(repr(j.name) for j, _ in system.constraint_plan().fallback)
         why.append(f"joints {names} (no closed form in C)")
+    if block.implicit and block.integrator.uses_sparse(system):
+        why.append(f"{system.n} coordinates solved sparse (C steps the dense path: "
+                   "method option sparse = false)")
     if system.has_switches or system.discrete_state():
         why.append("switching force laws or discrete state (latches, slack cables)")
     coordinates = set(system.coordinate_names())

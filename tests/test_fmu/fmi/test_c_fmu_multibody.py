@@ -257,3 +257,14 @@ def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
     instance.fmu.terminate()
     instance.fmu.freeInstance()
     assert values[:STEPS] == in_fmpy
+
+
+def test_a_model_solved_sparse_is_refused_saying_how_to_solve_it_dense():
+    model = json.loads(json.dumps(HUB_ANCF))
+    model["bodies"][1]["n_elements"] = 60          # 247 coordinates: sparse by default
+    block = ModelSystemBlock.configured({"model": model})()
+    with pytest.raises(CModelError, match=r"247 coordinates solved sparse \(C steps the "
+                                          r"dense path: method option sparse = false\)"):
+        block.c_model()
+    model["method"] = {**METHOD, "sparse": False}
+    assert ModelSystemBlock.configured({"model": model})().c_model().own_step

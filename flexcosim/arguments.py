@@ -267,9 +267,12 @@ def make_parser() -> CommandParser:
         description="Write an FMI 2.0 (or, with --fmi 3, FMI 3.0) co-simulation FMU with "
                     "its C sources (C99, libm only), a linux64 binary compiled here and a "
                     "win64 one where MinGW-w64 is installed.  MODEL is one of: "
-                    + "; ".join(f"{k} ({m.description})" for k, m in C_MODELS.items()),
+                    + "; ".join(f"{k} ({m.description})" for k, m in C_MODELS.items())
+                    + "; or a model file (.json/.yaml) whose every part has a compiled "
+                      "form, stepped in C by its implicit method (generalized-alpha, hht "
+                      "or newmark; docs/model_files.md)",
         parents=[chatter])
-    export.add_argument("model", help=", ".join(C_MODELS))
+    export.add_argument("model", help=", ".join(C_MODELS) + ", or a .json/.yaml model file")
     export.add_argument("--from", dest="source", metavar="FILE",
                         help="; ".join(f"{k}: {v}" for k, v in FROM_FILE.items()))
     export.add_argument("-o", "--out", default=".", help="output folder or .fmu path")
@@ -362,8 +365,13 @@ def _check_build(args) -> str | None:
 
 
 def _check_export_c(args) -> str | None:
-    if args.model not in C_MODELS:
-        return unknown_name("model", args.model, list(C_MODELS))
+    is_file = Path(args.model).suffix.lower() in MODEL_FILE_SUFFIXES
+    if args.model not in C_MODELS and not is_file:
+        return unknown_name("model", args.model, list(C_MODELS),
+                            ", or a .json/.yaml model file")
+    if is_file and args.source:
+        return f"--from is for {' and '.join(FROM_FILE)}, not a model file; accepted: " \
+               f"{args.model} without --from"
     if args.source and args.model not in FROM_FILE:
         return (f"--from is for {' and '.join(FROM_FILE)}, not {args.model}; accepted: "
                 f"{args.model} without --from")

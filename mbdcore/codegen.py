@@ -13,9 +13,20 @@ of six functions (their contract is in ``fmu/fmi/native/cfmu/flexcosim_model.h``
     void model_outputs(ModelData *d);                        /* outputs from x, z, inputs */
     int  model_validity(const ModelData *d, char *msg, size_t n); /* 1: left its range, 2: beyond its hard limit */
 
+A model that integrates itself (``CModel.own_step``: an implicit method over its own
+state, such as a multibody system's generalized-alpha step in C) defines a seventh,
+called by the wrapper once per communication step instead of the fixed-step methods::
+
+    int  model_step(ModelData *d, double t, double h, char *msg, size_t n);
+                 /* z from t to t + h [s], inputs held; 0, or not 0 with why in msg */
+
+its state lives in z (``n_discrete``; ``n_states`` is 0), and a step it refuses is
+discarded by the wrapper with that message, the state put back.
+
 The text names the block's variables by macros the exporter defines from the block's own
 declarations (so the C FMU has the Python FMU's names, units, ranges and defaults):
-``IN_<input>``, ``PAR_<parameter>`` and ``OUT_<output>`` (lvalues), ``X(i)``, ``Z(i)``,
+``IN_<input>``, ``PAR_<parameter>`` and ``OUT_<output>`` (lvalues; a name that is no C
+identifier by :func:`signal_macro`), ``X(i)``, ``Z(i)``,
 ``W(i)``.  Numbers come in as tables (``CModel.tables``: name -> array of float64, which
 the source reads as ``const double *`` by that name): the equations are written once,
 here over the block's numeric data; nothing in C repeats a formula of the Python model
@@ -32,14 +43,28 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CModel", "c_identifier", "include_c", "stateless_functions", "table_check",
+__all__ = ["CModel", "CModelError", "c_identifier", "signal_macro", "include_c", "stateless_functions", "table_check",
            "table_setup", "C_FUNCTIONS"]
 
 #: The functions a CModel's source defines.
 C_FUNCTIONS = ("model_setup", "model_initial", "model_derivatives", "model_update",
                "model_outputs", "model_validity")
 
+class CModelError(ValueError):
+    """A block that cannot be compiled (a part without a compiled form, an output C
+    does not compute, ...): the message names what and why."""
+
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def signal_macro(name: str) -> str:
+    """The C identifier of a signal or parameter in its macro (``IN_<it>``,
+    ``OUT_<it>``, ``PAR_<it>``): the name itself where it is one, else every character
+    but letters, digits and '_' made '_' (``"der(hub.phi)"`` -> ``"der_hub_phi_"``;
+    a model file's signals are named by their bodies and joints)."""
+    macro = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return c_identifier("_" + macro if macro[:1].isdigit() else macro)
 
 
 def c_identifier(name: str) -> str:
@@ -120,6 +145,9 @@ class CModel:
         For a sampled law designed for one step size: a C expression of that step [s]
         over ``d`` (e.g. ``"PAR_dt"``); the FMU refuses other communication steps with
         fmi2Discard and a message, as the Python block does.  ``""``: any step.
+    own_step : bool
+        The model takes its own steps (``model_step``, module docstring): no continuous
+        state for the wrapper to integrate, the ``method`` parameter fixed at export.
     c_sources : tuple of Path
         The C files the source calls into (a kernel's files, in order), included by
         ``model.c`` (:func:`include_c`) and shipped in the FMU's ``sources/``; their
@@ -138,6 +166,7 @@ class CModel:
     state_names: tuple = field(default_factory=tuple)
     fixed_parameters: tuple = field(default_factory=tuple)
     sample_time: str = ""
+    own_step: bool = False
     tables: dict = field(default_factory=dict)
     c_sources: tuple = field(default_factory=tuple)
     api: tuple = field(default_factory=tuple)
@@ -148,12 +177,16 @@ class CModel:
         if len(set(names)) != len(names):
             raise ValueError(f"C sources of one model need distinct file names: {names}")
         object.__setattr__(self, "c_sources", sources)
-        missing = [f for f in C_FUNCTIONS if not re.search(rf"\b{f}\s*\(", self.source)]
+        required = C_FUNCTIONS + (("model_step",) if self.own_step else ())
+        missing = [f for f in required if not re.search(rf"\b{f}\s*\(", self.source)]
         if missing:
             raise ValueError(f"C model source lacks {', '.join(missing)}")
         for size in ("n_states", "n_discrete", "n_work"):
             if int(getattr(self, size)) < 0:
                 raise ValueError(f"{size} must be >= 0")
+        if self.own_step and self.n_states:
+            raise ValueError("a model with its own step keeps its state in z: n_states "
+                             "must be 0")
         tables = {}
         for name, values in self.tables.items():
             flat = np.array(values, dtype=np.float64).ravel()

@@ -249,6 +249,8 @@ def module_graph(imports) -> dict[str, set[str]]:
 PRIVATE_ACROSS = {
     ("fmu.fmi.slave", "sys._getframe"):
         "the standard library's frame access (CPython's documented sys._getframe)",
+    ("mbdcore.cimage", "obj._fields_"):
+        "ctypes' documented list of a structure's members, read to write it as C",
 }
 
 

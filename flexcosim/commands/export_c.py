@@ -1,4 +1,5 @@
-"""``flexcosim export-c``: a model with C equations as a C-source FMU."""
+"""``flexcosim export-c``: a model with C equations, or a model file whose every part has a
+compiled form, as a C-source FMU."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +12,7 @@ from flexcosim.console import report_error
 from fmu.fmi.export_c import CExportError, binary_platforms, export_c_fmu
 from mbdcore.blocks import ParameterError
 from mbdcore.models.linear import LinearSystemBlock, load_state_space
+from mbdcore.models.model_block import ModelSystemBlock
 
 __all__ = ["run", "parameter_values"]
 
@@ -18,12 +20,21 @@ __all__ = ["run", "parameter_values"]
 def run(args: argparse.Namespace) -> int:
     # the name and --from were checked before this module was imported
     # (flexcosim.arguments)
-    entry = C_MODELS[args.model]
-    name = args.name or entry.model_name
+    entry = C_MODELS.get(args.model)
     try:
-        if entry.block is None:  # statespace: the block is made from the --from file
+        if entry is None:
+            # a model file of either dimension, its signals and method as the file says:
+            # stepped in C by its implicit method where every part has a compiled form
+            # (SystemBlock.c_model; a part without one is refused naming it)
+            stem = Path(args.model).stem
+            name = args.name or "".join(p.capitalize() for p in
+                                        stem.replace("-", "_").split("_")) + "C"
+            block = ModelSystemBlock.for_model(args.model, name=name)
+        elif entry.block is None:  # statespace: the block is made from the --from file
+            name = args.name or entry.model_name
             block = LinearSystemBlock.configured(load_state_space(args.source), name)
         else:
+            name = args.name or entry.model_name
             block = resolve(entry.block)
         params = parameter_values(block, args.set)
         if args.model == "lqg" and args.source:
@@ -33,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
                             fmi_version=args.fmi, kind=args.kind,
                             arrays=not args.scalars,
                             platforms=tuple(dict.fromkeys(args.platforms)) if args.platforms else None)
-    except (CExportError, ParameterError, ValueError, OSError) as e:
+    except (CExportError, ParameterError, ValueError, OSError, RecursionError) as e:
         report_error("export-c", e)
         return 2
     print(path)

@@ -20,7 +20,8 @@ FMI 2.0 co-simulation wrapper, for hosts without Python (real-time targets, HIL 
 * ``modelDescription.xml`` made from the block's declarations by the same code as the
   Python FMU's (:class:`fmu.fmi.slave.BlockSlave`): the same names, value references,
   units, ranges and defaults.  Of the integration methods only "rk4" and "gill" exist in
-  C; the ``method`` parameter accepts those.
+  C; the ``method`` parameter accepts those, except for a model that takes its own steps
+  (``CModel.own_step``, ``model_step``), whose method is fixed at export.
 
 The GUID is derived from the content, so an export is reproducible.
 """
@@ -46,7 +47,7 @@ from fmu.fmi.slave import BlockSlave
 from mbdcore.blocks import Block, Parameter
 from mbdcore.cbuild import (C99_FLAGS, PLATFORMS, TABLE_LAYOUT_HEADER, CompileError, code_files,
                             compile_shared, find_compiler, skeleton_digest)
-from mbdcore.codegen import CModel, c_identifier, include_c
+from mbdcore.codegen import CModel, c_identifier, include_c, signal_macro
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER
 
 __all__ = ["export_c_fmu", "GCC_COMMAND", "BUILD_COMMANDS", "build_command", "c_units",
@@ -258,7 +259,7 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     block = block_class(**(parameters or {}))
     model: CModel = block.c_model()
     values = dict(block.params)
-    if "method" in values and values["method"] not in C_METHODS:
+    if "method" in values and values["method"] not in C_METHODS and not model.own_step:
         raise CExportError(f"method {values['method']!r} has no C implementation; accepted "
                            f"in a C FMU: {', '.join(C_METHODS)}")
 
@@ -320,15 +321,18 @@ def _variables(variables, specs: dict, model: CModel, values: dict):
     """The C variable table's entries, the variables' macros and their numbers (start,
     min, max), in value-reference order; the FMI 2.0 description of the parameters fixed
     at export, of ``method`` and of the start values adjusted as the C FMU has them."""
-    entries, macros, numbers = [], [], []
+    entries, macros, numbers, used = [], [], [], {}
     for expected_vr, sv in enumerate(variables):
         name, vr = sv.get("name"), int(sv.get("valueReference"))
         if vr != expected_vr:
             raise CExportError(f"value references are not 0..n-1 ({name!r} has {vr})")
         causality, spec = specs[name]
         fmi_type = sv[0].tag
-        c_identifier(name)
-        if name == "method" and causality == "parameter":
+        macro = signal_macro(name)
+        if macro in used:
+            raise CExportError(f"{name!r} and {used[macro]!r} have the same C name {macro!r}")
+        used[macro] = name
+        if name == "method" and causality == "parameter" and not model.own_step:
             spec = Parameter(spec.name, spec.default, spec.unit,
                              "integration method (C FMU)", choices=C_METHODS)
             sv.set("description", f"integration method (one of {', '.join(map(repr, C_METHODS))})")
@@ -353,7 +357,7 @@ def _variables(variables, specs: dict, model: CModel, values: dict):
         numbers.append(numbers_of_var)
         field = {"Real": "r", "Integer": "i", "String": "s"}[fmi_type]
         prefix = {"parameter": "PAR", "input": "IN", "output": "OUT"}[causality]
-        macros.append(f"#define {prefix}_{name} (d->{field}[{vr}])")
+        macros.append(f"#define {prefix}_{macro} (d->{field}[{vr}])")
     return entries, macros, numbers
 
 
@@ -404,6 +408,7 @@ def _model_config(variables, entries, macros, model: CModel, tables) -> str:
         *macros,
         *_table_macros(model.tables),
         *([f"#define SAMPLE_TIME ({model.sample_time})"] if model.sample_time else []),
+        *(["#define MODEL_OWN_STEP 1"] if model.own_step else []),
         "#endif", ""])
 
 

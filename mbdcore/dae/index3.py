@@ -162,7 +162,8 @@ from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
-           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "SWITCH_ROUNDS", "newton_layouts"]
+           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "SWITCH_ROUNDS", "newton_layouts",
+           "newton_library", "NEWTON_C_SOURCE"]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
@@ -308,7 +309,9 @@ def _copy_kept(val):
 
 
 NEWTON_C_SOURCE = Path(__file__).resolve().parent / "native" / "newton.c"
-_newton_library = kernel_library("mbdcore.dae._newton", NEWTON_C_SOURCE, (TABLE_LAYOUT_HEADER,))
+#: the loader of native/newton.c's extension module (its Newton iterations and the whole
+#: compiled generalized-alpha step, mbdcore.dae.compiled_step)
+newton_library = kernel_library("mbdcore.dae._newton", NEWTON_C_SOURCE, (TABLE_LAYOUT_HEADER,))
 
 
 @functools.cache
@@ -316,8 +319,8 @@ def newton_layouts() -> tuple[TableLayout, TableLayout]:
     """The layouts of ``newton_t`` and ``newton_state_t`` of native/newton.c, declared
     once there (``NEWTON_LAYOUT``, ``NEWTON_STATE_LAYOUT``): their ctypes classes are
     made from the same lists."""
-    return (table_layout(_newton_library, "NEWTON_LAYOUT"),
-            table_layout(_newton_library, "NEWTON_STATE_LAYOUT"))
+    return (table_layout(newton_library, "NEWTON_LAYOUT"),
+            table_layout(newton_library, "NEWTON_STATE_LAYOUT"))
 
 
 #: return codes of newton_iterate
@@ -349,7 +352,7 @@ class _CompiledNewton:
         st.modified = int(integrator.iteration == "modified")
         st.max_iterations = integrator.max_iterations
         self.struct, self.state = st, state_layout.ctypes_class()()
-        self._kernel = _newton_library().newton_iterate
+        self._kernel = newton_library().newton_iterate
         self._args = (ctypes.addressof(st), ctypes.addressof(self.state))
         # arrays go to the binding as buffers (checked in C): cheaper than .ctypes.data
         self._out = (self.G, self.w, self.v)

@@ -62,6 +62,11 @@ class CompiledTerms:
     sparse_jacobian : callable or None
         ``sparse_jacobian(q, v, lam, geometric) -> (C_t, K_t, Hg)`` as ``jacobian``,
         CSR matrices; None: built in Python.
+    jacobian_function : callable or None
+        ``jacobian_function()``: the address of the C function of ``jacobian``, called
+        with ``context`` (``jacobian_fn`` of ``mbdcore/dae/native/newton.c``: K, C, H
+        dense, row-major), its scratch made by that call; for a step wholly in C
+        (:mod:`mbdcore.dae.compiled_step`).  None: none.
     """
 
     n: int
@@ -76,6 +81,7 @@ class CompiledTerms:
     sparse_residual: Callable | None = None
     sparse_mass: Callable | None = None
     sparse_jacobian: Callable | None = None
+    jacobian_function: Callable[[], int] | None = None
 
 
 class ConstrainedProblem:

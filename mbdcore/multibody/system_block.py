@@ -76,6 +76,7 @@ from mbdcore.dae.methods import METHODS as METHOD_TABLE
 from mbdcore.dae.methods import method_info
 from mbdcore.dae.ode_block import held_inputs
 from mbdcore.integrators.base import IntegrationError
+from mbdcore.multibody.compiled_model import system_c_model
 from mbdcore.multibody.model_file import PLANAR_FORMAT
 from mbdcore.multibody.system import System, coordinate_unit, reaction_unit
 from mbdcore.timeseries import rate_unit
@@ -338,6 +339,12 @@ class SystemBlock(Block):
         self._held = held
         self.time = t + h
         self._out = None
+
+    def c_model(self):
+        """The block as C with its own implicit step, for a C-source FMU
+        (:func:`mbdcore.multibody.compiled_model.system_c_model`); CModelError naming
+        every part without a compiled form."""
+        return system_c_model(self)
 
     # -- outputs ----------------------------------------------------------------------
     def outputs(self) -> dict:

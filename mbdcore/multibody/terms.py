@@ -302,16 +302,23 @@ class SystemTerms:
         K_t = -dF/dq + d(G^T lam)/dq [N/m], Hg = d(G v)/dq; the constraint curvature
         terms only with ``geometric``.  Requires :attr:`has_jacobian`."""
         n, m = self.n, self.m
-        if m and not self.struct.G_scratch:
-            # the plan's dense G, and H over every row when rows were removed
-            self.struct.G_scratch = self.keep(np.zeros(self.m_all * n))
-            if self.kept is not None:
-                self.struct.H_all = self.keep(np.zeros(self.m_all * n))
+        self.jacobian_function()
         K, C, H = np.empty((n, n)), np.empty((n, n)), np.empty((m, n))
         q, v, lam = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, v, lam))
         _terms_library().system_jacobian(self.context_address, q, v, lam, int(geometric),
                                          K, C, H)
         return C, K, H
+
+    def jacobian_function(self) -> int:
+        """The address of ``system_jacobian`` (native/system_terms.c), which C calls with
+        :attr:`context_address` for the dense blocks of :meth:`jacobian`, after making
+        the scratch it needs there: the plan's dense G, and H over every row when rows
+        were removed (made on the first call)."""
+        if self.m and not self.struct.G_scratch:
+            self.struct.G_scratch = self.keep(np.zeros(self.m_all * self.n))
+            if self.kept is not None:
+                self.struct.H_all = self.keep(np.zeros(self.m_all * self.n))
+        return _terms_library().ADDRESSES["system_jacobian"]
 
     def sparse_context(self) -> _Sparse:
         """The sparse patterns and their C table, built on first use."""

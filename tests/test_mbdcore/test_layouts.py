@@ -31,6 +31,7 @@ from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
 from fmu.cosim.fmu_component import LOG_PROXY_C_SOURCE, log_route_layout
+from mbdcore.dae.compiled_step import alpha_step_layout
 from mbdcore.dae.index3 import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
 from mbdcore.native import TableError, TableLayout, table_layout
@@ -131,6 +132,7 @@ KERNEL_STRUCTS = {
     "ancf_body": (ANCF_C_SOURCE, "ANCF_BODY_LAYOUT", ancf_body_layout),
     "newton": (NEWTON_C_SOURCE, "NEWTON_LAYOUT", lambda: newton_layouts()[0]),
     "newton_state": (NEWTON_C_SOURCE, "NEWTON_STATE_LAYOUT", lambda: newton_layouts()[1]),
+    "alpha_step": (NEWTON_C_SOURCE, "ALPHA_STEP_LAYOUT", alpha_step_layout),
     "log_route": (LOG_PROXY_C_SOURCE, "LOG_ROUTE_LAYOUT", log_route_layout),
 }
 

@@ -183,3 +183,291 @@ NEWTON_API int newton_iterate(const newton_t *s, newton_state_t *st, double *dq,
         st->it = it + 1;
     }
 }
+
+/* ---------------------------------------------------------------------------------
+ * One whole step of generalized-alpha (Arnold-Bruls form; HHT and Newmark as its
+ * parameters) in C, for a problem with compiled residual terms and compiled Newton
+ * matrix blocks: the predictor, the Newton iterations above (newton_iterate) with the
+ * matrix built, assembled and factored here, and the update of the history, as
+ * GeneralizedAlphaScheme._step of index3.py.  The matrix policy is simpler than the
+ * Python loop's (which stays the reference): the blocks are built and factored at the
+ * first iteration of every step and again at an iterate where the contraction is
+ * slower than theta_refresh; a solve that diverges on fresh blocks, reaches the
+ * iteration limit or meets a non-finite residual, correction or singular matrix fails
+ * (the history is then left as it was: every output is written only on success).
+ * Nothing is allocated: the struct's work arrays and the caller's piv.
+ * --------------------------------------------------------------------------------- */
+
+/* the blocks of the Newton matrix at (q, v, lam) (system_terms.c's system_jacobian):
+   K = -dF/dq + d(G^T lam)/dq, C = -dF/dv (n x n), H = d(G v)/dq (m x n), dense
+   row-major, the constraint curvature terms only if geometric */
+typedef void (*jacobian_fn)(const void *ctx, const double *q, const double *v,
+                            const double *lam, int geometric, double *K, double *C,
+                            double *H);
+
+/* The scheme and its scratch: n, m, ggl as in the newton_t it steps with (checked);
+   alpha_m, alpha_f, beta, gamma the scheme's parameters; the blocks' function
+   (called with the newton_t's terms_ctx) and whether it adds the curvature terms; K, C,
+   H the blocks, lu the factors (column-major), work 7 n + 4 m + m n scratch. */
+#define ALPHA_STEP_LAYOUT(X)                                                               \
+    X(INT, n, 1) X(INT, m, 1) X(INT, ggl, 1)                                               \
+    X(REAL, alpha_m, 1) X(REAL, alpha_f, 1) X(REAL, beta, 1) X(REAL, gamma, 1)             \
+    X(FN, jacobian, jacobian_fn) X(INT, geometric, 1)                                      \
+    X(WORK, K, n * n) X(WORK, C, n * n) X(WORK, H, m * n)                                  \
+    X(WORK, lu, (n + m + ggl * m) * (n + m + ggl * m))                                     \
+    X(WORK, work, 7 * n + 4 * m + m * n)
+
+typedef struct {
+    ALPHA_STEP_LAYOUT(TABLE_MEMBER)
+} alpha_step_t;
+
+/* the outcome of alpha_step: 0 a step taken, else why not */
+enum { STEP_OK = 0, STEP_DIVERGED = 1, STEP_LIMIT = 2, STEP_BAD_RESIDUAL = 3,
+       STEP_BAD_CORRECTION = 4, STEP_SINGULAR = 5, STEP_BAD_SETUP = 6 };
+
+/* what alpha_step reports (report[ALPHA_REPORT_SIZE]) */
+enum { REPORT_ITERATIONS = 0, REPORT_FACTORIZATIONS = 1, REPORT_NU = 2,
+       ALPHA_REPORT_SIZE = 3 };
+
+/* LU factors with partial pivoting of the N x N column-major A in place (LAPACK's
+   getf2: the first largest pivot of each column; piv 0-based); 1 if A is singular or
+   not finite (a pivot below 1e-14 of the largest, the test index3.py applies to
+   getrf's factors) */
+static int lu_factor(int N, double *A, int *piv)
+{
+    double dmax = 0.0, dmin = HUGE_VAL;
+    int i, j, k;
+    for (k = 0; k < N; ++k) {
+        double *ck = A + (size_t)k * N, best = -1.0, pivot;
+        int p = k;
+        for (i = k; i < N; ++i)
+            if (fabs(ck[i]) > best) { best = fabs(ck[i]); p = i; }
+        piv[k] = p;
+        if (!isfinite(best)) return 1;
+        if (p != k)
+            for (j = 0; j < N; ++j) {
+                double *cj = A + (size_t)j * N, t = cj[k];
+                cj[k] = cj[p];
+                cj[p] = t;
+            }
+        pivot = ck[k];
+        if (pivot == 0.0) return 1;
+        for (i = k + 1; i < N; ++i) ck[i] /= pivot;
+        for (j = k + 1; j < N; ++j) {
+            double *cj = A + (size_t)j * N, f = cj[k];
+            if (f != 0.0)
+                for (i = k + 1; i < N; ++i) cj[i] -= ck[i] * f;
+        }
+        if (fabs(pivot) > dmax) dmax = fabs(pivot);
+        if (fabs(pivot) < dmin) dmin = fabs(pivot);
+    }
+    return N > 0 && dmin <= 1e-14 * dmax;
+}
+
+/* The scaled iteration matrix (index3.py, Index3Integrator._assemble) into p->lu,
+   column-major, from the blocks K, C, H at scaling (cv, ca) and the iterate's G:
+   S = M + (cv C + K)/ca, D = M + (cv/ca) C;
+   [[S, G^T, -D G^T], [G, 0, 0], [G + H/cv, 0, -G G^T]] (the first two blocks at index 3) */
+static void assemble_matrix(const newton_t *s, const alpha_step_t *p, const double *G,
+                            double cv, double ca)
+{
+    const int n = s->n, m = s->m, N = n + (s->ggl ? 2 * m : m);
+    double *J = p->lu;
+    int i, j, k;
+    memset(J, 0, (size_t)N * N * sizeof(double));
+    for (i = 0; i < n; ++i)
+        for (j = 0; j < n; ++j) {
+            const size_t ij = (size_t)i * n + j;
+            const double D = s->M[ij] + (cv / ca) * p->C[ij];
+            J[(size_t)j * N + i] = D + (1.0 / ca) * p->K[ij];
+        }
+    for (k = 0; k < m; ++k)
+        for (i = 0; i < n; ++i) {
+            J[(size_t)(n + k) * N + i] = G[(size_t)k * n + i];    /* G^T */
+            J[(size_t)i * N + n + k] = G[(size_t)k * n + i];      /* G */
+        }
+    if (!s->ggl) return;
+    for (k = 0; k < m; ++k) {
+        const double *Gk = G + (size_t)k * n;
+        for (i = 0; i < n; ++i) {
+            double dg = 0.0;                                   /* (D G^T)[i, k] */
+            for (j = 0; j < n; ++j)
+                dg += (s->M[(size_t)i * n + j] + (cv / ca) * p->C[(size_t)i * n + j]) * Gk[j];
+            J[(size_t)(n + m + k) * N + i] = -dg;
+            J[(size_t)i * N + n + m + k] = Gk[i] + p->H[(size_t)k * n + i] / cv;
+        }
+        for (j = 0; j < m; ++j) {
+            const double *Gj = G + (size_t)j * n;
+            double gg = 0.0;
+            for (i = 0; i < n; ++i) gg += Gk[i] * Gj[i];
+            J[(size_t)(n + m + j) * N + n + m + k] = -gg;
+        }
+    }
+}
+
+/* One step of h [s] from (q, v) with the history (a, qdd, lam): on success (0) q, v
+   are the state at t + h, a, qdd, lam the new history and guess (dq, mu of this
+   solve, then the h they were made with; zeros: none) the next solve's starting guess,
+   as index3.py keeps it; otherwise none of them is changed.  s: the Newton problem, its
+   terms prepared for t + h by the caller; p: the scheme; piv n + m + ggl m ints;
+   report (ALPHA_REPORT_SIZE): iterations, factorizations and the last increment's norm
+   in units of the tolerance, also on failure. */
+NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, double *q,
+                          double *v, double *a, double *qdd, double *lam, double *guess,
+                          int *piv, double *report)
+{
+    const int n = s->n, m = s->m, k_mu = s->ggl ? m : 0;
+    const double am = p->alpha_m, af = p->alpha_f, b = p->beta, g = p->gamma;
+    double cv, ca;
+    double *q_ref = p->work, *v_ref = q_ref + n, *x_ref = v_ref + n, *a_pred = x_ref + n;
+    double *dq = a_pred + n, *w = dq + n, *vi = w + n, *lam_s = vi + n, *mu = lam_s + m;
+    double *lam_i = mu + m, *G = lam_i + m;
+    newton_t local = *s;
+    newton_state_t st;
+    int i, j, k, code, build = 1, status = STEP_OK;
+    report[REPORT_ITERATIONS] = report[REPORT_FACTORIZATIONS] = 0.0;
+    report[REPORT_NU] = 0.0;
+    if (p->n != n || p->m != m || p->ggl != s->ggl || !(h > 0.0) || !isfinite(h))
+        return STEP_BAD_SETUP;
+    cv = g / (b * h);
+    ca = (1.0 - am) / ((1.0 - af) * b * h * h);
+    for (i = 0; i < n; ++i) {
+        a_pred[i] = (qdd[i] - am * a[i]) / (1.0 - am);
+        q_ref[i] = q[i] + h * v[i] + h * h * ((0.5 - b) * a[i] + b * a_pred[i]);
+        v_ref[i] = v[i] + h * ((1.0 - g) * a[i] + g * a_pred[i]);
+        x_ref[i] = qdd[i] / ca;
+    }
+    {   /* the starting guess: the last solve's (dq, mu) if made with this h */
+        const int same = guess[n + k_mu] == h;
+        for (i = 0; i < n; ++i) dq[i] = same ? guess[i] : 0.0;
+        for (j = 0; j < m; ++j) {
+            lam_s[j] = lam[j] / ca;
+            mu[j] = same && j < k_mu ? guess[n + j] : 0.0;
+        }
+    }
+    local.q_ref = q_ref;
+    local.v_ref = v_ref;
+    local.x_ref = x_ref;
+    local.cv = cv;
+    local.ca = ca;
+    local.modified = 1;
+    local.kept = 0;
+    local.its_fresh = 0;
+    local.piv = piv;
+    st.it = 0;
+    st.done = 0;
+    st.nu = 0.0;
+    st.nu_prev = -1.0;
+    st.theta = -1.0;
+    for (;;) {
+        if (build) {
+            /* the blocks at this iterate (its G, w, v from the residual's terms), the
+               matrix assembled and factored; a new contraction estimate */
+            local.lu = NULL;
+            if (newton_iterate(&local, &st, dq, lam_s, mu, G, w, vi) != RESIDUAL) {
+                status = STEP_BAD_RESIDUAL;
+                break;
+            }
+            for (j = 0; j < m; ++j) lam_i[j] = lam_s[j] * ca;
+            /* newton_iterate left the iterate's q = q_ref + dq at the start of its work */
+            p->jacobian(s->terms_ctx, s->work, vi, lam_i, p->geometric, p->K, p->C, p->H);
+            assemble_matrix(s, p, G, cv, ca);
+            report[REPORT_FACTORIZATIONS] += 1.0;
+            if (lu_factor(s->n + (s->ggl ? 2 * m : m), p->lu, piv)) {
+                status = STEP_SINGULAR;
+                break;
+            }
+            local.lu = p->lu;
+            st.nu_prev = -1.0;
+            build = 0;
+        }
+        st.done = 0;
+        code = newton_iterate(&local, &st, dq, lam_s, mu, G, w, vi);
+        report[REPORT_ITERATIONS] += st.done;
+        report[REPORT_NU] = st.nu;
+        if (code == CONVERGED) break;
+        if (code == BAD_RESIDUAL) { status = STEP_BAD_RESIDUAL; break; }
+        if (code == BAD_STEP) { status = STEP_BAD_CORRECTION; break; }
+        if (code == LIMIT) { status = STEP_LIMIT; break; }
+        /* EVENT: contraction slower than theta_refresh, or none */
+        if (st.theta >= 1.0 && st.nu > 1.0) { status = STEP_DIVERGED; break; }
+        if (st.it + 1 >= s->max_iterations) { status = STEP_LIMIT; break; }
+        st.it += 1;
+        if (st.theta > s->theta_refresh)
+            build = 1;                  /* the blocks built again at this iterate */
+        else
+            st.nu_prev = st.nu;
+    }
+    if (status != STEP_OK) return status;
+    /* the update (GeneralizedAlphaScheme._step): w = dq - G^T mu with the last
+       iterate's G (GGL), as the Python loop forms it */
+    for (i = 0; i < n; ++i) w[i] = dq[i];
+    for (k = 0; k < k_mu; ++k)
+        for (i = 0; i < n; ++i) w[i] -= G[(size_t)k * n + i] * mu[k];
+    for (i = 0; i < n; ++i) {
+        q[i] = q_ref[i] + dq[i];
+        v[i] = v_ref[i] + cv * w[i];
+        a[i] = a_pred[i] + w[i] / (b * h * h);
+        qdd[i] = qdd[i] + ca * w[i];
+        guess[i] = dq[i];
+    }
+    for (j = 0; j < m; ++j) lam[j] = lam_s[j] * ca;
+    for (j = 0; j < k_mu; ++j) guess[n + j] = mu[j];
+    guess[n + k_mu] = h;
+    return STEP_OK;
+}
+
+/* The history at the start of a run or after a jump of the forces (index3.py's
+   consistent_accelerations): q'' and lambda from [[M, G^T], [G, 0]] [q''; lambda] =
+   [F; gamma] at (q, v), a = q'', no starting guess.  gamma = -d(G v)/dq v + gamma_t,
+   gamma_t (m; NULL: zeros) the rows' own time terms -2 G_t v - g_tt (a driving
+   constraint g = sum c theta - f(t): f''(t)), the terms prepared for the time.  0, or
+   STEP_SINGULAR (the matrix is singular: redundant constraints) or STEP_BAD_RESIDUAL (a
+   non-finite term), the history then unchanged. */
+NEWTON_API int alpha_start(const newton_t *s, const alpha_step_t *p, const double *q,
+                           const double *v, const double *gamma_t, double *a, double *qdd,
+                           double *lam, double *guess, int *piv)
+{
+    const int n = s->n, m = s->m, N = n + m, k_mu = s->ggl ? m : 0;
+    double *x = p->work, *g = x + N, *gt = g + m, *zero = gt + m, *G = p->work + 7 * n + 4 * m;
+    double *A = p->lu;
+    int i, j, k;
+    if (p->n != n || p->m != m || p->ggl != s->ggl) return STEP_BAD_SETUP;
+    s->forces(s->terms_ctx, q, v, x);
+    if (m > 0) {
+        s->constraints(s->terms_ctx, q, g, G, gt);
+        for (j = 0; j < m; ++j) zero[j] = 0.0;
+        p->jacobian(s->terms_ctx, q, v, zero, 1, p->K, p->C, p->H);
+    }
+    for (j = 0; j < m; ++j) {
+        double hv = 0.0;
+        for (i = 0; i < n; ++i) hv += p->H[(size_t)j * n + i] * v[i];
+        x[n + j] = -hv + (gamma_t != NULL ? gamma_t[j] : 0.0);
+    }
+    memset(A, 0, (size_t)N * N * sizeof(double));
+    for (i = 0; i < n; ++i)
+        for (j = 0; j < n; ++j) A[(size_t)j * N + i] = s->M[(size_t)i * n + j];
+    for (k = 0; k < m; ++k)
+        for (i = 0; i < n; ++i) {
+            A[(size_t)(n + k) * N + i] = G[(size_t)k * n + i];
+            A[(size_t)i * N + n + k] = G[(size_t)k * n + i];
+        }
+    {
+        double sum = 0.0;
+        for (i = 0; i < N; ++i) sum += x[i];
+        if (!isfinite(sum)) return STEP_BAD_RESIDUAL;
+    }
+    if (lu_factor(N, A, piv)) return STEP_SINGULAR;
+    lu_solve(N, A, piv, x);
+    for (i = 0; i < N; ++i)
+        if (!isfinite(x[i])) return STEP_BAD_RESIDUAL;
+    for (i = 0; i < n; ++i) {
+        qdd[i] = x[i];
+        a[i] = x[i];
+        guess[i] = 0.0;
+    }
+    for (j = 0; j < m; ++j) lam[j] = x[n + j];
+    for (j = 0; j < k_mu; ++j) guess[n + j] = 0.0;
+    guess[n + k_mu] = 0.0;
+    return STEP_OK;
+}

@@ -640,6 +640,10 @@ static int cf_do_step(Instance *c, double t, double h, const char *what) {
         }
     }
 #endif
+#ifdef MODEL_OWN_STEP
+    /* the model's own method over its own state (mbdcore.codegen, model_step) */
+    if (model_step(&c->d, t, h, why, sizeof why)) return discard_step(c, &saved, t, h, 0, why);
+#endif
 #if N_X > 0
     {   /* the continuous state: all or nothing (fs_advance, fs_advance_auto) */
         int n = substeps(&c->d), method = method_is_gill(&c->d) ? 1 : 0, status;

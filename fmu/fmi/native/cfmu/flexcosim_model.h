@@ -9,7 +9,8 @@
  * inputs and writes its outputs there (model.c names them by macros), keeps its
  * continuous state in x (integrated by the wrapper: RK4 or Gill, `substeps` per
  * communication step, or 0: "auto", error-controlled with the model's rtol and atol) and its discrete state in z (advanced by model_update once per
- * communication step).  A sampled law designed for one step size defines SAMPLE_TIME in
+ * communication step).  A model that takes its own steps (an implicit method over its
+ * own state in z) defines MODEL_OWN_STEP in model_config.h and model_step.  A sampled law designed for one step size defines SAMPLE_TIME in
  * model_config.h (an expression over d, in s): the wrapper discards any other step.
  *
  * The numbers of an export live apart from the code: model_data.c defines MODEL_GUID,
@@ -96,6 +97,12 @@ FLEXCOSIM_HIDDEN void model_derivatives(const ModelData *d, const double *x, dou
 FLEXCOSIM_HIDDEN void model_update(ModelData *d, double h);
 /* Write the outputs into d->r from the state and the current inputs. */
 FLEXCOSIM_HIDDEN void model_outputs(ModelData *d);
+#ifdef MODEL_OWN_STEP
+/* A model that integrates itself (mbdcore.codegen.CModel.own_step): advance its state
+   (in z) from t over one communication step of h [s], inputs held; 0, or not 0 with why
+   in msg (the wrapper puts the state back and discards the step). */
+FLEXCOSIM_HIDDEN int model_step(ModelData *d, double t, double h, char *msg, size_t n);
+#endif
 /* 0 while the state is where the model is accurate; 1, with why in msg, once it has left
    that range (the wrapper logs it once per run with status fmi2Warning); 2, with why,
    beyond the model's hard limit (the wrapper undoes the step and returns fmi2Discard). */

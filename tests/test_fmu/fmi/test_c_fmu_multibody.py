@@ -1,0 +1,270 @@
+"""Model files as C-source FMUs that step themselves (issue 23, build item 1): a
+SystemBlock's ``c_model()`` (mbdcore.multibody.compiled_model) — the whole
+generalized-alpha step in C over the system's compiled terms, written out with their
+structures (mbdcore.cimage) — inside the C wrapper's one mechanism for a model with its
+own step (``CModel.own_step``, ``model_step``).  The hub-beam (mechanisms.hub_beam with
+an ANCF beam, written as a file: its spin-up driver evaluated in C), the example
+four-bar file (driven at a constant rate) and the four-bar turned by an input torque
+that jumps: each FMU in fmpy equals its Python block (same method, substeps, rho_inf
+and Newton tolerance 1e-12) to 1e-9 and validates; the sources compile alone with
+-pedantic without a warning and export only fmi2*; an absurd torque is a discarded step
+naming the Newton failure, the state kept; a file with a part that has no compiled form
+is refused naming it.  The spatial double pendulum's file (without its input torque)
+likewise."""
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+
+import fmpy
+import numpy as np
+import pytest
+from fmpy.validation import validate_fmu
+
+from support.fmi import DISCARD, OK, Instance, Unzipped, start
+from flexcosim.cli import main
+from fmu.fmi.export_c import GCC_COMMAND, export_c_fmu
+from mbdcore.codegen import CModelError
+from mbdcore.models.mechanisms import hub_beam
+from mbdcore.models.model_block import ModelSystemBlock
+from mbdcore.models.model_file import MODEL_FORMAT
+from mbdcore.multibody.ancf import ANCFBeam
+
+pytestmark = pytest.mark.gcc
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "models"
+METHOD = {"name": "generalized-alpha", "substeps": 2, "rho_inf": 0.8, "tol": 1e-12}
+HUB_ANCF = {
+    "format": "flexcosim-model", "version": 1,
+    "description": "a hub with a 2 m ANCF beam clamped to it, turned by an input torque",
+    "gravity": [0.0, 0.0], "ground": {"markers": {"axis": [0.0, 0.0]}},
+    "bodies": [
+        {"name": "hub", "mass": 1.0, "inertia": 0.5, "position": [0.0, 0.0], "angle": 0.0,
+         "velocity": [0.0, 0.0], "omega": 0.0, "markers": {"axis": [0.0, 0.0]}},
+        {"type": "ancf_beam", "name": "beam", "start": [0.0, 0.0], "end": [2.0, 0.0],
+         "n_elements": 3, "rho_a": 1.2, "ei": 500.0, "ea": 1e5}],
+    "joints": [{"type": "revolute", "name": "bearing", "a": "ground.axis", "b": "hub.axis"},
+               {"type": "weld", "name": "clamp", "a": "hub.axis", "b": "beam.root",
+                "angle": 0.0}],
+    "forces": [{"type": "torque", "name": "motor", "a": "ground", "b": "hub",
+                "input": "tau"}],
+    "inputs": {"tau": 0.0}, "outputs": ["hub.phi", "der(hub.phi)"], "method": METHOD}
+
+
+def hub_beam_file():
+    """mechanisms.hub_beam with a 3-element ANCF beam written as a file: the hub driven by
+    its spin-up (here to 6 rad/s in 1 s, so that the short run moves)."""
+    system = hub_beam(lambda nm, L, ra, ei, ea: ANCFBeam(nm, (0.0, 0.0), (L, 0.0), 3, ra,
+                                                         ei, ea), 6.0)
+    model = MODEL_FORMAT.to_dict(system)
+    spin, = [j for j in model["joints"] if j["name"] == "spin"]
+    spin["motion"]["spin_up_time"] = 1.0
+    # full Newton: the Python reference's own modified and full Newton differ by 1.4e-9
+    # m/s on this beam's nodal velocities whatever the tolerance (its convergence test's
+    # floor, 16 eps |q| for q up to 10 m, times c_v = 400 /s, over the run), and the C
+    # step, a fresh matrix at every step, follows full Newton (1.2e-12 m/s in process)
+    model.update(method={**METHOD, "iteration": "newton"},
+                 outputs=["beam.n3.dx", "beam.n3.dy", "der(beam.n3.dy)", "hub.phi"])
+    return model
+
+
+def four_bar_file():
+    """The example four-bar file as it is (crank driven at a constant rate, gravity)."""
+    model = json.loads((EXAMPLES / "four_bar.json").read_text())
+    model.update(method=METHOD, outputs=["crank.phi", "rocker.phi", "der(rocker.phi)",
+                                         "der(coupler.x)"])
+    return model
+
+
+def four_bar_by_torque():
+    """The example four-bar with its crank turned by an input torque, not driven."""
+    model = json.loads((EXAMPLES / "four_bar.json").read_text())
+    model["joints"] = [j for j in model["joints"] if j["type"] != "driver"]
+    model["forces"] = [{"type": "torque", "name": "motor", "a": "ground", "b": "crank",
+                        "input": "tau"}]
+    model.update(inputs={"tau": 0.0}, method=METHOD,
+                 outputs=["crank.phi", "der(crank.phi)", "rocker.phi", "der(coupler.x)"])
+    return model
+
+
+def spatial_pendulum_file():
+    """The example spatial double pendulum (natural-coordinate rigid bodies, spherical
+    and revolute joints, gravity) without its input body torque, which depends on the
+    state (no compiled form)."""
+    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
+    model["forces"] = []
+    model.pop("inputs", None)
+    model["method"] = METHOD
+    return model
+
+
+MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
+          "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file}
+H, STEPS = 0.01, 30
+
+
+def torque(t):
+    return 0.5 if t < 0.1 else -0.3
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """name -> (block class, FMU path, the compiler's messages, the binary), each
+    exported with its sources only and compiled once, alone, by the documented command
+    with -pedantic, the binary put into the FMU."""
+    folder = tmp_path_factory.mktemp("multibody")
+    out = {}
+    for name, model in MODELS.items():
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(model()))
+        block = ModelSystemBlock.for_model(path)
+        fmu = export_c_fmu(block, folder, model_name=name, compile=False)
+        unzipped = folder / name
+        with zipfile.ZipFile(fmu) as z:
+            z.extractall(unzipped)
+        (unzipped / "binaries" / "linux64").mkdir(parents=True)
+        done = subprocess.run(GCC_COMMAND.format(id=name).split() + ["-pedantic"],
+                              cwd=unzipped, capture_output=True, text=True)
+        binary = unzipped / "binaries" / "linux64" / f"{name}.so"
+        with zipfile.ZipFile(fmu, "a") as z:
+            z.write(binary, f"binaries/linux64/{name}.so")
+        out[name] = (block, fmu, done.stderr if done.returncode == 0 else "failed", binary)
+    return out
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_c_fmu_equals_the_python_block_in_fmpy(name, exported):
+    """Over 0.3 s (a torque that jumps at 0.1 s where there is an input: the C model
+    restarts its history there as the Python block does)."""
+    block_class, fmu = exported[name][:2]
+    inputs = [s.name for s in block_class.INPUTS]
+    signal = np.array([(0.0, 0.5), (0.1, 0.5), (0.1, -0.3), (1.0, -0.3)],
+                      dtype=[("time", float), ("tau", float)]) if inputs else None
+    result = fmpy.simulate_fmu(str(fmu), stop_time=STEPS * H, output_interval=H,
+                               input=signal)
+    block = block_class()
+    rows = []
+    for k in range(STEPS):
+        if inputs:
+            block.inputs["tau"] = torque(k * H)
+        block.do_step(k * H, H)
+        rows.append([block.outputs()[s.name] for s in block_class.OUTPUTS])
+    c = np.array([result[s.name] for s in block_class.OUTPUTS]).T[1:]
+    assert np.abs(np.array(rows)).max() > 1e-2          # it moved
+    assert np.abs(c - np.array(rows)).max() <= 1e-9
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_sources_compile_alone_warning_free_export_only_fmi2_and_validate(name,
+                                                                             exported):
+    _, fmu, compiler_said, binary = exported[name]
+    assert compiler_said == ""
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(binary)],
+                             capture_output=True, text=True).stdout.split()[2::3]
+    assert symbols and all(s.startswith("fmi2") for s in symbols)
+    assert validate_fmu(str(fmu)) == []
+
+
+def test_a_newton_failure_is_a_discarded_step_with_the_solver_message(exported, tmp_path):
+    fmu = exported["four_bar_torque"][1]
+    unzipped = Unzipped(fmu, tmp_path / "x")
+    instance = Instance(unzipped.md, str(unzipped.dir), step=H)
+    instance.set("tau", 0.5)
+    instance.step()
+    before = instance.get("crank.phi", "der(crank.phi)")
+    instance.set("tau", 1e12)
+    with pytest.raises(fmpy.fmi1.FMICallException) as failed:
+        instance.step()
+    assert failed.value.status == DISCARD
+    assert any("generalized-alpha: Newton did not converge at t = " in m and
+               "; the state is kept at t = 0.01" in m
+               for s, m in instance.messages if s == DISCARD), instance.messages
+    assert instance.get("crank.phi", "der(crank.phi)") == before
+    instance.set("tau", 0.5)
+    instance.step()                 # and it goes on from there
+    instance.fmu.terminate()
+    instance.fmu.freeInstance()
+
+
+@pytest.mark.parametrize("file, part", [
+    ("slider_crank.json", "force 'spring' (TranslationalSpringDamper: depends on the state)"),
+    ("hub_beam.json", "body 'beam' (ModalBeam: no compiled form)")])
+def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, part):
+    model = json.loads((EXAMPLES / file).read_text())
+    model["method"] = METHOD
+    block = ModelSystemBlock.configured({"model": model})()
+    with pytest.raises(CModelError, match=part.replace("(", r"\(").replace(")", r"\)")):
+        block.c_model()
+
+
+def test_export_c_takes_a_model_file_and_refuses_one_naming_the_part(tmp_path, capsys):
+    """``flexcosim export-c MODEL.json`` (build item 2): a file whose every part has a
+    compiled form becomes a C FMU named after the file; one with a part that has none is
+    one error line naming it, exit code 2."""
+    path = tmp_path / "hub_ancf.json"
+    path.write_text(json.dumps(HUB_ANCF))
+    assert main(["-q", "export-c", str(path), "-o", str(tmp_path), "--no-compile"]) == 0
+    fmu = tmp_path / "HubAncfC.fmu"
+    assert capsys.readouterr().out.strip() == str(fmu)
+    with zipfile.ZipFile(fmu) as z:
+        assert "sources/newton.c" in z.namelist()
+    assert main(["-q", "export-c", str(EXAMPLES / "slider_crank.json"), "-o",
+                 str(tmp_path)]) == 2
+    line, = capsys.readouterr().err.splitlines()
+    assert line.startswith("flexcosim export-c: error: ") and \
+        "force 'spring' (TranslationalSpringDamper: depends on the state)" in line, line
+
+
+def _steps(fmu: Unzipped, slot: int, k0: int, k1: int, outputs) -> str:
+    return "".join(f"set_real {slot} {fmu.vr['tau']} {torque(k * H)!r}\n"
+                   f"step {slot} {k * H!r} {H!r}\nget_real {slot} {fmu.vrs(*outputs)}\n"
+                   for k in range(k0, k1))
+
+
+def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
+        host, exported, tmp_path):
+    """The torque-driven four-bar in the project's C host with an empty environment
+    (``env -i``): the values fmpy gets from the same binary, bit for bit, so the Python
+    block's to 1e-9; a state saved after 12 steps (history, held inputs and all), set
+    again in place and, serialized, in a second instance, continues bit for bit."""
+    block_class, fmu = exported["four_bar_torque"][:2]
+    outputs = [s.name for s in block_class.OUTPUTS]
+    unzipped = Unzipped(fmu, tmp_path / "x")
+    blob = tmp_path / "state.bin"
+    run = host(start(unzipped) + _steps(unzipped, 0, 0, 12, outputs)
+               + f"get_state 0 0\nserialize 0 0 {blob}\n"
+               + _steps(unzipped, 0, 12, STEPS, outputs)
+               + "set_state 0 0\n" + _steps(unzipped, 0, 12, STEPS, outputs)
+               + f"instantiate 1 other {unzipped.guid} {unzipped.uri()} 0\ninit 1 0\n"
+               f"exit_init 1\ndeserialize 1 {blob} 1\nset_state 1 1\n"
+               + _steps(unzipped, 1, 12, STEPS, outputs)
+               + "free_state 0 0\nfree_state 1 1\nfree 0\nfree 1\n", bare=True)
+    assert set(run.statuses("step")) == {OK}
+    assert set(run.statuses("get_state") + run.statuses("set_state")
+               + run.statuses("serialize") + run.statuses("deserialize")) == {OK}
+    values = run.values()
+    first, again, restored = values[12:STEPS], values[STEPS:2 * STEPS - 12], \
+        values[2 * STEPS - 12:]
+    assert again == first and restored == first
+    instance = Instance(unzipped.md, str(unzipped.dir), step=H)
+    in_fmpy = []
+    for k in range(STEPS):
+        instance.set("tau", torque(k * H))
+        instance.step()
+        in_fmpy.append(instance.get(*outputs))
+    instance.fmu.terminate()
+    instance.fmu.freeInstance()
+    assert values[:STEPS] == in_fmpy
+
+
+def test_a_model_solved_sparse_is_refused_saying_how_to_solve_it_dense():
+    model = json.loads(json.dumps(HUB_ANCF))
+    model["bodies"][1]["n_elements"] = 60          # 247 coordinates: sparse by default
+    block = ModelSystemBlock.configured({"model": model})()
+    with pytest.raises(CModelError, match=r"247 coordinates solved sparse \(C steps the "
+                                          r"dense path: method option sparse = false\)"):
+        block.c_model()
+    model["method"] = {**METHOD, "sparse": False}
+    assert ModelSystemBlock.configured({"model": model})().c_model().own_step

@@ -125,6 +125,12 @@ class LQGDesign:
     measured: list
     info: dict = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        # one line: the matrices are in to_json() and controller()
+        return (f"{type(self).__name__}({len(self.states)} states, inputs "
+                f"{', '.join(self.inputs)}, measured {', '.join(self.measured)}, "
+                f"dt = {self.dt:g} s)")
+
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
 

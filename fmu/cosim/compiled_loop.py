@@ -215,17 +215,14 @@ class CompiledLoop:
         self._ranges.append(r)
         return len(self._ranges) - 1
 
-    def _groups(self, c: FMUComponent, names) -> list[tuple[int, list[int], list[int]]]:
-        """The names by the type they are read or written as, in the order of their
-        first appearance: the calls of FMUComponent's setters and readers."""
-        variables = {v.name: v for v in c.model_description.modelVariables}
-        groups: dict[str, tuple[list[int], list[int]]] = {}
-        for p, n in enumerate(names):
-            v = variables[n]
-            vrs, pos = groups.setdefault(c.api.access_type(v.type), ([], []))
-            vrs.append(v.valueReference)
-            pos.append(p)
-        return [(_KINDS[k], vrs, pos) for k, (vrs, pos) in groups.items()]
+    @staticmethod
+    def _groups(c: FMUComponent, names) -> list[tuple[int, list[int], list[int]]]:
+        """The names by the type they are read or written as: the calls of the
+        component's own setters and readers (``FMUComponent.calls``), a value
+        reference per name (FMI 2.0 has no arrays: the value at index i is value
+        reference i's; two alias names read their one reference twice)."""
+        return [(_KINDS[call.kind], [call.vrs[i] for _, i in call.picks],
+                 [p for p, _ in call.picks]) for call in c.calls(names)]
 
     def _encode(self, op: _Op) -> list[int]:
         coupling = self.run.coupling

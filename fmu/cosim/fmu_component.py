@@ -21,7 +21,7 @@ from fmu.cosim.fmi_api import FMI2_DISCARD, FmiApi, array_shape, element_names, 
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.native import KernelError, TableLayout, kernel_library, table_layout
 
-__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "LOG_PROXY_C_SOURCE", "log_route_layout"]
+__all__ = ["FMI_LOG_LEVELS", "FMUComponent", "ValueCall", "LOG_PROXY_C_SOURCE", "log_route_layout"]
 
 #: Logging level of an FMU message by its FMI status: OK, Warning, Discard, Error,
 #: Fatal, Pending (FMI 2.0; FMI 3.0 has the first five, numbered alike).
@@ -210,7 +210,7 @@ class FMUComponent(Component):
 
     def _reader(self, names: Sequence[str]) -> Callable[[], list[float]]:
         """A function reading ``names`` with one get call per FMI type."""
-        calls = self._calls(names)
+        calls = self.calls(names)
         n = len(names)
         if len(calls) == 1 and calls[0].kind == self.api.real_type and calls[0].whole(n):
             get, vrs, size = self.api.getter(calls[0].kind), calls[0].vrs, calls[0].size
@@ -228,22 +228,24 @@ class FMUComponent(Component):
 
         return read
 
-    def _calls(self, names: Sequence[str]) -> list["_Call"]:
-        """The get or set calls, one per FMI type, that cover ``names`` (signals, an
-        array's elements among them, or variables)."""
-        by_kind: dict[str, _Call] = {}
+    def calls(self, names: Sequence[str]) -> list["ValueCall"]:
+        """The get or set calls, one per FMI type in the order of the names' first
+        appearance, that cover ``names`` (signals, an array's elements among them, or
+        variables): what this component's readers and setters call, and what the
+        compiled loop calls for them (fmu.cosim.compiled_loop)."""
+        by_kind: dict[str, ValueCall] = {}
         for p, n in enumerate(names):
             v, k = self._signals.get(n, (self._vars.get(n), None))
             call = by_kind.setdefault(self.api.access_type(v.type),
-                                      _Call(self.api.access_type(v.type)))
+                                      ValueCall(self.api.access_type(v.type)))
             call.add(p, v, k)
         return list(by_kind.values())
 
-    def _get(self, call: "_Call") -> list:
+    def _get(self, call: "ValueCall") -> list:
         get = getattr(self._fmu, self.api.getter(call.kind))
         return get(call.vrs) if call.size == len(call.vrs) else get(call.vrs, call.size)
 
-    def _write(self, call: "_Call", values: Sequence[Any]) -> None:
+    def _write(self, call: "ValueCall", values: Sequence[Any]) -> None:
         """Set ``values`` (by position in the names of ``call``); an array is written
         whole, its elements not among the names with their last values."""
         flat: list = [0.0] * call.size
@@ -320,7 +322,7 @@ class FMUComponent(Component):
             self.api.start(fmu, t0, stop_time)
             for pname, value in self.parameters.items():
                 try:
-                    self._write(self._calls([pname])[0], [value])
+                    self._write(self.calls([pname])[0], [value])
                 except Exception as e:
                     raise self._fail(f"setting parameter {pname!r} = {value!r}", e, pname) from e
             fmu.exitInitializationMode()
@@ -453,7 +455,7 @@ class FMUComponent(Component):
         for n in names:
             if n not in self.inputs:
                 raise ComponentError(f"{self.name!r} has no input {n!r}", variable=n)
-        calls = self._calls(names)
+        calls = self.calls(names)
         one = names[0] if len(names) == 1 else None
         check = self._input_checker(names)
         api = self.api
@@ -614,7 +616,7 @@ def _starts(v, size: int) -> list[float]:
     return (values + [0.0] * size)[:size]
 
 
-class _Call:
+class ValueCall:
     """One get or set call of an FMI type over some signals: the value references, the
     number of values they hold (an array holds its size), where each signal's value is
     (``picks``: position among the signals, index among the values) and the arrays'

@@ -52,6 +52,7 @@ from controllers.design.validation import (
     SETTLING_BAND,
     end_effector_deflection,
     move_report,
+    reference_move,
 )
 from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
 from controllers.laws.input_shaping import ShapedQuinticTrajectory
@@ -224,12 +225,7 @@ def demo_metrics(result, ref_params: dict | None = None, controller: str = "pd")
     phase; the largest ``|e|`` does not)."""
     case = _case(controller)
     reference = case.reference(**{**case.ref_params, **(ref_params or {})})
-    ref = reference.params
-    start = (ref["theta1_start"], ref["theta2_start"])
-    target = (ref["theta1_end"], ref["theta2_end"])
-    # a shaped reference lasts its quintic plus its shaper
-    duration = getattr(reference, "duration", ref["move_time"])
-    report = move_report(result, ref["start_time"] + duration, start, target)
+    report = move_report(result, *reference_move(reference))
     t = np.asarray(result["time"])
     e = end_effector_deflection(result["arm.theta1"], result["arm.theta2"],
                                 result["arm.x_tip"], result["arm.y_tip"])

@@ -36,7 +36,7 @@ from mbdcore.models.manipulator import ARM_MEASURED, FlexibleManipulatorBlock
 
 __all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "NOT_SETTLED", "SETTLE_ALLOWANCE",
            "end_effector_deflection", "move_report", "settled_move", "closed_loop_move",
-           "validate_move"]
+           "validate_move", "reference_move"]
 
 #: Length [s] of the residual-vibration window (module docstring).
 RESIDUAL_WINDOW = 1.0
@@ -225,6 +225,18 @@ def validate_move(controller, reference, arm_params: dict | None = None, step: f
     dict
         :func:`move_report`'s figures.
     """
+    t_end, start, target = reference_move(reference)
+    if not (np.isfinite(step) and step > 0):
+        raise ValueError(f"step = {step!r} s must be a finite number > 0")
+    stop = float(np.ceil((t_end + SETTLE_ALLOWANCE + RESIDUAL_WINDOW) / step) * step)
+    result = closed_loop_move(controller, reference, arm_params, stop, step, method)
+    return move_report(result, t_end, start, target)
+
+
+def reference_move(reference) -> tuple[float, tuple[float, float], tuple[float, float]]:
+    """The move a rest-to-rest joint reference makes: when it ends [s] (a shaped
+    reference lasts its quintic plus its shaper: its ``duration``), its start and its
+    target joint angles [rad] -- what :func:`move_report` measures a record against."""
     p = getattr(reference, "params", {})
     missing = [k for k in ("start_time", "move_time", "theta1_start", "theta2_start",
                            "theta1_end", "theta2_end") if k not in p]
@@ -232,11 +244,5 @@ def validate_move(controller, reference, arm_params: dict | None = None, step: f
         raise ValueError(f"reference {type(reference).__name__} has no parameter "
                          f"{', '.join(missing)}: accepted a rest-to-rest joint move "
                          "(QuinticJointTrajectory or a subclass)")
-    if not (np.isfinite(step) and step > 0):
-        raise ValueError(f"step = {step!r} s must be a finite number > 0")
-    # a shaped reference lasts its quintic plus its shaper
     t_end = p["start_time"] + getattr(reference, "duration", p["move_time"])
-    stop = float(np.ceil((t_end + SETTLE_ALLOWANCE + RESIDUAL_WINDOW) / step) * step)
-    result = closed_loop_move(controller, reference, arm_params, stop, step, method)
-    return move_report(result, t_end, (p["theta1_start"], p["theta2_start"]),
-                       (p["theta1_end"], p["theta2_end"]))
+    return t_end, (p["theta1_start"], p["theta2_start"]), (p["theta1_end"], p["theta2_end"])

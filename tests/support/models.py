@@ -4,15 +4,22 @@
   constraint; against the pendulum equation theta'' = -(g/L) sin(theta);
 * :class:`JointPDWithFeedforward` and :data:`PERTURBED`: the arm's joint PD with the
   flexible reference's feedforward torques, and arms that differ from the design model
-  (the LQG robustness tests).
+  (the LQG robustness tests);
+* :func:`spatial_joint_kinds`: rigid bodies and a bar on every spatial joint kind with
+  rows of closed form (revolute, spherical, prismatic on a body and on a bar, fixed).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from controllers.laws.arm_lqg import FEEDFORWARD_INPUTS
 from controllers.laws.joint_pd import JointPDController
 from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.models.spatial_mechanisms import rotation_z
+from mbdcore.spatial.joints import Fixed, Prismatic, Revolute, Spherical
+from mbdcore.spatial.system import SpatialSystem
 
 G_ACC = 9.80665  # standard gravity [m/s^2]
 
@@ -71,3 +78,29 @@ class JointPDWithFeedforward(JointPDController):
         tau = np.clip(self.kp * err + self.kd * rate + [u["tau1_ff"], u["tau2_ff"]],
                       -self.tau_max, self.tau_max)
         return {"tau1": float(tau[0]), "tau2": float(tau[1])}
+
+
+def spatial_joint_kinds():
+    """Rigid bodies a, b, c and a bar on a revolute (``h1``, to the ground), a ball joint,
+    a second revolute (``h2``), prismatic joints on the bar (``sleeve``) and between two
+    bodies (``slide``) and a weld, under gravity 9.81 m/s^2 along -z, redundant equations
+    kept (a joint kind per row form of the spatial engine)."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -9.81), redundant="keep")
+    s.ground.add_marker("O", (0.0, 0.0, 0.0))
+    s.ground.add_marker("S", (2.0, 0.0, 0.0))
+    tilt = rotation_z(0.3) @ np.array([[1, 0, 0], [0, math.cos(0.4), -math.sin(0.4)],
+                                       [0, math.sin(0.4), math.cos(0.4)]])
+    s.add_body("a", mass=2.0, inertia=(0.3, 0.4, 0.5), center_of_mass=(0.1, 0.0, 0.0),
+               orientation=tilt, markers={"p": (0.5, 0.0, 0.0), "h": (0.0, 0.2, 0.0)})
+    s.add_body("b", mass=1.0, inertia=(0.2, 0.2, 0.3), position=(0.5, 0.2, 0.1),
+               markers={"p": (0.0, 0.0, 0.0), "h": (0.3, 0.0, 0.0)})
+    s.add_body("c", mass=1.5, inertia=(0.1, 0.2, 0.25), position=(1.0, 1.0, 0.0),
+               markers={"p": (0.0, 0.0, 0.0)})
+    s.add_bar("rod", (2.0, 0.0, 0.0), (3.0, 0.5, 0.2), mass=0.7, markers={"m": 0.4})
+    s.add_joint(Revolute("ground.O", "a.h", (0.2, 0.1, 1.0), name="h1"))
+    s.add_joint(Spherical("a.p", "b.p", name="ball"))
+    s.add_joint(Revolute("b.h", "c.p", (1.0, 0.3, 0.2), name="h2"))
+    s.add_joint(Prismatic("ground.S", "rod.m", (1.0, 0.5, 0.2), name="sleeve"))
+    s.add_joint(Prismatic("a.p", "c.p", (0.0, 1.0, 0.3), name="slide"))
+    s.add_joint(Fixed("b.p", "c.p", name="weld"))
+    return s

@@ -5,51 +5,25 @@ sparse patterns against the dense reference's non-zeros, trajectories through th
 compiled terms against the Python path, and what falls back to Python."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
 from mbdcore.dae.simulate import simulate
-from mbdcore.models.spatial_mechanisms import bricard, cable_net, heavy_top, rotation_z
+from mbdcore.models.spatial_mechanisms import bricard, cable_net, heavy_top
 from mbdcore.spatial.ancf import ANCFBeam3D, ANCFCable
 from mbdcore.spatial.forces import BodyTorque
 from mbdcore.spatial.joints import (
     AngleDriver,
     CableClamp,
-    Fixed,
-    Prismatic,
     Revolute,
     Spherical,
     SynchronousGear,
 )
 from mbdcore.spatial.system import SpatialSystem
+from support.models import spatial_joint_kinds
 
 G = 9.81
-
-
-def rigid_kinds() -> SpatialSystem:
-    """Rigid bodies and a bar on every joint kind with rows of closed form (revolute,
-    spherical, prismatic on a body and on a bar, fixed) plus the bodies' own rows."""
-    s = SpatialSystem(gravity=(0.0, 0.0, -G), redundant="keep")
-    s.ground.add_marker("O", (0.0, 0.0, 0.0))
-    s.ground.add_marker("S", (2.0, 0.0, 0.0))
-    tilt = rotation_z(0.3) @ np.array([[1, 0, 0], [0, math.cos(0.4), -math.sin(0.4)],
-                                       [0, math.sin(0.4), math.cos(0.4)]])
-    s.add_body("a", mass=2.0, inertia=(0.3, 0.4, 0.5), center_of_mass=(0.1, 0.0, 0.0),
-               orientation=tilt, markers={"p": (0.5, 0.0, 0.0), "h": (0.0, 0.2, 0.0)})
-    s.add_body("b", mass=1.0, inertia=(0.2, 0.2, 0.3), position=(0.5, 0.2, 0.1),
-               markers={"p": (0.0, 0.0, 0.0), "h": (0.3, 0.0, 0.0)})
-    s.add_body("c", mass=1.5, inertia=(0.1, 0.2, 0.25), position=(1.0, 1.0, 0.0),
-               markers={"p": (0.0, 0.0, 0.0)})
-    s.add_bar("rod", (2.0, 0.0, 0.0), (3.0, 0.5, 0.2), mass=0.7, markers={"m": 0.4})
-    s.add_joint(Revolute("ground.O", "a.h", (0.2, 0.1, 1.0), name="h1"))
-    s.add_joint(Spherical("a.p", "b.p", name="ball"))
-    s.add_joint(Revolute("b.h", "c.p", (1.0, 0.3, 0.2), name="h2"))
-    s.add_joint(Prismatic("ground.S", "rod.m", (1.0, 0.5, 0.2), name="sleeve"))
-    s.add_joint(Prismatic("a.p", "c.p", (0.0, 1.0, 0.3), name="slide"))
-    s.add_joint(Fixed("b.p", "c.p", name="weld"))
-    return s
 
 
 def flexible_kinds() -> SpatialSystem:
@@ -101,7 +75,7 @@ def _with_driver():
     return s
 
 
-SYSTEMS = {"rigid": rigid_kinds, "flexible": flexible_kinds,
+SYSTEMS = {"rigid": spatial_joint_kinds, "flexible": flexible_kinds,
            "net": lambda: cable_net(junctions=3, n_elements=2), "heavy top": heavy_top,
            "bricard": bricard, "gear": _with_gear, "driver": _with_driver}
 

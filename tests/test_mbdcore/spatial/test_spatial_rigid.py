@@ -17,30 +17,15 @@ from mbdcore.multibody.constraints import constant_rate
 from mbdcore.multibody.forces import PointForce
 from mbdcore.spatial import (AngleDriver, BodyTorque, Fixed, Prismatic, Revolute,
                              SpatialSystem, Spherical, SynchronousGear)
+from support.models import spatial_joint_kinds
 
 G = 9.81
 
 
 # --- analytic Jacobians and gamma of every constraint ----------------------------------
 def _all_joint_kinds() -> SpatialSystem:
-    s = SpatialSystem(gravity=(0.0, 0.0, -G), redundant="keep")
-    s.ground.add_marker("O", (0.0, 0.0, 0.0))
-    s.ground.add_marker("S", (2.0, 0.0, 0.0))
-    tilt = rotation_z(0.3) @ np.array([[1, 0, 0], [0, math.cos(0.4), -math.sin(0.4)],
-                                       [0, math.sin(0.4), math.cos(0.4)]])
-    s.add_body("a", mass=2.0, inertia=(0.3, 0.4, 0.5), center_of_mass=(0.1, 0.0, 0.0),
-               orientation=tilt, markers={"p": (0.5, 0.0, 0.0), "h": (0.0, 0.2, 0.0)})
-    s.add_body("b", mass=1.0, inertia=(0.2, 0.2, 0.3), position=(0.5, 0.2, 0.1),
-               markers={"p": (0.0, 0.0, 0.0), "h": (0.3, 0.0, 0.0)})
-    s.add_body("c", mass=1.5, inertia=(0.1, 0.2, 0.25), position=(1.0, 1.0, 0.0),
-               markers={"p": (0.0, 0.0, 0.0)})
-    s.add_bar("rod", (2.0, 0.0, 0.0), (3.0, 0.5, 0.2), mass=0.7, markers={"m": 0.4})
-    hinge1 = s.add_joint(Revolute("ground.O", "a.h", (0.2, 0.1, 1.0), name="h1"))
-    s.add_joint(Spherical("a.p", "b.p", name="ball"))
-    hinge2 = s.add_joint(Revolute("b.h", "c.p", (1.0, 0.3, 0.2), name="h2"))
-    s.add_joint(Prismatic("ground.S", "rod.m", (1.0, 0.5, 0.2), name="sleeve"))
-    s.add_joint(Prismatic("a.p", "c.p", (0.0, 1.0, 0.3), name="slide"))
-    s.add_joint(Fixed("b.p", "c.p", name="weld"))
+    s = spatial_joint_kinds()
+    hinge1 = s.joint("h1")
     s.add_joint(SynchronousGear(hinge1, "h2", ratio=1.7, name="gear"))
     s.add_joint(AngleDriver(hinge1, lambda t: (0.3 * t + 0.2 * t * t, 0.3 + 0.4 * t, 0.4),
                             name="drive"))

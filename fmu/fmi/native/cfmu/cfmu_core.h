@@ -524,11 +524,10 @@ static int cf_check_real(Instance *c, const unsigned int vr[], size_t n, const d
     return CF_OK;
 }
 
-static int cf_set_real(Instance *c, const unsigned int vr[], size_t n, const double value[], const char *what) {
+/* Real vr[k] = value[k], values cf_check_real accepted (all checked before any is set). */
+static void cf_assign_real(Instance *c, const unsigned int vr[], size_t n, const double value[]) {
     size_t k;
-    if (cf_check_real(c, vr, n, value, what) != CF_OK) return CF_ERROR;  /* all before any */
     for (k = 0; k < n; k++) c->d.r[vr[k]] = value[k];
-    return CF_OK;
 }
 
 static int cf_set_integer(Instance *c, const unsigned int vr[], size_t n, const int value[], const char *what) {

@@ -202,7 +202,9 @@ fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size
 fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n, const fmi2Real value[]) {
     Instance *c = (Instance *)comp;
     if (!c) return fmi2Error;
-    return (fmi2Status)cf_set_real(c, vr, n, value, "fmi2SetReal");
+    if (cf_check_real(c, vr, n, value, "fmi2SetReal") != CF_OK) return fmi2Error;
+    cf_assign_real(c, vr, n, value);
+    return fmi2OK;
 }
 
 fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n, const fmi2Integer value[]) {

@@ -227,8 +227,8 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], 
     return fmi3OK;
 }
 
-/* Check (apply = 0) or set (apply = 1) the values of a fmi3SetFloat64 call, an array
-   variable as its elements */
+/* Check (apply = 0: the first refusal logged) or, once all are checked, set (apply = 1)
+   the values of a fmi3SetFloat64 call, an array variable as its elements */
 static int set_float64(Instance *c, const fmi3ValueReference vr[], size_t n,
                        const fmi3Float64 values[], int apply) {
     size_t k, at = 0;
@@ -236,9 +236,9 @@ static int set_float64(Instance *c, const fmi3ValueReference vr[], size_t n,
         int a = array_of(vr[k]);
         const unsigned int *elements = a >= 0 ? array_elements + array_first[a] : &vr[k];
         size_t count = values_of(vr[k]);
-        int status = apply ? cf_set_real(c, elements, count, values + at, "fmi3SetFloat64")
-                           : cf_check_real(c, elements, count, values + at, "fmi3SetFloat64");
-        if (status != CF_OK) return status;
+        if (!apply && cf_check_real(c, elements, count, values + at, "fmi3SetFloat64") != CF_OK)
+            return CF_ERROR;
+        if (apply) cf_assign_real(c, elements, count, values + at);
         at += count;
     }
     return CF_OK;

@@ -39,8 +39,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tes
 import numpy as np  # noqa: E402
 
 from mbdcore.dae.simulate import simulate  # noqa: E402
+from mbdcore.models.cable_net import add_cable_net  # noqa: E402
 from mbdcore.models.ring_truss import (  # noqa: E402
-    add_cable_net,
     add_deployment_driver,
     ring_truss,
     smooth_deployment_motion,

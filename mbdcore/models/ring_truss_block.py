@@ -31,7 +31,7 @@ Outputs: ``deployment_ratio`` [1] (aperture diameter over the designed one),
 
 **The cable net** (docs/ring_truss.md, "Cable net"): ``configured({"n_bays": N,
 "net_rings": R})`` with R >= 1 adds the front and rear nets of R rings of free nodes with
-their ties (:func:`~mbdcore.models.ring_truss.add_cable_net`, tension-only ANCF cables);
+their ties (:func:`~mbdcore.models.cable_net.add_cable_net`, tension-only ANCF cables);
 R = 0, the default, is the truss without a net, its signals and parameters unchanged.
 With a net the block has the net's parameters (force densities, cable properties;
 ``net_rings`` fixed as ``n_bays``) and one output per cable, ``cable_tension{j}`` [N]:
@@ -43,14 +43,16 @@ from __future__ import annotations
 import dataclasses
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
-from mbdcore.models.ring_truss import (
+from mbdcore.models.cable_net import (
     NET_MEMBER_KINDS,
     NET_PARAMETERS,
-    RING_TRUSS_PARAMETERS,
-    RingTruss,
     add_cable_net,
     cable_net_parameters,
     cable_net_topology,
+)
+from mbdcore.models.ring_truss import (
+    RING_TRUSS_PARAMETERS,
+    RingTruss,
     check_build_size,
     ring_truss,
     ring_truss_parameters,

@@ -18,8 +18,8 @@ import scipy.sparse
 
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.models.cable_net import add_cable_net
 from mbdcore.models.ring_truss import (
-    add_cable_net,
     add_deployment_driver,
     ring_truss,
     smooth_deployment_motion,

@@ -10,6 +10,7 @@ import pytest
 
 from mbdcore.dae.simulate import simulate
 from mbdcore.models import model_file as models_format
+from mbdcore.models.cable_net import add_cable_net
 from mbdcore.models.model_file import (
     MODEL_SCHEMA,
     format_reference,
@@ -18,7 +19,7 @@ from mbdcore.models.model_file import (
     model_to_dict,
     save_model,
 )
-from mbdcore.models.ring_truss import add_cable_net, ring_truss
+from mbdcore.models.ring_truss import ring_truss
 from mbdcore.multibody.model_file import ModelFileError
 from mbdcore.spatial import model_file as spatial_format
 from mbdcore.spatial.system import SpatialSystem

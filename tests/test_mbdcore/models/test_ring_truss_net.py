@@ -8,17 +8,19 @@ import pytest
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.simulate import simulate
-from mbdcore.models.ring_truss import (
+from mbdcore.models.cable_net import (
     add_cable_net,
-    add_deployment_driver,
     cable_net_topology,
     folded_net_nodes,
     force_density_form,
     net_static_equilibrium,
     node_force_balance,
+    stress_free_length,
+)
+from mbdcore.models.ring_truss import (
+    add_deployment_driver,
     ring_truss,
     smooth_deployment_motion,
-    stress_free_length,
 )
 from mbdcore.spatial.ancf import ANCFCable
 

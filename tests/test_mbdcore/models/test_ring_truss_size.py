@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from mbdcore.blocks import ParameterError
+from mbdcore.models.cable_net import add_cable_net
 from mbdcore.models.ring_truss import (
     MAX_BAYS,
-    add_cable_net,
     build_coordinates,
     check_build_size,
     ring_truss,

@@ -44,7 +44,7 @@ def main(out="results"):
     out.mkdir(parents=True, exist_ok=True)
     design = design_arm_lqg()
     plant = ct.c2d(linearize_arm(outputs=MEASURED), design.dt)
-    margins = loop_margins(plant, design.controller())
+    margins = loop_margins(plant, design.statespace())
     for m in margins:
         print(f"loop {m['input']}: gain margin {m['gain_margin_db']:.1f} dB / "
               f"{m['gain_reduction_db']:.1f} dB, phase margin {m['phase_margin_deg']:.1f} deg, "
@@ -71,7 +71,7 @@ def main(out="results"):
               f"that {1000 * s['residual_vibration']:.2f} mm p-p; overshoot "
               f"{100 * r['overshoot1']:.1f} % / {100 * r['overshoot2']:.1f} %")
     integral = design_arm_lqg(integrated=INTEGRATED)
-    for m in loop_margins(plant, integral.controller()):
+    for m in loop_margins(plant, integral.statespace()):
         print(f"with integrators, loop {m['input']}: gain margins {m['gain_margin_db']:.1f} / "
               f"{m['gain_reduction_db']:.1f} dB, phase margin {m['phase_margin_deg']:.1f} deg")
     heavy = {"m_p": 0.15}
@@ -93,7 +93,7 @@ def main(out="results"):
         print(f"{label} LQG: least damping below 10 Hz over {len(grid)} arms "
               f"{scan.min_damping:+.4f} at {mode['frequency']:.2f} Hz "
               f"(payload {scan.worst[0]} kg, EI x{scan.worst[1]})")
-    for m in loop_margins(plant, robust.controller()):
+    for m in loop_margins(plant, robust.statespace()):
         print(f"robust LQG, loop {m['input']}: gain margins {m['gain_margin_db']:.1f} / "
               f"{m['gain_reduction_db']:.1f} dB, phase margin {m['phase_margin_deg']:.1f} deg")
     for label, arm in (("nominal arm", {}),

@@ -41,7 +41,7 @@ def robustness_scan(design: LQGDesign, plants: Mapping, max_frequency: float = n
     Parameters
     ----------
     design : LQGDesign or LQIDesign
-        Its feedback part (:meth:`LQGDesign.controller`) closes each loop.
+        Its feedback part (:meth:`LQGDesign.statespace`) closes each loop.
     plants : mapping of label to control.StateSpace
         Linear plants with the design's inputs and (at least) its measured outputs,
         by name: continuous (sampled here with a zero-order hold at ``design.dt``) or
@@ -55,7 +55,7 @@ def robustness_scan(design: LQGDesign, plants: Mapping, max_frequency: float = n
     """
     if not plants:
         raise DesignError("robustness_scan needs at least one plant")
-    ctrl = design.controller()
+    ctrl = design.statespace()
     least = {}
     for label, plant in plants.items():
         if not plant.dt:

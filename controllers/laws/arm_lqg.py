@@ -126,10 +126,13 @@ class LQGDesign:
     info: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        # one line: the matrices are in to_json() and controller()
+        # one line: the matrices are in to_json() and statespace()
         return (f"{type(self).__name__}({len(self.states)} states, inputs "
-                f"{', '.join(self.inputs)}, measured {', '.join(self.measured)}, "
-                f"dt = {self.dt:g} s)")
+                f"{', '.join(self.inputs)}, measured {', '.join(self.measured)}"
+                f"{self._repr_extra()}, dt = {self.dt:g} s)")
+
+    def _repr_extra(self) -> str:
+        return ""
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -155,7 +158,16 @@ class LQGDesign:
                 raise LQGDesignError(f"LQG design: {name} has shape {got}, expected {shape} "
                                   f"({n} states, {m} inputs, {p} measured outputs)")
 
-    def controller(self) -> "control.StateSpace":
+    def controller(self, **parameters) -> "ArmLQGController":
+        """The design as a Block: the arm's LQG law
+        :class:`ArmLQGController` running this design (``parameters`` add or override
+        its others: ``reference``, ``feedforward``, torque limits, the rigid arm of the
+        feedforward), as a tuning's ``controller()`` is its PID.  The same block as
+        ``ArmLQGController(design=design.to_json(), **parameters)``; its linear form,
+        feedforward off and unsaturated, is :meth:`statespace`."""
+        return ArmLQGController(design=self.to_json(), **parameters)
+
+    def statespace(self) -> "control.StateSpace":
         """The feedback part ``y -> u`` (``u_ff = x_ref = 0``, measurement deviations
         in) as a discrete StateSpace; u = -K xh, so the loop gain is ``-ctrl * plant``."""
         # imported here, not with the law: see controllers.laws.pid.pid_transfer_function
@@ -171,7 +183,7 @@ def integral_state_names(integrated: Sequence[str]) -> list[str]:
     return [f"{name}_int" for name in integrated]
 
 
-@dataclass
+@dataclass(repr=False)        # LQGDesign's one-line repr, not the dataclass's
 class LQIDesign(LQGDesign):
     """An :class:`LQGDesign` with integral action on some measured outputs.
 
@@ -202,11 +214,14 @@ class LQIDesign(LQGDesign):
             raise LQGDesignError(f"LQG design: Ki has shape {got}, expected {shape} "
                               f"({len(self.inputs)} inputs, {len(self.integrated)} integrated)")
 
+    def _repr_extra(self) -> str:
+        return f", integrated {', '.join(self.integrated)}"
+
     def integrated_rows(self) -> np.ndarray:
         """The rows of ``C`` (and of the measurement vector) that are integrated."""
         return np.array([self.measured.index(n) for n in self.integrated], dtype=int)
 
-    def controller(self) -> "control.StateSpace":
+    def statespace(self) -> "control.StateSpace":
         """The feedback part ``y -> u`` (references and ``u_ff`` zero, measurement
         deviations in, no saturation) with its integrators as a discrete StateSpace;
         states ``xh`` then ``z``, feedback sign inside (``u = -K xh - Ki z``)."""

@@ -105,7 +105,7 @@ def test_designed_loops_have_margins():
         assert r["phase_margin_deg"] >= 45, r
     design = design_arm_lqg()
     sampled = ct.c2d(linearize_arm(outputs=MEASURED), H)
-    for r in loop_margins(sampled, design.controller()):
+    for r in loop_margins(sampled, design.statespace()):
         assert r["gain_margin_db"] >= 6 and r["gain_reduction_db"] <= -6, r
         assert r["phase_margin_deg"] >= 45, r
 

@@ -46,7 +46,7 @@ def static_gain(design, **arm):
     """Closed-loop DC gain from a torque disturbance at the plant input to the joint
     angles [rad/(N m)], on the linear arm sampled at the design's step."""
     plant = ct.c2d(linearize_arm(outputs=MEASURED, **arm), design.dt)
-    return np.real(ct.feedback(plant, design.controller(), sign=1).dcgain())[:2]
+    return np.real(ct.feedback(plant, design.statespace(), sign=1).dcgain())[:2]
 
 
 class DisturbedLQG(ArmLQGController):
@@ -68,7 +68,7 @@ def test_integrators_keep_the_margins_and_zero_the_static_gain(designs):
     assert isinstance(lqi, LQIDesign) and lqi.integrated == ["theta1", "theta2"]
     assert design_from_json(lqi.to_json()) == lqi
     plant = ct.c2d(linearize_arm(outputs=MEASURED), H)
-    for r in loop_margins(plant, lqi.controller()):
+    for r in loop_margins(plant, lqi.statespace()):
         assert r["gain_margin_db"] >= 6 and r["gain_reduction_db"] <= -6, r
         assert r["phase_margin_deg"] >= 45, r
     poles = np.array([complex(*p) for p in lqi.info["regulator_poles"]])
@@ -126,7 +126,7 @@ def test_linear_lqg_loses_its_damping_on_the_perturbed_arm(designs):
     least = {}
     for label, arm in PERTURBED.items():
         plant = ct.c2d(linearize_arm(outputs=MEASURED, **arm), H)
-        modes = [m for m in modal_table(ct.feedback(plant, lqg.controller(), sign=1))
+        modes = [m for m in modal_table(ct.feedback(plant, lqg.statespace(), sign=1))
                  if m["frequency"] < 10]
         least[label] = min(modes, key=lambda m: m["damping"])
     assert least["EI -10 %"]["damping"] < 0

@@ -100,7 +100,7 @@ def test_robust_design_keeps_the_margins(designs):
     28.4 dB, -11.9 dB / 50.9 deg; tau2 21.1 dB, -17.2 dB / 56.1 deg (default: 25.9 dB /
     48.2 deg and 23.0 dB, -37.0 dB / 56.2 deg)."""
     plant = ct.c2d(linearize_arm(outputs=MEASURED), H)
-    for r in loop_margins(plant, designs["robust"].controller()):
+    for r in loop_margins(plant, designs["robust"].statespace()):
         assert r["gain_margin_db"] >= 6 and r["gain_reduction_db"] <= -6, r
         assert r["phase_margin_deg"] >= 45, r
 

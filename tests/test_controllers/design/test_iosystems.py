@@ -170,7 +170,7 @@ def test_the_linear_laws_closed_forms_are_the_linearisations_of_their_blocks():
     """A linear law's state space is ``control.linearize(as_iosystem(law, dt), x, u)``
     for every law alike; the closed forms some laws keep (the notch's biquad, the
     joint PD's feedback part with a rate filter, the default LQG design's feedback part
-    ``LQGDesign.controller()``) are the same systems, to the rounding of a forward
+    ``LQGDesign.statespace()``) are the same systems, to the rounding of a forward
     difference of a linear map (1e-8 relative; 1e-15 measured for the first two, 1e-13
     of the largest gain for the LQG, whose 12 states carry gains up to 177 N m/rad)."""
     notch = NotchFilter(frequency=2.63, zeta_pole=0.2, dt=H)
@@ -189,7 +189,7 @@ def test_the_linear_laws_closed_forms_are_the_linearisations_of_their_blocks():
     design = design_from_json(default_design_json())
     lqg = as_iosystem(ArmLQGController(feedforward=0), design.dt, inputs=design.measured)
     lin = ct.linearize(lqg, lqg.x0, np.zeros(len(design.measured)))
-    closed = ct.frequency_response(design.controller(), w).complex
+    closed = ct.frequency_response(design.statespace(), w).complex
     np.testing.assert_allclose(ct.frequency_response(lin, w).complex, closed, rtol=0,
                                atol=1e-8 * np.abs(closed).max())
 

@@ -314,7 +314,7 @@ def test_same_block_in_python_python_control_and_fmu(cls, params, tmp_path):
 
 def test_an_lqg_design_reads_in_one_line():
     """A design's repr says its size, signals and sample time; its matrices (12 x 12 and
-    more) stay in to_json() and controller() (issue 26: `print(design)` dumped them)."""
+    more) stay in to_json() and statespace() (issue 26: `print(design)` dumped them)."""
     from controllers.laws.arm_lqg import default_design_json, design_from_json
     design = design_from_json(default_design_json())
     text = repr(design)

@@ -30,7 +30,7 @@ from flexcosim.catalog import (
 from flexcosim.console import error_line
 
 __all__ = ["DESCRIPTION", "CommandParser", "WritingParser", "make_parser", "unknown_name",
-           "listed", "number", "integer", "check_arguments"]
+           "listed", "number", "integer", "csv_columns", "check_arguments"]
 
 DESCRIPTION = """\
 Command line: ``flexcosim demo``, ``flexcosim build MODEL -o DIR`` (a built-in model,
@@ -74,6 +74,25 @@ def integer(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r}: not a whole number; accepted: a whole number, e.g. 6") from None
+
+
+def csv_columns(text: str) -> dict[str, str | None]:
+    """``--columns``'s value (argparse ``type``): ``NAME[=NEW],...`` as the
+    ``{name: new name}`` of ``Result.to_csv(columns=...)``, a name without ``=NEW``
+    not renamed (``None``: it keeps its name, or loses its component with
+    ``--no-prefix``)."""
+    chosen: dict[str, str | None] = {}
+    for item in text.split(","):
+        name, renamed, new = (part.strip() for part in item.partition("="))
+        if not name or (renamed and not new):
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: an empty column name; accepted: COMPONENT.SIGNAL[=NEW],... "
+                "e.g. arm.theta1,ctrl.tau1=torque")
+        if name in chosen:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {name!r} given twice; accepted: each column once")
+        chosen[name] = new or None
+    return chosen
 
 
 #: argparse's own phrases, said as the rest of the command line says things
@@ -327,6 +346,14 @@ def make_parser() -> CommandParser:
                        help="results CSV, written as the run goes (checked before the run "
                             "starts; valid up to the last step after a failure, a timeout or "
                             "Ctrl-C/SIGTERM)")
+    cosim.add_argument("--columns", type=csv_columns, default=None,
+                       metavar="COMPONENT.SIGNAL[=NEW],...",
+                       help="the columns of the results CSV (-o), in this order, each "
+                            "renamed NEW if given (time always first; default: every "
+                            "output and input), e.g. arm.theta1,ctrl.tau1=torque")
+    cosim.add_argument("--no-prefix", action="store_true",
+                       help="results CSV (-o): the columns not renamed by --columns without "
+                            "their component (arm.theta1 -> theta1)")
     cosim.add_argument("--step-timeout", type=number, default=None, metavar="SECONDS",
                        help="stop the run when a component takes longer than this (wall "
                             "clock) in one step; an FMU stuck inside its C code cannot be "
@@ -380,8 +407,16 @@ def _check_export_c(args) -> str | None:
     return None
 
 
+def _check_cosim(args) -> str | None:
+    if args.out is None and (args.columns is not None or args.no_prefix):
+        option = "--columns" if args.columns is not None else "--no-prefix"
+        return f"{option} chooses the columns of the results CSV; accepted: with -o FILE.csv"
+    return None
+
+
 #: per command, the checks of its arguments that need no model
-_CHECKS = {"demo": _check_demo, "build": _check_build, "export-c": _check_export_c}
+_CHECKS = {"demo": _check_demo, "build": _check_build, "export-c": _check_export_c,
+           "cosim": _check_cosim}
 
 
 def check_arguments(args: argparse.Namespace) -> str | None:

@@ -15,14 +15,15 @@ one formatter of every axis label of the project (:func:`axis_label`).
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["TimeSeries", "rate_unit", "FORMULA_STARTS", "csv_header", "CSV_NUMBER_FORMAT",
+__all__ = ["TimeSeries", "chosen_columns", "no_signal", "rate_unit", "FORMULA_STARTS", "csv_header", "CSV_NUMBER_FORMAT",
            "format_unit", "axis_label", "QUANTITIES"]
 
 #: First characters that make a spreadsheet take a text cell for a formula (OWASP, "CSV
@@ -55,6 +56,93 @@ def rate_unit(unit: str) -> str:
     "m/s", "1" (dimensionless) -> "1/s"; "" (unknown) stays "".
     """
     return {"": "", "1": "1/s"}.get(unit, f"{unit}/s")
+
+
+def chosen_columns(names: Sequence[str],
+                   columns: Sequence[str] | Mapping[str, str] | None = None, *,
+                   prefix: bool = True,
+                   short_name: Callable[[str], str] = lambda name: name) -> dict[str, str]:
+    """The chosen columns of a table with columns ``names`` (``"time"`` first) and their
+    new names, ``{name: new name}``, time first: the one rule by which columns are chosen
+    and renamed (:meth:`TimeSeries.select` and everything that takes its ``columns`` and
+    ``prefix``, and the co-simulation master's CSV written as the run goes, which knows
+    its columns before it has a row).
+
+    Parameters
+    ----------
+    columns : sequence of str, or mapping of str to str, optional
+        The columns to keep, in this order: names (``["arm.q1", "arm.q2"]``) or names
+        with new names (``{"arm.q1": "q1"}``; a new name ``None``: not renamed, as a name
+        in a list); ``"time"`` is always kept, first, and keeps its name.  Default:
+        every column.
+    prefix : bool
+        ``False``: the columns not renamed by a mapping lose their prefix
+        (``short_name``: ``arm.q1`` -> ``q1`` in a co-simulation result).
+
+    Raises
+    ------
+    KeyError
+        A column that is not in the table (the message gives the closest names and
+        lists all).
+    TypeError
+        ``columns`` a string, or a name that is not one.
+    ValueError
+        A column chosen twice, a new name that is empty, is ``"time"`` or is given to
+        two columns -- two components' ``q1`` without their prefixes: the message names
+        both and how to tell them apart.
+    """
+    names = list(names)
+    if columns is None:
+        renamed = {}
+        chosen = names
+    elif isinstance(columns, Mapping):
+        renamed = {name: new for name, new in columns.items() if new is not None}
+        chosen = list(columns)
+    elif isinstance(columns, str):
+        raise TypeError(f"columns must be a list of names or a mapping of names to new "
+                        f"names, not the string {columns!r}")
+    else:
+        renamed = {}
+        chosen = list(columns)
+    for name in chosen:
+        if not isinstance(name, str):
+            raise TypeError(f"columns: {name!r} is not a column name (a str)")
+        if name not in names:
+            raise KeyError(no_signal(name, names))
+    if len(set(chosen)) != len(chosen):
+        twice = sorted({n for n in chosen if chosen.count(n) > 1})
+        raise ValueError(f"columns: {', '.join(map(repr, twice))} chosen twice")
+    if renamed.get("time", "time") != "time":
+        raise ValueError(f"columns: the time column keeps its name 'time' (not "
+                         f"{renamed['time']!r})")
+    out = {"time": "time"}
+    for name in chosen:
+        if name == "time":
+            continue
+        new = renamed[name] if name in renamed else (name if prefix else short_name(name))
+        if not isinstance(new, str) or not new or new == "time":
+            raise ValueError(f"columns: {name!r} cannot be named {new!r}: a new name is "
+                             f"a non-empty str other than 'time'")
+        out[name] = new
+    seen: dict[str, str] = {}
+    for name, new in out.items():
+        if new in seen:
+            how = (" without their prefixes; keep prefix=True, choose the columns "
+                   "(columns=[...]) or name them ({old: new, ...})"
+                   if not prefix and new not in renamed.values() else "")
+            raise ValueError(f"columns {seen[new]!r} and {name!r} would both be named "
+                             f"{new!r}{how}")
+        seen[new] = name
+    return out
+
+
+def no_signal(name: str, names: Sequence[str]) -> str:
+    """The message for a column ``name`` that is not among ``names``: the closest of
+    them, if any is close, then all of them."""
+    close = [repr(c) for c in difflib.get_close_matches(name, names, n=3)]
+    guess = (f"did you mean {' or '.join(filter(None, [', '.join(close[:-1]), close[-1]]))}? "
+             if close else "")
+    return f"no signal {name!r}; {guess}signals: {', '.join(names)}"
 
 
 # -- units for people ------------------------------------------------------------------
@@ -166,7 +254,7 @@ class TimeSeries:
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self.data.dtype.names:
-            raise KeyError(f"no signal {name!r}; signals: {', '.join(self.data.dtype.names)}")
+            raise KeyError(no_signal(name, self.data.dtype.names))
         return self.data[name]
 
     def __contains__(self, name: str) -> bool:
@@ -193,71 +281,10 @@ class TimeSeries:
 
     def column_names(self, columns: Sequence[str] | Mapping[str, str] | None = None, *,
                      prefix: bool = True) -> dict[str, str]:
-        """The chosen columns and their new names, ``{name: new name}``, time first.
-
-        Parameters
-        ----------
-        columns : sequence of str, or mapping of str to str, optional
-            The columns to keep, in this order: names (``["arm.q1", "arm.q2"]``) or names
-            with new names (``{"arm.q1": "q1"}``); ``"time"`` is always kept, first, and
-            keeps its name.  Default: every column.
-        prefix : bool
-            ``False``: the columns not renamed by a mapping lose their prefix
-            (:meth:`short_name`: ``arm.q1`` -> ``q1`` in a co-simulation result).
-
-        Raises
-        ------
-        KeyError
-            A column that is not in the series (the message lists those that are).
-        TypeError
-            ``columns`` a string, or a name that is not one.
-        ValueError
-            A column chosen twice, a new name that is empty, is ``"time"`` or is given to
-            two columns -- two components' ``q1`` without their prefixes: the message names
-            both and how to tell them apart.
-        """
-        if columns is None:
-            renamed = {}
-            chosen = self.names
-        elif isinstance(columns, Mapping):
-            renamed = dict(columns)
-            chosen = list(renamed)
-        elif isinstance(columns, str):
-            raise TypeError(f"columns must be a list of names or a mapping of names to new "
-                            f"names, not the string {columns!r}")
-        else:
-            renamed = {}
-            chosen = list(columns)
-        for name in chosen:
-            if not isinstance(name, str):
-                raise TypeError(f"columns: {name!r} is not a column name (a str)")
-            self[name]  # KeyError naming the bad column and listing the others
-        if len(set(chosen)) != len(chosen):
-            twice = sorted({n for n in chosen if chosen.count(n) > 1})
-            raise ValueError(f"columns: {', '.join(map(repr, twice))} chosen twice")
-        if renamed.get("time", "time") != "time":
-            raise ValueError(f"columns: the time column keeps its name 'time' (not "
-                             f"{renamed['time']!r})")
-        names = {"time": "time"}
-        for name in chosen:
-            if name == "time":
-                continue
-            new = renamed[name] if name in renamed else (
-                name if prefix else self.short_name(name))
-            if not isinstance(new, str) or not new or new == "time":
-                raise ValueError(f"columns: {name!r} cannot be named {new!r}: a new name is "
-                                 f"a non-empty str other than 'time'")
-            names[name] = new
-        seen: dict[str, str] = {}
-        for name, new in names.items():
-            if new in seen:
-                how = (" without their prefixes; keep prefix=True, choose the columns "
-                       "(columns=[...]) or name them ({old: new, ...})"
-                       if not prefix and new not in renamed.values() else "")
-                raise ValueError(f"columns {seen[new]!r} and {name!r} would both be named "
-                                 f"{new!r}{how}")
-            seen[new] = name
-        return names
+        """The chosen columns and their new names, ``{name: new name}``, time first:
+        :func:`chosen_columns` over this series' columns, ``prefix=False`` dropping what
+        :meth:`short_name` drops."""
+        return chosen_columns(self.names, columns, prefix=prefix, short_name=self.short_name)
 
     def select(self, columns: Sequence[str] | Mapping[str, str] | None = None, *,
                prefix: bool = True) -> "TimeSeries":

@@ -72,7 +72,8 @@ def _cosim_run(args: argparse.Namespace) -> int:
                                 start_time=values.start_time, method=args.method,
                                 extrapolation=args.extrapolation, step_control=control,
                                 realtime=args.realtime, speed=args.speed, progress=printer,
-                                output_file=args.out, step_timeout=args.step_timeout)
+                                output_file=args.out, step_timeout=args.step_timeout,
+                                csv_columns=args.columns, csv_prefix=not args.no_prefix)
         finally:   # the bar's line ends before any message or result
             if printer is not None:
                 printer.close()
@@ -85,7 +86,8 @@ def _cosim_run(args: argparse.Namespace) -> int:
         report_error("cosim", e)
         return 1
     except ValueError as e:
-        report_error("cosim", e)
+        # a refused argument of cosimulate, named by its keyword; the user gave an option
+        report_error("cosim", str(e).replace("csv_columns:", "--columns:", 1))
         return 2
     summary = f"{len(result)} points, t = {result.time[0]:g} .. {result.time[-1]:g} s"
     if args.variable_step:

@@ -109,7 +109,7 @@ import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -272,7 +272,9 @@ class Master:
             realtime: bool = False, speed: float = 1.0,
             progress: Callable[[float, float], Any] | None = None, progress_interval: float = 0.1,
             csv: str | Path | None = None, record_every: int = 1,
-            step_timeout: float | None = None) -> Result:
+            step_timeout: float | None = None,
+            csv_columns: Sequence[str] | Mapping[str, str] | None = None,
+            csv_prefix: bool = True) -> Result:
         """Simulate from ``start_time`` to ``stop_time`` [s].
 
         Without ``step_control`` and ``steps``, ``stop_time - start_time`` must be a
@@ -307,6 +309,13 @@ class Master:
             component starts, so an unwritable path fails at once with ValueError; one
             complete line per recorded point): a valid CSV up to the last recorded
             point at any moment, also when the run fails or is interrupted.
+        csv_columns, csv_prefix : optional
+            The columns of ``csv`` and their names, as ``columns`` and ``prefix`` of
+            :meth:`Result.to_csv <mbdcore.timeseries.TimeSeries.to_csv>` (names, or
+            ``{name: new name}``; ``csv_prefix=False`` drops the component of the
+            columns not renamed): the file is then ``result.to_csv(path,
+            columns=csv_columns, prefix=csv_prefix)``, byte for byte.  A column that is
+            not recorded is refused before the run (ValueError, with the closest names).
         record_every : int
             Record one communication point in ``record_every`` (the first and the
             last always); memory stays flat on long runs.
@@ -344,7 +353,9 @@ class Master:
         plan = plan_run(self.step, self.step_control is not None, stop_time, start_time,
                         steps=steps, realtime=realtime, speed=speed, progress=progress,
                         progress_interval=progress_interval, csv=csv,
-                        record_every=record_every, step_timeout=step_timeout)
+                        record_every=record_every, step_timeout=step_timeout,
+                        recorded=self.coupling.columns, csv_columns=csv_columns,
+                        csv_prefix=csv_prefix)
         if plan.varying_steps:
             self._check_variable_step(rollback=plan.rollback)
         return self._execute(plan)
@@ -393,7 +404,7 @@ class Master:
         pacer = Pacer(plan.start_time, plan.speed, logger) if plan.realtime else None
         run = Run(self, plan.start_time, plan.n_steps, plan.record_every, pacer, report)
         if plan.csv is not None:
-            run.csv = CsvWriter(plan.csv, self.coupling.columns)
+            run.csv = CsvWriter(plan.csv, self.coupling.columns, plan.csv_columns)
         return run
 
     # -- one loop per stepping mode -----------------------------------------------------

@@ -8,7 +8,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+from fmu.cosim.recording import Result
+from mbdcore.timeseries import chosen_columns
 
 __all__ = ["MAX_STEPS", "RunPlan", "plan_run"]
 
@@ -46,6 +49,9 @@ class RunPlan:
         Least wall-clock time between two calls of ``progress`` [s], >= 0.
     csv : Path or None
         The results file written as the run goes.
+    csv_columns : dict of str to str or None
+        Its columns, ``{recorded column: name in the file}`` in the file's order
+        (:func:`~mbdcore.timeseries.chosen_columns`); None: every recorded column.
     step_timeout : float or None
         Wall-clock seconds a component may take in one ``do_step``, finite and > 0.
     """
@@ -62,6 +68,7 @@ class RunPlan:
     progress: Callable[[float, float], Any] | None
     progress_interval: float
     csv: Path | None
+    csv_columns: dict[str, str] | None
     step_timeout: float | None
 
     @property
@@ -79,10 +86,13 @@ def plan_run(step: float, variable: bool, stop_time: float, start_time: float = 
              steps: Sequence[float] | None = None, realtime: bool = False, speed: float = 1.0,
              progress: Callable[[float, float], Any] | None = None,
              progress_interval: float = 0.1, csv: str | Path | None = None,
-             record_every: int = 1, step_timeout: float | None = None) -> RunPlan:
+             record_every: int = 1, step_timeout: float | None = None,
+             recorded: Sequence[str] = (),
+             csv_columns: Sequence[str] | Mapping[str, str] | None = None,
+             csv_prefix: bool = True) -> RunPlan:
     """The checked plan of a run of a master with communication step ``step`` [s]
-    (``variable``: the master has a step control); the other arguments are
-    :meth:`fmu.cosim.master.Master.run`'s.
+    (``variable``: the master has a step control) that records the columns ``recorded``
+    (``"time"`` first); the other arguments are :meth:`fmu.cosim.master.Master.run`'s.
 
     Raises
     ------
@@ -112,7 +122,9 @@ def plan_run(step: float, variable: bool, stop_time: float, start_time: float = 
                    n_steps=n_steps, steps=replayed, record_every=_record_every(record_every),
                    realtime=bool(realtime), speed=speed, progress=_progress(progress),
                    progress_interval=_progress_interval(progress_interval),
-                   csv=_csv(csv), step_timeout=step_timeout)
+                   csv=_csv(csv), csv_columns=_csv_columns(csv, recorded, csv_columns,
+                                                           csv_prefix),
+                   step_timeout=step_timeout)
 
 
 def _number(name: str, value: Any) -> float:
@@ -198,3 +210,24 @@ def _csv(path: Any) -> Path | None:
     if not isinstance(path, (str, Path)):
         raise TypeError(f"csv = {path!r}: accepted: a file path (str or pathlib.Path) or None")
     return Path(path)
+
+
+def _csv_columns(csv: Any, recorded: Sequence[str], columns: Any,
+                 prefix: Any) -> dict[str, str] | None:
+    """The results file's columns (``Result.to_csv``'s ``columns`` and ``prefix``
+    rules, :func:`~mbdcore.timeseries.chosen_columns`), None for every column."""
+    if not isinstance(prefix, bool):
+        raise TypeError(f"csv_prefix = {prefix!r}: accepted: True or False")
+    if columns is None and prefix:
+        return None
+    if csv is None:
+        raise ValueError(f"csv_columns = {columns!r}, csv_prefix = {prefix!r} without a "
+                         "results file: accepted: with csv (or choose the columns of the "
+                         "Result: to_csv(path, columns=..., prefix=...))")
+    try:
+        return chosen_columns(recorded, columns, prefix=prefix, short_name=Result.short_name)
+    except KeyError as e:     # a column not recorded: refused as every bad argument
+        raise ValueError(f"csv_columns: {e.args[0]}") from None
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"csv_{e}" if str(e).startswith("columns:") else f"csv_columns: {e}") \
+            from None

@@ -72,7 +72,8 @@ class Result(TimeSeries):
         """The outputs."""
         return list(self.outputs)
 
-    def short_name(self, name: str) -> str:
+    @staticmethod
+    def short_name(name: str) -> str:
         """A column without its component: ``"arm.q1"`` -> ``"q1"`` (a component's name
         holds no ``.``; a variable's may), what ``prefix=False`` of
         :meth:`~mbdcore.timeseries.TimeSeries.select`, ``to_csv``, ``to_structured``,
@@ -94,21 +95,37 @@ class CsvWriter:
     """The results CSV written as the run goes: the header when the run starts, then
     each recorded row as one complete line (one unbuffered write), so the file is a
     valid CSV up to the last recorded point at any moment -- after a crash, a signal
-    or a timeout too.  Same format as :meth:`Result.to_csv` with its default columns
-    (every column, component prefixes kept; 17 significant digits,
+    or a timeout too.  Same format as :meth:`Result.to_csv` (17 significant digits,
     :data:`~mbdcore.timeseries.CSV_NUMBER_FORMAT`; the header through
-    :func:`~mbdcore.timeseries.csv_header`, quoted, formula starts neutralised): the
-    file is the same byte for byte.  Choose or rename columns afterwards from the
-    :class:`Result` (``to_csv(path, columns=..., prefix=False)``).
+    :func:`~mbdcore.timeseries.csv_header`, quoted, formula starts neutralised) with the
+    same columns: every one under its own name by default, or ``columns``, the
+    ``{name: new name}`` of :func:`~mbdcore.timeseries.chosen_columns` (``Master.run``'s
+    ``csv_columns`` and ``csv_prefix``, which are ``to_csv``'s ``columns`` and
+    ``prefix``): the file is the same byte for byte.
 
     The file is created and its header written when the writer is made, before any
     component starts: a path that cannot be opened or written (a folder, ``/dev/full``,
     ``/proc/self/status``) fails at once, with a ValueError naming it.  A row that cannot
     be written later is a :class:`ResultsFileError`.
+
+    Parameters
+    ----------
+    path : str or Path
+    names : sequence of str
+        The recorded columns, in the order of a row's values, ``"time"`` first.
+    columns : mapping of str to str, optional
+        The columns written, ``{name: name in the file}`` in the file's order (every one
+        of ``names``, under its own name, by default).
     """
 
-    def __init__(self, path: str | Path, names: Sequence[str]):
+    def __init__(self, path: str | Path, names: Sequence[str],
+                 columns: Mapping[str, str] | None = None):
         self.path = Path(path)
+        names = list(names)
+        # a row's values at the written columns, in order (None: every value)
+        self._taken = (None if columns is None or list(columns) == names
+                       else [names.index(name) for name in columns])
+        header = names if columns is None else list(columns.values())
         try:
             if self.path.is_dir():
                 raise IsADirectoryError(21, "is a directory")
@@ -119,7 +136,7 @@ class CsvWriter:
                              f"{e.strerror or e}") from None
         self.written = 0     # bytes in the file
         try:
-            self._write(csv_header(names) + "\n")
+            self._write(csv_header(header) + "\n")
         except OSError as e:   # opened, but refuses the first line: full, or not a file
             self.close()
             raise ValueError(f"cannot write the results file {str(self.path)!r}: "
@@ -133,6 +150,8 @@ class CsvWriter:
             data = data[n:]
 
     def row(self, values) -> None:
+        if self._taken is not None:
+            values = [values[i] for i in self._taken]
         end = self.written
         try:
             self._write(",".join(map(_csv_number, values)) + "\n")

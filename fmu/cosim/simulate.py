@@ -110,7 +110,9 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                speed: float = 1.0, progress: Callable[[float, float], Any] | None = None,
                output_file: str | Path | None = None, record_every: int = 1,
                step_timeout: float | None = None, progress_interval: float = 0.1,
-               allow_python_blocks: bool | str = PROJECT_BLOCKS) -> Result:
+               allow_python_blocks: bool | str = PROJECT_BLOCKS,
+               csv_columns: Sequence[str] | Mapping[str, str] | None = None,
+               csv_prefix: bool = True) -> Result:
     """Co-simulate ``system`` and return its :class:`~fmu.cosim.recording.Result`.
 
     Parameters
@@ -135,6 +137,9 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
         CSV file written as the run goes (``csv`` of :meth:`Master.run`): checked before
         the run starts, valid up to the last recorded point if the run fails or is
         interrupted.
+    csv_columns, csv_prefix : optional
+        Its columns and their names (``csv_columns`` and ``csv_prefix`` of
+        :meth:`Master.run`: ``Result.to_csv``'s ``columns`` and ``prefix``).
 
     Raises
     ------
@@ -157,4 +162,6 @@ def cosimulate(system: System | str | Path, stop_time: float | None = None,
                     else exp.get("extrapolation", 0), step_control=step_control)
     return master.run(values.stop_time, values.start_time, realtime=realtime, speed=speed,
                       progress=progress,
-                      progress_interval=progress_interval, csv=output_file, record_every=record_every, step_timeout=step_timeout)
+                      progress_interval=progress_interval, csv=output_file,
+                      record_every=record_every, step_timeout=step_timeout,
+                      csv_columns=csv_columns, csv_prefix=csv_prefix)

@@ -115,3 +115,37 @@ def test_a_signal_stops_the_run_with_a_valid_csv_and_no_temp_folders(lag_fmu, tm
     t_stop = float(stderr.split("interrupted by the user at t = ")[1].split()[0].rstrip(";"))
     assert rows[-1][0] == pytest.approx(t_stop)
     assert list(tmp.iterdir()) == []       # extracted FMU folders removed
+
+
+def test_the_results_csv_takes_chosen_and_renamed_columns(lag_fmu, tmp_path, capsys):
+    """``--columns NAME[=NEW],... --no-prefix``: the CSV written as the run goes is the
+    Result's ``to_csv(columns=..., prefix=False)``, byte for byte (issue 26)."""
+    from fmu.cosim.simulate import cosimulate
+
+    system = _system(tmp_path, lag_fmu)
+    out = tmp_path / "out.csv"
+    assert main(["-q", "cosim", str(system), "-o", str(out), "--columns",
+                 "plant.u=command, plant.x", "--no-prefix"]) == 0
+    columns = {"plant.u": "command", "plant.x": None}
+    result = cosimulate(system)
+    after = result.to_csv(tmp_path / "after.csv", columns=columns, prefix=False)
+    assert out.read_text().splitlines()[0] == "time,command,x"
+    assert out.read_bytes() == after.read_bytes()
+
+
+def test_a_chosen_column_that_is_not_recorded_is_refused_before_the_run(lag_fmu, tmp_path,
+                                                                       capsys):
+    system = _system(tmp_path, lag_fmu)
+    out = tmp_path / "out.csv"
+    assert main(["cosim", str(system), "-o", str(out), "--columns", "plant.xx"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "flexcosim cosim: error: --columns: no signal 'plant.xx'; did you mean 'plant.x', "
+        "'plant.dx' or 'plant.u'? signals: time, plant.x, plant.dx, plant.u"]
+    assert "points" not in captured.out and not out.exists()      # nothing was run
+    assert main(["cosim", str(system), "--no-prefix"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "flexcosim cosim: error: --no-prefix chooses the columns of the results CSV; "
+        "accepted: with -o FILE.csv"]
+    assert main(["cosim", str(system), "-o", str(out), "--columns", "plant.x,,plant.u"]) == 2
+    assert "an empty column name" in capsys.readouterr().err

@@ -71,3 +71,39 @@ def test_plot_of_the_outputs_has_one_axis_per_unit(run):
     assert [ax.get_ylabel() for ax in fig.axes] == ["acceleration [m/s²]", "force [N]"]
     with pytest.raises(ValueError, match="'ctrl.y' and 'probe.y'"):
         result.plot(prefix=False)
+
+
+def test_the_csv_written_as_it_goes_takes_the_chosen_columns_of_to_csv(run, tmp_path):
+    """``Master.run(csv_columns=..., csv_prefix=False)`` writes, as the run goes, the file
+    ``Result.to_csv(columns=..., prefix=False)`` writes after it, byte for byte: the one
+    rule of chosen columns (a name renamed, a name not renamed -- a list's or a
+    mapping's ``None`` -- losing its component)."""
+    result, _ = run
+    for columns in (["osc.velocity", "ctrl.y", "osc.force"],
+                    {"osc.velocity": None, "ctrl.y": "force_command", "probe.y": "speed"}):
+        live = tmp_path / "live.csv"
+        again = Master(damped_loop(), STEP).run(STOP, csv=live, csv_columns=columns,
+                                                csv_prefix=False)
+        after = again.to_csv(tmp_path / "after.csv", columns=columns, prefix=False)
+        assert live.read_bytes() == after.read_bytes()
+        np.testing.assert_array_equal(again.data, result.data)    # every column recorded
+    assert live.read_text().splitlines()[0] == "time,velocity,force_command,speed"
+
+
+def test_a_column_not_recorded_is_refused_before_the_run(run, tmp_path):
+    """Refused with the closest names before any component starts and before the file
+    is opened (an earlier file of that name is left as it was)."""
+    live = tmp_path / "live.csv"
+    live.write_text("earlier results\n")
+    master = Master(damped_loop(), STEP)
+    with pytest.raises(ValueError, match=r"csv_columns: no signal 'osc.positon'; did you mean "
+                                         r"'osc.position'.*\? signals: time, osc.position"):
+        master.run(STOP, csv=live, csv_columns=["osc.positon"])
+    with pytest.raises(ValueError, match=r"csv_columns: columns 'ctrl.y' and 'probe.y' would "
+                                         r"both be named 'y'"):
+        master.run(STOP, csv=live, csv_columns=["ctrl.y", "probe.y"], csv_prefix=False)
+    with pytest.raises(ValueError, match="without a results file"):
+        master.run(STOP, csv_columns=["osc.position"])
+    with pytest.raises(TypeError, match="csv_prefix = 'no'"):
+        master.run(STOP, csv=live, csv_prefix="no")
+    assert live.read_text() == "earlier results\n"

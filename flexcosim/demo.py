@@ -50,6 +50,8 @@ import numpy as np
 from controllers.design.validation import (
     RESIDUAL_WINDOW,
     SETTLING_BAND,
+    arm_closed_loop,
+    closed_loop_move,
     end_effector_deflection,
     move_report,
     reference_move,
@@ -59,15 +61,13 @@ from controllers.laws.input_shaping import ShapedQuinticTrajectory
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 from flexcosim.catalog import BUILD_MODELS, resolve
-from fmu.cosim.components import BlockComponent
+from fmu.cosim.components import BlockComponent, Component
 from fmu.cosim.fmu_component import FMUComponent
-from fmu.cosim.master import Master
 from fmu.cosim.system import System
 from fmu.fmi.build import EMBEDDED_PACKAGES, build_fmu
 from fmu.fmi.export_c import export_c_fmu
 from mbdcore.blocks import Block
 from mbdcore.models.manipulator import (
-    ARM_MEASURED,
     JOINT_STATES,
     FlexibleManipulator,
     FlexibleManipulatorBlock,
@@ -183,7 +183,15 @@ def closed_loop_system(fmu_dir: str | Path | None = None, arm_params: dict | Non
     the controller and the arm are FMUs built there (with ``c_fmus`` the reference too,
     all C-source FMUs, no Python inside, where the reference has a C form), without it
     all three are in-process blocks (same equations).  ``ref_params``, ``ctrl_params``
-    are added to the case's own."""
+    are added to the case's own.  Wired as every arm loop is
+    (:func:`controllers.design.validation.arm_closed_loop`)."""
+    return arm_closed_loop(*_components(fmu_dir, arm_params, ctrl_params, ref_params,
+                                        c_fmus, controller))
+
+
+def _components(fmu_dir, arm_params, ctrl_params, ref_params, c_fmus: bool,
+                controller: str) -> tuple[Component, Component, Component]:
+    """The controller, the reference and the arm of :func:`closed_loop_system`."""
     case = _case(controller)
     arm_params = dict(arm_params or {})
     ref_params = {**case.ref_params, **(ref_params or {})}
@@ -200,10 +208,7 @@ def closed_loop_system(fmu_dir: str | Path | None = None, arm_params: dict | Non
         ensure = ensure_c_fmu if c_fmus else ensure_fmu
         ctrl = FMUComponent("ctrl", ensure(case.controller, fmu_dir), parameters=ctrl_params)
         arm = FMUComponent("arm", ensure("manipulator", fmu_dir), parameters=arm_params)
-    connections = {f"ref.{n}": f"ctrl.{n}" for n in ref.outputs if n in ctrl.inputs}
-    connections.update({f"arm.{n}": f"ctrl.{n}" for n in ARM_MEASURED if n in ctrl.inputs})
-    connections.update({"ctrl.tau1": "arm.tau1", "ctrl.tau2": "arm.tau2"})
-    return System([ref, ctrl, arm], connections)
+    return ctrl, ref, arm
 
 
 def _case(controller: str) -> DemoController:
@@ -363,17 +368,18 @@ def run_demo(out_dir: str | Path = "results", stop_time: float = 5.0, step: floa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fmu_dir = out / "fmus" if use_fmus or c_fmus else None
-    systems = {k: closed_loop_system(fmu_dir, c_fmus=c_fmus, controller=k) for k in keys}
+    loops = {k: _components(fmu_dir, None, None, None, c_fmus, k) for k in keys}
     # compile the arm's equations (C, cached per machine after the first run) before the
     # clock starts: the real-time factor is the simulation's, not the compiler's
     arm = FlexibleManipulator()
     arm.rhs(0.0, arm.initial_state())
     results, total = {}, len(keys) * stop_time
     t0 = time.perf_counter()
-    for n, (key, system) in enumerate(systems.items()):
+    for n, (key, (ctrl, ref, arm_component)) in enumerate(loops.items()):
         told = None if progress is None else (
             lambda t, stop, done=n * stop_time: progress(done + t, total))
-        results[key] = Master(system, step, method=method).run(stop_time, progress=told)
+        results[key] = closed_loop_move(ctrl, ref, stop_time=stop_time, step=step,
+                                        method=method, progress=told, arm=arm_component)
     wall = time.perf_counter() - t0
     csv = combined_results(results).to_csv(out / "results.csv")
     fig = demo_figure(results)

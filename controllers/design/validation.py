@@ -35,7 +35,8 @@ from fmu.cosim.system import System
 from mbdcore.models.manipulator import ARM_MEASURED, FlexibleManipulatorBlock
 
 __all__ = ["RESIDUAL_WINDOW", "SETTLING_BAND", "NOT_SETTLED", "SETTLE_ALLOWANCE",
-           "end_effector_deflection", "move_report", "settled_move", "closed_loop_move",
+           "end_effector_deflection", "move_report", "settled_move", "arm_closed_loop",
+           "closed_loop_move",
            "validate_move", "reference_move"]
 
 #: Length [s] of the residual-vibration window (module docstring).
@@ -154,10 +155,42 @@ def settled_move(result, start=(0.0, 0.0), target=(0.2617993877991494, 0.1745329
     return {**out, "residual_vibration": residual_vibration(t, e, out["move_time"], window)}
 
 
+def arm_closed_loop(controller, reference, arm=None, measured=ARM_MEASURED) -> System:
+    """The closed loop reference -> controller -> arm as a co-simulation System: the
+    one way an arm's closed loop is wired (:func:`closed_loop_move`, the demo, the
+    benchmarks).
+
+    Parameters
+    ----------
+    controller, reference, arm : Block or fmu.cosim.components.Component
+        Named ``ctrl``, ``ref`` and ``arm`` in the system (a Block becomes a
+        :class:`~fmu.cosim.components.BlockComponent` of that name; a Component, an FMU
+        for instance, keeps its own).  Every output of the reference that is an input of
+        the controller feeds it, so do the arm's ``measured`` outputs that the
+        controller takes, and the controller's ``tau1``, ``tau2`` [N m] drive the arm.
+        ``arm`` defaults to :class:`~mbdcore.models.manipulator.FlexibleManipulatorBlock`
+        with its default parameters.
+    measured : sequence of str
+        The arm's outputs a controller may measure.
+    """
+    ctrl = _component("ctrl", controller)
+    ref = _component("ref", reference)
+    arm = _component("arm", FlexibleManipulatorBlock() if arm is None else arm)
+    connections = {f"ref.{n}": f"ctrl.{n}" for n in ref.outputs if n in ctrl.inputs}
+    connections.update({f"arm.{n}": f"ctrl.{n}" for n in measured if n in ctrl.inputs})
+    connections.update({"ctrl.tau1": "arm.tau1", "ctrl.tau2": "arm.tau2"})
+    return System([ref, ctrl, arm], connections)
+
+
+def _component(name: str, obj) -> Component:
+    return obj if isinstance(obj, Component) else BlockComponent(name, obj)
+
+
 def closed_loop_move(controller, reference, arm_params: dict | None = None,
                      stop_time: float = 3.0, step: float = 1e-3, method: str = "jacobi",
-                     measured=ARM_MEASURED, progress=None):
-    """Run reference -> controller -> arm in the co-simulation master (Python blocks).
+                     measured=ARM_MEASURED, progress=None, arm=None):
+    """Run reference -> controller -> arm (:func:`arm_closed_loop`) in the
+    co-simulation master.
 
     Parameters
     ----------
@@ -173,23 +206,20 @@ def closed_loop_move(controller, reference, arm_params: dict | None = None,
         python-control (every block steps from the signals of ``t_k``).
     progress : callable, optional
         ``progress(t, stop_time)`` [s], as for :meth:`fmu.cosim.master.Master.run`.
+    arm : Block or Component, optional
+        The arm itself (an FMU of it, for instance), instead of ``arm_params``.
 
     Returns
     -------
     fmu.cosim.recording.Result
     """
-
-    def component(name, obj):
-        return obj if isinstance(obj, Component) else BlockComponent(name, obj)
-
-    ctrl = component("ctrl", controller)
-    ref = component("ref", reference)
-    arm = BlockComponent("arm", FlexibleManipulatorBlock(**(arm_params or {})))
-    connections = {f"ref.{n}": f"ctrl.{n}" for n in ref.outputs if n in ctrl.inputs}
-    connections.update({f"arm.{n}": f"ctrl.{n}" for n in measured if n in ctrl.inputs})
-    connections.update({"ctrl.tau1": "arm.tau1", "ctrl.tau2": "arm.tau2"})
-    return Master(System([ref, ctrl, arm], connections), step, method=method).run(
-        stop_time, progress=progress)
+    if arm is not None and arm_params:
+        raise ValueError("closed_loop_move: arm_params are for the default arm; accepted: "
+                         "arm_params or arm (given with its own parameters), not both")
+    if arm is None:
+        arm = FlexibleManipulatorBlock(**(arm_params or {}))
+    return Master(arm_closed_loop(controller, reference, arm, measured), step,
+                  method=method).run(stop_time, progress=progress)
 
 
 def validate_move(controller, reference, arm_params: dict | None = None, step: float = 1e-3,

@@ -97,8 +97,8 @@ def main() -> None:
     pd = {"verbose": False, "stop_time": 3.0, "controllers": ("pd",)}
     with tempfile.TemporaryDirectory() as tmp:
         run_demo(tmp, **pd)  # builds the FMUs, warms up
-        run_demo(tmp, c_fmus=True, **pd)
-        for label, kwargs in (("Python FMUs", {}), ("C FMUs", {"c_fmus": True}),
+        run_demo(tmp, c_fmus=False, **pd)
+        for label, kwargs in (("Python FMUs", {"c_fmus": False}), ("C FMUs", {}),
                               ("blocks", {"use_fmus": False})):
             fig = run_demo(tmp, **pd, **kwargs)
             print(f"  {label:>11}: wall {fig['wall_time']:.2f} s, "

@@ -20,7 +20,7 @@ from controllers.design.antenna_servo import (
     servo_cosim_system,
     servo_margins,
 )
-from controllers.design.metrics import move_metrics
+from controllers.evaluation.metrics import move_metrics
 from flexcosim.console import ProgressPrinter, terminal_logging
 from fmu.cosim.master import Master
 from mbdcore.blocks import Block, Parameter, Signal

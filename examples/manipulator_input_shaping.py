@@ -5,7 +5,7 @@
 The shaper is tuned to the 0.43 Hz link mode of the PD loop, identified on the linear
 model.  Move time: both joints within 2 % from then on; residual vibration: the
 end effector's peak-to-peak deflection over the second after it (the one definition of
-controllers.design.validation, as the demo and the sweep report it).  The shaped move
+controllers.evaluation.validation, as the demo and the sweep report it).  The shaped move
 (1.2 s quintic + shaper) settles within 1.3x the move time of PD on the 2 s quintic.
 """
 import sys
@@ -16,7 +16,7 @@ import numpy as np
 
 from controllers.design.adapters import linearize_arm
 from controllers.design.realization import modal_table
-from controllers.design.validation import (
+from controllers.evaluation.validation import (
     closed_loop_move,
     end_effector_deflection,
     move_report,
@@ -30,7 +30,7 @@ from mbdcore.timeseries import axis_label
 
 
 def report_move(label, result, t_end):
-    """Print and return the figures of one move (controllers.design.validation.move_report)."""
+    """Print and return the figures of one move (controllers.evaluation.validation.move_report)."""
     r = move_report(result, t_end)
     print(f"{label:18s} reference ends {t_end:.3f} s, joints settled (2 %) at "
           f"{r['move_time']:.3f} s, residual end-effector vibration after that "

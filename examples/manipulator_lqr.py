@@ -31,7 +31,7 @@ from controllers.design.margins import loop_margins
 from controllers.design.plots import plot_bode
 from controllers.design.realization import modal_table
 from controllers.design.robustness import robustness_scan
-from controllers.design.validation import closed_loop_move, move_report, settled_move
+from controllers.evaluation.validation import closed_loop_move, move_report, settled_move
 from controllers.laws.arm_lqg import ArmLQGController, FlexibleArmReference
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory

@@ -2,7 +2,7 @@
 Dask cluster given its scheduler's address; the progress on stderr says how many cases are
 done, the cases per second and the time left.
 Writes the table (tune_manipulator.csv: payload [kg], kp1 [N m/rad], residual vibration
-[m]) and the figure of the residual vibration (controllers.design.validation: the end effector's
+[m]) and the figure of the residual vibration (controllers.evaluation.validation: the end effector's
 peak-to-peak deflection over the second after the joints settle, as the demo and the
 other examples report it).
 

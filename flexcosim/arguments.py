@@ -261,8 +261,11 @@ def make_parser() -> CommandParser:
                             help="run the controller and the arm as in-process blocks instead "
                                  "of FMUs")
     components.add_argument("--c-fmus", action="store_true",
-                            help="run reference, controller and arm as C-source FMUs (no "
-                                 "Python inside)")
+                            help="run reference, controller and arm as C-source FMUs, no "
+                                 "Python inside (the default)")
+    components.add_argument("--python-fmus", action="store_true",
+                            help="run the controller and the arm as Python FMUs (pythonfmu) "
+                                 "instead of C-source FMUs: the same moves, slower")
 
     build = command("build", help="build an FMI 2.0 co-simulation FMU",
                            description="MODEL is one of " + ", ".join(sorted(BUILD_MODELS)) +

@@ -15,14 +15,18 @@ at (15 deg, 10 deg).  Each loop has three components, ``ref`` -> ``ctrl`` -> ``a
   :class:`~controllers.laws.FlexibleArmReference`): it also measures the links' tip
   deflections and damps them.
 
-With FMUs (the default) the controller and the arm are FMUs built in ``out/fmus`` and the
-reference is an in-process block; with ``c_fmus`` the reference, the controller and the
-arm are C-source FMUs (no Python inside), but the flexible-model reference, which has no C
-form, stays an in-process block; without FMUs all three are in-process blocks.  The
-equations are the same C in every case.
+With FMUs (the default) the components are built in ``out/fmus``: with ``c_fmus`` (the
+default) the reference, the controller and the arm are C-source FMUs (no Python inside;
+on a machine without a C compiler their binaries are those compiled with the package,
+:mod:`flexcosim.prebuilt`), but the flexible-model reference, which has no C form, stays
+an in-process block; without ``c_fmus`` the controller and the arm are Python FMUs and the
+reference an in-process block; without FMUs all three are in-process blocks.  The
+equations are the same C in every case, and so are the moves.  C FMUs are the default
+because they are the cheapest: the master's loop runs in C over them
+(:mod:`fmu.cosim.compiled_loop`), where a Python FMU calls into Python at every step.
 
-The figures of each move, one definition each (:mod:`controllers.design.metrics`,
-:mod:`controllers.design.validation`):
+The figures of each move, one definition each (:mod:`controllers.evaluation.metrics`,
+:mod:`controllers.evaluation.validation`):
 
 * overshoot [% of the move], per joint: the largest excursion past the target;
 * settling time [s]: the move time, from which both joints stay within 2 % of their move
@@ -47,7 +51,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from controllers.design.validation import (
+from controllers.evaluation.validation import (
     RESIDUAL_WINDOW,
     SETTLING_BAND,
     arm_closed_loop,
@@ -184,7 +188,7 @@ def closed_loop_system(fmu_dir: str | Path | None = None, arm_params: dict | Non
     all C-source FMUs, no Python inside, where the reference has a C form), without it
     all three are in-process blocks (same equations).  ``ref_params``, ``ctrl_params``
     are added to the case's own.  Wired as every arm loop is
-    (:func:`controllers.design.validation.arm_closed_loop`)."""
+    (:func:`controllers.evaluation.validation.arm_closed_loop`)."""
     return arm_closed_loop(*_components(fmu_dir, arm_params, ctrl_params, ref_params,
                                         c_fmus, controller))
 
@@ -259,7 +263,7 @@ def demo_figure(results: dict, title: str = "Two-link flexible arm, (0, 0) to (1
                 "deg: three controllers (co-simulation)"):
     """One figure of the loops' records ``{key: Result}`` (keys of
     :data:`CONTROLLERS`) against time [s]: joint angles [rad], the end effector's
-    deflection from the rigid arm ``|e|`` [m] (:mod:`controllers.design.validation`)
+    deflection from the rigid arm ``|e|`` [m] (:mod:`controllers.evaluation.validation`)
     and the joint torques [N·m]; a colour per controller, a line style per joint, one
     legend.  Returns the matplotlib figure (Agg canvas, pyplot untouched)."""
     # matplotlib is imported when a figure is asked for (docs/architecture.md)
@@ -348,15 +352,16 @@ def _runnable(controllers, step: float) -> tuple[list[str], dict[str, str]]:
 
 def run_demo(out_dir: str | Path = "results", stop_time: float = 5.0, step: float = 1e-3,
              method: str = "gauss-seidel", use_fmus: bool = True, verbose: bool = True,
-             c_fmus: bool = False, progress: Callable[[float, float], Any] | None = None,
+             c_fmus: bool = True, progress: Callable[[float, float], Any] | None = None,
              controllers=tuple(CONTROLLERS)) -> dict:
     """Run the closed loop of each of ``controllers`` (keys of :data:`CONTROLLERS`, the
     three by default) for ``stop_time`` [s] at communication steps ``step`` [s], write
     ``results.csv`` and ``closed_loop.png`` into ``out_dir`` and return
     ``{"figures": {key: demo_metrics(...)}, "left_out": {key: why}, "results": {key:
     Result}, "wall_time": [s], "real_time_factor", "csv", "png"}``; a controller that cannot run at ``step`` (the
-    LQG, sampled at its design's step) is left out and said why.  With ``c_fmus`` the
-    components are C-source FMUs (module docstring).  ``verbose``: print the table and
+    LQG, sampled at its design's step) is left out and said why.  ``use_fmus``: the
+    components as FMUs, with ``c_fmus`` C-source FMUs, else Python FMUs; without
+    ``use_fmus`` in-process blocks (module docstring).  ``verbose``: print the table and
     what it says on stdout; ``progress(t, total)``: told how far the runs are, ``t``
     [s] counted over all of them (:meth:`fmu.cosim.master.Master.run`)."""
     for key in controllers:
@@ -367,8 +372,8 @@ def run_demo(out_dir: str | Path = "results", stop_time: float = 5.0, step: floa
                          + "; ".join(f"{k}: {why}" for k, why in left_out.items()))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fmu_dir = out / "fmus" if use_fmus or c_fmus else None
-    loops = {k: _components(fmu_dir, None, None, None, c_fmus, k) for k in keys}
+    fmu_dir = out / "fmus" if use_fmus else None
+    loops = {k: _components(fmu_dir, None, None, None, c_fmus and use_fmus, k) for k in keys}
     # compile the arm's equations (C, cached per machine after the first run) before the
     # clock starts: the real-time factor is the simulation's, not the compiler's
     arm = FlexibleManipulator()
@@ -389,7 +394,7 @@ def run_demo(out_dir: str | Path = "results", stop_time: float = 5.0, step: floa
     summary = {"figures": figures, "left_out": left_out, "results": results, "wall_time": wall,
                "real_time_factor": total / wall, "csv": str(csv), "png": str(png)}
     if verbose:
-        mode = "C FMUs" if c_fmus else "FMUs" if use_fmus else "blocks"
+        mode = "blocks" if not use_fmus else "C FMUs" if c_fmus else "Python FMUs"
         print(f"{len(keys)} closed loops of the flexible arm, (0, 0) -> (15, 10) deg, each "
               f"{stop_time:g} s at {step:g} s ({method}, {mode}): wall {wall:.2f} s, "
               f"{total / wall:.2f}x real time; wrote {csv} and {png}")

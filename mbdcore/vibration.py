@@ -25,7 +25,7 @@ def peak_to_peak_2d(points) -> float:
 def residual_vibration(t, signal, start: float | None = None, window: float = 1.0) -> float:
     """Peak-to-peak size of a vibration over ``[start, start + window]`` [s]: the one
     definition of residual vibration in the project (the arm's moves:
-    :func:`controllers.design.validation.settled_move`, whose window starts when the
+    :func:`controllers.evaluation.validation.settled_move`, whose window starts when the
     joints have settled; the antenna's deployment:
     :meth:`mbdcore.models.antenna.DeploymentResult.residual_vibration`, over the last
     seconds of the record).

@@ -5,7 +5,8 @@ a lazy import cannot hide a cycle).  Layers, lowest first; a module may import i
 layer and the layers below it, never above:
 
     mbdcore (blocks, jit) < mbdcore.integrators < mbdcore.dae < mbdcore.multibody
-    < mbdcore.spatial < mbdcore.models < fmu.fmi < fmu.cosim < controllers.laws < controllers.design
+    < mbdcore.spatial < mbdcore.models < fmu.fmi < fmu.cosim < controllers.laws < controllers.evaluation
+    < controllers.design
     < flexcosim (application: command line, demo)
 
 Looking a module up by name (``importlib.import_module``) is the application's
@@ -44,6 +45,7 @@ LAYERS = (
     "fmu.cosim",
     "controllers",
     "controllers.laws",
+    "controllers.evaluation",
     "controllers.design",
     "flexcosim",
 )

@@ -46,7 +46,7 @@ from controllers.design.arm_lqg import (
     joint_pd_controller,
     write_default_design,
 )
-from controllers.design.metrics import move_metrics, peak_to_peak_2d, residual_vibration
+from controllers.evaluation.metrics import move_metrics, peak_to_peak_2d, residual_vibration
 from controllers.design.errors import DesignError, DesignWarning
 from controllers.design.lq import (
     check_stabilizable,
@@ -74,8 +74,9 @@ from controllers.design.tuning import (
     evaluate_move,
     sweep,
 )
-from controllers.design.validation import (
+from controllers.evaluation.validation import (
     NOT_SETTLED,
+    arm_closed_loop,
     closed_loop_move,
     end_effector_deflection,
     move_report,
@@ -146,6 +147,7 @@ __all__ = [
     "move_report",
     "settled_move",
     "NOT_SETTLED",
+    "arm_closed_loop",
     "closed_loop_move",
     "validate_move",
     "sweep",

@@ -18,7 +18,7 @@ import traceback
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
-from controllers.design.validation import validate_move
+from controllers.evaluation.validation import validate_move
 from controllers.laws.input_shaping import ShapedQuinticTrajectory
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
@@ -214,12 +214,12 @@ def evaluate_move(case: Mapping[str, Any]) -> dict:
     ``case`` keys: ``ctrl`` (JointPDController parameters), ``arm`` (arm parameters,
     e.g. a payload ``m_p``), ``ref`` (ShapedQuinticTrajectory parameters; absent:
     the plain 2 s quintic), ``step`` [s] (default 1e-3).  Returns the case and the
-    figures of :func:`~controllers.design.validation.validate_move` of that controller
+    figures of :func:`~controllers.evaluation.validation.validate_move` of that controller
     and reference (``residual_vibration`` [m]: the project's one definition, over the
     second after the joints settle; the record runs
-    :data:`~controllers.design.validation.SETTLE_ALLOWANCE` plus the residual window past
+    :data:`~controllers.evaluation.validation.SETTLE_ALLOWANCE` plus the residual window past
     the reference's end, and joints settling later than that give
-    :data:`~controllers.design.validation.NOT_SETTLED`, ``inf``).
+    :data:`~controllers.evaluation.validation.NOT_SETTLED`, ``inf``).
     """
 
     ref = ShapedQuinticTrajectory(**case["ref"]) if "ref" in case else QuinticJointTrajectory()

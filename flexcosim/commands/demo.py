@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
     printer = command_progress("flexcosim demo", args.quiet)
     try:
         run_demo(args.out, stop_time=args.stop, step=args.step, method=args.method,
-                 use_fmus=not args.blocks, c_fmus=args.c_fmus, progress=printer)
+                 use_fmus=not args.blocks, c_fmus=not args.python_fmus, progress=printer)
     except CosimError as e:      # a component failed (a step too long for the arm, ...)
         report_error("demo", e)
         return 1

@@ -136,6 +136,9 @@ def test_only_the_catalog_names_are_looked_up():
     # python-control (and the matplotlib.pyplot it loads) only for a law's linear forms
     ("import controllers.laws", ("control", "matplotlib")),
     ("import mbdcore.models", ("control", "matplotlib")),
+    # the demo and the closed-loop evaluation it runs: no design tools (about 2 s of CPU)
+    ("import flexcosim.commands.demo, controllers.evaluation",
+     ("control", "controllers.design", "matplotlib")),
 ])
 def test_the_library_imports_what_it_needs_only(statement, absent):
     code = f"import sys; {statement}; print([m for m in {absent!r} if m in sys.modules])"

@@ -9,7 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from controllers.design.metrics import move_metrics, residual_vibration
+from controllers.evaluation.metrics import move_metrics, residual_vibration
 from flexcosim.demo import (
     CONTROLLERS,
     closed_loop_system,

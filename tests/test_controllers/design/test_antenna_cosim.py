@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from controllers.design.antenna_servo import servo_cosim_system
-from controllers.design.metrics import move_metrics
+from controllers.evaluation.metrics import move_metrics
 from fmu.cosim.master import Master
 
 STOP = 5.0

@@ -10,7 +10,7 @@ import pytest
 
 from controllers.laws.antenna_servo import AntennaServoController
 from controllers.design.antenna_servo import design_servo, pointing_axis_plant, servo_margins
-from controllers.design.metrics import move_metrics
+from controllers.evaluation.metrics import move_metrics
 from mbdcore.models.antenna import AntennaStructure, PointingAxisBlock, pointing_axis_system
 from mbdcore.multibody.modal import modal_analysis
 

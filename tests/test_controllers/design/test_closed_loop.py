@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from controllers.design.validation import arm_closed_loop, closed_loop_move
+from controllers.evaluation.validation import arm_closed_loop, closed_loop_move
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.trajectory import QuinticJointTrajectory
 from fmu.cosim.components import BlockComponent

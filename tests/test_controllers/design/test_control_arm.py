@@ -1,7 +1,7 @@
 """Controllers of the two-link flexible arm on the closed-loop benchmark
 (docs/benchmarks.md §1, load case 1b).
 
-Move time and residual vibration (controllers.design.validation.settled_move): the move time
+Move time and residual vibration (controllers.evaluation.validation.settled_move): the move time
 is the time after which both joints stay within 2 % of their move until the end of the
 record; the residual vibration is the peak-to-peak end-effector deflection over the
 second that starts then.  Every controller is judged from the time its own joints
@@ -28,7 +28,7 @@ from controllers.design.errors import DesignError
 from controllers.design.lq import lqg, lqr
 from controllers.design.margins import loop_margins
 from controllers.design.realization import modal_table
-from controllers.design.validation import closed_loop_move, move_report, settled_move
+from controllers.evaluation.validation import closed_loop_move, move_report, settled_move
 from controllers.laws.arm_lqg import (
     DEFAULT_DESIGN_FILE,
     ArmLQGController,

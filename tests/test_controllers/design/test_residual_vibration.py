@@ -1,6 +1,6 @@
 """One residual vibration (issue 13, item 28): the same move gives one number in the
 demo's figures, the examples', the sweep's and settled_move's
-(controllers.design.validation: the end effector's peak-to-peak deflection over the
+(controllers.evaluation.validation: the end effector's peak-to-peak deflection over the
 second after the joints settle)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from controllers.design.tuning import evaluate_move
-from controllers.design.validation import (
+from controllers.evaluation.validation import (
     closed_loop_move,
     move_report,
     settled_move,

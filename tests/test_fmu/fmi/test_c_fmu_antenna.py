@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from fmpy.validation import validate_fmu
 
-from controllers.design.metrics import move_metrics
+from controllers.evaluation.metrics import move_metrics
 from controllers.laws.antenna_servo import AntennaServoController, PointingReference
 from support.fmi import OK, ERROR, Unzipped, start
 from support.fmi import Instance

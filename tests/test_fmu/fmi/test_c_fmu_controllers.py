@@ -19,7 +19,7 @@ import pytest
 from fmpy.validation import validate_fmu
 
 from controllers.design.arm_lqg import INTEGRATED, design_arm_lqg
-from controllers.design.validation import closed_loop_move
+from controllers.evaluation.validation import closed_loop_move
 from controllers.laws import (
     ArmLQGController,
     FlexibleArmReference,

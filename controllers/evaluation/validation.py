@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from controllers.design.metrics import move_metrics, residual_vibration
+from controllers.evaluation.metrics import move_metrics, residual_vibration
 from fmu.cosim.components import BlockComponent, Component
 from fmu.cosim.master import Master
 from fmu.cosim.system import System

@@ -16,7 +16,7 @@ from controllers.laws.arm_lqg import LQGDesign
 __all__ = ["RobustnessScan", "robustness_scan"]
 
 
-@dataclass
+@dataclass(repr=False)
 class RobustnessScan:
     """Result of :func:`robustness_scan`.
 
@@ -29,6 +29,13 @@ class RobustnessScan:
     least_damped: dict
     min_damping: float
     worst: object
+
+    def __repr__(self) -> str:
+        # one line: the modes of every plant are in least_damped
+        mode = self.least_damped.get(self.worst) or {}
+        where = (f" at {mode['frequency']:.3g} Hz" if "frequency" in mode else "")
+        return (f"RobustnessScan({len(self.least_damped)} plants, least damping "
+                f"{self.min_damping:.3g} on plant {self.worst!r}{where})")
 
     def __float__(self) -> float:
         return float(self.min_damping)

@@ -78,3 +78,20 @@ def test_an_lqi_design_reads_in_one_line(designs):
     text = repr(designs["lqi"])
     assert "\n" not in text and "[" not in text and len(text) < 200
     assert text.startswith("LQIDesign(12 states") and "integrated theta1, theta2" in text
+
+
+def test_a_robustness_scan_reads_in_one_line(designs):
+    """The scan's repr says how many plants, the least damping and where; the modes of
+    every plant stay in ``least_damped``."""
+    from controllers.design.adapters import linearize_arm
+    from controllers.design.arm_lqg import MEASURED
+    from controllers.design.robustness import robustness_scan
+
+    scan = robustness_scan(designs["lqg"], {"nominal": linearize_arm(outputs=MEASURED),
+                                            "heavy": linearize_arm(outputs=MEASURED, m_p=0.15)},
+                           max_frequency=10.0)
+    text = repr(scan)
+    assert "\n" not in text and "[" not in text and "{" not in text
+    assert text == (f"RobustnessScan(2 plants, least damping {scan.min_damping:.3g} on plant "
+                    f"{scan.worst!r} at {scan.least_damped[scan.worst]['frequency']:.3g} Hz)")
+    assert 0.0 < scan.min_damping < 1.0

@@ -19,7 +19,8 @@ import itertools
 import os
 import time
 
-from controllers.design.tuning import evaluate_move, sweep
+from controllers.design.tuning import evaluate_move
+from mbdcore.sweep import sweep
 
 
 def cases(n: int) -> list[dict]:

@@ -32,6 +32,7 @@ from mbdcore.spatial.joints import Spherical
 __all__ = ["NET_PARAMETERS", "NET_MEMBER_KINDS", "cable_net_parameters",
            "NetTopology", "cable_net_topology", "NetForm", "node_force_balance",
            "force_density_form", "stress_free_length", "CableNet", "folded_net_nodes",
+           "SLACK_MARGIN", "SLACK_SWEEPS",
            "add_cable_net", "NetEquilibrium", "net_static_equilibrium"]
 
 
@@ -292,14 +293,31 @@ def _straight_cable(cable: ANCFCable, start, end) -> np.ndarray:
                             np.tile(chord / cable.length, (cable.n_nodes, 1))]).ravel()
 
 
-def folded_net_nodes(form: NetForm, rim, fold_ratio: float) -> np.ndarray:
+#: A net on a folded truss starts with every chord at most this fraction of its cable's
+#: stress-free length (a margin of 3 %, above the ANCF cable's discretisation of a
+#: straight chord), so that every tension is zero at the start
+SLACK_MARGIN = 0.97
+#: Sweeps of the projections that pull too long members short (see folded_net_nodes)
+SLACK_SWEEPS = 500
+
+
+def folded_net_nodes(form: NetForm, rim, fold_ratio: float,
+                     slack_lengths=None) -> np.ndarray:
     """Initial node positions [m] (n, 3) of a net on a folded truss whose joint blocks
     (the fixed nodes, in node order) are at ``rim``: every free node the same weighted
     mean of the rim as in the form (the force-density solution of the form's densities
     on the folded rim: it shrinks with the rim), then the two ends of every tie moved
     towards their mid-point until the tie is ``fold_ratio`` (the folded over the
     deployed aperture, sin theta_0) of its form length -- the fold leaves the height
-    between the nets, and so the ties, unchanged, which would start them taut."""
+    between the nets, and so the ties, unchanged, which would start them taut.
+
+    ``slack_lengths`` (m,) [m]: the longest chord each member may start with.  Where the
+    rule leaves a member longer -- a radial cable from a rim node that the fold lifts
+    high above the weighted means (4 bays: the zig-zag is about a bar's length times
+    cos theta_0) -- its free ends are pulled towards each other, one member at a time,
+    sweep after sweep (cyclic projections onto the convex sets |x_i - x_j| <= s_ij,
+    which meet where every member is short enough); a net that cannot be made so slack
+    raises ParameterError."""
     topology = form.topology
     nodes = force_density_form(topology, rim, form.force_density).positions
     ties = topology.members[topology.kind == NET_MEMBER_KINDS.index("tie")]
@@ -307,7 +325,38 @@ def folded_net_nodes(form: NetForm, rim, fold_ratio: float) -> np.ndarray:
     mid, half = 0.5 * (front + rear), 0.5 * (front - rear)
     nodes[ties[:, 0]] = mid + fold_ratio * half
     nodes[ties[:, 1]] = mid - fold_ratio * half
+    if slack_lengths is not None:
+        _pull_short(nodes, topology, np.asarray(slack_lengths, float))
     return nodes
+
+
+def _pull_short(nodes, topology: NetTopology, limit) -> None:
+    """Move free nodes (in place) until every member's chord is at most ``limit``."""
+    members, free = topology.members, ~topology.fixed
+    for _ in range(SLACK_SWEEPS):
+        chords = np.linalg.norm(nodes[members[:, 1]] - nodes[members[:, 0]], axis=1)
+        long = np.flatnonzero(chords > limit)
+        if long.size == 0:
+            return
+        for e in long:
+            i, j = members[e]
+            d = nodes[j] - nodes[i]
+            excess = 1.0 - limit[e] / np.linalg.norm(d)
+            if excess <= 0.0:
+                continue
+            share = excess / (int(free[i]) + int(free[j])) if free[i] or free[j] else 0.0
+            if free[i]:
+                nodes[i] += share * d
+            if free[j]:
+                nodes[j] -= share * d
+    chords = np.linalg.norm(nodes[members[:, 1]] - nodes[members[:, 0]], axis=1)
+    worst = int(np.argmax(chords / limit))
+    if chords[worst] > limit[worst] * (1.0 + 1e-9):
+        raise ParameterError(
+            f"add_cable_net: the net cannot start slack on this folded truss: member "
+            f"{topology.labels[members[worst][0]]}-{topology.labels[members[worst][1]]} "
+            f"stays {chords[worst] / limit[worst]:.3f} times its longest slack chord; "
+            "accepted: a folded angle nearer pi/2, or fewer net rings")
 
 
 def add_cable_net(truss: RingTruss, **params) -> CableNet:
@@ -337,13 +386,14 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
     density = np.array([p["radial_force_density"], p["hoop_force_density"],
                         p["tie_force_density"]])[topology.kind]
     form = force_density_form(topology, np.vstack([front, rear]), density)
+    lengths0 = stress_free_length(form.length, form.tension, p["cable_ea"])
     if math.isclose(truss.theta0, math.pi / 2, rel_tol=0.0, abs_tol=1e-12):
         start = form.positions
     else:
         front0, rear0 = truss.net_attachment_points(truss.coordinates(truss.theta0))
-        start = folded_net_nodes(form, np.vstack([front0, rear0]), math.sin(truss.theta0))
+        start = folded_net_nodes(form, np.vstack([front0, rear0]), math.sin(truss.theta0),
+                                 SLACK_MARGIN * lengths0)
     system = truss.system
-    lengths0 = stress_free_length(form.length, form.tension, p["cable_ea"])
     cables, node_ends = [], [[] for _ in range(topology.n_nodes)]
     for e, (i, j) in enumerate(topology.members):
         cable = system.add(ANCFCable(f"cable{e}", start[i], start[j],

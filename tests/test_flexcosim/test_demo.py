@@ -25,8 +25,8 @@ STOP, STEP = 5.0, 1e-3
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """One run of the demo with in-process blocks (the cheapest; the FMUs give the same
-    loops, test below), its printout and its CSV."""
+    """One run of the demo with in-process blocks (no FMU to build; the FMUs give the
+    same loops, tests below), its printout and its CSV."""
     out = tmp_path_factory.mktemp("demo")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):

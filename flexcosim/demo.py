@@ -158,10 +158,13 @@ def ensure_fmu(model: str | type[Block], folder: str | Path, force: bool = False
 def ensure_c_fmu(model: str | type[Block], folder: str | Path, force: bool = False) -> Path:
     """Path of the C-source FMU of ``model`` (as for :func:`ensure_fmu`, a block with a
     C form; model name with a ``C`` appended) in ``folder``, exported as
-    :func:`ensure_fmu` builds."""
+    :func:`ensure_fmu` builds: with the binary compiled with the package where its code
+    has one (``export_c_fmu(compile="prebuilt")``, the demo's models as they run here),
+    else compiled."""
     block, name = _block_and_name(model)
     return _ensure(Path(folder) / f"{name}C.fmu", force, lambda path:
-                   export_c_fmu(block, path, model_name=name + "C", platforms=("linux64",)))
+                   export_c_fmu(block, path, model_name=name + "C", platforms=("linux64",),
+                                compile="prebuilt"))
 
 
 def _block_and_name(model: str | type[Block]) -> tuple[type[Block], str]:

@@ -198,7 +198,7 @@ def _specs(block_class) -> dict:
 
 
 def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
-                 parameters: dict | None = None, compile: bool | None = None,
+                 parameters: dict | None = None, compile: bool | str | None = None,
                  fmi_version: int = 2, kind: str = "cs", arrays: bool = True,
                  platforms: tuple[str, ...] | None = None) -> Path:
     """Write a C-source FMI 2.0 (or 3.0) co-simulation FMU of ``block_class`` (module
@@ -217,7 +217,12 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
     compile : bool or None
         None (default): compile the linux64 binary with this machine's C compiler if it
         has one, else write the sources only with a :class:`SourceOnlyWarning`; True:
-        compile (:class:`CExportError` without a compiler); False: sources only.
+        compile (:class:`CExportError` without a compiler); False: sources only;
+        ``"prebuilt"``: the linux64 binary compiled with the package for this model's
+        code where there is one (an FMI 2.0 export of the same structure as the
+        default of a model of ``flexcosim export-c``: :mod:`flexcosim.prebuilt`), no
+        compiler run, else as None (the demo's FMUs, built in a second instead of
+        compiled).
     fmi_version : {2, 3}
         The FMI version of the FMU: the same model, variables, value references and
         behaviour, through ``fmi2_cs.c`` or ``fmi3_cs.c``.
@@ -248,6 +253,8 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
                            "it can be exported as a Python FMU only")
     if fmi_version not in FRONT_ENDS:
         raise ValueError(f"fmi_version = {fmi_version!r}: accepted 2 or 3")
+    if not (compile is None or isinstance(compile, bool) or compile == "prebuilt"):
+        raise ValueError(f"compile = {compile!r}: accepted None, True, False or 'prebuilt'")
     if platforms is not None and (isinstance(platforms, str) or not platforms
                                   or any(p not in PLATFORMS for p in platforms)):
         raise ValueError(f"platforms = {platforms!r}: accepted a non-empty tuple of "
@@ -304,6 +311,9 @@ def export_c_fmu(block_class: type[Block], dest, model_name: str | None = None,
         indent(description)
         (tmp / "modelDescription.xml").write_bytes(
             b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(description, encoding="utf-8"))
+        if compile == "prebuilt":   # the package's binary where it has one: no compiler run
+            compile = (False if _prebuilt(tmp, fmu_path, model_name, fmi_version, guid,
+                                          numbers, tables) else None)
         if compile is None and find_compiler() is None:
             _prebuilt_or_sources(tmp, fmu_path, model_name, fmi_version, guid, numbers, tables)
             compile = False
@@ -448,21 +458,29 @@ def _write_sources(src: Path, model: CModel, fmi_version: int, model_name: str,
     (src / "buildDescription.xml").write_text(_build_description(model_name, fmi_version))
 
 
-def _prebuilt_or_sources(tmp: Path, fmu_path: Path, model_name: str, fmi_version: int,
-                         guid: str, numbers, tables) -> None:
-    """No C compiler here: the binary compiled with the package for this model's code,
-    with the export's numbers beside it, where there is one (FMI 2.0); else the sources
-    only, with a :class:`SourceOnlyWarning` giving the build command."""
+def _prebuilt(tmp: Path, fmu_path: Path, model_name: str, fmi_version: int, guid: str,
+              numbers, tables) -> bool:
+    """The binary compiled with the package for this model's code, with the export's
+    numbers beside it, put in the FMU where there is one (FMI 2.0, linux64): whether
+    there was."""
     digest = skeleton_digest(code_files(tmp / "sources"))
     prebuilt = prebuilt_binary(digest) if fmi_version == 2 else None
-    if prebuilt is not None:
-        (tmp / "binaries" / "linux64").mkdir(parents=True)
-        shutil.copy(prebuilt, tmp / "binaries" / "linux64" / f"{model_name}.so")
-        (tmp / MODEL_DATA_FILE).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / MODEL_DATA_FILE).write_bytes(model_data_bytes(digest, guid, numbers, tables))
-        logger.info("%s: no C compiler here; its binary is the one compiled with the "
-                    "package for this model's code (numbers in %s)", fmu_path.name,
-                    MODEL_DATA_FILE)
+    if prebuilt is None:
+        return False
+    (tmp / "binaries" / "linux64").mkdir(parents=True)
+    shutil.copy(prebuilt, tmp / "binaries" / "linux64" / f"{model_name}.so")
+    (tmp / MODEL_DATA_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (tmp / MODEL_DATA_FILE).write_bytes(model_data_bytes(digest, guid, numbers, tables))
+    logger.info("%s: its binary is the one compiled with the package for this model's "
+                "code (numbers in %s)", fmu_path.name, MODEL_DATA_FILE)
+    return True
+
+
+def _prebuilt_or_sources(tmp: Path, fmu_path: Path, model_name: str, fmi_version: int,
+                         guid: str, numbers, tables) -> None:
+    """No C compiler here: the binary compiled with the package (:func:`_prebuilt`);
+    else the sources only, with a :class:`SourceOnlyWarning` giving the build command."""
+    if _prebuilt(tmp, fmu_path, model_name, fmi_version, guid, numbers, tables):
         return
     warnings.warn(SourceOnlyWarning(
         f"{fmu_path.name}: no C compiler here and no binary built with the package "

@@ -117,6 +117,32 @@ def test_without_a_compiler_another_structure_is_written_as_sources_with_a_warni
     assert read_model_description(str(path)).coSimulation.modelIdentifier == "Arm3C"
 
 
+def test_the_package_binary_on_request_where_a_compiler_is_too(tmp_path):
+    """``compile="prebuilt"`` (the demo's FMUs): the binary compiled with the package,
+    byte for byte, though gcc is here, with the export's numbers beside it; a structure
+    the package has no binary for is exported as without the option (here, on a machine
+    without a compiler, its sources with the warning)."""
+    path = export_c_fmu(resolve(C_MODELS["joint-pd"].block), tmp_path, model_name="PDC",
+                        parameters={"kp1": 150.0}, compile="prebuilt")
+    with zipfile.ZipFile(path) as z:
+        z.extractall(tmp_path / "x")
+    binary = prebuilt_binary(skeleton_digest(code_files(tmp_path / "x" / "sources")))
+    assert (tmp_path / "x" / "binaries" / "linux64" / "PDC.so").read_bytes() == \
+        binary.read_bytes()
+    assert (tmp_path / "x" / MODEL_DATA_FILE).is_file()
+    with pytest.raises(ValueError, match="compile = 'yes': accepted None, True, False or "
+                                         "'prebuilt'"):
+        export_c_fmu(FlexibleManipulatorBlock, tmp_path, compile="yes")
+
+
+def test_the_package_binary_on_request_falls_back_as_without_it(tmp_path, no_compiler):
+    with pytest.warns(SourceOnlyWarning, match="no C compiler here"):
+        path = export_c_fmu(FlexibleManipulatorBlock, tmp_path, model_name="Arm3C",
+                            parameters={"n_modes": 3}, compile="prebuilt")
+    with zipfile.ZipFile(path) as z:
+        assert not [n for n in z.namelist() if n.startswith("binaries/")]
+
+
 # -- the data file is checked field by field ---------------------------------------------
 
 @pytest.fixture

@@ -648,16 +648,19 @@ class System(ConstrainedProblem):
         return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
 
     def check_redundancy(self, t: float = 0.0, q=None, tol: float = RANK_TOLERANCE,
-                         independent=()) -> list[str]:
+                         independent=(), method: str = "sparse") -> list[str]:
         """Find the constraint equations that depend on the others and apply the policy
         ``redundant`` to them; returns their names (``joint.equation``).
 
         The configuration is ``q`` (default: the bodies' initial coordinates) projected
         onto all the constraints (a least-squares Gauss-Newton projection, which
-        converges with dependent rows too); there a rank-revealing QR of G^T
-        (:func:`~mbdcore.multibody.redundancy.dependent_rows`) orders the rows by
-        independence: the rows whose pivot falls below ``tol`` times the largest are
-        dependent.  ``"remove"`` keeps only the independent
+        converges with dependent rows too); there a rank-revealing factorisation of G
+        (:func:`~mbdcore.multibody.redundancy.dependent_rows`, ``method`` one of
+        :data:`~mbdcore.multibody.redundancy.RANK_METHODS`: ``"dense"``, a QR of G^T
+        with column pivoting, or ``"sparse"``, G's rows rotated one by one into a
+        banded R, which keeps the first independent rows in row order) finds the rows
+        whose pivot falls below ``tol`` times the largest: they are dependent.
+        ``"remove"`` keeps only the independent
         rows for the solvers (their multipliers then carry the reactions; the split of a
         reaction between dependent joints is not unique and is not computed);
         ``"error"`` raises ParameterError naming them; ``"keep"`` only reports.
@@ -683,10 +686,13 @@ class System(ConstrainedProblem):
         if q is None:
             q = self.initial_state()[0]
         q = project_positions(AllRows(self), t, np.asarray(q, dtype=float))
-        G = self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
+        if method == "sparse":
+            G = self.constraint_terms_sparse(t, q, np.zeros(self.n), all_rows=True)[1]
+        else:
+            G = self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
         joints = [self.joint(ref) if isinstance(ref, str) else ref for ref in independent]
         sure = exclusive_rows(G, self.joints, joints, tol)
-        selection = dependent_rows(G, tol, sure)
+        selection = dependent_rows(G, tol, sure, method)
         self._apply_dependent(selection.dependent,
                               f"depend on the others at the assembled configuration (rank "
                               f"{selection.rank} of {self._m_all})",
@@ -703,6 +709,12 @@ class System(ConstrainedProblem):
                                  f"{', '.join(self.redundant_equations)}; {remedy}")
         if dependent.size and self.redundant == "remove":
             self._kept_rows = np.setdiff1d(np.arange(self._m_all), dependent)
+
+    @property
+    def kept_rows(self) -> np.ndarray | None:
+        """Row indices (of all rows) the solvers see after dependent rows were removed;
+        None while all are kept."""
+        return None if self._kept_rows is None else self._kept_rows.copy()
 
     @property
     def redundancy_resolved(self) -> bool:
@@ -1075,8 +1087,9 @@ class System(ConstrainedProblem):
         lay.element.apply(t, _LocalView(view, lay.offsets), f, self.inputs)
         return f
 
-    def constraint_terms_sparse(self, t, q, v):
-        """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix."""
+    def constraint_terms_sparse(self, t, q, v, all_rows: bool = False):
+        """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix (every
+        row, the removed dependent ones included, with ``all_rows``)."""
         joints, _ = self._element_layouts(q, v)
         if self.batched_constraints and self._m_all:
             plan = self.constraint_plan()
@@ -1090,6 +1103,8 @@ class System(ConstrainedProblem):
                     gam + parts[3]
         else:
             g, G, gt, gam = self._per_joint_sparse(t, q, v, joints)
+        if all_rows:
+            return g, G, gt, gam
         self.resolve_redundancy()
         return self._kept(g, G, gt, gam)
 

@@ -31,7 +31,10 @@ once a test, out of the suite for its time).
 projection, G of all rows, factorisation) at full deployment, the geared truss of N =
 12, 24, 48 bays (12, 24 with ``--quick``), with the dense pivoted QR and the sparse
 row-by-row Givens QR: dependent rows found by each, wall time (best of 3) and the peak
-memory traced by tracemalloc in a separate run.
+memory traced by tracemalloc in a separate run.  Then, along the deployment of the 12-bay
+truss (bay angle 0.3 rad to pi/2; 4 to 6 with ``--quick``), geared and ungeared: the
+rank of all rows (as n - rank, the mobility), of the rows kept and their smallest pivot
+(``redundancy.rank_along``): where the rank changes.
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ import numpy as np  # noqa: E402
 
 from mbdcore.dae.simulate import simulate  # noqa: E402
 from mbdcore.models.cable_net import add_cable_net  # noqa: E402
+from mbdcore.multibody.redundancy import rank_along  # noqa: E402
 from mbdcore.models.ring_truss import (  # noqa: E402
     add_deployment_driver,
     ring_truss,
@@ -132,6 +136,25 @@ def redundancy_cost(sizes) -> None:
                   f"{min(times):>9.3f} {memory:>12.1f}")
 
 
+
+def rank_path(n_bays: int) -> None:
+    """Rank of the rows along the deployment (module docstring, ``--redundancy``)."""
+    angles = (0.3, 0.6, 0.9, 1.2, 1.4, 1.5, 1.55, 1.57, np.pi / 2)
+    print(f"\n{n_bays} bays: n - rank of all rows (mobility) / kept rows of full rank / "
+          "their smallest pivot over the largest row norm")
+    print(f"{'angle [rad]':>12} " + " ".join(f"{a:>8.4f}" for a in angles))
+    for gears in (True, False):
+        truss = ring_truss(n_bays=n_bays, drive=False, latch=False, folded_angle=1.0,
+                           gears=gears)
+        profile = rank_along(truss.system, [truss.coordinates(a) for a in angles])
+        label = "geared" if gears else "ungeared"
+        print(f"{label:>12} " + " ".join(f"{truss.system.n - every:>8d}"
+                                         for every, _, _ in profile))
+        print(f"{'':>12} " + " ".join(f"{'yes' if kept == truss.system.m else 'NO':>8}"
+                                      for _, kept, _ in profile))
+        print(f"{'':>12} " + " ".join(f"{pivot:>8.1e}" for _, _, pivot in profile))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -142,6 +165,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.redundancy:
         redundancy_cost((12, 24) if args.quick else (12, 24, 48))
+        rank_path(6 if args.quick else 12)
         return
     if args.deploy_net:
         deploy_net(args.quick)

@@ -13,7 +13,9 @@ import scipy.linalg
 from mbdcore.blocks import ParameterError
 from mbdcore.cbuild import find_compiler
 from mbdcore.models.cable_net import add_cable_net
+from mbdcore.models.mechanisms import four_bar
 from mbdcore.models.ring_truss import ring_truss
+from mbdcore.models.spatial_mechanisms import bricard, spatial_twin
 from mbdcore.multibody.redundancy import (
     RANK_TOLERANCE,
     REDUNDANCY_C_SOURCE,
@@ -65,6 +67,27 @@ def test_sparse_check_keeps_a_basis_of_the_dense_qr_rank_on_ring_trusses(deploye
                                           for i in sparse.dependent]
     assert dependent_rows(G[sparse.kept].toarray(), method="dense").dependent.size == 0
     _assert_first_basis(G.toarray(), sparse.kept, sparse.dependent)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (bricard, ["P6.moment_2"]),
+    (lambda: spatial_twin(four_bar()), None),
+])
+def test_sparse_check_on_the_spatial_mechanisms_with_redundant_rows(make, expected):
+    """Bricard's linkage (Grübler 0, mobility 1: one dependent row) and the planar
+    four-bar built in 3D (three): the dense QR's rank, the first basis in row order,
+    at the assembled configuration where the system judges them."""
+    system = make()
+    found = system.check_redundancy()
+    q = system.initial_state()[0]
+    G = system.all_constraint_jacobian(0.0, q)
+    dense = dependent_rows(G, method="dense")
+    sparse = dependent_rows(G, method="sparse")
+    assert len(found) == sparse.dependent.size == dense.dependent.size \
+        == (1 if expected else 3)
+    if expected:
+        assert found == expected
+    _assert_first_basis(G, sparse.kept, sparse.dependent)
 
 
 @pytest.fixture(scope="module", params=[4, 6])

@@ -36,6 +36,7 @@ from mbdcore.dae.index1 import project_positions
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
 from mbdcore.multibody.assembly import ConstraintPlan
 from mbdcore.multibody.redundancy import (
+    RANK_METHODS,
     RANK_TOLERANCE,
     REDUNDANT_POLICIES,
     AllRows,
@@ -679,6 +680,9 @@ class System(ConstrainedProblem):
         others finds the same rank at a fraction of the cost (a dense QR grows as the
         cube of the rows: a 24-bay ring truss with its 529-cable net, 60 s to 5 s).
         """
+        if method not in RANK_METHODS:
+            raise ParameterError(f"method = {method!r} is invalid: accepted values are "
+                                 f"{', '.join(map(repr, RANK_METHODS))}")
         self._forget_redundancy()
         self._redundancy_checked = True
         if self._m_all == 0:

@@ -149,6 +149,8 @@ def test_bad_input_is_named():
         dependent_rows(np.eye(2), method="qr")
     with pytest.raises(ParameterError, match="tol = 0.0.*0 < tol < 1"):
         dependent_rows(np.eye(2), tol=0.0)
+    with pytest.raises(ParameterError, match="method = 'svd'"):
+        bricard().check_redundancy(method="svd")
 
 
 def test_a_zero_row_and_a_repeated_row_are_dependent():

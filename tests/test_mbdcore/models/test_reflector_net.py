@@ -128,6 +128,12 @@ def test_flat_facet_error_is_the_closed_form_and_scales_as_l2_over_f(reflector):
     centre = facets[:, 2] == topology.node(0, "centre")
     np.testing.assert_allclose(error.facet_rms[centre], rms, rtol=1e-12)
     assert error.best_fit_rms < error.rms
+    # measured: with 6 bays the whole net's best-fit RMS is the equilateral formula's
+    # with L the rim's hoop chord (D/2), whatever the rings (1, 2, 3): the error is set by
+    # the longest edges, along the hoops, which rings do not shorten
+    rim_chord = 4.0 * math.sin(math.pi / topology.n_bays)
+    assert error.best_fit_rms == pytest.approx(equilateral_facet_error(rim_chord, FOCAL)[2],
+                                               rel=1e-9)
 
     def net_rms(aperture, focal):
         _, rims = _rims(4, aperture)

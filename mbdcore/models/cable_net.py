@@ -130,8 +130,14 @@ class NetTopology:
     def node(self, net: int, ring, k: int = 0) -> int:
         """Index of node k (modulo N) of ring ``ring`` (0 the rim, or ``"centre"``) of
         net ``net`` (0 front, 1 rear)."""
-        N, R = self.n_bays, self.rings
-        return net * self.per_net + (N * (R + 1) if ring == "centre" else ring * N + k % N)
+        return _node_index(self.n_bays, self.rings, net, ring, k)
+
+
+def _node_index(n_bays: int, rings: int, net: int, ring, k: int = 0) -> int:
+    """The node numbering of :class:`NetTopology` (its ``node``)."""
+    per_net = n_bays * (rings + 1) + 1
+    return net * per_net + (n_bays * (rings + 1) if ring == "centre"
+                            else ring * n_bays + k % n_bays)
 
 
 def cable_net_topology(n_bays: int, rings: int) -> NetTopology:
@@ -140,8 +146,9 @@ def cable_net_topology(n_bays: int, rings: int) -> NetTopology:
     N, R = int(n_bays), int(rings)
     per_net = N * (R + 1) + 1
     members, kind, labels = [], [], []
-    node = NetTopology(N, R, np.zeros((0, 2), int), np.zeros(0, int), np.zeros(0, bool),
-                       []).node
+
+    def node(net, ring, k=0):
+        return _node_index(N, R, net, ring, k)
 
     for net, side in enumerate(("front", "rear")):
         labels += [f"{side}_rim{k}" for k in range(N)]

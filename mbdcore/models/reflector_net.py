@@ -143,7 +143,8 @@ def member_force_densities(topology, positions, is_tie, pretension: float,
     solution of T_e = q_e L_e = ``pretension`` over the nets' members (not the ties,
     whose tensions follow from the nets').  When a tension of that solution falls below
     ``min_tension_ratio`` pretension (ties included), y is found again with the floor as
-    constraints (SLSQP over y).  A floor is reached by scaling whenever some
+    constraints (SLSQP over y; its result scaled onto the floor where it ends a
+    tolerance below it).  A floor is reached by scaling whenever some
     equilibrium has every cable taut (A q = 0 is homogeneous in q: a high floor raises
     the tensions above the pretension level); ParameterError naming
     ``min_tension_ratio`` when SLSQP finds none (a geometry without such a
@@ -162,7 +163,12 @@ def member_force_densities(topology, positions, is_tie, pretension: float,
     floor = min_tension_ratio * pretension
     if (tension_basis @ y).min() < floor:
         y = _floored_solution(B, tension_basis, floor, y)
-        if (tension_basis @ y).min() < floor * (1.0 - 1e-9):
+        least = (tension_basis @ y).min()
+        if least > 0.0:
+            # SLSQP meets its constraints to its tolerance, not exactly: a solution a
+            # hair below the floor is scaled onto it (the equilibrium is homogeneous)
+            y = y * max(1.0, floor / least)
+        else:
             raise ParameterError(
                 f"parameter 'min_tension_ratio' = {min_tension_ratio!r}: no equilibrium of "
                 f"this net with every tension above {floor:.6g} N was found (the least "
@@ -263,13 +269,15 @@ def _kind_colours(kinds) -> dict:
 def plot_net_form(form, ax=None, cmap: str = "viridis"):
     """Draw a :class:`~mbdcore.models.cable_net.NetForm` on a matplotlib 3D axes (made on
     a new Agg figure when ``ax`` is None): every member a line coloured by its tension,
-    a colour bar in N, axes in m.  Returns the axes."""
+    a colour bar in N, axes in m (the height stretched to at least a third of the
+    aperture where the dish is shallower).  Returns the axes."""
     # matplotlib is imported when a picture is asked for, not with the model
     from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
     if ax is None:
         fig = Figure(figsize=(7, 6))
         FigureCanvasAgg(fig)
@@ -282,8 +290,12 @@ def plot_net_form(form, ax=None, cmap: str = "viridis"):
     ax.set_xlabel(axis_label("x", "m"))
     ax.set_ylabel(axis_label("y", "m"))
     ax.set_zlabel(axis_label("z", "m"))
+    # a dish a few per cent of the aperture deep would be a flat line at true
+    # proportions: the height is drawn at least a third of the aperture
     span = np.ptp(form.positions, axis=0)
-    ax.set_box_aspect(tuple(np.maximum(span, 0.05 * span.max())), zoom=0.8)
+    ax.set_box_aspect((span[0], span[1], max(span[2], span[:2].max() / 3.0)), zoom=0.8)
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_major_locator(MaxNLocator(5))
     mappable = ScalarMappable(norm=norm, cmap=colours)
     ax.figure.colorbar(mappable, ax=ax, shrink=0.7, label=axis_label("tension", "N"))
     return ax

@@ -99,12 +99,23 @@ def test_rear_net_and_ties_balance_the_front(reflector):
 
 def test_ancf_net_is_in_equilibrium_at_the_form(reflector):
     """The tension-only ANCF cables (stress-free lengths from the form's tensions) on the
-    deployed truss: Newton's static state is the form -- tensions to 1e-9 of the largest,
+    deployed truss, started with their nodes displaced by 1e-5 m (tensions off by more
+    than 1 N): Newton's static state is the form -- tensions to 1e-9 of the largest,
     nodes to 1e-9 m of the design surface -- and the surface error of the ANCF nodes is
     the form's."""
     truss, net = reflector
-    eq = net_static_equilibrium(net)
     form = net.form
+    q_start = net.coordinates()
+    rng = np.random.default_rng(24)
+    for cable in net.cables:
+        shift = np.zeros((cable.n_nodes, 6))
+        shift[:, :3] = 1e-5 * rng.standard_normal((cable.n_nodes, 3))
+        q_start[cable.index:cable.index + cable.n_coords] += shift.ravel()
+    start_error = max(abs(c.axial_force(q_start[c.index:c.index + c.n_coords],
+                                        0.25 * c.length)[0] - t)
+                      for c, t in zip(net.cables, form.tension))
+    assert start_error > 1.0                   # at the quarter points; the nodes' slopes kept
+    eq = net_static_equilibrium(net, q_start)
     assert np.abs(net.tensions(eq.q) - form.tension).max() < 1e-9 * form.tension.max()
     assert np.abs(net.node_positions(eq.q) - form.positions).max() < 1e-9
     facets = front_facets(form.topology)
@@ -168,6 +179,28 @@ def test_tension_floor_binds_and_keeps_the_equilibrium():
     high, _ = paraboloid_form(topology, *rims, focal_length=FOCAL, min_tension_ratio=0.9)
     assert high.tension.min() >= 9.0 * (1.0 - 1e-9)
     assert np.abs(high.residual()).max() < 1e-9 * high.tension.max()
+
+
+def test_shallower_rear_net_is_in_equilibrium_with_the_front():
+    """rear_focal_ratio = 2: the rear nodes on a paraboloid of twice the focal length
+    (half the depth of the front's) to 1e-9 m, every free node balanced (1e-9 N), every
+    tie taut and along the axis."""
+    _, rims = _rims(4)
+    topology = cable_net_topology(4, 2)
+    form, (front, rear) = paraboloid_form(topology, *rims, focal_length=FOCAL,
+                                          rear_focal_ratio=2.0)
+    per_net = topology.per_net
+    rear_nodes = form.positions[per_net:]
+    assert rear.focal_length == 2.0 * FOCAL
+    assert np.abs(rear_nodes[:, 2] - rear.height(rear_nodes[:, :2])).max() < 1e-9
+    front_depth = form.positions[0, 2] - form.positions[per_net - 1, 2]
+    rear_depth = rear_nodes[-1, 2] - rear_nodes[0, 2]
+    assert rear_depth == pytest.approx(0.5 * front_depth, rel=1e-9)
+    assert np.abs(form.residual()).max() < 1e-9
+    ties = topology.members[topology.kind == TIE]
+    assert np.all(form.tension[topology.kind == TIE] > 0.0)
+    np.testing.assert_allclose(form.positions[ties[:, 0], :2], form.positions[ties[:, 1], :2],
+                               rtol=0, atol=1e-12)
 
 
 def test_bad_parameters_are_refused_by_name():

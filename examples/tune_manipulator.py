@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from controllers.design.tuning import dask_executor, evaluate_move, sweep
+from controllers.design.tuning import evaluate_move
+from mbdcore.sweep import dask_executor, sweep
 from flexcosim.console import ProgressPrinter, terminal_logging
 from mbdcore.timeseries import axis_label
 

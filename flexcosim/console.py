@@ -5,7 +5,7 @@ The library (:mod:`mbdcore`, :mod:`fmu`, :mod:`controllers`) prints nothing: it 
 through :mod:`logging` (an FMU's messages on ``fmu.cosim.master.<component>``, real-time
 overruns on ``fmu.cosim.master``, a kernel compiled on first use on ``mbdcore.native``)
 and reports progress to a callback (``Master.run(progress=...)``,
-``controllers.design.tuning.sweep(progress=...)``).  This module is the other end:
+``mbdcore.sweep.sweep(progress=...)``).  This module is the other end:
 
 * :func:`terminal_logging` sets up logging for the command line's ``-v``/``-q`` (and the
   examples), Python warnings included, one line per message;

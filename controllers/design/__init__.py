@@ -3,7 +3,8 @@ named I/O systems and their linearisation (``adapters``), LQR/LQG/LQI synthesis
 (``lq``), margins (``margins``), modes and minimal realizations
 (``realization``), PID tuning (``pid_tuning``), figures (``plots``), robustness
 scans (``robustness``), the arm's LQG and the antenna servo designs, closed-loop
-validation in co-simulation, move metrics and parameter sweeps; the errors in
+validation in co-simulation, move metrics and the arm's move as a sweep case
+(``mbdcore.sweep`` runs the cases); the errors in
 ``errors``."""
 
 from controllers.design.adapters import (
@@ -67,13 +68,7 @@ from controllers.design.pid_tuning import PIDTuning, tune_pid
 from controllers.design.plots import plot_bode, plot_step
 from controllers.design.realization import minimal_realization, modal_table
 from controllers.design.robustness import RobustnessScan, robustness_scan
-from controllers.design.tuning import (
-    CaseFailure,
-    SweepError,
-    dask_executor,
-    evaluate_move,
-    sweep,
-)
+from controllers.design.tuning import evaluate_move
 from controllers.design.validation import (
     NOT_SETTLED,
     closed_loop_move,
@@ -148,9 +143,5 @@ __all__ = [
     "NOT_SETTLED",
     "closed_loop_move",
     "validate_move",
-    "sweep",
-    "SweepError",
-    "CaseFailure",
-    "dask_executor",
     "evaluate_move",
 ]

@@ -141,7 +141,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         Newton iteration fails at h and at every halving of it down to h /
         2**max_halvings (the method retries it first,
         :class:`~mbdcore.integrators.base.StepHalving`; ``max_halvings`` is a method
-        option); it names the time, the step tried last and the last residual.
+        option); it names the time, the step tried last and the last residual;
+        ``result`` holds the recorded steps before it.
     """
     n_steps = int(round(t_end / h))
     if n_steps < 1 or not np.isfinite(h) or h <= 0:
@@ -216,8 +217,12 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             set_inputs(step, x[:problem.n], x[problem.n:])
             if step.restart:
                 integ.start(step.t, x)      # the inputs jumped: the history is void
-            with np.errstate(all="ignore"):
-                x = integ.step(form.rhs, step.h)
+            try:
+                with np.errstate(all="ignore"):
+                    x = integ.step(form.rhs, step.h)
+            except IntegrationError as err:   # a Newton failure: the steps so far are kept
+                err.result = _result(problem, times, qs, vs, lams, {})
+                raise
             diverged(step.t_end, x[:problem.n], x[problem.n:], integ.name)
             x = form.correct(step.t_end, x)
             integ.correct(x)
@@ -241,7 +246,11 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             if step.restart:
                 # the inputs jumped: accelerations and multipliers after the jump
                 integ.start(problem, step.t, q, v)
-            q, v = integ.step(problem, step.t, q, v, step.h)
+            try:
+                q, v = integ.step(problem, step.t, q, v, step.h)
+            except IntegrationError as err:   # a Newton failure: the steps so far are kept
+                err.result = _result(problem, times, qs, vs, lams, integ.stats())
+                raise
             diverged(step.t_end, q, v, integ.name)
             if problem.update(step.t_end, q, v):
                 integ.start(problem, step.t_end, q, v)  # a force jumped: consistent restart

@@ -14,13 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from controllers.design.tuning import (
-    CHUNKS_PER_WORKER,
-    SweepError,
-    chunk_size,
-    evaluate_move,
-    sweep,
-)
+from controllers.design.tuning import evaluate_move
+from mbdcore.sweep import CHUNKS_PER_WORKER, SweepError, chunk_size, sweep
 from support import ROOT
 
 # short, coarse moves: the sweep machinery is under test, not the arm
@@ -103,7 +98,7 @@ def test_bad_arguments_are_refused_naming_them(kwargs, words):
 
 def test_a_dask_client_is_taken_as_it_is():
     pytest.importorskip("distributed")
-    from controllers.design.tuning import dask_executor
+    from mbdcore.sweep import dask_executor
 
     executor, client = dask_executor(n_workers=1, threads_per_worker=1, processes=False)
     try:
@@ -116,7 +111,7 @@ def test_a_dask_client_is_taken_as_it_is():
 #: a sweep of sleeping cases that says when its first cases are done; Ctrl-C comes then
 INTERRUPTED = """
 import sys, time
-from controllers.design.tuning import sweep
+from mbdcore.sweep import sweep
 def started(done, total):
     if done == 2:
         print("started", flush=True)

@@ -323,6 +323,22 @@ def test_newton_failure_on_nan_forces_names_the_time():
         assert integ.newton_iterations < 4 * 2 * 25 + 6 * 2 * 2 * 25
 
 
+def test_a_newton_failure_in_simulate_keeps_the_steps_before_it():
+    """simulate's ConvergenceError carries the steps recorded before it (``result``), as
+    its DivergenceError does: a long run that fails late loses nothing.  Forces NaN from
+    t = 0.0405 s on, steps of 10 ms: the rows of 0 ... 0.04 s are kept, equal to a run
+    that stops at 0.04 s."""
+    pend = PoisonedPendulum(t_bad=0.0405)
+    q0, v0 = pend.state_from_angle(0.5, 0.0)
+    with pytest.raises(ConvergenceError) as info:
+        simulate(pend, 0.1, 0.01, "generalized-alpha", q0=q0, v0=v0)
+    kept = info.value.result
+    np.testing.assert_allclose(kept.t, [0.0, 0.01, 0.02, 0.03, 0.04], rtol=0, atol=1e-15)
+    short = simulate(PoisonedPendulum(t_bad=0.0405), 0.04, 0.01, "generalized-alpha",
+                     q0=q0, v0=v0)
+    assert np.array_equal(kept.q, short.q) and np.array_equal(kept.v, short.v)
+
+
 def test_redundant_constraints_raise_instead_of_hanging():
     pend = RedundantPendulum()
     q0, v0 = pend.state_from_angle(0.5, 0.0)

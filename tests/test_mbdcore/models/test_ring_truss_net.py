@@ -9,6 +9,7 @@ import pytest
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.simulate import simulate
 from mbdcore.models.cable_net import (
+    SLACK_MARGIN,
     add_cable_net,
     cable_net_topology,
     folded_net_nodes,
@@ -251,6 +252,27 @@ def test_net_on_a_folded_truss_starts_slack_and_ends_on_the_form(n_bays, folded_
     q_form = net.form_coordinates()
     assert np.abs(truss.system.all_constraints(0.0, q_form)).max() < 1e-10
     np.testing.assert_allclose(net.tensions(q_form), form.tension, rtol=1e-9)
+
+
+@pytest.mark.parametrize("folded_angle", [0.6, 1.0])
+def test_a_two_ring_net_on_a_folded_four_bay_truss_starts_slack(folded_angle):
+    """4 bays fold into a zig-zag about a bar's length times cos(theta_0) high, so a
+    radial cable from a lifted rim node to the weighted mean of its ring ends up longer
+    than its stress-free length (1.006 of it at 1.0 rad): the net started at 529 N
+    (1.0 rad) and 1293 N (0.6 rad) and the first step failed.  The members too long are
+    pulled short: every chord at most SLACK_MARGIN of its stress-free length, every
+    tension zero, the truss's and the net's joints closed."""
+    truss = ring_truss(n_bays=4, folded_angle=folded_angle, drive=False, latch=False)
+    net = add_cable_net(truss, net_rings=2)
+    q0 = net.coordinates()
+    assert np.abs(truss.system.all_constraints(0.0, q0)).max() < 1e-10
+    assert np.array_equal(net.tensions(q0), np.zeros(len(net.cables)))
+    chords = np.linalg.norm(net.start[net.form.topology.members[:, 1]]
+                            - net.start[net.form.topology.members[:, 0]], axis=1)
+    lengths = np.array([c.length for c in net.cables])
+    assert np.all(chords <= SLACK_MARGIN * lengths * (1 + 1e-9))
+    np.testing.assert_array_equal(net.start[net.form.topology.fixed],
+                                  np.vstack(truss.net_attachment_points(q0)))
 
 
 def test_folded_net_stays_slack_while_the_truss_starts_to_open():

@@ -1,0 +1,84 @@
+"""A deployment of the ring truss in one call (mbdcore.models.truss_deployment): the
+geared truss latches all its bays together and ends at the designed aperture; the
+report's last line says how many bays latched; a run that fails part-way returns what
+it reached; a deployment is a case of a sweep in another process."""
+from __future__ import annotations
+
+import math
+import re
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+from mbdcore.blocks import ParameterError
+from mbdcore.models.truss_deployment import deploy_truss, deployment_case
+from mbdcore.sweep import sweep
+
+# the last 0.7 % of the aperture: the bays latch at 1.30 s (h = 0.02 s)
+NEAR = {"n_bays": 4, "folded_angle": 1.45, "stop": 1.36}
+
+
+@pytest.fixture(scope="module")
+def near_deployed():
+    return deploy_truss(**NEAR)
+
+
+def test_the_geared_truss_latches_every_bay_together_at_the_designed_aperture(near_deployed):
+    run = near_deployed
+    assert run.failure is None and run.end_time == pytest.approx(NEAR["stop"], abs=1e-12)
+    # synchronous gears: the four bays turn as one, so they reach the latch length in
+    # the same step
+    assert run.latched == 4 and len(set(run.latch_times)) == 1
+    assert 0.5 < run.latch_times[0] < NEAR["stop"]
+    assert run.bay_angle_spread() < 1e-9
+    # latched: every bay near pi/2, ringing on the latch (a 1e7 N/m end stop in the
+    # diagonal, 0.06 s after it caught: 9e-5 rad measured); the aperture D sin(theta) is
+    # stationary at pi/2, so its error is second order in that, D/4 (1e-3)^2 at most
+    np.testing.assert_allclose(run.truss.bay_angles(run.result.q[-1]), math.pi / 2,
+                               rtol=0, atol=1e-3)
+    assert abs(run.truss.aperture_error(run.result.q[-1])) < 1e-6
+    assert re.fullmatch(r"latched: 4 of 4 bays at t = 1\.360 s", run.report()[-1])
+
+
+def test_the_time_series_has_units_and_the_runs_figures(near_deployed):
+    series = near_deployed.timeseries()
+    assert series.units["deployment_ratio"] == "1"
+    assert series.units["bay_angle3"] == "rad" and series.units["motor_current0"] == "A"
+    ratio = np.asarray(series["deployment_ratio"])
+    assert ratio[0] < 0.995 and ratio[-1] == pytest.approx(1.0, abs=1e-6)
+    currents = np.array([series[f"motor_current{k}"] for k in range(4)])
+    assert np.abs(currents).max() == pytest.approx(near_deployed.peak_motor_current(),
+                                                   rel=1e-15)
+
+
+def test_a_run_that_fails_part_way_returns_what_it_reached():
+    """One Newton iteration a step and no halving: the first step fails; the run returns
+    the start, says why, and counts no latched bay."""
+    run = deploy_truss(n_bays=4, folded_angle=1.45, stop=0.1,
+                       method_options={"max_iterations": 1, "max_halvings": 0})
+    assert run.failure.startswith("ConvergenceError: ") and len(run.result.t) >= 1
+    assert run.report()[-2].startswith("stopped early: ConvergenceError")
+    assert run.report()[-1] == f"latched: 0 of 4 bays at t = {run.end_time:.3f} s"
+
+
+def test_a_deployment_is_a_case_of_a_sweep_in_another_process():
+    """Plain numbers in, plain numbers out: the case runs in a worker process and gives
+    the same figures, bit for bit, as in this one (the wall time aside)."""
+    case = {"n_bays": 4, "folded_angle": 1.45, "stop": 0.1, "rate": 0.08}
+    with ProcessPoolExecutor(1) as pool:
+        there, = sweep(deployment_case, [case], pool)
+    here = deployment_case(case)
+    there.pop("wall_time"), here.pop("wall_time")
+    assert repr(there) == repr(here) and there["case"] == case and there["steps"] == 5
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"stop": 0.0}, "stop = 0.0 s is invalid"),
+    ({"h": float("nan")}, "h = nan s is invalid"),
+    ({"gain": 1.0}, "unknown setting.*gain.*accepted: rate, kp"),
+    ({"n_bays": 5}, "n_bays"),
+])
+def test_bad_settings_are_refused_naming_them(kwargs, words):
+    with pytest.raises(ParameterError, match=words):
+        deploy_truss(**kwargs)

@@ -45,6 +45,8 @@ KERNELS = {
                                            ["PLAN_API"], []),
     "mbdcore.multibody._system_terms": (["mbdcore/multibody/native/system_terms.c"],
                                         ["TERMS_API"], []),
+    "mbdcore.multibody._redundancy": (["mbdcore/multibody/native/redundancy.c"],
+                                      ["RANK_API"], []),
     "mbdcore.spatial._ancf3d": (["mbdcore/spatial/native/ancf3d.c"], ["ANCF3D_API"], []),
     "mbdcore.models._arm": (["mbdcore/multibody/native/beam_kinematics.c",
                              "mbdcore/models/native/arm.c"], ["BEAM_API", "ARM_API"],

@@ -1,7 +1,7 @@
 """Ring truss (issue 14): cost per implicit step against the number of bays, printed, not
 asserted (docs/ring_truss.md, "Cost").
 
-    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --deploy-net]
+    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --deploy-net | --redundancy]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -26,6 +26,15 @@ deployment ratio, largest and smallest tension, largest difference from the form
 pretension.  About 3 to 6 minutes.  With ``--quick``: the short final part, 4 bays from
 1.1 rad, the ramp in 0.3 s, 0.1 s held, 1 element per cable, h = 2 ms (about a minute;
 once a test, out of the suite for its time).
+
+``--redundancy``: the check of dependent constraint rows (``System.check_redundancy``:
+projection, G of all rows, factorisation) at full deployment, the geared truss of N =
+12, 24, 48 bays (12, 24 with ``--quick``), with the dense pivoted QR and the sparse
+row-by-row Givens QR: dependent rows found by each, wall time (best of 3) and the peak
+memory traced by tracemalloc in a separate run.  Then, along the deployment of the 12-bay
+truss (bay angle 0.3 rad to pi/2; 4 to 6 with ``--quick``), geared and ungeared: the
+rank of all rows (as n - rank, the mobility), of the rows kept and their smallest pivot
+(``redundancy.rank_along``): where the rank changes.
 """
 from __future__ import annotations
 
@@ -40,6 +49,7 @@ import numpy as np  # noqa: E402
 
 from mbdcore.dae.simulate import simulate  # noqa: E402
 from mbdcore.models.cable_net import add_cable_net  # noqa: E402
+from mbdcore.multibody.redundancy import rank_along  # noqa: E402
 from mbdcore.models.ring_truss import (  # noqa: E402
     add_deployment_driver,
     ring_truss,
@@ -103,13 +113,60 @@ def peak_memory(n_bays: int, h: float, steps: int = 2) -> float:
         tracemalloc.stop()
 
 
+def redundancy_cost(sizes) -> None:
+    """Dense against sparse redundancy check (module docstring)."""
+    print(f"{'N':>4} {'coords':>7} {'rows':>6} {'method':>7} {'dependent':>10} "
+          f"{'time [s]':>9} {'memory [MB]':>12}")
+    for n in sizes:
+        truss = ring_truss(n_bays=n, drive=False, latch=False, folded_angle=1.0)
+        system, q = truss.system, truss.coordinates(np.pi / 2)
+        for method in ("dense", "sparse"):
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                found = system.check_redundancy(0.0, q, method=method)
+                times.append(time.perf_counter() - t0)
+            tracemalloc.start()
+            try:
+                system.check_redundancy(0.0, q, method=method)
+                memory = tracemalloc.get_traced_memory()[1] / 1e6
+            finally:
+                tracemalloc.stop()
+            print(f"{n:>4} {system.n:>7} {system.m_all:>6} {method:>7} {len(found):>10} "
+                  f"{min(times):>9.3f} {memory:>12.1f}")
+
+
+
+def rank_path(n_bays: int) -> None:
+    """Rank of the rows along the deployment (module docstring, ``--redundancy``)."""
+    angles = (0.3, 0.6, 0.9, 1.2, 1.4, 1.5, 1.55, 1.57, np.pi / 2)
+    print(f"\n{n_bays} bays: n - rank of all rows (mobility) / kept rows of full rank / "
+          "their smallest pivot over the largest row norm")
+    print(f"{'angle [rad]':>12} " + " ".join(f"{a:>8.4f}" for a in angles))
+    for gears in (True, False):
+        truss = ring_truss(n_bays=n_bays, drive=False, latch=False, folded_angle=1.0,
+                           gears=gears)
+        profile = rank_along(truss.system, [truss.coordinates(a) for a in angles])
+        label = "geared" if gears else "ungeared"
+        print(f"{label:>12} " + " ".join(f"{truss.system.n - every:>8d}"
+                                         for every, _, _ in profile))
+        print(f"{'':>12} " + " ".join(f"{'yes' if kept == truss.system.m else 'NO':>8}"
+                                      for _, kept, _ in profile))
+        print(f"{'':>12} " + " ".join(f"{pivot:>8.1e}" for _, _, pivot in profile))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--net", action="store_true")
     ap.add_argument("--deploy-net", action="store_true")
+    ap.add_argument("--redundancy", action="store_true")
     args = ap.parse_args()
+    if args.redundancy:
+        redundancy_cost((12, 24) if args.quick else (12, 24, 48))
+        rank_path(6 if args.quick else 12)
+        return
     if args.deploy_net:
         deploy_net(args.quick)
         return

@@ -5,6 +5,7 @@ cost per step of the index-3 sparse path with each; printed, never asserted
 
     python bench/sparse_lu.py            # about a minute on 2 cores
     python bench/sparse_lu.py --quick    # ring truss at 4 bays and the cable net only
+    python bench/sparse_lu.py --parallel # PARDISO (pypardiso, the extra "parallel")
 
 Matrices: the last Newton matrix factored in two generalized-alpha steps (GGL) of the
 ring truss (deployment driver, gears; 4, 12, 24 bays, h = 10 ms) and of the deployed
@@ -16,6 +17,13 @@ splu's factorisation and solve, the entries of L + U of both (and of SparseLU wi
 other ordering) and the largest residual |A x - b| of both.  Then per model: the wall time per step over K steps of
 the sparse path with ``sparse_solver="native"`` and ``"superlu"`` and their Newton
 iterations per step (the same, to rounding).
+
+``--parallel``: the Newton matrix of the ring truss at 24 and 48 bays factored afresh by
+SparseLU (factor, and refactor on kept pivots), SuperLU and MKL's PARDISO
+(``sparse_solver="pardiso"``: analysis and factorisation, PARDISO's phase 12, as the
+integrator calls it; and its numerical factorisation alone, phase 22, on the analysis
+kept) with 1 and 2 MKL threads: best wall time per factorisation and the largest
+residual; then the wall time per step of the sparse path with PARDISO.
 """
 from __future__ import annotations
 
@@ -87,11 +95,62 @@ def step_row(name, problem, steps: int) -> None:
     print(f"{name:>14} {problem[0].n:>6} " + "   ".join(cells))
 
 
+def parallel_rows(steps: int) -> None:
+    """PARDISO against SparseLU and SuperLU (module docstring, ``--parallel``)."""
+    import pypardiso     # optional: only this table needs it
+
+    from mbdcore.dae.sparse_solver import pardiso_factors, pardiso_threads
+
+    print("time per factorisation [ms] of the truss's Newton matrix; PARDISO "
+          "phase 12 (analysis + factor, what the integrator calls) / phase 22 (factor on "
+          "the kept analysis)")
+    print(f"{'N':>4} {'n':>6} {'SparseLU':>9} {'refactor':>9} {'SuperLU':>9} "
+          f"{'P12 1 thr':>10} {'P22 1 thr':>10} {'P12 2 thr':>10} {'P22 2 thr':>10} "
+          f"{'residual':>9} {'PARDISO':>9}")
+    for n in (24, 48):
+        A = newton_matrices(ring_truss_problem(n), 2)[0][-1].tocsc()
+        b = np.random.default_rng(23).standard_normal(A.shape[0])
+        ours = SparseLU(A).factored(A)
+        cells = [best_time(lambda: SparseLU(A).factored(A)),
+                 best_time(lambda: ours.refactored(A)), best_time(lambda: splu(A))]
+        Ar = A.tocsr()
+        for threads in (1, 2):
+            pardiso_threads(threads)
+            cells.append(best_time(lambda: pardiso_factors(Ar)))
+            solver = pypardiso.PyPardisoSolver(mtype=11)
+            solver.factorize(Ar)
+            solver.set_phase(22)
+            cells.append(best_time(lambda: solver._call_pardiso(Ar, np.zeros((Ar.shape[0], 1)))))
+            solver.free_memory(everything=True)
+        lu = pardiso_factors(Ar)
+        res = [np.abs(A @ ours.solve(b) - b).max(), np.abs(A @ lu.solve(b) - b).max()]
+        print(f"{n:>4} {A.shape[0]:>6} " + " ".join(f"{c * 1e3:>9.2f}" for c in cells[:3])
+              + " " + " ".join(f"{c * 1e3:>10.2f}" for c in cells[3:])
+              + f" {res[0]:>9.1e} {res[1]:>9.1e}")
+    print(f"\nper step ({steps} steps; ms, Newton iterations and factorisations per step)")
+    for n in (24, 48):
+        problem = ring_truss_problem(n)
+        for solver, threads in (("native", 1), ("superlu", 1), ("pardiso", 1), ("pardiso", 2)):
+            pardiso_threads(threads)
+            newton_matrices(problem, 1, sparse_solver=solver)          # warm up
+            t0 = time.perf_counter()
+            _, integ = newton_matrices(problem, steps, sparse_solver=solver)
+            per_step = (time.perf_counter() - t0) / steps
+            stats = integ.stats()
+            print(f"{n:>4} bays {solver:>8} {threads} thread(s): {per_step * 1e3:>8.1f} ms, "
+                  f"{stats['iterations_per_step']:.2f} iterations, "
+                  f"{stats['factorizations_per_step']:.2f} factorisations per step")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--parallel", action="store_true")
     args = ap.parse_args()
+    if args.parallel:
+        parallel_rows(args.steps)
+        return
     bays = (4,) if args.quick else (4, 12, 24)
     problems = [(f"truss {n} bays", ring_truss_problem(n)) for n in bays]
     problems.append(("cable net", cable_net_problem()))

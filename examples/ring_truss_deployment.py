@@ -10,8 +10,8 @@ telescopic diagonal under the deployment-rate PI controller (0.05 m/s, at most 4
 the latches catch the diagonals at their deployed length and the motors are switched
 off.  ``--net`` hangs the Kevlar cable net (``--net-rings`` rings, default 1) on the
 truss, slack while folded (:func:`mbdcore.models.cable_net.add_cable_net`).  Prints the latch time of every bay,
-the spread of the bay angles, the peak motor current (and cable tension), the simulated
-time, step and wall time; its last line reads ``latched: K of N bays at t = T s``.  A run
+the spread of the bay angles, the peak motor current (and cable tension), the energy
+balance, the simulated time, step and wall time; its last line reads ``latched: K of N bays at t = T s``.  A run
 that fails part-way says why, still writes what it reached and exits with status 1.  Writes
 ``ring_truss_deployment.csv`` (time [s], deployment ratio [1], bay angles [rad], aperture
 and its error [m], motor currents [A] and torques [N m]; with the net the largest and
@@ -83,7 +83,8 @@ def main(out="results", n_bays=6, stop=7.0, h=0.02, folded_angle=1.0, net=None):
     else:
         print(f"wrote {out}/ring_truss_deployment.csv and ring_truss_configurations.png; no "
               "GIF: Pillow is not installed (pip install pillow)")
-    print("\n".join(run.report()))
+    lines = run.report()
+    print("\n".join(lines[:-1] + [run.energy_line(), lines[-1]]))
     return run
 
 

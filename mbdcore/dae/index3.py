@@ -155,7 +155,13 @@ from mbdcore.dae.index1 import (
     sparse_mass_matrix,
 )
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
-from mbdcore.dae.sparse_solver import PatternError, SingularMatrixError, SparseLU
+from mbdcore.dae.sparse_solver import (
+    PatternError,
+    SingularMatrixError,
+    SparseLU,
+    pardiso_factors,
+    require_pardiso,
+)
 from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.native import TableLayout, kernel_library, table_layout
@@ -168,8 +174,9 @@ __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
 #: factorisations of the sparse path: the project's (mbdcore.dae.sparse_solver, its
-#: ordering kept per pattern, refactored on kept pivots) or scipy's SuperLU
-SPARSE_SOLVERS = ("native", "superlu")
+#: ordering kept per pattern, refactored on kept pivots), scipy's SuperLU, or MKL's
+#: multithreaded PARDISO (optional: the extra "parallel")
+SPARSE_SOLVERS = ("native", "superlu", "pardiso")
 #: ``sparse="auto"`` switches to sparse linear algebra above this many coordinates
 SPARSE_AUTO_SIZE = 200
 #: the most solves of one stage with a new active set of the switching force laws (a
@@ -421,14 +428,17 @@ class Index3Integrator(StepHalving):
         O(n^3).  ``False``: dense LAPACK (the small-system default).
         ``"auto"`` (default): sparse above :data:`SPARSE_AUTO_SIZE` coordinates, except
         with ``iteration="broyden"``, whose updated inverse is dense by nature.
-    sparse_solver : {"native", "superlu"}
+    sparse_solver : {"native", "superlu", "pardiso"}
         The sparse path's factorisation.  ``"native"`` (default): the project's sparse
         LU in C (:class:`~mbdcore.dae.sparse_solver.SparseLU`, docs/sparse_lu.md): its
         fill-reducing ordering made once per pattern of the matrix (the topology) and
         kept across steps, each factorisation a refactorisation on the pivot order of
         the last one, factored afresh where a kept pivot has become too small.
         ``"superlu"``: scipy's SuperLU (``scipy.sparse.linalg.splu``), its ordering and
-        pivots chosen at every factorisation.
+        pivots chosen at every factorisation.  ``"pardiso"``: Intel MKL's PARDISO,
+        multithreaded (MKL's thread count), through the optional pypardiso (the extra
+        ``parallel``; ImportError naming it when missing), a fresh factorisation each
+        time (:func:`~mbdcore.dae.sparse_solver.pardiso_factors`).
     max_halvings : int
         How many times a step whose Newton solve fails is halved before
         :class:`ConvergenceError` is raised (steps down to h / 2**max_halvings; module
@@ -485,6 +495,8 @@ class Index3Integrator(StepHalving):
         if sparse_solver not in SPARSE_SOLVERS:
             raise ValueError(f"sparse_solver {sparse_solver!r} is unknown; accepted: "
                              f"{SPARSE_SOLVERS}")
+        if sparse_solver == "pardiso":
+            require_pardiso()
         self.sparse_solver = sparse_solver
         if int(max_halvings) != max_halvings or max_halvings < 0:
             raise ValueError(f"max_halvings = {max_halvings!r}: accepted a whole number >= 0")
@@ -822,6 +834,8 @@ class Index3Integrator(StepHalving):
         self.factorizations += 1
         if self.sparse_solver == "native" and scipy.sparse.issparse(J):
             return self._native_factor(J)
+        if self.sparse_solver == "pardiso" and scipy.sparse.issparse(J):
+            return pardiso_factors(J)
         return self._factor(J, kind)
 
     def _native_factor(self, J):

@@ -10,6 +10,11 @@ patterns of L and U and only recomputes their values, falling back to a fresh
 factorisation when a kept pivot fails the threshold test.  The index-3/GGL integrators'
 sparse path (:mod:`mbdcore.dae.index3`) factors its Newton matrices with it.
 
+:class:`PardisoFactors` (:func:`pardiso_factors`) are the factors of Intel MKL's
+PARDISO, a multithreaded sparse direct solver, through the optional package pypardiso
+(the extra ``parallel``: ``pip install flexcosim[parallel]``), imported only when asked
+for; the integrators' ``sparse_solver="pardiso"``.
+
 Every array the C touches is allocated here, sized from the pattern: the C allocates
 nothing.  With the A^T A ordering the analysis bounds the room L and U need; with the
 A + A^T ordering a factorisation needing more room than the first guess (pivoting can
@@ -18,6 +23,7 @@ exceed the Cholesky factor of the ordered A + A^T) is redone with more.
 from __future__ import annotations
 
 import copy
+import ctypes
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +32,11 @@ import scipy.sparse
 from mbdcore.native import kernel_library
 
 __all__ = ["SparseLU", "SingularMatrixError", "PatternError", "ORDERINGS", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
-           "SPARSE_LU_C_SOURCE"]
+           "SPARSE_LU_C_SOURCE", "PardisoFactors", "pardiso_factors", "pardiso_threads", "require_pardiso",
+           "PARALLEL_EXTRA"]
+
+#: the optional extra that installs the parallel sparse solver (pypardiso: PARDISO)
+PARALLEL_EXTRA = "parallel"
 
 #: a pivot is accepted within this fraction of its column's largest candidate, and a
 #: kept one while it stays within it (KLU's default is 0.001; on the ring truss's Newton
@@ -314,3 +324,85 @@ class SparseLU:
         _library().slu_solve(self.n, self.order, Lp, Li, Lx, Up, Ui, Ux, Udiag, prow, x.T,
                              1 if x.ndim == 1 else x.shape[1], np.empty(self.n))
         return x
+
+
+# -- PARDISO (optional) ------------------------------------------------------------------
+def require_pardiso():
+    """The module pypardiso, imported here: an optional package (the extra
+    ``parallel``) that only ``sparse_solver="pardiso"`` uses; ImportError naming the
+    extra when it is not installed or MKL's library is not found."""
+    try:
+        import pypardiso
+    except ImportError as exc:
+        raise ImportError(
+            "sparse_solver='pardiso' needs the package pypardiso (Intel MKL's PARDISO; "
+            f"wheels for x86-64 Linux and Windows): pip install 'flexcosim[{PARALLEL_EXTRA}]'"
+        ) from exc
+    return pypardiso
+
+
+class PardisoFactors:
+    """PARDISO's factors of a square sparse matrix A (real unsymmetric, MKL's default
+    settings: a fill-reducing nested-dissection ordering, scaling and weighted matching,
+    pivots perturbed rather than zero, two steps of iterative refinement), made by
+    :func:`pardiso_factors`.  Each holds its own PARDISO handle, released when the
+    object goes; copying shares it (factors are never changed after factorising) and
+    pickling keeps A, from which unpickling factorises again.
+
+    Attributes
+    ----------
+    matrix : scipy.sparse.csr_matrix
+    perturbed_pivots : int
+        Pivots PARDISO perturbed (iparm(14)): a matrix near singularity."""
+
+    def __init__(self, matrix, solver):
+        self.matrix = matrix
+        self._solver = solver
+        self.perturbed_pivots = int(solver.iparm[13])
+
+    def solve(self, rhs) -> np.ndarray:
+        """A^-1 rhs for rhs of shape (n,) or (n, k)."""
+        return self._solver.solve(self.matrix, np.asarray(rhs, dtype=float))
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (pardiso_factors, (self.matrix,))
+
+    def __del__(self):
+        solver = getattr(self, "_solver", None)
+        if solver is not None:
+            solver.free_memory(everything=True)
+
+
+def pardiso_factors(A) -> PardisoFactors | None:
+    """PARDISO's factors of the square sparse matrix ``A`` (:class:`PardisoFactors`),
+    or None if it is not finite or PARDISO finds it singular; ImportError naming the
+    extra ``parallel`` if pypardiso is not installed."""
+    pypardiso = require_pardiso()
+    A = scipy.sparse.csr_matrix(A, dtype=float)
+    A.sum_duplicates()
+    A.sort_indices()
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    if not np.all(np.isfinite(A.data)) or not np.diff(A.indptr).all():
+        return None                     # non-finite, or an empty row: singular
+    solver = pypardiso.PyPardisoSolver(mtype=11)
+    try:
+        solver.factorize(A)
+    except pypardiso.pardiso_wrapper.PyPardisoError:
+        solver.free_memory(everything=True)
+        return None
+    return PardisoFactors(A, solver)
+
+
+def pardiso_threads(threads: int) -> None:
+    """Let MKL (and so PARDISO) use ``threads`` threads in this process (MKL's own
+    setting, apart from OpenBLAS's: tests/conftest.py sets OPENBLAS_NUM_THREADS=1, not
+    MKL_NUM_THREADS)."""
+    if not (isinstance(threads, int) and threads >= 1):
+        raise ValueError(f"threads = {threads!r}: accepted an integer >= 1")
+    mkl = require_pardiso().PyPardisoSolver().libmkl
+    mkl.MKL_Set_Num_Threads.argtypes = [ctypes.c_int]
+    mkl.MKL_Set_Num_Threads(threads)

@@ -8,6 +8,12 @@ joints, pretensioned by its stress-free length (:func:`stress_free_length`); on 
 truss the net starts slack (:func:`folded_net_nodes`); :func:`net_static_equilibrium`
 checks the ANCF net against the form; :meth:`CableNet.tensions` gives the cable tensions
 [N].  The truss it hangs on is :mod:`mbdcore.models.ring_truss`.
+
+With ``focal_length`` given, :func:`add_cable_net` makes the reflector's net instead: the
+front net on a paraboloid, the rear net on a mirror or shallower one, the ties along the
+axis, one force density per member (:func:`paraboloid_form`, the design in
+:mod:`mbdcore.models.reflector_net`); :meth:`CableNet.surface_error` is then the front
+net's flat-facet error to its paraboloid.
 """
 from __future__ import annotations
 
@@ -26,10 +32,21 @@ from mbdcore.models.ring_truss import (
     check_build_size,
     checked_parameters,
 )
+from mbdcore.models.reflector_net import (
+    PARABOLOID_PARAMETERS,
+    FacetError,
+    Paraboloid,
+    facet_surface_error,
+    front_facets,
+    member_force_densities,
+    paraboloid_dishes,
+    paraboloid_nodes,
+)
 from mbdcore.spatial.ancf import ANCFCable, CableEquilibriumError
 from mbdcore.spatial.joints import Spherical
 
 __all__ = ["NET_PARAMETERS", "NET_MEMBER_KINDS", "cable_net_parameters",
+           "PARABOLOID_NET_PARAMETERS", "paraboloid_net_parameters", "paraboloid_form",
            "NetTopology", "cable_net_topology", "NetForm", "node_force_balance",
            "force_density_form", "stress_free_length", "CableNet", "folded_net_nodes",
            "SLACK_MARGIN", "SLACK_SWEEPS",
@@ -64,10 +81,24 @@ NET_PARAMETERS: tuple[Parameter, ...] = (
 NET_MEMBER_KINDS = ("radial", "hoop", "tie")
 
 
+#: Parameters of the paraboloid net (validated by :func:`paraboloid_net_parameters`):
+#: those of :data:`NET_PARAMETERS` but the force densities per kind, which the form
+#: finding chooses per member, and :data:`~mbdcore.models.reflector_net.PARABOLOID_PARAMETERS`
+PARABOLOID_NET_PARAMETERS: tuple[Parameter, ...] = tuple(
+    p for p in NET_PARAMETERS if not p.name.endswith("_force_density")) + PARABOLOID_PARAMETERS
+
+
 def cable_net_parameters(**params) -> dict:
     """The checked net parameters (defaults of :data:`NET_PARAMETERS` filled in):
     ParameterError naming the parameter and its accepted range otherwise."""
     return checked_parameters(NET_PARAMETERS, "cable net", params)
+
+
+def paraboloid_net_parameters(**params) -> dict:
+    """The checked parameters of the paraboloid net (defaults of
+    :data:`PARABOLOID_NET_PARAMETERS` filled in; a flat net's force density is an
+    unknown parameter here): ParameterError naming the parameter otherwise."""
+    return checked_parameters(PARABOLOID_NET_PARAMETERS, "paraboloid cable net", params)
 
 
 @dataclass
@@ -96,6 +127,18 @@ class NetTopology:
     def n_nodes(self) -> int:
         return 2 * self.per_net
 
+    def node(self, net: int, ring, k: int = 0) -> int:
+        """Index of node k (modulo N) of ring ``ring`` (0 the rim, or ``"centre"``) of
+        net ``net`` (0 front, 1 rear)."""
+        return _node_index(self.n_bays, self.rings, net, ring, k)
+
+
+def _node_index(n_bays: int, rings: int, net: int, ring, k: int = 0) -> int:
+    """The node numbering of :class:`NetTopology` (its ``node``)."""
+    per_net = n_bays * (rings + 1) + 1
+    return net * per_net + (n_bays * (rings + 1) if ring == "centre"
+                            else ring * n_bays + k % n_bays)
+
 
 def cable_net_topology(n_bays: int, rings: int) -> NetTopology:
     """The spoke-and-ring topology of the front and rear nets with ties
@@ -105,7 +148,7 @@ def cable_net_topology(n_bays: int, rings: int) -> NetTopology:
     members, kind, labels = [], [], []
 
     def node(net, ring, k=0):
-        return net * per_net + (N * (R + 1) if ring == "centre" else ring * N + k % N)
+        return _node_index(N, R, net, ring, k)
 
     for net, side in enumerate(("front", "rear")):
         labels += [f"{side}_rim{k}" for k in range(N)]
@@ -194,6 +237,27 @@ def force_density_form(topology: NetTopology, fixed_positions, force_density) ->
     return NetForm(topology, positions, q, length, q * length)
 
 
+def paraboloid_form(topology: NetTopology, front_rim, rear_rim, **params
+                    ) -> tuple[NetForm, tuple[Paraboloid, Paraboloid]]:
+    """The reflector's form on the rims (N, 3) [m] (top and bottom joint blocks):
+    the designed nodes on the front and rear paraboloids
+    (:func:`~mbdcore.models.reflector_net.paraboloid_dishes`,
+    :func:`~mbdcore.models.reflector_net.paraboloid_nodes`), one force density per
+    member that holds them in equilibrium
+    (:func:`~mbdcore.models.reflector_net.member_force_densities`), and the
+    force-density solution of those densities (:func:`force_density_form`: it returns
+    the designed nodes, to rounding).  ``params``: :data:`PARABOLOID_PARAMETERS`
+    (checked).  Returns the form and the (front, rear) paraboloids."""
+    p = checked_parameters(PARABOLOID_PARAMETERS, "paraboloid form", params)
+    dishes = paraboloid_dishes(front_rim, rear_rim, p["focal_length"], p["rear_focal_ratio"])
+    design = paraboloid_nodes(topology, front_rim, rear_rim, dishes)
+    density = member_force_densities(topology, design,
+                                     topology.kind == NET_MEMBER_KINDS.index("tie"),
+                                     p["net_pretension"], p["min_tension_ratio"])
+    form = force_density_form(topology, np.vstack([front_rim, rear_rim]), density)
+    return form, dishes
+
+
 def stress_free_length(length, tension, ea) -> np.ndarray:
     """Stress-free length L0 [m] of a straight ANCF cable of length L [m] carrying the
     axial force T [N]: with the cable's Green strain eps = (lam^2 - 1)/2, lam = L/L0,
@@ -229,14 +293,28 @@ class CableNet:
     :func:`add_cable_net` on a folded one).  Cable ends meet at the net's nodes through
     :class:`~mbdcore.spatial.Spherical` joints (the first cable end at a node carries
     it, the others are joined to it) and the rim ends are on balls at the joint blocks
-    (``vertical{k}.top`` for the front net, ``.bottom`` for the rear)."""
+    (``vertical{k}.top`` for the front net, ``.bottom`` for the rear).  A reflector's
+    net (made with ``focal_length``) has its (front, rear) paraboloids in ``dishes``
+    (None for the flat net)."""
 
     def __init__(self, truss: RingTruss, params: dict, form: NetForm, cables: list,
-                 node_ends: list, joints: list, start: np.ndarray):
+                 node_ends: list, joints: list, start: np.ndarray,
+                 dishes: tuple[Paraboloid, Paraboloid] | None = None):
         self.truss, self.params, self.form = truss, params, form
         self.cables, self.node_ends, self.joints = cables, node_ends, joints
         #: the nodes' initial positions [m] (n, 3)
         self.start = start
+        self.dishes = dishes
+
+    def surface_error(self, q) -> FacetError:
+        """The front net's flat facets at the nodes of ``q`` against the front
+        paraboloid (:func:`~mbdcore.models.reflector_net.facet_surface_error`; its
+        ``rms`` [m] the block's ``surface_rms_error``).  ParameterError for a flat net."""
+        if self.dishes is None:
+            raise ParameterError("surface_error: a flat net has no design surface; "
+                                 "accepted: a net made with focal_length")
+        return facet_surface_error(self.node_positions(q), front_facets(self.form.topology),
+                                   self.dishes[0])
 
     @property
     def member_labels(self) -> list[str]:
@@ -371,21 +449,34 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
     (``ANCFCable(tension_only=True)``): a cord carries no compression, and while taut it
     is the two-way cable to the last bit.
 
+    With ``focal_length`` [m] given (not None) the form is the reflector's instead
+    (:func:`paraboloid_form`: nodes on paraboloids, one force density per member;
+    parameters :data:`PARABOLOID_NET_PARAMETERS`, which have no force densities per
+    kind); otherwise today's flat net of :data:`NET_PARAMETERS`.
+
     On a deployed truss (``folded_angle`` = pi/2) the cables start on the form.  On a
     folded one they start straight between the nodes of :func:`folded_net_nodes` (the
     rim at the folded joint blocks, the free nodes the same weighted means of it as in
     the form, the ties shortened by sin theta_0): shorter than their stress-free lengths,
     so the net starts slack and tightens as the truss deploys (docs/ring_truss.md,
-    "The net during deployment").  Parameters: :data:`NET_PARAMETERS`."""
-    p = cable_net_parameters(**params)
+    "The net during deployment")."""
+    if params.get("focal_length", None) is None:
+        params.pop("focal_length", None)
+        p, dishes = cable_net_parameters(**params), None
+    else:
+        p = paraboloid_net_parameters(**params)
     check_build_size(truss.n_bays, p["net_rings"], p["cable_elements"])
     if getattr(truss, "net", None) is not None:
         raise ParameterError("add_cable_net: the truss has a cable net already")
     topology = cable_net_topology(truss.n_bays, p["net_rings"])
     front, rear = truss.net_attachment_points(truss.coordinates(math.pi / 2))
-    density = np.array([p["radial_force_density"], p["hoop_force_density"],
-                        p["tie_force_density"]])[topology.kind]
-    form = force_density_form(topology, np.vstack([front, rear]), density)
+    if "focal_length" in p:
+        form, dishes = paraboloid_form(topology, front, rear,
+                                       **{d.name: p[d.name] for d in PARABOLOID_PARAMETERS})
+    else:
+        density = np.array([p["radial_force_density"], p["hoop_force_density"],
+                            p["tie_force_density"]])[topology.kind]
+        form = force_density_form(topology, np.vstack([front, rear]), density)
     lengths0 = stress_free_length(form.length, form.tension, p["cable_ea"])
     if math.isclose(truss.theta0, math.pi / 2, rel_tol=0.0, abs_tol=1e-12):
         start = form.positions
@@ -417,7 +508,7 @@ def add_cable_net(truss: RingTruss, **params) -> CableNet:
             joints.append(system.add_joint(Spherical(
                 f"{first.name}.{first_marker}", f"{cable.name}.{marker}",
                 name=f"net_node{i}_{cable.name}_{marker}")))
-    net = CableNet(truss, p, form, cables, node_ends, joints, start)
+    net = CableNet(truss, p, form, cables, node_ends, joints, start, dishes)
     truss.net = net
     # the truss's dependent rows judged again with the net, at the deployed state (as
     # the truss's own: rows picked folded may lose rank deployed); the net's rows are

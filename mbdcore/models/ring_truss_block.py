@@ -37,6 +37,15 @@ With a net the block has the net's parameters (force densities, cable properties
 ``net_rings`` fixed as ``n_bays``) and one output per cable, ``cable_tension{j}`` [N]:
 the axial force at the middle of cable j (:meth:`CableNet.tensions`), its description
 naming the cable's end nodes and kind.
+
+**The reflector's net** (docs/ring_truss.md, "The paraboloid net"): ``configured({"n_bays":
+N, "net_rings": R, "paraboloid": True})`` form-finds the front net to a paraboloid
+(:func:`~mbdcore.models.cable_net.paraboloid_form`); the block's net parameters are then
+:data:`~mbdcore.models.cable_net.PARABOLOID_NET_PARAMETERS` (``focal_length``,
+``rear_focal_ratio``, ``net_pretension``, ``min_tension_ratio`` instead of the force
+densities per kind), and one more output, ``surface_rms_error`` [m]: the RMS axial
+distance of the front net's flat facets, at the state's nodes, from the design
+paraboloid (:meth:`CableNet.surface_error`).
 """
 from __future__ import annotations
 
@@ -46,6 +55,7 @@ from mbdcore.blocks import Parameter, ParameterError, Signal
 from mbdcore.models.cable_net import (
     NET_MEMBER_KINDS,
     NET_PARAMETERS,
+    PARABOLOID_NET_PARAMETERS,
     add_cable_net,
     cable_net_parameters,
     cable_net_topology,
@@ -61,7 +71,7 @@ from mbdcore.multibody.system import System
 from mbdcore.multibody.system_block import SystemBlock
 
 __all__ = ["RingTrussBlock", "STEPPING_DEFAULTS", "TRUSS_DAE_OPTIONS", "truss_inputs",
-           "truss_outputs", "cable_tension_outputs"]
+           "truss_outputs", "cable_tension_outputs", "SURFACE_ERROR_OUTPUT"]
 
 #: defaults of the stepping parameters of the truss block (the planar block's
 #: parameters, with the defaults the truss runs at: docs/ring_truss.md, "A stiff mode")
@@ -114,21 +124,29 @@ def cable_tension_outputs(n_bays: int, net_rings: int) -> tuple[Signal, ...]:
                  for j, ((a, b), kind) in enumerate(zip(topology.members, topology.kind)))
 
 
+#: the paraboloid net's surface error output
+SURFACE_ERROR_OUTPUT = Signal(
+    "surface_rms_error", "m", "RMS axial distance of the front net's flat facets (at the "
+    "nodes now) from the design paraboloid, weighted by projected area", min=0.0)
+
+
 def _fixed(p: Parameter, value: int) -> Parameter:
     return dataclasses.replace(p, default=value, min=value, max=value,
                                description=f"{p.description}; fixed when the block is made "
                                "(it sets the number of signals)")
 
 
-def _parameters(n_bays: int, net_rings: int = 0) -> tuple[Parameter, ...]:
+def _parameters(n_bays: int, net_rings: int = 0,
+                paraboloid: bool = False) -> tuple[Parameter, ...]:
     """Stepping parameters, then the truss's, ``n_bays`` fixed to its one value; with a
-    net, the net's, ``net_rings`` fixed."""
+    net, the net's (the paraboloid net's with ``paraboloid``), ``net_rings`` fixed."""
     stepping = tuple(dataclasses.replace(p, default=STEPPING_DEFAULTS.get(p.name, p.default))
                      for p in SystemBlock.PARAMETERS)
     truss = tuple(_fixed(p, n_bays) if p.name == "n_bays" else p
                   for p in RING_TRUSS_PARAMETERS)
+    table = PARABOLOID_NET_PARAMETERS if paraboloid else NET_PARAMETERS
     net = tuple(_fixed(p, net_rings) if p.name == "net_rings" else p
-                for p in NET_PARAMETERS) if net_rings else ()
+                for p in table) if net_rings else ()
     return stepping + truss + net
 
 
@@ -145,17 +163,20 @@ class RingTrussBlock(SystemBlock):
 
     #: rings of the cable net (0: none), fixed by :meth:`configured`
     NET_RINGS = 0
+    #: whether the net is the reflector's paraboloid net, fixed by :meth:`configured`
+    PARABOLOID = False
 
     @classmethod
     def configured(cls, config: dict, name: str | None = None) -> type["RingTrussBlock"]:
-        """A block class for ``config = {"n_bays": N, "net_rings": R}`` (N even, >= 4;
-        R >= 0 rings of the cable net, 0 (default) without a net; ParameterError naming
-        them otherwise)."""
+        """A block class for ``config = {"n_bays": N, "net_rings": R, "paraboloid": P}``
+        (N even, >= 4; R >= 0 rings of the cable net, 0 (default) without a net; P true
+        for the reflector's paraboloid net, which needs R >= 1, false (default) for the
+        flat net; ParameterError naming them otherwise)."""
         config = dict(config)
-        unknown = sorted(set(config) - {"n_bays", "net_rings"})
+        unknown = sorted(set(config) - {"n_bays", "net_rings", "paraboloid"})
         if unknown:
             raise ParameterError(f"unknown ring truss configuration key(s) {unknown}; "
-                                 "accepted: ['n_bays', 'net_rings']")
+                                 "accepted: ['n_bays', 'net_rings', 'paraboloid']")
         n_bays = ring_truss_parameters(n_bays=config.get("n_bays", _DEFAULT_BAYS))["n_bays"]
         rings = config.get("net_rings", 0)
         if not (isinstance(rings, int) and not isinstance(rings, bool) and rings >= 0):
@@ -163,17 +184,24 @@ class RingTrussBlock(SystemBlock):
                                  "invalid: accepted integers >= 0 (0: no cable net)")
         if rings:
             rings = cable_net_parameters(net_rings=rings)["net_rings"]
+        paraboloid = config.get("paraboloid", False)
+        if paraboloid not in (True, False) or (paraboloid and not rings):
+            raise ParameterError(f"ring truss configuration 'paraboloid' = {paraboloid!r} is "
+                                 "invalid: accepted true (with 'net_rings' >= 1) or false")
         # before any signal is made: the build it stands for must fit in memory
         check_build_size(n_bays, rings, cable_net_parameters()["cable_elements"])
-        net = f" and a cable net of {rings} ring(s)" if rings else ""
-        attrs = {"CONFIG": {"n_bays": n_bays, **({"net_rings": rings} if rings else {})},
-                 "CONFIGURED": True, "NET_RINGS": rings,
-                 "PARAMETERS": _parameters(n_bays, rings),
+        shape = "paraboloid" if paraboloid else "cable"
+        net = f" and a {shape} net of {rings} ring(s)" if rings else ""
+        attrs = {"CONFIG": {"n_bays": n_bays, **({"net_rings": rings} if rings else {}),
+                            **({"paraboloid": True} if paraboloid else {})},
+                 "CONFIGURED": True, "NET_RINGS": rings, "PARABOLOID": bool(paraboloid),
+                 "PARAMETERS": _parameters(n_bays, rings, bool(paraboloid)),
                  "INPUTS": truss_inputs(n_bays),
-                 "OUTPUTS": truss_outputs(n_bays) + cable_tension_outputs(n_bays, rings),
+                 "OUTPUTS": truss_outputs(n_bays) + cable_tension_outputs(n_bays, rings)
+                 + ((SURFACE_ERROR_OUTPUT,) if paraboloid else ()),
                  "__doc__": f"The deployable ring truss of {n_bays} bays with its diagonal "
                             f"motors and latches{net} (mbdcore.models.ring_truss_block)."}
-        suffix = f"Net{rings}" if rings else ""
+        suffix = (f"Paraboloid{rings}" if paraboloid else f"Net{rings}") if rings else ""
         return type(name or f"RingTruss{n_bays}{suffix}Block", (cls,), attrs)
 
     def build_system(self) -> System:
@@ -183,7 +211,8 @@ class RingTrussBlock(SystemBlock):
         truss_names = [p.name for p in RING_TRUSS_PARAMETERS]
         self.truss: RingTruss = ring_truss(**{n: self.params[n] for n in truss_names})
         if self.NET_RINGS:
-            add_cable_net(self.truss, **{p.name: self.params[p.name] for p in NET_PARAMETERS})
+            table = PARABOLOID_NET_PARAMETERS if self.PARABOLOID else NET_PARAMETERS
+            add_cable_net(self.truss, **{p.name: self.params[p.name] for p in table})
         return self.truss.system
 
     def refused(self, t: float, q, v) -> str:
@@ -212,5 +241,7 @@ class RingTrussBlock(SystemBlock):
                                       for f in truss.system.forces_list if f.kind == "latch")
             if truss.net is not None:
                 out.update((f"cable_tension{j}", t) for j, t in enumerate(truss.net.tensions(q)))
+                if truss.net.dishes is not None:
+                    out["surface_rms_error"] = truss.net.surface_error(q).rms
             self._out = {name: float(value) for name, value in out.items()}
         return self._out

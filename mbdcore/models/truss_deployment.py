@@ -29,6 +29,7 @@ from mbdcore.dae.simulate import SimulationResult, simulate
 from mbdcore.integrators.base import IntegrationError
 from mbdcore.models.cable_net import CableNet, add_cable_net
 from mbdcore.models.ring_truss import DeploymentRateController, RingTruss, ring_truss
+from mbdcore.multibody.energy import EnergyBalance, energy_balance
 from mbdcore.timeseries import TimeSeries
 
 __all__ = ["DEPLOYMENT_DEFAULTS", "TrussDeployment", "deploy_truss", "deployment_case"]
@@ -57,6 +58,9 @@ class TrussDeployment:
     latch_times : list  the time [s] at which each bay latched, None for a bay that did not
     failure : str or None
         ``Type: message`` of the error that ended the run early; None if it ran to ``stop``.
+    held : list
+        ``(t, inputs, discrete_state)`` at every step: the motor voltages the controller
+        set and the latches' states, in effect until the next (for the energy balance).
     """
     truss: RingTruss
     net: CableNet | None
@@ -66,6 +70,7 @@ class TrussDeployment:
     wall_time: float
     latch_times: list = field(default_factory=list)
     failure: str | None = None
+    held: list = field(default_factory=list)
 
     @property
     def n_bays(self) -> int:
@@ -95,6 +100,35 @@ class TrussDeployment:
         if self.net is None:
             return None
         return float(max(self.net.tensions(q).max() for q in self.result.q))
+
+    def energy_balance(self) -> EnergyBalance:
+        """Where the motors' energy went (:func:`mbdcore.multibody.energy.energy_balance`
+        over the run, with the voltages and latch states held over each step)."""
+        r = self.result
+        return energy_balance(self.truss.system, r.t, r.q, r.v, self.held)
+
+    def motor_work(self, balance: EnergyBalance | None = None) -> float:
+        """The electrical energy the motors took from their supplies [J] (sum of V i dt)."""
+        balance = self.energy_balance() if balance is None else balance
+        names = [f.name for f in self.truss.system.forces_list if f.kind == "motor_voltage"]
+        return float(sum(balance.work[n][-1] for n in names))
+
+    def energy_line(self, balance: EnergyBalance | None = None) -> str:
+        """The energy balance in a line: what the motors supplied [J], the kinetic and
+        potential energy gained, the losses, and the residual (what the integrator lost:
+        zero for the exact solution; it falls as h^2 once the step resolves the motors'
+        electrical time constant L/R, about 2 ms)."""
+        b = self.energy_balance() if balance is None else balance
+        supplied = self.motor_work(b)
+        kinetic = b.kinetic[-1] - b.kinetic[0]
+        potential = sum(v[-1] - v[0] for v in b.potential.values())
+        motors = {f.name for f in self.truss.system.forces_list if f.kind == "motor_voltage"}
+        lost = sum(b.dissipated(n)[-1] for n in b.work if n not in motors)
+        residual = b.residual()[-1]
+        share = f" ({abs(residual) / supplied:.1%} of it)" if supplied > 0 else ""
+        return (f"energy: the motors supplied {supplied:.4g} J = kinetic {kinetic:.4g} J + "
+                f"potential {potential:.4g} J + losses {lost:.4g} J, residual "
+                f"{residual:.3g} J{share}")
 
     def timeseries(self) -> TimeSeries:
         """Time [s], deployment ratio [1], bay angles [rad], aperture and its error [m],
@@ -196,10 +230,19 @@ def deploy_truss(n_bays: int = 6, folded_angle: float = 1.0, stop: float = 7.0,
                                        voltage_limit=s["voltage_limit"])
     options = {"sparse": True, "rho_inf": s["rho_inf"], "iteration": "newton",
                "geometric_stiffness": False, **dict(method_options or {})}
-    failure = None
+    failure, held = None, []
+
+    def recorded_control(t, q, v):
+        """The controller, its outputs and the latches' states kept for the energy
+        balance."""
+        values = control(t, q, v)
+        held.append((float(t), dict(values), built.system.discrete_state()))
+        return values
+
     start = time.perf_counter()
     try:
-        result = simulate(built.system, stop, s["h"], "generalized-alpha", feedback=control,
+        result = simulate(built.system, stop, s["h"], "generalized-alpha",
+                          feedback=recorded_control,
                           progress=progress, **options)
     except IntegrationError as err:
         result = getattr(err, "result", None)
@@ -210,7 +253,7 @@ def deploy_truss(n_bays: int = 6, folded_angle: float = 1.0, stop: float = 7.0,
     latches = [control.latches[k] for k in range(built.n_bays)]
     return TrussDeployment(built, cable_net, result, float(stop), float(s["h"]), wall,
                            [None if latch is None else latch.latch_time for latch in latches],
-                           failure)
+                           failure, held)
 
 
 def deployment_case(case: Mapping[str, Any]) -> dict:

@@ -29,28 +29,24 @@ import math
 from typing import Any, Iterable
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.index1 import project_positions
 from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
 from mbdcore.multibody.assembly import ConstraintPlan
+from mbdcore.multibody.redundancy import (
+    RANK_METHODS,
+    RANK_TOLERANCE,
+    REDUNDANT_POLICIES,
+    AllRows,
+    dependent_rows,
+    exclusive_rows,
+)
 from mbdcore.multibody.terms import CompiledForces, SystemTerms
 
 __all__ = ["E", "rot", "finite_array", "coordinate_unit", "reaction_unit", "BodyBase", "BodyState",
-           "Body", "RigidState", "scatter_jacobian", "scatter_force", "StateView", "System",
-           "REDUNDANT_POLICIES", "RANK_TOLERANCE"]
-
-#: What a System does with constraint equations that depend on the others at the
-#: assembled initial configuration (over-constrained mechanisms: a planar four-bar built
-#: in 3D, Bricard's linkage, ring trusses): ``keep`` them all (the planar default; the
-#: solvers then need G of full row rank), ``remove`` the dependent rows, or raise an
-#: ``error`` naming them.
-REDUNDANT_POLICIES = ("keep", "remove", "error")
-#: A pivot of the rank-revealing QR of G^T below this fraction of the largest marks a
-#: dependent constraint equation.
-RANK_TOLERANCE = 1e-8
+           "Body", "RigidState", "scatter_jacobian", "scatter_force", "StateView", "System"]
 
 #: Natural-coordinate components of a body's unit vectors and ANCF slopes: dimensionless.
 _DIMENSIONLESS = {"dx", "dy", "dz", "ux", "uy", "uz", "vx", "vy", "vz", "wx", "wy", "wz"}
@@ -653,16 +649,19 @@ class System(ConstrainedProblem):
         return [f"{j.name}.{k}" for j in self.joints for k in j.equation_names()]
 
     def check_redundancy(self, t: float = 0.0, q=None, tol: float = RANK_TOLERANCE,
-                         independent=()) -> list[str]:
+                         independent=(), method: str = "sparse") -> list[str]:
         """Find the constraint equations that depend on the others and apply the policy
         ``redundant`` to them; returns their names (``joint.equation``).
 
         The configuration is ``q`` (default: the bodies' initial coordinates) projected
         onto all the constraints (a least-squares Gauss-Newton projection, which
-        converges with dependent rows too); there a QR factorisation of G^T with column
-        pivoting (a rank-revealing QR, Golub & Van Loan, Matrix Computations, 4th ed.,
-        section 5.4.2) orders the rows by independence: the rows whose pivot falls below
-        ``tol`` times the largest are dependent.  ``"remove"`` keeps only the independent
+        converges with dependent rows too); there a rank-revealing factorisation of G
+        (:func:`~mbdcore.multibody.redundancy.dependent_rows`, ``method`` one of
+        :data:`~mbdcore.multibody.redundancy.RANK_METHODS`: ``"dense"``, a QR of G^T
+        with column pivoting, or ``"sparse"``, G's rows rotated one by one into a
+        banded R, which keeps the first independent rows in row order) finds the rows
+        whose pivot falls below ``tol`` times the largest: they are dependent.
+        ``"remove"`` keeps only the independent
         rows for the solvers (their multipliers then carry the reactions; the split of a
         reaction between dependent joints is not unique and is not computed);
         ``"error"`` raises ParameterError naming them; ``"keep"`` only reports.
@@ -681,38 +680,45 @@ class System(ConstrainedProblem):
         others finds the same rank at a fraction of the cost (a dense QR grows as the
         cube of the rows: a 24-bay ring truss with its 529-cable net, 60 s to 5 s).
         """
+        if method not in RANK_METHODS:
+            raise ParameterError(f"method = {method!r} is invalid: accepted values are "
+                                 f"{', '.join(map(repr, RANK_METHODS))}")
+        self._forget_redundancy()
         self._redundancy_checked = True
-        self._kept_rows = None
-        self.redundant_equations = []
         if self._m_all == 0:
             return []
         if q is None:
             q = self.initial_state()[0]
-        q = project_positions(_AllRows(self), t, np.asarray(q, dtype=float))
-        G = self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
-        sure = self._independent_rows(G, independent, tol)
-        rest = np.setdiff1d(np.arange(self._m_all), sure)
-        if rest.size:
-            _, r, piv = scipy.linalg.qr(G[rest].T, mode="economic", pivoting=True)
-            pivots = np.abs(np.diag(r))
-            rank = int(np.sum(pivots > tol * max(pivots[0], np.finfo(float).tiny))) \
-                if pivots.size else 0
+        q = project_positions(AllRows(self), t, np.asarray(q, dtype=float))
+        if method == "sparse":
+            G = self.constraint_terms_sparse(t, q, np.zeros(self.n), all_rows=True)[1]
         else:
-            piv, rank = np.zeros(0, int), 0
-        dependent = np.sort(rest[piv[rank:]])
-        piv = np.concatenate([sure, rest[piv]])
-        rank += sure.size
-        names = self.all_equation_names()
-        self.redundant_equations = [names[i] for i in dependent]
-        if dependent.size and self.redundant == "error":
-            raise ParameterError(
-                f"{dependent.size} constraint equations depend on the others at the "
-                f"assembled configuration (rank {rank} of {self._m_all}): "
-                f"{', '.join(self.redundant_equations)}; pass redundant='remove' to drop "
-                "them, or remove joints")
-        if dependent.size and self.redundant == "remove":
-            self._kept_rows = np.sort(piv[:rank])
+            G = self._constraint_parts(t, q, np.zeros(self.n), all_rows=True)[1]
+        joints = [self.joint(ref) if isinstance(ref, str) else ref for ref in independent]
+        sure = exclusive_rows(G, self.joints, joints, tol)
+        selection = dependent_rows(G, tol, sure, method)
+        self._apply_dependent(selection.dependent,
+                              f"depend on the others at the assembled configuration (rank "
+                              f"{selection.rank} of {self._m_all})",
+                              "pass redundant='remove' to drop them, or remove joints")
         return list(self.redundant_equations)
+
+    def _apply_dependent(self, dependent: np.ndarray, why: str, remedy: str) -> None:
+        """Record the dependent rows ``dependent`` and apply the policy to them:
+        ``error`` raises ParameterError saying ``why`` and ``remedy``, ``remove`` keeps
+        the others for the solvers."""
+        self.redundant_equations = [self.all_equation_names()[i] for i in dependent]
+        if dependent.size and self.redundant == "error":
+            raise ParameterError(f"{dependent.size} constraint equations {why}: "
+                                 f"{', '.join(self.redundant_equations)}; {remedy}")
+        if dependent.size and self.redundant == "remove":
+            self._kept_rows = np.setdiff1d(np.arange(self._m_all), dependent)
+
+    @property
+    def kept_rows(self) -> np.ndarray | None:
+        """Row indices (of all rows) the solvers see after dependent rows were removed;
+        None while all are kept."""
+        return None if self._kept_rows is None else self._kept_rows.copy()
 
     @property
     def redundancy_resolved(self) -> bool:
@@ -727,50 +733,16 @@ class System(ConstrainedProblem):
         deployment) instead of judging them at the first use; the policy ``redundant``
         applies to them as to found ones.  Unknown names raise ParameterError."""
         names = list(names)
-        all_names = self.all_equation_names()
-        position = {n: i for i, n in enumerate(all_names)}
+        position = {n: i for i, n in enumerate(self.all_equation_names())}
         unknown = [n for n in names if n not in position]
         if unknown:
             raise ParameterError(f"no constraint equation(s) {unknown}; accepted: "
                                  "'joint.equation' names of this system's constraints")
-        dependent = np.array(sorted({position[n] for n in names}), dtype=int)
+        self._forget_redundancy()
         self._redundancy_checked = True
-        self._kept_rows = None
-        self.redundant_equations = [all_names[i] for i in dependent]
-        if dependent.size and self.redundant == "error":
-            raise ParameterError(f"{dependent.size} constraint equations are given as "
-                                 f"dependent ({', '.join(self.redundant_equations)}) with "
-                                 "redundant='error'; accepted: redundant='remove' or 'keep'")
-        if dependent.size and self.redundant == "remove":
-            self._kept_rows = np.setdiff1d(np.arange(self._m_all), dependent)
-
-    def _independent_rows(self, G: np.ndarray, independent, tol: float) -> np.ndarray:
-        """Row indices of the constraints ``independent`` (see :meth:`check_redundancy`),
-        each verified to have exclusive columns on which its rows have full rank."""
-        if not len(independent):
-            return np.zeros(0, int)
-        offsets = np.concatenate([[0], np.cumsum([j.n_eq for j in self.joints])])
-        position = {id(j): k for k, j in enumerate(self.joints)}
-        touched = np.logical_or.reduceat(G != 0.0, offsets[:-1], axis=0) \
-            if G.shape[0] else np.zeros((0, self.n), bool)
-        count = touched.sum(axis=0)
-        scale = tol * max(float(np.abs(G).max()), np.finfo(float).tiny)
-        rows = []
-        for ref in independent:
-            joint = self.joint(ref) if isinstance(ref, str) else ref
-            if id(joint) not in position:
-                raise ParameterError(f"independent constraint {ref!r} is not in this system")
-            k = position[id(joint)]
-            own = np.flatnonzero(touched[k] & (count == 1))
-            block = G[offsets[k]:offsets[k + 1]][:, own]
-            sv = np.linalg.svd(block, compute_uv=False) if block.size else np.zeros(0)
-            if np.sum(sv > scale) < joint.n_eq:
-                raise ParameterError(
-                    f"constraint {joint.name!r} given as independent has no columns of its "
-                    f"own on which its {joint.n_eq} rows have full rank: accepted are "
-                    "constraints with such columns (or leave it out of 'independent')")
-            rows.append(np.arange(offsets[k], offsets[k + 1]))
-        return np.unique(np.concatenate(rows))
+        self._apply_dependent(np.array(sorted({position[n] for n in names}), dtype=int),
+                              "are given as dependent with redundant='error'",
+                              "accepted: redundant='remove' or 'keep'")
 
     def all_constraints(self, t: float, q) -> np.ndarray:
         """g(q, t) of every constraint row, the removed dependent ones included."""
@@ -1119,8 +1091,9 @@ class System(ConstrainedProblem):
         lay.element.apply(t, _LocalView(view, lay.offsets), f, self.inputs)
         return f
 
-    def constraint_terms_sparse(self, t, q, v):
-        """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix."""
+    def constraint_terms_sparse(self, t, q, v, all_rows: bool = False):
+        """(g, G, g_t, gamma) like :meth:`constraint_terms`, G as a CSR matrix (every
+        row, the removed dependent ones included, with ``all_rows``)."""
         joints, _ = self._element_layouts(q, v)
         if self.batched_constraints and self._m_all:
             plan = self.constraint_plan()
@@ -1134,6 +1107,8 @@ class System(ConstrainedProblem):
                     gam + parts[3]
         else:
             g, G, gt, gam = self._per_joint_sparse(t, q, v, joints)
+        if all_rows:
+            return g, G, gt, gam
         self.resolve_redundancy()
         return self._kept(g, G, gt, gam)
 
@@ -1312,23 +1287,6 @@ def _body_difference_jacobians(body: BodyBase, t, qb, vb, gravity):
         vp[j] += e
         kv[:, j] = (body.applied_forces(t, qb, vp, gravity) - f0) / e
     return scipy.sparse.csr_matrix(kq), scipy.sparse.csr_matrix(kv)
-
-
-class _AllRows(ConstrainedProblem):
-    """The constraints of a System with every row, dependent ones included (for the
-    projection that precedes the search for them)."""
-
-    def __init__(self, system: System):
-        self.system, self.n, self.m = system, system.n, system.m_all
-
-    def constraints(self, t, q):
-        return self.system.all_constraints(t, q)
-
-    def constraint_jacobian(self, t, q):
-        return self.system.all_constraint_jacobian(t, q)
-
-    def multiplier_names(self):
-        return self.system.all_equation_names()
 
 
 class _ForceSubset(ConstrainedProblem):

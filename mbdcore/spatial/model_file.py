@@ -95,7 +95,8 @@ from mbdcore.multibody.model_file import (
     run_schema,
     show_value,
 )
-from mbdcore.multibody.system import REDUNDANT_POLICIES, System
+from mbdcore.multibody.redundancy import REDUNDANT_POLICIES
+from mbdcore.multibody.system import System
 from mbdcore.spatial.ancf import END_MARKERS, MIN_STRETCH, ANCFBeam3D, ANCFCable
 from mbdcore.spatial.bodies import (
     ORTHONORMAL_TOLERANCE,

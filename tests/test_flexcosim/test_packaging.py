@@ -73,6 +73,7 @@ def test_the_wheel_is_a_platform_wheel_with_every_compiled_part(wheel):
     with zipfile.ZipFile(wheel) as z:
         compiled = {n.split("/")[-1].split(".")[0] for n in z.namelist() if n.endswith(".so")}
     kernels = {"_newton", "_beam_kinematics", "_ancf", "_constraint_plan", "_system_terms",
+               "_redundancy",
                "_ancf3d", "_arm", "_rigid_arm", "_drive", "_antenna_axis", "_joint_laws",
                "_pid", "_lqg", "_notch", "_antenna_servo", "_log_proxy", "_flexcosim_fmi2"}
     assert kernels <= compiled, kernels - compiled

@@ -25,7 +25,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from mbdcore.dae.index3 import HHT, Bathe, GeneralizedAlpha, Newmark
+from mbdcore.dae.schemes import HHT, Bathe, GeneralizedAlpha, Newmark
 from mbdcore.integrators.multistep import BDF, BDF_TABLE, GearIntegrator, ImprovedGear
 from mbdcore.integrators.runge_kutta import RK4, Gill, GillTableau, Treanor
 from mbdcore.integrators.scipy_ivp import ScipyAdaptive

@@ -548,7 +548,7 @@ def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
     -------
     SimulationResult
         ``t``, ``q``, ``v``, ``lam`` (``lam[0]`` and the initial accelerations from
-        :func:`~mbdcore.dae.index3.consistent_accelerations`), ``stats``.
+        :func:`~mbdcore.dae.index1.consistent_accelerations`), ``stats``.
     """
     integ = _stepper(method, params, "dae")
     return simulate(problem, n_steps * h, h, integ, q0=q0, v0=v0, assemble_initial=False,

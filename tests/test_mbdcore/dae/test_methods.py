@@ -157,7 +157,7 @@ def test_a_stepper_must_be_started_and_continues_its_history_until_restarted():
 def test_a_stepper_given_twice_starts_afresh_each_run():
     """simulate() starts the stepper it is given (explicit history): a second run with
     the same instance is the first run again, not its continuation."""
-    from mbdcore.dae.index3 import GeneralizedAlpha
+    from mbdcore.dae.schemes import GeneralizedAlpha
     stepper = GeneralizedAlpha(rho_inf=0.8)
     first = simulate(slider_crank(), 0.05, 1e-3, stepper)
     again = simulate(slider_crank(), 0.05, 1e-3, stepper)

@@ -122,6 +122,7 @@ from mbdcore.dae.newton_native import CompiledNewton
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.dae.sparse_solver import SparseLU
 from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
+from mbdcore.integrators.step_control import ErrorControlledSteps
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
            "Index3Integrator", "SWITCH_ROUNDS"]
@@ -150,9 +151,7 @@ def _copy_kept(val):
     return val
 
 
-
-
-class Index3Integrator(ScaledNewtonEquations, StepHalving):
+class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving):
     """Base class: one step of the constrained equations, with the shared Newton solver.
 
     Parameters
@@ -275,6 +274,10 @@ class Index3Integrator(ScaledNewtonEquations, StepHalving):
     def reset(self) -> None:
         """Forget the history and the counters (start of a new simulation)."""
         self._clear_retries()
+        self._clear_control()
+        # the estimate of the last step's local position error [m, rad] (schemes with
+        # an embedded estimate; docs/step_control.md)
+        self.local_error = None
         self.nsteps = 0
         self.newton_iterations = 0
         self.jacobian_evaluations = 0
@@ -335,7 +338,8 @@ class Index3Integrator(ScaledNewtonEquations, StepHalving):
                 "guess": {k: g.copy() for k, g in self._guess.items()},
                 # what makes the last sparse factors' pivot order again (plain arrays)
                 "sparse_lu": None if self._sparse_lu is None else
-                self._sparse_lu.pivot_state(), **self._retry_state()}
+                self._sparse_lu.pivot_state(), **self._retry_state(),
+                **self._control_state()}
 
     def set_state(self, state: dict) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -356,10 +360,11 @@ class Index3Integrator(ScaledNewtonEquations, StepHalving):
         pivots = state.get("sparse_lu")
         self._sparse_lu = None if pivots is None else SparseLU.from_pivot_state(pivots)
         self._set_retry_state(state)
+        self._set_control_state(state)
 
     #: what a step replaces (never writes into), with ``nsteps``: a checkpoint of a step
     #: keeps references to them (:meth:`_checkpoint`)
-    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "_step_start", "_compiled",
+    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "local_error", "_step_start", "_compiled",
                    "_sparse_lu")
 
     def _checkpoint(self):
@@ -388,7 +393,10 @@ class Index3Integrator(ScaledNewtonEquations, StepHalving):
         (those retried with a fresh matrix included); ``switch_rounds`` solves repeated
         with a new active set of switching force laws; ``step_retries`` failed steps
         retried as two halves and ``deepest_halving`` the deepest halving reached
-        (module docstring, "Step halving"); ``iterations_per_step``,
+        (module docstring, "Step halving"); with error control (docs/step_control.md)
+        ``accepted_steps``, ``rejected_steps`` (local error estimate above the
+        tolerance), ``newton_rejections`` (steps whose Newton iteration failed, tried
+        again smaller), ``h_smallest``, ``h_largest`` [s]; ``iterations_per_step``,
         ``factorizations_per_step``, ``jacobian_evaluations_per_step`` (Bathe: two
         solves per step)."""
         per = 1.0 / max(1, self.nsteps)
@@ -405,7 +413,8 @@ class Index3Integrator(ScaledNewtonEquations, StepHalving):
                 "deepest_halving": self.deepest_halving,
                 "iterations_per_step": self.newton_iterations * per,
                 "factorizations_per_step": self.factorizations * per,
-                "jacobian_evaluations_per_step": self.jacobian_evaluations * per}
+                "jacobian_evaluations_per_step": self.jacobian_evaluations * per,
+                **self.control_stats()}
 
     def step(self, problem: ConstrainedProblem, t: float, q, v, h: float):
         """Advance from t to t + h [s].
@@ -430,10 +439,21 @@ class Index3Integrator(ScaledNewtonEquations, StepHalving):
         ConvergenceError
             If Newton fails with a fresh iteration matrix at the step h and at every
             halving of it down to h / 2**max_halvings (module docstring, "Step
-            halving"); the integrator is then as it was before the call.
+            halving"); the integrator is then as it was before the call.  With error
+            control (``error_control`` set: ``adaptive=True`` of the schemes that
+            have an embedded estimate) [t, t + h] is covered by error-controlled
+            steps landing on t + h, and a step below ``h_min`` raises
+            :class:`~mbdcore.integrators.step_control.StepSizeError`, a
+            ConvergenceError (docs/step_control.md).
         """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
+        control = self.error_control
+        if control is not None:
+            def advance(ts, hs, y):
+                q_new, v_new = self._step(problem, ts, y[0], y[1], hs)
+                return (q_new, v_new), control.norm(self.local_error, y[0], q_new)
+            return self._controlled_interval(advance, t, h, (q, v))
         return self._halving_step(lambda ts, hs, y: self._step(problem, ts, y[0], y[1], hs),
                                   t, h, (q, v))
 

@@ -97,6 +97,10 @@ def _owners(options, name: str) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
+#: the error control of the schemes with an embedded estimate (docs/step_control.md)
+_ADAPTIVE = ("adaptive", "rtol", "atol", "h_min")
+
+
 def _dae(name, order, description, factory, options):
     return Method(name, "dae", order, True, description, factory, tuple(options) + _NEWTON)
 
@@ -138,10 +142,10 @@ _ENTRIES = (
     _ode("lsoda", 12, "scipy's LSODA, restarted over each step", _scipy("LSODA"), _TOL,
          fixed_step=False),
     _dae("generalized-alpha", 2, "generalized-alpha (Chung-Hulbert, Arnold-Bruls form)",
-         GeneralizedAlpha, ("rho_inf",)),
-    _dae("hht", 2, "Hilber-Hughes-Taylor alpha method", HHT, ("alpha",)),
+         GeneralizedAlpha, ("rho_inf",) + _ADAPTIVE),
+    _dae("hht", 2, "Hilber-Hughes-Taylor alpha method", HHT, ("alpha",) + _ADAPTIVE),
     _dae("newmark", 2, "Newmark's method (trapezoidal by default)", Newmark,
-         ("beta", "gamma")),
+         ("beta", "gamma") + _ADAPTIVE),
     _dae("bathe", 2, "Bathe's two-sub-step composite method", Bathe, ("gamma",)),
     _dae("bathe-broyden", 2, "Bathe's method with Broyden updates of the iteration matrix",
          (lambda **o: Bathe(iteration="broyden", **o)),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbdcore.dae.index3 import Index3Integrator
+from mbdcore.integrators.step_control import ErrorControl
 
 __all__ = ["GeneralizedAlphaScheme", "GeneralizedAlpha", "HHT", "Newmark", "Bathe"]
 
@@ -38,17 +39,34 @@ class GeneralizedAlphaScheme(Index3Integrator):
     ``G(q_{n+1}) v_{n+1} + g_t = 0`` is imposed too (Arnold, Bruls and Cardona 2015).
     The predictor takes q''_{n+1} = q''_n.
 
+    Every step estimates its local position error (``local_error``, docs/step_control.md)::
+
+        e = h^2 C (a_{n+1} - a_n),   C = beta + (alpha_m - alpha_f)/2 - 1/6
+
+    (the h^3 q^(3) term of the position update against Taylor's h^3/6, with a_n
+    approximating q''(t_n + (alpha_m - alpha_f) h)); it is O(h^3), the local error's
+    order, and tends to it as h -> 0.  ``adaptive=True`` uses it to choose the steps.
+
     Parameters
     ----------
     alpha_m, alpha_f, beta, gamma : float
         Scheme parameters [-] (beta > 0, alpha_m, alpha_f < 1).
+    adaptive : bool
+        Error-controlled steps within each step the caller asks for, landing on its end
+        (docs/step_control.md); needs a second-order parameter set with C != 0.
+    rtol, atol, h_min : float
+        With ``adaptive``: the local position error of each coordinate within
+        ``atol + rtol |q_i|`` [m, rad] (defaults 1e-3, 1e-6), the smallest step [s]
+        (default None: 1e-6 of the caller's step); refused without ``adaptive``.
     **newton
         See :class:`Index3Integrator`.
     """
 
     name = "generalized-alpha-scheme"
 
-    def __init__(self, alpha_m: float, alpha_f: float, beta: float, gamma: float, **newton):
+    def __init__(self, alpha_m: float, alpha_f: float, beta: float, gamma: float,
+                 adaptive: bool = False, rtol: float | None = None,
+                 atol: float | None = None, h_min: float | None = None, **newton):
         if not (beta > 0.0 and alpha_m < 1.0 and alpha_f < 1.0):
             raise ValueError("need beta > 0, alpha_m < 1 and alpha_f < 1")
         self.alpha_m = float(alpha_m)
@@ -57,7 +75,30 @@ class GeneralizedAlphaScheme(Index3Integrator):
         self.gamma = float(gamma)
         # Second order exactly when gamma = 1/2 + alpha_f - alpha_m (Chung-Hulbert).
         self.order = 2 if abs(self.gamma - (0.5 + self.alpha_f - self.alpha_m)) < 1e-12 else 1
+        self.error_constant = self.beta + 0.5 * (self.alpha_m - self.alpha_f) - 1.0 / 6.0
         super().__init__(**newton)
+        self.error_control = self._error_control(adaptive, rtol, atol, h_min)
+
+    def _error_control(self, adaptive, rtol, atol, h_min):
+        """The ErrorControl of ``adaptive=True`` (None for fixed steps), its options
+        checked."""
+        given = [k for k, val in (("rtol", rtol), ("atol", atol), ("h_min", h_min))
+                 if val is not None]
+        if adaptive is not True and adaptive is not False:
+            raise ValueError(f"adaptive = {adaptive!r}: accepted True or False")
+        if not adaptive:
+            if given:
+                raise ValueError(f"{', '.join(given)} set the error control of "
+                                 "adaptive=True; with fixed steps (adaptive=False) they "
+                                 "do nothing")
+            return None
+        if self.order != 2 or abs(self.error_constant) < 1e-12:
+            raise ValueError(
+                f"adaptive=True needs a second-order parameter set with an embedded error "
+                f"estimate (gamma = 1/2 + alpha_f - alpha_m and beta + (alpha_m - alpha_f)/2 "
+                f"!= 1/6); this one has gamma = {self.gamma:.6g}, beta = {self.beta:.6g}")
+        return ErrorControl(1e-3 if rtol is None else rtol, 1e-6 if atol is None else atol,
+                            h_min, order=3)
 
     def _step(self, problem, t, q, v, h):
         self._step_start = (q, v)
@@ -73,6 +114,7 @@ class GeneralizedAlphaScheme(Index3Integrator):
         dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_n, cv, ca, self.lam,
                                  "alpha")
         self.a = a_pred + w / (b * h * h)
+        self.local_error = (h * h * self.error_constant) * (self.a - a_n)
         self.qdd = qdd_n + ca * w
         self.lam = lam
         self.nsteps += 1

@@ -125,7 +125,7 @@ from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
 from mbdcore.integrators.step_control import ErrorControlledSteps
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
-           "Index3Integrator", "SWITCH_ROUNDS"]
+           "Index3Integrator", "SWITCH_ROUNDS", "LINE_SEARCH_HALVINGS"]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
@@ -137,6 +137,8 @@ SPARSE_AUTO_SIZE = 200
 #: the most solves of one stage with a new active set of the switching force laws (a
 #: tension-only cable's taut points; :meth:`Index3Integrator._solve`)
 SWITCH_ROUNDS = 8
+#: the most halvings of a Newton step by the line search (``line_search=True``)
+LINE_SEARCH_HALVINGS = 8
 
 def _copy_kept(val):
     """Copy of a kept iteration-matrix entry: arrays and sparse matrices copied, sparse
@@ -198,6 +200,13 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         How many times a step whose Newton solve fails is halved before
         :class:`ConvergenceError` is raised (steps down to h / 2**max_halvings; module
         docstring, "Step halving"); 0: no retry.
+    line_search : bool
+        Backtrack each Newton step on the scaled residual's 2-norm (Armijo; halvings
+        of the step until the norm falls, at most :data:`LINE_SEARCH_HALVINGS`, else
+        the full step), so that a far predictor does not throw slack cables about
+        (docs/step_control.md, "Line search").  In the Python iteration (the sparse
+        path, problems without compiled terms), not in the C iterations of the dense
+        compiled path.  Off by default.
 
     Attributes
     ----------
@@ -229,7 +238,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
                  iteration: str = "modified", theta_refresh: float = 0.3,
                  geometric_stiffness: bool = True, constraint_form: str = "ggl",
                  sparse="auto", max_halvings: int = MAX_HALVINGS,
-                 sparse_solver: str = "native"):
+                 sparse_solver: str = "native", line_search: bool = False):
         if iteration not in ITERATIONS:
             raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
         if constraint_form not in CONSTRAINT_FORMS:
@@ -254,6 +263,13 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         if int(max_halvings) != max_halvings or max_halvings < 0:
             raise ValueError(f"max_halvings = {max_halvings!r}: accepted a whole number >= 0")
         self.max_halvings = int(max_halvings)
+        if line_search is not True and line_search is not False:
+            raise ValueError(f"line_search = {line_search!r}: accepted True or False")
+        if line_search and iteration == "broyden":
+            raise ValueError("line_search=True cannot be used with iteration='broyden' (its "
+                             "updates assume full steps); use 'modified' or 'newton'")
+        self.line_search = line_search
+        self._last_damping = 1.0
         self.reset()
 
     @property
@@ -268,7 +284,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
 
     #: counters of work done, kept when a failed step is rolled back (StepHalving)
     WORK_COUNTERS = ("newton_iterations", "jacobian_evaluations", "factorizations",
-                     "failures", "switch_rounds")
+                     "failures", "switch_rounds", "line_search_cuts")
 
     # -- history ---------------------------------------------------------------------
     def reset(self) -> None:
@@ -284,6 +300,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         self.factorizations = 0
         self.failures = 0
         self.switch_rounds = 0
+        self.line_search_cuts = 0
         # (q, v) at the start of the step being taken (the first active set's state)
         self._step_start = None
         self.a = None
@@ -333,7 +350,8 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         return {"nsteps": self.nsteps, "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
                 "factorizations": self.factorizations, "failures": self.failures,
-                "switch_rounds": self.switch_rounds, "a": cp(self.a), "qdd": cp(self.qdd),
+                "switch_rounds": self.switch_rounds,
+                "line_search_cuts": self.line_search_cuts, "a": cp(self.a), "qdd": cp(self.qdd),
                 "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
                 "guess": {k: g.copy() for k, g in self._guess.items()},
                 # what makes the last sparse factors' pivot order again (plain arrays)
@@ -351,6 +369,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         self.factorizations = int(state.get("factorizations", 0))
         self.failures = int(state["failures"])
         self.switch_rounds = int(state.get("switch_rounds", 0))
+        self.line_search_cuts = int(state.get("line_search_cuts", 0))
         self.a = cp(state["a"])
         self.qdd = cp(state["qdd"])
         self.lam = cp(state["lam"])
@@ -409,6 +428,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
                 "factorizations": self.factorizations,
                 "failures": self.failures,
                 "switch_rounds": self.switch_rounds,
+                "line_search_cuts": self.line_search_cuts,
                 "step_retries": self.step_retries,
                 "deepest_halving": self.deepest_halving,
                 "iterations_per_step": self.newton_iterations * per,
@@ -569,6 +589,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         level = "kept"
         built = False            # Broyden: was the inverse built during this solve?
         nu_prev = theta = None
+        searched = None          # the line search's residual at the new iterate
         r_prev = s_prev = None
         nu = math.inf
         fast = self._compiled_newton(problem) if mode == "modified" and not sparse else None
@@ -628,8 +649,11 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
                     break
                 r = step = None
             else:
-                q, G, mu, w, v, x, r = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca,
-                                                      dq, lam_s, mu, sparse)
+                if searched is not None:    # the line search evaluated it already
+                    (q, G, mu, w, v, x, r), searched = searched, None
+                else:
+                    q, G, mu, w, v, x, r = self._residual(problem, t, q_ref, v_ref, x_ref,
+                                                          cv, ca, dq, lam_s, mu, sparse)
                 m = G.shape[0]
                 if not finite(r):
                     return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
@@ -660,6 +684,11 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
                 self.newton_iterations += 1
                 if not finite(step):
                     return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
+                damped = False
+                if self.line_search:
+                    step, searched = self._line_search(problem, t, q_ref, v_ref, x_ref, cv,
+                                                       ca, dq, lam_s, mu, step, r, sparse)
+                    damped = self._last_damping < 1.0
                 dq = dq + step[:n]
                 lam_s = lam_s + step[n:n + m]
                 d_w = step[:n]
@@ -676,6 +705,12 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
                 if not math.isfinite(nu):
                     return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
                 theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
+                if damped:
+                    # a shortened step says nothing of the contraction or of the
+                    # remaining error: neither tested, the estimate starts again
+                    r_prev, s_prev, nu_prev = r, step, None
+                    it += 1
+                    continue
             slow = theta is not None and theta > self.theta_refresh
             # Rate-based test (Hairer and Wanner, IV.8): with contraction theta the
             # remaining error is at most theta/(1 - theta) times the last increment.
@@ -740,3 +775,30 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
             nu_prev = nu
             it += 1
         return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")
+
+    def _line_search(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu, step, r,
+                     sparse):
+        """Backtracking on the scaled residual's 2-norm (Armijo; Dennis and Schnabel,
+        Numerical Methods for Unconstrained Optimization, 6.3): the Newton step times
+        alpha = 1, 1/2, 1/4, ... until |r(alpha)| <= (1 - 1e-4 alpha) |r|, at most
+        LINE_SEARCH_HALVINGS times; if none passes, the full step (plain Newton's).
+        Returns (the step taken, the residual tuple of :meth:`_residual` at the new
+        iterate or None); ``_last_damping`` is alpha."""
+        n, m = dq.size, lam_s.size
+        norm0 = float(np.linalg.norm(r))
+        alpha = 1.0
+        for _ in range(LINE_SEARCH_HALVINGS + 1):
+            trial = step if alpha == 1.0 else alpha * step
+            with np.errstate(all="ignore"):
+                res = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca, dq + trial[:n],
+                                     lam_s + trial[n:n + m],
+                                     mu + trial[n + m:] if self.ggl else mu, sparse)
+            norm = float(np.linalg.norm(res[-1]))
+            if math.isfinite(norm) and norm <= (1.0 - 1e-4 * alpha) * norm0:
+                self._last_damping = alpha
+                if alpha < 1.0:
+                    self.line_search_cuts += 1
+                return trial, res
+            alpha *= 0.5
+        self._last_damping = 1.0
+        return step, None

@@ -34,7 +34,7 @@ __all__ = ["Method", "METHODS", "ODE_METHODS", "DAE_METHODS", "method_names", "m
            "make_method"]
 
 _NEWTON = ("tol", "max_iterations", "iteration", "theta_refresh", "geometric_stiffness",
-           "constraint_form", "sparse", "max_halvings", "sparse_solver")
+           "constraint_form", "sparse", "max_halvings", "sparse_solver", "line_search")
 
 
 @dataclass(frozen=True)

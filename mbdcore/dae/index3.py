@@ -125,7 +125,7 @@ from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
 from mbdcore.integrators.step_control import ErrorControlledSteps
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
-           "Index3Integrator", "SWITCH_ROUNDS", "LINE_SEARCH_HALVINGS"]
+           "Index3Integrator", "SWITCH_ROUNDS"]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
@@ -137,8 +137,6 @@ SPARSE_AUTO_SIZE = 200
 #: the most solves of one stage with a new active set of the switching force laws (a
 #: tension-only cable's taut points; :meth:`Index3Integrator._solve`)
 SWITCH_ROUNDS = 8
-#: the most halvings of a Newton step by the line search (``line_search=True``)
-LINE_SEARCH_HALVINGS = 8
 
 def _copy_kept(val):
     """Copy of a kept iteration-matrix entry: arrays and sparse matrices copied, sparse
@@ -202,9 +200,10 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         docstring, "Step halving"); 0: no retry.
     line_search : bool
         Backtrack each Newton step on the scaled residual's 2-norm (Armijo; halvings
-        of the step until the norm falls, at most :data:`LINE_SEARCH_HALVINGS`, else
-        the full step), so that a far predictor does not throw slack cables about
-        (docs/step_control.md, "Line search").  In the Python iteration (the sparse
+        of the step until the norm falls, at most
+        :data:`~mbdcore.dae.newton_matrix.LINE_SEARCH_HALVINGS`, else the full step),
+        so that a far predictor does not throw slack cables about (docs/step_control.md,
+        "Line search").  In the Python iteration (the sparse
         path, problems without compiled terms), not in the C iterations of the dense
         compiled path.  Off by default.
 
@@ -775,30 +774,3 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
             nu_prev = nu
             it += 1
         return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")
-
-    def _line_search(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu, step, r,
-                     sparse):
-        """Backtracking on the scaled residual's 2-norm (Armijo; Dennis and Schnabel,
-        Numerical Methods for Unconstrained Optimization, 6.3): the Newton step times
-        alpha = 1, 1/2, 1/4, ... until |r(alpha)| <= (1 - 1e-4 alpha) |r|, at most
-        LINE_SEARCH_HALVINGS times; if none passes, the full step (plain Newton's).
-        Returns (the step taken, the residual tuple of :meth:`_residual` at the new
-        iterate or None); ``_last_damping`` is alpha."""
-        n, m = dq.size, lam_s.size
-        norm0 = float(np.linalg.norm(r))
-        alpha = 1.0
-        for _ in range(LINE_SEARCH_HALVINGS + 1):
-            trial = step if alpha == 1.0 else alpha * step
-            with np.errstate(all="ignore"):
-                res = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca, dq + trial[:n],
-                                     lam_s + trial[n:n + m],
-                                     mu + trial[n + m:] if self.ggl else mu, sparse)
-            norm = float(np.linalg.norm(res[-1]))
-            if math.isfinite(norm) and norm <= (1.0 - 1e-4 * alpha) * norm0:
-                self._last_damping = alpha
-                if alpha < 1.0:
-                    self.line_search_cuts += 1
-                return trial, res
-            alpha *= 0.5
-        self._last_damping = 1.0
-        return step, None

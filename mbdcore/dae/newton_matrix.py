@@ -21,7 +21,10 @@ from mbdcore.dae.newton_native import CompiledNewton
 from mbdcore.dae.sparse_solver import PatternError, SingularMatrixError, SparseLU
 
 __all__ = ["finite", "max_abs", "constraint_parts", "sparse_geometric_terms",
-           "ScaledNewtonEquations"]
+           "ScaledNewtonEquations", "LINE_SEARCH_HALVINGS"]
+
+#: the most halvings of a Newton step by the line search (``line_search=True``)
+LINE_SEARCH_HALVINGS = 8
 
 
 def finite(x) -> bool:
@@ -320,3 +323,30 @@ class ScaledNewtonEquations:
         except (ArithmeticError, ValueError, np.linalg.LinAlgError):
             return math.nan
         return max_abs(r) if finite(r) else math.nan
+
+    def _line_search(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu, step, r,
+                     sparse):
+        """Backtracking on the scaled residual's 2-norm (Armijo; Dennis and Schnabel,
+        Numerical Methods for Unconstrained Optimization, 6.3): the Newton step times
+        alpha = 1, 1/2, 1/4, ... until |r(alpha)| <= (1 - 1e-4 alpha) |r|, at most
+        LINE_SEARCH_HALVINGS times; if none passes, the full step (plain Newton's).
+        Returns (the step taken, the residual tuple of :meth:`_residual` at the new
+        iterate or None); ``_last_damping`` is alpha."""
+        n, m = dq.size, lam_s.size
+        norm0 = float(np.linalg.norm(r))
+        alpha = 1.0
+        for _ in range(LINE_SEARCH_HALVINGS + 1):
+            trial = step if alpha == 1.0 else alpha * step
+            with np.errstate(all="ignore"):
+                res = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca, dq + trial[:n],
+                                     lam_s + trial[n:n + m],
+                                     mu + trial[n + m:] if self.ggl else mu, sparse)
+            norm = float(np.linalg.norm(res[-1]))
+            if math.isfinite(norm) and norm <= (1.0 - 1e-4 * alpha) * norm0:
+                self._last_damping = alpha
+                if alpha < 1.0:
+                    self.line_search_cuts += 1
+                return trial, res
+            alpha *= 0.5
+        self._last_damping = 1.0
+        return step, None

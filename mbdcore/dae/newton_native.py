@@ -61,7 +61,7 @@ class CompiledNewton:
     #: return codes of newton_iterate
     CONVERGED, EVENT, LIMIT, BAD_RESIDUAL, BAD_STEP, RESIDUAL = range(6)
 
-    def __init__(self, terms: CompiledTerms, integrator: "Index3Integrator"):
+    def __init__(self, terms: CompiledTerms, integrator):
         n, m = terms.n, terms.m
         k = 2 * m if integrator.ggl else m
         self.terms, self.n, self.m = terms, n, m

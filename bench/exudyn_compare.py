@@ -113,7 +113,7 @@ import numpy as np  # noqa: E402
 from mbdcore.dae.methods import make_method  # noqa: E402
 from mbdcore.dae.simulate import simulate  # noqa: E402
 from mbdcore.models.manipulator import bang_bang_torque, validate_arm_parameters  # noqa: E402
-from mbdcore.dae import index3  # noqa: E402
+from mbdcore.dae import newton_matrix  # noqa: E402
 from mbdcore.dae.index1 import SparseFactors  # noqa: E402
 from mbdcore.models.mechanisms import HUB_BEAM, SpinUp, hub_beam, two_link_arm  # noqa: E402
 from mbdcore.models.spatial_mechanisms import CABLE_NET, cable_net  # noqa: E402
@@ -333,7 +333,7 @@ class _Split:
     def __enter__(self):
         for name in ("sparse_residual", "sparse_jacobian"):
             self._wrap(SystemTerms, name, "terms")
-        self._wrap(index3, "sparse_lu", "factorisation")
+        self._wrap(newton_matrix, "sparse_lu", "factorisation")
         self._wrap(SparseFactors, "solve", "solves")
         return self
 

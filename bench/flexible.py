@@ -40,7 +40,7 @@ from mbdcore.multibody.ancf import ANCFBeam, cantilever  # noqa: E402
 from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam  # noqa: E402
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.simulate import simulate  # noqa: E402
-from mbdcore.dae.index3 import GeneralizedAlpha  # noqa: E402
+from mbdcore.dae.schemes import GeneralizedAlpha  # noqa: E402
 from mbdcore.models.manipulator import FlexibleManipulator, bang_bang_torque  # noqa: E402
 from mbdcore.models.mechanisms import hub_beam, two_link_arm  # noqa: E402
 

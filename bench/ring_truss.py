@@ -1,7 +1,8 @@
 """Ring truss (issue 14): cost per implicit step against the number of bays, printed, not
 asserted (docs/ring_truss.md, "Cost").
 
-    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --deploy-net | --redundancy]
+    python3 bench/ring_truss.py [--quick] [--steps K]
+                                [--net | --deploy-net [--kevlar] | --redundancy]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -27,6 +28,16 @@ pretension.  About 3 to 6 minutes.  With ``--quick``: the short final part, 4 ba
 1.1 rad, the ramp in 0.3 s, 0.1 s held, 1 element per cable, h = 2 ms (about a minute;
 once a test, out of the suite for its time).
 
+``--deploy-net --kevlar``: the same with the Kevlar cord (EA = 8.8e4 N, 1.13 g/m, the net's
+defaults; damping time 1e-3 s, 1 element per cable): 4 bays from 1.1 rad, the ramp in
+0.6 s, 0.3 s held (``--quick``: from 1.3 rad, 0.3 s, 0.1 s), error-controlled
+generalized-alpha (``adaptive=True``, rtol = 1e-3, atol = 1e-5 m, docs/step_control.md)
+on a 10 ms output grid; printed every 10 s of wall clock: time reached, accepted and
+rejected steps, Newton rejections, smallest step, iterations per step, then the table as
+above (docs/ring_truss.md, "The net during deployment").  Long: the full case took 30
+minutes of wall clock on the shared, overloaded 2-core machine (load 9-10; about 5 minutes
+of CPU by its share), 2730 steps.
+
 ``--redundancy``: the check of dependent constraint rows (``System.check_redundancy``:
 projection, G of all rows, factorisation) at full deployment, the geared truss of N =
 12, 24, 48 bays (12, 24 with ``--quick``), with the dense pivoted QR and the sparse
@@ -47,6 +58,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # steadier timings (see tes
 
 import numpy as np  # noqa: E402
 
+from mbdcore.dae.methods import make_method  # noqa: E402
 from mbdcore.dae.simulate import simulate  # noqa: E402
 from mbdcore.models.cable_net import add_cable_net  # noqa: E402
 from mbdcore.multibody.redundancy import rank_along  # noqa: E402
@@ -73,20 +85,37 @@ def net_cost(sizes, steps: int) -> None:
               f"{per_step:>9.3f} {r.stats['iterations_per_step']:>5.1f}")
 
 
-def deploy_net(quick: bool = False) -> None:
+def deploy_net(quick: bool = False, kevlar: bool = False) -> None:
     """The final part of a deployment with a slack net (module docstring); ``quick``:
-    the short one (from 1.1 rad, 0.3 s ramp, 0.1 s held, 1 element per cable, 2 ms)."""
-    theta0, duration, settle, h, elements = ((1.1, 0.3, 0.1, 2e-3, 1) if quick
-                                             else (1.0, 1.5, 0.5, 1e-3, 2))
+    the short one (from 1.1 rad, 0.3 s ramp, 0.1 s held, 1 element per cable, 2 ms);
+    ``kevlar``: the Kevlar cord, error-controlled steps."""
+    if kevlar:
+        theta0, duration, settle, h, elements = ((1.3, 0.3, 0.1, 1e-2, 1) if quick
+                                                 else (1.1, 0.6, 0.3, 1e-2, 1))
+        cord = {"cable_damping": 1e-3}
+    else:
+        theta0, duration, settle, h, elements = ((1.1, 0.3, 0.1, 2e-3, 1) if quick
+                                                 else (1.0, 1.5, 0.5, 1e-3, 2))
+        cord = {"cable_ea": 2e3, "cable_damping": 1e-2}
     truss = ring_truss(n_bays=4, folded_angle=theta0, drive=False, latch=True)
-    net = add_cable_net(truss, net_rings=1, cable_ea=2e3, cable_damping=1e-2,
-                        cable_elements=elements)
+    net = add_cable_net(truss, net_rings=1, cable_elements=elements, **cord)
     q0 = net.coordinates()
     add_deployment_driver(truss, smooth_deployment_motion(theta0, np.pi / 2, duration))
+    adaptive = {"adaptive": True, "rtol": 1e-3, "atol": 1e-5} if kevlar else {}
+    integ = make_method("generalized-alpha", sparse=True, rho_inf=0.6, iteration="newton",
+                        geometric_stiffness=False, **adaptive)
     t0 = time.perf_counter()
-    r = simulate(truss.system, duration + settle, h, "generalized-alpha", sparse=True,
-                 rho_inf=0.6, q0=q0, iteration="newton", geometric_stiffness=False,
-                 record_every=int(round(0.1 / h)))
+
+    def progress(t, stop):
+        st = integ.stats()
+        print(f"t = {t:.3f} s ({time.perf_counter() - t0:.0f} s): "
+              f"{st.get('accepted_steps', st['nsteps'])} steps, "
+              f"{st.get('rejected_steps', 0)} rejected, "
+              f"{st.get('newton_rejections', st['step_retries'])} Newton rejections, "
+              f"smallest {st.get('h_smallest', h):.2e} s, "
+              f"{st['iterations_per_step']:.1f} iterations per step", flush=True)
+    r = simulate(truss.system, duration + settle, h, integ, q0=q0,
+                 record_every=int(round(0.1 / h)), progress=progress, progress_interval=10.0)
     print(f"{time.perf_counter() - t0:.0f} s, "
           f"{r.stats['iterations_per_step']:.2f} iterations and "
           f"{r.stats['switch_rounds']} active-set rounds in {r.stats['nsteps']} steps")
@@ -162,13 +191,14 @@ def main() -> None:
     ap.add_argument("--net", action="store_true")
     ap.add_argument("--deploy-net", action="store_true")
     ap.add_argument("--redundancy", action="store_true")
+    ap.add_argument("--kevlar", action="store_true")
     args = ap.parse_args()
     if args.redundancy:
         redundancy_cost((12, 24) if args.quick else (12, 24, 48))
         rank_path(6 if args.quick else 12)
         return
     if args.deploy_net:
-        deploy_net(args.quick)
+        deploy_net(args.quick, args.kevlar)
         return
     if args.net:
         net_cost((4, 6) if args.quick else (4, 6, 12), args.steps)

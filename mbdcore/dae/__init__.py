@@ -7,6 +7,7 @@ continuous-time blocks (``OdeBlock``)."""
 
 from mbdcore.dae.index1 import (
     AssemblyError,
+    consistent_accelerations,
     Index1Baumgarte,
     SingularConfigurationError,
     SparseFactors,
@@ -21,16 +22,10 @@ from mbdcore.dae.index1 import (
 )
 from mbdcore.dae.index3 import (
     CONSTRAINT_FORMS,
-    HHT,
     ITERATIONS,
     SPARSE_AUTO_SIZE,
-    Bathe,
     ConvergenceError,
-    GeneralizedAlpha,
-    GeneralizedAlphaScheme,
     Index3Integrator,
-    Newmark,
-    consistent_accelerations,
 )
 from mbdcore.dae.methods import (
     DAE_METHODS,
@@ -43,6 +38,7 @@ from mbdcore.dae.methods import (
 )
 from mbdcore.dae.ode_block import OdeBlock, ode_stepper, stepping_parameters
 from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.dae.schemes import HHT, Bathe, GeneralizedAlpha, GeneralizedAlphaScheme, Newmark
 from mbdcore.dae.simulate import (
     DivergenceError,
     SimulationResult,

@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from mbdcore.dae.index3 import GeneralizedAlphaScheme, newton_layouts, newton_library
+from mbdcore.dae.newton_native import newton_layouts, newton_library
+from mbdcore.dae.schemes import GeneralizedAlphaScheme
 from mbdcore.integrators.base import ConvergenceError
 from mbdcore.native import TableLayout, table_layout
 

@@ -37,8 +37,9 @@ import scipy.sparse
 from scipy.sparse.linalg import splu
 
 from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.integrators.base import ConvergenceError
 
-__all__ = ["AssemblyError", "SingularConfigurationError", "problem_names",
+__all__ = ["consistent_accelerations", "AssemblyError", "SingularConfigurationError", "problem_names",
            "project_positions", "project_velocities", "assemble", "sparse_mass_matrix",
            "sparse_constraint_terms", "SparseFactors", "sparse_lu", "augmented_accelerations",
            "Index1Baumgarte"]
@@ -302,3 +303,61 @@ class Index1Baumgarte:
         n = self.n
         q = project_positions(self.problem, t, x[:n], tol=self.tol)
         return np.concatenate([q, project_velocities(self.problem, t, q, x[n:])])
+
+
+def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v,
+                             sparse: bool = False):
+    """Accelerations and multipliers from ``[[M, G^T], [G, 0]] [q''; lam] = [F; gamma]``.
+
+    Parameters
+    ----------
+    problem : ConstrainedProblem
+    t : float
+        Time [s].
+    q, v : array_like, shape (n,)
+        Consistent positions [m, rad] and velocities [m/s, rad/s].
+    sparse : bool
+        Assemble the matrix sparse and factor it with SuperLU.
+
+    Returns
+    -------
+    qdd : ndarray, shape (n,)
+        Accelerations [m/s^2, rad/s^2].
+    lam : ndarray, shape (m,)
+        Lagrange multipliers.
+
+    Raises
+    ------
+    ConvergenceError
+        If the augmented matrix is singular (redundant constraints) or the result is not
+        finite.
+    """
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    if sparse:
+        try:
+            qdd, lam = augmented_accelerations(problem, t, q, v, sparse=True)
+        except SingularConfigurationError as exc:
+            raise ConvergenceError(f"initial accelerations: {exc}") from exc
+        if not (np.all(np.isfinite(qdd)) and np.all(np.isfinite(lam))):
+            raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
+        return qdd, lam
+    n = q.size
+    M = np.atleast_2d(problem.mass_matrix(q))
+    F = np.asarray(problem.forces(t, q, v), dtype=float)
+    G = np.asarray(problem.constraint_jacobian(t, q), dtype=float).reshape(-1, n)
+    m = G.shape[0]
+    A = np.zeros((n + m, n + m))
+    A[:n, :n] = M
+    A[:n, n:] = G.T
+    A[n:, :n] = G
+    rhs = np.concatenate([F, np.asarray(problem.gamma(t, q, v), dtype=float).reshape(m)])
+    try:
+        x = np.linalg.solve(A, rhs)
+    except np.linalg.LinAlgError as exc:
+        raise ConvergenceError(
+            f"initial accelerations: [[M, G^T], [G, 0]] is singular at t = {t:.6g} s "
+            f"(redundant constraints?)") from exc
+    if not np.all(np.isfinite(x)):
+        raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
+    return x[:n].copy(), x[n:].copy()

@@ -24,16 +24,10 @@ Baumgarte term.  Two constraint forms (``constraint_form=``):
     about 1e6 in 1.6 s until Newton diverges (t = 1.73 s; rho_inf = 0.99: 3.83 s;
     Cardona and Geradin 1989), and Bathe's multipliers are only first order.
 
-Two families share one Newton solver (:meth:`Index3Integrator._solve`):
 
-``generalized-alpha`` / ``hht`` / ``newmark``
-    the generalized-alpha method in the Arnold-Bruls form (acceleration-like variable
-    ``a``), parameters alpha_m, alpha_f, beta, gamma as data.  HHT and Newmark are the
-    same scheme with other parameters.
-``bathe`` / ``bathe-broyden``
-    Bathe's composite scheme (Bathe & Baig 2005; docs/benchmarks.md §8.4): trapezoidal
-    rule on [t, t + gamma h], then the three-point backward Euler formula on [t, t + h];
-    each sub-step by Newton or by Broyden's quasi-Newton updates.
+The schemes (generalized-alpha, HHT, Newmark, Bathe) are in :mod:`mbdcore.dae.schemes`;
+they share the Newton solver here (:meth:`Index3Integrator._solve`); its iterations in
+C are :mod:`mbdcore.dae.newton_native`.
 
 Every solve has the same structure.  The scheme makes the velocity and acceleration at
 the new time affine in the velocity-generated part ``w`` of the position increment
@@ -113,63 +107,25 @@ approximation for the new step (without, the O(h) error of a restart would enter
 each change).  ``stats()`` counts ``step_retries`` (failed steps split into halves) and
 ``deepest_halving``.  When the smallest step fails too the integrator is put back as
 before the step and the error says how many halvings were tried.
-
-Iterations in C.  A problem whose residual terms are all compiled
-(:meth:`ConstrainedProblem.compiled_terms <mbdcore.dae.problem.ConstrainedProblem.compiled_terms>`:
-constant M, constraint rows and forces as C functions; a planar or spatial ``System``
-of rigid bodies, bars and ANCF beams and cables with joints of closed form, see
-:class:`~mbdcore.multibody.assembly.SystemTerms`) is iterated by ``native/newton.c`` on
-the dense path of modified Newton: the same iterations, residual, correction and
-convergence test as the Python loop, with the kept factors, returning to the loop at
-the first iteration after which it has a decision to make (converged, slow or no
-contraction, kept factors past the fresh ones' count, the iteration limit, a
-non-finite residual or correction), and giving the residual's terms where factors are
-made; the problem's compiled blocks (``CompiledTerms.jacobian``: C_t, K_t with the
-exact constraint curvature terms, d(G v)/dq) replace the Python build of
-:meth:`Index3Integrator._parts`.  The Python loop keeps every decision about the matrix
-and stays the reference (``System.compiled_residual = False``); both give the same
-Newton path to rounding (``tests/test_mbdcore/multibody/test_compiled_newton.py``).  An
-iteration of the 8-element hub-beam then costs a few microseconds instead of about 40,
-and a build of its blocks a sixth of the Python build's time.  On the sparse path the
-iterations stay in Python, but the scaled residual (with G as CSR) and the Newton
-matrix's blocks (C_t, K_t, Hg as CSR; M constant) come from the same compiled terms,
-one C call each over patterns fixed per topology (``CompiledTerms.sparse_residual``,
-``sparse_jacobian``, ``sparse_mass``), instead of a Python call per body and joint.
 """
 from __future__ import annotations
 
-import ctypes
-import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse
-from scipy.linalg.lapack import dgetrf, dgetrs
+from scipy.linalg.lapack import dgetrs
 
-from mbdcore.dae.index1 import (
-    SingularConfigurationError,
-    augmented_accelerations,
-    sparse_constraint_terms,
-    sparse_lu,
-    sparse_mass_matrix,
-)
-from mbdcore.dae.problem import CompiledTerms, ConstrainedProblem
-from mbdcore.dae.sparse_solver import (
-    PatternError,
-    SingularMatrixError,
-    SparseLU,
-    pardiso_factors,
-    require_pardiso,
-)
+from mbdcore.dae.index1 import consistent_accelerations
+from mbdcore.dae.newton_matrix import ScaledNewtonEquations, finite, max_abs
+from mbdcore.dae.newton_native import CompiledNewton
+from mbdcore.dae.problem import ConstrainedProblem
+from mbdcore.dae.sparse_solver import SparseLU, require_pardiso
 from mbdcore.integrators.base import MAX_HALVINGS, ConvergenceError, StepHalving
-from mbdcore.cbuild import TABLE_LAYOUT_HEADER
-from mbdcore.native import TableLayout, kernel_library, table_layout
+from mbdcore.integrators.step_control import ErrorControlledSteps
 
 __all__ = ["ITERATIONS", "CONSTRAINT_FORMS", "SPARSE_SOLVERS", "SPARSE_AUTO_SIZE", "ConvergenceError",
-           "consistent_accelerations", "Index3Integrator", "GeneralizedAlphaScheme",
-           "GeneralizedAlpha", "HHT", "Newmark", "Bathe", "SWITCH_ROUNDS", "newton_layouts",
-           "newton_library", "NEWTON_C_SOURCE"]
+           "Index3Integrator", "SWITCH_ROUNDS"]
 
 ITERATIONS = ("modified", "newton", "broyden")
 CONSTRAINT_FORMS = ("ggl", "index3")
@@ -182,124 +138,6 @@ SPARSE_AUTO_SIZE = 200
 #: the most solves of one stage with a new active set of the switching force laws (a
 #: tension-only cable's taut points; :meth:`Index3Integrator._solve`)
 SWITCH_ROUNDS = 8
-
-
-def consistent_accelerations(problem: ConstrainedProblem, t: float, q, v,
-                             sparse: bool = False):
-    """Accelerations and multipliers from ``[[M, G^T], [G, 0]] [q''; lam] = [F; gamma]``.
-
-    Parameters
-    ----------
-    problem : ConstrainedProblem
-    t : float
-        Time [s].
-    q, v : array_like, shape (n,)
-        Consistent positions [m, rad] and velocities [m/s, rad/s].
-    sparse : bool
-        Assemble the matrix sparse and factor it with SuperLU.
-
-    Returns
-    -------
-    qdd : ndarray, shape (n,)
-        Accelerations [m/s^2, rad/s^2].
-    lam : ndarray, shape (m,)
-        Lagrange multipliers.
-
-    Raises
-    ------
-    ConvergenceError
-        If the augmented matrix is singular (redundant constraints) or the result is not
-        finite.
-    """
-    q = np.asarray(q, dtype=float)
-    v = np.asarray(v, dtype=float)
-    if sparse:
-        try:
-            qdd, lam = augmented_accelerations(problem, t, q, v, sparse=True)
-        except SingularConfigurationError as exc:
-            raise ConvergenceError(f"initial accelerations: {exc}") from exc
-        if not (np.all(np.isfinite(qdd)) and np.all(np.isfinite(lam))):
-            raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
-        return qdd, lam
-    n = q.size
-    M = np.atleast_2d(problem.mass_matrix(q))
-    F = np.asarray(problem.forces(t, q, v), dtype=float)
-    G = np.asarray(problem.constraint_jacobian(t, q), dtype=float).reshape(-1, n)
-    m = G.shape[0]
-    A = np.zeros((n + m, n + m))
-    A[:n, :n] = M
-    A[:n, n:] = G.T
-    A[n:, :n] = G
-    rhs = np.concatenate([F, np.asarray(problem.gamma(t, q, v), dtype=float).reshape(m)])
-    try:
-        x = np.linalg.solve(A, rhs)
-    except np.linalg.LinAlgError as exc:
-        raise ConvergenceError(
-            f"initial accelerations: [[M, G^T], [G, 0]] is singular at t = {t:.6g} s "
-            f"(redundant constraints?)") from exc
-    if not np.all(np.isfinite(x)):
-        raise ConvergenceError(f"initial accelerations are not finite at t = {t:.6g} s")
-    return x[:n].copy(), x[n:].copy()
-
-
-def _finite(x) -> bool:
-    """Every entry of the array finite (a sum is NaN or infinite if one is; cheaper than
-    np.isfinite(x).all() on the small arrays of a Newton iteration)."""
-    return math.isfinite(float(x.sum())) if x.size < 4096 else bool(np.isfinite(x).all())
-
-
-def _max_abs(x) -> float:
-    """max |x_i| (0 for an empty array)."""
-    return float(np.abs(x).max()) if x.size else 0.0
-
-
-def _constraint_parts(problem, t, q, sparse=False):
-    """(g, G, g_t) at (q, t), in one pass where the problem offers it (G as CSR when
-    ``sparse``)."""
-    if sparse:
-        return sparse_constraint_terms(problem, t, q, np.zeros(q.size))[:3]
-    n = q.size
-    if getattr(problem, "m", 0) == 0:
-        return np.zeros(0), np.zeros((0, n)), np.zeros(0)
-    terms = getattr(problem, "constraint_terms", None)
-    if terms is not None:
-        g, G, gt, _ = terms(t, q, np.zeros(n))
-    else:
-        g, G, gt = (problem.constraints(t, q), problem.constraint_jacobian(t, q),
-                    problem.constraint_rate(t, q))
-    G = np.asarray(G, dtype=float).reshape(-1, n)
-    m = G.shape[0]
-    return (np.asarray(g, dtype=float).reshape(m), G,
-            np.asarray(gt, dtype=float).reshape(m))
-
-
-def _sparse_geometric_terms(problem, t, q, v, x, lam):
-    """d(M(q) x + G(q)^T lam)/dq and d(G(q) v)/dq (CSR) by forward differences.
-
-    A problem may provide ``geometric_stiffness_sparse`` (System: only the coordinates
-    the joints and configuration-dependent masses read).  Otherwise every coordinate
-    is perturbed in place, with sparse M and G (no dense matrix per column)."""
-    get = getattr(problem, "geometric_stiffness_sparse", None)
-    if get is not None:
-        return get(t, q, v, x, lam)
-    n = q.size
-    M0 = sparse_mass_matrix(problem, q)
-    G0 = _constraint_parts(problem, t, q, True)[1]
-    w0 = M0 @ x + G0.T @ lam
-    Gv0 = G0 @ v
-    qp = q.copy()
-    cols_k, cols_h = [], []
-    for j in range(n):
-        e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
-        qp[j] = q[j] + e
-        Gj = _constraint_parts(problem, t, qp, True)[1]
-        cols_k.append(scipy.sparse.csc_matrix(
-            ((sparse_mass_matrix(problem, qp) @ x + Gj.T @ lam - w0) / e)[:, None]))
-        cols_h.append(scipy.sparse.csc_matrix(((Gj @ v - Gv0) / e)[:, None]))
-        qp[j] = q[j]
-    return (scipy.sparse.hstack(cols_k, format="csr"),
-            scipy.sparse.hstack(cols_h, format="csr"))
-
 
 def _copy_kept(val):
     """Copy of a kept iteration-matrix entry: arrays and sparse matrices copied, sparse
@@ -314,86 +152,7 @@ def _copy_kept(val):
     return val
 
 
-
-NEWTON_C_SOURCE = Path(__file__).resolve().parent / "native" / "newton.c"
-#: the loader of native/newton.c's extension module (its Newton iterations and the whole
-#: compiled generalized-alpha step, mbdcore.dae.compiled_step)
-newton_library = kernel_library("mbdcore.dae._newton", NEWTON_C_SOURCE, (TABLE_LAYOUT_HEADER,))
-
-
-@functools.cache
-def newton_layouts() -> tuple[TableLayout, TableLayout]:
-    """The layouts of ``newton_t`` and ``newton_state_t`` of native/newton.c, declared
-    once there (``NEWTON_LAYOUT``, ``NEWTON_STATE_LAYOUT``): their ctypes classes are
-    made from the same lists."""
-    return (table_layout(newton_library, "NEWTON_LAYOUT"),
-            table_layout(newton_library, "NEWTON_STATE_LAYOUT"))
-
-
-#: return codes of newton_iterate
-_CONVERGED, _EVENT, _LIMIT, _BAD_RESIDUAL, _BAD_STEP, _RESIDUAL = range(6)
-
-
-class _CompiledNewton:
-    """Newton iterations with kept LU factors in C (native/newton.c) for a problem
-    whose residual terms are compiled (:class:`~mbdcore.dae.problem.CompiledTerms`):
-    the same iterations as :meth:`Index3Integrator._newton`'s Python loop, which keeps
-    every decision about the matrix; :meth:`iterate` returns to it at the first
-    iteration after which it has one to make."""
-
-    def __init__(self, terms: CompiledTerms, integrator: "Index3Integrator"):
-        n, m = terms.n, terms.m
-        k = 2 * m if integrator.ggl else m
-        self.terms, self.n, self.m = terms, n, m
-        self.mass = np.ascontiguousarray(terms.mass_matrix(), dtype=float)
-        self.work = np.zeros(5 * n + m * n + 3 * m + 2 * (n + k))
-        self.G = np.zeros((m, n))
-        self.w, self.v = np.zeros(n), np.zeros(n)
-        problem_layout, state_layout = newton_layouts()
-        st = problem_layout.ctypes_class()()
-        st.n, st.m, st.ggl = n, m, int(integrator.ggl)
-        st.constraints, st.forces, st.terms_ctx = terms.constraints, terms.forces, \
-            terms.context
-        st.M, st.work = self.mass.ctypes.data, self.work.ctypes.data
-        st.tol, st.theta_refresh = integrator.tol, integrator.theta_refresh
-        st.modified = int(integrator.iteration == "modified")
-        st.max_iterations = integrator.max_iterations
-        self.struct, self.state = st, state_layout.ctypes_class()()
-        self._kernel = newton_library().newton_iterate
-        self._args = (ctypes.addressof(st), ctypes.addressof(self.state))
-        # arrays go to the binding as buffers (checked in C): cheaper than .ctypes.data
-        self._out = (self.G, self.w, self.v)
-        self._lu = None
-
-    def begin(self, t, q_ref, v_ref, x_ref, cv, ca):
-        """Before the iterations of a solve at time t [s] from (q_ref, v_ref, x_ref)
-        with the scaling c_v [1/s], c_a [1/s^2]."""
-        self.terms.prepare(t)
-        st = self.struct
-        self._refs = tuple(np.ascontiguousarray(a, dtype=float) for a in (q_ref, v_ref, x_ref))
-        st.q_ref, st.v_ref, st.x_ref = (a.ctypes.data for a in self._refs)
-        st.cv, st.ca = cv, ca
-
-    def iterate(self, lu, dq, lam_s, mu, it, nu_prev, kept, its_fresh):
-        """Iterations from iteration ``it`` with the factors ``lu`` (getrf's, a pair)
-        until one the Python loop must see; dq, lam_s, mu updated in place.  Returns
-        (code, index of the last iteration, iterations made, nu, theta or None).
-        ``lu`` None: only the residual's terms at the iterate (``G``, ``w``, ``v``; code
-        ``_RESIDUAL`` or ``_BAD_RESIDUAL``), to build factors there."""
-        st, state = self.struct, self.state
-        if lu is not self._lu:
-            self._lu = lu
-            st.lu, st.piv = (None, None) if lu is None else (lu[0].ctypes.data,
-                                                             lu[1].ctypes.data)
-        st.kept, st.its_fresh = kept, its_fresh
-        state.it, state.done = it, 0
-        state.nu_prev = -1.0 if nu_prev is None else nu_prev
-        code = self._kernel(*self._args, dq, lam_s, mu, *self._out)
-        theta = state.theta if state.theta >= 0.0 else None
-        return code, state.it, state.done, state.nu, theta
-
-
-class Index3Integrator(StepHalving):
+class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving):
     """Base class: one step of the constrained equations, with the shared Newton solver.
 
     Parameters
@@ -443,6 +202,14 @@ class Index3Integrator(StepHalving):
         How many times a step whose Newton solve fails is halved before
         :class:`ConvergenceError` is raised (steps down to h / 2**max_halvings; module
         docstring, "Step halving"); 0: no retry.
+    line_search : bool
+        Backtrack each Newton step on the scaled residual's 2-norm (Armijo; halvings
+        of the step until the norm falls, at most
+        :data:`~mbdcore.dae.newton_matrix.LINE_SEARCH_HALVINGS`, else the full step),
+        so that a far predictor does not throw slack cables about (docs/step_control.md,
+        "Line search").  In the Python iteration (the sparse
+        path, problems without compiled terms), not in the C iterations of the dense
+        compiled path.  Off by default.
 
     Attributes
     ----------
@@ -474,7 +241,7 @@ class Index3Integrator(StepHalving):
                  iteration: str = "modified", theta_refresh: float = 0.3,
                  geometric_stiffness: bool = True, constraint_form: str = "ggl",
                  sparse="auto", max_halvings: int = MAX_HALVINGS,
-                 sparse_solver: str = "native"):
+                 sparse_solver: str = "native", line_search: bool = False):
         if iteration not in ITERATIONS:
             raise ValueError(f"iteration {iteration!r} is unknown; accepted: {ITERATIONS}")
         if constraint_form not in CONSTRAINT_FORMS:
@@ -501,6 +268,13 @@ class Index3Integrator(StepHalving):
         if int(max_halvings) != max_halvings or max_halvings < 0:
             raise ValueError(f"max_halvings = {max_halvings!r}: accepted a whole number >= 0")
         self.max_halvings = int(max_halvings)
+        if line_search is not True and line_search is not False:
+            raise ValueError(f"line_search = {line_search!r}: accepted True or False")
+        if line_search and iteration == "broyden":
+            raise ValueError("line_search=True cannot be used with iteration='broyden' (its "
+                             "updates assume full steps); use 'modified' or 'newton'")
+        self.line_search = line_search
+        self._last_damping = 1.0
         self.reset()
 
     @property
@@ -515,18 +289,23 @@ class Index3Integrator(StepHalving):
 
     #: counters of work done, kept when a failed step is rolled back (StepHalving)
     WORK_COUNTERS = ("newton_iterations", "jacobian_evaluations", "factorizations",
-                     "failures", "switch_rounds")
+                     "failures", "switch_rounds", "line_search_cuts")
 
     # -- history ---------------------------------------------------------------------
     def reset(self) -> None:
         """Forget the history and the counters (start of a new simulation)."""
         self._clear_retries()
+        self._clear_control()
+        # the estimate of the last step's local position error [m, rad] (schemes with
+        # an embedded estimate; docs/step_control.md)
+        self.local_error = None
         self.nsteps = 0
         self.newton_iterations = 0
         self.jacobian_evaluations = 0
         self.factorizations = 0
         self.failures = 0
         self.switch_rounds = 0
+        self.line_search_cuts = 0
         # (q, v) at the start of the step being taken (the first active set's state)
         self._step_start = None
         self.a = None
@@ -538,7 +317,7 @@ class Index3Integrator(StepHalving):
         # unscaled Jacobian blocks, see _parts) and "lu" (factors of the scaled matrix
         # for that h, or None: factorise before use).
         self._cache: dict = {}
-        # (problem, its _CompiledNewton or None, its CompiledTerms or None)
+        # (problem, its CompiledNewton or None, its CompiledTerms or None)
         self._compiled = None
         # The last sparse factors made (SparseLU): its ordering, pivot order and L, U
         # patterns serve the next factorisation of a matrix of that pattern.
@@ -576,12 +355,14 @@ class Index3Integrator(StepHalving):
         return {"nsteps": self.nsteps, "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,
                 "factorizations": self.factorizations, "failures": self.failures,
-                "switch_rounds": self.switch_rounds, "a": cp(self.a), "qdd": cp(self.qdd),
+                "switch_rounds": self.switch_rounds,
+                "line_search_cuts": self.line_search_cuts, "a": cp(self.a), "qdd": cp(self.qdd),
                 "lam": cp(self.lam), "mu": cp(self.mu), "cache": cache,
                 "guess": {k: g.copy() for k, g in self._guess.items()},
                 # what makes the last sparse factors' pivot order again (plain arrays)
                 "sparse_lu": None if self._sparse_lu is None else
-                self._sparse_lu.pivot_state(), **self._retry_state()}
+                self._sparse_lu.pivot_state(), **self._retry_state(),
+                **self._control_state()}
 
     def set_state(self, state: dict) -> None:
         """Restore what :meth:`get_state` returned."""
@@ -593,6 +374,7 @@ class Index3Integrator(StepHalving):
         self.factorizations = int(state.get("factorizations", 0))
         self.failures = int(state["failures"])
         self.switch_rounds = int(state.get("switch_rounds", 0))
+        self.line_search_cuts = int(state.get("line_search_cuts", 0))
         self.a = cp(state["a"])
         self.qdd = cp(state["qdd"])
         self.lam = cp(state["lam"])
@@ -602,10 +384,11 @@ class Index3Integrator(StepHalving):
         pivots = state.get("sparse_lu")
         self._sparse_lu = None if pivots is None else SparseLU.from_pivot_state(pivots)
         self._set_retry_state(state)
+        self._set_control_state(state)
 
     #: what a step replaces (never writes into), with ``nsteps``: a checkpoint of a step
     #: keeps references to them (:meth:`_checkpoint`)
-    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "_step_start", "_compiled",
+    _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "local_error", "_step_start", "_compiled",
                    "_sparse_lu")
 
     def _checkpoint(self):
@@ -634,7 +417,10 @@ class Index3Integrator(StepHalving):
         (those retried with a fresh matrix included); ``switch_rounds`` solves repeated
         with a new active set of switching force laws; ``step_retries`` failed steps
         retried as two halves and ``deepest_halving`` the deepest halving reached
-        (module docstring, "Step halving"); ``iterations_per_step``,
+        (module docstring, "Step halving"); with error control (docs/step_control.md)
+        ``accepted_steps``, ``rejected_steps`` (local error estimate above the
+        tolerance), ``newton_rejections`` (steps whose Newton iteration failed, tried
+        again smaller), ``h_smallest``, ``h_largest`` [s]; ``iterations_per_step``,
         ``factorizations_per_step``, ``jacobian_evaluations_per_step`` (Bathe: two
         solves per step)."""
         per = 1.0 / max(1, self.nsteps)
@@ -647,11 +433,13 @@ class Index3Integrator(StepHalving):
                 "factorizations": self.factorizations,
                 "failures": self.failures,
                 "switch_rounds": self.switch_rounds,
+                "line_search_cuts": self.line_search_cuts,
                 "step_retries": self.step_retries,
                 "deepest_halving": self.deepest_halving,
                 "iterations_per_step": self.newton_iterations * per,
                 "factorizations_per_step": self.factorizations * per,
-                "jacobian_evaluations_per_step": self.jacobian_evaluations * per}
+                "jacobian_evaluations_per_step": self.jacobian_evaluations * per,
+                **self.control_stats()}
 
     def step(self, problem: ConstrainedProblem, t: float, q, v, h: float):
         """Advance from t to t + h [s].
@@ -676,10 +464,21 @@ class Index3Integrator(StepHalving):
         ConvergenceError
             If Newton fails with a fresh iteration matrix at the step h and at every
             halving of it down to h / 2**max_halvings (module docstring, "Step
-            halving"); the integrator is then as it was before the call.
+            halving"); the integrator is then as it was before the call.  With error
+            control (``error_control`` set: ``adaptive=True`` of the schemes that
+            have an embedded estimate) [t, t + h] is covered by error-controlled
+            steps landing on t + h, and a step below ``h_min`` raises
+            :class:`~mbdcore.integrators.step_control.StepSizeError`, a
+            ConvergenceError (docs/step_control.md).
         """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
+        control = self.error_control
+        if control is not None:
+            def advance(ts, hs, y):
+                q_new, v_new = self._step(problem, ts, y[0], y[1], hs)
+                return (q_new, v_new), control.norm(self.local_error, y[0], q_new)
+            return self._controlled_interval(advance, t, h, (q, v))
         return self._halving_step(lambda ts, hs, y: self._step(problem, ts, y[0], y[1], hs),
                                   t, h, (q, v))
 
@@ -689,200 +488,6 @@ class Index3Integrator(StepHalving):
         raise NotImplementedError
 
     # -- the shared scaled Newton solve ------------------------------------------------
-    def _blocks(self, problem, t, q, v, x_acc, lam_s, cv, ca, G):
-        """The expensive part of the scaled iteration matrix (one Jacobian evaluation).
-
-        Returns ``(S, D, H)``: S = dr1/dq = M + (c_v C_t + K_t)/c_a, D = dr1/dw =
-        M + (c_v/c_a) C_t, H = d(G v)/dq / c_v.  ``x_acc = q''/c_a`` and ``lam_s =
-        lambda/c_a`` are the scaled acceleration and multiplier.
-        """
-        return self._scale(self._parts(problem, t, q, v, x_acc * ca, lam_s * ca, G), cv, ca)
-
-    def _parts(self, problem, t, q, v, qdd, lam, G):
-        """The Jacobian blocks before scaling (one Jacobian evaluation, counted).
-
-        Returns ``(M, C_t, K_t, Hg)``: M(q); C_t = -dF/dv; K_t = -dF/dq +
-        d(M(q) q'' + G(q)^T lambda)/dq at fixed q'' [m/s^2, rad/s^2] and lambda;
-        Hg = d(G v)/dq (zero without ``geometric_stiffness``).  They do not depend on the
-        step size, so kept parts serve any h (:meth:`_scale`).
-        """
-        self.jacobian_evaluations += 1
-        if scipy.sparse.issparse(G):
-            return self._parts_sparse(problem, t, q, v, qdd, lam, G)
-        fast = self._compiled[1] if self._compiled and self._compiled[0] is problem else None
-        if fast is not None and fast.terms.jacobian is not None:
-            # the compiled blocks (constant M, so no d(M q'')/dq)
-            C, K, Hg = fast.terms.jacobian(q, v, lam, self.geometric_stiffness)
-            return fast.mass, C, K, Hg
-        n = q.size
-        m = G.shape[0]
-        M = np.atleast_2d(problem.mass_matrix(q))
-        dFdq, dFdv = problem.force_jacobians(t, q, v)
-        C = -np.asarray(dFdv, dtype=float)
-        K = -np.asarray(dFdq, dtype=float)
-        Hg = np.zeros((m, n))
-        if self.geometric_stiffness and hasattr(problem, "geometric_stiffness_sparse"):
-            # the same differences, visiting only the coordinates the joints and the
-            # configuration-dependent masses read (a System): a few constraint
-            # evaluations per Jacobian instead of one per coordinate
-            Kg, Hg = problem.geometric_stiffness_sparse(t, q, v, qdd, lam, dense=True)
-            K += Kg
-        elif self.geometric_stiffness:
-            # d/dq [M(q) q'' + G(q)^T lam] at fixed q'', lam: the inertia and constraint
-            # curvature terms a constant-matrix Newton would miss.
-            w0 = M @ qdd + G.T @ lam
-            Gv0 = G @ v
-            for j in range(n):
-                e = math.sqrt(np.finfo(float).eps) * max(1.0, abs(q[j]))
-                qj = q.copy()
-                qj[j] += e
-                Mj = np.atleast_2d(problem.mass_matrix(qj))
-                Gj = _constraint_parts(problem, t, qj)[1]
-                K[:, j] += (Mj @ qdd + Gj.T @ lam - w0) / e
-                Hg[:, j] = (Gj @ v - Gv0) / e
-        return M, C, K, Hg
-
-    def _parts_sparse(self, problem, t, q, v, qdd, lam, G):
-        """(M, C_t, K_t, Hg) of :meth:`_parts` as CSR matrices, without an n x n array:
-        from the compiled terms where the problem has them (constant M), else in
-        Python."""
-        terms = self._compiled_sparse(problem)
-        if terms is not None and terms.sparse_jacobian is not None:
-            C, K, Hg = terms.sparse_jacobian(q, v, lam, self.geometric_stiffness)
-            return terms.sparse_mass(), C, K, Hg
-        M = sparse_mass_matrix(problem, q)
-        get = getattr(problem, "force_jacobians_sparse", None)
-        if get is not None:
-            dFdq, dFdv = get(t, q, v)
-        else:
-            dFdq, dFdv = (scipy.sparse.csr_matrix(j) for j in problem.force_jacobians(t, q, v))
-        C, K = (-dFdv).tocsr(), (-dFdq).tocsr()
-        if self.geometric_stiffness:
-            Kg, Hg = _sparse_geometric_terms(problem, t, q, v, qdd, lam)
-            return M.tocsr(), C, (K + Kg).tocsr(), Hg.tocsr()
-        return M.tocsr(), C, K, scipy.sparse.csr_matrix(G.shape)
-
-    @staticmethod
-    def _scale(parts, cv, ca):
-        """(S, D, H) for the scaling c_v [1/s], c_a [1/s^2] of a step size from the
-        unscaled parts: S = M + (c_v C_t + K_t)/c_a, D = M + (c_v/c_a) C_t, H = Hg/c_v."""
-        M, C, K, Hg = parts
-        D = M + (cv / ca) * C
-        S = D + (1.0 / ca) * K
-        if scipy.sparse.issparse(M):
-            return S.tocsr(), D.tocsr(), (Hg / cv).tocsr()
-        return S, D, Hg / cv
-
-    def _assemble(self, blocks, G):
-        """Scaled iteration matrix from the kept blocks and the current G::
-
-            index 3:  [[S, G^T], [G, 0]]                  unknowns (dq, lam~)
-            GGL:      [[S, G^T, -D G^T], [G, 0, 0], [G + H, 0, -G G^T]]
-                                                           unknowns (dq, lam~, mu)
-        """
-        S, D, H = blocks
-        n, m = S.shape[0], G.shape[0]
-        if scipy.sparse.issparse(G):
-            if m == 0:
-                return S.tocsc()
-            GT = G.T.tocsr()
-            if not self.ggl:
-                return scipy.sparse.bmat([[S, GT], [G, None]], format="csc")
-            return scipy.sparse.bmat([[S, GT, -(D @ GT)], [G, None, None],
-                                      [G + H, None, -(G @ GT)]], format="csc")
-        k = 2 * m if self.ggl else m
-        J = np.zeros((n + k, n + k))
-        J[:n, :n] = S
-        J[:n, n:n + m] = G.T
-        J[n:n + m, :n] = G
-        if self.ggl:
-            J[:n, n + m:] = -D @ G.T
-            J[n + m:, :n] = G + H
-            J[n + m:, n + m:] = -G @ G.T
-        return J
-
-    def _iteration_matrix(self, problem, t, q, v, x_acc, lam_s, cv, ca):
-        """Scaled iteration matrix at (q, v, x_acc, lam_s), all blocks fresh."""
-        G = _constraint_parts(problem, t, q, self.uses_sparse(problem))[1]
-        return self._assemble(self._blocks(problem, t, q, v, x_acc, lam_s, cv, ca, G), G)
-
-    @staticmethod
-    def _factor(J, kind):
-        """LU factors or inverse of J; None if J is singular or not finite."""
-        if scipy.sparse.issparse(J):
-            return sparse_lu(J)          # modified and full Newton only
-        if not _finite(J):
-            return None
-        if kind == "lu":
-            # LAPACK's getrf/getrs directly (what scipy.linalg.lu_factor/lu_solve call,
-            # without their per-call checks and warnings: a Newton iteration of a small
-            # system is a few tens of microseconds); a singular matrix shows in the
-            # pivots checked below
-            lu, piv, _ = dgetrf(J)
-            d = np.abs(np.diag(lu))
-            if d.size and (not _finite(d) or d.min() <= 1e-14 * d.max()):
-                return None
-            return (lu, piv)
-        try:
-            H = np.linalg.inv(J)
-        except np.linalg.LinAlgError:
-            return None
-        return H if np.all(np.isfinite(H)) else None
-
-    def _factorize(self, J, kind):
-        """:meth:`_factor`, counted in ``factorizations``."""
-        self.factorizations += 1
-        if self.sparse_solver == "native" and scipy.sparse.issparse(J):
-            return self._native_factor(J)
-        if self.sparse_solver == "pardiso" and scipy.sparse.issparse(J):
-            return pardiso_factors(J)
-        return self._factor(J, kind)
-
-    def _native_factor(self, J):
-        """Factors of the sparse matrix J (:class:`SparseLU`), None if it is singular or
-        not finite.  J is refactored on the last factors' pivot order and patterns
-        when it has their pattern (or part of it: an entry that is zero now is dropped
-        by scipy's sums); a new pattern is analysed once, as the union with the last
-        one, so that a pattern flickering between two stays analysed."""
-        J = scipy.sparse.csc_matrix(J)
-        last = self._sparse_lu
-        if last is not None and last.n != J.shape[0]:
-            last = None
-        try:
-            try:
-                factors = SparseLU(J).factor(J) if last is None else last.refactored(J)
-            except PatternError:
-                pattern = last.pattern + scipy.sparse.csc_matrix(
-                    (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
-                factors = SparseLU(pattern, room=last.room).factor(J)
-        except SingularMatrixError:
-            return None
-        self._sparse_lu = factors
-        return factors
-
-    def _compiled_newton(self, problem):
-        """The compiled iterations for ``problem`` (None if its terms are not compiled
-        or it is solved sparse), made once per start: the terms are the parts as they
-        are at that time."""
-        return self._compiled_parts(problem)[1]
-
-    def _compiled_sparse(self, problem):
-        """The compiled terms of ``problem`` for the sparse path (None if it has none):
-        the residual's terms and the Newton matrix's blocks as CSR matrices over
-        patterns fixed per topology, each one C call."""
-        terms = self._compiled_parts(problem)[2]
-        return terms if terms is not None and terms.sparse_residual is not None else None
-
-    def _compiled_parts(self, problem):
-        """(problem, its _CompiledNewton or None, its CompiledTerms or None), made once
-        per start."""
-        if self._compiled is None or self._compiled[0] is not problem:
-            get = getattr(problem, "compiled_terms", None)
-            terms = None if get is None else get()
-            dense = terms is not None and not self.uses_sparse(problem)
-            self._compiled = (problem, _CompiledNewton(terms, self) if dense else None, terms)
-        return self._compiled
-
     def _solve(self, problem, t, h, q_ref, v_ref, a_ref, cv, ca, lam0, key):
         """Solve one implicit stage (see module docstring).
 
@@ -958,47 +563,6 @@ class Index3Integrator(StepHalving):
             f"equations, m or rad), last increment {err:.3g} x tolerance ({why})",
             time=t, step=h, residual=res)
 
-    def _residual(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu, sparse):
-        """The scaled Newton residual at the iterate (dq, lam~, mu) (module docstring):
-        returns (q, G, mu, w, v, x, r) with x = q''/c_a (mu zeros of the right size if
-        it had another)."""
-        ggl = self.ggl
-        terms = self._compiled_sparse(problem) if sparse else None
-        if terms is not None:
-            # the whole residual in one C call (the same equations as below)
-            if mu is None or mu.size != (terms.m if ggl else 0):
-                mu = np.zeros(terms.m if ggl else 0)
-            terms.prepare(t)
-            q, G, w, v, x, r = terms.sparse_residual(q_ref, v_ref, x_ref, dq, lam_s, mu,
-                                                     cv, ca, ggl)
-            return q, G, mu, w, v, x, r
-        q = q_ref + dq
-        g, G, gt = _constraint_parts(problem, t, q, sparse)
-        m = g.size
-        if mu is None or mu.size != (m if ggl else 0):
-            mu = np.zeros(m if ggl else 0)
-        w = dq - G.T @ mu if ggl else dq
-        v = v_ref + cv * w
-        x = x_ref + w        # q'' / c_a
-        M = sparse_mass_matrix(problem, q) if sparse else np.atleast_2d(problem.mass_matrix(q))
-        F = np.asarray(problem.forces(t, q, v), dtype=float)
-        parts_r = [M @ x + G.T @ lam_s - F / ca, g]
-        if ggl:
-            parts_r.append((G @ v + gt) / cv)
-        return q, G, mu, w, v, x, np.concatenate(parts_r)
-
-    def _residual_norm(self, problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu):
-        """max |r| of :meth:`_residual` at a failed solve's last iterate [m, rad] (nan if
-        it cannot be evaluated there: the failure's cause may be that it is not
-        finite)."""
-        try:
-            with np.errstate(all="ignore"):
-                r = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca, dq, lam_s, mu,
-                                   self.uses_sparse(problem))[-1]
-        except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-            return math.nan
-        return _max_abs(r) if _finite(r) else math.nan
-
     def _newton(self, problem, t, q_ref, v_ref, a_ref, cv, ca, lam_s, key, h, fresh_start):
         n = q_ref.size
         ggl = self.ggl
@@ -1030,6 +594,7 @@ class Index3Integrator(StepHalving):
         level = "kept"
         built = False            # Broyden: was the inverse built during this solve?
         nu_prev = theta = None
+        searched = None          # the line search's residual at the new iterate
         r_prev = s_prev = None
         nu = math.inf
         fast = self._compiled_newton(problem) if mode == "modified" and not sparse else None
@@ -1067,7 +632,7 @@ class Index3Integrator(StepHalving):
                     # factors (or blocks) to make at this iterate: its terms from C,
                     # then the iteration from it in C (its residual evaluated again)
                     code = fast.iterate(None, dq, lam_s, mu, it, nu_prev, False, 0)[0]
-                    if code == _BAD_RESIDUAL:
+                    if code == CompiledNewton.BAD_RESIDUAL:
                         return False, dq, fast.w, lam_s, mu, (it, math.nan,
                                                               "non-finite residual")
                     parts, lu, level, nu_prev = factors(q_ref + dq, fast.v.copy(),
@@ -1080,19 +645,22 @@ class Index3Integrator(StepHalving):
                                                          level == "kept", its_fresh)
                 self.newton_iterations += done
                 G, w, v = fast.G, fast.w, fast.v
-                if code == _BAD_RESIDUAL:
+                if code == CompiledNewton.BAD_RESIDUAL:
                     return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
-                if code == _BAD_STEP:
+                if code == CompiledNewton.BAD_STEP:
                     return False, dq, w, lam_s, mu, (it, math.nan,
                                                      "non-finite Newton correction")
-                if code == _LIMIT:
+                if code == CompiledNewton.LIMIT:
                     break
                 r = step = None
             else:
-                q, G, mu, w, v, x, r = self._residual(problem, t, q_ref, v_ref, x_ref, cv, ca,
-                                                      dq, lam_s, mu, sparse)
+                if searched is not None:    # the line search evaluated it already
+                    (q, G, mu, w, v, x, r), searched = searched, None
+                else:
+                    q, G, mu, w, v, x, r = self._residual(problem, t, q_ref, v_ref, x_ref,
+                                                          cv, ca, dq, lam_s, mu, sparse)
                 m = G.shape[0]
-                if not _finite(r):
+                if not finite(r):
                     return False, dq, w, lam_s, mu, (it, math.nan, "non-finite residual")
                 if broyden:
                     if inv is not None and s_prev is not None:
@@ -1119,8 +687,13 @@ class Index3Integrator(StepHalving):
                                                          "singular iteration matrix")
                     step = -(lu.solve(r) if sparse else dgetrs(lu[0], lu[1], r)[0])
                 self.newton_iterations += 1
-                if not _finite(step):
+                if not finite(step):
                     return False, dq, w, lam_s, mu, (it, math.nan, "non-finite Newton correction")
+                damped = False
+                if self.line_search:
+                    step, searched = self._line_search(problem, t, q_ref, v_ref, x_ref, cv,
+                                                       ca, dq, lam_s, mu, step, r, sparse)
+                    damped = self._last_damping < 1.0
                 dq = dq + step[:n]
                 lam_s = lam_s + step[n:n + m]
                 d_w = step[:n]
@@ -1129,14 +702,20 @@ class Index3Integrator(StepHalving):
                     d_w = d_w - G.T @ step[n + m:]
                 # Increment in units of the tolerance: positions against tol |q|, velocities
                 # (c_v times the w increment) against tol |v|, floored at the rounding of q.
-                q_scale = max(1.0, _max_abs(q))
+                q_scale = max(1.0, max_abs(q))
                 tol_q = self.tol * q_scale
-                tol_w = max(self.tol * max(1.0, _max_abs(v)) / cv,
+                tol_w = max(self.tol * max(1.0, max_abs(v)) / cv,
                             16.0 * eps * q_scale)
-                nu = max(_max_abs(step[:n]) / tol_q, _max_abs(d_w) / tol_w)
+                nu = max(max_abs(step[:n]) / tol_q, max_abs(d_w) / tol_w)
                 if not math.isfinite(nu):
                     return False, dq, w, lam_s, mu, (it, nu, "non-finite Newton correction")
                 theta = None if nu_prev is None or nu_prev == 0.0 else nu / nu_prev
+                if damped:
+                    # a shortened step says nothing of the contraction or of the
+                    # remaining error: neither tested, the estimate starts again
+                    r_prev, s_prev, nu_prev = r, step, None
+                    it += 1
+                    continue
             slow = theta is not None and theta > self.theta_refresh
             # Rate-based test (Hairer and Wanner, IV.8): with contraction theta the
             # remaining error is at most theta/(1 - theta) times the last increment.
@@ -1201,239 +780,3 @@ class Index3Integrator(StepHalving):
             nu_prev = nu
             it += 1
         return False, dq, w, lam_s, mu, (self.max_iterations, nu, "iteration limit")
-
-
-class GeneralizedAlphaScheme(Index3Integrator):
-    """Generalized-alpha in the Arnold-Bruls form, parameters as data.
-
-    With the acceleration-like variable a (a_0 = q''_0)::
-
-        q_{n+1} = q_n + h v_n + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}
-        v_{n+1} = v_n + h (1 - gamma) a_n + h gamma a_{n+1}
-        (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) q''_{n+1} + alpha_f q''_n
-        M q''_{n+1} + G^T lambda_{n+1} = F(t_{n+1}, q_{n+1}, v_{n+1}),  g(q_{n+1}, t_{n+1}) = 0
-
-    so c_v = gamma/(beta h) and c_a = beta' = (1 - alpha_m)/((1 - alpha_f) beta h^2).
-    In the GGL form (default) the position update gets ``+ G(q_{n+1})^T mu_{n+1}`` and
-    ``G(q_{n+1}) v_{n+1} + g_t = 0`` is imposed too (Arnold, Bruls and Cardona 2015).
-    The predictor takes q''_{n+1} = q''_n.
-
-    Parameters
-    ----------
-    alpha_m, alpha_f, beta, gamma : float
-        Scheme parameters [-] (beta > 0, alpha_m, alpha_f < 1).
-    **newton
-        See :class:`Index3Integrator`.
-    """
-
-    name = "generalized-alpha-scheme"
-
-    def __init__(self, alpha_m: float, alpha_f: float, beta: float, gamma: float, **newton):
-        if not (beta > 0.0 and alpha_m < 1.0 and alpha_f < 1.0):
-            raise ValueError("need beta > 0, alpha_m < 1 and alpha_f < 1")
-        self.alpha_m = float(alpha_m)
-        self.alpha_f = float(alpha_f)
-        self.beta = float(beta)
-        self.gamma = float(gamma)
-        # Second order exactly when gamma = 1/2 + alpha_f - alpha_m (Chung-Hulbert).
-        self.order = 2 if abs(self.gamma - (0.5 + self.alpha_f - self.alpha_m)) < 1e-12 else 1
-        super().__init__(**newton)
-
-    def _step(self, problem, t, q, v, h):
-        self._step_start = (q, v)
-        if self.qdd is None:
-            self.start(problem, t, q, v)
-        am, af, b, g = self.alpha_m, self.alpha_f, self.beta, self.gamma
-        a_n, qdd_n = self.a, self.qdd
-        a_pred = (qdd_n - am * a_n) / (1.0 - am)
-        q_ref = q + h * v + h * h * ((0.5 - b) * a_n + b * a_pred)
-        v_ref = v + h * ((1.0 - g) * a_n + g * a_pred)
-        cv = g / (b * h)
-        ca = (1.0 - am) / ((1.0 - af) * b * h * h)
-        dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_n, cv, ca, self.lam,
-                                 "alpha")
-        self.a = a_pred + w / (b * h * h)
-        self.qdd = qdd_n + ca * w
-        self.lam = lam
-        self.nsteps += 1
-        return q_ref + dq, v_ref + cv * w
-
-    def _step_size_changed(self, h_old, h_new):
-        """a_n approximates q''(t_n + (alpha_m - alpha_f) h) to O(h^2) (Arnold and
-        Bruls 2007), so a - q''_n is proportional to the step: scaled by h_new/h_old
-        it is that approximation for steps of h_new (module docstring, "Step
-        halving")."""
-        if self.a is not None and self.qdd is not None:
-            self.a = self.qdd + (h_new / h_old) * (self.a - self.qdd)
-
-
-class GeneralizedAlpha(GeneralizedAlphaScheme):
-    """Chung-Hulbert generalized-alpha from the spectral radius at infinity (Chung & Hulbert
-    1993; docs/benchmarks.md §8.2).
-
-    alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
-    gamma = 1/2 + alpha_f - alpha_m, beta = (gamma + 1/2)^2 / 4.
-
-    Parameters
-    ----------
-    rho_inf : float
-        Spectral radius for h omega -> infinity, in [0, 1]; 1 is non-dissipative.
-
-    Notes
-    -----
-    In the default GGL form every rho_inf in [0, 1] is usable; rho_inf = 1 is
-    non-dissipative (slider-crank, h = 1e-3 s: energy level drifts 7.5e-7 in 10 s).
-    With ``constraint_form="index3"`` keep rho_inf < 1 for long runs: with rho_inf = 1
-    (alpha_m = alpha_f = 1/2, like Newmark's trapezoidal rule) the multiplier
-    component has the root -1 and the nonlinear coupling makes it grow (Cardona and
-    Geradin 1989): on the pendulum of the tests about 7x per second whatever h; on the
-    slider-crank Newton diverges at 1.73 s (rho_inf = 1) and 3.83 s (rho_inf = 0.99).
-    Arnold and Bruls prove index-3 convergence for alpha_m < alpha_f < 1/2, i.e.
-    rho_inf < 1.
-    """
-
-    name = "generalized-alpha"
-
-    def __init__(self, rho_inf: float = 0.8, **newton):
-        if not 0.0 <= rho_inf <= 1.0:
-            raise ValueError("rho_inf must be in [0, 1]")
-        am = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
-        af = rho_inf / (rho_inf + 1.0)
-        g = 0.5 + af - am
-        super().__init__(am, af, 0.25 * (g + 0.5) ** 2, g, **newton)
-        self.rho_inf = float(rho_inf)
-
-
-class HHT(GeneralizedAlphaScheme):
-    """Hilber-Hughes-Taylor alpha method as generalized-alpha with alpha_m = 0.
-
-    alpha_f = -alpha, gamma = 1/2 - alpha, beta = (1 - alpha)^2 / 4; spectral radius at
-    infinity (1 + alpha)/(1 - alpha).  (Forces enter at t_{n+1}, Arnold-Bruls style; on
-    linear problems this is the classical HHT.)
-
-    Parameters
-    ----------
-    alpha : float
-        In [-1/3, 0]; 0 is the trapezoidal rule.
-    """
-
-    name = "hht"
-
-    def __init__(self, alpha: float = -0.05, **newton):
-        if not -1.0 / 3.0 <= alpha <= 0.0:
-            raise ValueError("HHT alpha must be in [-1/3, 0]")
-        super().__init__(0.0, -alpha, 0.25 * (1.0 - alpha) ** 2, 0.5 - alpha, **newton)
-        self.alpha = float(alpha)
-
-
-class Newmark(GeneralizedAlphaScheme):
-    """Newmark's method (alpha_m = alpha_f = 0); beta = 1/4, gamma = 1/2 is trapezoidal.
-
-    Parameters
-    ----------
-    beta, gamma : float
-        beta > 0 (the explicit beta = 0 is not available at index 3); order 2 only for
-        gamma = 1/2.
-    """
-
-    name = "newmark"
-
-    def __init__(self, beta: float = 0.25, gamma: float = 0.5, **newton):
-        super().__init__(0.0, 0.0, beta, gamma, **newton)
-
-
-class Bathe(Index3Integrator):
-    """Bathe's composite scheme at index 3 (Bathe 2005, 2007; docs/benchmarks.md §8.4).
-
-    Sub-step 1, trapezoidal rule on [t, t + gamma h] (unknowns q_m, lambda_m)::
-
-        v_m   = v_n + gamma h/2 (q''_n + q''_m)
-        q_m   = q_n + gamma h/2 (v_n + v_m)
-        M q''_m + G^T lambda_m = F(t + gamma h, q_m, v_m),   g(q_m, t + gamma h) = 0
-
-    so c_v = 2/(gamma h), c_a = (2/(gamma h))^2.  Sub-step 2, three-point backward Euler
-    on [t, t + h] (unknowns q_{n+1}, lambda_{n+1})::
-
-        v_{n+1}   = c1 q_n + c2 q_m + c3 q_{n+1}
-        q''_{n+1} = c1 v_n + c2 v_m + c3 v_{n+1}
-        c1 = (1 - gamma)/(gamma h), c2 = -1/(gamma (1 - gamma) h), c3 = (2 - gamma)/((1 - gamma) h)
-        M q''_{n+1} + G^T lambda_{n+1} = F(t + h, q_{n+1}, v_{n+1}),  g(q_{n+1}, t + h) = 0
-
-    so c_v = c3, c_a = c3^2.  In the GGL form the position formulas get the
-    correction G^T mu (q_m = ... + G^T mu_m, c3 q_{n+1} = ... + c3 G^T mu_{n+1}) and
-    G v + g_t = 0 is imposed at t + gamma h and t + h.  Both sub-steps are predicted
-    with an unchanged acceleration.  Positions, velocities and (GGL) multipliers are
-    second order; with ``constraint_form="index3"`` the multipliers are only first
-    order (q''_{n+1} differentiates velocities that are themselves differences of
-    constrained positions), measured on the pendulum and the slider-crank.  The
-    history is q''_n (it satisfies the dynamic equation at t_n exactly), so ``a`` and
-    ``qdd`` coincide.  ``lam_mid`` keeps lambda_m.
-
-    Parameters
-    ----------
-    gamma : float
-        Splitting fraction, in (0, 1); 0.5 is Bathe's default.
-    iteration : {"modified", "newton", "broyden"}
-        Sub-step solver; the two sub-steps keep separate matrices (their c_v, c_a differ).
-    **newton
-        See :class:`Index3Integrator`.
-    """
-
-    name = "bathe"
-    order = 2
-
-    def __init__(self, gamma: float = 0.5, iteration: str = "modified", **newton):
-        if not 0.0 < gamma < 1.0:
-            raise ValueError("Bathe gamma must be in (0, 1)")
-        self.gamma = float(gamma)
-        super().__init__(iteration=iteration, **newton)
-        if iteration == "broyden":
-            self.name = "bathe-broyden"
-        self.lam_mid = None
-
-    def _step(self, problem, t, q, v, h):
-        self._step_start = (q, v)
-        if self.qdd is None:
-            self.start(problem, t, q, v)
-        g = self.gamma
-        qdd_n = self.qdd
-        hg = g * h
-        # Sub-step 1: trapezoidal rule.
-        q_ref = q + hg * v + 0.5 * hg * hg * qdd_n
-        v_ref = v + hg * qdd_n
-        cv = 2.0 / hg
-        dq, w, lam_m = self._solve(problem, t + hg, h, q_ref, v_ref, qdd_n, cv, cv * cv,
-                                   self.lam, "trapezoidal")
-        q_m = q_ref + dq
-        v_m = v_ref + cv * w
-        qdd_m = qdd_n + cv * cv * w
-        # Sub-step 2: three-point backward Euler, predicted with q''_{n+1} = q''_m.
-        c1 = (1.0 - g) / hg
-        c2 = -1.0 / (g * (1.0 - g) * h)
-        c3 = (2.0 - g) / ((1.0 - g) * h)
-        v_ref = (qdd_m - c1 * v - c2 * v_m) / c3
-        q_ref = (v_ref - c1 * q - c2 * q_m) / c3
-        dq, w, lam = self._solve(problem, t + h, h, q_ref, v_ref, qdd_m, c3, c3 * c3, lam_m,
-                                 "backward")
-        self.qdd = qdd_m + c3 * c3 * w
-        self.a = self.qdd.copy()
-        self.lam = lam
-        self.lam_mid = lam_m
-        self.nsteps += 1
-        return q_ref + dq, v_ref + c3 * w
-
-    _STEP_STATE = Index3Integrator._STEP_STATE + ("lam_mid",)
-
-    def reset(self) -> None:
-        super().reset()
-        self.lam_mid = None
-
-    def get_state(self):
-        state = super().get_state()
-        state["lam_mid"] = None if self.lam_mid is None else self.lam_mid.copy()
-        return state
-
-    def set_state(self, state):
-        super().set_state(state)
-        lm = state.get("lam_mid")
-        self.lam_mid = None if lm is None else np.array(lm, dtype=float)

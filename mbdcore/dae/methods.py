@@ -25,7 +25,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from mbdcore.dae.index3 import HHT, Bathe, GeneralizedAlpha, Newmark
+from mbdcore.dae.schemes import HHT, Bathe, GeneralizedAlpha, Newmark
 from mbdcore.integrators.multistep import BDF, BDF_TABLE, GearIntegrator, ImprovedGear
 from mbdcore.integrators.runge_kutta import RK4, Gill, GillTableau, Treanor
 from mbdcore.integrators.scipy_ivp import ScipyAdaptive
@@ -34,7 +34,7 @@ __all__ = ["Method", "METHODS", "ODE_METHODS", "DAE_METHODS", "method_names", "m
            "make_method"]
 
 _NEWTON = ("tol", "max_iterations", "iteration", "theta_refresh", "geometric_stiffness",
-           "constraint_form", "sparse", "max_halvings", "sparse_solver")
+           "constraint_form", "sparse", "max_halvings", "sparse_solver", "line_search")
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,10 @@ def _owners(options, name: str) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
+#: the error control of the schemes with an embedded estimate (docs/step_control.md)
+_ADAPTIVE = ("adaptive", "rtol", "atol", "h_min")
+
+
 def _dae(name, order, description, factory, options):
     return Method(name, "dae", order, True, description, factory, tuple(options) + _NEWTON)
 
@@ -138,10 +142,10 @@ _ENTRIES = (
     _ode("lsoda", 12, "scipy's LSODA, restarted over each step", _scipy("LSODA"), _TOL,
          fixed_step=False),
     _dae("generalized-alpha", 2, "generalized-alpha (Chung-Hulbert, Arnold-Bruls form)",
-         GeneralizedAlpha, ("rho_inf",)),
-    _dae("hht", 2, "Hilber-Hughes-Taylor alpha method", HHT, ("alpha",)),
+         GeneralizedAlpha, ("rho_inf",) + _ADAPTIVE),
+    _dae("hht", 2, "Hilber-Hughes-Taylor alpha method", HHT, ("alpha",) + _ADAPTIVE),
     _dae("newmark", 2, "Newmark's method (trapezoidal by default)", Newmark,
-         ("beta", "gamma")),
+         ("beta", "gamma") + _ADAPTIVE),
     _dae("bathe", 2, "Bathe's two-sub-step composite method", Bathe, ("gamma",)),
     _dae("bathe-broyden", 2, "Bathe's method with Broyden updates of the iteration matrix",
          (lambda **o: Bathe(iteration="broyden", **o)),

@@ -87,6 +87,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         "index3"``, ``iteration="modified" | "newton" | "broyden"``, ``tol``,
         ``sparse=True | False | "auto"``; ``rtol``, ``atol`` for the BDF and scipy
         methods); an option the method does not take is refused, naming the ones it does.
+        ``adaptive=True`` (with ``rtol``, ``atol`` [m, rad], ``h_min`` [s]) of
+        generalized-alpha, HHT and Newmark: error-controlled steps within each step
+        ``h``, which is then the output grid, landed on (docs/step_control.md); the
+        result's ``stats`` count accepted and rejected steps.
     formulation : {"index1", "index3"}, optional
         Follows from the method; if given it must agree with it.
     alpha, beta : float, optional
@@ -557,7 +561,7 @@ def integrate_index3(problem: ConstrainedProblem, q0, v0, t0: float, h: float,
     -------
     SimulationResult
         ``t``, ``q``, ``v``, ``lam`` (``lam[0]`` and the initial accelerations from
-        :func:`~mbdcore.dae.index3.consistent_accelerations`), ``stats``.
+        :func:`~mbdcore.dae.index1.consistent_accelerations`), ``stats``.
     """
     integ = _stepper(method, params, "dae")
     return simulate(problem, n_steps * h, h, integ, q0=q0, v0=v0, assemble_initial=False,

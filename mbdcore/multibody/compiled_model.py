@@ -30,7 +30,8 @@ import numpy as np
 from mbdcore.codegen import CModel, CModelError, signal_macro
 from mbdcore.cimage import CImage, kernel_functions
 from mbdcore.dae.compiled_step import STEP_FAILURES, CompiledAlphaStep
-from mbdcore.dae.index3 import NEWTON_C_SOURCE, GeneralizedAlphaScheme
+from mbdcore.dae.newton_native import NEWTON_C_SOURCE
+from mbdcore.dae.schemes import GeneralizedAlphaScheme
 from mbdcore.multibody.ancf import ANCF_C_SOURCE
 from mbdcore.multibody.assembly import PLAN_C_SOURCE
 from mbdcore.multibody.constraints import ConstantRate, PolynomialMotion, SpinUp

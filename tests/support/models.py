@@ -6,7 +6,9 @@
   flexible reference's feedforward torques, and arms that differ from the design model
   (the LQG robustness tests);
 * :func:`spatial_joint_kinds`: rigid bodies and a bar on every spatial joint kind with
-  rows of closed form (revolute, spherical, prismatic on a body and on a bar, fixed).
+  rows of closed form (revolute, spherical, prismatic on a body and on a bar, fixed);
+* :func:`thrown_on_slack_cable`: a mass thrown away on a slack tension-only cable that
+  snaps taut and throws it back (an elastic collision of known outcome).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from controllers.laws.arm_lqg import FEEDFORWARD_INPUTS
 from controllers.laws.joint_pd import JointPDController
 from mbdcore.dae.problem import ConstrainedProblem
 from mbdcore.models.spatial_mechanisms import rotation_z
+from mbdcore.spatial.ancf import ANCFCable
 from mbdcore.spatial.joints import Fixed, Prismatic, Revolute, Spherical
 from mbdcore.spatial.system import SpatialSystem
 
@@ -104,3 +107,31 @@ def spatial_joint_kinds():
     s.add_joint(Prismatic("a.p", "c.p", (0.0, 1.0, 0.3), name="slide"))
     s.add_joint(Fixed("b.p", "c.p", name="weld"))
     return s
+
+
+def thrown_on_slack_cable(direction, length=1.0, mass=1.0, ea=1e4, v0=2.0, start=0.6,
+                          rho_a=1e-3, n_elements=4):
+    """(system, cable, body, q0, v0): a mass [kg] on the tip of a tension-only cable
+    (stress-free length ``length`` [m], ``ea`` [N], ``rho_a`` [kg/m], EI 1e-4 N m^2,
+    anchored at the origin), no gravity, the cable straight along the unit vector
+    ``direction`` at ``start`` of its length and stretching uniformly with the mass
+    thrown away at ``v0`` [m/s] (its nodes at the linear velocity field): the mass flies
+    free until the tip is ``length`` from the anchor, at t = (1 - start) length / v0,
+    then the cable stops it like a spring and throws it back."""
+    T0 = np.asarray(direction, dtype=float)
+    system = SpatialSystem(gravity=(0.0, 0.0, 0.0))
+    system.ground.add_marker("anchor", (0.0, 0.0, 0.0))
+    cable = system.add(ANCFCable("c", (0, 0, 0), start * length * T0, n_elements, rho_a,
+                                 ea, 1e-4, stress_free_length=length, tension_only=True))
+    body = system.add_body("mass", mass=mass, inertia=(1e-4 * mass,) * 3,
+                           position=start * length * T0, markers={"c": (0.0, 0.0, 0.0)})
+    system.add_joint(Spherical("ground.anchor", "c.root"))
+    system.add_joint(Spherical("c.tip", "mass.c"))
+    q0, _ = system.initial_state()
+    v_init = np.zeros(system.n)
+    rates = np.zeros((cable.n_nodes, 6))
+    rates[:, :3] = np.outer(v0 * cable.node_arc / length, T0)
+    rates[:, 3:] = v0 / length * T0
+    v_init[cable.index:cable.index + cable.n_coords] = rates.ravel()
+    v_init[body.index:body.index + 3] = v0 * T0
+    return system, cable, body, q0, v_init

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse
 
 from mbdcore.dae.index1 import assemble
-from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.dae.schemes import GeneralizedAlpha
 from mbdcore.models.cable_net import add_cable_net
 from mbdcore.models.ring_truss import (
     add_deployment_driver,

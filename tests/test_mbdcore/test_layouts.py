@@ -32,7 +32,7 @@ from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_la
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
 from fmu.cosim.fmu_component import LOG_PROXY_C_SOURCE, log_route_layout
 from mbdcore.dae.compiled_step import alpha_step_layout
-from mbdcore.dae.index3 import NEWTON_C_SOURCE, newton_layouts
+from mbdcore.dae.newton_native import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
 from mbdcore.native import TableError, TableLayout, table_layout
 
@@ -150,7 +150,7 @@ def test_the_ctypes_structure_is_the_compiled_struct(layout):
     assert ctypes.sizeof(cls) == size
 
 
-@pytest.mark.parametrize("module", ["mbdcore/dae/index3.py", "mbdcore/multibody/ancf.py",
+@pytest.mark.parametrize("module", ["mbdcore/dae/newton_native.py", "mbdcore/multibody/ancf.py",
                                     "fmu/cosim/fmu_component.py"])
 def test_no_struct_is_mirrored_by_hand(module):
     """The modules whose kernels take a struct make its ctypes class from the layout: no

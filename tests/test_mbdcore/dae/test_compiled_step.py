@@ -11,7 +11,7 @@ import pytest
 
 from mbdcore.dae.compiled_step import CompiledAlphaStep
 from mbdcore.dae.index1 import assemble
-from mbdcore.dae.index3 import consistent_accelerations
+from mbdcore.dae.index1 import consistent_accelerations
 from mbdcore.dae.methods import make_method
 from mbdcore.integrators.base import ConvergenceError
 from mbdcore.models.mechanisms import four_bar, hub_beam, slider_crank, two_link_arm
@@ -87,7 +87,7 @@ def test_only_compiled_problems_and_alpha_schemes_are_taken():
 
 def test_the_history_started_in_c_equals_consistent_accelerations():
     """alpha_start (the C FMU's start, and its restart where an input jumps) gives the
-    accelerations and multipliers of index3.consistent_accelerations at a moving state
+    accelerations and multipliers of index1.consistent_accelerations at a moving state
     (gamma = -d(G v)/dq v from the compiled blocks, rows independent of time), to the
     rounding of the solves of the augmented matrix."""
     system = ancf_arm()

@@ -13,7 +13,8 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
 from mbdcore.dae.problem import ConstrainedProblem
-from mbdcore.dae.index3 import HHT, Bathe, ConvergenceError, GeneralizedAlpha, Newmark
+from mbdcore.dae.index3 import ConvergenceError
+from mbdcore.dae.schemes import HHT, Bathe, GeneralizedAlpha, Newmark
 from mbdcore.dae.methods import make_method
 from mbdcore.dae.simulate import integrate_index3, simulate
 from mbdcore.multibody.ancf import cantilever

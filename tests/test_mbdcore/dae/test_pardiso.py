@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.dae.schemes import GeneralizedAlpha
 from mbdcore.dae.sparse_solver import pardiso_factors
 from support.newton_matrices import newton_matrices, ring_truss_problem
 

@@ -13,11 +13,12 @@ import scipy.sparse
 
 import mbdcore.dae.index1 as formulations
 import mbdcore.dae.index3 as implicit
+import mbdcore.dae.newton_matrix as newton_matrix
 from mbdcore.multibody.ancf import ANCFBeam, cantilever
 from mbdcore.multibody.flexible import FiniteSegmentBeam, ModalBeam
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.simulate import integrate, simulate
-from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.dae.schemes import GeneralizedAlpha
 from mbdcore.dae.sparse_solver import SparseLU
 from mbdcore.models.mechanisms import hub_beam, slider_crank, two_link_arm
 from mbdcore.multibody.system import System
@@ -127,7 +128,7 @@ def _factorised_matrices(monkeypatch, n_elements, solver, steps=3):
         raise AssertionError("a dense n x n matrix was built")
     monkeypatch.setattr(System, "mass_matrix", refuse)
     monkeypatch.setattr(System, "force_jacobians", refuse)
-    monkeypatch.setattr(implicit, "dgetrf", refuse)          # the dense LU
+    monkeypatch.setattr(newton_matrix, "dgetrf", refuse)     # the dense LU
     seen = []
     if solver == "superlu":
         real_splu = formulations.splu

@@ -16,7 +16,7 @@ from scipy.sparse.linalg import LinearOperator, onenormest, splu
 import mbdcore.dae.sparse_solver as sparse_solver
 from mbdcore.cbuild import compile_shared, find_compiler
 from mbdcore.dae.index1 import assemble
-from mbdcore.dae.index3 import GeneralizedAlpha
+from mbdcore.dae.schemes import GeneralizedAlpha
 from mbdcore.multibody.ancf import cantilever
 from mbdcore.dae.sparse_solver import SPARSE_LU_C_SOURCE, SingularMatrixError, SparseLU
 from support.newton_matrices import (

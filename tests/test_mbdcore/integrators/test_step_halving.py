@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from mbdcore.blocks import StepError
-from mbdcore.dae.index3 import Bathe, ConvergenceError, GeneralizedAlpha
+from mbdcore.dae.index3 import ConvergenceError
+from mbdcore.dae.schemes import Bathe, GeneralizedAlpha
 from mbdcore.dae.methods import make_method
 from mbdcore.dae.simulate import integrate_index3, simulate
 from mbdcore.models import FlexibleManipulatorBlock

@@ -8,7 +8,7 @@ import pytest
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.index1 import assemble
-from mbdcore.dae.index3 import consistent_accelerations
+from mbdcore.dae.index1 import consistent_accelerations
 from mbdcore.dae.simulate import simulate
 from mbdcore.models.mechanisms import four_bar
 from mbdcore.models.spatial_mechanisms import (HEAVY_TOP, bricard, heavy_top, rotation_z,

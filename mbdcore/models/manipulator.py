@@ -162,9 +162,9 @@ class ArmKernel(CSteppedKernel):
 
     failure = "singular mass matrix or non-finite state"
 
-    def _advance(self, x, register, args, h, n, method):
+    def _advance(self, x, register, args, h, n, method, first):
         return self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
-                                    h, n, method)
+                                    h, n, method, first)
 
     rhs_failure = "singular mass matrix"
     n_inputs = 2      # tau1, tau2 [N m]

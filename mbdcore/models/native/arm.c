@@ -368,17 +368,18 @@ static int arm_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the torques held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers).
+   its round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers);
+   first: x' at x, the first stage, or NULL (fs_advance).
    Returns 0, or 1 if a step met a singular mass matrix or a non-finite state (x and gq
    are then unchanged). */
 ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, double tau2,
-                        double h, int n, int method) {
+                        double h, int n, int method, const double *first) {
     double work[FS_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
     Arm A;
     if (!arm_unpack(tab, &A)) return 1;
     in.tab = tab; in.tau1 = tau1; in.tau2 = tau2;
-    return fs_advance(arm_rhs_held, &in, x, gq, 2 * A.n, h, n, method, work) != 0;
+    return fs_advance(arm_rhs_held, &in, x, gq, 2 * A.n, h, n, method, first, work) != 0;
 }
 
 static void arm_hold(void *ctx, const double *u) {

@@ -297,30 +297,33 @@ static void eom(const Arm *A, const double *q, const double *qd, double *M, doub
         for (b = 0; b < a; b++) M[a * n + b] = M[b * n + a];
 }
 
-/* Solve M x = f in place (Gaussian elimination, partial pivoting); 1 if M is singular. */
+/* Solve M x = f in place for the symmetric positive definite mass matrix M (n x n, full,
+   overwritten): Cholesky, M = L L^T, half the work of a pivoted LU and no pivot search
+   (a mass matrix needs none: its pivots are the kinetic energies of the coordinates
+   with the earlier ones held).  1 if M is not positive definite (singular). */
 static int solve(double *M, double *f, int n) {
     int i, j, k;
-    for (k = 0; k < n; k++) {
-        int piv = k;
-        double big = fabs(M[k * n + k]);
-        for (i = k + 1; i < n; i++)
-            if (fabs(M[i * n + k]) > big) { big = fabs(M[i * n + k]); piv = i; }
-        if (!(big > 0.0)) return 1;
-        if (piv != k) {
-            for (j = 0; j < n; j++) { double t = M[k * n + j]; M[k * n + j] = M[piv * n + j]; M[piv * n + j] = t; }
-            { double t = f[k]; f[k] = f[piv]; f[piv] = t; }
-        }
-        for (i = k + 1; i < n; i++) {
-            double l = M[i * n + k] / M[k * n + k];
-            if (l == 0.0) continue;
-            for (j = k; j < n; j++) M[i * n + j] -= l * M[k * n + j];
-            f[i] -= l * f[k];
+    for (j = 0; j < n; j++) {
+        double d = M[j * n + j];
+        for (k = 0; k < j; k++) d -= M[j * n + k] * M[j * n + k];
+        if (!(d > 0.0)) return 1;
+        d = sqrt(d);
+        M[j * n + j] = d;
+        for (i = j + 1; i < n; i++) {
+            double v = M[i * n + j];
+            for (k = 0; k < j; k++) v -= M[i * n + k] * M[j * n + k];
+            M[i * n + j] = v / d;
         }
     }
-    for (i = n - 1; i >= 0; i--) {
-        double s = f[i];
-        for (j = i + 1; j < n; j++) s -= M[i * n + j] * f[j];
-        f[i] = s / M[i * n + i];
+    for (i = 0; i < n; i++) {              /* L y = f */
+        double v = f[i];
+        for (k = 0; k < i; k++) v -= M[i * n + k] * f[k];
+        f[i] = v / M[i * n + i];
+    }
+    for (i = n - 1; i >= 0; i--) {         /* L^T x = y */
+        double v = f[i];
+        for (k = i + 1; k < n; k++) v -= M[k * n + i] * f[k];
+        f[i] = v / M[i * n + i];
     }
     return 0;
 }
@@ -351,20 +354,25 @@ ARM_API int arm_eom(const double *tab, const double *q, const double *qd, double
     return 0;
 }
 
+static int derivatives(const Arm *A, const double *x, double tau1, double tau2, double *dx) {
+    int i;
+    for (i = 0; i < A->n; i++) dx[i] = x[A->n + i];
+    return accel(A, x, x + A->n, tau1, tau2, dx + A->n);
+}
+
 /* x' = f(x) with x = (q, q') and the joint torques held; 0, or 1 if M is singular. */
 ARM_API int arm_rhs(const double *tab, const double *x, double tau1, double tau2, double *dx) {
     Arm A;
-    int i;
     if (!arm_unpack(tab, &A)) return 1;
-    for (i = 0; i < A.n; i++) dx[i] = x[A.n + i];
-    return accel(&A, x, x + A.n, tau1, tau2, dx + A.n);
+    return derivatives(&A, x, tau1, tau2, dx);
 }
 
-typedef struct { const double *tab; double tau1, tau2; } ArmInputs;
+/* The arm's table read once for a whole advance or run, and the torques held. */
+typedef struct { Arm A; double tau1, tau2; } ArmInputs;
 
 static int arm_rhs_held(void *ctx, const double *x, double *dx) {
     const ArmInputs *in = (const ArmInputs *)ctx;
-    return arm_rhs(in->tab, x, in->tau1, in->tau2, dx);
+    return derivatives(&in->A, x, in->tau1, in->tau2, dx);
 }
 
 /* n steps of h [s] with the torques held: method 0 classical RK4, 1 Runge-Kutta-Gill with
@@ -376,10 +384,9 @@ ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, d
                         double h, int n, int method, const double *first) {
     double work[FS_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
-    Arm A;
-    if (!arm_unpack(tab, &A)) return 1;
-    in.tab = tab; in.tau1 = tau1; in.tau2 = tau2;
-    return fs_advance(arm_rhs_held, &in, x, gq, 2 * A.n, h, n, method, first, work) != 0;
+    if (!arm_unpack(tab, &in.A)) return 1;
+    in.tau1 = tau1; in.tau2 = tau2;
+    return fs_advance(arm_rhs_held, &in, x, gq, 2 * in.A.n, h, n, method, first, work) != 0;
 }
 
 static void arm_hold(void *ctx, const double *u) {
@@ -398,11 +405,10 @@ ARM_API int arm_run(const double *tab, const double *inputs, double *x, double *
                     double *record, int *done) {
     double work[FS_RUN_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
-    Arm A;
     *done = 0;
-    if (!arm_unpack(tab, &A) || inputs[0] != 2.0) return FS_RUN_BAD_INPUTS;
-    in.tab = tab; in.tau1 = 0.0; in.tau2 = 0.0;
-    return fs_run(arm_rhs_held, arm_hold, &in, inputs, x, gq, 2 * A.n, t0, h, substeps,
+    if (!arm_unpack(tab, &in.A) || inputs[0] != 2.0) return FS_RUN_BAD_INPUTS;
+    in.tau1 = 0.0; in.tau2 = 0.0;
+    return fs_run(arm_rhs_held, arm_hold, &in, inputs, x, gq, 2 * in.A.n, t0, h, substeps,
                   n_steps, method, record_every, record, done, work);
 }
 

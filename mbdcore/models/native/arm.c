@@ -9,7 +9,8 @@
  * FlexibleManipulator through the same declaration, mbdcore/native/table_layout.h): the
  * counts, the physical constants, then for link 1 and link 2: x_q (nq, ascending),
  * m_q = rho_A w_q (nq), phi (nq x N), G (nq x N x N); then dphi1(l1) (N), G1(l1) (N x N),
- * dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n); then, for the exact kinematics,
+ * dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n) (both zero in the rows and
+ * columns of the joint angles); then, for the exact kinematics,
  * for link 1 and link 2: the weights (nq+1) x m and the slopes phi' (nq+1) x m x N at
  * Gauss nodes of the segments [0, x_1], [x_1, x_2], ..., [x_nq, l] (empty when m = 0)
  *
@@ -18,7 +19,8 @@
  *
  * Kinematics of a link point at x in its floating frame, s(x) = (s_x, s_y), second order
  * or exact (inextensible): mbdcore/multibody/native/beam_kinematics.c, compiled before
- * this file (the one implementation the engine's modal beam uses too).
+ * this file (the one implementation the engine's modal beam uses too; its BEAM_INLINE and
+ * BEAM_UNROLL serve here too).
  */
 #include <math.h>
 #include <stddef.h>
@@ -121,22 +123,31 @@ typedef struct {
 } LinkInertia;
 
 /* The sums of LinkInertia over points 0..nq of L (masses w[0..nq-1], then m_tip), the
-   frame turning at phid [rad/s]; the local acceleration of the tip point into a_tip. */
-static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
-                         double phid, LinkInertia *K, double *a_tip) {
-    /* each sum in a local over the points (no store-to-load chain through K) */
-    double mass[ARM_MAX_QUAD + 1], alx[ARM_MAX_QUAD + 1], aly[ARM_MAX_QUAD + 1];
+   frame turning at phid [rad/s]; the local acceleration of the tip point into a_tip.  One
+   pass over the points, each sum in a local (no store-to-load chain through K); inlined
+   with nm constant (link_inertia below), the modal sums stay in registers. */
+BEAM_INLINE void link_sums(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
+                           double phid, LinkInertia *K, double *a_tip) {
     double m_sum = 0.0, Sx = 0.0, Sy = 0.0, I = 0.0, Ax = 0.0, Ay = 0.0, Ea = 0.0;
+    double Bx[ARM_MAX_MODES], By[ARM_MAX_MODES], Q[ARM_MAX_MODES], Da[ARM_MAX_MODES];
+    double G[ARM_MAX_MODES * ARM_MAX_MODES];
+    double alx = 0.0, aly = 0.0;
     int p, j, k;
+    BEAM_UNROLL
+    for (j = 0; j < nm; j++) {
+        Bx[j] = By[j] = Q[j] = Da[j] = 0.0;
+        BEAM_UNROLL
+        for (k = j; k < nm; k++) G[j * nm + k] = 0.0;
+    }
     for (p = 0; p <= nq; p++) {
         const double m = p < nq ? w[p] : m_tip, sx = L->s[2 * p], sy = L->s[2 * p + 1];
         const double msx = m * sx, msy = m * sy;
+        const double *dsx = L->ds + (2 * p) * nm, *dsy = dsx + nm;
         double malx, maly;
-        alx[p] = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
-        aly[p] = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
-        malx = m * alx[p];
-        maly = m * aly[p];
-        mass[p] = m;
+        alx = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
+        aly = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
+        malx = m * alx;
+        maly = m * aly;
         m_sum += m;
         Sx += msx;
         Sy += msy;
@@ -144,6 +155,17 @@ static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, d
         Ax += malx;
         Ay += maly;
         Ea += sx * maly - sy * malx;
+        BEAM_UNROLL
+        for (j = 0; j < nm; j++) {
+            const double mdx = m * dsx[j], mdy = m * dsy[j];
+            Bx[j] += mdx;
+            By[j] += mdy;
+            Q[j] += sx * mdy - sy * mdx;
+            Da[j] += mdx * alx + mdy * aly;
+            BEAM_UNROLL
+            for (k = j; k < nm; k++)
+                G[j * nm + k] += m * dsx[j] * dsx[k] + m * dsy[j] * dsy[k];
+        }
     }
     K->m = m_sum;
     K->S[0] = Sx;
@@ -153,29 +175,23 @@ static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, d
     K->A[1] = Ay;
     K->Ea = Ea;
     for (j = 0; j < nm; j++) {
-        double Bx = 0.0, By = 0.0, Q = 0.0, Da = 0.0;
-        for (p = 0; p <= nq; p++) {
-            const double mdx = mass[p] * L->ds[(2 * p) * nm + j];
-            const double mdy = mass[p] * L->ds[(2 * p + 1) * nm + j];
-            Bx += mdx;
-            By += mdy;
-            Q += L->s[2 * p] * mdy - L->s[2 * p + 1] * mdx;
-            Da += mdx * alx[p] + mdy * aly[p];
-        }
-        K->B[j] = Bx;
-        K->B[nm + j] = By;
-        K->Q[j] = Q;
-        K->Da[j] = Da;
-        for (k = j; k < nm; k++) {
-            double G = 0.0;
-            for (p = 0; p <= nq; p++)
-                G += mass[p] * L->ds[(2 * p) * nm + j] * L->ds[(2 * p) * nm + k]
-                     + mass[p] * L->ds[(2 * p + 1) * nm + j] * L->ds[(2 * p + 1) * nm + k];
-            K->G[j * nm + k] = G;
-        }
+        K->B[j] = Bx[j];
+        K->B[nm + j] = By[j];
+        K->Q[j] = Q[j];
+        K->Da[j] = Da[j];
+        for (k = j; k < nm; k++) K->G[j * nm + k] = G[j * nm + k];
     }
-    a_tip[0] = alx[nq];
-    a_tip[1] = aly[nq];
+    a_tip[0] = alx;                /* the last point's: the tip */
+    a_tip[1] = aly;
+}
+
+#define ARM_LINK_CASE(n) case n: link_sums(L, nq, n, w, m_tip, phid, K, a_tip); return;
+static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
+                         double phid, LinkInertia *K, double *a_tip) {
+    switch (nm) {
+        ARM_LINK_CASE(1) ARM_LINK_CASE(2) ARM_LINK_CASE(3) ARM_LINK_CASE(4) ARM_LINK_CASE(5)
+        default: link_sums(L, nq, nm, w, m_tip, phid, K, a_tip);
+    }
 }
 
 /* M += sum m J^T J and hq += sum m J^T (ao + al) of one link (upper triangle of M;
@@ -334,9 +350,12 @@ static int accel(const Arm *A, const double *q, const double *qd, double tau1, d
     const int n = A->n;
     int a, b;
     eom(A, q, qd, M, hq);
+    /* K and D act on the modal coordinates only (their joint rows and columns are zero:
+       FlexibleManipulator builds them so) */
     for (a = 0; a < n; a++) {
         double f = -hq[a];
-        for (b = 0; b < n; b++) f -= A->K[a * n + b] * q[b] + A->D[a * n + b] * qd[b];
+        if (a >= 2)
+            for (b = 2; b < n; b++) f -= A->K[a * n + b] * q[b] + A->D[a * n + b] * qd[b];
         qdd[a] = f;
     }
     qdd[0] += tau1;

@@ -107,6 +107,22 @@ static void link_points(const Arm *A, int link, const double *d, const double *d
                       link == 1 ? A->dseg1 : A->dseg2, d, dd, L->s, L->sd, L->q, L->ds);
 }
 
+/* s of the tip of a link (the last point of link_points, the same numbers) for modal
+   amplitudes d: the outputs need no more. */
+static void link_tip(const Arm *A, int link, const double *d, double *s_tip) {
+    const int nm = A->nm, nq = link == 1 ? A->nq1 : A->nq2;
+    if (!A->exact) {
+        static const double ones[ARM_MAX_MODES] = {1.0, 1.0, 1.0, 1.0, 1.0};
+        const double len = link == 1 ? A->l1 : A->l2;
+        double sd[2], q[2], ds[2 * ARM_MAX_MODES];
+        beam_points_second_order(1, nm, &len, ones, link == 1 ? A->gl1 : A->gl2, A->fs, d,
+                                 d, s_tip, sd, q, ds);
+        return;
+    }
+    beam_end_exact(nq + 1, nm, A->m_seg, link == 1 ? A->wseg1 : A->wseg2,
+                   link == 1 ? A->dseg1 : A->dseg2, d, s_tip);
+}
+
 /* The inertia of one link's mass points (its quadrature points and its tip mass) in its
    floating frame, summed once per evaluation so that the mass matrix costs O(n^2) per link
    instead of O(n^2) per point.  A point's velocity is J q' with J = Jo + (E s) c^T + Ds,
@@ -435,18 +451,16 @@ ARM_API int arm_run(const double *tab, const double *inputs, double *x, double *
    deflections in each link's frame, x_tip, y_tip [m] end-effector position. */
 ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     Arm A;
-    LinkPoints L;
-    double zeros[ARM_MAX_MODES] = {0.0};
-    double s1x, s1y, s2x, s2y, phi2, c1, n1, c2, n2;
+    double s1[2], s2[2], s1x, s1y, s2x, s2y, phi2, c1, n1, c2, n2;
     int j, nm;
     if (!arm_unpack(tab, &A)) return 1;
     nm = A.nm;
-    link_points(&A, 1, x + 2, zeros, &L);
-    s1x = L.s[2 * A.nq1];
-    s1y = L.s[2 * A.nq1 + 1];
-    link_points(&A, 2, x + 2 + nm, zeros, &L);
-    s2x = L.s[2 * A.nq2];
-    s2y = L.s[2 * A.nq2 + 1];
+    link_tip(&A, 1, x + 2, s1);
+    link_tip(&A, 2, x + 2 + nm, s2);
+    s1x = s1[0];
+    s1y = s1[1];
+    s2x = s2[0];
+    s2y = s2[1];
     phi2 = x[0] + x[1];
     for (j = 0; j < nm; j++) phi2 += A.dphil1[j] * x[2 + j];
     c1 = cos(x[0]); n1 = sin(x[0]); c2 = cos(phi2); n2 = sin(phi2);

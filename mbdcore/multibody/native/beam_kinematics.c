@@ -195,6 +195,33 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
     exact_points(P, N, m, wseg, dseg, d, dd, s, sd, quad, ds);
 }
 
+/* Exact: the last point's s only (s of point P - 1 of beam_points_exact, the same sums in
+   the same order, bit for bit): what an output of the beam's end needs, without the
+   derivatives and rates of every point. */
+BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const double *dseg,
+                             const double *d, double *s_end) {
+    double psi[BEAM_NODE_BLOCK], wc[BEAM_NODE_BLOCK], ws[BEAM_NODE_BLOCK];
+    double sx = 0.0, sy = 0.0;
+    const int per_block = BEAM_NODE_BLOCK / m;
+    int p0, j, k, block;
+    for (p0 = 0; p0 < P; p0 += per_block) {
+        const double *dblock = dseg + p0 * m * N;
+        block = (P - p0 < per_block ? P - p0 : per_block) * m;
+        for (k = 0; k < block; k++) {
+            double a = 0.0;
+            for (j = 0; j < N; j++) a += dblock[k * N + j] * d[j];
+            psi[k] = a;
+        }
+        weighted_cos_sin(block, psi, wseg + p0 * m, wc, ws);
+        for (k = 0; k < block; k++) {
+            sx += wc[k];
+            sy += ws[k];
+        }
+    }
+    s_end[0] = sx;
+    s_end[1] = sy;
+}
+
 /*
  * A set of points of a beam whose frame is free in the plane (the engine's modal beam):
  * table T = [P, N, exact (0/1), m, fs] then, second order: x (P), phi (P x N), G (P x N x N);

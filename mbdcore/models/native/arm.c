@@ -475,48 +475,72 @@ ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     return 0;
 }
 
+/* The first link (1 or 2) whose tip deflection y[3 + link] exceeds `limit` times its
+   length (a NaN too where nan_beyond), or 0; its ratio in *ratio. */
+static int link_beyond(const Arm *A, const double *y, double limit, int nan_beyond,
+                       double *ratio) {
+    const double length[2] = {A->l1, A->l2};
+    int i;
+    for (i = 0; i < 2; i++) {
+        *ratio = fabs(y[4 + i]) / length[i];
+        if (*ratio > limit || (nan_beyond && *ratio != *ratio)) return i + 1;
+    }
+    return 0;
+}
+
+/* Why the outputs y leave the range where the kinematics are accurate (`limit`, a
+   fraction of the length); 1 with the message, or 0. */
+static int range_message(const Arm *A, const double *y, double limit, char *msg, size_t n) {
+    double ratio;
+    const int link = link_beyond(A, y, limit, 0, &ratio);   /* a NaN: the hard limit's */
+    if (!link) return 0;
+    snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+             "the %.0f %% where the %s kinematics are accurate (docs/manipulator.md)%s",
+             link, y[3 + link], 100.0 * ratio, 100.0 * limit,
+             A->exact ? "exact" : "second-order",
+             A->exact ? "" : "; kinematics = 'exact' extends it");
+    return 1;
+}
+
+/* Why the outputs y are beyond the hard limit `limit`; 1 with the message, or 0. */
+static int limit_message(const Arm *A, const double *y, double limit, char *msg, size_t n) {
+    double ratio;
+    const int link = link_beyond(A, y, limit, 1, &ratio);
+    if (!link) return 0;
+    snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+             "max_tip_deflection = %g: no arm bends so far (torques far beyond the "
+             "arm's range?); the step is refused", link, y[3 + link], 100.0 * ratio, limit);
+    return 1;
+}
+
 /* 0 while both tip deflections stay within `limit` times their link's length (the range
    where the kinematics of the table are accurate, docs/manipulator.md); else 1 with why
    in msg.  The one check behind the warning of the Python block and of the C FMU. */
 ARM_API int arm_range(const double *tab, const double *x, double limit, char *msg, size_t n) {
-    double y[8], length[2];
-    int i;
+    double y[8];
     Arm A;
     if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
-    length[0] = A.l1;
-    length[1] = A.l2;
-    for (i = 0; i < 2; i++) {
-        double ratio = fabs(y[4 + i]) / length[i];
-        if (ratio > limit) {
-            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
-                     "the %.0f %% where the %s kinematics are accurate (docs/manipulator.md)%s",
-                     i + 1, y[4 + i], 100.0 * ratio, 100.0 * limit,
-                     A.exact ? "exact" : "second-order",
-                     A.exact ? "" : "; kinematics = 'exact' extends it");
-            return 1;
-        }
-    }
-    return 0;
+    return range_message(&A, y, limit, msg, n);
 }
 
 /* 0 while both tip deflections stay within `limit` times their link's length; else 1
    with why in msg: the hard limit of the block's max_tip_deflection, beyond which a
    step is refused (Python block: StepError; C FMU: fmi2Discard). */
 ARM_API int arm_limit(const double *tab, const double *x, double limit, char *msg, size_t n) {
-    double y[8], length[2];
-    int i;
+    double y[8];
     Arm A;
     if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
-    length[0] = A.l1;
-    length[1] = A.l2;
-    for (i = 0; i < 2; i++) {
-        double ratio = fabs(y[4 + i]) / length[i];
-        if (!(ratio <= limit)) {
-            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
-                     "max_tip_deflection = %g: no arm bends so far (torques far beyond the "
-                     "arm's range?); the step is refused", i + 1, y[4 + i], 100.0 * ratio, limit);
-            return 1;
-        }
-    }
-    return 0;
+    return limit_message(&A, y, limit, msg, n);
+}
+
+/* Both checks from one evaluation of the outputs (the C FMU's model_validity, after every
+   step): 2 beyond the hard limit `limit` (arm_limit's message), 1 beyond the range
+   `range` of the kinematics (arm_range's), else 0. */
+ARM_API int arm_validity(const double *tab, const double *x, double limit, double range,
+                         char *msg, size_t n) {
+    double y[8];
+    Arm A;
+    if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
+    if (limit_message(&A, y, limit, msg, n)) return 2;
+    return range_message(&A, y, range, msg, n);
 }

@@ -198,8 +198,8 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
 /* Exact: the last point's s only (s of point P - 1 of beam_points_exact, the same sums in
    the same order, bit for bit): what an output of the beam's end needs, without the
    derivatives and rates of every point. */
-BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const double *dseg,
-                             const double *d, double *s_end) {
+BEAM_INLINE void end_point(int P, int N, int m, const double *wseg, const double *dseg,
+                           const double *d, double *s_end) {
     double psi[BEAM_NODE_BLOCK], wc[BEAM_NODE_BLOCK], ws[BEAM_NODE_BLOCK];
     double sx = 0.0, sy = 0.0;
     const int per_block = BEAM_NODE_BLOCK / m;
@@ -209,6 +209,7 @@ BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const doub
         block = (P - p0 < per_block ? P - p0 : per_block) * m;
         for (k = 0; k < block; k++) {
             double a = 0.0;
+            BEAM_UNROLL
             for (j = 0; j < N; j++) a += dblock[k * N + j] * d[j];
             psi[k] = a;
         }
@@ -220,6 +221,15 @@ BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const doub
     }
     s_end[0] = sx;
     s_end[1] = sy;
+}
+
+#define BEAM_END_CASE(n) case n: end_point(P, n, m, wseg, dseg, d, s_end); return;
+BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const double *dseg,
+                             const double *d, double *s_end) {
+    switch (N) {           /* N constant where it is inlined, as for beam_points_exact */
+        BEAM_END_CASE(1) BEAM_END_CASE(2) BEAM_END_CASE(3) BEAM_END_CASE(4) BEAM_END_CASE(5)
+        default: end_point(P, N, m, wseg, dseg, d, s_end);
+    }
 }
 
 /*

@@ -339,8 +339,8 @@ class FlexibleManipulator:
 
     def range_message(self, x) -> str:
         """Why state x is outside the range where the chosen kinematics are accurate
-        (:data:`KINEMATICS_RANGE`), or "" inside it (``arm_range`` in ``native/arm.c``,
-        the check of the C FMU too)."""
+        (:data:`KINEMATICS_RANGE`), or "" inside it (``arm_range`` in ``native/arm.c``;
+        the C FMU's ``arm_validity`` makes the same check with the same message)."""
         message = self._message
         limit = KINEMATICS_RANGE[self.params["kinematics"]]
         if self.kernel.lib.arm_range(self.kernel.table, np.ascontiguousarray(x, dtype=float),
@@ -350,8 +350,8 @@ class FlexibleManipulator:
 
     def limit_message(self, x, limit: float) -> str:
         """Why state x is beyond the hard limit ``limit`` (tip deflection as a fraction of
-        the link length), or "" within it (``arm_limit`` in ``native/arm.c``, the check of
-        the C FMU too)."""
+        the link length), or "" within it (``arm_limit`` in ``native/arm.c``; the C FMU's
+        ``arm_validity`` makes the same check with the same message)."""
         message = self._message
         if self.kernel.lib.arm_limit(self.kernel.table, np.ascontiguousarray(x, dtype=float),
                                      float(limit), message, len(message)):

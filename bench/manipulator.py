@@ -60,7 +60,7 @@ def rhs_seconds(calls: int = 48000, repeats: int = 3, **params) -> float:
         t0 = time.process_time()
         for _ in range(calls // 100):
             arm.kernel.lib.arm_advance(arm.kernel.table, x0.copy(), register, 0.2, 0.05,
-                                       1e-4, 25, 0)
+                                       1e-4, 25, 0, None)
         best = min(best, time.process_time() - t0)
     return best / calls
 

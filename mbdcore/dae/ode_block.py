@@ -202,16 +202,32 @@ class OdeBlock(Block):
         tried and let steps through with 90 times the tolerance at 100 times the arm's
         design torque, where n and 2n agreed before that regime (bench/auto_substeps.py).
         The next step starts at n, or at n/2 where the difference was below half the
-        tolerance over 2^p (it grows by about 2^p when the substeps double)."""
+        tolerance over 2^p (it grows by about 2^p when the substeps double).
+
+        Every try starts at x0, so where the method's first stage is f(x0) (the explicit
+        Runge-Kutta family, Gill, Treanor: ``first_stage_at_start``) it is evaluated once
+        and handed to every try: one right-hand side less per try, the same numbers
+        (``fs_advance_auto`` in C does the same).  The stepper's ``nfev`` counts the
+        evaluations of all tries."""
         rtol, atol = self.params["rtol"], self.params["atol"]
         order = method_info(self.params["method"]).order
-        start = self.integrator.get_state()
+        integrator = self.integrator
+        start = integrator.get_state()
         x0 = self._x
         n = self._auto_substeps
-        coarse = self.integrator.step_autonomous(rhs, args, h / n, n)
+        first = rhs(x0, *args) if integrator.first_stage_at_start else None
+        spent = 0 if first is None else 1
+
+        def attempt(substeps: int) -> np.ndarray:
+            nonlocal spent
+            integrator.set_state(start)
+            x = integrator.step_autonomous(rhs, args, h / substeps, substeps, first)
+            spent += integrator.nfev - start["nfev"]
+            return x
+
+        coarse = attempt(n)
         while True:
-            self.integrator.set_state(start)
-            fine = self.integrator.step_autonomous(rhs, args, h / (2 * n), 2 * n)
+            fine = attempt(2 * n)
             scale = atol + rtol * np.maximum(np.abs(fine), np.abs(x0))
             error = float(np.max(np.abs(fine - coarse) / scale))
             if error <= 1.0:        # NaN (a diverged trial) is not
@@ -222,6 +238,7 @@ class OdeBlock(Block):
                     f"{atol!r}) with {2 * n} substeps, the most substeps = 0 takes; shorten "
                     f"the communication step or loosen rtol/atol")
             coarse, n = fine, 2 * n
+        integrator.nfev = start["nfev"] + spent
         return fine, (max(1, n // 2) if error <= 0.5 / 2.0 ** order else n)
 
 

@@ -248,6 +248,11 @@ class Integrator(StepHalving):
     #: (:class:`StepHalving`); the explicit methods and the adaptive solvers, which
     #: choose their own steps, have nothing to retry
     halves_failed_steps = False
+    #: whether a step's first stage is f(t, y) at the step's start (the explicit
+    #: Runge-Kutta family, Gill, Treanor): then a caller that has that value may hand it
+    #: in (``step(..., first_stage=)``, ``step_autonomous(..., first_stage=)``) instead of
+    #: the stepper evaluating it again, with the same numbers
+    first_stage_at_start = False
     WORK_COUNTERS = ("nfev",)
 
     def __init__(self) -> None:
@@ -264,13 +269,19 @@ class Integrator(StepHalving):
         self.y = np.array(y, dtype=float)
         self._restart()
 
-    def step(self, fun: RHS, h: float) -> np.ndarray:
+    def step(self, fun: RHS, h: float, first_stage=None) -> np.ndarray:
         """Advance the current state from ``t`` to ``t + h`` [s]; returns the new ``y``
-        (a copy: the stepper keeps its own)."""
+        (a copy: the stepper keeps its own).  ``first_stage``: ``fun(t, y)`` where the
+        caller has it (:attr:`first_stage_at_start` steppers only), else None."""
         if self.y is None:
             raise IntegrationError(f"{self.name}: call start(t, y) before step")
         t = self.t
-        if self.halves_failed_steps:
+        if first_stage is not None:
+            if not self.first_stage_at_start:
+                raise ValueError(f"{self.name}: its first stage is not f(t, y) at the step's "
+                                 "start; first_stage is for the explicit Runge-Kutta family")
+            y_new = np.asarray(self._advance(fun, t, self.y, h, first_stage), dtype=float)
+        elif self.halves_failed_steps:
             y_new = self._halving_step(
                 lambda ts, hs, y: np.asarray(self._advance(fun, ts, y, hs), dtype=float),
                 t, h, self.y)
@@ -280,34 +291,38 @@ class Integrator(StepHalving):
         self.y = y_new
         return y_new.copy()
 
-    def step_autonomous(self, rhs: Callable, args: tuple, h: float, n: int = 1) -> np.ndarray:
+    def step_autonomous(self, rhs: Callable, args: tuple, h: float, n: int = 1,
+                        first_stage=None) -> np.ndarray:
         """``n`` steps of ``h`` [s] of ``y' = rhs(y, *args)`` (no explicit time
         dependence: the inputs in ``args`` are held); returns the new ``y``.
+        ``first_stage``: ``rhs(y, *args)`` at the current ``y`` where the caller has it
+        (:attr:`first_stage_at_start` steppers), taken as the first step's first stage.
 
         A kernel written in C may carry its own loop: ``rhs.advance(stepper, y, args, h,
-        n)`` returns the new y after n steps of ``stepper``'s method (and updates what
-        the stepper carries, Gill's register), or None for a method it does not have;
-        otherwise the steps go through :meth:`step`.
+        n, first_stage)`` returns the new y after n steps of ``stepper``'s method (and
+        updates what the stepper carries, Gill's register), or None for a method it does
+        not have; otherwise the steps go through :meth:`step`.
         """
         if self.y is None:
             raise IntegrationError(f"{self.name}: call start(t, y) before step")
         own_loop = getattr(rhs, "advance", None)
-        y_new = own_loop(self, self.y, args, h, int(n)) if own_loop is not None else None
+        y_new = (own_loop(self, self.y, args, h, int(n), first_stage)
+                 if own_loop is not None else None)
         if y_new is None:              # no C loop for this method: its ordinary steps
             def fun(t, y):
                 return rhs(y, *args)
-            for _ in range(int(n)):
-                y_new = self.step(fun, h)
+            for k in range(int(n)):
+                y_new = self.step(fun, h, first_stage if k == 0 else None)
             return y_new
-        self.took_steps(n, h, y_new)
+        self.took_steps(n, h, y_new, given=0 if first_stage is None else 1)
         return self.y.copy()
 
-    def took_steps(self, n: int, h: float, y) -> None:
+    def took_steps(self, n: int, h: float, y, given: int = 0) -> None:
         """Account for ``n`` steps of ``h`` [s] of this method taken outside it (a C
-        kernel's loop) that ended at ``y``: counters, time and state move on as if it
-        had taken them."""
+        kernel's loop) that ended at ``y``, ``given`` of their stages handed in rather
+        than evaluated: counters, time and state move on as if it had taken them."""
         self.nsteps += int(n)
-        self.nfev += int(n) * self.stages
+        self.nfev += int(n) * self.stages - int(given)
         self.t = self.t + n * h
         self.y = np.array(y, dtype=float)
 

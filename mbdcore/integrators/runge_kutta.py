@@ -53,17 +53,21 @@ class ExplicitRungeKutta(Integrator):
     A: np.ndarray
     B: np.ndarray
     C: np.ndarray
+    first_stage_at_start = True     # C[0] = 0 and no A row before it: k0 = f(t, y)
 
-    def _advance(self, fun, t, y, h):
+    def _advance(self, fun, t, y, h, first_stage=None):
         s = len(self.B)
         k = np.empty((s, y.size))
         for i in range(s):
+            if i == 0 and first_stage is not None:
+                k[0] = first_stage
+                continue
             yi = y
             for j in range(i):
                 if self.A[i, j] != 0.0:
                     yi = yi + (h * self.A[i, j]) * k[j]
             k[i] = fun(t + self.C[i] * h, yi)
-        self.nfev += s
+        self.nfev += s - (first_stage is not None)
         self.nsteps += 1
         inc = np.zeros(y.size)          # summed as fixed_step.h sums RK4: bit-equal paths
         for i in range(s):
@@ -121,6 +125,7 @@ class Gill(Integrator):
     b = (2.0, 1.0, 1.0, 2.0)
     c = (0.5, 1 - _R, 1 + _R, 0.5)
     t_frac = (0.0, 0.5, 0.5, 1.0)
+    first_stage_at_start = True
 
     def __init__(self) -> None:
         self.q: np.ndarray | None = None
@@ -129,17 +134,20 @@ class Gill(Integrator):
     def _restart(self) -> None:
         self.q = None
 
-    def _advance(self, fun, t, y, h):
+    def _advance(self, fun, t, y, h, first_stage=None):
         q = np.zeros_like(y) if self.q is None else self.q
         y = np.array(y, dtype=float)
         for j in range(4):
-            k = h * fun(t + self.t_frac[j] * h, y)
+            if j == 0 and first_stage is not None:
+                k = h * first_stage
+            else:
+                k = h * fun(t + self.t_frac[j] * h, y)
             y_new = y + self.a[j] * (k - self.b[j] * q)
             r = y_new - y          # the increment as actually stored, rounding included
             y = y_new
             q = q + 3.0 * r - self.c[j] * k
         self.q = q
-        self.nfev += 4
+        self.nfev += 4 - (first_stage is not None)
         self.nsteps += 1
         return y
 
@@ -192,15 +200,16 @@ class Treanor(Integrator):
     name = "treanor"
     order = 4
     stages = 4
+    first_stage_at_start = True
 
-    def _advance(self, fun, t, y, h):
+    def _advance(self, fun, t, y, h, first_stage=None):
         # the right-hand side here, the stage formulas in C: the steps a C kernel's loop
         # takes (fs_treanor_step), over one table of stages
         lib = fixed_step_library()
         m = np.size(y)
         s = np.empty((len(TREANOR_STAGES), m))
         s[_W1] = y
-        s[_Q1] = fun(t, s[_W1])
+        s[_Q1] = fun(t, s[_W1]) if first_stage is None else first_stage
         s[_W2] = s[_W1] + 0.5 * h * s[_Q1]
         s[_Q2] = fun(t + 0.5 * h, s[_W2])
         s[_W3] = s[_W1] + 0.5 * h * s[_Q2]
@@ -209,7 +218,7 @@ class Treanor(Integrator):
         lib.fixed_step_treanor_fourth_point(s, m, h)
         s[_Q4] = fun(t + h, s[_W4])
         lib.fixed_step_treanor_finish(s, m, h)
-        self.nfev += 4
+        self.nfev += 4 - (first_stage is not None)
         self.nsteps += 1
         return s[_Y].copy()
 
@@ -255,7 +264,9 @@ class CSteppedKernel:
     #: How many input signals ``run`` takes (None: the kernel has no ``_run``).
     n_inputs: int | None = None
 
-    def _advance(self, x, register, args, h: float, n: int, method: int) -> int:
+    def _advance(self, x, register, args, h: float, n: int, method: int, first) -> int:
+        """x advanced in place by n steps of the method; ``first`` the first stage (a
+        C-contiguous array) or None (the C loop evaluates it)."""
         raise NotImplementedError
 
     def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,
@@ -269,14 +280,16 @@ class CSteppedKernel:
         kernel takes a vector (the linear plant's u)."""
         return tuple(values)
 
-    def advance(self, stepper, y, args, h, n):
-        """``n`` steps of ``stepper`` in C, or None if it is not RK4, Gill or Treanor."""
+    def advance(self, stepper, y, args, h, n, first_stage=None):
+        """``n`` steps of ``stepper`` in C, or None if it is not RK4, Gill or Treanor;
+        ``first_stage`` the right-hand side at ``y`` where the caller has it."""
         chosen = c_stepping(stepper, y.size)
         if chosen is None:
             return None
         method, register = chosen
         x = np.array(y, dtype=float)
-        if self._advance(x, register, args, float(h), int(n), method):
+        first = None if first_stage is None else np.ascontiguousarray(first_stage, dtype=float)
+        if self._advance(x, register, args, float(h), int(n), method, first):
             raise IntegrationError(self.failure)
         if method == 1:
             stepper.q = register          # Gill's round-off register carries on

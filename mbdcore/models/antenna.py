@@ -447,10 +447,10 @@ class AxisKernel(CSteppedKernel):
                           float(u), float(wind), self.n_motors, self.current_mode, dx, self._tg)
         return dx
 
-    def _advance(self, x, register, args, h, n, method):
+    def _advance(self, x, register, args, h, n, method, first):
         return self.lib.axis_advance(self.table, self.packed, x, register, float(args[0]),
                                      float(args[1]), self.n_motors, self.current_mode, h, n,
-                                     method)
+                                     method, first)
 
     n_inputs = 2      # the drive command, the wind torque [N m]
 

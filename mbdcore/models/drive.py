@@ -504,10 +504,10 @@ class DriveKernel(CSteppedKernel):
                            dx, self._tg, self._volts)
         return dx
 
-    def _advance(self, x, register, args, h, n, method):
+    def _advance(self, x, register, args, h, n, method, first):
         u, theta, omega = args
         return self.lib.drive_advance(self.packed, x, register, float(u), float(theta),
-                                      float(omega), *self.flags, h, n, method)
+                                      float(omega), *self.flags, h, n, method, first)
 
     n_inputs = 3      # the command, the load angle [rad] and rate [rad/s]
 

@@ -173,8 +173,8 @@ class LinearKernel(CSteppedKernel):
                             np.ascontiguousarray(u, dtype=float), dx)
         return dx
 
-    def _advance(self, x, register, args, h, n, method):
-        return self.lib.linear_advance(self.table, x, register, args[0], h, n, method,
+    def _advance(self, x, register, args, h, n, method, first):
+        return self.lib.linear_advance(self.table, x, register, args[0], h, n, method, first,
                                        np.empty(self.work_size))
 
     def _run(self, inputs, x, register, t0, h, substeps, n_steps, method, record_every,

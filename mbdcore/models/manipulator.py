@@ -162,9 +162,9 @@ class ArmKernel(CSteppedKernel):
 
     failure = "singular mass matrix or non-finite state"
 
-    def _advance(self, x, register, args, h, n, method):
+    def _advance(self, x, register, args, h, n, method, first):
         return self.lib.arm_advance(self.table, x, register, float(args[0]), float(args[1]),
-                                    h, n, method)
+                                    h, n, method, first)
 
     rhs_failure = "singular mass matrix"
     n_inputs = 2      # tau1, tau2 [N m]
@@ -339,8 +339,8 @@ class FlexibleManipulator:
 
     def range_message(self, x) -> str:
         """Why state x is outside the range where the chosen kinematics are accurate
-        (:data:`KINEMATICS_RANGE`), or "" inside it (``arm_range`` in ``native/arm.c``,
-        the check of the C FMU too)."""
+        (:data:`KINEMATICS_RANGE`), or "" inside it (``arm_range`` in ``native/arm.c``;
+        the C FMU's ``arm_validity`` makes the same check with the same message)."""
         message = self._message
         limit = KINEMATICS_RANGE[self.params["kinematics"]]
         if self.kernel.lib.arm_range(self.kernel.table, np.ascontiguousarray(x, dtype=float),
@@ -350,8 +350,8 @@ class FlexibleManipulator:
 
     def limit_message(self, x, limit: float) -> str:
         """Why state x is beyond the hard limit ``limit`` (tip deflection as a fraction of
-        the link length), or "" within it (``arm_limit`` in ``native/arm.c``, the check of
-        the C FMU too)."""
+        the link length), or "" within it (``arm_limit`` in ``native/arm.c``; the C FMU's
+        ``arm_validity`` makes the same check with the same message)."""
         message = self._message
         if self.kernel.lib.arm_limit(self.kernel.table, np.ascontiguousarray(x, dtype=float),
                                      float(limit), message, len(message)):
@@ -558,8 +558,7 @@ void model_outputs(ModelData *d) {{
 /* 2 beyond the hard limit (the step is discarded), 1 beyond the range of the
    kinematics (KINEMATICS_RANGE, docs/manipulator.md: a warning, once) */
 int model_validity(const ModelData *d, char *msg, size_t n) {{
-    if (arm_limit(ARM_TABLE, d->x, PAR_max_tip_deflection, msg, n)) return 2;
-    return arm_range(ARM_TABLE, d->x, {limit!r}, msg, n);
+    return arm_validity(ARM_TABLE, d->x, PAR_max_tip_deflection, {limit!r}, msg, n);
 }}
 """
         return CModel(glue, c_sources=ARM_C_SOURCES, api=("BEAM_API", "ARM_API"),

@@ -15,7 +15,7 @@ import numpy as np
 
 from mbdcore.models.manipulator import arm_layout
 
-__all__ = ["arm_eom_reference"]
+__all__ = ["arm_eom_reference", "arm_outputs_reference"]
 
 
 def _perp(v):
@@ -97,3 +97,23 @@ def arm_eom_reference(table, q, qd):
         M += j_r * np.outer(c, c)
         M_abs += j_r * np.abs(np.outer(c, c))
     return M, hq, M_abs, hq_abs
+
+
+def arm_outputs_reference(table, x):
+    """The arm's outputs (theta1, theta2, omega1, omega2 [rad, rad/s], the tip deflections
+    w1, w2 in each link's frame and the end-effector x_tip, y_tip [m]) of state x, from
+    every point's kinematics (the tips the last rows)."""
+    f = arm_layout().unpack(table)
+    nm = f["nm"]
+    n = 2 + 2 * nm
+    x = np.asarray(x, float)
+    zeros = np.zeros(nm)
+    s1 = _link_points(f, 1, x[2:2 + nm], zeros)[0][-1]
+    s2 = _link_points(f, 2, x[2 + nm:n], zeros)[0][-1]
+    phi1, phi2 = x[0], x[0] + x[1] + f["dphil1"] @ x[2:2 + nm]
+
+    def turned(angle, v):
+        return np.array([np.cos(angle) * v[0] - np.sin(angle) * v[1],
+                         np.sin(angle) * v[0] + np.cos(angle) * v[1]])
+    tip = turned(phi1, s1) + turned(phi2, s2)
+    return np.array([x[0], x[1], x[n], x[n + 1], s1[1], s2[1], tip[0], tip[1]])

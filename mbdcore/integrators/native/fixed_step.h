@@ -26,12 +26,15 @@ typedef int (*fs_rhs)(void *ctx, const double *x, double *dx);
 #define FS_MAYBE_UNUSED
 #endif
 
-/* One classical RK4 step of h [s] of x (m entries) in place; 0 or the rhs's failure. */
-FS_MAYBE_UNUSED static int fs_rk4_step(fs_rhs rhs, void *ctx, double *x, int m, double h, double *scratch) {
+/* One classical RK4 step of h [s] of x (m entries) in place; 0 or the rhs's failure.
+   first: f(x), the first stage, where the caller has it (fs_advance_auto), else NULL. */
+FS_MAYBE_UNUSED static int fs_rk4_step(fs_rhs rhs, void *ctx, double *x, int m, double h,
+                                       const double *first, double *scratch) {
     double *k0 = scratch, *k1 = scratch + m, *k2 = scratch + 2 * m, *k3 = scratch + 3 * m;
     double *yi = scratch + 4 * m;
     int i, status;
-    if ((status = rhs(ctx, x, k0))) return status;
+    if (first) memcpy(k0, first, sizeof(double) * m);
+    else if ((status = rhs(ctx, x, k0))) return status;
     for (i = 0; i < m; i++) yi[i] = x[i] + (h * 0.5) * k0[i];
     if ((status = rhs(ctx, yi, k1))) return status;
     for (i = 0; i < m; i++) yi[i] = x[i] + (h * 0.5) * k1[i];
@@ -49,15 +52,17 @@ FS_MAYBE_UNUSED static int fs_rk4_step(fs_rhs rhs, void *ctx, double *x, int m, 
     return 0;
 }
 
-/* One Runge-Kutta-Gill step (Gill 1951) with its round-off register q carried. */
+/* One Runge-Kutta-Gill step (Gill 1951) with its round-off register q carried; first as
+   fs_rk4_step's. */
 FS_MAYBE_UNUSED static int fs_gill_step(fs_rhs rhs, void *ctx, double *x, double *q, int m, double h,
-                        double *scratch) {
+                                        const double *first, double *scratch) {
     static const double R = 0.70710678118654757;   /* sqrt(1/2) */
     const double a[4] = {0.5, 1 - R, 1 + R, 1.0 / 6.0}, b[4] = {2.0, 1.0, 1.0, 2.0},
                  c[4] = {0.5, 1 - R, 1 + R, 0.5};
     int i, j, status;
     for (j = 0; j < 4; j++) {
-        if ((status = rhs(ctx, x, scratch))) return status;
+        if (j == 0 && first) memcpy(scratch, first, sizeof(double) * m);
+        else if ((status = rhs(ctx, x, scratch))) return status;
         for (i = 0; i < m; i++) {
             double k = h * scratch[i];
             double y_new = x[i] + a[j] * (k - b[j] * q[i]);
@@ -195,15 +200,16 @@ FS_MAYBE_UNUSED static void fs_treanor_finish(double *s, int m, double h) {
 }
 
 /* One Treanor step of h [s] of x (m entries) in place over the stage table s
-   (FS_TREANOR_ROWS m doubles); 0 or the rhs's failure. */
+   (FS_TREANOR_ROWS m doubles); 0 or the rhs's failure; first as fs_rk4_step's. */
 FS_MAYBE_UNUSED static int fs_treanor_step(fs_rhs rhs, void *ctx, double *x, int m, double h,
-                                           double *s) {
+                                           const double *first, double *s) {
     double *w1 = s + FS_TW1 * m, *w2 = s + FS_TW2 * m, *w3 = s + FS_TW3 * m,
            *w4 = s + FS_TW4 * m, *q1 = s + FS_TQ1 * m, *q2 = s + FS_TQ2 * m,
            *q3 = s + FS_TQ3 * m, *q4 = s + FS_TQ4 * m;
     int i, status;
     memcpy(w1, x, sizeof(double) * m);
-    if ((status = rhs(ctx, w1, q1))) return status;
+    if (first) memcpy(q1, first, sizeof(double) * m);
+    else if ((status = rhs(ctx, w1, q1))) return status;
     for (i = 0; i < m; i++) w2[i] = w1[i] + (0.5 * h) * q1[i];
     if ((status = rhs(ctx, w2, q2))) return status;
     for (i = 0; i < m; i++) w3[i] = w1[i] + (0.5 * h) * q2[i];
@@ -221,14 +227,17 @@ FS_MAYBE_UNUSED static int fs_treanor_step(fs_rhs rhs, void *ctx, double *x, int
 #define FS_WORK_PER_STATE (2 + FS_TREANOR_ROWS)
 
 /* n steps of h [s] of y (m entries) in place with RK4 (method 0), Gill (1, its register r
-   carried) or Treanor (2); 0 or the rhs's failure.  scratch: FS_TREANOR_ROWS m doubles. */
+   carried) or Treanor (2); 0 or the rhs's failure.  first: f(y), the first stage of the
+   first step, or NULL (each method's first stage is f at the step's start).  scratch:
+   FS_TREANOR_ROWS m doubles. */
 FS_MAYBE_UNUSED static int fs_steps(fs_rhs rhs, void *ctx, double *y, double *r, int m, double h,
-                                    int n, int method, double *scratch) {
+                                    int n, int method, const double *first, double *scratch) {
     int s, status;
     for (s = 0; s < n; s++) {
-        status = method == 1   ? fs_gill_step(rhs, ctx, y, r, m, h, scratch)
-                 : method == 2 ? fs_treanor_step(rhs, ctx, y, m, h, scratch)
-                               : fs_rk4_step(rhs, ctx, y, m, h, scratch);
+        const double *f0 = s == 0 ? first : NULL;
+        status = method == 1   ? fs_gill_step(rhs, ctx, y, r, m, h, f0, scratch)
+                 : method == 2 ? fs_treanor_step(rhs, ctx, y, m, h, f0, scratch)
+                               : fs_rk4_step(rhs, ctx, y, m, h, f0, scratch);
         if (status) return status;
     }
     return 0;
@@ -245,14 +254,16 @@ FS_MAYBE_UNUSED static int fs_finite(const double *y, int m) {
    q is left alone by the others) or Treanor (2), all or nothing: a kernel's advance, which
    Python calls once per communication step (mbdcore.integrators.runge_kutta.CSteppedKernel).
    x and q change only when every step succeeded and the state is finite; returns 0, the
-   rhs's failure, or 1 for a non-finite state.  work: FS_WORK_PER_STATE m doubles. */
+   rhs's failure, or 1 for a non-finite state.  first: f(x) where the caller has it
+   (fs_steps), else NULL.  work: FS_WORK_PER_STATE m doubles. */
 FS_MAYBE_UNUSED static int fs_advance(fs_rhs rhs, void *ctx, double *x, double *q, int m, double h,
-                                      int n, int method, double *work) {
+                                      int n, int method, const double *first, double *work) {
     double *y = work, *r = work + m;
     int status;
     memcpy(y, x, sizeof(double) * m);
     memcpy(r, q, sizeof(double) * m);
-    if ((status = fs_steps(rhs, ctx, y, r, m, h, n, method, work + 2 * m))) return status;
+    if ((status = fs_steps(rhs, ctx, y, r, m, h, n, method, first, work + 2 * m)))
+        return status;
     if (!fs_finite(y, m)) return 1;
     memcpy(x, y, sizeof(double) * m);
     memcpy(q, r, sizeof(double) * m);
@@ -268,11 +279,14 @@ FS_MAYBE_UNUSED static int fs_advance(fs_rhs rhs, void *ctx, double *x, double *
  * the start of a run, then the value this function leaves: n, or n/2 where the scaled
  * difference was at most 0.5 / 2^order).  The numbers and decisions are the Python
  * block's exactly, so the C FMU and the Python block take the same substeps and give the
- * same states.  Returns 0; fs_advance's failure (x, q, *n unchanged); or
- * FS_TOLERANCE_MISSED with the scaled difference in *error and the substeps of the last
- * try in *tried (x, q, *n unchanged).  work: FS_AUTO_WORK_PER_STATE m doubles. */
+ * same states.  Every try starts at x, so the first stage of every method, f(x), is
+ * evaluated once and handed to each try (one right-hand side less per try than each
+ * try evaluating it; the same numbers).  Returns 0; fs_advance's failure (x, q, *n
+ * unchanged); or FS_TOLERANCE_MISSED with the scaled difference in *error and the
+ * substeps of the last try in *tried (x, q, *n unchanged).  work:
+ * FS_AUTO_WORK_PER_STATE m doubles. */
 #define FS_AUTO_MAX_SUBSTEPS 4096
-#define FS_AUTO_WORK_PER_STATE (4 + FS_WORK_PER_STATE)
+#define FS_AUTO_WORK_PER_STATE (5 + FS_WORK_PER_STATE)
 #define FS_TOLERANCE_MISSED (-1)
 
 FS_MAYBE_UNUSED static int fs_advance_auto(fs_rhs rhs, void *ctx, double *x, double *q, int m,
@@ -280,16 +294,19 @@ FS_MAYBE_UNUSED static int fs_advance_auto(fs_rhs rhs, void *ctx, double *x, dou
                                            double atol, int *n_start, double *error,
                                            int *tried, double *work) {
     double *xc = work, *qc = work + m, *xf = work + 2 * m, *qf = work + 3 * m,
-           *scratch = work + 4 * m;
+           *f0 = work + 4 * m, *scratch = work + 5 * m;
     int n = *n_start, i, status;
     double worst = 0.0;
+    if ((status = rhs(ctx, x, f0))) return status;
     memcpy(xc, x, sizeof(double) * m);
     memcpy(qc, q, sizeof(double) * m);
-    if ((status = fs_advance(rhs, ctx, xc, qc, m, h / n, n, method, scratch))) return status;
+    if ((status = fs_advance(rhs, ctx, xc, qc, m, h / n, n, method, f0, scratch)))
+        return status;
     for (;;) {
         memcpy(xf, x, sizeof(double) * m);
         memcpy(qf, q, sizeof(double) * m);
-        if ((status = fs_advance(rhs, ctx, xf, qf, m, h / (2 * n), 2 * n, method, scratch)))
+        if ((status = fs_advance(rhs, ctx, xf, qf, m, h / (2 * n), 2 * n, method, f0,
+                                 scratch)))
             return status;
         worst = 0.0;
         for (i = 0; i < m; i++) {
@@ -406,7 +423,7 @@ FS_MAYBE_UNUSED static int fs_run(fs_rhs rhs, fs_hold hold, void *ctx, const dou
         hold(ctx, u);
         memcpy(y, x, sizeof(double) * m);
         memcpy(r, q, sizeof(double) * m);
-        if (fs_steps(rhs, ctx, y, r, m, hs, substeps, method, work + 2 * m))
+        if (fs_steps(rhs, ctx, y, r, m, hs, substeps, method, NULL, work + 2 * m))
             return FS_RUN_RHS_FAILED;
         if (!fs_finite(y, m)) return FS_RUN_NONFINITE;
         memcpy(x, y, sizeof(double) * m);

@@ -116,18 +116,20 @@ static int axis_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the inputs held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried, 2 Treanor (fixed_step.h).  Returns 0, or 1 for a bad table or
+   its round-off register gq carried, 2 Treanor (fixed_step.h); first: f(x) or NULL
+   (fs_advance).  Returns 0, or 1 for a bad table or
    n_motors or a non-finite state (x and gq are then unchanged). */
 AXIS_API int axis_advance(const double *tab, const double *pk, double *x, double *gq,
                           double u, double wind, int n_motors, int current_mode, double h,
-                          int n, int method) {
+                          int n, int method, const double *first) {
     double work[FS_WORK_PER_STATE * AXIS_MAX_STATES];
     AxisInputs in;
     Axis a;
     if (!axis_unpack(tab, &a) || n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
     in.tab = tab; in.pk = pk; in.u = u; in.wind = wind;
     in.n_motors = n_motors; in.current_mode = current_mode;
-    return fs_advance(axis_rhs_held, &in, x, gq, a.ns + 4 * n_motors, h, n, method, work) != 0;
+    return fs_advance(axis_rhs_held, &in, x, gq, a.ns + 4 * n_motors, h, n, method, first,
+                      work) != 0;
 }
 
 static void axis_hold(void *ctx, const double *u) {

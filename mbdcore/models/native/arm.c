@@ -9,7 +9,8 @@
  * FlexibleManipulator through the same declaration, mbdcore/native/table_layout.h): the
  * counts, the physical constants, then for link 1 and link 2: x_q (nq, ascending),
  * m_q = rho_A w_q (nq), phi (nq x N), G (nq x N x N); then dphi1(l1) (N), G1(l1) (N x N),
- * dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n); then, for the exact kinematics,
+ * dphi2(l2) (N), G2(l2) (N x N), K (n x n), D (n x n) (both zero in the rows and
+ * columns of the joint angles); then, for the exact kinematics,
  * for link 1 and link 2: the weights (nq+1) x m and the slopes phi' (nq+1) x m x N at
  * Gauss nodes of the segments [0, x_1], [x_1, x_2], ..., [x_nq, l] (empty when m = 0)
  *
@@ -18,7 +19,8 @@
  *
  * Kinematics of a link point at x in its floating frame, s(x) = (s_x, s_y), second order
  * or exact (inextensible): mbdcore/multibody/native/beam_kinematics.c, compiled before
- * this file (the one implementation the engine's modal beam uses too).
+ * this file (the one implementation the engine's modal beam uses too; its BEAM_INLINE and
+ * BEAM_UNROLL serve here too).
  */
 #include <math.h>
 #include <stddef.h>
@@ -105,6 +107,22 @@ static void link_points(const Arm *A, int link, const double *d, const double *d
                       link == 1 ? A->dseg1 : A->dseg2, d, dd, L->s, L->sd, L->q, L->ds);
 }
 
+/* s of the tip of a link (the last point of link_points, the same numbers) for modal
+   amplitudes d: the outputs need no more. */
+static void link_tip(const Arm *A, int link, const double *d, double *s_tip) {
+    const int nm = A->nm, nq = link == 1 ? A->nq1 : A->nq2;
+    if (!A->exact) {
+        static const double ones[ARM_MAX_MODES] = {1.0, 1.0, 1.0, 1.0, 1.0};
+        const double len = link == 1 ? A->l1 : A->l2;
+        double sd[2], q[2], ds[2 * ARM_MAX_MODES];
+        beam_points_second_order(1, nm, &len, ones, link == 1 ? A->gl1 : A->gl2, A->fs, d,
+                                 d, s_tip, sd, q, ds);
+        return;
+    }
+    beam_end_exact(nq + 1, nm, A->m_seg, link == 1 ? A->wseg1 : A->wseg2,
+                   link == 1 ? A->dseg1 : A->dseg2, d, s_tip);
+}
+
 /* The inertia of one link's mass points (its quadrature points and its tip mass) in its
    floating frame, summed once per evaluation so that the mass matrix costs O(n^2) per link
    instead of O(n^2) per point.  A point's velocity is J q' with J = Jo + (E s) c^T + Ds,
@@ -121,22 +139,31 @@ typedef struct {
 } LinkInertia;
 
 /* The sums of LinkInertia over points 0..nq of L (masses w[0..nq-1], then m_tip), the
-   frame turning at phid [rad/s]; the local acceleration of the tip point into a_tip. */
-static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
-                         double phid, LinkInertia *K, double *a_tip) {
-    /* each sum in a local over the points (no store-to-load chain through K) */
-    double mass[ARM_MAX_QUAD + 1], alx[ARM_MAX_QUAD + 1], aly[ARM_MAX_QUAD + 1];
+   frame turning at phid [rad/s]; the local acceleration of the tip point into a_tip.  One
+   pass over the points, each sum in a local (no store-to-load chain through K); inlined
+   with nm constant (link_inertia below), the modal sums stay in registers. */
+BEAM_INLINE void link_sums(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
+                           double phid, LinkInertia *K, double *a_tip) {
     double m_sum = 0.0, Sx = 0.0, Sy = 0.0, I = 0.0, Ax = 0.0, Ay = 0.0, Ea = 0.0;
+    double Bx[ARM_MAX_MODES], By[ARM_MAX_MODES], Q[ARM_MAX_MODES], Da[ARM_MAX_MODES];
+    double G[ARM_MAX_MODES * ARM_MAX_MODES];
+    double alx = 0.0, aly = 0.0;
     int p, j, k;
+    BEAM_UNROLL
+    for (j = 0; j < nm; j++) {
+        Bx[j] = By[j] = Q[j] = Da[j] = 0.0;
+        BEAM_UNROLL
+        for (k = j; k < nm; k++) G[j * nm + k] = 0.0;
+    }
     for (p = 0; p <= nq; p++) {
         const double m = p < nq ? w[p] : m_tip, sx = L->s[2 * p], sy = L->s[2 * p + 1];
         const double msx = m * sx, msy = m * sy;
+        const double *dsx = L->ds + (2 * p) * nm, *dsy = dsx + nm;
         double malx, maly;
-        alx[p] = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
-        aly[p] = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
-        malx = m * alx[p];
-        maly = m * aly[p];
-        mass[p] = m;
+        alx = -phid * phid * sx - 2.0 * phid * L->sd[2 * p + 1] + L->q[2 * p];
+        aly = -phid * phid * sy + 2.0 * phid * L->sd[2 * p] + L->q[2 * p + 1];
+        malx = m * alx;
+        maly = m * aly;
         m_sum += m;
         Sx += msx;
         Sy += msy;
@@ -144,6 +171,17 @@ static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, d
         Ax += malx;
         Ay += maly;
         Ea += sx * maly - sy * malx;
+        BEAM_UNROLL
+        for (j = 0; j < nm; j++) {
+            const double mdx = m * dsx[j], mdy = m * dsy[j];
+            Bx[j] += mdx;
+            By[j] += mdy;
+            Q[j] += sx * mdy - sy * mdx;
+            Da[j] += mdx * alx + mdy * aly;
+            BEAM_UNROLL
+            for (k = j; k < nm; k++)
+                G[j * nm + k] += m * dsx[j] * dsx[k] + m * dsy[j] * dsy[k];
+        }
     }
     K->m = m_sum;
     K->S[0] = Sx;
@@ -153,29 +191,23 @@ static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, d
     K->A[1] = Ay;
     K->Ea = Ea;
     for (j = 0; j < nm; j++) {
-        double Bx = 0.0, By = 0.0, Q = 0.0, Da = 0.0;
-        for (p = 0; p <= nq; p++) {
-            const double mdx = mass[p] * L->ds[(2 * p) * nm + j];
-            const double mdy = mass[p] * L->ds[(2 * p + 1) * nm + j];
-            Bx += mdx;
-            By += mdy;
-            Q += L->s[2 * p] * mdy - L->s[2 * p + 1] * mdx;
-            Da += mdx * alx[p] + mdy * aly[p];
-        }
-        K->B[j] = Bx;
-        K->B[nm + j] = By;
-        K->Q[j] = Q;
-        K->Da[j] = Da;
-        for (k = j; k < nm; k++) {
-            double G = 0.0;
-            for (p = 0; p <= nq; p++)
-                G += mass[p] * L->ds[(2 * p) * nm + j] * L->ds[(2 * p) * nm + k]
-                     + mass[p] * L->ds[(2 * p + 1) * nm + j] * L->ds[(2 * p + 1) * nm + k];
-            K->G[j * nm + k] = G;
-        }
+        K->B[j] = Bx[j];
+        K->B[nm + j] = By[j];
+        K->Q[j] = Q[j];
+        K->Da[j] = Da[j];
+        for (k = j; k < nm; k++) K->G[j * nm + k] = G[j * nm + k];
     }
-    a_tip[0] = alx[nq];
-    a_tip[1] = aly[nq];
+    a_tip[0] = alx;                /* the last point's: the tip */
+    a_tip[1] = aly;
+}
+
+#define ARM_LINK_CASE(n) case n: link_sums(L, nq, n, w, m_tip, phid, K, a_tip); return;
+static void link_inertia(const LinkPoints *L, int nq, int nm, const double *w, double m_tip,
+                         double phid, LinkInertia *K, double *a_tip) {
+    switch (nm) {
+        ARM_LINK_CASE(1) ARM_LINK_CASE(2) ARM_LINK_CASE(3) ARM_LINK_CASE(4) ARM_LINK_CASE(5)
+        default: link_sums(L, nq, nm, w, m_tip, phid, K, a_tip);
+    }
 }
 
 /* M += sum m J^T J and hq += sum m J^T (ao + al) of one link (upper triangle of M;
@@ -297,30 +329,33 @@ static void eom(const Arm *A, const double *q, const double *qd, double *M, doub
         for (b = 0; b < a; b++) M[a * n + b] = M[b * n + a];
 }
 
-/* Solve M x = f in place (Gaussian elimination, partial pivoting); 1 if M is singular. */
+/* Solve M x = f in place for the symmetric positive definite mass matrix M (n x n, full,
+   overwritten): Cholesky, M = L L^T, half the work of a pivoted LU and no pivot search
+   (a mass matrix needs none: its pivots are the kinetic energies of the coordinates
+   with the earlier ones held).  1 if M is not positive definite (singular). */
 static int solve(double *M, double *f, int n) {
     int i, j, k;
-    for (k = 0; k < n; k++) {
-        int piv = k;
-        double big = fabs(M[k * n + k]);
-        for (i = k + 1; i < n; i++)
-            if (fabs(M[i * n + k]) > big) { big = fabs(M[i * n + k]); piv = i; }
-        if (!(big > 0.0)) return 1;
-        if (piv != k) {
-            for (j = 0; j < n; j++) { double t = M[k * n + j]; M[k * n + j] = M[piv * n + j]; M[piv * n + j] = t; }
-            { double t = f[k]; f[k] = f[piv]; f[piv] = t; }
-        }
-        for (i = k + 1; i < n; i++) {
-            double l = M[i * n + k] / M[k * n + k];
-            if (l == 0.0) continue;
-            for (j = k; j < n; j++) M[i * n + j] -= l * M[k * n + j];
-            f[i] -= l * f[k];
+    for (j = 0; j < n; j++) {
+        double d = M[j * n + j];
+        for (k = 0; k < j; k++) d -= M[j * n + k] * M[j * n + k];
+        if (!(d > 0.0)) return 1;
+        d = sqrt(d);
+        M[j * n + j] = d;
+        for (i = j + 1; i < n; i++) {
+            double v = M[i * n + j];
+            for (k = 0; k < j; k++) v -= M[i * n + k] * M[j * n + k];
+            M[i * n + j] = v / d;
         }
     }
-    for (i = n - 1; i >= 0; i--) {
-        double s = f[i];
-        for (j = i + 1; j < n; j++) s -= M[i * n + j] * f[j];
-        f[i] = s / M[i * n + i];
+    for (i = 0; i < n; i++) {              /* L y = f */
+        double v = f[i];
+        for (k = 0; k < i; k++) v -= M[i * n + k] * f[k];
+        f[i] = v / M[i * n + i];
+    }
+    for (i = n - 1; i >= 0; i--) {         /* L^T x = y */
+        double v = f[i];
+        for (k = i + 1; k < n; k++) v -= M[k * n + i] * f[k];
+        f[i] = v / M[i * n + i];
     }
     return 0;
 }
@@ -331,9 +366,12 @@ static int accel(const Arm *A, const double *q, const double *qd, double tau1, d
     const int n = A->n;
     int a, b;
     eom(A, q, qd, M, hq);
+    /* K and D act on the modal coordinates only (their joint rows and columns are zero:
+       FlexibleManipulator builds them so) */
     for (a = 0; a < n; a++) {
         double f = -hq[a];
-        for (b = 0; b < n; b++) f -= A->K[a * n + b] * q[b] + A->D[a * n + b] * qd[b];
+        if (a >= 2)
+            for (b = 2; b < n; b++) f -= A->K[a * n + b] * q[b] + A->D[a * n + b] * qd[b];
         qdd[a] = f;
     }
     qdd[0] += tau1;
@@ -351,34 +389,39 @@ ARM_API int arm_eom(const double *tab, const double *q, const double *qd, double
     return 0;
 }
 
+static int derivatives(const Arm *A, const double *x, double tau1, double tau2, double *dx) {
+    int i;
+    for (i = 0; i < A->n; i++) dx[i] = x[A->n + i];
+    return accel(A, x, x + A->n, tau1, tau2, dx + A->n);
+}
+
 /* x' = f(x) with x = (q, q') and the joint torques held; 0, or 1 if M is singular. */
 ARM_API int arm_rhs(const double *tab, const double *x, double tau1, double tau2, double *dx) {
     Arm A;
-    int i;
     if (!arm_unpack(tab, &A)) return 1;
-    for (i = 0; i < A.n; i++) dx[i] = x[A.n + i];
-    return accel(&A, x, x + A.n, tau1, tau2, dx + A.n);
+    return derivatives(&A, x, tau1, tau2, dx);
 }
 
-typedef struct { const double *tab; double tau1, tau2; } ArmInputs;
+/* The arm's table read once for a whole advance or run, and the torques held. */
+typedef struct { Arm A; double tau1, tau2; } ArmInputs;
 
 static int arm_rhs_held(void *ctx, const double *x, double *dx) {
     const ArmInputs *in = (const ArmInputs *)ctx;
-    return arm_rhs(in->tab, x, in->tau1, in->tau2, dx);
+    return derivatives(&in->A, x, in->tau1, in->tau2, dx);
 }
 
 /* n steps of h [s] with the torques held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers).
+   its round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers);
+   first: x' at x, the first stage, or NULL (fs_advance).
    Returns 0, or 1 if a step met a singular mass matrix or a non-finite state (x and gq
    are then unchanged). */
 ARM_API int arm_advance(const double *tab, double *x, double *gq, double tau1, double tau2,
-                        double h, int n, int method) {
+                        double h, int n, int method, const double *first) {
     double work[FS_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
-    Arm A;
-    if (!arm_unpack(tab, &A)) return 1;
-    in.tab = tab; in.tau1 = tau1; in.tau2 = tau2;
-    return fs_advance(arm_rhs_held, &in, x, gq, 2 * A.n, h, n, method, work) != 0;
+    if (!arm_unpack(tab, &in.A)) return 1;
+    in.tau1 = tau1; in.tau2 = tau2;
+    return fs_advance(arm_rhs_held, &in, x, gq, 2 * in.A.n, h, n, method, first, work) != 0;
 }
 
 static void arm_hold(void *ctx, const double *u) {
@@ -397,11 +440,10 @@ ARM_API int arm_run(const double *tab, const double *inputs, double *x, double *
                     double *record, int *done) {
     double work[FS_RUN_WORK_PER_STATE * 2 * ARM_MAX_DOF];
     ArmInputs in;
-    Arm A;
     *done = 0;
-    if (!arm_unpack(tab, &A) || inputs[0] != 2.0) return FS_RUN_BAD_INPUTS;
-    in.tab = tab; in.tau1 = 0.0; in.tau2 = 0.0;
-    return fs_run(arm_rhs_held, arm_hold, &in, inputs, x, gq, 2 * A.n, t0, h, substeps,
+    if (!arm_unpack(tab, &in.A) || inputs[0] != 2.0) return FS_RUN_BAD_INPUTS;
+    in.tau1 = 0.0; in.tau2 = 0.0;
+    return fs_run(arm_rhs_held, arm_hold, &in, inputs, x, gq, 2 * in.A.n, t0, h, substeps,
                   n_steps, method, record_every, record, done, work);
 }
 
@@ -409,18 +451,16 @@ ARM_API int arm_run(const double *tab, const double *inputs, double *x, double *
    deflections in each link's frame, x_tip, y_tip [m] end-effector position. */
 ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     Arm A;
-    LinkPoints L;
-    double zeros[ARM_MAX_MODES] = {0.0};
-    double s1x, s1y, s2x, s2y, phi2, c1, n1, c2, n2;
+    double s1[2], s2[2], s1x, s1y, s2x, s2y, phi2, c1, n1, c2, n2;
     int j, nm;
     if (!arm_unpack(tab, &A)) return 1;
     nm = A.nm;
-    link_points(&A, 1, x + 2, zeros, &L);
-    s1x = L.s[2 * A.nq1];
-    s1y = L.s[2 * A.nq1 + 1];
-    link_points(&A, 2, x + 2 + nm, zeros, &L);
-    s2x = L.s[2 * A.nq2];
-    s2y = L.s[2 * A.nq2 + 1];
+    link_tip(&A, 1, x + 2, s1);
+    link_tip(&A, 2, x + 2 + nm, s2);
+    s1x = s1[0];
+    s1y = s1[1];
+    s2x = s2[0];
+    s2y = s2[1];
     phi2 = x[0] + x[1];
     for (j = 0; j < nm; j++) phi2 += A.dphil1[j] * x[2 + j];
     c1 = cos(x[0]); n1 = sin(x[0]); c2 = cos(phi2); n2 = sin(phi2);
@@ -435,48 +475,72 @@ ARM_API int arm_outputs(const double *tab, const double *x, double *out) {
     return 0;
 }
 
+/* The first link (1 or 2) whose tip deflection y[3 + link] exceeds `limit` times its
+   length (a NaN too where nan_beyond), or 0; its ratio in *ratio. */
+static int link_beyond(const Arm *A, const double *y, double limit, int nan_beyond,
+                       double *ratio) {
+    const double length[2] = {A->l1, A->l2};
+    int i;
+    for (i = 0; i < 2; i++) {
+        *ratio = fabs(y[4 + i]) / length[i];
+        if (*ratio > limit || (nan_beyond && *ratio != *ratio)) return i + 1;
+    }
+    return 0;
+}
+
+/* Why the outputs y leave the range where the kinematics are accurate (`limit`, a
+   fraction of the length); 1 with the message, or 0. */
+static int range_message(const Arm *A, const double *y, double limit, char *msg, size_t n) {
+    double ratio;
+    const int link = link_beyond(A, y, limit, 0, &ratio);   /* a NaN: the hard limit's */
+    if (!link) return 0;
+    snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+             "the %.0f %% where the %s kinematics are accurate (docs/manipulator.md)%s",
+             link, y[3 + link], 100.0 * ratio, 100.0 * limit,
+             A->exact ? "exact" : "second-order",
+             A->exact ? "" : "; kinematics = 'exact' extends it");
+    return 1;
+}
+
+/* Why the outputs y are beyond the hard limit `limit`; 1 with the message, or 0. */
+static int limit_message(const Arm *A, const double *y, double limit, char *msg, size_t n) {
+    double ratio;
+    const int link = link_beyond(A, y, limit, 1, &ratio);
+    if (!link) return 0;
+    snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
+             "max_tip_deflection = %g: no arm bends so far (torques far beyond the "
+             "arm's range?); the step is refused", link, y[3 + link], 100.0 * ratio, limit);
+    return 1;
+}
+
 /* 0 while both tip deflections stay within `limit` times their link's length (the range
    where the kinematics of the table are accurate, docs/manipulator.md); else 1 with why
    in msg.  The one check behind the warning of the Python block and of the C FMU. */
 ARM_API int arm_range(const double *tab, const double *x, double limit, char *msg, size_t n) {
-    double y[8], length[2];
-    int i;
+    double y[8];
     Arm A;
     if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
-    length[0] = A.l1;
-    length[1] = A.l2;
-    for (i = 0; i < 2; i++) {
-        double ratio = fabs(y[4 + i]) / length[i];
-        if (ratio > limit) {
-            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
-                     "the %.0f %% where the %s kinematics are accurate (docs/manipulator.md)%s",
-                     i + 1, y[4 + i], 100.0 * ratio, 100.0 * limit,
-                     A.exact ? "exact" : "second-order",
-                     A.exact ? "" : "; kinematics = 'exact' extends it");
-            return 1;
-        }
-    }
-    return 0;
+    return range_message(&A, y, limit, msg, n);
 }
 
 /* 0 while both tip deflections stay within `limit` times their link's length; else 1
    with why in msg: the hard limit of the block's max_tip_deflection, beyond which a
    step is refused (Python block: StepError; C FMU: fmi2Discard). */
 ARM_API int arm_limit(const double *tab, const double *x, double limit, char *msg, size_t n) {
-    double y[8], length[2];
-    int i;
+    double y[8];
     Arm A;
     if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
-    length[0] = A.l1;
-    length[1] = A.l2;
-    for (i = 0; i < 2; i++) {
-        double ratio = fabs(y[4 + i]) / length[i];
-        if (!(ratio <= limit)) {
-            snprintf(msg, n, "link %d tip deflection %.4g m is %.0f %% of its length, beyond "
-                     "max_tip_deflection = %g: no arm bends so far (torques far beyond the "
-                     "arm's range?); the step is refused", i + 1, y[4 + i], 100.0 * ratio, limit);
-            return 1;
-        }
-    }
-    return 0;
+    return limit_message(&A, y, limit, msg, n);
+}
+
+/* Both checks from one evaluation of the outputs (the C FMU's model_validity, after every
+   step): 2 beyond the hard limit `limit` (arm_limit's message), 1 beyond the range
+   `range` of the kinematics (arm_range's), else 0. */
+ARM_API int arm_validity(const double *tab, const double *x, double limit, double range,
+                         char *msg, size_t n) {
+    double y[8];
+    Arm A;
+    if (!arm_unpack(tab, &A) || arm_outputs(tab, x, y)) return 0;
+    if (limit_message(&A, y, limit, msg, n)) return 2;
+    return range_message(&A, y, range, msg, n);
 }

@@ -196,17 +196,19 @@ static int drive_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with the inputs held: method 0 classical RK4, 1 Runge-Kutta-Gill with
-   its round-off register gq carried, 2 Treanor (fixed_step.h).  Returns 0, or 1 for a bad n_motors
+   its round-off register gq carried, 2 Treanor (fixed_step.h); first: f(x) or NULL
+   (fs_advance).  Returns 0, or 1 for a bad n_motors
    or a non-finite state (x and gq are then unchanged). */
 DRIVE_API int drive_advance(const double *pk, double *x, double *gq, double u, double theta,
                             double omega, int n_motors, int current_mode, int locked,
-                            double h, int n, int method) {
+                            double h, int n, int method, const double *first) {
     double work[FS_WORK_PER_STATE * DRIVE_MAX_STATES];
     DriveInputs in;
     if (n_motors < 1 || n_motors > DRIVE_MAX_MOTORS) return 1;
     in.pk = pk; in.u = u; in.theta = theta; in.omega = omega;
     in.n_motors = n_motors; in.current_mode = current_mode; in.locked = locked;
-    return fs_advance(drive_rhs_held, &in, x, gq, 4 * n_motors, h, n, method, work) != 0;
+    return fs_advance(drive_rhs_held, &in, x, gq, 4 * n_motors, h, n, method, first,
+                      work) != 0;
 }
 
 static void drive_hold(void *ctx, const double *u) {

@@ -100,16 +100,17 @@ static int linear_rhs_held(void *ctx, const double *x, double *dx) {
 }
 
 /* n steps of h [s] with u held: method 0 classical RK4, 1 Runge-Kutta-Gill with its
-   round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers).  work:
+   round-off register gq carried, 2 Treanor (fixed_step.h, as mbdcore's steppers); first: f(x) or NULL (fs_advance).  work:
    linear_work_size(tab) doubles of scratch.  Returns 0, or 1 for a bad table or a
    non-finite state (x and gq are then unchanged). */
 LINEAR_API int linear_advance(const double *tab, double *x, double *gq, const double *u,
-                              double h, int n, int method, double *work) {
+                              double h, int n, int method, const double *first,
+                              double *work) {
     LinearInputs in;
     Linear s;
     if (!linear_unpack(tab, &s)) return 1;
     in.tab = tab; in.u = u;
-    return fs_advance(linear_rhs_held, &in, x, gq, s.n, h, n, method, work) != 0;
+    return fs_advance(linear_rhs_held, &in, x, gq, s.n, h, n, method, first, work) != 0;
 }
 
 static void linear_hold(void *ctx, const double *u) {

@@ -58,6 +58,17 @@ BEAM_API void beam_points_second_order(int P, int N, const double *x, const doub
     }
 }
 
+/* Inlined where called with constant sizes, their small loops unrolled (GCC, clang; a
+   loop of 2 to 4 turns at -O2 otherwise spends half its instructions on its control). */
+#if defined(__GNUC__)
+#define BEAM_INLINE static inline __attribute__((always_inline))
+#define BEAM_PRAGMA(x) _Pragma(#x)
+#define BEAM_UNROLL BEAM_PRAGMA(GCC unroll 8)
+#else
+#define BEAM_INLINE static inline
+#define BEAM_UNROLL
+#endif
+
 /* w cos x and w sin x of the slopes x[0..n-1] with weights w into wc and ws, cos and sin
    within an ulp of libm's: the exact kinematics take both at every segment node of every
    evaluation, and the slopes of a bent beam stay well inside |x| <= pi/4, where the
@@ -74,11 +85,15 @@ BEAM_API void beam_points_second_order(int P, int N, const double *x, const doub
     (1.0 + (z) * (-0.5 + (z) * (1.0 / 24.0 + (z) * (-1.0 / 720.0 + (z) * (1.0 / 40320.0   \
      + (z) * (-1.0 / 3628800.0 + (z) * (1.0 / 479001600.0 + (z) * (-1.0 / 87178291200.0    \
      + (z) * (1.0 / 20922789888000.0)))))))))
-static void weighted_cos_sin(int n, const double *x, const double *w, double *wc,
-                             double *ws) {
-    int i, in_range = 1;
-    for (i = 0; i < n; i++) in_range &= fabs(x[i]) <= BEAM_PI_4;
-    if (!in_range) {
+BEAM_INLINE void weighted_cos_sin(int n, const double *x, const double *w, double *wc,
+                                  double *ws) {
+    double largest = 0.0;
+    int i;
+    for (i = 0; i < n; i++) {
+        const double a = fabs(x[i]);
+        largest = a > largest ? a : largest;
+    }
+    if (!(largest <= BEAM_PI_4) || x[0] != x[0]) {   /* NaN: libm's, NaN again */
         for (i = 0; i < n; i++) {
             wc[i] = w[i] * cos(x[i]);
             ws[i] = w[i] * sin(x[i]);
@@ -103,10 +118,10 @@ static void weighted_cos_sin(int n, const double *x, const double *w, double *wc
    most this many nodes per segment. */
 #define BEAM_NODE_BLOCK 64
 
-/* Exact (inextensible); m Gauss nodes per segment (module comment), m <= BEAM_NODE_BLOCK. */
-BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const double *dseg,
-                                const double *d, const double *dd, double *s, double *sd,
-                                double *quad, double *ds) {
+/* The body of beam_points_exact (below), inlined where N and m are constants. */
+BEAM_INLINE void exact_points(int P, int N, int m, const double *wseg, const double *dseg,
+                              const double *d, const double *dd, double *s, double *sd,
+                              double *quad, double *ds) {
     double psi[BEAM_NODE_BLOCK], psid[BEAM_NODE_BLOCK], wc[BEAM_NODE_BLOCK],
         ws[BEAM_NODE_BLOCK];
     double sx = 0.0, sy = 0.0, sdx = 0.0, sdy = 0.0, qx = 0.0, qy = 0.0;
@@ -120,6 +135,7 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
         for (k = 0; k < block; k++) {
             const double *dphi = dblock + k * N;
             double a = 0.0, b = 0.0;
+            BEAM_UNROLL
             for (j = 0; j < N; j++) {
                 a += dphi[j] * d[j];
                 b += dphi[j] * dd[j];
@@ -133,8 +149,10 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
                point p - 1's plus the segment's own sum */
             double *dsx = ds + (2 * p) * N, *dsy = dsx + N;
             const double *dphi = dblock + k * N;
+            BEAM_UNROLL
             for (j = 0; j < N; j++) {
                 double ax = 0.0, ay = 0.0;
+                BEAM_UNROLL
                 for (i = 0; i < m; i++) {
                     ax += ws[k + i] * dphi[i * N + j];
                     ay += wc[k + i] * dphi[i * N + j];
@@ -142,6 +160,7 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
                 dsx[j] = (p > 0 ? dsx[j - 2 * N] : 0.0) - ax;
                 dsy[j] = (p > 0 ? dsy[j - 2 * N] : 0.0) + ay;
             }
+            BEAM_UNROLL
             for (i = 0; i < m; i++, k++) {
                 sx += wc[k];
                 sy += ws[k];
@@ -157,6 +176,59 @@ BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const d
             quad[2 * p] = qx;
             quad[2 * p + 1] = qy;
         }
+    }
+}
+
+/* Exact (inextensible); m Gauss nodes per segment (module comment), m <= BEAM_NODE_BLOCK.
+   The tables' m, SEGMENT_NODES = 4 (mbdcore.multibody.beam_modes), with N = 1 to 5 modes
+   runs with both constant; any other m or N as given. */
+#define BEAM_EXACT_CASE(n)                                                                 \
+    case n: exact_points(P, n, 4, wseg, dseg, d, dd, s, sd, quad, ds); return;
+BEAM_API void beam_points_exact(int P, int N, int m, const double *wseg, const double *dseg,
+                                const double *d, const double *dd, double *s, double *sd,
+                                double *quad, double *ds) {
+    if (m == 4) switch (N) {
+        BEAM_EXACT_CASE(1) BEAM_EXACT_CASE(2) BEAM_EXACT_CASE(3) BEAM_EXACT_CASE(4)
+        BEAM_EXACT_CASE(5)
+        default: break;
+    }
+    exact_points(P, N, m, wseg, dseg, d, dd, s, sd, quad, ds);
+}
+
+/* Exact: the last point's s only (s of point P - 1 of beam_points_exact, the same sums in
+   the same order, bit for bit): what an output of the beam's end needs, without the
+   derivatives and rates of every point. */
+BEAM_INLINE void end_point(int P, int N, int m, const double *wseg, const double *dseg,
+                           const double *d, double *s_end) {
+    double psi[BEAM_NODE_BLOCK], wc[BEAM_NODE_BLOCK], ws[BEAM_NODE_BLOCK];
+    double sx = 0.0, sy = 0.0;
+    const int per_block = BEAM_NODE_BLOCK / m;
+    int p0, j, k, block;
+    for (p0 = 0; p0 < P; p0 += per_block) {
+        const double *dblock = dseg + p0 * m * N;
+        block = (P - p0 < per_block ? P - p0 : per_block) * m;
+        for (k = 0; k < block; k++) {
+            double a = 0.0;
+            BEAM_UNROLL
+            for (j = 0; j < N; j++) a += dblock[k * N + j] * d[j];
+            psi[k] = a;
+        }
+        weighted_cos_sin(block, psi, wseg + p0 * m, wc, ws);
+        for (k = 0; k < block; k++) {
+            sx += wc[k];
+            sy += ws[k];
+        }
+    }
+    s_end[0] = sx;
+    s_end[1] = sy;
+}
+
+#define BEAM_END_CASE(n) case n: end_point(P, n, m, wseg, dseg, d, s_end); return;
+BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const double *dseg,
+                             const double *d, double *s_end) {
+    switch (N) {           /* N constant where it is inlined, as for beam_points_exact */
+        BEAM_END_CASE(1) BEAM_END_CASE(2) BEAM_END_CASE(3) BEAM_END_CASE(4) BEAM_END_CASE(5)
+        default: end_point(P, N, m, wseg, dseg, d, s_end);
     }
 }
 

@@ -664,7 +664,8 @@ static int cf_do_step(Instance *c, double t, double h, const char *what) {
             }
             if (status == 0) c->d.auto_substeps = start;
         } else {
-            status = fs_advance(model_rhs, &c->d, c->d.x, c->d.gill_q, N_X, h / n, n, method, work);
+            status = fs_advance(model_rhs, &c->d, c->d.x, c->d.gill_q, N_X, h / n, n, method, NULL,
+                                work);
         }
         if (status) return discard_step(c, &saved, t, h, 0, "the state is not finite");
     }

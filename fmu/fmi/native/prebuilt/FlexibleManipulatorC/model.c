@@ -90,6 +90,5 @@ void model_outputs(ModelData *d) {
 /* 2 beyond the hard limit (the step is discarded), 1 beyond the range of the
    kinematics (KINEMATICS_RANGE, docs/manipulator.md: a warning, once) */
 int model_validity(const ModelData *d, char *msg, size_t n) {
-    if (arm_limit(ARM_TABLE, d->x, PAR_max_tip_deflection, msg, n)) return 2;
-    return arm_range(ARM_TABLE, d->x, 0.3, msg, n);
+    return arm_validity(ARM_TABLE, d->x, PAR_max_tip_deflection, 0.3, msg, n);
 }

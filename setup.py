@@ -44,7 +44,7 @@ KERNELS = {
     "mbdcore.multibody._constraint_plan": (["mbdcore/multibody/native/constraint_plan.c"],
                                            ["PLAN_API"], []),
     "mbdcore.multibody._system_terms": (["mbdcore/multibody/native/system_terms.c"],
-                                        ["TERMS_API"], []),
+                                        ["TERMS_API"], [TABLE_LAYOUT]),
     "mbdcore.spatial._ancf3d": (["mbdcore/spatial/native/ancf3d.c"], ["ANCF3D_API"], []),
     "mbdcore.models._arm": (["mbdcore/multibody/native/beam_kinematics.c",
                              "mbdcore/models/native/arm.c"], ["BEAM_API", "ARM_API"],

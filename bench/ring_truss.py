@@ -1,7 +1,7 @@
 """Ring truss (issue 14): cost per implicit step against the number of bays, printed, not
 asserted (docs/ring_truss.md, "Cost").
 
-    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --deploy-net]
+    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --drive | --deploy-net]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -17,6 +17,14 @@ cables of 2 elements, latches, no drive) in its form equilibrium, K steps of h =
 with full Newton without the geometric terms: cables, cable elements, coordinates,
 wall time per step and Newton iterations per step, for N = 4, 6, 12 (4, 6 with
 ``--quick``).
+
+``--drive``: the truss with its drives and latches (a DC motor and screw per bay, each
+latch open; every supply at 24 V), K generalized-alpha steps of h = 1 ms on the sparse
+path, CPU time per step on the compiled path (the force elements as measure elements
+in C, issue 23) and on the Python path (``System.compiled_residual = False``, what
+every truss with drives took before) in the same run, with their Newton iterations
+per step and the largest difference of the two trajectories, for N = 4, 12, 24 (4, 6
+with ``--quick``).
 
 ``--deploy-net``: the final part of a deployment with the net slack at the start
 (docs/ring_truss.md, "The net during deployment"): 4 bays from 1.0 rad, one hinge
@@ -61,6 +69,31 @@ def net_cost(sizes, steps: int) -> None:
         elements = sum(c.n_elements for c in net.cables)
         print(f"{n:>4} {len(net.cables):>7} {elements:>9} {truss.system.n:>7} "
               f"{per_step:>9.3f} {r.stats['iterations_per_step']:>5.1f}")
+
+
+def drive_cost(sizes, steps: int) -> None:
+    """Cost per step of the truss with drives and latches, compiled and Python paths
+    (module docstring)."""
+    h = 1e-3
+    print(f"{'N':>4} {'coords':>7} {'compiled [ms]':>14} {'it.':>5} {'python [ms]':>12} "
+          f"{'it.':>5} {'ratio':>6} {'max |dq|':>9}")
+    for n in sizes:
+        runs = []
+        for compiled in (True, False):
+            truss = ring_truss(n_bays=n, drive=True, latch=True, folded_angle=1.0)
+            system = truss.system
+            system.compiled_residual = compiled
+            assert (system.compiled_terms() is not None) == compiled
+            for name in system.inputs:
+                system.inputs[name] = 24.0
+            t0 = time.process_time()
+            r = simulate(system, steps * h, h, "generalized-alpha", sparse=True, rho_inf=0.6)
+            runs.append(((time.process_time() - t0) / steps, r))
+        (tc, rc), (tp, rp) = runs
+        print(f"{n:>4} {system.n:>7} {1e3 * tc:>14.2f} "
+              f"{rc.stats['iterations_per_step']:>5.1f} {1e3 * tp:>12.2f} "
+              f"{rp.stats['iterations_per_step']:>5.1f} {tp / tc:>6.1f} "
+              f"{np.abs(rc.q - rp.q).max():>9.1e}")
 
 
 def deploy_net(quick: bool = False) -> None:
@@ -109,7 +142,11 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--net", action="store_true")
     ap.add_argument("--deploy-net", action="store_true")
+    ap.add_argument("--drive", action="store_true")
     args = ap.parse_args()
+    if args.drive:
+        drive_cost((4, 6) if args.quick else (4, 12, 24), args.steps)
+        return
     if args.deploy_net:
         deploy_net(args.quick)
         return

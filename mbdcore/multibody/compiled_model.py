@@ -50,11 +50,15 @@ KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
 #: the C type of each ctypes structure class the compiled terms are made of
 STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "_Plan": "plan_t",
                 "_PlanGeometric": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
-                "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t"}
+                "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t",
+                "measure_layout": "measure_t"}
 #: the C element type of the arrays of pointers the terms hold
 POINTER_ARRAYS = {("system_terms_t", "body_fn"): "body_force_fn",
                   ("system_terms_t", "body_tangent"): "body_tangent_fn",
-                  ("system_terms_t", "body_params"): "const void *"}
+                  ("system_terms_t", "body_params"): "const void *",
+                  ("system_terms_t", "elem_fn"): "body_force_fn",
+                  ("system_terms_t", "elem_tangent"): "body_tangent_fn",
+                  ("system_terms_t", "elem_params"): "const void *"}
 #: the constraint plan's functions take their own structures where the system terms
 #: call them with a ``const void *`` (the same call as in process)
 FUNCTION_CASTS = {("system_terms_t", "plan"): "plan_fn",
@@ -71,9 +75,9 @@ def c_model_refusals(block) -> list[str]:
         if not body.constant_mass or body.compiled_forces(system.gravity) is None:
             why.append(f"body {body.name!r} ({type(body).__name__}: no compiled form)")
     for force in system.forces_list:
-        if not force.state_independent():
+        if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
-                       "state)")
+                       "state, no compiled form)")
     for joint in system.joints:
         motion = getattr(joint, "motion", None)
         if motion is not None and type(motion) not in MOTIONS:
@@ -178,11 +182,18 @@ def _input_forces(terms, system, inputs):
             system.inputs.update(values)
             terms.prepare(t)
             return terms.F0.copy()
+        # probes within the range an element clips an input to (C clips it alike)
+        limits = {}
+        for force in system.forces_list:
+            limits.update(force.input_limits())
+        probe = {u: min(1.0, 0.25 * min(-limits[u][0], limits[u][1])) if u in limits
+                 else 1.0 for u in inputs}
         zero = {u: 0.0 for u in inputs}
         base = f0(zero)
-        columns = [f0({**zero, u: 1.0}) - base for u in inputs]
-        both = f0({u: 2.0 for u in inputs}, 1.0)
-        expected = base + 2.0 * sum(columns, np.zeros_like(base))
+        columns = [(f0({**zero, u: probe[u]}) - base) / probe[u] for u in inputs]
+        both = f0({u: 2.0 * probe[u] for u in inputs}, 1.0)
+        expected = base + 2.0 * sum((probe[u] * c for u, c in zip(inputs, columns)),
+                                    np.zeros_like(base))
         if not np.allclose(both, expected, rtol=1e-12, atol=1e-12 * (1 + np.abs(base).max())):
             raise CModelError("the forces by input are not affine in the inputs and "
                               "independent of time: no C model")
@@ -291,6 +302,19 @@ def _signals_c(block, image, terms, at: dict) -> str:
     n = terms.n
     inputs = [s.name for s in block.INPUTS]
     index = {c: i for i, c in enumerate(block.system.coordinate_names())}
+    limits = {}
+    for force in block.system.forces_list:
+        limits.update(force.input_limits())
+
+    def read(j, u):
+        # an input an element clips (a motor's voltage limit) is clipped here too, as
+        # Python's min(max(u, low), high)
+        if u not in limits:
+            return f"    u[{j}] = IN_{signal_macro(u)};\n"
+        low, high = limits[u]
+        return (f"    u[{j}] = IN_{signal_macro(u)};\n"
+                f"    u[{j}] = u[{j}] > {low!r} ? u[{j}] : {low!r};\n"
+                f"    u[{j}] = {high!r} < u[{j}] ? {high!r} : u[{j}];\n")
 
     def place(name):
         rate = name.startswith("der(")
@@ -298,7 +322,7 @@ def _signals_c(block, image, terms, at: dict) -> str:
     return (f"#define N_IN {len(inputs)}\n\n"
             "static void apply_inputs(const ModelData *d, double *u)\n{\n"
             f"    int i, j;\n    double *f0 = {image.name(terms.F0)};\n    (void)d;\n"
-            + "".join(f"    u[{j}] = IN_{signal_macro(u)};\n" for j, u in enumerate(inputs))
+            + "".join(read(j, u) for j, u in enumerate(inputs))
             + f"    for (i = 0; i < {n}; ++i) {{\n        double f = FORCES[i];\n"
             f"        for (j = 0; j < N_IN; ++j) f += u[j] * FORCES[{n} * (j + 1) + i];\n"
             "        f0[i] = f;\n    }\n}\n\n"
@@ -316,11 +340,12 @@ def system_c_model(block) -> CModel:
     system = block.system
     stepper = CompiledAlphaStep(block.integrator, system)
     terms = stepper.terms.owner
+    kernels = KERNELS + tuple(k for k in terms.kernel_sources() if k not in KERNELS)
     inputs = [s.name for s in block.INPUTS]
     base, columns = _input_forces(terms, system, inputs)
     image = CImage({"newton": stepper.newton_struct, "scheme": stepper.scheme_struct},
                    [stepper, terms, terms.plan], STRUCT_TYPES,
-                   kernel_functions([k[0] for k in KERNELS]), POINTER_ARRAYS, FUNCTION_CASTS)
+                   kernel_functions([k[0] for k in kernels]), POINTER_ARRAYS, FUNCTION_CASTS)
     n, m = stepper.n, stepper.m
     k_mu = m if block.integrator.ggl else 0
     # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
@@ -348,5 +373,5 @@ def system_c_model(block) -> CModel:
              + [f"held({u})" for u in inputs])
     return CModel(source, n_states=0, n_discrete=n_z, state_names=tuple(state),
                   fixed_parameters=("method", "rho_inf", "baumgarte"), own_step=True,
-                  tables=tables, c_sources=tuple(k[1] for k in KERNELS),
-                  api=tuple(k[2] for k in KERNELS))
+                  tables=tables, c_sources=tuple(k[1] for k in kernels),
+                  api=tuple(k[2] for k in kernels))

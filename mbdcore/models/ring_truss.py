@@ -704,10 +704,17 @@ class DiagonalLatch(Force):
 
     def compiled_element(self):
         """e = l - l_d under the one-sided linear law, engaged once latched (the law's
-        last parameter, written with the discrete state)."""
-        self._law = spring_law(self.k, self.c, one_sided=True)
-        self.latched = self._latched
+        last parameter, written with the discrete state: one array, shared by every
+        compiled form made of this latch)."""
+        if self._law is None:
+            self._law = spring_law(self.k, self.c, one_sided=True)
+            self.latched = self._latched
+        self._law[1][:2] = self.k, self.c        # as they are now
         return line_element(self.a, self.b, -self.length, self._law)
+
+    def compiled_engagement(self):
+        """The compiled law's parameters (its entry 3, engaged, is :attr:`latched`)."""
+        return None if self._law is None else self._law[1]
 
     def update(self, t, q, v) -> bool:
         if self.latched:

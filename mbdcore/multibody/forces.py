@@ -17,7 +17,8 @@ from mbdcore.multibody.system import E, StateView, rot, scatter_force
 from mbdcore.multibody.terms import (CompiledElement, angle_terms, measure_element,
                                      point_terms, spring_law)
 
-__all__ = ["Force", "line_element", "angle_element", "PointForce", "TranslationalSpringDamper", "RotationalSpringDamper",
+__all__ = ["Force", "line_element", "angle_element", "PointForce",
+           "TranslationalSpringDamper", "RotationalSpringDamper",
            "JointTorque", "ConstantTorque", "JointForce", "Contact"]
 
 
@@ -76,6 +77,14 @@ class Force:
         :func:`~mbdcore.multibody.terms.measure_element`), for the compiled Newton
         iterations (:class:`~mbdcore.multibody.terms.SystemTerms`), or None (the
         default): the system's residual is then evaluated in Python."""
+        return None
+
+    def compiled_engagement(self):
+        """None, or the parameters of this element's compiled law (made by
+        :meth:`compiled_element`) whose entry 3 is its discrete state "engaged": an
+        element that engages for good at the first accepted state where its measure
+        s >= 0 (a latch), which a C model keeps as state and switches as :meth:`update`
+        does.  None by default."""
         return None
 
     # events and discrete state (a latch that engages, say) ------------------------------

@@ -4,8 +4,11 @@
 system whose every part has a compiled form, the constraint rows g, their Jacobian G
 and rate g_t through the batched plan (:mod:`mbdcore.multibody.assembly`,
 ``native/constraint_plan.c``), the applied forces F from the bodies' compiled kernels
-(:class:`CompiledForces`) and the blocks K = -dF/dq + d(G^T lam)/dq, C = -dF/dv,
-H = d(G v)/dq of the Newton matrix, all in ``native/system_terms.c``.
+(:class:`CompiledForces`) and the force elements' (:class:`CompiledElement`; most of
+them measure elements, :func:`measure_element`: a force law on one scalar measure of
+the state, docs/spatial.md, "Force elements as measure elements") and the blocks
+K = -dF/dq + d(G^T lam)/dq, C = -dF/dv, H = d(G v)/dq of the Newton matrix, all in
+``native/system_terms.c``.
 
 Two outputs of the same C functions: dense (G m x n, K, C n x n, H m x n; the compiled
 Newton iterations of small systems, ``native/newton.c``) and sparse, the values of CSR
@@ -170,8 +173,9 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0):
     points = {}
     for name, p in zip("ab", line or ((None,), (None,))):
         if p[0] is None:
-            points.update({f"{name}_rigid": 0, f"{name}_n": 0, f"{name}_cols": np.zeros(0, np.intc),
-                           f"{name}_N": np.zeros(0), f"{name}_c": np.zeros(dim)})
+            points.update({f"{name}_rigid": 0, f"{name}_n": 0,
+                           f"{name}_cols": np.zeros(0, np.intc), f"{name}_N": np.zeros(0),
+                           f"{name}_c": np.zeros(dim)})
         elif p[0] == "rigid":
             points.update({f"{name}_rigid": 1, f"{name}_n": 3,
                            f"{name}_cols": np.array([local[c] for c in p[1]], np.intc),
@@ -304,19 +308,22 @@ class SystemTerms:
     kernels.  :meth:`build` returns None unless every part has a compiled form: every
     row batched in C (point, angle, quadratic and hinge-angle rows; no per-joint
     fallback; removed redundant rows left out of g, G, g_t and H, their
-    multipliers zero), force elements only where their
-    force does not depend on the state
+    multipliers zero), force elements whose force does not depend on the state
     (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated once per
-    solve), constant mass, every body with :class:`CompiledForces`.
+    solve) or that have a compiled form
+    (:meth:`~mbdcore.multibody.forces.Force.compiled_element`), constant mass, every
+    body with :class:`CompiledForces`.
 
     Built from the system's parts at the time of the call: parameters changed later
     (a beam's EA) are seen by the next build, which the integrators make at every
     start."""
 
     def __init__(self, plan, n: int, m: int, mass_matrix, bodies, timed_forces=(),
-                 apply=None, mass_sparse=None, kept=None, elements=()):
+                 apply=None, mass_sparse=None, kept=None, elements=(), element_forces=()):
         self.plan = plan
         self.elements = list(elements)
+        #: the force element each compiled element is of (same order)
+        self.element_forces = list(element_forces)
         self._mass_matrix, self._mass_sparse = mass_matrix, mass_sparse
         self._mass = None
         self._keep = [b.owner for _, b in bodies]
@@ -445,7 +452,7 @@ class SystemTerms:
         no compiled form (see the class docstring)."""
         if not all(b.constant_mass for b in bodies):
             return None
-        timed, elements = [], []
+        timed, elements, owners = [], [], []
         for f in forces:
             if f.state_independent():
                 timed.append(f)
@@ -454,6 +461,7 @@ class SystemTerms:
             if element is None:
                 return None
             elements.append(element)
+            owners.append(f)
         compiled = []
         for b in bodies:
             f = b.compiled_forces(gravity)
@@ -463,7 +471,7 @@ class SystemTerms:
         if plan is not None and plan.fallback:
             return None
         return cls(plan, n, 0 if plan is None else plan.m, mass_matrix, compiled, timed,
-                   apply, mass_sparse, kept, elements)
+                   apply, mass_sparse, kept, elements, owners)
 
     def jacobian(self, q, v, lam, geometric: bool = True):
         """(C_t, K_t, Hg) at (q, v, lam) as new dense arrays: C_t = -dF/dv [N s/m],

@@ -158,9 +158,9 @@ static void measure_point(int dim, int n, int rigid, int np, const int *cols,
 
 /* s, s' and the law at (q, v), with ds/dq (= ds'/dv) and ds'/dq in the work array; out:
    the law's (T, dT/ds, dT/ds'); e, length, the rigid points' A c and the rate of d for
-   the tangent. */
-static void measure_eval(const measure_t *p, const double *q, const double *v, double *out,
-                         double *geo)
+   the tangent; returns s. */
+static double measure_eval(const measure_t *p, const double *q, const double *v,
+                           double *out, double *geo)
 {
     const int n = p->n, dim = p->dim;
     double *J = p->work, *ds = p->work + dim * n, *dsd = ds + n;
@@ -213,6 +213,15 @@ static void measure_eval(const measure_t *p, const double *q, const double *v, d
             dsd[p->b_cols[2]] -= p->beta * v[p->b_cols[2]] * (e[0] * geo[6] + e[1] * geo[7]);
     }
     p->law(p->law_params, s, rate, out);
+    return s;
+}
+
+/* The measure s [m or rad] of a measure element at its gathered (q, v): what a C model
+   tests a latch's engagement on (s >= 0, as its Python update does). */
+TERMS_API double measure_value(const void *params, const double *q, const double *v)
+{
+    double law[3], geo[11];
+    return measure_eval((const measure_t *)params, q, v, law, geo);
 }
 
 /* The generalised force f = -T ds/dq of a measure element (a body_force_fn over its

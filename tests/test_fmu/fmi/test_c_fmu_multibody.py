@@ -115,8 +115,10 @@ def spatial_pendulum_file():
 def spatial_screw_motor_file():
     """The spatial double pendulum's bodies and joints with a DC motor whose screw pulls
     the rod towards a ground anchor, its supply voltage the input ``tau`` [V] clipped to
-    0.4 V (the 0.5 V of the first steps clipped in C as in Python): the motor body (C of
-    models/native/drive.c) and the screw drive (the gear law)."""
+    0.4 V (the 0.5 V of the first steps clipped in C as in Python), and a latch on the
+    same line that engages in the third step (0.5102, 0.5111, 0.5117 m after the first
+    three without it): the motor body (C of models/native/drive.c), the screw drive (the
+    gear law) and the latch with its discrete state switched in C."""
     model = spatial_pendulum_file()
     model["ground"]["markers"]["anchor"] = [0.6, 0.4, -0.5]
     model["bodies"].append({"type": "dc_motor", "name": "m", "speed": 30.0, "current": 0.2,
@@ -125,8 +127,13 @@ def spatial_screw_motor_file():
         {"type": "motor_voltage", "name": "supply", "motor": "m", "input": "tau"},
         {"type": "screw_drive", "name": "screw", "motor": "m", "a": "ground.anchor",
          "b": "rod.middle", "lead": 0.001, "ratio": 5.0, "stiffness": 2000.0,
-         "damping": 20.0}]
-    model.update(inputs={"tau": 0.0}, outputs=["m.phi", "der(m.phi)", "der(m.charge)"])
+         "damping": 20.0},
+        {"type": "latch", "name": "latch", "a": "ground.anchor", "b": "rod.middle",
+         "deployed_length": 0.5114, "stiffness": 2e3, "damping": 5.0}]
+    # full Newton, as the C step (see hub_beam_file): the motor's rates of up to 30
+    # rad/s carry the Python reference's modified-Newton floor otherwise
+    model.update(inputs={"tau": 0.0}, outputs=["m.phi", "der(m.phi)", "der(m.charge)"],
+                 method={**METHOD, "iteration": "newton"})
     return model
 
 
@@ -298,3 +305,36 @@ def test_a_model_solved_sparse_is_refused_saying_how_to_solve_it_dense():
         block.c_model()
     model["method"] = {**METHOD, "sparse": False}
     assert ModelSystemBlock.configured({"model": model})().c_model().own_step
+
+
+def test_a_saved_state_holds_whether_the_latch_has_engaged(exported, tmp_path):
+    """The latch's engaged flag is FMU state.  Saved before it engages (t = 0.01 s), five
+    steps in which it does (at 0.025 s), restored: the same five steps bit for bit.  Saved
+    engaged (t = 0.04 s) and serialized into a new instance (whose law starts open):
+    the next steps equal the first instance's."""
+    unzipped = Unzipped(exported["spatial_screw_motor"][1], tmp_path / "x")
+
+    def steps(instance, k):
+        out = []
+        for _ in range(k):
+            instance.step()
+            out.append(instance.get("m.phi", "der(m.phi)", "der(m.charge)"))
+        return out
+    first = Instance(unzipped.md, str(unzipped.dir), step=H)
+    first.set("tau", 0.5)
+    first.step()
+    saved = first.fmu.getFMUstate()
+    run = steps(first, 3)
+    engaged = first.fmu.serializeFMUstate(first.fmu.getFMUstate())
+    run += steps(first, 2)
+    first.fmu.setFMUstate(saved)
+    first.t = H
+    assert steps(first, 5) == run
+    second = Instance(unzipped.md, str(unzipped.dir), name="second", step=H)
+    second.set("tau", 0.5)
+    second.fmu.setFMUstate(second.fmu.deSerializeFMUstate(engaged))
+    second.t = 4 * H
+    assert steps(second, 2) == run[3:]
+    for instance in (first, second):
+        instance.fmu.terminate()
+        instance.fmu.freeInstance()

@@ -1,10 +1,11 @@
 """The state-dependent force elements in C (``Force.compiled_element``: measure elements
 of native/system_terms.c, the gear law and the motor body of models/native/drive.c):
 their generalised forces equal the Python elements' to rounding, relative to the
-element's force; their tangents equal central differences of the Python forces to the
-differences' accuracy and, where Python has exact Jacobians, those to rounding; dense
-and sparse blocks agree; trajectories of small models on the compiled and the Python
-path agree to 1e-9, a latch engaging on the way."""
+element's force; their tangents equal central differences of the Python forces
+(Richardson-extrapolated) to their accuracy and, where Python has exact Jacobians,
+those to rounding; dense and sparse blocks agree; trajectories of small models on the
+compiled and the Python path agree to 1e-9, dense and sparse, a latch engaging on the
+way."""
 from __future__ import annotations
 
 import ctypes
@@ -104,6 +105,18 @@ def _element_scale(s, q, v):
     return max(1.0, float(np.abs(f).max()))
 
 
+def _differences(f, x, h=1e-3):
+    """df/dx by central differences at h and h/2, Richardson-extrapolated (error
+    O(h^4))."""
+    out = np.empty((x.size, x.size))
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = 1.0
+        d1, d2 = ((f(x + s * e) - f(x - s * e)) / (2 * s) for s in (h, h / 2))
+        out[:, j] = (4.0 * d2 - d1) / 3.0
+    return out
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_compiled_forces_and_tangents_equal_python_and_central_differences(case):
     s = CASES[case]()
@@ -114,17 +127,13 @@ def test_compiled_forces_and_tangents_equal_python_and_central_differences(case)
         F = _compiled_forces(terms, q, v)
         assert np.abs(F - s.forces(0.0, q, v)).max() <= 1e-12 * scale
         C, K, _ = terms.jacobian(q, v, np.zeros(s.m), False)
-        # central differences of the Python forces: error ~ h^2 f''' + eps f / h
-        n, h = s.n, 1e-6
-        Kd, Cd = np.empty((n, n)), np.empty((n, n))
-        for j in range(n):
-            e = np.zeros(n)
-            e[j] = h
-            Kd[:, j] = -(s.forces(0.0, q + e, v) - s.forces(0.0, q - e, v)) / (2 * h)
-            Cd[:, j] = -(s.forces(0.0, q, v + e) - s.forces(0.0, q, v - e)) / (2 * h)
+        Kd = _differences(lambda x: -s.forces(0.0, x, v), q)
+        Cd = _differences(lambda x: -s.forces(0.0, q, x), v)
         tangent_scale = max(1.0, float(np.abs(Kd).max()), float(np.abs(Cd).max()))
-        assert np.abs(K - Kd).max() <= 1e-7 * tangent_scale
-        assert np.abs(C - Cd).max() <= 1e-7 * tangent_scale
+        # their accuracy: h^4 times the forces' fifth derivatives and eps |F| / h (about
+        # 1e-11 of the largest entry on these cases)
+        assert np.abs(K - Kd).max() <= 1e-9 * tangent_scale
+        assert np.abs(C - Cd).max() <= 1e-9 * tangent_scale
         # the sparse blocks: the same values in the pattern fixed per topology
         Cs, Ks, _ = terms.owner.sparse_jacobian(q, v, np.zeros(s.m), False)
         np.testing.assert_allclose(Ks.toarray(), K, rtol=0, atol=1e-14 * tangent_scale)
@@ -145,10 +154,12 @@ def test_compiled_tangents_equal_the_exact_python_jacobians():
 
 def test_a_latch_engages_the_compiled_law_with_its_discrete_state():
     """The latch's compiled law reads its discrete state: stretched or not, open or
-    engaged, restored by set_discrete_state."""
+    engaged, restored by set_discrete_state (also in terms built before a later build
+    of the same system's)."""
     s = spatial(1.13)
     latch = s.forces_list[-1]
     terms = s.compiled_terms()
+    assert s.compiled_terms() is not None
     q, v = s.initial_state()
     open_f = _compiled_forces(terms, q, v)
     np.testing.assert_allclose(open_f, s.forces(0.0, q, v), rtol=0, atol=1e-12)
@@ -169,18 +180,22 @@ def test_elements_without_a_closed_form_keep_the_python_path():
     assert s.compiled_terms() is None
 
 
-@pytest.mark.parametrize("make, t_end, h", [
+@pytest.mark.parametrize("make, t_end, h, sparse", [
     (lambda: planar("spring to ground", "spring between bodies", "torsion spring",
-                    "gear train"), 0.1, 1e-3),
-    (lambda: spatial(1.13), 0.12, 2e-3),
+                    "gear train"), 0.1, 1e-3, False),
+    (lambda: spatial(1.13), 0.12, 2e-3, False),
+    (lambda: spatial(1.13), 0.12, 2e-3, True),
 ])
-def test_trajectories_on_the_compiled_path_equal_the_python_path(make, t_end, h):
+def test_trajectories_on_the_compiled_path_equal_the_python_path(make, t_end, h, sparse):
+    """Dense (the whole step's Newton iterations in C) and sparse (the residual and
+    blocks in C over the fixed patterns)."""
     runs = []
     for compiled in (True, False):
         s = make()
         s.compiled_residual = compiled
         assert (s.compiled_terms() is not None) == compiled
-        runs.append((s, simulate(s, t_end, h, "generalized-alpha", rho_inf=0.7)))
+        runs.append((s, simulate(s, t_end, h, "generalized-alpha", rho_inf=0.7,
+                                 sparse=sparse)))
     (s, a), (_, b) = runs
     assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)

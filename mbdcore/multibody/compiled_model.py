@@ -20,8 +20,10 @@ is independent of the state and time and affine in the inputs (joint torques, po
 forces by input, gravity; an input an element clips, a motor's voltage, clipped in C
 alike, ``Force.input_limits``) or that have a compiled form (springs, dampers, gears,
 screw drives: ``Force.compiled_element``, whose kernels' sources the FMU carries, the
-drive's ``drive.c`` for a motor), no switching force laws or discrete state; outputs:
-the coordinates and their rates.  Anything else is refused by :func:`c_model_refusals`,
+drive's ``drive.c`` for a motor), latches (their engaged flags part of the state,
+switched in C after each accepted substep as ``Force.update`` does, the history
+restarted there: ``Force.compiled_engagement``), no other switching force laws or
+discrete state; outputs: the coordinates and their rates.  Anything else is refused by :func:`c_model_refusals`,
 naming the part.
 """
 from __future__ import annotations

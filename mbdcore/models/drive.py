@@ -306,7 +306,8 @@ class DCMotorBody(BodyBase):
         lib = drive_library()
         return CompiledForces(np.zeros(2), lib.ADDRESSES["drive_motor_body_forces"],
                               params.ctypes.data, params,
-                              lib.ADDRESSES["drive_motor_body_tangent"], kernels=(DRIVE_KERNEL,))
+                              lib.ADDRESSES["drive_motor_body_tangent"],
+                              kernels=(DRIVE_KERNEL,))
 
     def angle_form(self, location):
         """The rotor angle, the first coordinate."""

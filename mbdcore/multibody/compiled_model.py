@@ -23,8 +23,8 @@ screw drives: ``Force.compiled_element``, whose kernels' sources the FMU carries
 drive's ``drive.c`` for a motor), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
-discrete state; outputs: the coordinates and their rates.  Anything else is refused by :func:`c_model_refusals`,
-naming the part.
+discrete state; outputs: the coordinates and their rates.  Anything else is refused by
+:func:`c_model_refusals`, naming the part.
 """
 from __future__ import annotations
 

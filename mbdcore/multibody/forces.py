@@ -14,8 +14,8 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.system import E, StateView, rot, scatter_force
-from mbdcore.multibody.terms import (CompiledElement, angle_terms, measure_element,
-                                     point_terms, spring_law)
+from mbdcore.multibody.terms import (CompiledElement, angle_terms, contact_law,
+                                     measure_element, point_terms, spring_law)
 
 __all__ = ["Force", "line_element", "angle_element", "PointForce",
            "TranslationalSpringDamper", "RotationalSpringDamper",
@@ -453,6 +453,15 @@ class Contact(Force):
             return
         self._add_point_force(f, sa, ja, mag * nrm)
         self._add_point_force(f, sb, jb, -mag * nrm)
+
+    def compiled_element(self):
+        """Circle against circle: the distance of the centres less the radii under the
+        contact law (the centres from b to a, so that the force pushes a away); a circle
+        against a line has none (its contact point moves along b: Python)."""
+        if self.rb is None:
+            return None
+        return line_element(self.b, self.a, -(self.ra + self.rb),
+                            contact_law(self.k, self.c, self.n_exp))
 
     def potential(self, t, view):
         delta = self._geometry(view)[0]

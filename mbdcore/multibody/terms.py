@@ -32,7 +32,7 @@ from mbdcore.native import kernel_library, table_layout
 
 __all__ = ["CompiledForces", "CompiledElement", "SystemTerms", "SYSTEM_TERMS_C_SOURCE",
            "csr_pattern", "measure_layout", "measure_element", "point_terms", "angle_terms",
-           "spring_law"]
+           "spring_law", "contact_law"]
 
 _P, _N = ctypes.c_void_p, ctypes.c_int
 
@@ -120,6 +120,14 @@ def spring_law(stiffness: float, damping: float, one_sided: bool = False):
     its owner writes between steps)."""
     return (_terms_library().ADDRESSES["spring_law"],
             np.array([stiffness, damping, float(one_sided), 0.0]))
+
+
+def contact_law(stiffness: float, damping: float, exponent: float):
+    """(address, parameters) of the penalty contact law of
+    :class:`~mbdcore.multibody.forces.Contact` (``contact_law`` of
+    native/system_terms.c) on s = distance - (r_a + r_b) [m]."""
+    return (_terms_library().ADDRESSES["contact_law"],
+            np.array([stiffness, damping, exponent], dtype=float))
 
 
 def point_terms(frame):

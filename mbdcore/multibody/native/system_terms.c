@@ -279,6 +279,23 @@ TERMS_API void measure_tangent(const void *params, const double *q, const double
     }
 }
 
+/* The penalty contact law of mbdcore.multibody.forces.Contact on s = distance - (r_a +
+   r_b), the penetration delta = -s: magnitude K delta^n + C delta^n delta', never pulling
+   (p: K, C, n), pushing the centres apart, T = -magnitude. */
+TERMS_API void contact_law(const double *p, double s, double rate, double *out)
+{
+    const double delta = -s, delta_rate = -rate;
+    double dn, magnitude;
+    out[0] = out[1] = out[2] = 0.0;
+    if (!(delta > 0.0)) return;
+    dn = pow(delta, p[2]);
+    magnitude = p[0] * dn + p[1] * dn * delta_rate;
+    if (!(magnitude > 0.0)) return;
+    out[0] = -magnitude;
+    out[1] = p[2] * pow(delta, p[2] - 1.0) * (p[0] + p[1] * delta_rate);
+    out[2] = p[1] * dn;
+}
+
 /* The linear spring-damper law T = k s + c s' (p: k, c), one-sided with p[2] != 0 (no
    force while s <= 0, a stop or a latch not yet engaged) unless engaged, p[3] != 0. */
 TERMS_API void spring_law(const double *p, double s, double rate, double *out)

@@ -1,7 +1,7 @@
 """Ring truss (issue 14): cost per implicit step against the number of bays, printed, not
 asserted (docs/ring_truss.md, "Cost").
 
-    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --drive | --deploy-net]
+    python3 bench/ring_truss.py [--quick] [--steps K] [--net | --drive | --c-fmu | --deploy-net]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -25,6 +25,14 @@ left out) on the compiled path (the force elements as measure elements in C, iss
 and on the Python path (``System.compiled_residual = False``, what every truss with
 drives took before) in the same run, with their Newton iterations per step and the
 largest difference of the two trajectories, for N = 4, 12, 24 (4, 6 with ``--quick``).
+
+``--c-fmu``: the 4-bay truss with drives and latches, nearly deployed (1.55 rad), every
+supply at 48 V, written as a model file (generalized-alpha, full Newton, dense, h = 1 ms)
+and exported as a C-source FMU (``flexcosim export-c``: the whole step in C, the
+latches switched in C): K steps (default 250: the latches engage at 0.212 s) of the FMU
+in fmpy with the CPU time of each ``fmi2DoStep`` (median and worst), the same steps of
+the Python block, the largest difference of their outputs and when the latches engaged.
+Needs gcc; a few minutes (the Python block's dense full-Newton step is slow).
 
 ``--deploy-net``: the final part of a deployment with the net slack at the start
 (docs/ring_truss.md, "The net during deployment"): 4 bays from 1.0 rad, one hinge
@@ -104,6 +112,67 @@ def drive_cost(sizes, steps: int) -> None:
               f"{np.abs(rc.q - rp.q).max():>9.1e}")
 
 
+def c_fmu_cost(steps: int) -> None:
+    """The 4-bay truss as a C FMU against its Python block (module docstring)."""
+    import json       # the FMU tools only here: the other cases need none of them
+    import tempfile
+    from pathlib import Path
+
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    from fmu.fmi.export_c import export_c_fmu
+    from mbdcore.models.model_block import ModelSystemBlock
+    from mbdcore.models.model_file import model_to_dict
+
+    h, volts = 1e-3, 48.0
+    truss = ring_truss(n_bays=4, folded_angle=1.55)
+    model = model_to_dict(truss.system, "4-bay ring truss")
+    outputs = ["motor0.phi", "der(motor0.phi)", "der(motor0.charge)", "vertical1.x",
+               "vertical1.y", "der(vertical1.x)"]
+    model.update(outputs=outputs, method={"name": "generalized-alpha", "substeps": 1,
+                                          "rho_inf": 0.6, "sparse": False,
+                                          "iteration": "newton", "tol": 1e-12})
+    folder = Path(tempfile.mkdtemp())
+    (folder / "truss.json").write_text(json.dumps(model))
+    block_class = ModelSystemBlock.for_model(folder / "truss.json")
+    t0 = time.perf_counter()
+    fmu = export_c_fmu(block_class, folder, model_name="truss")
+    print(f"{truss.system.n} coordinates; export and compile {time.perf_counter() - t0:.1f} s")
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    inputs = [s.name for s in block_class.INPUTS]
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(fmu)),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="truss")
+    slave.instantiate()
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    slave.setReal([vr[u] for u in inputs], [volts] * len(inputs))
+    c_rows, cost = [], []
+    for k in range(steps):
+        t0 = time.process_time()
+        slave.doStep(k * h, h)
+        cost.append(time.process_time() - t0)
+        c_rows.append(slave.getReal([vr[o] for o in outputs]))
+    slave.terminate()
+    slave.freeInstance()
+    block = block_class()
+    for u in inputs:
+        block.inputs[u] = volts
+    rows, t0 = [], time.process_time()
+    for k in range(steps):
+        block.do_step(k * h, h)
+        rows.append([block.outputs()[o] for o in outputs])
+    python = (time.process_time() - t0) / steps
+    latched = sorted({f.latch_time for f in block.system.forces_list
+                      if type(f).__name__ == "DiagonalLatch" and f.latched})
+    print(f"fmi2DoStep: median {1e3 * np.median(cost):.1f} ms, worst {1e3 * max(cost):.1f} ms; "
+          f"Python block {1e3 * python:.0f} ms per step; latches engaged at {latched} s; "
+          f"largest difference {np.abs(np.array(c_rows) - np.array(rows)).max():.1e} "
+          f"(outputs up to {np.abs(rows).max():.3g})")
+
+
 def deploy_net(quick: bool = False) -> None:
     """The final part of a deployment with a slack net (module docstring); ``quick``:
     the short one (from 1.1 rad, 0.3 s ramp, 0.1 s held, 1 element per cable, 2 ms)."""
@@ -147,11 +216,16 @@ def peak_memory(n_bays: int, h: float, steps: int = 2) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=None, help="K (default 10; 250 with --c-fmu)")
     ap.add_argument("--net", action="store_true")
     ap.add_argument("--deploy-net", action="store_true")
     ap.add_argument("--drive", action="store_true")
+    ap.add_argument("--c-fmu", action="store_true")
     args = ap.parse_args()
+    if args.c_fmu:
+        c_fmu_cost(args.steps or 250)
+        return
+    args.steps = args.steps or 10
     if args.drive:
         drive_cost((4, 6) if args.quick else (4, 12, 24), args.steps)
         return

@@ -44,7 +44,7 @@ KERNELS = {
     "mbdcore.multibody._constraint_plan": (["mbdcore/multibody/native/constraint_plan.c"],
                                            ["PLAN_API"], []),
     "mbdcore.multibody._system_terms": (["mbdcore/multibody/native/system_terms.c"],
-                                        ["TERMS_API"], []),
+                                        ["TERMS_API"], [TABLE_LAYOUT]),
     "mbdcore.multibody._redundancy": (["mbdcore/multibody/native/redundancy.c"],
                                       ["RANK_API"], []),
     "mbdcore.spatial._ancf3d": (["mbdcore/spatial/native/ancf3d.c"], ["ANCF3D_API"], []),

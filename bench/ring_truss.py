@@ -2,7 +2,8 @@
 asserted (docs/ring_truss.md, "Cost").
 
     python3 bench/ring_truss.py [--quick] [--steps K]
-                                [--net | --deploy-net [--kevlar] | --redundancy]
+                                [--net | --drive | --c-fmu | --deploy-net [--kevlar]
+                                 | --redundancy]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -18,6 +19,22 @@ cables of 2 elements, latches, no drive) in its form equilibrium, K steps of h =
 with full Newton without the geometric terms: cables, cable elements, coordinates,
 wall time per step and Newton iterations per step, for N = 4, 6, 12 (4, 6 with
 ``--quick``).
+
+``--drive``: the truss with its drives and latches (a DC motor and screw per bay, each
+latch open; every supply at 24 V), generalized-alpha steps of h = 1 ms on the sparse
+path, CPU time per step (runs of 2K and K steps, their difference over K: the start is
+left out) on the compiled path (the force elements as measure elements in C, issue 23)
+and on the Python path (``System.compiled_residual = False``, what every truss with
+drives took before) in the same run, with their Newton iterations per step and the
+largest difference of the two trajectories, for N = 4, 12, 24 (4, 6 with ``--quick``).
+
+``--c-fmu``: the 4-bay truss with drives and latches, nearly deployed (1.55 rad), every
+supply at 48 V, written as a model file (generalized-alpha, full Newton, dense, h = 1 ms)
+and exported as a C-source FMU (``flexcosim export-c``: the whole step in C, the
+latches switched in C): K steps (default 250: the latches engage at 0.212 s) of the FMU
+in fmpy with the CPU time of each ``fmi2DoStep`` (median and worst), the same steps of
+the Python block, the largest difference of their outputs and when the latches engaged.
+Needs gcc; a few minutes (the Python block's dense full-Newton step is slow).
 
 ``--deploy-net``: the final part of a deployment with the net slack at the start
 (docs/ring_truss.md, "The net during deployment"): 4 bays from 1.0 rad, one hinge
@@ -83,6 +100,100 @@ def net_cost(sizes, steps: int) -> None:
         elements = sum(c.n_elements for c in net.cables)
         print(f"{n:>4} {len(net.cables):>7} {elements:>9} {truss.system.n:>7} "
               f"{per_step:>9.3f} {r.stats['iterations_per_step']:>5.1f}")
+
+
+def drive_cost(sizes, steps: int) -> None:
+    """Cost per step of the truss with drives and latches, compiled and Python paths
+    (module docstring)."""
+    h = 1e-3
+    print(f"{'N':>4} {'coords':>7} {'compiled [ms]':>14} {'it.':>5} {'python [ms]':>12} "
+          f"{'it.':>5} {'ratio':>6} {'max |dq|':>9}")
+
+    def run(n, compiled, k):
+        truss = ring_truss(n_bays=n, drive=True, latch=True, folded_angle=1.0)
+        system = truss.system
+        system.compiled_residual = compiled
+        assert (system.compiled_terms() is not None) == compiled
+        for name in system.inputs:
+            system.inputs[name] = 24.0
+        t0 = time.process_time()
+        r = simulate(system, k * h, h, "generalized-alpha", sparse=True, rho_inf=0.6)
+        return time.process_time() - t0, r
+
+    for n in sizes:
+        runs = []
+        for compiled in (True, False):
+            # the cost of the steps alone: 2K steps less K (the start, its consistent
+            # initial conditions and rank check, is the same in both)
+            t1, _ = run(n, compiled, steps)
+            t2, r = run(n, compiled, 2 * steps)
+            runs.append(((t2 - t1) / steps, r))
+        (tc, rc), (tp, rp) = runs
+        print(f"{n:>4} {rc.q.shape[1]:>7} {1e3 * tc:>14.2f} "
+              f"{rc.stats['iterations_per_step']:>5.1f} {1e3 * tp:>12.2f} "
+              f"{rp.stats['iterations_per_step']:>5.1f} {tp / tc:>6.1f} "
+              f"{np.abs(rc.q - rp.q).max():>9.1e}")
+
+
+def c_fmu_cost(steps: int) -> None:
+    """The 4-bay truss as a C FMU against its Python block (module docstring)."""
+    import json       # the FMU tools only here: the other cases need none of them
+    import tempfile
+    from pathlib import Path
+
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    from fmu.fmi.export_c import export_c_fmu
+    from mbdcore.models.model_block import ModelSystemBlock
+    from mbdcore.models.model_file import model_to_dict
+
+    h, volts = 1e-3, 48.0
+    truss = ring_truss(n_bays=4, folded_angle=1.55)
+    model = model_to_dict(truss.system, "4-bay ring truss")
+    outputs = ["motor0.phi", "der(motor0.phi)", "der(motor0.charge)", "vertical1.x",
+               "vertical1.y", "der(vertical1.x)"]
+    model.update(outputs=outputs, method={"name": "generalized-alpha", "substeps": 1,
+                                          "rho_inf": 0.6, "sparse": False,
+                                          "iteration": "newton", "tol": 1e-12})
+    folder = Path(tempfile.mkdtemp())
+    (folder / "truss.json").write_text(json.dumps(model))
+    block_class = ModelSystemBlock.for_model(folder / "truss.json")
+    t0 = time.perf_counter()
+    fmu = export_c_fmu(block_class, folder, model_name="truss")
+    print(f"{truss.system.n} coordinates; export and compile {time.perf_counter() - t0:.1f} s")
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    inputs = [s.name for s in block_class.INPUTS]
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(fmu)),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="truss")
+    slave.instantiate()
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    slave.setReal([vr[u] for u in inputs], [volts] * len(inputs))
+    c_rows, cost = [], []
+    for k in range(steps):
+        t0 = time.process_time()
+        slave.doStep(k * h, h)
+        cost.append(time.process_time() - t0)
+        c_rows.append(slave.getReal([vr[o] for o in outputs]))
+    slave.terminate()
+    slave.freeInstance()
+    block = block_class()
+    for u in inputs:
+        block.inputs[u] = volts
+    rows, t0 = [], time.process_time()
+    for k in range(steps):
+        block.do_step(k * h, h)
+        rows.append([block.outputs()[o] for o in outputs])
+    python = (time.process_time() - t0) / steps
+    latched = sorted({f.latch_time for f in block.system.forces_list
+                      if type(f).__name__ == "DiagonalLatch" and f.latched})
+    print(f"fmi2DoStep: median {1e3 * np.median(cost):.1f} ms, worst {1e3 * max(cost):.1f} ms; "
+          f"Python block {1e3 * python:.0f} ms per step; latches engaged at {latched} s; "
+          f"largest difference {np.abs(np.array(c_rows) - np.array(rows)).max():.1e} "
+          f"(outputs up to {np.abs(rows).max():.3g})")
 
 
 def deploy_net(quick: bool = False, kevlar: bool = False) -> None:
@@ -187,15 +298,24 @@ def rank_path(n_bays: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=None, help="K (default 10; 250 with --c-fmu)")
     ap.add_argument("--net", action="store_true")
     ap.add_argument("--deploy-net", action="store_true")
     ap.add_argument("--redundancy", action="store_true")
     ap.add_argument("--kevlar", action="store_true")
+    ap.add_argument("--drive", action="store_true")
+    ap.add_argument("--c-fmu", action="store_true")
     args = ap.parse_args()
+    if args.c_fmu:
+        c_fmu_cost(args.steps or 250)
+        return
+    args.steps = args.steps or 10
     if args.redundancy:
         redundancy_cost((12, 24) if args.quick else (12, 24, 48))
         rank_path(6 if args.quick else 12)
+        return
+    if args.drive:
+        drive_cost((4, 6) if args.quick else (4, 12, 24), args.steps)
         return
     if args.deploy_net:
         deploy_net(args.quick, args.kevlar)

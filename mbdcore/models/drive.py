@@ -64,8 +64,9 @@ from mbdcore.codegen import CModel
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
 from mbdcore.multibody.constraints import initial_angle
-from mbdcore.multibody.forces import Force
+from mbdcore.multibody.forces import Force, angle_element
 from mbdcore.multibody.system import BodyBase, BodyState
+from mbdcore.multibody.terms import CompiledForces
 from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_parameters",
@@ -74,7 +75,7 @@ __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_para
            "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
            "drive_rhs", "drive_derivatives", "DCMotorBlock", "DRIVE_C_SOURCE", "drive_library",
            "DRIVE_OUTPUTS", "DRIVE_GAINS", "DRIVE_C_HEADERS", "drive_layout",
-           "drive_given_fields", "DriveKernel"]
+           "drive_given_fields", "DriveKernel", "gear_law", "DRIVE_KERNEL"]
 
 #: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
 DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
@@ -82,6 +83,8 @@ DRIVE_C_SOURCE = Path(__file__).resolve().parent / "native" / "drive.c"
 DRIVE_C_HEADERS = (C_FIXED_STEP_HEADER, TABLE_LAYOUT_HEADER)
 #: The compiled drive (``native/drive.c``), typed; built once per machine, cached per process.
 drive_library = kernel_library("mbdcore.models._drive", DRIVE_C_SOURCE, DRIVE_C_HEADERS)
+#: The drive's kernel as a multibody C model names it (its module, source, API macro).
+DRIVE_KERNEL = ("mbdcore.models._drive", DRIVE_C_SOURCE, "DRIVE_API")
 
 #: Parameters of one DC servo motor (defaults: the motor of the module docstring).  The
 #: upper bounds are physical: beyond the largest servo motors made (peak torques of a few
@@ -228,6 +231,14 @@ def current_loop_gains(resistance: float, inductance: float, bandwidth: float):
     return float(out[0]), float(out[1])
 
 
+def gear_law(stiffness, damping, backlash, smoothing):
+    """(address, parameters) of :func:`gear_torque` as a force law of the engine's
+    compiled measure elements (``drive_gear_law`` of ``native/drive.c``, with the
+    dead zone's exact slope), for :class:`GearTrain` and the ring truss's screw drives."""
+    return (drive_library().ADDRESSES["drive_gear_law"],
+            np.array([stiffness, damping, backlash, smoothing], dtype=float), (DRIVE_KERNEL,))
+
+
 # -- engine elements ---------------------------------------------------------------------
 class DCMotorBody(BodyBase):
     """A DC motor as a body of a :class:`~mbdcore.multibody.System`.
@@ -286,6 +297,22 @@ class DCMotorBody(BodyBase):
                        [-p["emf_constant"], -p["resistance"]]])
         return np.zeros((2, 2)), kv
 
+    def compiled_forces(self, gravity) -> CompiledForces:
+        """The motor's forces and their tangents in C (``drive_motor_body_forces``,
+        ``drive_motor_body_tangent`` of ``native/drive.c``, over :func:`motor_forces`)."""
+        p = self.params
+        params = np.array([p["torque_constant"], p["emf_constant"], p["resistance"],
+                           p["viscous_friction"], p["coulomb_friction"], p["friction_speed"]])
+        lib = drive_library()
+        return CompiledForces(np.zeros(2), lib.ADDRESSES["drive_motor_body_forces"],
+                              params.ctypes.data, params,
+                              lib.ADDRESSES["drive_motor_body_tangent"],
+                              kernels=(DRIVE_KERNEL,))
+
+    def angle_form(self, location):
+        """The rotor angle, the first coordinate."""
+        return ("linear", [0], [1.0], 0.0)
+
     def potential_energy(self, qb, gravity):
         return 0.0
 
@@ -336,6 +363,15 @@ class MotorVoltage(Force):
     def jacobians(self, t, q, v, inputs):
         n = len(q)
         return np.zeros((n, n)), np.zeros((n, n))
+
+    def state_independent(self) -> bool:
+        """The voltage is the input's, clipped: no state."""
+        return True
+
+    def input_limits(self) -> dict:
+        """The input's clip [V], which a C model applies to it as this element does."""
+        vmax = self.motor.params["voltage_limit"]
+        return {self.input_names[0]: (-vmax, vmax)}
 
 
 class GearTrain(Force):
@@ -398,6 +434,15 @@ class GearTrain(Force):
         self._add_torque(f, view, self.b, tq)
         self._add_torque(f, view, self.a, -tq)
         self._add_torque(f, view, (self.motor, None), -tq / self.params["ratio"])
+
+    def compiled_element(self):
+        """The twist d = phi/N - (theta_b - theta_a) - d0 under the gear law, on
+        orientations linear in q."""
+        p = self.params
+        return angle_element([((self.motor, None), 1.0 / p["ratio"]), (self.b, -1.0),
+                              (self.a, 1.0)], -self.d0,
+                             gear_law(p["gear_stiffness"], p["gear_damping"], p["backlash"],
+                                      p["backlash_smoothing"]))
 
     def potential(self, t, view):
         p = self.params

@@ -47,10 +47,12 @@ from mbdcore.blocks import Parameter, ParameterError
 from mbdcore.models.drive import (
     DCMotorBody,
     MotorVoltage,
+    gear_law,
     gear_torque,
     motor_parameters,
 )
-from mbdcore.multibody.forces import Force
+from mbdcore.multibody.forces import Force, line_element
+from mbdcore.multibody.terms import spring_law
 from mbdcore.multibody.system import scatter_force
 from mbdcore.spatial.joints import (
     AngleDriver,
@@ -639,6 +641,12 @@ class DiagonalScrewDrive(Force):
     def potential(self, t, view):
         return 0.5 * self.k * self.twist(view)[0] ** 2
 
+    def compiled_element(self):
+        """The twist d = k phi - l + l0 (beta = -1) under the gear law without backlash."""
+        element = line_element(self.a, self.b, self.l0, gear_law(self.k, self.c, 0.0, 1.0),
+                               [(self.motor.index, self.lead / self.ratio)], beta=-1.0)
+        return element
+
 
 class DiagonalLatch(Force):
     """End stop and latch of a diagonal at its deployed length l_d [m]: before it
@@ -658,6 +666,7 @@ class DiagonalLatch(Force):
         super().__init__(name)
         self.a_ref, self.b_ref = a, b
         self.length, self.k, self.c = deployed_length, stiffness, damping
+        self._law = None
         self.latched = False
         #: time [s] the latch engaged (None before)
         self.latch_time = None
@@ -681,6 +690,31 @@ class DiagonalLatch(Force):
     def potential(self, t, view):
         ext = self._geometry(view)[4]
         return 0.5 * self.k * ext * ext if (self.latched or ext > 0.0) else 0.0
+
+    @property
+    def latched(self) -> bool:
+        """Whether the latch has engaged (its discrete state)."""
+        return self._latched
+
+    @latched.setter
+    def latched(self, value: bool) -> None:
+        self._latched = bool(value)
+        if self._law is not None:
+            self._law[1][3] = float(self._latched)   # the compiled law's "engaged"
+
+    def compiled_element(self):
+        """e = l - l_d under the one-sided linear law, engaged once latched (the law's
+        last parameter, written with the discrete state: one array, shared by every
+        compiled form made of this latch)."""
+        if self._law is None:
+            self._law = spring_law(self.k, self.c, one_sided=True)
+            self.latched = self._latched
+        self._law[1][:2] = self.k, self.c        # as they are now
+        return line_element(self.a, self.b, -self.length, self._law)
+
+    def compiled_engagement(self):
+        """The compiled law's parameters (its entry 3, engaged, is :attr:`latched`)."""
+        return None if self._law is None else self._law[1]
 
     def update(self, t, q, v) -> bool:
         if self.latched:

@@ -17,9 +17,14 @@ Covered: planar and spatial systems whose every part has a compiled form
 (:meth:`System.compiled_terms`, with the Newton matrix blocks in C) on the dense path,
 no constraint that depends on time (drivers), force elements whose generalised force
 is independent of the state and time and affine in the inputs (joint torques, point
-forces by input, gravity), no switching force laws or discrete state; outputs: the
-coordinates and their rates.  Anything else is refused by :func:`c_model_refusals`,
-naming the part.
+forces by input, gravity; an input an element clips, a motor's voltage, clipped in C
+alike, ``Force.input_limits``) or that have a compiled form (springs, dampers, gears,
+screw drives: ``Force.compiled_element``, whose kernels' sources the FMU carries, the
+drive's ``drive.c`` for a motor), latches (their engaged flags part of the state,
+switched in C after each accepted substep as ``Force.update`` does, the history
+restarted there: ``Force.compiled_engagement``), no other switching force laws or
+discrete state; outputs: the coordinates and their rates.  Anything else is refused by
+:func:`c_model_refusals`, naming the part.
 """
 from __future__ import annotations
 
@@ -51,11 +56,15 @@ KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
 #: the C type of each ctypes structure class the compiled terms are made of
 STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "_Plan": "plan_t",
                 "_PlanGeometric": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
-                "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t"}
+                "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t",
+                "measure_layout": "measure_t"}
 #: the C element type of the arrays of pointers the terms hold
 POINTER_ARRAYS = {("system_terms_t", "body_fn"): "body_force_fn",
                   ("system_terms_t", "body_tangent"): "body_tangent_fn",
-                  ("system_terms_t", "body_params"): "const void *"}
+                  ("system_terms_t", "body_params"): "const void *",
+                  ("system_terms_t", "elem_fn"): "body_force_fn",
+                  ("system_terms_t", "elem_tangent"): "body_tangent_fn",
+                  ("system_terms_t", "elem_params"): "const void *"}
 #: the constraint plan's functions take their own structures where the system terms
 #: call them with a ``const void *`` (the same call as in process)
 FUNCTION_CASTS = {("system_terms_t", "plan"): "plan_fn",
@@ -72,9 +81,9 @@ def c_model_refusals(block) -> list[str]:
         if not body.constant_mass or body.compiled_forces(system.gravity) is None:
             why.append(f"body {body.name!r} ({type(body).__name__}: no compiled form)")
     for force in system.forces_list:
-        if not force.state_independent():
+        if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
-                       "state)")
+                       "state, no compiled form)")
     for joint in system.joints:
         motion = getattr(joint, "motion", None)
         if motion is not None and type(motion) not in MOTIONS:
@@ -88,8 +97,11 @@ def c_model_refusals(block) -> list[str]:
     if block.implicit and block.integrator.uses_sparse(system):
         why.append(f"{system.n} coordinates solved sparse (C steps the dense path: "
                    "method option sparse = false)")
-    if system.has_switches or system.discrete_state():
-        why.append("switching force laws or discrete state (latches, slack cables)")
+    held = [f.name for f in system.forces_list if f.discrete_state() is not None
+            and (f.compiled_element() is None or f.compiled_engagement() is None)]
+    if system.has_switches or held:
+        why.append("switching force laws or discrete state without a compiled form "
+                   f"(slack cables{''.join(', ' + repr(n) for n in held)})")
     coordinates = set(system.coordinate_names())
     for out in block.OUTPUTS:
         name = out.name[4:-1] if out.name.startswith("der(") else out.name
@@ -179,11 +191,18 @@ def _input_forces(terms, system, inputs):
             system.inputs.update(values)
             terms.prepare(t)
             return terms.F0.copy()
+        # probes within the range an element clips an input to (C clips it alike)
+        limits = {}
+        for force in system.forces_list:
+            limits.update(force.input_limits())
+        probe = {u: min(1.0, 0.25 * min(-limits[u][0], limits[u][1])) if u in limits
+                 else 1.0 for u in inputs}
         zero = {u: 0.0 for u in inputs}
         base = f0(zero)
-        columns = [f0({**zero, u: 1.0}) - base for u in inputs]
-        both = f0({u: 2.0 for u in inputs}, 1.0)
-        expected = base + 2.0 * sum(columns, np.zeros_like(base))
+        columns = [(f0({**zero, u: probe[u]}) - base) / probe[u] for u in inputs]
+        both = f0({u: 2.0 * probe[u] for u in inputs}, 1.0)
+        expected = base + 2.0 * sum((probe[u] * c for u, c in zip(inputs, columns)),
+                                    np.zeros_like(base))
         if not np.allclose(both, expected, rtol=1e-12, atol=1e-12 * (1 + np.abs(base).max())):
             raise CModelError("the forces by input are not affine in the inputs and "
                               "independent of time: no C model")
@@ -208,6 +227,7 @@ void model_initial(ModelData *d)
     int i;
     for (i = 0; i < $n_z; ++i) Z(i) = 0.0;
     for (i = 0; i < $n_qv; ++i) Z(i) = INITIAL[i];
+    for (i = 0; i < N_SWITCH; ++i) Z($engaged + i) = ENGAGED[i];
 }
 
 void model_derivatives(const ModelData *d, const double *x, double *dx)
@@ -223,6 +243,7 @@ int model_step(ModelData *d, double t, double h, char *msg, size_t n)
     int j, k, code, jumped = 0, steps = PAR_substeps;
     hs = h / steps;
     apply_inputs(d, u);
+    load_switches(d);
     for (j = 0; j < N_IN; ++j)
         if (Z($held + j) != u[j]) jumped = 1;
     if (Z($started) == 0.0 || jumped) {
@@ -245,6 +266,17 @@ int model_step(ModelData *d, double t, double h, char *msg, size_t n)
                      "after %d iterations (%s); last increment %.3g x tolerance",
                      t + (k + 1) * hs, hs, (int)REPORT[0], STEP_WHY[code], REPORT[2]);
             return 1;
+        }
+        if (engage_switches(d)) {
+            /* a latch engaged: the Python block restarts its integrator there */
+            driving_offsets(t + (k + 1) * hs, GAMMA_T);
+            code = alpha_start($newton, $scheme, z + $q, z + $v, GAMMA_T, z + $a, z + $qdd,
+                               z + $lam, z + $guess, PIV);
+            if (code) {
+                snprintf(msg, n, "restart at t = %.17g s: %s", t + (k + 1) * hs,
+                         STEP_WHY[code]);
+                return 1;
+            }
         }
     }
     for (j = 0; j < N_IN; ++j) Z($held + j) = u[j];
@@ -286,12 +318,61 @@ def _driving_offsets_c(terms, image, m: int) -> tuple[str, list]:
             + "".join(calls) + "}\n"), numbers
 
 
+def _switches_c(terms, image, newton: str, at: dict) -> tuple[str, list]:
+    """C of ``load_switches`` (the engaged flags of the state into the compiled laws)
+    and ``engage_switches`` (each open one engaged where its measure s >= 0 at the
+    accepted state, as ``Force.update``; 1 if one did), over the elements with a
+    ``compiled_engagement``; and their flags now (the table ENGAGED)."""
+    switches = [(k, f) for k, f in enumerate(terms.element_forces)
+                if f.compiled_engagement() is not None]
+    laws = [image.name(f.compiled_engagement()) for _, f in switches]
+    big = max([terms.elements[k].cols.size for k, _ in switches], default=1)
+    code = (f"#define N_SWITCH {len(switches)}\n"
+            "static const int SWITCH_ELEMENT[] = {"
+            + (", ".join(str(k) for k, _ in switches) or "0") + "};\n"
+            "static double *switch_law(int i)\n{\n    (void)i;\n"
+            + "".join(f"    if (i == {i}) return {law};\n" for i, law in enumerate(laws))
+            + "    return NULL;\n}\n\n"
+            "static void load_switches(ModelData *d)\n{\n    int i;\n    (void)d;\n"
+            f"    for (i = 0; i < N_SWITCH; ++i) switch_law(i)[3] = Z({at['engaged']} + i);\n"
+            "}\n\n"
+            "static int engage_switches(ModelData *d)\n{\n"
+            f"    const system_terms_t *st = (const system_terms_t *)({newton})->terms_ctx;\n"
+            f"    double qe[{big}], ve[{big}];\n    int i, j, engaged = 0;\n"
+            "    (void)st; (void)qe; (void)ve; (void)j; (void)d;\n"
+            "    for (i = 0; i < N_SWITCH; ++i) {\n"
+            "        const int k = SWITCH_ELEMENT[i];\n"
+            "        const int *cols = st->elem_cols + st->elem_first[k];\n"
+            f"        if (Z({at['engaged']} + i) != 0.0) continue;\n"
+            "        for (j = 0; j < st->elem_size[k]; ++j) {\n"
+            f"            qe[j] = Z({at['q']} + cols[j]);\n"
+            f"            ve[j] = Z({at['v']} + cols[j]);\n        }}\n"
+            "        if (measure_value(st->elem_params[k], qe, ve) >= 0.0) {\n"
+            f"            Z({at['engaged']} + i) = 1.0;\n"
+            "            switch_law(i)[3] = 1.0;\n            engaged = 1;\n        }\n"
+            "    }\n    return engaged;\n}\n")
+    return code, [float(f.compiled_engagement()[3]) for _, f in switches]
+
+
 def _signals_c(block, image, terms, at: dict) -> str:
     """C of ``apply_inputs`` (F0 = the forces at zero inputs + each input times its
     column of FORCES) and ``model_outputs`` (coordinates and rates from z)."""
     n = terms.n
     inputs = [s.name for s in block.INPUTS]
     index = {c: i for i, c in enumerate(block.system.coordinate_names())}
+    limits = {}
+    for force in block.system.forces_list:
+        limits.update(force.input_limits())
+
+    def read(j, u):
+        # an input an element clips (a motor's voltage limit) is clipped here too, as
+        # Python's min(max(u, low), high)
+        if u not in limits:
+            return f"    u[{j}] = IN_{signal_macro(u)};\n"
+        low, high = limits[u]
+        return (f"    u[{j}] = IN_{signal_macro(u)};\n"
+                f"    u[{j}] = u[{j}] > {low!r} ? u[{j}] : {low!r};\n"
+                f"    u[{j}] = {high!r} < u[{j}] ? {high!r} : u[{j}];\n")
 
     def place(name):
         rate = name.startswith("der(")
@@ -299,7 +380,7 @@ def _signals_c(block, image, terms, at: dict) -> str:
     return (f"#define N_IN {len(inputs)}\n\n"
             "static void apply_inputs(const ModelData *d, double *u)\n{\n"
             f"    int i, j;\n    double *f0 = {image.name(terms.F0)};\n    (void)d;\n"
-            + "".join(f"    u[{j}] = IN_{signal_macro(u)};\n" for j, u in enumerate(inputs))
+            + "".join(read(j, u) for j, u in enumerate(inputs))
             + f"    for (i = 0; i < {n}; ++i) {{\n        double f = FORCES[i];\n"
             f"        for (j = 0; j < N_IN; ++j) f += u[j] * FORCES[{n} * (j + 1) + i];\n"
             "        f0[i] = f;\n    }\n}\n\n"
@@ -317,18 +398,21 @@ def system_c_model(block) -> CModel:
     system = block.system
     stepper = CompiledAlphaStep(block.integrator, system)
     terms = stepper.terms.owner
+    kernels = KERNELS + tuple(k for k in terms.kernel_sources() if k not in KERNELS)
     inputs = [s.name for s in block.INPUTS]
     base, columns = _input_forces(terms, system, inputs)
     image = CImage({"newton": stepper.newton_struct, "scheme": stepper.scheme_struct},
                    [stepper, terms, terms.plan], STRUCT_TYPES,
-                   kernel_functions([k[0] for k in KERNELS]), POINTER_ARRAYS, FUNCTION_CASTS)
+                   kernel_functions([k[0] for k in kernels]), POINTER_ARRAYS, FUNCTION_CASTS)
     n, m = stepper.n, stepper.m
     k_mu = m if block.integrator.ggl else 0
     # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
     at = {"q": 0, "v": n, "a": 2 * n, "qdd": 3 * n, "lam": 4 * n, "guess": 4 * n + m}
     at["started"] = at["guess"] + n + k_mu + 1
     at["held"] = at["started"] + 1
-    n_z = at["held"] + len(inputs)
+    at["engaged"] = at["held"] + len(inputs)
+    switches, engaged = _switches_c(terms, image, image.roots["newton"], at)
+    n_z = at["engaged"] + len(engaged)
     offsets, motions = _driving_offsets_c(terms, image, m)
     failures = ", ".join(f'"{STEP_FAILURES.get(k, "")}"' for k in range(7))
     source = (
@@ -336,18 +420,21 @@ def system_c_model(block) -> CModel:
         f"{image.declarations()}\n{image.setup_function()}\n"
         f"static int PIV[{n + m + k_mu}];\nstatic double GAMMA_T[{max(m, 1)}];\n"
         f"static double REPORT[3];\nstatic const char *const STEP_WHY[] = {{{failures}}};\n"
-        + _signals_c(block, image, terms, at) + offsets
+        + _signals_c(block, image, terms, at) + offsets + switches
         + MODEL_C.substitute(at, n_z=n_z, n_qv=2 * n, newton=image.roots["newton"],
                              scheme=image.roots["scheme"], method=block.params["method"]))
     tables = {"IMAGE": image.table, "MOTIONS": np.array(motions or [0.0]),
               "FORCES": np.concatenate([base, *columns]) if columns else base,
-              "INITIAL": np.concatenate([block.q, block.v])}
+              "INITIAL": np.concatenate([block.q, block.v]),
+              "ENGAGED": np.array(engaged or [0.0])}
     names = system.coordinate_names()
     state = (names + [f"der({c})" for c in names] + [f"a{i}" for i in range(n)]
              + [f"qdd{i}" for i in range(n)] + [f"lambda{i}" for i in range(m)]
              + [f"guess{i}" for i in range(n + k_mu + 1)] + ["started"]
-             + [f"held({u})" for u in inputs])
+             + [f"held({u})" for u in inputs]
+             + [f"engaged({f.name})" for f in terms.element_forces
+                if f.compiled_engagement() is not None])
     return CModel(source, n_states=0, n_discrete=n_z, state_names=tuple(state),
                   fixed_parameters=("method", "rho_inf", "baumgarte"), own_step=True,
-                  tables=tables, c_sources=tuple(k[1] for k in KERNELS),
-                  api=tuple(k[2] for k in KERNELS))
+                  tables=tables, c_sources=tuple(k[1] for k in kernels),
+                  api=tuple(k[2] for k in kernels))

@@ -14,8 +14,11 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.system import E, StateView, rot, scatter_force
+from mbdcore.multibody.terms import (CompiledElement, angle_terms, contact_law,
+                                     measure_element, point_terms, spring_law)
 
-__all__ = ["Force", "PointForce", "TranslationalSpringDamper", "RotationalSpringDamper",
+__all__ = ["Force", "line_element", "angle_element", "PointForce",
+           "TranslationalSpringDamper", "RotationalSpringDamper",
            "JointTorque", "ConstantTorque", "JointForce", "Contact"]
 
 
@@ -63,6 +66,27 @@ class Force:
         (:class:`~mbdcore.multibody.assembly.SystemTerms`).  False by default."""
         return False
 
+    def input_limits(self) -> dict:
+        """{input name: (low, high)}: the range this element clips an input to before
+        using it (a C model clips alike); {} by default."""
+        return {}
+
+    def compiled_element(self) -> CompiledElement | None:
+        """The element's state-dependent generalised force and its exact tangents as a C
+        kernel over the coordinates it reads (most as a measure element,
+        :func:`~mbdcore.multibody.terms.measure_element`), for the compiled Newton
+        iterations (:class:`~mbdcore.multibody.terms.SystemTerms`), or None (the
+        default): the system's residual is then evaluated in Python."""
+        return None
+
+    def compiled_engagement(self):
+        """None, or the parameters of this element's compiled law (made by
+        :meth:`compiled_element`) whose entry 3 is its discrete state "engaged": an
+        element that engages for good at the first accepted state where its measure
+        s >= 0 (a latch), which a C model keeps as state and switches as :meth:`update`
+        does.  None by default."""
+        return None
+
     # events and discrete state (a latch that engages, say) ------------------------------
     def update(self, t, q, v) -> bool:
         """An event between time steps, at the accepted state (t, q, v); True when the
@@ -99,6 +123,29 @@ class Force:
             return
         st = view[body]
         scatter_force(f, st, st.angle(frame[1])[2], torque)
+
+
+def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0) -> CompiledElement | None:
+    """A measure element on s = beta |r_b - r_a| + sum w q[col] + s0 between the markers
+    a and b (``linear``: (column, weight) terms besides), or None where a point has no
+    closed form (:func:`~mbdcore.multibody.terms.point_terms`)."""
+    pa, pb = point_terms(a), point_terms(b)
+    if pa is None or pb is None:
+        return None
+    return measure_element(list(linear), s0, law, (pa, pb), beta)
+
+
+def angle_element(frames, s0: float, law, linear=()) -> CompiledElement | None:
+    """A measure element on s = sum sign theta(frame) + sum w q[col] + s0 over
+    (frame, sign) pairs, or None where an orientation is not linear in q."""
+    terms = list(linear)
+    for frame, sign in frames:
+        form = angle_terms(frame, sign)
+        if form is None:
+            return None
+        terms.extend(form[0])
+        s0 += form[1]
+    return measure_element(terms, s0, law)
 
 
 class PointForce(Force):
@@ -173,6 +220,10 @@ class TranslationalSpringDamper(Force):
         _, _, _, _, _, length, _ = self._geometry(view)
         return 0.5 * self.k * (length - self.l0) ** 2
 
+    def compiled_element(self):
+        """s = L - L0 under the linear law, where both points have a closed form."""
+        return line_element(self.a, self.b, -self.l0, spring_law(self.k, self.c))
+
 
 class RotationalSpringDamper(Force):
     """Torsion spring-damper between two bodies on the relative angle
@@ -214,6 +265,11 @@ class RotationalSpringDamper(Force):
     def potential(self, t, view):
         theta, _ = self._angle(view)
         return 0.5 * self.k * (theta - self.theta0) ** 2
+
+    def compiled_element(self):
+        """s = theta - theta0 under the linear law, on orientations linear in q."""
+        return angle_element([(self.b, 1.0), (self.a, -1.0)], -self.theta0,
+                             spring_law(self.k, self.c))
 
     def jacobians(self, t, q, v, inputs):
         if not self._rigid:
@@ -397,6 +453,15 @@ class Contact(Force):
             return
         self._add_point_force(f, sa, ja, mag * nrm)
         self._add_point_force(f, sb, jb, -mag * nrm)
+
+    def compiled_element(self):
+        """Circle against circle: the distance of the centres less the radii under the
+        contact law (the centres from b to a, so that the force pushes a away); a circle
+        against a line has none (its contact point moves along b: Python)."""
+        if self.rb is None:
+            return None
+        return line_element(self.b, self.a, -(self.ra + self.rb),
+                            contact_law(self.k, self.c, self.n_exp))
 
     def potential(self, t, view):
         delta = self._geometry(view)[0]

@@ -108,6 +108,9 @@ class BodyBase:
     is_ground = False
     #: the mass matrix does not depend on the coordinates (lets solvers cache it)
     constant_mass = True
+    #: every point r = J q + c with J constant (natural coordinates, bars, cables): a
+    #: compiled force element reads J and c at q = 0 (``terms.point_terms``)
+    points_linear = False
 
     def __init__(self, name: str):
         if not isinstance(name, str) or not name.isidentifier():

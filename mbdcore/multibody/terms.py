@@ -4,8 +4,11 @@
 system whose every part has a compiled form, the constraint rows g, their Jacobian G
 and rate g_t through the batched plan (:mod:`mbdcore.multibody.assembly`,
 ``native/constraint_plan.c``), the applied forces F from the bodies' compiled kernels
-(:class:`CompiledForces`) and the blocks K = -dF/dq + d(G^T lam)/dq, C = -dF/dv,
-H = d(G v)/dq of the Newton matrix, all in ``native/system_terms.c``.
+(:class:`CompiledForces`) and the force elements' (:class:`CompiledElement`; most of
+them measure elements, :func:`measure_element`: a force law on one scalar measure of
+the state, docs/spatial.md, "Force elements as measure elements") and the blocks
+K = -dF/dq + d(G^T lam)/dq, C = -dF/dv, H = d(G v)/dq of the Newton matrix, all in
+``native/system_terms.c``.
 
 Two outputs of the same C functions: dense (G m x n, K, C n x n, H m x n; the compiled
 Newton iterations of small systems, ``native/newton.c``) and sparse, the values of CSR
@@ -24,9 +27,12 @@ import numpy as np
 import scipy.sparse
 
 from mbdcore.multibody.assembly import plan_function
-from mbdcore.native import kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import kernel_library, table_layout
 
-__all__ = ["CompiledForces", "SystemTerms", "SYSTEM_TERMS_C_SOURCE", "csr_pattern"]
+__all__ = ["CompiledForces", "CompiledElement", "SystemTerms", "SYSTEM_TERMS_C_SOURCE",
+           "csr_pattern", "measure_layout", "measure_element", "point_terms", "angle_terms",
+           "spring_law", "contact_law"]
 
 _P, _N = ctypes.c_void_p, ctypes.c_int
 
@@ -43,7 +49,9 @@ class CompiledForces:
     into dense matrices at the body's diagonal block; 0 without: then the system's
     Newton matrix blocks are not compiled); ``owner`` holds the memory both point
     into; ``pattern``, the (rows, cols) of the body's block the tangents can fill
-    (local indices; None: the whole block), for the sparse blocks."""
+    (local indices; None: the whole block), for the sparse blocks; ``kernels``, the
+    (extension module, C source, API macro) of kernels beyond the system terms' whose
+    functions these are (a C model carries their sources)."""
 
     constant: np.ndarray
     kernel: int = 0
@@ -51,6 +59,24 @@ class CompiledForces:
     owner: object = None
     tangent: int = 0
     pattern: tuple | None = None
+    kernels: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledElement:
+    """A force element's generalised forces as a compiled kernel over the system
+    coordinates ``cols`` it reads (:meth:`Force.compiled_element
+    <mbdcore.multibody.forces.Force.compiled_element>`): ``kernel(params, q_e, v_e, f_e)``
+    and ``tangent(params, q_e, v_e, K, C, ld)`` of the body kernels' signatures over the
+    gathered q_e = q[cols], v_e = v[cols]; ``owner`` holds the memory they point into;
+    ``kernels`` as :class:`CompiledForces`'."""
+
+    cols: np.ndarray
+    kernel: int
+    params: int
+    tangent: int
+    owner: object = None
+    kernels: tuple = ()
 
 
 class _SystemTermsStruct(ctypes.Structure):
@@ -69,11 +95,116 @@ class _SystemTermsStruct(ctypes.Structure):
                 ("G_take", _P), ("H_take", _P), ("g_all", _P), ("gt_all", _P), ("G_all", _P),
                 ("H_all", _P), ("lam_all", _P), ("plan_gt", _P), ("G_indptr", _P),
                 ("G_indices", _P), ("M_indptr", _P), ("M_indices", _P), ("M_data", _P),
-                ("F_scratch", _P)]
+                ("F_scratch", _P), ("n_elements", _N), ("elem_fn", _P),
+                ("elem_tangent", _P), ("elem_params", _P), ("elem_first", _P),
+                ("elem_size", _P), ("elem_cols", _P), ("elem_block", _P), ("elem_K_at", _P),
+                ("elem_C_at", _P), ("elem_q", _P), ("elem_v", _P), ("elem_f", _P),
+                ("elem_K", _P), ("elem_C", _P)]
 
 
 SYSTEM_TERMS_C_SOURCE = Path(__file__).resolve().parent / "native" / "system_terms.c"
-_terms_library = kernel_library("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE)
+_terms_library = kernel_library("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE,
+                                (TABLE_LAYOUT_HEADER,))
+
+
+def measure_layout():
+    """The struct of a measure element, ``MEASURE_LAYOUT`` of native/system_terms.c (its
+    one declaration)."""
+    return table_layout(_terms_library, "MEASURE_LAYOUT")
+
+
+def spring_law(stiffness: float, damping: float, one_sided: bool = False):
+    """(address, parameters) of the linear spring-damper law T = k s + c s' [N or N m]
+    (``spring_law`` of native/system_terms.c); ``one_sided``: no force while s <= 0
+    unless the parameters' last entry (engaged) is set (a latch's discrete state, which
+    its owner writes between steps)."""
+    return (_terms_library().ADDRESSES["spring_law"],
+            np.array([stiffness, damping, float(one_sided), 0.0]))
+
+
+def contact_law(stiffness: float, damping: float, exponent: float):
+    """(address, parameters) of the penalty contact law of
+    :class:`~mbdcore.multibody.forces.Contact` (``contact_law`` of
+    native/system_terms.c) on s = distance - (r_a + r_b) [m]."""
+    return (_terms_library().ADDRESSES["contact_law"],
+            np.array([stiffness, damping, exponent], dtype=float))
+
+
+def point_terms(frame):
+    """The closed form of the point of ``frame`` = (body, location) in system columns:
+    ("rigid", [x, y, phi], c) for r = (x, y) + A(phi) c, or ("linear", cols, N, c) for
+    r = N q[cols] + c; None if it has none (a body whose points are not linear in its
+    coordinates, a modal beam's)."""
+    body, loc = frame
+    form = body.point_form(loc)
+    base = body.index if body.index is not None else 0
+    if form is not None and form[0] == "rigid":
+        return "rigid", [base + k for k in range(3)], np.asarray(form[1], float)
+    if form is not None:
+        _, cols, N, c = form
+        return ("linear", [base + int(k) for k in cols] if body.index is not None else [],
+                np.asarray(N, float).reshape(len(c), -1), np.asarray(c, float))
+    if not getattr(body, "points_linear", False):
+        return None
+    # r = J q + c with J constant: read at q = 0
+    zeros = np.zeros(body.n_coords)
+    r, _, J, _ = body.state(zeros, zeros).point(loc)
+    J = np.asarray(J, float).reshape(len(r), -1)
+    cols = [k for k in range(J.shape[1]) if J[:, k].any()] if body.index is not None else []
+    return "linear", [base + k for k in cols], J[:, cols], np.asarray(r, float)
+
+
+def angle_terms(frame, sign: float):
+    """sign times the orientation of ``frame`` [rad] as (terms, constant): terms the list
+    of (system column, weight) of an orientation linear in the coordinates (a rigid
+    body's, the ground's, a motor's rotor); None otherwise."""
+    body, loc = frame
+    form = body.angle_form(loc)
+    if form is None or form[0] != "linear":
+        return None
+    _, cols, coef, c = form
+    terms = [(body.index + int(k), sign * float(w)) for k, w in zip(cols, coef)] \
+        if body.index is not None else []
+    return terms, sign * float(c)
+
+
+def measure_element(linear, s0: float, law, line=None, beta: float = 1.0):
+    """The :class:`CompiledElement` of a force -T(s, s') ds/dq on the measure
+    s = sum w q[col] + beta |r_b - r_a| + s0 (``measure_forces`` of
+    native/system_terms.c): ``linear`` the (system column, weight) terms, ``law`` =
+    (address, parameters) of a force law (and the ``kernels`` of
+    :class:`CompiledElement` where the law is not the system terms'), ``line`` None or
+    the :func:`point_terms` of the points (a, b)."""
+    cols = sorted({c for c, _ in linear} | ({c for p in line for c in p[1]} if line else set()))
+    local = {c: k for k, c in enumerate(cols)}
+    dim = 0 if line is None else len(line[0][-1]) if line[0][0] == "linear" else 2
+    points = {}
+    for name, p in zip("ab", line or ((None,), (None,))):
+        if p[0] is None:
+            points.update({f"{name}_rigid": 0, f"{name}_n": 0,
+                           f"{name}_cols": np.zeros(0, np.intc), f"{name}_N": np.zeros(0),
+                           f"{name}_c": np.zeros(dim)})
+        elif p[0] == "rigid":
+            points.update({f"{name}_rigid": 1, f"{name}_n": 3,
+                           f"{name}_cols": np.array([local[c] for c in p[1]], np.intc),
+                           f"{name}_N": np.zeros(dim * 3), f"{name}_c": p[2].copy()})
+        else:
+            points.update({f"{name}_rigid": 0, f"{name}_n": len(p[1]),
+                           f"{name}_cols": np.array([local[c] for c in p[1]], np.intc),
+                           f"{name}_N": np.ascontiguousarray(p[2], float).ravel(),
+                           f"{name}_c": np.ascontiguousarray(p[3], float)})
+    address, params, *kernels = law
+    n = len(cols)
+    params = np.ascontiguousarray(params, dtype=float)
+    st = measure_layout().structure(
+        n=n, n_lin=len(linear), lin_at=np.array([local[c] for c, _ in linear], np.intc),
+        lin_w=np.array([w for _, w in linear], float), beta=beta if line else 0.0,
+        s0=float(s0), dim=dim, law=address, n_law=params.size, law_params=params,
+        work=np.zeros((dim + 2) * n), **points)
+    lib = _terms_library()
+    return CompiledElement(np.array(cols, dtype=np.intc), lib.ADDRESSES["measure_forces"],
+                           ctypes.addressof(st), lib.ADDRESSES["measure_tangent"], (st, params),
+                           tuple(kernels[0]) if kernels else ())
 
 
 def csr_pattern(rows, cols, shape):
@@ -134,21 +265,29 @@ class _Sparse:
             b_cols.append(start + c)
         cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
         b_rows, b_cols = cat(b_rows), cat(b_cols)
-        K = csr_pattern(np.concatenate([b_rows, kr]), np.concatenate([b_cols, kc]), (n, n))
-        C = csr_pattern(b_rows, b_cols, (n, n))
+        # the force elements' whole blocks over their gathered columns, after the bodies'
+        e_rows = cat([np.repeat(e.cols, e.cols.size) for e in terms.elements])
+        e_cols = cat([np.tile(e.cols, e.cols.size) for e in terms.elements])
+        nb, ne = b_rows.size, e_rows.size
+        K = csr_pattern(np.concatenate([b_rows, e_rows, kr]),
+                        np.concatenate([b_cols, e_cols, kc]), (n, n))
+        C = csr_pattern(np.concatenate([b_rows, e_rows]), np.concatenate([b_cols, e_cols]),
+                        (n, n))
+        if ne:
+            st.elem_K_at = keep(np.ascontiguousarray(K[2][nb:nb + ne]))
+            st.elem_C_at = keep(np.ascontiguousarray(C[2][nb:]))
         H = csr_pattern(hr, hc, (terms.m_all, n))
         self.K_pattern, self.C_pattern, self.H_pattern = K[:2], C[:2], H[:2]
         if kept is not None and m:
             self.H_pattern, take = _take_rows(H[:2], kept)
             st.H_all = keep(np.zeros(max(1, H[1].size)))
             st.n_H_take, st.H_take = take.size, keep(take)
-        nb = b_rows.size
         st.nK, st.nC, st.nH = K[1].size, C[1].size, H[1].size
         st.body_nnz = keep(np.array(nnz, dtype=np.int32))
         st.body_first = keep(np.array(first, dtype=np.int32))
         st.body_entry = keep(cat(entry).astype(np.int32))
         st.body_K_at = keep(np.ascontiguousarray(K[2][:nb]))
-        st.body_C_at = keep(np.ascontiguousarray(C[2]))
+        st.body_C_at = keep(np.ascontiguousarray(C[2][:nb]))
         block = max([size * size for _, size, _ in bodies], default=1)
         st.block_K, st.block_C = keep(np.zeros(block)), keep(np.zeros(block))
         st.G_indptr = keep(np.ascontiguousarray(self.G_pattern[0], dtype=np.int32)) if m \
@@ -161,7 +300,7 @@ class _Sparse:
         st.M_data = keep(np.ascontiguousarray(self.mass.data, dtype=np.float64))
         st.F_scratch = keep(np.zeros(max(n, terms.m_all, 1)))
         if m:
-            self._K_at = np.ascontiguousarray(K[2][nb:])
+            self._K_at = np.ascontiguousarray(K[2][nb + ne:])
             self._H_at = np.ascontiguousarray(H[2])
             self._geometric = plan.geometric_struct(self._K_at, self._H_at)
             st.geometric_data = ctypes.addressof(self._geometric)
@@ -177,18 +316,22 @@ class SystemTerms:
     kernels.  :meth:`build` returns None unless every part has a compiled form: every
     row batched in C (point, angle, quadratic and hinge-angle rows; no per-joint
     fallback; removed redundant rows left out of g, G, g_t and H, their
-    multipliers zero), force elements only where their
-    force does not depend on the state
+    multipliers zero), force elements whose force does not depend on the state
     (:meth:`~mbdcore.multibody.forces.Force.state_independent`: evaluated once per
-    solve), constant mass, every body with :class:`CompiledForces`.
+    solve) or that have a compiled form
+    (:meth:`~mbdcore.multibody.forces.Force.compiled_element`), constant mass, every
+    body with :class:`CompiledForces`.
 
     Built from the system's parts at the time of the call: parameters changed later
     (a beam's EA) are seen by the next build, which the integrators make at every
     start."""
 
     def __init__(self, plan, n: int, m: int, mass_matrix, bodies, timed_forces=(),
-                 apply=None, mass_sparse=None, kept=None):
+                 apply=None, mass_sparse=None, kept=None, elements=(), element_forces=()):
         self.plan = plan
+        self.elements = list(elements)
+        #: the force element each compiled element is of (same order)
+        self.element_forces = list(element_forces)
         self._mass_matrix, self._mass_sparse = mass_matrix, mass_sparse
         self._mass = None
         self._keep = [b.owner for _, b in bodies]
@@ -253,12 +396,44 @@ class SystemTerms:
             take = (self.kept[:, None] * n + np.arange(n)[None, :]).ravel().astype(np.int32)
             st.n_G_take = st.n_H_take = take.size
             st.G_take = st.H_take = keep(take)
+        self._element_table(st)
         self.struct = st
         lib = _terms_library()
         self.constraints_address = lib.ADDRESSES["system_constraints"]
         self.forces_address = lib.ADDRESSES["system_forces"]
         self.context_address = ctypes.addressof(st)
         self._sparse = None
+
+    def kernel_sources(self) -> tuple:
+        """The (extension module, C source, API macro) of the kernels beyond the system
+        terms' that the bodies' and elements' functions are in."""
+        found = [k for b in self._kernels for k in b[5].kernels] + \
+            [k for e in self.elements for k in e.kernels]
+        return tuple(dict.fromkeys(found))
+
+    def _element_table(self, st) -> None:
+        """The force elements' part of the C table: their kernels, gathered columns and
+        scratch (dense; the sparse context adds where their blocks go)."""
+        els, keep = self.elements, self.keep
+        st.n_elements = len(els)
+        if not els:
+            return
+        sizes = [e.cols.size for e in els]
+        self._elem_fn = (ctypes.c_void_p * len(els))(*[e.kernel for e in els])
+        self._elem_tangent = (ctypes.c_void_p * len(els))(*[e.tangent for e in els])
+        self._elem_params = (ctypes.c_void_p * len(els))(*[e.params for e in els])
+        st.elem_fn = ctypes.addressof(self._elem_fn)
+        st.elem_tangent = ctypes.addressof(self._elem_tangent)
+        st.elem_params = ctypes.addressof(self._elem_params)
+        st.elem_first = keep(np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int32))
+        st.elem_size = keep(np.array(sizes, dtype=np.int32))
+        st.elem_cols = keep(np.concatenate([e.cols for e in els]).astype(np.int32))
+        st.elem_block = keep(np.concatenate([[0], np.cumsum(np.square(sizes))[:-1]])
+                             .astype(np.int32))
+        big = max(sizes)
+        st.elem_q, st.elem_v, st.elem_f = (keep(np.zeros(big)) for _ in range(3))
+        st.elem_K, st.elem_C = (keep(np.zeros(big * big)) for _ in range(2))
+        self._keep.extend(e.owner for e in els)
 
     def mass_matrix(self) -> np.ndarray:
         """The constant mass matrix, dense (n, n) [kg, kg m, kg m^2], built on the first
@@ -283,9 +458,18 @@ class SystemTerms:
         adds a force element's generalised force at time t to f; ``kept``, the rows the
         solvers see where redundant ones were removed (None: all).  None when a part has
         no compiled form (see the class docstring)."""
-        if not all(f.state_independent() for f in forces) or \
-                not all(b.constant_mass for b in bodies):
+        if not all(b.constant_mass for b in bodies):
             return None
+        timed, elements, owners = [], [], []
+        for f in forces:
+            if f.state_independent():
+                timed.append(f)
+                continue
+            element = f.compiled_element()
+            if element is None:
+                return None
+            elements.append(element)
+            owners.append(f)
         compiled = []
         for b in bodies:
             f = b.compiled_forces(gravity)
@@ -294,8 +478,8 @@ class SystemTerms:
             compiled.append((b.index, f))
         if plan is not None and plan.fallback:
             return None
-        return cls(plan, n, 0 if plan is None else plan.m, mass_matrix, compiled, forces,
-                   apply, mass_sparse, kept)
+        return cls(plan, n, 0 if plan is None else plan.m, mass_matrix, compiled, timed,
+                   apply, mass_sparse, kept, elements, owners)
 
     def jacobian(self, q, v, lam, geometric: bool = True):
         """(C_t, K_t, Hg) at (q, v, lam) as new dense arrays: C_t = -dF/dv [N s/m],

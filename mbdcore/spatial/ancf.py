@@ -203,6 +203,7 @@ class _HermiteLine(HermiteLineBody):
     element loop."""
 
     dim = 3
+    points_linear = True
     #: coordinates per node: r (3) and r' (3) first, then whatever a subclass adds
     node_size = 6
     kind = "ANCF line"

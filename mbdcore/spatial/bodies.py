@@ -139,6 +139,7 @@ class RigidBody3D(BodyBase):
     """
 
     n_coords = 12
+    points_linear = True
     has_frame = True
 
     def __init__(self, name: str, mass: float = 1.0, inertia=(1.0, 1.0, 1.0),
@@ -333,6 +334,8 @@ class SlenderBar(BodyBase):
     markers : dict of str to float
         Named points by arc length from end i [m].
     """
+
+    points_linear = True
 
     has_frame = False
 

@@ -89,6 +89,47 @@ DRIVE_API double drive_gear_torque(double twist, double twist_rate, double stiff
     return stiffness * drive_dead_zone(twist, backlash, smoothing) + damping * twist_rate;
 }
 
+/* d dz/dx of drive_dead_zone: the logistic of each softplus' argument summed; 1 when
+   half_width = 0. */
+DRIVE_API double drive_dead_zone_slope(double x, double half_width, double smoothing) {
+    double e = smoothing;
+    if (half_width == 0.0) return 1.0;
+    return 1.0 / (1.0 + exp(-(x - half_width) / e)) + 1.0 / (1.0 + exp((x + half_width) / e));
+}
+
+/* The gear law as a force law of the engine's measure elements (force_law_fn of
+   mbdcore/multibody/native/system_terms.c, the twist as the measure): p = (stiffness,
+   damping, backlash, smoothing); out = (T, dT/dd, dT/dd'). */
+DRIVE_API void drive_gear_law(const double *p, double twist, double twist_rate,
+                              double *out) {
+    out[0] = drive_gear_torque(twist, twist_rate, p[0], p[1], p[2], p[3]);
+    out[1] = p[0] * drive_dead_zone_slope(twist, p[2], p[3]);
+    out[2] = p[1];
+}
+
+/* A DC motor body's forces through the one signature of a body's compiled force kernel
+   (body_force_fn of system_terms.c): q = (phi, charge), v = (w, i); params = (Kt, Ke, R,
+   b, Tc, w_c) as drive_motor_forces takes them. */
+DRIVE_API void drive_motor_body_forces(const void *params, const double *q,
+                                       const double *v, double *f) {
+    const double *p = (const double *)params;
+    (void)q;
+    drive_motor_forces(v[0], v[1], p[0], p[1], p[2], p[3], p[4], p[5], f);
+}
+
+/* Its tangents (body_tangent_fn): -df/dv added into C, leading dimension ld (no q). */
+DRIVE_API void drive_motor_body_tangent(const void *params, const double *q,
+                                        const double *v, double *K, double *C, int ld) {
+    const double *p = (const double *)params;
+    const double x = fabs(v[0]) / p[5], ch = cosh(x < 350.0 ? x : 350.0);
+    (void)q;
+    (void)K;
+    C[0] += p[3] + p[4] / p[5] / (ch * ch);
+    C[1] -= p[0];
+    C[ld] += p[1];
+    C[ld + 1] += p[2];
+}
+
 /* PI gains of a current loop whose zero cancels R/L: out = (kp = L w_c [V/A],
    ki = R w_c [V/(A s)]). */
 DRIVE_API void drive_current_loop_gains(double resistance, double inductance,

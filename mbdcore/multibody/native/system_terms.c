@@ -21,7 +21,10 @@
  * system_forces through its problem-independent signatures; nothing here knows the
  * integrator.
  */
+#include <math.h>
 #include <string.h>
+
+#include "table_layout.h"
 
 /* marks what Python and other kernels call (mbdcore.cbuild binds it) */
 #ifndef TERMS_API
@@ -38,6 +41,34 @@ typedef void (*body_tangent_fn)(const void *params, const double *q, const doubl
                                 double *K, double *C, int ld);
 typedef void (*plan_geometric_fn)(const void *geo, const double *q, const double *v,
                                   const double *lam, double *K, double *H);
+
+/* A force law on a scalar measure s [m or rad] of the state and its rate s': out =
+   (T, dT/ds, dT/ds'), T [N or N m] the force conjugate to s (the element's generalised
+   force is -T ds/dq), p its parameters. */
+typedef void (*force_law_fn)(const double *p, double s, double rate, double *out);
+
+/* A force element on one scalar measure (a "measure element", docs/spatial.md, "The
+   spatial residual in C"): over the n coordinates it reads (gathered, local order),
+
+     s = sum_k lin_w[k] q[lin_at[k]] + beta |r_b - r_a| + s0
+
+   with the points r_a, r_b of dimension dim (dim = 0: no line), each
+   r = N q[cols] + c, or for a planar rigid point (rigid = 1; cols the body's x, y, phi)
+   r = (q[x], q[y]) + A(q[phi]) c.  Springs, dampers, gears, screw drives and latches are
+   this with their laws.  work: (dim + 2) n scratch (dr/dq, ds/dq, ds'/dq). */
+#define MEASURE_LAYOUT(X)                                                                  \
+    X(INT, n, 1) X(INT, n_lin, 1) X(INTS, lin_at, n_lin) X(ARRAY, lin_w, n_lin)            \
+    X(REAL, beta, 1) X(REAL, s0, 1) X(INT, dim, 1)                                         \
+    X(INT, a_rigid, 1) X(INT, a_n, 1) X(INTS, a_cols, a_n) X(ARRAY, a_N, dim * a_n)        \
+    X(ARRAY, a_c, dim)                                                                     \
+    X(INT, b_rigid, 1) X(INT, b_n, 1) X(INTS, b_cols, b_n) X(ARRAY, b_N, dim * b_n)        \
+    X(ARRAY, b_c, dim)                                                                     \
+    X(FN, law, force_law_fn) X(INT, n_law, 1) X(ARRAY, law_params, n_law)                  \
+    X(WORK, work, (dim + 2) * n)
+
+typedef struct {
+    MEASURE_LAYOUT(TABLE_MEMBER)
+} measure_t;
 
 typedef struct {
     int n, m;
@@ -76,7 +107,207 @@ typedef struct {
     const int *G_indptr, *G_indices, *M_indptr, *M_indices;
     const double *M_data;
     double *F_scratch;              /* n */
+    /* force elements over gathered coordinates (a measure element, or any kernel of a
+       body's signature): element k reads elem_size[k] coordinates elem_cols[elem_first[k]
+       ...]; sparse: where each entry of its (size x size) tangent block goes in K's and
+       C's values (from elem_block[k]; NULL when dense) */
+    int n_elements;
+    const body_force_fn *elem_fn;
+    const body_tangent_fn *elem_tangent;
+    const void *const *elem_params;
+    const int *elem_first, *elem_size, *elem_cols, *elem_block, *elem_K_at, *elem_C_at;
+    double *elem_q, *elem_v, *elem_f;   /* max size each */
+    double *elem_K, *elem_C;            /* max size^2 each */
 } system_terms_t;
+
+/* One point of a measure element at the local coordinates q, v: r, r' (dim each) and
+   dr/dq added with the sign sg into J (dim x n, row-major); A c for a rigid point
+   (its curvature terms). */
+static void measure_point(int dim, int n, int rigid, int np, const int *cols,
+                          const double *N, const double *c, const double *q,
+                          const double *v, double sg, double *r, double *rd, double *J,
+                          double *Ac)
+{
+    int i, k;
+    if (rigid) {
+        const int x = cols[0], y = cols[1], f = cols[2];
+        const double co = cos(q[f]), si = sin(q[f]);
+        Ac[0] = co * c[0] - si * c[1];
+        Ac[1] = si * c[0] + co * c[1];
+        r[0] = q[x] + Ac[0];
+        r[1] = q[y] + Ac[1];
+        rd[0] = v[x] - v[f] * Ac[1];
+        rd[1] = v[y] + v[f] * Ac[0];
+        J[x] += sg;
+        J[n + y] += sg;
+        J[f] -= sg * Ac[1];
+        J[n + f] += sg * Ac[0];
+        return;
+    }
+    for (i = 0; i < dim; ++i) {
+        double ri = c[i], vi = 0.0;
+        for (k = 0; k < np; ++k) {
+            ri += N[i * np + k] * q[cols[k]];
+            vi += N[i * np + k] * v[cols[k]];
+            J[i * n + cols[k]] += sg * N[i * np + k];
+        }
+        r[i] = ri;
+        rd[i] = vi;
+    }
+}
+
+/* s, s' and the law at (q, v), with ds/dq (= ds'/dv) and ds'/dq in the work array; out:
+   the law's (T, dT/ds, dT/ds'); e, length, the rigid points' A c and the rate of d for
+   the tangent; returns s. */
+static double measure_eval(const measure_t *p, const double *q, const double *v,
+                           double *out, double *geo)
+{
+    const int n = p->n, dim = p->dim;
+    double *J = p->work, *ds = p->work + dim * n, *dsd = ds + n;
+    double s = p->s0, rate = 0.0;
+    int i, k;
+    memset(p->work, 0, (size_t)(dim + 2) * n * sizeof(double));
+    for (k = 0; k < p->n_lin; ++k) {
+        const int at = p->lin_at[k];
+        s += p->lin_w[k] * q[at];
+        rate += p->lin_w[k] * v[at];
+        ds[at] += p->lin_w[k];
+    }
+    if (dim > 0) {
+        /* geo: e (3), length, A c of a (2), A c of b (2), d' (3) */
+        double ra[3], rb[3], va[3], vb[3], length = 0.0, ldot = 0.0;
+        double *e = geo, *dd = geo + 8;
+        measure_point(dim, n, p->a_rigid, p->a_n, p->a_cols, p->a_N, p->a_c, q, v, -1.0,
+                      ra, va, J, geo + 4);
+        measure_point(dim, n, p->b_rigid, p->b_n, p->b_cols, p->b_N, p->b_c, q, v, 1.0,
+                      rb, vb, J, geo + 6);
+        for (i = 0; i < dim; ++i) {
+            e[i] = rb[i] - ra[i];
+            dd[i] = vb[i] - va[i];
+            length += e[i] * e[i];
+        }
+        length = sqrt(length);
+        for (i = 0; i < dim; ++i) {
+            e[i] /= length;             /* a zero length: NaN, the Newton solve fails */
+            ldot += e[i] * dd[i];
+        }
+        geo[3] = length;
+        s += p->beta * length;
+        rate += p->beta * ldot;
+        for (k = 0; k < n; ++k) {
+            double eJ = 0.0;
+            for (i = 0; i < dim; ++i) eJ += e[i] * J[i * n + k];
+            ds[k] += p->beta * eJ;
+        }
+        /* ds'/dq = beta (J^T (I - e e^T) d' / length + e . d(d')/dq), the last term
+           from the rigid points' rotation: d(phi' E A c)/dphi = -phi' A c */
+        for (k = 0; k < n; ++k) {
+            double acc = 0.0;
+            for (i = 0; i < dim; ++i)
+                acc += J[i * n + k] * (dd[i] - e[i] * ldot);
+            dsd[k] += p->beta * acc / length;
+        }
+        if (p->a_rigid)
+            dsd[p->a_cols[2]] += p->beta * v[p->a_cols[2]] * (e[0] * geo[4] + e[1] * geo[5]);
+        if (p->b_rigid)
+            dsd[p->b_cols[2]] -= p->beta * v[p->b_cols[2]] * (e[0] * geo[6] + e[1] * geo[7]);
+    }
+    p->law(p->law_params, s, rate, out);
+    return s;
+}
+
+/* The measure s [m or rad] of a measure element at its gathered (q, v): what a C model
+   tests a latch's engagement on (s >= 0, as its Python update does). */
+TERMS_API double measure_value(const void *params, const double *q, const double *v)
+{
+    double law[3], geo[11];
+    return measure_eval((const measure_t *)params, q, v, law, geo);
+}
+
+/* The generalised force f = -T ds/dq of a measure element (a body_force_fn over its
+   gathered coordinates). */
+TERMS_API void measure_forces(const void *params, const double *q, const double *v,
+                              double *f)
+{
+    const measure_t *p = (const measure_t *)params;
+    const double *ds = p->work + p->dim * p->n;
+    double law[3], geo[11];
+    int k;
+    measure_eval(p, q, v, law, geo);
+    for (k = 0; k < p->n; ++k) f[k] = -law[0] * ds[k];
+}
+
+/* Its tangents (a body_tangent_fn): -df/dq = ds (dT/ds ds + dT/ds' ds'/dq)^T + T d2s/dq2,
+   -df/dv = dT/ds' ds ds^T, added into K and C (leading dimension ld); d2s/dq2 = beta
+   (J^T (I - e e^T) J / length + the rigid points' e . d2r/dphi2 = -e . A c). */
+TERMS_API void measure_tangent(const void *params, const double *q, const double *v,
+                               double *K, double *C, int ld)
+{
+    const measure_t *p = (const measure_t *)params;
+    const int n = p->n, dim = p->dim;
+    const double *J = p->work, *ds = p->work + dim * n, *dsd = ds + n;
+    double law[3], geo[11];
+    int i, j, k;
+    measure_eval(p, q, v, law, geo);
+    for (i = 0; i < n; ++i) {
+        if (ds[i] == 0.0) continue;
+        for (j = 0; j < n; ++j) {
+            K[(size_t)i * ld + j] += ds[i] * (law[1] * ds[j] + law[2] * dsd[j]);
+            C[(size_t)i * ld + j] += law[2] * ds[i] * ds[j];
+        }
+    }
+    if (dim > 0 && law[0] != 0.0) {
+        const double *e = geo, tb = law[0] * p->beta, length = geo[3];
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < n; ++j) {
+                double acc = 0.0, ei = 0.0, ej = 0.0;
+                for (k = 0; k < dim; ++k) {
+                    acc += J[k * n + i] * J[k * n + j];
+                    ei += e[k] * J[k * n + i];
+                    ej += e[k] * J[k * n + j];
+                }
+                K[(size_t)i * ld + j] += tb * (acc - ei * ej) / length;
+            }
+        if (p->a_rigid) {
+            const int f = p->a_cols[2];
+            K[(size_t)f * ld + f] += tb * (e[0] * geo[4] + e[1] * geo[5]);
+        }
+        if (p->b_rigid) {
+            const int f = p->b_cols[2];
+            K[(size_t)f * ld + f] -= tb * (e[0] * geo[6] + e[1] * geo[7]);
+        }
+    }
+}
+
+/* The penalty contact law of mbdcore.multibody.forces.Contact on s = distance - (r_a +
+   r_b), the penetration delta = -s: magnitude K delta^n + C delta^n delta', never pulling
+   (p: K, C, n), pushing the centres apart, T = -magnitude. */
+TERMS_API void contact_law(const double *p, double s, double rate, double *out)
+{
+    const double delta = -s, delta_rate = -rate;
+    double dn, magnitude;
+    out[0] = out[1] = out[2] = 0.0;
+    if (!(delta > 0.0)) return;
+    dn = pow(delta, p[2]);
+    magnitude = p[0] * dn + p[1] * dn * delta_rate;
+    if (!(magnitude > 0.0)) return;
+    out[0] = -magnitude;
+    out[1] = p[2] * pow(delta, p[2] - 1.0) * (p[0] + p[1] * delta_rate);
+    out[2] = p[1] * dn;
+}
+
+/* The linear spring-damper law T = k s + c s' (p: k, c), one-sided with p[2] != 0 (no
+   force while s <= 0, a stop or a latch not yet engaged) unless engaged, p[3] != 0. */
+TERMS_API void spring_law(const double *p, double s, double rate, double *out)
+{
+    if (p[2] != 0.0 && p[3] == 0.0 && !(s > 0.0)) {
+        out[0] = out[1] = out[2] = 0.0;
+        return;
+    }
+    out[0] = p[0] * s + p[1] * rate;
+    out[1] = p[0];
+    out[2] = p[1];
+}
 
 TERMS_API void system_constraints(const void *ctx, const double *q, double *g, double *G, double *gt)
 {
@@ -114,6 +345,16 @@ TERMS_API void system_forces(const void *ctx, const double *q, const double *v, 
         for (j = 0; j < s->body_size[k]; ++j)
             F[a + j] += s->scratch[j];
     }
+    for (k = 0; k < s->n_elements; ++k) {
+        const int *cols = s->elem_cols + s->elem_first[k], size = s->elem_size[k];
+        for (j = 0; j < size; ++j) {
+            s->elem_q[j] = q[cols[j]];
+            s->elem_v[j] = v[cols[j]];
+        }
+        s->elem_fn[k](s->elem_params[k], s->elem_q, s->elem_v, s->elem_f);
+        for (j = 0; j < size; ++j)
+            F[cols[j]] += s->elem_f[j];
+    }
 }
 
 /* The unscaled blocks of the Newton matrix at (q, v, lam): K = -dF/dq + d(G^T lam)/dq
@@ -146,6 +387,28 @@ TERMS_API void system_jacobian(const void *ctx, const double *q, const double *v
             K[s->body_K_at[e]] += s->block_K[s->body_entry[e]];
             C[s->body_C_at[e]] += s->block_C[s->body_entry[e]];
         }
+    }
+    for (k = 0; k < s->n_elements; ++k) {
+        const int *cols = s->elem_cols + s->elem_first[k], b = s->elem_size[k];
+        int i, j;
+        for (j = 0; j < b; ++j) {
+            s->elem_q[j] = q[cols[j]];
+            s->elem_v[j] = v[cols[j]];
+        }
+        memset(s->elem_K, 0, (size_t)b * b * sizeof(double));
+        memset(s->elem_C, 0, (size_t)b * b * sizeof(double));
+        s->elem_tangent[k](s->elem_params[k], s->elem_q, s->elem_v, s->elem_K, s->elem_C, b);
+        for (i = 0; i < b; ++i)
+            for (j = 0; j < b; ++j) {
+                const int at = i * b + j;
+                if (s->elem_K_at == NULL) {
+                    K[(size_t)cols[i] * n + cols[j]] += s->elem_K[at];
+                    C[(size_t)cols[i] * n + cols[j]] += s->elem_C[at];
+                } else {
+                    K[s->elem_K_at[s->elem_block[k] + at]] += s->elem_K[at];
+                    C[s->elem_C_at[s->elem_block[k] + at]] += s->elem_C[at];
+                }
+            }
     }
     if (s->kept) {
         memset(s->lam_all, 0, (size_t)s->m_all * sizeof(double));

@@ -5,7 +5,10 @@ structures (mbdcore.cimage) — inside the C wrapper's one mechanism for a model
 own step (``CModel.own_step``, ``model_step``).  The hub-beam (mechanisms.hub_beam with
 an ANCF beam, written as a file: its spin-up driver evaluated in C), the example
 four-bar file (driven at a constant rate) and the four-bar turned by an input torque
-that jumps: each FMU in fmpy equals its Python block (same method, substeps, rho_inf
+that jumps, with a spring-damper and a torsion spring-damper, and the spatial double
+pendulum's bodies with a DC motor's screw drive (force elements that depend on the
+state, compiled as measure elements; the motor's C from models/native/drive.c): each
+FMU in fmpy equals its Python block (same method, substeps, rho_inf
 and Newton tolerance 1e-12) to 1e-9 and validates; the sources compile alone with
 -pedantic without a warning and export only fmi2*; an absurd torque is a discarded step
 naming the Newton failure, the state kept; a file with a part that has no compiled form
@@ -79,11 +82,20 @@ def four_bar_file():
 
 
 def four_bar_by_torque():
-    """The example four-bar with its crank turned by an input torque, not driven."""
+    """The example four-bar with its crank turned by an input torque, not driven, with a
+    spring-damper from a ground anchor to the coupler and a torsion spring-damper
+    between crank and rocker (state-dependent force elements, compiled as measure
+    elements)."""
     model = json.loads((EXAMPLES / "four_bar.json").read_text())
     model["joints"] = [j for j in model["joints"] if j["type"] != "driver"]
+    model["ground"]["markers"]["anchor"] = [0.2, 0.4]
     model["forces"] = [{"type": "torque", "name": "motor", "a": "ground", "b": "crank",
-                        "input": "tau"}]
+                        "input": "tau"},
+                       {"type": "spring", "name": "spring", "a": "ground.anchor",
+                        "b": "coupler.Q", "stiffness": 200.0, "damping": 2.0,
+                        "rest_length": 0.2},
+                       {"type": "torsion_spring", "name": "torsion", "a": "crank",
+                        "b": "rocker", "stiffness": 0.5, "damping": 0.01}]
     model.update(inputs={"tau": 0.0}, method=METHOD,
                  outputs=["crank.phi", "der(crank.phi)", "rocker.phi", "der(coupler.x)"])
     return model
@@ -100,8 +112,34 @@ def spatial_pendulum_file():
     return model
 
 
+def spatial_screw_motor_file():
+    """The spatial double pendulum's bodies and joints with a DC motor whose screw pulls
+    the rod towards a ground anchor, its supply voltage the input ``tau`` [V] clipped to
+    0.4 V (the 0.5 V of the first steps clipped in C as in Python), and a latch on the
+    same line that engages in the third step (0.5102, 0.5111, 0.5117 m after the first
+    three without it): the motor body (C of models/native/drive.c), the screw drive (the
+    gear law) and the latch with its discrete state switched in C."""
+    model = spatial_pendulum_file()
+    model["ground"]["markers"]["anchor"] = [0.6, 0.4, -0.5]
+    model["bodies"].append({"type": "dc_motor", "name": "m", "speed": 30.0, "current": 0.2,
+                            "voltage_limit": 0.4})
+    model["forces"] = [
+        {"type": "motor_voltage", "name": "supply", "motor": "m", "input": "tau"},
+        {"type": "screw_drive", "name": "screw", "motor": "m", "a": "ground.anchor",
+         "b": "rod.middle", "lead": 0.001, "ratio": 5.0, "stiffness": 2000.0,
+         "damping": 20.0},
+        {"type": "latch", "name": "latch", "a": "ground.anchor", "b": "rod.middle",
+         "deployed_length": 0.5114, "stiffness": 2e3, "damping": 5.0}]
+    # full Newton, as the C step (see hub_beam_file): the motor's rates of up to 30
+    # rad/s carry the Python reference's modified-Newton floor otherwise
+    model.update(inputs={"tau": 0.0}, outputs=["m.phi", "der(m.phi)", "der(m.charge)"],
+                 method={**METHOD, "iteration": "newton"})
+    return model
+
+
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
-          "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file}
+          "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file,
+          "spatial_screw_motor": spatial_screw_motor_file}
 H, STEPS = 0.01, 30
 
 
@@ -189,7 +227,6 @@ def test_a_newton_failure_is_a_discarded_step_with_the_solver_message(exported, 
 
 
 @pytest.mark.parametrize("file, part", [
-    ("slider_crank.json", "force 'spring' (TranslationalSpringDamper: depends on the state)"),
     ("hub_beam.json", "body 'beam' (ModalBeam: no compiled form)")])
 def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, part):
     model = json.loads((EXAMPLES / file).read_text())
@@ -210,11 +247,11 @@ def test_export_c_takes_a_model_file_and_refuses_one_naming_the_part(tmp_path, c
     assert capsys.readouterr().out.strip() == str(fmu)
     with zipfile.ZipFile(fmu) as z:
         assert "sources/newton.c" in z.namelist()
-    assert main(["-q", "export-c", str(EXAMPLES / "slider_crank.json"), "-o",
+    assert main(["-q", "export-c", str(EXAMPLES / "hub_beam.json"), "-o",
                  str(tmp_path)]) == 2
     line, = capsys.readouterr().err.splitlines()
     assert line.startswith("flexcosim export-c: error: ") and \
-        "force 'spring' (TranslationalSpringDamper: depends on the state)" in line, line
+        "body 'beam' (ModalBeam: no compiled form)" in line, line
 
 
 def _steps(fmu: Unzipped, slot: int, k0: int, k1: int, outputs) -> str:
@@ -268,3 +305,36 @@ def test_a_model_solved_sparse_is_refused_saying_how_to_solve_it_dense():
         block.c_model()
     model["method"] = {**METHOD, "sparse": False}
     assert ModelSystemBlock.configured({"model": model})().c_model().own_step
+
+
+def test_a_saved_state_holds_whether_the_latch_has_engaged(exported, tmp_path):
+    """The latch's engaged flag is FMU state.  Saved before it engages (t = 0.01 s), five
+    steps in which it does (at 0.025 s), restored: the same five steps bit for bit.  Saved
+    engaged (t = 0.04 s) and serialized into a new instance (whose law starts open):
+    the next steps equal the first instance's."""
+    unzipped = Unzipped(exported["spatial_screw_motor"][1], tmp_path / "x")
+
+    def steps(instance, k):
+        out = []
+        for _ in range(k):
+            instance.step()
+            out.append(instance.get("m.phi", "der(m.phi)", "der(m.charge)"))
+        return out
+    first = Instance(unzipped.md, str(unzipped.dir), step=H)
+    first.set("tau", 0.5)
+    first.step()
+    saved = first.fmu.getFMUstate()
+    run = steps(first, 3)
+    engaged = first.fmu.serializeFMUstate(first.fmu.getFMUstate())
+    run += steps(first, 2)
+    first.fmu.setFMUstate(saved)
+    first.t = H
+    assert steps(first, 5) == run
+    second = Instance(unzipped.md, str(unzipped.dir), name="second", step=H)
+    second.set("tau", 0.5)
+    second.fmu.setFMUstate(second.fmu.deSerializeFMUstate(engaged))
+    second.t = 4 * H
+    assert steps(second, 2) == run[3:]
+    for instance in (first, second):
+        instance.fmu.terminate()
+        instance.fmu.freeInstance()

@@ -142,12 +142,13 @@ def test_a_part_without_a_compiled_form_is_iterated_in_python():
     off = ancf_hub()
     off.compiled_residual = False
     assert off.compiled_terms() is None
-    # a force element that depends on the state
+    # a force element that depends on the state has a compiled form where its points
+    # do (tests/test_mbdcore/multibody/test_compiled_force_elements.py)
     s = ancf_hub()
     s.ground.add_marker("far", (2.0, 0.0))
     s.add_force(TranslationalSpringDamper("ground.far", "hub.axis", 10.0))
-    assert s.compiled_terms() is None
-    assert slider_crank().compiled_terms() is None     # its spring-damper
+    assert s.compiled_terms() is not None
+    assert slider_crank().compiled_terms() is None     # its prismatic rail
     # a torque on a beam's slope depends on the state; on rigid bodies it does not
     s = ancf_hub()
     s.add_force(JointTorque("hub", "beam.tip", "tau"))

@@ -1,0 +1,210 @@
+"""The state-dependent force elements in C (``Force.compiled_element``: measure elements
+of native/system_terms.c, the gear law and the motor body of models/native/drive.c):
+their generalised forces equal the Python elements' to rounding, relative to the
+element's force; their tangents equal central differences of the Python forces
+(Richardson-extrapolated) to their accuracy and, where Python has exact Jacobians,
+those to rounding; dense and sparse blocks agree; trajectories of small models on the
+compiled and the Python path agree to 1e-9, dense and sparse, a latch engaging on the
+way."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from mbdcore.dae.simulate import simulate
+from mbdcore.models.drive import DCMotorBody, GearTrain, MotorVoltage
+from mbdcore.models.ring_truss import DiagonalLatch, DiagonalScrewDrive
+from mbdcore.multibody.constraints import Revolute
+from mbdcore.multibody.forces import (Contact, JointForce, RotationalSpringDamper,
+                                      TranslationalSpringDamper)
+from mbdcore.multibody.system import System
+from mbdcore.spatial.system import SpatialSystem
+
+_FORCES = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)
+
+
+def planar(*elements):
+    """Two rigid bars, the first pinned to the ground, a motor; the elements named."""
+    s = System(gravity=(0.0, -9.81))
+    s.ground.add_marker("A", (0.0, 0.0))
+    s.ground.add_marker("far", (1.5, 0.3))
+    s.add_body("bar", mass=1.0, inertia=0.1, position=(0.5, 0.0),
+               markers={"a": (-0.5, 0.0), "b": (0.5, 0.0)})
+    s.add_body("bar2", mass=0.5, inertia=0.05, position=(1.0, 0.2), angle=0.3,
+               velocity=(0.1, -0.2), omega=0.5, markers={"c": (-0.2, 0.1)})
+    s.add_joint(Revolute("ground.A", "bar.a"))
+    s.add(DCMotorBody("m", speed=3.0, current=0.5))
+    s.add_force(MotorVoltage("m", "u"))
+    s.inputs["u"] = 2.0
+    make = {
+        "spring to ground": lambda: TranslationalSpringDamper("ground.far", "bar.b", 50.0,
+                                                              2.0, rest_length=0.4),
+        "spring between bodies": lambda: TranslationalSpringDamper("bar.b", "bar2.c", 30.0,
+                                                                   1.5),
+        "torsion spring": lambda: RotationalSpringDamper("bar", "bar2", 5.0, 0.3,
+                                                         rest_angle=0.1),
+        "gear train": lambda: GearTrain("m", "ground", "bar", ratio=10.0, backlash=0.01,
+                                        gear_stiffness=2e3),
+        # the circles 0.323 m apart at the start, radii 0.35 m: 27 mm deep
+        "circle contact": lambda: Contact("bar.b", "bar2.c", 0.15, 1e4, exponent=1.5,
+                                          damping=1e3, radius_b=0.2),
+    }
+    for name in elements:
+        s.add_force(make[name]())
+    return s
+
+
+def spatial(length: float = 1.13, latched: bool = False):
+    """A natural-coordinate body and a bar, free, with a motor's screw drive between
+    them, a spring to the ground and a latch of ``length`` [m] on the body (at first
+    1.11 m from the ground point and moving out)."""
+    s = SpatialSystem(gravity=(0.0, 0.0, -9.81))
+    s.ground.add_marker("o", (0.0, 0.0, 0.0))
+    s.add_body("box", mass=2.0, inertia=(0.1, 0.2, 0.25), position=(1.0, 0.1, 0.0),
+               velocity=(0.5, 0.0, 0.1), markers={"p": (0.1, 0.05, 0.02)})
+    s.add_bar("rod", (0.0, 1.0, 0.0), (0.2, 1.8, 0.1), mass=0.7, markers={"tip": 0.5})
+    s.add(DCMotorBody("m", speed=20.0, current=1.0))
+    s.add_force(MotorVoltage("m", "u"))
+    s.add_force(TranslationalSpringDamper("ground.o", "rod.tip", 40.0, 1.0, rest_length=1.2))
+    s.add_force(DiagonalScrewDrive("m", "box.p", "rod.tip", lead=1e-3, ratio=5.0,
+                                   stiffness=3e4, damping=50.0))
+    latch = DiagonalLatch("ground.o", "box.p", length, 1e5, 30.0)
+    latch.latched = latched
+    s.add_force(latch)
+    s.inputs["u"] = 3.0
+    return s
+
+
+CASES = {**{name: (lambda name=name: planar(name))
+            for name in ("spring to ground", "spring between bodies", "torsion spring",
+                         "gear train", "circle contact")},
+         "spatial, latch open": lambda: spatial(1.13),
+         "spatial, latch stretched": lambda: spatial(1.07),
+         "spatial, latch engaged": lambda: spatial(1.13, latched=True)}
+
+
+def _states(s, seed):
+    rng = np.random.default_rng(seed)
+    q0, v0 = s.initial_state()
+    return [(q0 + 0.02 * rng.standard_normal(q0.size), v0 + rng.standard_normal(v0.size))
+            for _ in range(2)]
+
+
+def _compiled_forces(terms, q, v):
+    F = np.zeros(terms.n)
+    terms.prepare(0.0)
+    _FORCES(terms.forces)(terms.context, q.ctypes.data, v.ctypes.data, F.ctypes.data)
+    return F
+
+
+def _element_scale(s, q, v):
+    """The largest generalised force of the force elements alone [N, N m]."""
+    f = s.forces(0.0, q, v)
+    for b in s.bodies:
+        sl = slice(b.index, b.index + b.n_coords)
+        f[sl] -= b.applied_forces(0.0, q[sl], v[sl], s.gravity)
+    return max(1.0, float(np.abs(f).max()))
+
+
+def _differences(f, x, h=1e-4):
+    """df/dx by central differences at h and h/2, Richardson-extrapolated (error
+    O(h^4))."""
+    out = np.empty((x.size, x.size))
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = 1.0
+        d1, d2 = ((f(x + s * e) - f(x - s * e)) / (2 * s) for s in (h, h / 2))
+        out[:, j] = (4.0 * d2 - d1) / 3.0
+    return out
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_compiled_forces_and_tangents_equal_python_and_central_differences(case):
+    s = CASES[case]()
+    terms = s.compiled_terms()
+    assert terms is not None and terms.jacobian is not None, s.forces_list
+    for q, v in _states(s, 3):
+        scale = _element_scale(s, q, v)
+        F = _compiled_forces(terms, q, v)
+        assert np.abs(F - s.forces(0.0, q, v)).max() <= 1e-12 * scale
+        C, K, _ = terms.jacobian(q, v, np.zeros(s.m), False)
+        Kd = _differences(lambda x: -s.forces(0.0, x, v), q)
+        Cd = _differences(lambda x: -s.forces(0.0, q, x), v)
+        tangent_scale = max(1.0, float(np.abs(Kd).max()), float(np.abs(Cd).max()))
+        # their accuracy at h = 1e-4: h^4 times the forces' fifth derivatives (the
+        # contact's delta^1.5 at 27 mm the largest) and eps |F| / h; 4e-12 of the largest
+        # entry measured on these cases
+        assert np.abs(K - Kd).max() <= 1e-10 * tangent_scale
+        assert np.abs(C - Cd).max() <= 1e-10 * tangent_scale
+        # the sparse blocks: the same values in the pattern fixed per topology
+        Cs, Ks, _ = terms.owner.sparse_jacobian(q, v, np.zeros(s.m), False)
+        np.testing.assert_allclose(Ks.toarray(), K, rtol=0, atol=1e-14 * tangent_scale)
+        np.testing.assert_allclose(Cs.toarray(), C, rtol=0, atol=1e-14 * tangent_scale)
+
+
+def test_compiled_tangents_equal_the_exact_python_jacobians():
+    """Where Python has exact Jacobians (the torsion spring on rigid bodies, the motor
+    body), C gives the same to rounding."""
+    s = planar("torsion spring")
+    terms = s.compiled_terms()
+    for q, v in _states(s, 5):
+        dFdq, dFdv = s.force_jacobians(0.0, q, v)
+        C, K, _ = terms.jacobian(q, v, np.zeros(s.m), False)
+        for a, b in ((K, -dFdq), (C, -dFdv)):
+            assert np.abs(a - b).max() <= 1e-12 * max(1.0, float(np.abs(b).max()))
+
+
+def test_a_latch_engages_the_compiled_law_with_its_discrete_state():
+    """The latch's compiled law reads its discrete state: stretched or not, open or
+    engaged, restored by set_discrete_state (also in terms built before a later build
+    of the same system's)."""
+    s = spatial(1.13)
+    latch = s.forces_list[-1]
+    terms = s.compiled_terms()
+    assert s.compiled_terms() is not None
+    q, v = s.initial_state()
+    open_f = _compiled_forces(terms, q, v)
+    np.testing.assert_allclose(open_f, s.forces(0.0, q, v), rtol=0, atol=1e-12)
+    latch.set_discrete_state({"latched": True, "latch_time": 0.0})
+    engaged = _compiled_forces(terms, q, v)
+    np.testing.assert_allclose(engaged, s.forces(0.0, q, v), rtol=0,
+                               atol=1e-12 * _element_scale(s, q, v))
+    assert np.abs(engaged - open_f).max() > 1e3      # the pull of the engaged latch
+
+
+def test_elements_without_a_closed_form_keep_the_python_path():
+    """A circle against a line (its contact point slides along b) and a linear actuator
+    (its direction turns with a) have no compiled form."""
+    s = planar()
+    s.ground.add_marker("p", (1.0, -0.2))
+    s.add_force(Contact("bar.b", "ground.p", 0.1, 1e5, line_direction=(1.0, 0.0)))
+    assert s.compiled_terms() is None
+    s = planar()
+    s.add_force(JointForce("bar.a", "bar2.c", "push"))
+    assert s.compiled_terms() is None
+
+
+@pytest.mark.parametrize("make, t_end, h, sparse", [
+    (lambda: planar("spring to ground", "spring between bodies", "torsion spring",
+                    "gear train"), 0.1, 1e-3, False),
+    (lambda: spatial(1.13), 0.12, 2e-3, False),
+    (lambda: spatial(1.13), 0.12, 2e-3, True),
+])
+def test_trajectories_on_the_compiled_path_equal_the_python_path(make, t_end, h, sparse):
+    """Dense (the whole step's Newton iterations in C) and sparse (the residual and
+    blocks in C over the fixed patterns)."""
+    runs = []
+    for compiled in (True, False):
+        s = make()
+        s.compiled_residual = compiled
+        assert (s.compiled_terms() is not None) == compiled
+        runs.append((s, simulate(s, t_end, h, "generalized-alpha", rho_inf=0.7,
+                                 sparse=sparse)))
+    (s, a), (_, b) = runs
+    assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(a.v, b.v, rtol=0, atol=1e-9 * max(1.0, np.abs(b.v).max()))
+    if isinstance(s, SpatialSystem):
+        assert s.forces_list[-1].latched       # the latch engaged on the way

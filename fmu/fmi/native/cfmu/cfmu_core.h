@@ -96,6 +96,9 @@ typedef struct {
     int logging_on;
     int range_warned;      /* model_validity has been reported in this run */
     int model_exchange;    /* made for Model Exchange: the host integrates (cf_me_*) */
+    int outputs_current;   /* d.r's outputs are those of d as it is now (a co-simulation
+                              step's check or a getter computed them since the last change
+                              of d): a getter need not run model_outputs again */
     int terminated;        /* after the last discarded step: the model cannot go on */
     int has_discarded;     /* discarded_from and discarded_h hold the last discarded step */
     double discarded_h;
@@ -439,6 +442,7 @@ static int start_model(Instance *c) {
     c->range_warned = 0;
     model_initial(&c->d);
     model_outputs(&c->d);
+    c->outputs_current = 1;
     return CF_OK;
 }
 
@@ -458,13 +462,17 @@ static int cf_exit_initialization(Instance *c, const char *what) {
 
 static void cf_reset(Instance *c) {
     set_defaults(&c->d);
+    c->outputs_current = 0;
     c->phase = ST_INSTANTIATED;
     c->terminated = c->has_discarded = 0;
 }
 
 /* ---------------------------------------------------------------- getters ---------- */
 static void refresh_outputs(Instance *c) {
-    if (c->phase == ST_STEPPING || c->phase == ST_TERMINATED) model_outputs(&c->d);
+    if (c->phase != ST_STEPPING && c->phase != ST_TERMINATED) return;
+    if (c->outputs_current && !c->model_exchange) return;   /* computed by the step's check */
+    model_outputs(&c->d);
+    c->outputs_current = 1;
 }
 
 /* One Real variable's value, the outputs as refresh_outputs left them (the front ends
@@ -528,6 +536,7 @@ static int cf_check_real(Instance *c, const unsigned int vr[], size_t n, const d
 static void cf_assign_real(Instance *c, const unsigned int vr[], size_t n, const double value[]) {
     size_t k;
     for (k = 0; k < n; k++) c->d.r[vr[k]] = value[k];
+    c->outputs_current = 0;
 }
 
 static int cf_set_integer(Instance *c, const unsigned int vr[], size_t n, const int value[], const char *what) {
@@ -544,6 +553,7 @@ static int cf_set_integer(Instance *c, const unsigned int vr[], size_t n, const 
         }
     }
     for (k = 0; k < n; k++) c->d.i[vr[k]] = value[k];
+    c->outputs_current = 0;
     return CF_OK;
 }
 
@@ -570,6 +580,7 @@ static int cf_set_string(Instance *c, const unsigned int vr[], size_t n, const c
         }
     }
     for (k = 0; k < n; k++) c->d.s[vr[k]] = chosen[k];
+    c->outputs_current = 0;
     return CF_OK;
 }
 
@@ -601,6 +612,7 @@ static int discard_step(Instance *c, const ModelData *saved, double t, double h,
     int repeated = c->has_discarded && h >= c->discarded_h
                    && memcmp(&c->discarded_from, saved, sizeof *saved) == 0;
     c->d = *saved;
+    c->outputs_current = 0;
     c->discarded_from = *saved;
     c->discarded_h = h;
     c->has_discarded = 1;
@@ -676,12 +688,14 @@ static int cf_do_step(Instance *c, double t, double h, const char *what) {
     if (!state_finite(&c->d)) return discard_step(c, &saved, t, h, 0, "the state is not finite");
     validity = model_validity(&c->d, why, sizeof why);
     if (validity == 2) return discard_step(c, &saved, t, h, 1, why);   /* beyond the hard limit */
+    c->d.time = t + h;       /* before the outputs: a reference's are those of t + h */
+    c->d.steps += 1;
+    c->outputs_current = 0;
     {
         char out[400];
         if (outputs_bad(&c->d, out, sizeof out)) return discard_step(c, &saved, t, h, 0, out);
     }
-    c->d.time = t + h;
-    c->d.steps += 1;
+    c->outputs_current = 1;  /* outputs_bad left them in d.r: the getters take them */
     c->terminated = 0;
     if (validity == 1 && !c->range_warned) {
         c->range_warned = 1;

@@ -133,6 +133,7 @@ static int cf_set_state(Instance *c, const void *state, const char *what) {
     if (state_bad(&data, why, sizeof why))
         return fail(c, "%s: %s: refused, %s; the instance is unchanged", c->name, what, why);
     c->d = data;
+    c->outputs_current = 0;
     c->terminated = c->has_discarded = 0;
     if (c->phase == ST_ERROR || c->phase == ST_TERMINATED) c->phase = ST_STEPPING;
     return CF_OK;

@@ -135,3 +135,20 @@ def thrown_on_slack_cable(direction, length=1.0, mass=1.0, ea=1e4, v0=2.0, start
     v_init[cable.index:cable.index + cable.n_coords] = rates.ravel()
     v_init[body.index:body.index + 3] = v0 * T0
     return system, cable, body, q0, v_init
+
+
+def displaced_net_start(net, seed: int, size: float = 1e-5):
+    """The net's coordinates with every cable node moved by ``size`` [m] at random (the
+    nodes' slopes kept), and the largest tension difference that leaves at a cable's
+    quarter point from the form's [N]: a start for ``net_static_equilibrium`` to return
+    from."""
+    rng = np.random.default_rng(seed)
+    q_start = net.coordinates()
+    for cable in net.cables:
+        shift = np.zeros((cable.n_nodes, 6))
+        shift[:, :3] = size * rng.standard_normal((cable.n_nodes, 3))
+        q_start[cable.index:cable.index + cable.n_coords] += shift.ravel()
+    start_error = max(abs(c.axial_force(q_start[c.index:c.index + c.n_coords],
+                                        0.25 * c.length)[0] - t)
+                      for c, t in zip(net.cables, net.form.tension))
+    return q_start, start_error

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from support.models import displaced_net_start
 
 from mbdcore.blocks import ParameterError
 from mbdcore.models.cable_net import (
@@ -105,15 +106,7 @@ def test_ancf_net_is_in_equilibrium_at_the_form(reflector):
     the form's."""
     truss, net = reflector
     form = net.form
-    q_start = net.coordinates()
-    rng = np.random.default_rng(24)
-    for cable in net.cables:
-        shift = np.zeros((cable.n_nodes, 6))
-        shift[:, :3] = 1e-5 * rng.standard_normal((cable.n_nodes, 3))
-        q_start[cable.index:cable.index + cable.n_coords] += shift.ravel()
-    start_error = max(abs(c.axial_force(q_start[c.index:c.index + c.n_coords],
-                                        0.25 * c.length)[0] - t)
-                      for c, t in zip(net.cables, form.tension))
+    q_start, start_error = displaced_net_start(net, 24)
     assert start_error > 1.0                   # at the quarter points; the nodes' slopes kept
     eq = net_static_equilibrium(net, q_start)
     assert np.abs(net.tensions(eq.q) - form.tension).max() < 1e-9 * form.tension.max()

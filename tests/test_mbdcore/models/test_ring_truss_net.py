@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from support.models import displaced_net_start
 
 from mbdcore.blocks import ParameterError
 from mbdcore.dae.simulate import simulate
@@ -84,15 +85,7 @@ def test_ancf_net_static_state_equals_the_form():
     form = net.form
     q = net.coordinates()
     assert np.abs(truss.system.all_constraints(0.0, q)).max() < 1e-10
-    rng = np.random.default_rng(5)
-    q_start = q.copy()
-    for cable in net.cables:
-        shift = np.zeros((cable.n_nodes, 6))
-        shift[:, :3] = 1e-5 * rng.standard_normal((cable.n_nodes, 3))
-        q_start[cable.index:cable.index + cable.n_coords] += shift.ravel()
-    start_error = max(abs(c.axial_force(q_start[c.index:c.index + c.n_coords],
-                                        0.25 * c.length)[0] - t)
-                      for c, t in zip(net.cables, form.tension))
+    q_start, start_error = displaced_net_start(net, 5)
     eq = net_static_equilibrium(net, q_start)
     tension_error = np.abs(net.tensions(eq.q) - form.tension).max()
     position_error = np.abs(net.node_positions(eq.q) - form.positions).max()

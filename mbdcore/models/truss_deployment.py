@@ -32,7 +32,8 @@ from mbdcore.models.ring_truss import DeploymentRateController, RingTruss, ring_
 from mbdcore.multibody.energy import EnergyBalance, energy_balance
 from mbdcore.timeseries import TimeSeries
 
-__all__ = ["DEPLOYMENT_DEFAULTS", "TrussDeployment", "deploy_truss", "deployment_case"]
+__all__ = ["DEPLOYMENT_DEFAULTS", "NET_STEP_CONTROL", "NET_DEPLOYMENT", "TrussDeployment",
+           "deploy_truss", "deployment_case"]
 
 #: The run's settings that are not the truss's parameters: the controller's set-point
 #: [m/s] and gains [V s/m, V/m], the step [s] and generalized-alpha's rho_inf.  The
@@ -40,6 +41,17 @@ __all__ = ["DEPLOYMENT_DEFAULTS", "TrussDeployment", "deploy_truss", "deployment
 #: about 5 s (docs/ring_truss.md).
 DEPLOYMENT_DEFAULTS = {"rate": 0.05, "kp": 2000.0, "ki": 2.0e4, "voltage_limit": 48.0,
                        "h": 0.02, "rho_inf": 0.6}
+
+#: With a net, the integrator's steps are error-controlled (docs/step_control.md): the
+#: light Kevlar cords snapping taut need steps down to 2e-5 s where they do and 3 ms
+#: where they do not; ``h`` is then the output grid and the controller's sampling.  The
+#: 4-bay truss with its one-ring net of damped cords (NET_DEPLOYMENT's) deploys from
+#: 1.3 rad to latched so (docs/ring_truss.md, "Deployment runs").
+NET_STEP_CONTROL = {"adaptive": True, "rtol": 1e-3, "atol": 1e-5}
+#: The net a deployment hangs on the truss unless told otherwise: the Kevlar cord with a
+#: Kelvin-Voigt damping time of 1 ms (the default 0 leaves the snap undamped), one
+#: element per cable
+NET_DEPLOYMENT = {"net_rings": 1, "cable_elements": 1, "cable_damping": 1e-3}
 
 
 @dataclass
@@ -118,6 +130,12 @@ class TrussDeployment:
         potential energy gained, the losses, and the residual (what the integrator lost:
         zero for the exact solution; it falls as h^2 once the step resolves the motors'
         electrical time constant L/R, about 2 ms)."""
+        taken = int(self.result.stats.get("accepted_steps", 0))
+        if balance is None and taken > len(self.result.t) - 1:
+            # error-controlled steps between the recorded rows: the trapezoid over the
+            # rows would integrate the power over steps the integrator did not take
+            return (f"energy: not balanced (the run recorded {len(self.result.t) - 1} of "
+                    f"the {taken} steps it took; the balance needs every step)")
         b = self.energy_balance() if balance is None else balance
         supplied = self.motor_work(b)
         kinetic = b.kinetic[-1] - b.kinetic[0]
@@ -199,9 +217,10 @@ def deploy_truss(n_bays: int = 6, folded_angle: float = 1.0, stop: float = 7.0,
     ----------
     n_bays, folded_angle : the truss's (see :data:`~mbdcore.models.ring_truss.RING_TRUSS_PARAMETERS`)
     stop : simulated time [s], > 0
-    net : True or a dict of :data:`~mbdcore.models.cable_net.NET_PARAMETERS` to hang the
-        cable net on the truss (it starts slack, :func:`~mbdcore.models.cable_net.folded_net_nodes`);
-        None or False: the truss alone
+    net : True or a dict of :data:`~mbdcore.models.cable_net.NET_PARAMETERS` (over
+        :data:`NET_DEPLOYMENT`) to hang the cable net on the truss (it starts slack,
+        :func:`~mbdcore.models.cable_net.folded_net_nodes`), the steps then
+        error-controlled (:data:`NET_STEP_CONTROL`); None or False: the truss alone
     truss : further truss parameters (aperture, height, ...)
     settings : :data:`DEPLOYMENT_DEFAULTS` to override (``rate``, ``kp``, ``ki``,
         ``voltage_limit``, ``h``, ``rho_inf``)
@@ -225,11 +244,13 @@ def deploy_truss(n_bays: int = 6, folded_angle: float = 1.0, stop: float = 7.0,
     built = ring_truss(n_bays=n_bays, folded_angle=folded_angle, **dict(truss or {}))
     cable_net = None
     if net:
-        cable_net = add_cable_net(built, **({} if net is True else dict(net)))
+        cable_net = add_cable_net(built, **{**NET_DEPLOYMENT, **({} if net is True else dict(net))})
     control = DeploymentRateController(built, rate=s["rate"], kp=s["kp"], ki=s["ki"],
                                        voltage_limit=s["voltage_limit"])
     options = {"sparse": True, "rho_inf": s["rho_inf"], "iteration": "newton",
-               "geometric_stiffness": False, **dict(method_options or {})}
+               "geometric_stiffness": False,
+               **(NET_STEP_CONTROL if cable_net is not None else {}),
+               **dict(method_options or {})}
     failure, held = None, []
 
     def recorded_control(t, q, v):

@@ -82,3 +82,15 @@ def test_a_deployment_is_a_case_of_a_sweep_in_another_process():
 def test_bad_settings_are_refused_naming_them(kwargs, words):
     with pytest.raises(ParameterError, match=words):
         deploy_truss(**kwargs)
+
+
+def test_with_a_net_the_steps_are_error_controlled_and_the_balance_says_it_cannot_be_made():
+    """The net's deployment defaults: the damped one-ring Kevlar net (NET_DEPLOYMENT)
+    and error-controlled steps between the output grid's rows (the cords snap taut at
+    2e-5 s steps); the energy balance, which needs every step, says it was not made."""
+    run = deploy_truss(n_bays=4, folded_angle=1.3, stop=0.02, net=True, h=0.01)
+    assert run.failure is None and len(run.result.t) == 3
+    assert run.result.stats["accepted_steps"] > 2
+    assert len(run.net.cables) == 29
+    assert all(c.n_elements == 1 for c in run.net.cables)
+    assert run.energy_line().startswith("energy: not balanced (the run recorded 2 of the ")

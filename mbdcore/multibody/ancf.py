@@ -534,8 +534,8 @@ class ANCFBeam(HermiteLineBody):
         tangents (``ancf_body_tangents``)."""
         params = ancf_body_layout().structure(
             N=self.n_elements, G=len(self.gauss_weights), B=self._B_c, Bw=self._Bw_c,
-            ea=self.ea, ei=self.ei, beta=self.damping, f=np.empty(self.n_coords),
-            k=np.empty(64 * self.n_elements), c=np.empty(64 * self.n_elements))
+            ea=self.ea, ei=self.ei, beta=self.damping, f=np.zeros(self.n_coords),
+            k=np.zeros(64 * self.n_elements), c=np.zeros(64 * self.n_elements))
         lib = _ancf_library()
         return CompiledForces(
             self.gravity_forces(gravity),

@@ -266,8 +266,8 @@ class _HermiteLine(HermiteLineBody):
         shared geometry (lengths, Gauss points and weights), the arrays kept in
         ``keep``."""
         ne = 2 * self.node_size
-        arrays = [np.empty(self.n_coords), np.empty(ne * ne * self.n_elements),
-                  np.empty(ne * ne * self.n_elements), self.element_lengths,
+        arrays = [np.zeros(self.n_coords), np.zeros(ne * ne * self.n_elements),
+                  np.zeros(ne * ne * self.n_elements), self.element_lengths,
                   self._gauss_xi, self._gauss_w]
         keep.extend(arrays)
         return [a.ctypes.data for a in arrays]

@@ -119,11 +119,14 @@ class TrussDeployment:
         r = self.result
         return energy_balance(self.truss.system, r.t, r.q, r.v, self.held)
 
+    def supplies(self) -> list[str]:
+        """The names of the motors' supply voltages (the energy's sources)."""
+        return [f.name for f in self.truss.system.forces_list if f.kind == "motor_voltage"]
+
     def motor_work(self, balance: EnergyBalance | None = None) -> float:
         """The electrical energy the motors took from their supplies [J] (sum of V i dt)."""
         balance = self.energy_balance() if balance is None else balance
-        names = [f.name for f in self.truss.system.forces_list if f.kind == "motor_voltage"]
-        return float(sum(balance.work[n][-1] for n in names))
+        return float(sum(balance.work[n][-1] for n in self.supplies()))
 
     def energy_line(self, balance: EnergyBalance | None = None) -> str:
         """The energy balance in a line: what the motors supplied [J], the kinetic and
@@ -140,7 +143,7 @@ class TrussDeployment:
         supplied = self.motor_work(b)
         kinetic = b.kinetic[-1] - b.kinetic[0]
         potential = sum(v[-1] - v[0] for v in b.potential.values())
-        motors = {f.name for f in self.truss.system.forces_list if f.kind == "motor_voltage"}
+        motors = set(self.supplies())
         lost = sum(b.dissipated(n)[-1] for n in b.work if n not in motors)
         residual = b.residual()[-1]
         share = f" ({abs(residual) / supplied:.1%} of it)" if supplied > 0 else ""

@@ -20,9 +20,9 @@ iterations per step (the same, to rounding).
 
 ``--parallel``: the Newton matrix of the ring truss at 24 and 48 bays factored afresh by
 SparseLU (factor, and refactor on kept pivots), SuperLU and MKL's PARDISO
-(``sparse_solver="pardiso"``: analysis and factorisation, PARDISO's phase 12, as the
-integrator calls it; and its numerical factorisation alone, phase 22, on the analysis
-kept) with 1 and 2 MKL threads: best wall time per factorisation and the largest
+(``sparse_solver="pardiso"``: analysis and factorisation, PARDISO's phases 11 and 22,
+as for a new pattern; and its numerical factorisation alone, phase 22, on the analysis
+kept, as the integrator calls it while the pattern stays) with 1 and 2 MKL threads: best wall time per factorisation and the largest
 residual; then the wall time per step of the sparse path with PARDISO.
 """
 from __future__ import annotations
@@ -97,15 +97,17 @@ def step_row(name, problem, steps: int) -> None:
 
 def parallel_rows(steps: int) -> None:
     """PARDISO against SparseLU and SuperLU (module docstring, ``--parallel``)."""
-    import pypardiso     # optional: only this table needs it
-
-    from mbdcore.dae.sparse_solver import pardiso_factors, pardiso_threads
+    from mbdcore.dae.sparse_solver import (  # optional: only this table needs them
+        PardisoAnalysis,
+        pardiso_factors,
+        pardiso_threads,
+    )
 
     print("time per factorisation [ms] of the truss's Newton matrix; PARDISO "
-          "phase 12 (analysis + factor, what the integrator calls) / phase 22 (factor on "
-          "the kept analysis)")
+          "phases 11 + 22 (analysis and factor: a new pattern) / phase 22 (factor on "
+          "the kept analysis: what the integrator calls while the pattern stays)")
     print(f"{'N':>4} {'n':>6} {'SparseLU':>9} {'refactor':>9} {'SuperLU':>9} "
-          f"{'P12 1 thr':>10} {'P22 1 thr':>10} {'P12 2 thr':>10} {'P22 2 thr':>10} "
+          f"{'P11+22 1 t':>10} {'P22 1 thr':>10} {'P11+22 2 t':>10} {'P22 2 thr':>10} "
           f"{'residual':>9} {'PARDISO':>9}")
     for n in (24, 48):
         A = newton_matrices(ring_truss_problem(n), 2)[0][-1].tocsc()
@@ -117,11 +119,9 @@ def parallel_rows(steps: int) -> None:
         for threads in (1, 2):
             pardiso_threads(threads)
             cells.append(best_time(lambda: pardiso_factors(Ar)))
-            solver = pypardiso.PyPardisoSolver(mtype=11)
-            solver.factorize(Ar)
-            solver.set_phase(22)
-            cells.append(best_time(lambda: solver._call_pardiso(Ar, np.zeros((Ar.shape[0], 1)))))
-            solver.free_memory(everything=True)
+            analysis = PardisoAnalysis(Ar, Ar)
+            cells.append(best_time(lambda: analysis.factor(Ar)))
+            del analysis
         lu = pardiso_factors(Ar)
         res = [np.abs(A @ ours.solve(b) - b).max(), np.abs(A @ lu.solve(b) - b).max()]
         print(f"{n:>4} {A.shape[0]:>6} " + " ".join(f"{c * 1e3:>9.2f}" for c in cells[:3])
@@ -139,7 +139,9 @@ def parallel_rows(steps: int) -> None:
             stats = integ.stats()
             print(f"{n:>4} bays {solver:>8} {threads} thread(s): {per_step * 1e3:>8.1f} ms, "
                   f"{stats['iterations_per_step']:.2f} iterations, "
-                  f"{stats['factorizations_per_step']:.2f} factorisations per step")
+                  f"{stats['factorizations_per_step']:.2f} factorisations per step"
+                  + (f", {stats['pardiso_analyses']} analyses" if solver == "pardiso"
+                     else ""))
 
 
 def main() -> None:

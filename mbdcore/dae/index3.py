@@ -196,8 +196,10 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         ``"superlu"``: scipy's SuperLU (``scipy.sparse.linalg.splu``), its ordering and
         pivots chosen at every factorisation.  ``"pardiso"``: Intel MKL's PARDISO,
         multithreaded (MKL's thread count), through the optional pypardiso (the extra
-        ``parallel``; ImportError naming it when missing), a fresh factorisation each
-        time (:func:`~mbdcore.dae.sparse_solver.pardiso_factors`).
+        ``parallel``; ImportError naming it when missing), its analysis (ordering,
+        symbolic factorisation) made once per pattern and kept while the matrices fit
+        it, each factorisation its numerical phase alone
+        (:class:`~mbdcore.dae.sparse_solver.PardisoAnalysis`).
     max_halvings : int
         How many times a step whose Newton solve fails is halved before
         :class:`ConvergenceError` is raised (steps down to h / 2**max_halvings; module
@@ -303,6 +305,7 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         self.newton_iterations = 0
         self.jacobian_evaluations = 0
         self.factorizations = 0
+        self.pardiso_analyses = 0
         self.failures = 0
         self.switch_rounds = 0
         self.line_search_cuts = 0
@@ -322,6 +325,9 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         # The last sparse factors made (SparseLU): its ordering, pivot order and L, U
         # patterns serve the next factorisation of a matrix of that pattern.
         self._sparse_lu = None
+        # PARDISO's analysis of the last pattern (sparse_solver="pardiso"): kept while
+        # the Newton matrices fit it, each factorisation then only PARDISO's phase 22
+        self._pardiso_analysis = None
         # Last converged increment per stage: the starting guess of the next solve
         # (the increment is smooth in time, so this cuts the initial error by O(h)).
         self._guess: dict = {}
@@ -422,11 +428,14 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
         tolerance), ``newton_rejections`` (steps whose Newton iteration failed, tried
         again smaller), ``h_smallest``, ``h_largest`` [s]; ``iterations_per_step``,
         ``factorizations_per_step``, ``jacobian_evaluations_per_step`` (Bathe: two
-        solves per step)."""
+        solves per step); with ``sparse_solver="pardiso"``, ``pardiso_analyses``:
+        PARDISO's analyses (phase 11), one per pattern the Newton matrices took."""
         per = 1.0 / max(1, self.nsteps)
         return {"method": self.name, "iteration": self.iteration,
                 "constraint_form": self.constraint_form, "sparse": self.sparse,
                 "sparse_solver": self.sparse_solver,
+                **({"pardiso_analyses": self.pardiso_analyses}
+                   if self.sparse_solver == "pardiso" else {}),
                 "nsteps": self.nsteps,
                 "newton_iterations": self.newton_iterations,
                 "jacobian_evaluations": self.jacobian_evaluations,

@@ -19,10 +19,10 @@ from scipy.linalg.lapack import dgetrf
 from mbdcore.dae.index1 import sparse_constraint_terms, sparse_lu, sparse_mass_matrix
 from mbdcore.dae.newton_native import CompiledNewton
 from mbdcore.dae.sparse_solver import (
+    PardisoAnalysis,
     PatternError,
     SingularMatrixError,
     SparseLU,
-    pardiso_factors,
 )
 
 __all__ = ["finite", "max_abs", "constraint_parts", "sparse_geometric_terms",
@@ -242,8 +242,14 @@ class ScaledNewtonEquations:
         if self.sparse_solver == "native" and scipy.sparse.issparse(J):
             return self._native_factor(J)
         if self.sparse_solver == "pardiso" and scipy.sparse.issparse(J):
-            return pardiso_factors(J)
+            return self._pardiso_factor(J)
         return self._factor(J, kind)
+
+    @staticmethod
+    def _pattern_union(pattern, J):
+        """The pattern of the kept analysis (ones at its entries) and J's, J's format:
+        a pattern flickering between two stays analysed."""
+        return pattern + J.__class__((np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
 
     def _native_factor(self, J):
         """Factors of the sparse matrix J (:class:`SparseLU`), None if it is singular or
@@ -259,13 +265,31 @@ class ScaledNewtonEquations:
             try:
                 factors = SparseLU(J).factor(J) if last is None else last.refactored(J)
             except PatternError:
-                pattern = last.pattern + scipy.sparse.csc_matrix(
-                    (np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)
-                factors = SparseLU(pattern, room=last.room).factor(J)
+                factors = SparseLU(self._pattern_union(last.pattern, J),
+                                   room=last.room).factor(J)
         except SingularMatrixError:
             return None
         self._sparse_lu = factors
         return factors
+
+    def _pardiso_factor(self, J):
+        """PARDISO's factors of the sparse matrix J, None if it is singular or not
+        finite: on the kept analysis of its pattern (phase 22 only) while J fits it, a
+        new analysis (phase 11, counted in ``pardiso_analyses``) of the union with the
+        last pattern when it does not (:class:`PardisoAnalysis`)."""
+        J = scipy.sparse.csr_matrix(J)
+        last, pattern = self._pardiso_analysis, J
+        if last is not None and last.n == J.shape[0]:
+            try:
+                return last.factor(J)
+            except PatternError:
+                pattern = self._pattern_union(last.pattern, J)
+        try:
+            self._pardiso_analysis = PardisoAnalysis(pattern, J)
+        except SingularMatrixError:
+            return None
+        self.pardiso_analyses += 1
+        return self._pardiso_analysis.factor(J)
 
     def _compiled_newton(self, problem):
         """The compiled iterations for ``problem`` (None if its terms are not compiled

@@ -13,7 +13,10 @@ sparse path (:mod:`mbdcore.dae.index3`) factors its Newton matrices with it.
 :class:`PardisoFactors` (:func:`pardiso_factors`) are the factors of Intel MKL's
 PARDISO, a multithreaded sparse direct solver, through the optional package pypardiso
 (the extra ``parallel``: ``pip install flexcosim[parallel]``), imported only when asked
-for; the integrators' ``sparse_solver="pardiso"``.
+for; the integrators' ``sparse_solver="pardiso"``.  Its analysis (phase 11: ordering and
+symbolic factorisation) is made once per pattern, :class:`PardisoAnalysis`, and every
+factorisation of a matrix of that pattern is then its numerical phase (22) alone, as
+SparseLU keeps its ordering per pattern.
 
 Every array the C touches is allocated here, sized from the pattern: the C allocates
 nothing.  With the A^T A ordering the analysis bounds the room L and U need; with the
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +36,8 @@ import scipy.sparse
 from mbdcore.native import kernel_library
 
 __all__ = ["SparseLU", "SingularMatrixError", "PatternError", "ORDERINGS", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
-           "SPARSE_LU_C_SOURCE", "PardisoFactors", "pardiso_factors", "pardiso_threads", "require_pardiso",
+           "SPARSE_LU_C_SOURCE", "PardisoAnalysis", "PardisoFactors", "PARDISO_SLOTS",
+           "pardiso_factors", "pardiso_threads", "require_pardiso",
            "PARALLEL_EXTRA"]
 
 #: the optional extra that installs the parallel sparse solver (pypardiso: PARDISO)
@@ -67,6 +72,15 @@ class PatternError(ValueError):
     entry outside it."""
 
 
+def _csr(A) -> scipy.sparse.csr_matrix:
+    """A in compressed rows, summed and sorted (PARDISO's format)."""
+    A = scipy.sparse.csr_matrix(A, dtype=float)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
 def _index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int32)
 
@@ -81,6 +95,25 @@ def _csc(A, name: str):
         A = A.copy()
         A.sum_duplicates()
     return A
+
+
+def _gather(indptr, indices, A, what: str) -> np.ndarray:
+    """The values of the compressed matrix ``A`` (CSC, or CSR with a CSR pattern) at the
+    positions of the pattern ``indptr``, ``indices`` of its shape, zero where A has no
+    entry (scipy drops the entries its sums cancel); :class:`PatternError` if A has one
+    outside the pattern."""
+    data = np.ascontiguousarray(A.data, dtype=float)
+    if A.nnz == indices.size and np.array_equal(A.indptr, indptr) \
+            and np.array_equal(A.indices, indices):
+        return data
+    n = indptr.size - 1
+    out = np.empty(indices.size)
+    where = np.full(n, -1, dtype=np.int32)
+    if _library().slu_gather(n, indptr, indices, _index(A.indptr), _index(A.indices), data,
+                             out, where) != _OK:
+        raise PatternError(f"A has entries outside the pattern this {what} was made for "
+                           f"(make a {what} of the new pattern)")
+    return out
 
 
 class SparseLU:
@@ -175,17 +208,7 @@ class SparseLU:
         A = _csc(A, "A")
         if A.shape != (self.n, self.n):
             raise PatternError(f"A has shape {A.shape}; the pattern is {self.n} x {self.n}")
-        data = np.ascontiguousarray(A.data, dtype=float)
-        if A.nnz == self.indices.size and np.array_equal(A.indptr, self.indptr) \
-                and np.array_equal(A.indices, self.indices):
-            return data
-        out = np.empty(self.indices.size)
-        where = np.full(self.n, -1, dtype=np.int32)
-        if _library().slu_gather(self.n, self.indptr, self.indices, _index(A.indptr),
-                                 _index(A.indices), data, out, where) != _OK:
-            raise PatternError("A has entries outside the pattern this SparseLU was made for "
-                               "(make a SparseLU of the new pattern)")
-        return out
+        return _gather(self.indptr, self.indices, A, "SparseLU")
 
     # -- factorisations ----------------------------------------------------------------
     def factor(self, A) -> "SparseLU":
@@ -341,28 +364,187 @@ def require_pardiso():
     return pypardiso
 
 
-class PardisoFactors:
-    """PARDISO's factors of a square sparse matrix A (real unsymmetric, MKL's default
-    settings: a fill-reducing nested-dissection ordering, scaling and weighted matching,
-    pivots perturbed rather than zero, two steps of iterative refinement), made by
-    :func:`pardiso_factors`.  Each holds its own PARDISO handle, released when the
-    object goes; copying shares it (factors are never changed after factorising) and
-    pickling keeps A, from which unpickling factorises again.
+#: PARDISO's phases (MKL's numbering): the analysis (fill-reducing ordering, symbolic
+#: factorisation), the numerical factorisation, the solve with iterative refinement,
+#: and the release of all its memory
+_ANALYSIS, _FACTORIZATION, _SOLVE, _RELEASE = 11, 22, 33, -1
+#: numerical factorisations of one pattern PARDISO holds at once (its ``maxfct``): the
+#: integrator keeps factors per stage and a checkpoint's; one more asked for takes the
+#: slot of the oldest, which factors its matrix again when next used
+PARDISO_SLOTS = 4
+_pardiso_call = None
+
+
+def _pardiso():
+    """MKL's ``pardiso`` function (its library as pypardiso finds it), typed once."""
+    global _pardiso_call
+    if _pardiso_call is None:
+        call = require_pardiso().PyPardisoSolver().libmkl.pardiso
+        i32, ptr = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(None)
+        call.argtypes = [ctypes.POINTER(ctypes.c_int64)] + [i32] * 5 + [ptr, i32, i32, i32,
+                                                                       i32, i32, i32, ptr,
+                                                                       ptr, i32]
+        call.restype = None
+        _pardiso_call = call
+    return _pardiso_call
+
+
+class PardisoAnalysis:
+    """PARDISO's analysis (phase 11: fill-reducing nested-dissection ordering, symbolic
+    factorisation; real unsymmetric, MKL's default settings: scaling and weighted
+    matching, pivots perturbed rather than zero, two steps of iterative refinement) of
+    one square sparse pattern, made once, and numerical factorisations (phase 22) of
+    matrices of that pattern (or any part of it) on it: :meth:`factor`.  A matrix with
+    an entry outside the pattern needs a new analysis (:meth:`fits`).
+
+    It holds one PARDISO handle with :data:`PARDISO_SLOTS` factorisations at once
+    (PARDISO's ``maxfct``), released when the object goes.
 
     Attributes
     ----------
-    matrix : scipy.sparse.csr_matrix
+    n : int
+    indptr, indices : ndarray of int32
+        The pattern, compressed rows.
+    factorizations : int
+        Numerical factorisations made on this analysis (those a factor whose slot was
+        taken made again included).
+    """
+
+    def __init__(self, pattern, first=None):
+        pattern = scipy.sparse.csr_matrix(pattern, dtype=float)
+        pattern.sum_duplicates()
+        pattern.sort_indices()
+        if pattern.shape[0] != pattern.shape[1]:
+            raise ValueError(f"pattern must be square, got shape {pattern.shape}")
+        if not np.diff(pattern.indptr).all():
+            raise SingularMatrixError("the pattern has an empty row: every matrix of it "
+                                      "is singular")
+        self.n = int(pattern.shape[0])
+        self.indptr, self.indices = _index(pattern.indptr), _index(pattern.indices)
+        self._ia, self._ja = self.indptr + 1, self.indices + 1      # PARDISO's 1-based
+        self._handle = np.zeros(64, dtype=np.int64)
+        self._iparm = np.zeros(64, dtype=np.int32)                  # MKL's defaults
+        self._owners = [None] * PARDISO_SLOTS      # the factors each slot holds now
+        self._age = 0
+        self.factorizations = 0
+        # the analysis scales and matches on values (MKL's default): the first matrix's
+        values = np.ones(self.indices.size) if first is None else \
+            _gather(self.indptr, self.indices, _csr(first), "PardisoAnalysis")
+        code = self._call(_ANALYSIS, 1, values)[0]
+        if code != 0:
+            raise SingularMatrixError(f"PARDISO's analysis failed (error {code})")
+
+    def _call(self, phase, slot, values, rhs=None):
+        """One PARDISO call; its error code (0: success)."""
+        rhs = np.zeros((self.n, 1)) if rhs is None else rhs
+        x = np.zeros_like(rhs)
+        error = ctypes.c_int32(0)
+        i32 = ctypes.POINTER(ctypes.c_int32)
+        f64 = ctypes.POINTER(ctypes.c_double)
+
+        def ref(k):
+            return ctypes.byref(ctypes.c_int32(k))
+        _pardiso()(self._handle.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                   ref(PARDISO_SLOTS), ref(slot), ref(11), ref(phase), ref(self.n),
+                   values.ctypes.data_as(f64), self._ia.ctypes.data_as(i32),
+                   self._ja.ctypes.data_as(i32), None,
+                   ref(1 if rhs.ndim == 1 else rhs.shape[1]), self._iparm.ctypes.data_as(i32),
+                   ref(0), rhs.ctypes.data_as(f64), x.ctypes.data_as(f64), ctypes.byref(error))
+        return int(error.value), x
+
+    @property
+    def pattern(self) -> scipy.sparse.csr_matrix:
+        """The analysed pattern (ones at its entries)."""
+        return scipy.sparse.csr_matrix((np.ones(self.indices.size), self.indices,
+                                        self.indptr), shape=(self.n, self.n))
+
+    def fits(self, A) -> bool:
+        """Whether ``A`` (CSR) has this shape and entries only within the pattern."""
+        if A.shape != (self.n, self.n):
+            return False
+        try:
+            _gather(self.indptr, self.indices, _csr(A), "PardisoAnalysis")
+        except PatternError:
+            return False
+        return True
+
+    def factor(self, A) -> "PardisoFactors | None":
+        """PARDISO's numerical factorisation of ``A`` (CSR, within the pattern) on this
+        analysis: :class:`PardisoFactors`, or None if PARDISO finds it singular or it
+        is not finite; :class:`PatternError` if it has an entry outside the pattern."""
+        values = _gather(self.indptr, self.indices, _csr(A), "PardisoAnalysis")
+        if not np.all(np.isfinite(values)):
+            return None
+        factors = PardisoFactors(self, values)
+        return factors if self._factor_into_slot(factors) else None
+
+    def _factor_into_slot(self, factors) -> bool:
+        """Factor ``factors``' matrix into a free slot, or the oldest's; False if
+        PARDISO fails (a singular matrix)."""
+        free = [k for k, owner in enumerate(self._owners)
+                if owner is None or owner() is None]
+        slot = free[0] if free else min(range(PARDISO_SLOTS),
+                                        key=lambda k: self._owners[k]().age)
+        self._age += 1
+        factors.slot, factors.age = slot, self._age
+        self._owners[slot] = weakref.ref(factors)
+        self.factorizations += 1
+        code, _ = self._call(_FACTORIZATION, slot + 1, factors.values)
+        factors.perturbed_pivots = int(self._iparm[13])
+        if code != 0:
+            self._owners[slot] = None
+        return code == 0
+
+    def solve(self, factors, rhs) -> np.ndarray:
+        """``factors``' A^-1 rhs (rhs of shape (n,) or (n, k)); factors whose slot went to a
+        later factorisation are factored again first."""
+        owner = self._owners[factors.slot]
+        if owner is None or owner() is not factors:
+            # its slot went to a later factorisation: factor its matrix again
+            if not self._factor_into_slot(factors):
+                raise SingularMatrixError("PARDISO failed to factor a matrix it factored "
+                                          "before")
+        rhs = np.asfortranarray(rhs, dtype=float)
+        code, x = self._call(_SOLVE, factors.slot + 1, factors.values, rhs)
+        if code != 0:
+            raise SingularMatrixError(f"PARDISO's solve failed (error {code})")
+        return np.ascontiguousarray(x)
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None and self._handle.any():
+            try:
+                self._call(_RELEASE, 1, np.zeros(0))
+            except Exception:       # at interpreter exit the library may be gone first
+                pass
+
+
+class PardisoFactors:
+    """PARDISO's factors of one square sparse matrix A of an analysed pattern
+    (:meth:`PardisoAnalysis.factor`, :func:`pardiso_factors`), in one of the analysis's
+    slots; copying shares them (they are never changed after factorising) and pickling
+    keeps A, from which unpickling analyses and factorises again.
+
+    Attributes
+    ----------
+    analysis : PardisoAnalysis
+    values : ndarray
+        A's values at the analysis's pattern.
     perturbed_pivots : int
         Pivots PARDISO perturbed (iparm(14)): a matrix near singularity."""
 
-    def __init__(self, matrix, solver):
-        self.matrix = matrix
-        self._solver = solver
-        self.perturbed_pivots = int(solver.iparm[13])
+    def __init__(self, analysis: PardisoAnalysis, values: np.ndarray):
+        self.analysis, self.values = analysis, values
+        self.slot = self.age = self.perturbed_pivots = 0
+
+    @property
+    def matrix(self) -> scipy.sparse.csr_matrix:
+        """A (compressed rows, the analysis's pattern)."""
+        a = self.analysis
+        return scipy.sparse.csr_matrix((self.values, a.indices, a.indptr), shape=(a.n, a.n))
 
     def solve(self, rhs) -> np.ndarray:
         """A^-1 rhs for rhs of shape (n,) or (n, k)."""
-        return self._solver.solve(self.matrix, np.asarray(rhs, dtype=float))
+        return self.analysis.solve(self, np.asarray(rhs, dtype=float))
 
     def __deepcopy__(self, memo):
         return self
@@ -370,31 +552,24 @@ class PardisoFactors:
     def __reduce__(self):
         return (pardiso_factors, (self.matrix,))
 
-    def __del__(self):
-        solver = getattr(self, "_solver", None)
-        if solver is not None:
-            solver.free_memory(everything=True)
 
-
-def pardiso_factors(A) -> PardisoFactors | None:
-    """PARDISO's factors of the square sparse matrix ``A`` (:class:`PardisoFactors`),
-    or None if it is not finite or PARDISO finds it singular; ImportError naming the
-    extra ``parallel`` if pypardiso is not installed."""
-    pypardiso = require_pardiso()
-    A = scipy.sparse.csr_matrix(A, dtype=float)
-    A.sum_duplicates()
-    A.sort_indices()
+def pardiso_factors(A, analysis: PardisoAnalysis | None = None) -> PardisoFactors | None:
+    """PARDISO's factors of the square sparse matrix ``A`` (:class:`PardisoFactors`) on
+    ``analysis`` (default: a new one of A's pattern), or None if it is not finite or
+    PARDISO finds it singular; ImportError naming the extra ``parallel`` if pypardiso
+    is not installed."""
+    require_pardiso()
+    A = _csr(A)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got shape {A.shape}")
-    if not np.all(np.isfinite(A.data)) or not np.diff(A.indptr).all():
-        return None                     # non-finite, or an empty row: singular
-    solver = pypardiso.PyPardisoSolver(mtype=11)
-    try:
-        solver.factorize(A)
-    except pypardiso.pardiso_wrapper.PyPardisoError:
-        solver.free_memory(everything=True)
+    if not np.all(np.isfinite(A.data)):
         return None
-    return PardisoFactors(A, solver)
+    if analysis is None:
+        try:
+            analysis = PardisoAnalysis(A, A)
+        except SingularMatrixError:         # an empty row
+            return None
+    return analysis.factor(A)
 
 
 def pardiso_threads(threads: int) -> None:

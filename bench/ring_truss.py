@@ -3,7 +3,8 @@ asserted (docs/ring_truss.md, "Cost").
 
     python3 bench/ring_truss.py [--quick] [--steps K]
                                 [--net | --drive | --c-fmu | --deploy-net [--kevlar]
-                                 | --redundancy]
+                                 | --redundancy
+                                 | --source-case [--bays N ...] [--stop T] [--from-angle A]]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -63,6 +64,25 @@ memory traced by tracemalloc in a separate run.  Then, along the deployment of t
 truss (bay angle 0.3 rad to pi/2; 4 to 6 with ``--quick``), geared and ungeared: the
 rank of all rows (as n - rank, the mobility), of the rows kept and their smallest pivot
 (``redundancy.rank_along``): where the rank changes.
+
+``--source-case [--bays N ...] [--stop T] [--steps K] [--from-angle A]``: the source's case
+(issue 24): the geared truss of N bays (default 24) with its Kevlar net, deployed by its
+motors as :func:`~mbdcore.models.truss_deployment.deploy_truss` does with a net (its
+defaults, ``NET_DEPLOYMENT``, ``NET_STEP_CONTROL``), from ``A`` rad (default 1.0, its
+folded start; ``--from-angle 1.5`` a window near latching, where the net snaps taut).
+The 500 s deployment cannot run in a bench session, so a window of it: K steps (default
+10) at the source's fixed step h = 1e-4 s, and ``T`` s (default 0.2) of error-controlled
+steps (rtol 1e-3, atol 1e-5 m) on the 20 ms output grid; the start (consistent
+accelerations, redundancy check) timed apart (one fixed step, less the cost of a step)
+and left out of the cost per step.  Printed: coordinates, constraint rows kept and
+removed, accepted and rejected steps, Newton iterations, wall time, cost per step (an
+attempted step: a rejected one costs as much), the mean and smallest accepted step, and
+the projection of 500 s: 5e6 fixed steps, and 500 s over the window's mean step (its
+rejections included).  The window's steps are those of its part of the deployment: near
+the snap they are smaller (docs/benchmarks.md, "The source's case").  With more than one
+N, the exponent of the cost per step in the coordinates; 48 bays not measured: its
+projection extrapolated by that exponent (or, with one N, linearly in the coordinates,
+a lower bound: the sparse factorisation grows faster).
 """
 from __future__ import annotations
 
@@ -81,9 +101,11 @@ from mbdcore.models.cable_net import add_cable_net  # noqa: E402
 from mbdcore.multibody.redundancy import rank_along  # noqa: E402
 from mbdcore.models.ring_truss import (  # noqa: E402
     add_deployment_driver,
+    build_coordinates,
     ring_truss,
     smooth_deployment_motion,
 )
+from mbdcore.models.truss_deployment import NET_DEPLOYMENT, deploy_truss  # noqa: E402
 
 
 def net_cost(sizes, steps: int) -> None:
@@ -296,6 +318,93 @@ def rank_path(n_bays: int) -> None:
         print(f"{'':>12} " + " ".join(f"{pivot:>8.1e}" for _, _, pivot in profile))
 
 
+#: the source's case (issue 24): 500 s of deployment at h = 1e-4 s
+SOURCE_DURATION, SOURCE_STEP = 500.0, 1e-4
+
+
+def source_window(n_bays: int, from_angle: float, stop: float, fixed: bool) -> dict:
+    """One window of the source's case: :func:`deploy_truss` with the net from
+    ``from_angle`` [rad] for ``stop`` [s], at the fixed step SOURCE_STEP or with the
+    default error-controlled steps; its size, steps, iterations and wall time [s]."""
+    # fixed steps: the error control of NET_STEP_CONTROL switched off (None: not set)
+    options = ({"method_options": {"adaptive": False, "rtol": None, "atol": None},
+                "h": SOURCE_STEP} if fixed else {})
+    cpu = time.process_time()
+    run = deploy_truss(n_bays=n_bays, folded_angle=from_angle, stop=stop, net=True,
+                       **options)
+    cpu = time.process_time() - cpu         # the build included: a difference removes it
+    system, stats = run.truss.system, run.result.stats
+    accepted = int(stats.get("accepted_steps", stats["nsteps"]))
+    rejected = int(stats.get("rejected_steps", 0)) + int(stats.get("step_retries", 0))
+    return {"coords": system.n, "kept": system.m, "removed": system.m_all - system.m,
+            "cables": len(run.net.cables), "accepted": accepted, "rejected": rejected,
+            "iterations": int(stats["newton_iterations"]), "wall": run.wall_time, "cpu": cpu,
+            "reached": run.end_time, "failure": run.failure,
+            "h_smallest": float(stats.get("h_smallest", SOURCE_STEP))}
+
+
+def source_case(sizes, stop: float, steps: int, from_angle: float) -> None:
+    """The source's case in windows, timed and projected to 500 s (module docstring)."""
+    hours = 1 / 3600
+    measured = {}
+    for n in sizes:
+        one = source_window(n, from_angle, SOURCE_STEP, fixed=True)
+        fixed = source_window(n, from_angle, steps * SOURCE_STEP, fixed=True)
+        adaptive = source_window(n, from_angle, stop, fixed=False)
+        attempted = adaptive["accepted"] + adaptive["rejected"]
+        mean_step = adaptive["reached"] / adaptive["accepted"]
+        # per step: wall clock (simulate's, the build left out) and CPU time of this
+        # process (what the run costs alone on a shared machine), each less the start
+        cost = {}
+        for clock in ("wall", "cpu"):
+            step_cost = (fixed[clock] - one[clock]) / (steps - 1)
+            start = max(one[clock] - step_cost, 0.0)
+            cost[clock] = (start, step_cost, (adaptive[clock] - start) / attempted)
+        projected = {clock: (SOURCE_DURATION / SOURCE_STEP * c[1] * hours,
+                             SOURCE_DURATION / mean_step * attempted / adaptive["accepted"]
+                             * c[2] * hours) for clock, c in cost.items()}
+        measured[n] = (fixed["coords"], cost, mean_step, attempted / adaptive["accepted"])
+        print(f"{n} bays with the net of {fixed['cables']} cables from {from_angle} rad: "
+              f"{fixed['coords']:,} coordinates, constraint rows {fixed['kept']:,} kept / "
+              f"{fixed['removed']:,} removed; start (consistent accelerations, redundancy "
+              f"check) {cost['wall'][0]:.1f} s wall, {cost['cpu'][0]:.1f} s CPU (with the "
+              "build)")
+        for k, (name, w) in enumerate(((f"h = {SOURCE_STEP:g} s fixed", fixed),
+                                       ("error-controlled", adaptive))):
+            print(f"  {name:>20}: {w['reached']:.4f} s simulated in {w['wall']:.1f} s of wall "
+                  f"time, {w['accepted']} accepted / {w['rejected']} rejected steps, "
+                  f"{w['iterations'] / max(w['accepted'] + w['rejected'], 1):.2f} Newton "
+                  f"iterations per step, {1e3 * cost['wall'][1 + k]:.0f} ms wall / "
+                  f"{1e3 * cost['cpu'][1 + k]:.0f} ms CPU per step"
+                  + ("" if w["failure"] is None else f"; stopped: {w['failure']}"))
+        print(f"  error-controlled steps: mean {mean_step:.2e} s, smallest "
+              f"{adaptive['h_smallest']:.2e} s over this window")
+        print(f"  projected 500 s (wall / CPU): {projected['wall'][0]:,.0f} / "
+              f"{projected['cpu'][0]:,.0f} h at h = {SOURCE_STEP:g} s; "
+              f"{projected['wall'][1]:,.1f} / {projected['cpu'][1]:,.1f} h at the window's "
+              "mean error-controlled step (the steps where the net snaps taut are smaller)",
+              flush=True)
+    if 48 in measured:
+        return
+    ns = sorted(measured)
+    coords48 = build_coordinates(48, **{k: NET_DEPLOYMENT[k]
+                                        for k in ("net_rings", "cable_elements")})
+    if len(ns) > 1:
+        x = np.log([measured[n][0] for n in ns])
+        exponent = np.polyfit(x, np.log([measured[n][1]["cpu"][1] for n in ns]), 1)[0]
+        how = f"CPU cost per step ~ coordinates^{exponent:.2f}, fitted over N = {ns}"
+    else:
+        exponent, how = 1.0, "cost per step linear in the coordinates (a lower bound)"
+    coords, cost, mean_step, ratio = measured[ns[-1]]
+    scale = (coords48 / coords) ** exponent
+    print(f"48 bays ({coords48:,} coordinates), extrapolated from {ns[-1]} bays ({how}; the "
+          f"same steps), CPU: "
+          f"{SOURCE_DURATION / SOURCE_STEP * cost['cpu'][1] * scale * hours:,.0f} h "
+          f"at h = {SOURCE_STEP:g} s, "
+          f"{SOURCE_DURATION / mean_step * ratio * cost['cpu'][2] * scale * hours:,.1f} h "
+          "error-controlled")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -306,11 +415,22 @@ def main() -> None:
     ap.add_argument("--kevlar", action="store_true")
     ap.add_argument("--drive", action="store_true")
     ap.add_argument("--c-fmu", action="store_true")
+    ap.add_argument("--source-case", action="store_true")
+    ap.add_argument("--bays", type=int, nargs="+", default=[24],
+                    help="--source-case: the numbers of bays (default 24)")
+    ap.add_argument("--stop", type=float, default=0.2,
+                    help="--source-case: the error-controlled window [s] (default 0.2)")
+    ap.add_argument("--from-angle", type=float, default=1.0,
+                    help="--source-case: the bay angle the window starts from [rad] "
+                         "(default 1.0; 1.5: near latching)")
     args = ap.parse_args()
     if args.c_fmu:
         c_fmu_cost(args.steps or 250)
         return
     args.steps = args.steps or 10
+    if args.source_case:
+        source_case(args.bays, args.stop, max(args.steps, 2), args.from_angle)
+        return
     if args.redundancy:
         redundancy_cost((12, 24) if args.quick else (12, 24, 48))
         rank_path(6 if args.quick else 12)

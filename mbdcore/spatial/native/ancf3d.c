@@ -466,18 +466,29 @@ static void add_element_blocks(int N, int ns, const double *k, const double *c, 
             }
 }
 
+/* A tension-only cable's active set: ``state`` (N G: 0 slack, 1 taut, 2 at the floor)
+ * holds while ``*frozen`` is non-zero (an implicit step's Newton solve freezes it, the
+ * cable's owner writing both arrays in place between calls); otherwise, and for a cable
+ * that is not tension-only (frozen NULL), the states follow the stresses' signs. */
 typedef struct {
     int N, G;
     const double *len, *xi, *w;
     double ea, ei, beta;
     double *f, *k, *c;      /* scratch of the tangents: 6 (N + 1), 144 N, 144 N */
+    int tension_only;
+    double floor_strain;
+    const int *state, *frozen;
 } ancf3d_cable_t;
+
+static const int *cable_states(const ancf3d_cable_t *p) {
+    return p->tension_only && p->frozen && *p->frozen ? p->state : NULL;
+}
 
 ANCF3D_API void ancf3d_cable_body_forces(const void *params, const double *q,
                                          const double *v, double *f) {
     const ancf3d_cable_t *p = (const ancf3d_cable_t *)params;
     ancf3d_forces(p->N, p->len, p->G, p->xi, p->w, q, p->beta > 0.0 ? v : NULL, p->ea, p->ei,
-                  p->beta, 0, 0.0, NULL, f, NULL, NULL);
+                  p->beta, p->tension_only, p->floor_strain, cable_states(p), f, NULL, NULL);
 }
 
 ANCF3D_API void ancf3d_cable_body_tangents(const void *params, const double *q,
@@ -485,7 +496,8 @@ ANCF3D_API void ancf3d_cable_body_tangents(const void *params, const double *q,
     const ancf3d_cable_t *p = (const ancf3d_cable_t *)params;
     const int damped = p->beta > 0.0;
     ancf3d_forces(p->N, p->len, p->G, p->xi, p->w, q, damped ? v : NULL, p->ea, p->ei,
-                  p->beta, 0, 0.0, NULL, p->f, p->k, damped ? p->c : NULL);
+                  p->beta, p->tension_only, p->floor_strain, cable_states(p), p->f, p->k,
+                  damped ? p->c : NULL);
     add_element_blocks(p->N, 6, p->k, damped ? p->c : NULL, K, C, ld);
 }
 

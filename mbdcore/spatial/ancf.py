@@ -547,14 +547,15 @@ class ANCFCable(_HermiteLine):
     def axial_states(self, qb, vb=None) -> np.ndarray:
         """The state of a tension-only cable at every Gauss point, (N, G) integers: 1
         taut (the axial stress n = EA (eps + beta eps') pulls), 2 at the floor (n - EA
-        eps_f < 0), 0 slack; the rates' part with damping and ``vb`` only."""
-        a, _ = self._gauss_gradients(np.asarray(qb, float))
-        eps = 0.5 * (np.einsum("egi,egi->eg", a, a) - 1.0)
-        n = self.ea * eps
-        if vb is not None and self.damping > 0.0:
-            ad, _ = self._gauss_gradients(np.asarray(vb, float))
-            n = n + self.damping * self.ea * np.einsum("egi,egi->eg", a, ad)
-        return np.where(n > 0.0, 1, np.where(n - self.ea * self.floor_strain < 0.0, 2, 0))
+        eps_f < 0), 0 slack; the rates' part with damping and ``vb`` only (in C,
+        ``ancf3d_axial_states``: the element loop's own operations)."""
+        qb = np.ascontiguousarray(qb, dtype=float)
+        vb = None if vb is None else np.ascontiguousarray(vb, dtype=float)
+        out = np.empty(self.n_elements * self._gauss_xi.size, dtype=np.int32)
+        _ancf3d_library().ancf3d_axial_states(self.n_elements, self.element_lengths,
+                                              self._gauss_xi.size, self._gauss_xi, qb, vb,
+                                              self.ea, self.damping, self.floor_strain, out)
+        return out.reshape(self.n_elements, self._gauss_xi.size)
 
     def freeze_switches(self, qb, vb, slack: bool = False) -> None:
         """Freeze the taut Gauss points of a tension-only cable at the state (qb, vb)

@@ -67,6 +67,31 @@ static void hermite_derivatives(double xi, double l, double d1[4], double d2[4])
     d2[3] = (-2.0 + 6.0 * xi) / l;
 }
 
+/* The state of a tension-only cable at every Gauss point (N G, element by element): 1
+ * taut (n = EA (eps + beta eps') > 0), 2 at the floor (n - EA eps_f < 0), 0 slack, by
+ * the very operations of ancf3d_forces (v NULL or beta 0: the elastic part only). */
+ANCF3D_API void ancf3d_axial_states(int N, const double *len, int G, const double *xi,
+                                    const double *q, const double *v, double ea,
+                                    double beta, double eps_floor, int *state) {
+    const int damped = v != NULL && beta > 0.0;
+    int el, g, i, p;
+    for (el = 0; el < N; el++) {
+        const double *e = q + 6 * el, *ed = v ? v + 6 * el : NULL;
+        for (g = 0; g < G; g++) {
+            double d1[4], d2[4], a[3] = {0.0}, ad[3] = {0.0}, n_ax;
+            hermite_derivatives(xi[g], len[el], d1, d2);
+            for (p = 0; p < 4; p++)
+                for (i = 0; i < 3; i++) {
+                    a[i] += d1[p] * e[3 * p + i];
+                    if (damped) ad[i] += d1[p] * ed[3 * p + i];
+                }
+            n_ax = ea * (0.5 * (dot3(a, a) - 1.0));
+            if (damped) n_ax += beta * ea * dot3(a, ad);
+            state[el * G + g] = n_ax > 0.0 ? 1 : (n_ax - ea * eps_floor < 0.0 ? 2 : 0);
+        }
+    }
+}
+
 ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
                               const double *w, const double *q, const double *v, double ea,
                               double ei, double beta, int tension_only, double eps_floor,

@@ -372,3 +372,23 @@ def test_models_with_a_part_not_compiled_fall_back_to_python():
     assert s.compiled_terms() is None
     r = simulate(s, 0.01, 1e-3, "generalized-alpha", rho_inf=0.8)
     assert np.all(np.isfinite(r.q))
+
+
+def test_axial_states_in_c_equal_the_strains_they_classify():
+    """ANCFCable.axial_states (C, the element loop's operations) classifies each Gauss
+    point by the axial stress n = EA (eps + beta eps') computed here from the strains
+    in numpy: taut where n > 0, at the floor where n < EA eps_f, slack between; with
+    and without the rates' part."""
+    s = _slack_net()
+    q, v = _mixed_state(s)
+    cable = s.body("c")
+    sl = slice(cable.index, cable.index + cable.n_coords)
+    a, _ = cable._gauss_gradients(q[sl])
+    ad, _ = cable._gauss_gradients(v[sl])
+    eps = 0.5 * (np.einsum("egi,egi->eg", a, a) - 1.0)
+    for rates in (None, v[sl]):
+        n = cable.ea * eps + (0.0 if rates is None else
+                              cable.damping * cable.ea * np.einsum("egi,egi->eg", a, ad))
+        want = np.where(n > 0.0, 1, np.where(n < cable.ea * cable.floor_strain, 2, 0))
+        assert set(np.unique(want)) == {0, 1, 2}
+        np.testing.assert_array_equal(cable.axial_states(q[sl], rates), want)

@@ -560,7 +560,7 @@ def net_static_equilibrium(net: CableNet, q=None, tol: float = 1e-12,
     # points, whose zero axial stiffness makes the static matrix singular), and taut
     # at the equilibrium found, checked
     for c in net.cables:
-        c.frozen_taut = np.ones(c.n_elements * c.n_gauss, dtype=np.int32)
+        c.hold_states(1)
     try:
         result = _net_newton(net, q, cols, rows, Gc, gravity, mu, tol, max_iterations)
     finally:

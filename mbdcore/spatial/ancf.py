@@ -169,7 +169,8 @@ class _CableParameters(ctypes.Structure):
     """``ancf3d_cable_t`` of native/ancf3d.c (same field order)."""
 
     _fields_ = [("N", _N), ("G", _N), ("len", _P), ("xi", _P), ("w", _P), ("ea", _D),
-                ("ei", _D), ("beta", _D), ("f", _P), ("k", _P), ("c", _P)]
+                ("ei", _D), ("beta", _D), ("f", _P), ("k", _P), ("c", _P),
+                ("tension_only", _N), ("floor_strain", _D), ("state", _P), ("frozen", _P)]
 
 
 class _BeamParameters(ctypes.Structure):
@@ -245,8 +246,9 @@ class _HermiteLine(HermiteLineBody):
     def compiled_forces(self, gravity) -> CompiledForces | None:
         """Distributed gravity (constant) and the elastic and damping forces of the
         element loop in ``native/ancf3d.c`` (its body kernels ``*_body_forces``) [N],
-        with their exact tangents (``*_body_tangents``); None where the forces switch
-        (a tension-only cable: its active set is frozen per solve in Python)."""
+        with their exact tangents (``*_body_tangents``); a tension-only cable's kernel
+        reads its active set where :meth:`ANCFCable.hold_states` writes it (frozen per
+        Newton solve by the implicit step, the signs of the stresses otherwise)."""
         kernel = self._body_kernel()
         if kernel is None:
             return None
@@ -494,6 +496,7 @@ class ANCFCable(_HermiteLine):
         self.floor_strain = 0.5 * (self.min_stretch ** 2 - 1.0)
         #: the Gauss points' states (0 slack, 1 taut, 2 at the floor), frozen during an
         #: implicit step's Newton solve (int32, N G), or None: by the axial stress
+        #: (:meth:`hold_states`, which writes them where the compiled kernel reads them)
         self.frozen_taut = None
         self.ei = positive_parameter(self._owner(), "ei", ei, "N.m2")
         self._setup_line(np.column_stack([positions, slopes]), lengths, velocity, markers,
@@ -509,25 +512,50 @@ class ANCFCable(_HermiteLine):
                                         self.floor_strain, self.frozen_taut, f, k_el, c_el)
 
     def _body_kernel(self):
-        if self.tension_only:
-            return None
         keep = []
         f, k, c, length, xi, w = self._kernel_scratch(keep)
+        state, frozen = self._active_set_arrays()
+        keep.extend([state, frozen])
         params = _CableParameters(self.n_elements, self._gauss_xi.size, length, xi, w,
-                                  self.ea, self.ei, self.damping, f, k, c)
+                                  self.ea, self.ei, self.damping, f, k, c,
+                                  int(self.tension_only), self.floor_strain,
+                                  state.ctypes.data, frozen.ctypes.data)
         return "ancf3d_cable_body", params, keep
+
+    def _active_set_arrays(self):
+        """(states (N G,), frozen flag (1,)) as int32 arrays made once per cable: the
+        compiled kernel reads the active set there at every call, so freezing it for a
+        Newton solve (:meth:`hold_states`) reaches every compiled form of the cable."""
+        if getattr(self, "_held_states", None) is None:
+            self._held_states = np.zeros(self.n_elements * self.n_gauss, dtype=np.int32)
+            self._held_flag = np.zeros(1, dtype=np.int32)
+        return self._held_states, self._held_flag
+
+    def hold_states(self, states) -> None:
+        """Freeze the Gauss points' states (0 slack, 1 taut, 2 at the floor; N G values
+        or one for all) for the evaluations that follow, Python's and the compiled
+        kernel's; None: back to the signs of the stresses."""
+        held, flag = self._active_set_arrays()
+        if states is None:
+            flag[0] = 0
+            self.frozen_taut = None
+            return
+        held[:] = states
+        flag[0] = 1
+        self.frozen_taut = held
 
     def axial_states(self, qb, vb=None) -> np.ndarray:
         """The state of a tension-only cable at every Gauss point, (N, G) integers: 1
         taut (the axial stress n = EA (eps + beta eps') pulls), 2 at the floor (n - EA
-        eps_f < 0), 0 slack; the rates' part with damping and ``vb`` only."""
-        a, _ = self._gauss_gradients(np.asarray(qb, float))
-        eps = 0.5 * (np.einsum("egi,egi->eg", a, a) - 1.0)
-        n = self.ea * eps
-        if vb is not None and self.damping > 0.0:
-            ad, _ = self._gauss_gradients(np.asarray(vb, float))
-            n = n + self.damping * self.ea * np.einsum("egi,egi->eg", a, ad)
-        return np.where(n > 0.0, 1, np.where(n - self.ea * self.floor_strain < 0.0, 2, 0))
+        eps_f < 0), 0 slack; the rates' part with damping and ``vb`` only (in C,
+        ``ancf3d_axial_states``: the element loop's own operations)."""
+        qb = np.ascontiguousarray(qb, dtype=float)
+        vb = None if vb is None else np.ascontiguousarray(vb, dtype=float)
+        out = np.empty(self.n_elements * self._gauss_xi.size, dtype=np.int32)
+        _ancf3d_library().ancf3d_axial_states(self.n_elements, self.element_lengths,
+                                              self._gauss_xi.size, self._gauss_xi, qb, vb,
+                                              self.ea, self.damping, self.floor_strain, out)
+        return out.reshape(self.n_elements, self._gauss_xi.size)
 
     def freeze_switches(self, qb, vb, slack: bool = False) -> None:
         """Freeze the taut Gauss points of a tension-only cable at the state (qb, vb)
@@ -537,7 +565,7 @@ class ANCFCable(_HermiteLine):
             states = self.axial_states(qb, vb).ravel()
             if slack:
                 states[states == 1] = 0         # the floor stays: it keeps |r'| regular
-            self.frozen_taut = np.ascontiguousarray(states, dtype=np.int32)
+            self.hold_states(states)
 
     def switches_hold(self, qb, vb) -> bool:
         """Whether the frozen taut points are those of the state (qb, vb) (True without
@@ -548,7 +576,7 @@ class ANCFCable(_HermiteLine):
 
     def release_switches(self) -> None:
         """Back to the sign of the axial stress at every evaluation."""
-        self.frozen_taut = None
+        self.hold_states(None)
 
     def strains(self, qb, s=None):
         """Axial strain eps [-] and curvature |k| [1/m] at arc lengths s [m] (default:

@@ -67,6 +67,31 @@ static void hermite_derivatives(double xi, double l, double d1[4], double d2[4])
     d2[3] = (-2.0 + 6.0 * xi) / l;
 }
 
+/* The state of a tension-only cable at every Gauss point (N G, element by element): 1
+ * taut (n = EA (eps + beta eps') > 0), 2 at the floor (n - EA eps_f < 0), 0 slack, by
+ * the very operations of ancf3d_forces (v NULL or beta 0: the elastic part only). */
+ANCF3D_API void ancf3d_axial_states(int N, const double *len, int G, const double *xi,
+                                    const double *q, const double *v, double ea,
+                                    double beta, double eps_floor, int *state) {
+    const int damped = v != NULL && beta > 0.0;
+    int el, g, i, p;
+    for (el = 0; el < N; el++) {
+        const double *e = q + 6 * el, *ed = v ? v + 6 * el : NULL;
+        for (g = 0; g < G; g++) {
+            double d1[4], d2[4], a[3] = {0.0}, ad[3] = {0.0}, n_ax;
+            hermite_derivatives(xi[g], len[el], d1, d2);
+            for (p = 0; p < 4; p++)
+                for (i = 0; i < 3; i++) {
+                    a[i] += d1[p] * e[3 * p + i];
+                    if (damped) ad[i] += d1[p] * ed[3 * p + i];
+                }
+            n_ax = ea * (0.5 * (dot3(a, a) - 1.0));
+            if (damped) n_ax += beta * ea * dot3(a, ad);
+            state[el * G + g] = n_ax > 0.0 ? 1 : (n_ax - ea * eps_floor < 0.0 ? 2 : 0);
+        }
+    }
+}
+
 ANCF3D_API void ancf3d_forces(int N, const double *len, int G, const double *xi,
                               const double *w, const double *q, const double *v, double ea,
                               double ei, double beta, int tension_only, double eps_floor,
@@ -466,18 +491,29 @@ static void add_element_blocks(int N, int ns, const double *k, const double *c, 
             }
 }
 
+/* A tension-only cable's active set: ``state`` (N G: 0 slack, 1 taut, 2 at the floor)
+ * holds while ``*frozen`` is non-zero (an implicit step's Newton solve freezes it, the
+ * cable's owner writing both arrays in place between calls); otherwise, and for a cable
+ * that is not tension-only (frozen NULL), the states follow the stresses' signs. */
 typedef struct {
     int N, G;
     const double *len, *xi, *w;
     double ea, ei, beta;
     double *f, *k, *c;      /* scratch of the tangents: 6 (N + 1), 144 N, 144 N */
+    int tension_only;
+    double floor_strain;
+    const int *state, *frozen;
 } ancf3d_cable_t;
+
+static const int *cable_states(const ancf3d_cable_t *p) {
+    return p->tension_only && p->frozen && *p->frozen ? p->state : NULL;
+}
 
 ANCF3D_API void ancf3d_cable_body_forces(const void *params, const double *q,
                                          const double *v, double *f) {
     const ancf3d_cable_t *p = (const ancf3d_cable_t *)params;
     ancf3d_forces(p->N, p->len, p->G, p->xi, p->w, q, p->beta > 0.0 ? v : NULL, p->ea, p->ei,
-                  p->beta, 0, 0.0, NULL, f, NULL, NULL);
+                  p->beta, p->tension_only, p->floor_strain, cable_states(p), f, NULL, NULL);
 }
 
 ANCF3D_API void ancf3d_cable_body_tangents(const void *params, const double *q,
@@ -485,7 +521,8 @@ ANCF3D_API void ancf3d_cable_body_tangents(const void *params, const double *q,
     const ancf3d_cable_t *p = (const ancf3d_cable_t *)params;
     const int damped = p->beta > 0.0;
     ancf3d_forces(p->N, p->len, p->G, p->xi, p->w, q, damped ? v : NULL, p->ea, p->ei,
-                  p->beta, 0, 0.0, NULL, p->f, p->k, damped ? p->c : NULL);
+                  p->beta, p->tension_only, p->floor_strain, cable_states(p), p->f, p->k,
+                  damped ? p->c : NULL);
     add_element_blocks(p->N, 6, p->k, damped ? p->c : NULL, K, C, ld);
 }
 

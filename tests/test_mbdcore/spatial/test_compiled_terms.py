@@ -252,12 +252,110 @@ def test_sparse_trajectory_through_the_compiled_terms_equals_the_python_path(nam
 
 
 def _slack_net():
+    """A tension-only cable pinned at its root, pushed along itself at its tip: parts of
+    it go slack, parts stay taut, its tip falls."""
     s = SpatialSystem(gravity=(0.0, 0.0, -G))
     s.ground.add_marker("O", (0.0, 0.0, 0.0))
-    s.add(ANCFCable("c", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 2, rho_a=0.4, ea=1e4, ei=1.0,
-                    tension_only=True))
+    s.add(ANCFCable("c", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 3, rho_a=0.4, ea=1e4, ei=1.0,
+                    damping=0.002, tension_only=True))
+    s.add_body("tip", mass=0.3, inertia=(0.01, 0.01, 0.01), position=(1.0, 0.0, 0.0),
+               velocity=(-2.0, 0.0, 0.5), markers={"p": (0.0, 0.0, 0.0)})
     s.add_joint(Spherical("ground.O", "c.root", name="pin"))
+    s.add_joint(Spherical("c.tip", "tip.p", name="ball"))
     return s
+
+
+def _mixed_state(s):
+    """A state of _slack_net whose Gauss points are in all three states (slack, taut,
+    at the floor): the cable stretched by 1 %, its middle element pushed to half its
+    length."""
+    q, v = s.initial_state()
+    cable = s.body("c")
+    sl = slice(cable.index, cable.index + cable.n_coords)
+    qc = q[sl].reshape(-1, 6)
+    qc[:, 3:] *= 1.01                       # slopes: 1 % stretch, taut everywhere
+    qc[2, 0] = qc[1, 0] + 0.04              # the middle element's end pulled back
+    qc[1, 3:] *= 0.1                        # the floor near it (|r'| < 0.2)
+    qc[2, 3:] *= 0.6                        # slack between
+    q[sl] = qc.ravel()
+    v += 0.05 * np.random.default_rng(3).standard_normal(v.size)
+    return q, v
+
+
+@pytest.mark.parametrize("frozen", ["signs", "as found", "all slack", "all taut"])
+def test_tension_only_cable_compiled_equals_python(frozen):
+    """A tension-only cable's compiled kernel reads the active set the cable holds
+    (ANCFCable.hold_states, which an implicit step's Newton solve freezes) or, released,
+    the stresses' signs: the compiled sparse residual equals the Python one to 1e-12
+    of its terms with each set, and with a frozen set (forces smooth) the compiled
+    blocks equal central differences of the Python forces."""
+    s = _slack_net()
+    q, v = _mixed_state(s)
+    cable = s.body("c")
+    sl = slice(cable.index, cable.index + cable.n_coords)
+    states = cable.axial_states(q[sl], v[sl])
+    assert {0, 1, 2} <= set(states.ravel().tolist())     # the state has every kind
+    terms = s.compiled_terms()
+    assert terms is not None
+
+    def hold():
+        if frozen == "as found":
+            s.freeze_switches(0.0, q, v)
+        elif frozen == "all slack":
+            s.freeze_switches(0.0, q, v, slack=True)
+        elif frozen == "all taut":
+            cable.hold_states(1)
+    hold()
+    lam = np.random.default_rng(2).standard_normal(s.m)
+    zero = np.zeros(s.n)
+    cv, ca = 1.3e3, 2.1e6
+    terms.prepare(0.0)
+    r = terms.sparse_residual(q, v, zero, zero, lam, np.zeros(0), cv, ca, False)[-1]
+    C, K, _ = terms.sparse_jacobian(q, v, lam, False)
+    s.compiled_residual = False
+    F = s.forces(0.0, q, v)
+    G0 = reference_rows(s, 0.0, q, v)[1]
+    r0 = np.concatenate([G0.T @ lam - F / ca, reference_rows(s, 0.0, q, v)[0]])
+    scale = max(np.abs(F / ca).max(), np.abs(G0.T @ lam).max(), 1.0)
+    np.testing.assert_allclose(r[:r0.size], r0, rtol=0, atol=1e-12 * scale)
+    if frozen == "signs":
+        return
+    # the points at the floor (|r'| near 0.1) make the tangents' curvature large: the
+    # central differences' truncation error, O(e^2), is 2e-5 of the largest entry at
+    # e = 1e-6 and 2e-7 at e = 1e-7 (round-off: |F| eps / e, far below)
+    Kf, Cf = np.zeros((s.n, s.n)), np.zeros((s.n, s.n))
+    for j in range(s.n):
+        e = 1e-7 * max(1.0, abs(q[j]))
+        for x, out in ((q, Kf), (v, Cf)):
+            xp, xm = x.copy(), x.copy()
+            xp[j] += e
+            xm[j] -= e
+            args = ((xp, v), (xm, v)) if x is q else ((q, xp), (q, xm))
+            out[:, j] = -(s.forces(0.0, *args[0]) - s.forces(0.0, *args[1])) / (2 * e)
+    s.release_switches()
+    for A, Af in ((K, Kf), (C, Cf)):
+        big = max(1.0, np.abs(Af).max())
+        np.testing.assert_allclose(A.toarray(), Af, rtol=0, atol=1e-5 * big)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_tension_only_trajectory_through_the_compiled_terms_equals_the_python_path(sparse):
+    """The tension-only cable going slack and taut again under the implicit step's
+    active-set iteration: through the compiled terms (the kernel reading the set the
+    step froze) and in Python, the same trajectory to 1e-9, the same switch rounds."""
+    out = []
+    for compiled in (True, False):
+        s = _slack_net()
+        s.compiled_residual = compiled
+        assert (s.compiled_terms() is not None) == compiled
+        r = simulate(s, 0.15, 1e-3, "generalized-alpha", rho_inf=0.8, sparse=sparse)
+        out.append(r)
+    assert out[0].stats["switch_rounds"] == out[1].stats["switch_rounds"] > 0
+    cable = _slack_net().body("c")
+    states = {int(k) for q in out[0].q
+              for k in np.unique(cable.axial_states(q[cable.index:cable.index + cable.n_coords]))}
+    assert {0, 1} <= states                 # it went slack and was taut
+    np.testing.assert_allclose(out[0].q, out[1].q, rtol=0, atol=1e-9)
 
 
 def _torqued_top():
@@ -266,14 +364,31 @@ def _torqued_top():
     return s
 
 
-@pytest.mark.parametrize("build", [_slack_net, _torqued_top],
-                         ids=["tension-only cable", "body torque"])
-def test_models_with_a_part_not_compiled_fall_back_to_python(build):
-    """Switching forces (a tension-only cable) and force elements that depend on the
-    state (a torque on a natural-coordinate body: its generalised forces follow the
-    body's axes) have no compiled form here: the system says so (compiled_terms() is
-    None) and the integrators run it in Python."""
-    s = build()
+def test_models_with_a_part_not_compiled_fall_back_to_python():
+    """Force elements that depend on the state (a torque on a natural-coordinate body:
+    its generalised forces follow the body's axes) have no compiled form here: the
+    system says so (compiled_terms() is None) and the integrators run it in Python."""
+    s = _torqued_top()
     assert s.compiled_terms() is None
     r = simulate(s, 0.01, 1e-3, "generalized-alpha", rho_inf=0.8)
     assert np.all(np.isfinite(r.q))
+
+
+def test_axial_states_in_c_equal_the_strains_they_classify():
+    """ANCFCable.axial_states (C, the element loop's operations) classifies each Gauss
+    point by the axial stress n = EA (eps + beta eps') computed here from the strains
+    in numpy: taut where n > 0, at the floor where n < EA eps_f, slack between; with
+    and without the rates' part."""
+    s = _slack_net()
+    q, v = _mixed_state(s)
+    cable = s.body("c")
+    sl = slice(cable.index, cable.index + cable.n_coords)
+    a, _ = cable._gauss_gradients(q[sl])
+    ad, _ = cable._gauss_gradients(v[sl])
+    eps = 0.5 * (np.einsum("egi,egi->eg", a, a) - 1.0)
+    for rates in (None, v[sl]):
+        n = cable.ea * eps + (0.0 if rates is None else
+                              cable.damping * cable.ea * np.einsum("egi,egi->eg", a, ad))
+        want = np.where(n > 0.0, 1, np.where(n < cable.ea * cable.floor_strain, 2, 0))
+        assert set(np.unique(want)) == {0, 1, 2}
+        np.testing.assert_array_equal(cable.axial_states(q[sl], rates), want)

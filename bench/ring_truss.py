@@ -344,39 +344,46 @@ def source_window(n_bays: int, from_angle: float, stop: float, fixed: bool) -> d
             "h_smallest": float(stats.get("h_smallest", SOURCE_STEP))}
 
 
-def source_case(sizes, stop: float, steps: int, from_angle: float) -> None:
-    """The source's case in windows, timed and projected to 500 s (module docstring)."""
+def _window_line(name: str, w: dict, wall: float, cpu: float) -> str:
+    """A window's steps, iterations and cost per step [s] in a line."""
+    return (f"  {name:>20}: {w['reached']:.4f} s simulated in {w['wall']:.1f} s of wall "
+            f"time, {w['accepted']} accepted / {w['rejected']} rejected steps, "
+            f"{w['iterations'] / max(w['accepted'] + w['rejected'], 1):.2f} Newton "
+            f"iterations per step, {1e3 * wall:.0f} ms wall / {1e3 * cpu:.0f} ms CPU per "
+            "step" + ("" if w["failure"] is None else f"; stopped: {w['failure']}"))
+
+
+def source_case(sizes, stop: float, steps: int, from_angle: float) -> dict:
+    """The source's case in windows, timed and projected to 500 s (module docstring);
+    returns per N (coordinates, CPU per fixed step [s], CPU per error-controlled step
+    [s], mean accepted step [s], attempted over accepted steps)."""
     hours = 1 / 3600
     measured = {}
     for n in sizes:
         one = source_window(n, from_angle, SOURCE_STEP, fixed=True)
+        print(f"{n} bays with the net of {one['cables']} cables from {from_angle} rad: "
+              f"{one['coords']:,} coordinates, constraint rows {one['kept']:,} kept / "
+              f"{one['removed']:,} removed", flush=True)
         fixed = source_window(n, from_angle, steps * SOURCE_STEP, fixed=True)
+        # per fixed step: wall clock (simulate's, the build left out) and CPU time of
+        # this process (what the run costs alone on a shared machine), the start (one
+        # step's run less a step) left out
+        step = {c: (fixed[c] - one[c]) / (steps - 1) for c in ("wall", "cpu")}
+        start = {c: max(one[c] - step[c], 0.0) for c in ("wall", "cpu")}
+        print(f"  start (consistent accelerations, redundancy check) {start['wall']:.1f} s "
+              f"wall, {start['cpu']:.1f} s CPU")
+        print(_window_line(f"h = {SOURCE_STEP:g} s fixed", fixed, step["wall"], step["cpu"]),
+              flush=True)
         adaptive = source_window(n, from_angle, stop, fixed=False)
         attempted = adaptive["accepted"] + adaptive["rejected"]
         mean_step = adaptive["reached"] / adaptive["accepted"]
-        # per step: wall clock (simulate's, the build left out) and CPU time of this
-        # process (what the run costs alone on a shared machine), each less the start
-        cost = {}
-        for clock in ("wall", "cpu"):
-            step_cost = (fixed[clock] - one[clock]) / (steps - 1)
-            start = max(one[clock] - step_cost, 0.0)
-            cost[clock] = (start, step_cost, (adaptive[clock] - start) / attempted)
-        projected = {clock: (SOURCE_DURATION / SOURCE_STEP * c[1] * hours,
-                             SOURCE_DURATION / mean_step * attempted / adaptive["accepted"]
-                             * c[2] * hours) for clock, c in cost.items()}
-        measured[n] = (fixed["coords"], cost, mean_step, attempted / adaptive["accepted"])
-        print(f"{n} bays with the net of {fixed['cables']} cables from {from_angle} rad: "
-              f"{fixed['coords']:,} coordinates, constraint rows {fixed['kept']:,} kept / "
-              f"{fixed['removed']:,} removed; start (consistent accelerations, redundancy "
-              f"check) {cost['wall'][0]:.1f} s wall, {cost['cpu'][0]:.1f} s CPU")
-        for k, (name, w) in enumerate(((f"h = {SOURCE_STEP:g} s fixed", fixed),
-                                       ("error-controlled", adaptive))):
-            print(f"  {name:>20}: {w['reached']:.4f} s simulated in {w['wall']:.1f} s of wall "
-                  f"time, {w['accepted']} accepted / {w['rejected']} rejected steps, "
-                  f"{w['iterations'] / max(w['accepted'] + w['rejected'], 1):.2f} Newton "
-                  f"iterations per step, {1e3 * cost['wall'][1 + k]:.0f} ms wall / "
-                  f"{1e3 * cost['cpu'][1 + k]:.0f} ms CPU per step"
-                  + ("" if w["failure"] is None else f"; stopped: {w['failure']}"))
+        per = {c: (adaptive[c] - start[c]) / attempted for c in ("wall", "cpu")}
+        print(_window_line("error-controlled", adaptive, per["wall"], per["cpu"]))
+        ratio = attempted / adaptive["accepted"]
+        projected = {c: (SOURCE_DURATION / SOURCE_STEP * step[c] * hours,
+                         SOURCE_DURATION / mean_step * ratio * per[c] * hours)
+                     for c in ("wall", "cpu")}
+        measured[n] = (fixed["coords"], step["cpu"], per["cpu"], mean_step, ratio)
         print(f"  error-controlled steps: mean {mean_step:.2e} s, smallest "
               f"{adaptive['h_smallest']:.2e} s over this window")
         print(f"  projected 500 s (wall / CPU): {projected['wall'][0]:,.0f} / "
@@ -384,24 +391,32 @@ def source_case(sizes, stop: float, steps: int, from_angle: float) -> None:
               f"{projected['wall'][1]:,.1f} / {projected['cpu'][1]:,.1f} h at the window's "
               "mean error-controlled step (the steps where the net snaps taut are smaller)",
               flush=True)
-    if 48 in measured:
-        return
+    if 48 not in measured:
+        extrapolate_48(measured)
+    return measured
+
+
+def extrapolate_48(measured: dict) -> None:
+    """The 500 s projection for 48 bays from the largest N measured: the same steps,
+    the CPU cost per step scaled by the coordinates to the exponent fitted over the N
+    measured (on the error-controlled windows' costs, many steps each), or linearly (a
+    lower bound) from one N."""
     ns = sorted(measured)
     coords48 = build_coordinates(48, **{k: NET_DEPLOYMENT[k]
                                         for k in ("net_rings", "cable_elements")})
     if len(ns) > 1:
         x = np.log([measured[n][0] for n in ns])
-        exponent = np.polyfit(x, np.log([measured[n][1]["cpu"][1] for n in ns]), 1)[0]
+        exponent = np.polyfit(x, np.log([measured[n][2] for n in ns]), 1)[0]
         how = f"CPU cost per step ~ coordinates^{exponent:.2f}, fitted over N = {ns}"
     else:
         exponent, how = 1.0, "cost per step linear in the coordinates (a lower bound)"
-    coords, cost, mean_step, ratio = measured[ns[-1]]
-    scale = (coords48 / coords) ** exponent
+    coords, fixed_cost, adaptive_cost, mean_step, ratio = measured[ns[-1]]
+    scale, hours = (coords48 / coords) ** exponent, 1 / 3600
     print(f"48 bays ({coords48:,} coordinates), extrapolated from {ns[-1]} bays ({how}; the "
           f"same steps), CPU: "
-          f"{SOURCE_DURATION / SOURCE_STEP * cost['cpu'][1] * scale * hours:,.0f} h "
+          f"{SOURCE_DURATION / SOURCE_STEP * fixed_cost * scale * hours:,.0f} h "
           f"at h = {SOURCE_STEP:g} s, "
-          f"{SOURCE_DURATION / mean_step * ratio * cost['cpu'][2] * scale * hours:,.1f} h "
+          f"{SOURCE_DURATION / mean_step * ratio * adaptive_cost * scale * hours:,.1f} h "
           "error-controlled")
 
 

@@ -4,7 +4,8 @@ asserted (docs/ring_truss.md, "Cost").
     python3 bench/ring_truss.py [--quick] [--steps K]
                                 [--net | --drive | --c-fmu | --deploy-net [--kevlar]
                                  | --redundancy
-                                 | --source-case [--bays N ...] [--stop T] [--from-angle A]]
+                                 | --source-case [--bays N ...] [--stop T] [--from-angle A]
+                                   [--sparse-solver native|superlu|pardiso]]
 
 For N = 4, 6, 12, 24, 48 bays: the geared truss without drive (rigid bars, joints,
 gears; one hinge driven from 1.0 rad by a cosine ramp), K generalized-alpha steps of
@@ -65,9 +66,10 @@ truss (bay angle 0.3 rad to pi/2; 4 to 6 with ``--quick``), geared and ungeared:
 rank of all rows (as n - rank, the mobility), of the rows kept and their smallest pivot
 (``redundancy.rank_along``): where the rank changes.
 
-``--source-case [--bays N ...] [--stop T] [--steps K] [--from-angle A]``: the source's case
-(issue 24): the geared truss of N bays (default 24) with its Kevlar net, deployed by its
-motors as :func:`~mbdcore.models.truss_deployment.deploy_truss` does with a net (its
+``--source-case [--bays N ...] [--stop T] [--steps K] [--from-angle A] [--sparse-solver S]``:
+the source's case (issue 24): the geared truss of N bays (default 24) with its Kevlar
+net, deployed by its motors as :func:`~mbdcore.models.truss_deployment.deploy_truss`
+does with a net (its
 defaults, ``NET_DEPLOYMENT``, ``NET_STEP_CONTROL``), from ``A`` rad (default 1.0, its
 folded start; ``--from-angle 1.5`` a window near latching, where the net snaps taut).
 The 500 s deployment cannot run in a bench session, so a window of it: K steps (default
@@ -79,10 +81,11 @@ removed, accepted and rejected steps, Newton iterations, wall time, cost per ste
 attempted step: a rejected one costs as much), the mean and smallest accepted step, and
 the projection of 500 s: 5e6 fixed steps, and 500 s over the window's mean step (its
 rejections included).  The window's steps are those of its part of the deployment: near
-the snap they are smaller (docs/benchmarks.md, "The source's case").  With more than one
+the snap they are smaller (docs/benchmarks.md §12).  With more than one
 N, the exponent of the cost per step in the coordinates; 48 bays not measured: its
 projection extrapolated by that exponent (or, with one N, linearly in the coordinates,
-a lower bound: the sparse factorisation grows faster).
+a lower bound: the sparse factorisation grows faster).  ``--sparse-solver``: the sparse
+path's factorisation (default the native LU; ``pardiso`` needs the extra ``parallel``).
 """
 from __future__ import annotations
 
@@ -322,13 +325,16 @@ def rank_path(n_bays: int) -> None:
 SOURCE_DURATION, SOURCE_STEP = 500.0, 1e-4
 
 
-def source_window(n_bays: int, from_angle: float, stop: float, fixed: bool) -> dict:
+def source_window(n_bays: int, from_angle: float, stop: float, fixed: bool,
+                  sparse_solver: str = "native") -> dict:
     """One window of the source's case: :func:`deploy_truss` with the net from
     ``from_angle`` [rad] for ``stop`` [s], at the fixed step SOURCE_STEP or with the
-    default error-controlled steps; its size, steps, iterations and wall time [s]."""
+    default error-controlled steps, the sparse path's ``sparse_solver``; its size,
+    steps, iterations and wall time [s]."""
     # fixed steps: the error control of NET_STEP_CONTROL switched off (None: not set)
-    options = ({"method_options": {"adaptive": False, "rtol": None, "atol": None},
-                "h": SOURCE_STEP} if fixed else {})
+    solver = {"sparse_solver": sparse_solver}
+    options = ({"method_options": {"adaptive": False, "rtol": None, "atol": None, **solver},
+                "h": SOURCE_STEP} if fixed else {"method_options": solver})
     began = []      # the CPU time at the run's start (its first progress call): the
     # build left out, as from the wall time deploy_truss reports
     run = deploy_truss(n_bays=n_bays, folded_angle=from_angle, stop=stop, net=True,
@@ -353,18 +359,20 @@ def _window_line(name: str, w: dict, wall: float, cpu: float) -> str:
             "step" + ("" if w["failure"] is None else f"; stopped: {w['failure']}"))
 
 
-def source_case(sizes, stop: float, steps: int, from_angle: float) -> dict:
+def source_case(sizes, stop: float, steps: int, from_angle: float,
+                sparse_solver: str = "native") -> dict:
     """The source's case in windows, timed and projected to 500 s (module docstring);
     returns per N (coordinates, CPU per fixed step [s], CPU per error-controlled step
     [s], mean accepted step [s], attempted over accepted steps)."""
     hours = 1 / 3600
     measured = {}
     for n in sizes:
-        one = source_window(n, from_angle, SOURCE_STEP, fixed=True)
-        print(f"{n} bays with the net of {one['cables']} cables from {from_angle} rad: "
+        one = source_window(n, from_angle, SOURCE_STEP, True, sparse_solver)
+        print(f"{n} bays ({sparse_solver} sparse LU) with the net of {one['cables']} cables "
+              f"from {from_angle} rad: "
               f"{one['coords']:,} coordinates, constraint rows {one['kept']:,} kept / "
               f"{one['removed']:,} removed", flush=True)
-        fixed = source_window(n, from_angle, steps * SOURCE_STEP, fixed=True)
+        fixed = source_window(n, from_angle, steps * SOURCE_STEP, True, sparse_solver)
         # per fixed step: wall clock (simulate's, the build left out) and CPU time of
         # this process (what the run costs alone on a shared machine), the start (one
         # step's run less a step) left out
@@ -374,7 +382,7 @@ def source_case(sizes, stop: float, steps: int, from_angle: float) -> dict:
               f"wall, {start['cpu']:.1f} s CPU")
         print(_window_line(f"h = {SOURCE_STEP:g} s fixed", fixed, step["wall"], step["cpu"]),
               flush=True)
-        adaptive = source_window(n, from_angle, stop, fixed=False)
+        adaptive = source_window(n, from_angle, stop, False, sparse_solver)
         attempted = adaptive["accepted"] + adaptive["rejected"]
         mean_step = adaptive["reached"] / adaptive["accepted"]
         per = {c: (adaptive[c] - start[c]) / attempted for c in ("wall", "cpu")}
@@ -438,13 +446,17 @@ def main() -> None:
     ap.add_argument("--from-angle", type=float, default=1.0,
                     help="--source-case: the bay angle the window starts from [rad] "
                          "(default 1.0; 1.5: near latching)")
+    ap.add_argument("--sparse-solver", default="native",
+                    choices=("native", "superlu", "pardiso"),
+                    help="--source-case: the sparse path's factorisation (default native)")
     args = ap.parse_args()
     if args.c_fmu:
         c_fmu_cost(args.steps or 250)
         return
     args.steps = args.steps or 10
     if args.source_case:
-        source_case(args.bays, args.stop, max(args.steps, 2), args.from_angle)
+        source_case(args.bays, args.stop, max(args.steps, 2), args.from_angle,
+                    args.sparse_solver)
         return
     if args.redundancy:
         redundancy_cost((12, 24) if args.quick else (12, 24, 48))

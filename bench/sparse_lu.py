@@ -22,8 +22,9 @@ iterations per step (the same, to rounding).
 SparseLU (factor, and refactor on kept pivots), SuperLU and MKL's PARDISO
 (``sparse_solver="pardiso"``: analysis and factorisation, PARDISO's phases 11 and 22,
 as for a new pattern; and its numerical factorisation alone, phase 22, on the analysis
-kept, as the integrator calls it while the pattern stays) with 1 and 2 MKL threads: best wall time per factorisation and the largest
-residual; then the wall time per step of the sparse path with PARDISO.
+kept, as the integrator calls it while the pattern stays) with 1 and 2 MKL threads:
+best wall time per factorisation and the largest residual; then the wall time per step
+of the sparse path with PARDISO (with the analyses it made).
 """
 from __future__ import annotations
 

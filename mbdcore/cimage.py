@@ -96,7 +96,8 @@ class CImage:
     owners : list
         Objects that hold every array and structure the pointers reach.
     struct_types : dict of str to str
-        The C type of each ctypes structure class, by class name.
+        The C type of each ctypes structure class, by class name (else the class's own
+        ``c_type`` attribute, where a kernel's module declares it).
     functions : dict of int to str
         Function addresses to their C names (:func:`kernel_functions`).
     pointer_arrays : dict of (str, str) to str
@@ -179,7 +180,7 @@ class CImage:
                 self._statements.append(f"    {name}[{k}] = "
                                         f"{self._pointer(value, f'{what}[{k}]', None)};")
             return
-        ctype = self.struct_types.get(type(obj).__name__)
+        ctype = self.struct_types.get(type(obj).__name__, getattr(type(obj), "c_type", None))
         if ctype is None:
             raise ImageError(f"{what}: a structure {type(obj).__name__} of unknown C type")
         self._types[start] = f"static {ctype} {name};"

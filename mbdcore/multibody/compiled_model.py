@@ -80,6 +80,8 @@ def c_model_refusals(block) -> list[str]:
     for body in system.bodies:
         if not body.constant_mass or body.compiled_forces(system.gravity) is None:
             why.append(f"body {body.name!r} ({type(body).__name__}: no compiled form)")
+        elif getattr(body, "c_image_refusal", None):
+            why.append(f"body {body.name!r} ({type(body).__name__}: {body.c_image_refusal})")
     for force in system.forces_list:
         if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "

@@ -80,13 +80,17 @@ def c_model_refusals(block) -> list[str]:
     for body in system.bodies:
         if not body.constant_mass or body.compiled_forces(system.gravity) is None:
             why.append(f"body {body.name!r} ({type(body).__name__}: no compiled form)")
-        elif getattr(body, "c_image_refusal", None):
-            why.append(f"body {body.name!r} ({type(body).__name__}: {body.c_image_refusal})")
     for force in system.forces_list:
         if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
                        "state, no compiled form)")
     for joint in system.joints:
+        for side in (getattr(joint, "a", None), getattr(joint, "b", None)):
+            if _inside_spatial_line(side):
+                why.append(f"joint {joint.name!r} (at {side[1]:g} m along {side[0].name!r}: "
+                           "a C image of a joint inside a spatial ANCF body diverges at its "
+                           "second step where the in-process step does not; its ends are "
+                           "taken)")
         motion = getattr(joint, "motion", None)
         if motion is not None and type(motion) not in MOTIONS:
             why.append(f"joint {joint.name!r} (a driving motion {type(motion).__name__}; C "
@@ -110,6 +114,16 @@ def c_model_refusals(block) -> list[str]:
         if name not in coordinates:
             why.append(f"output {out.name!r} (C computes coordinates and their rates)")
     return why
+
+
+def _inside_spatial_line(side) -> bool:
+    """Whether a joint's side (body, location) is a point strictly inside a spatial ANCF
+    line body (its location an arc length between the ends)."""
+    if not isinstance(side, tuple) or len(side) != 2:
+        return False
+    body, at = side
+    return getattr(body, "dim", 2) == 3 and hasattr(body, "node_arc") and \
+        isinstance(at, (int, float)) and 0.0 < at < body.length
 
 
 def _motion_numbers(offset) -> tuple[str, list]:

@@ -733,11 +733,6 @@ class ANCFBeam3D(_HermiteLine):
 
     node_size = 12
     kind = "ANCF beam"
-    #: why a C-source FMU refuses it (mbdcore.multibody.compiled_model): its kernel's
-    #: structure is written into the image, but the FMU's step (alpha_step) diverges at
-    #: its first 2 ms substep where the same alpha_step in process takes ten (a cable
-    #: with a body on its tip: equal to 1e-9); the cause is not found yet
-    c_image_refusal = "its kernel in a C image diverges where the in-process step does not"
     coordinate_labels = ("rx", "ry", "rz", "dx", "dy", "dz", "yx", "yy", "yz", "zx", "zy",
                          "zz")
 

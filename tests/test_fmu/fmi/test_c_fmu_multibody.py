@@ -8,7 +8,7 @@ four-bar file (driven at a constant rate) and the four-bar turned by an input to
 that jumps, with a spring-damper and a torsion spring-damper, and the spatial double
 pendulum's bodies with a DC motor's screw drive (force elements that depend on the
 state, compiled as measure elements; the motor's C from models/native/drive.c), and a
-3D ANCF cable (the body kernel of spatial/native/ancf3d.c): each
+3D ANCF cable and beam (the body kernels of spatial/native/ancf3d.c): each
 FMU in fmpy equals its Python block (same method, substeps, rho_inf
 and Newton tolerance 1e-12) to 1e-9 and validates; the sources compile alone with
 -pedantic without a warning and export only fmi2*; an absurd torque is a discarded step
@@ -139,23 +139,44 @@ def spatial_screw_motor_file():
 
 
 def spatial_ancf_file():
-    """A damped 3D ANCF cable on a ball joint with a rigid body on its tip under gravity:
-    the spatial ANCF cable's body kernel (native/ancf3d.c) in the C image."""
+    """A damped 3D ANCF cable on a ball joint with a rigid body on its tip, and a damped
+    fully parameterised ANCF beam clamped to the ground, under gravity: the spatial ANCF
+    body kernels (native/ancf3d.c) in the C image.  Five substeps of 2 ms: the beam's
+    sections (rho_yy = 1e-4 kg m against the section stiffness EA) ring at about 1e4
+    rad/s, and at 5 ms the C step's modified Newton (fresh blocks per step, rebuilt where
+    the contraction is slow, no halving) diverges at the first step where the Python
+    block's full Newton converges."""
     return {
         "format": "flexcosim-model", "version": 1, "dimension": 3,
-        "description": "a 3D ANCF cable with a body on its tip",
-        "gravity": [0, 0, -9.81], "ground": {"markers": {"O": [0, 0, 0]}},
+        "description": "a 3D ANCF cable with a body on its tip and an ANCF beam",
+        "gravity": [0, 0, -9.81],
+        "ground": {"markers": {"O": [0, 0, 0], "M": [0.5, 0.1, 0.0]}},
         "bodies": [
             {"type": "cable", "name": "c", "start": [0, 0, 0], "end": [1.0, 0.2, 0.0],
-             "n_elements": 3, "rho_a": 0.4, "ea": 1e4, "ei": 2.0, "damping": 0.01},
+             "n_elements": 3, "rho_a": 0.4, "ea": 1e4, "ei": 2.0, "damping": 0.01,
+             "markers": {"mid": 0.5}},
             {"type": "rigid_body", "name": "r", "mass": 0.5, "inertia": [0.02, 0.02, 0.03],
-             "position": [1.0, 0.2, 0.0], "markers": {"p": [0, 0, 0]}}],
+             "position": [1.0, 0.2, 0.0], "markers": {"p": [0, 0, 0]}},
+            {"type": "beam", "name": "b", "start": [0.5, 0.1, 0.0], "end": [1, 1, 0.3],
+             "n_elements": 2, "rho_a": 1.0, "ea": 1e4, "ei_xy": 1.0, "ei_xz": 4.0,
+             "gj": 0.5, "rho_yy": 1e-4, "rho_zz": 1e-4, "damping": 0.02}],
         "joints": [
             {"type": "spherical", "name": "pin", "a": "ground.O", "b": "c.root"},
-            {"type": "spherical", "name": "tip", "a": "c.tip", "b": "r.p"}],
-        "forces": [], "outputs": ["c.n3.rz", "der(c.n3.rz)", "c.n1.dy", "der(r.x)"],
+            {"type": "spherical", "name": "tip", "a": "c.tip", "b": "r.p"},
+            {"type": "fixed", "name": "clamp", "a": "ground.M", "b": "b.root"}],
+        "forces": [], "outputs": ["c.n3.rz", "der(c.n3.rz)", "b.n2.rz", "der(b.n2.ry)"],
         # full Newton, as the C step (see hub_beam_file)
-        "method": {**METHOD, "iteration": "newton"}}
+        "method": {**METHOD, "substeps": 5, "iteration": "newton"}}
+
+
+def _cable_held_inside():
+    """The cable of spatial_ancf_file held at its middle by a ball joint to the ground:
+    refused as a C FMU (a joint inside a spatial ANCF body; module docstring of
+    mbdcore.multibody.compiled_model)."""
+    model = spatial_ancf_file()
+    model["joints"].append({"type": "spherical", "name": "middle", "a": "ground.M",
+                            "b": "c.mid"})
+    return model
 
 
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
@@ -247,20 +268,10 @@ def test_a_newton_failure_is_a_discarded_step_with_the_solver_message(exported, 
     instance.fmu.freeInstance()
 
 
-def _spatial_beam_file():
-    """A 3D ANCF beam clamped to the ground: refused as a C FMU (its C image diverges)."""
-    model = spatial_ancf_file()
-    model["bodies"] = [{"type": "beam", "name": "b", "start": [0, 0, 0], "end": [1, 1, 0.3],
-                        "n_elements": 2, "rho_a": 1.0, "ea": 1e4, "ei_xy": 1.0,
-                        "ei_xz": 4.0, "gj": 0.5, "rho_yy": 1e-4, "rho_zz": 1e-4}]
-    model["joints"] = [{"type": "fixed", "name": "clamp", "a": "ground.O", "b": "b.root"}]
-    model["outputs"] = ["b.n2.rz"]
-    return model
-
-
 @pytest.mark.parametrize("file, part", [
     ("hub_beam.json", "body 'beam' (ModalBeam: no compiled form)"),
-    (_spatial_beam_file, "body 'b' (ANCFBeam3D: its kernel in a C image diverges")])
+    (_cable_held_inside, "joint 'middle' (at 0.5 m along 'c': a C image of a joint "
+                         "inside a spatial ANCF body diverges")])
 def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, part):
     model = file() if callable(file) else json.loads((EXAMPLES / file).read_text())
     model["method"] = METHOD

@@ -42,7 +42,7 @@ KERNELS = {
     "mbdcore.multibody._ancf": (["mbdcore/multibody/native/ancf.c"], ["ANCF_API"],
                                 [TABLE_LAYOUT]),
     "mbdcore.multibody._constraint_plan": (["mbdcore/multibody/native/constraint_plan.c"],
-                                           ["PLAN_API"], []),
+                                           ["PLAN_API"], [TABLE_LAYOUT]),
     "mbdcore.multibody._system_terms": (["mbdcore/multibody/native/system_terms.c"],
                                         ["TERMS_API"], [TABLE_LAYOUT]),
     "mbdcore.multibody._redundancy": (["mbdcore/multibody/native/redundancy.c"],

@@ -34,6 +34,7 @@ from fmu.cosim.fmu_component import LOG_PROXY_C_SOURCE, log_route_layout
 from mbdcore.dae.compiled_step import alpha_step_layout
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
+from mbdcore.multibody.assembly import PLAN_C_SOURCE, plan_geometric_layout, plan_layout
 from mbdcore.native import TableError, TableLayout, table_layout
 
 
@@ -134,6 +135,8 @@ KERNEL_STRUCTS = {
     "newton_state": (NEWTON_C_SOURCE, "NEWTON_STATE_LAYOUT", lambda: newton_layouts()[1]),
     "alpha_step": (NEWTON_C_SOURCE, "ALPHA_STEP_LAYOUT", alpha_step_layout),
     "log_route": (LOG_PROXY_C_SOURCE, "LOG_ROUTE_LAYOUT", log_route_layout),
+    "plan": (PLAN_C_SOURCE, "PLAN_LAYOUT", plan_layout),
+    "plan_geometric": (PLAN_C_SOURCE, "PLAN_GEOMETRIC_LAYOUT", plan_geometric_layout),
 }
 
 
@@ -151,7 +154,8 @@ def test_the_ctypes_structure_is_the_compiled_struct(layout):
 
 
 @pytest.mark.parametrize("module", ["mbdcore/dae/newton_native.py", "mbdcore/multibody/ancf.py",
-                                    "fmu/cosim/fmu_component.py"])
+                                    "fmu/cosim/fmu_component.py",
+                                    "mbdcore/multibody/assembly.py"])
 def test_no_struct_is_mirrored_by_hand(module):
     """The modules whose kernels take a struct make its ctypes class from the layout: no
     ``_fields_`` list of their own."""
@@ -252,6 +256,19 @@ def test_a_struct_takes_addresses_and_int_arrays_where_declared():
         layout.structure(n=2, rhs=None, ctx=None, piv=np.zeros(2))
     with pytest.raises(TableError, match="CALL_LAYOUT: field 'rhs' needs an address"):
         layout.structure(n=2, rhs=1.5, ctx=None, piv=np.zeros(2, dtype=np.intc))
+
+
+def test_a_struct_takes_int_arrays_the_kernel_writes_only_writable():
+    """IWORK: an ``int *`` the kernel writes (the constraint plan's term indices), so a
+    read-only or float array is refused naming the field."""
+    layout = TableLayout("OUT_LAYOUT", [("INT", "n", "1"), ("IWORK", "rows", "2 * n")])
+    rows = np.zeros(4, dtype=np.intc)
+    assert layout.structure(n=2, rows=rows).rows == rows.ctypes.data
+    rows.flags.writeable = False
+    for bad in (rows, np.zeros(4)):
+        with pytest.raises(TableError, match="OUT_LAYOUT: field 'rows' needs a C-contiguous "
+                                             r"writable int32 array of 2 \* n = 4 numbers"):
+            layout.structure(n=2, rows=bad)
 
 
 @pytest.mark.parametrize("body, message", [

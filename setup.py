@@ -38,7 +38,7 @@ KERNELS = {
     "mbdcore.dae._newton": (["mbdcore/dae/native/newton.c"], ["NEWTON_API"], [TABLE_LAYOUT]),
     "mbdcore.dae._sparse_lu": (["mbdcore/dae/native/sparse_lu.c"], ["SLU_API"], []),
     "mbdcore.multibody._beam_kinematics": (["mbdcore/multibody/native/beam_kinematics.c"],
-                                           ["BEAM_API"], []),
+                                           ["BEAM_API"], [TABLE_LAYOUT]),
     "mbdcore.multibody._ancf": (["mbdcore/multibody/native/ancf.c"], ["ANCF_API"],
                                 [TABLE_LAYOUT]),
     "mbdcore.multibody._constraint_plan": (["mbdcore/multibody/native/constraint_plan.c"],

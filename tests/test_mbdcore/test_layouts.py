@@ -35,6 +35,8 @@ from mbdcore.dae.compiled_step import alpha_step_layout
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
 from mbdcore.multibody.assembly import PLAN_C_SOURCE, plan_geometric_layout, plan_layout
+from mbdcore.multibody.beam_modes import (BEAM_KINEMATICS_C_SOURCE, BeamPoints,
+                                          ClampedBeamModes, beam_points_layout)
 from mbdcore.native import TableError, TableLayout, table_layout
 
 
@@ -88,6 +90,13 @@ def _lqg_tables():
     return [ArmLQGController()._table]
 
 
+def _beam_points_tables():
+    modes = ClampedBeamModes.compute(3, 0.5, 0.2, 1.5, tip_mass=0.1)
+    x = [0.1, 0.3, 0.5]
+    return [BeamPoints(modes, x, "exact").table,
+            BeamPoints(modes, x, "second-order", stiffening=0.5).table]
+
+
 def _lqg_settings_tables():
     return [ArmLQGController()._gains, ArmLQGController(reference="model")._gains]
 
@@ -109,6 +118,8 @@ KERNEL_TABLES = {
     "lqg": (LQG_C_SOURCES[-1], "LQG_LAYOUT", lqg_layout, _lqg_tables, "T"),
     "lqg_settings": (LQG_C_SOURCES[-1], "LQG_SETTINGS_LAYOUT", lqg_settings_layout,
                      _lqg_settings_tables, "g"),
+    "beam_points": (BEAM_KINEMATICS_C_SOURCE, "BEAM_POINTS_LAYOUT", beam_points_layout,
+                    _beam_points_tables, "T"),
 }
 
 
@@ -346,3 +357,25 @@ def test_a_swapped_field_in_the_declaration_moves_on_both_sides(tmp_path):
     assert results == [1.0, 1.0]
     np.testing.assert_array_equal(tables[0][1:3], [4.0, 0.5])
     np.testing.assert_array_equal(tables[1][1:3], [0.5, 4.0])
+
+
+def test_the_beam_kernel_refuses_a_table_of_both_or_neither_point_sets():
+    """A beam's points are given either by their distances (second order) or as segment
+    ends (exact): a table of both, of neither, or of more Gauss nodes per segment than
+    the kernel's block is no table of points (-1), though the reader reads it."""
+    from mbdcore.multibody.beam_modes import beam_kinematics
+    layout, lib = beam_points_layout(), beam_kinematics()
+    exact = layout.unpack(_beam_points_tables()[0])
+    second = layout.unpack(_beam_points_tables()[1])
+    assert lib.beam_table_length(layout.pack(**exact)) == layout.pack(**exact).size
+    both = {**second, "n_seg": exact["n_seg"], "m": exact["m"], "wseg": exact["wseg"],
+            "dseg": exact["dseg"]}
+    neither = {**second, "n_x": 0, "x": (), "phi": (), "G": ()}
+    for fields in (both, neither):
+        table = layout.pack(**fields)
+        assert layout.read_by_c(table)["n_seg"] == fields["n_seg"]
+        assert lib.beam_table_length(table) == -1
+    n_seg, m = exact["n_seg"], int(re.search(r"#define BEAM_NODE_BLOCK (\d+)",
+                                              BEAM_KINEMATICS_C_SOURCE.read_text()).group(1)) + 1
+    wide = {**exact, "m": m, "wseg": np.ones(m * n_seg), "dseg": np.ones(m * n_seg * exact["N"])}
+    assert lib.beam_table_length(layout.pack(**wide)) == -1

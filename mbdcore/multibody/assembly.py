@@ -422,6 +422,24 @@ class ConstraintPlan:
     def _setup_kernel(self):
         """The plan's arrays as the C struct (kept alive here) and the Jacobian's
         scatter maps: into a dense G's flat index, or a CSR matrix's data index."""
+        self._setup_scatter()
+        self.struct = st = self._plan_struct()
+        # the work buffer of plan_evaluate, of the length its C layout takes
+        self.work = np.zeros(_plan_library().plan_work_length(ctypes.addressof(st)))
+        self._struct_ref = ctypes.addressof(st)
+        self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
+        self.quadratic_addr = {k: a.ctypes.data for k, a in self.quadratic_scatter.items()}
+        self.angle_addr = {k: a.ctypes.data for k, a in self.angle_scatter.items()}
+        self._work_addr = self.work.ctypes.data
+        self._kernel = _plan_library().plan_evaluate
+        # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
+        self.geometric_columns = [int(c) for c in np.unique(self.G_col)]
+        self._setup_geometric()
+
+    def _setup_scatter(self):
+        """Where the Jacobian values of the C rows, the quadratic rows and the
+        hinge-angle rows go: a dense G's flat index (False) or the data index of the
+        CSR pattern ``csr_indices``/``csr_indptr`` (True), int32 each."""
         m, n = self.m, self.n
         flat_c = self.G_row * n + self.G_col
         flat_q = np.concatenate([self.qr * n + self.qj, self.br * n + self.bj,
@@ -434,11 +452,13 @@ class ConstraintPlan:
         self.csr_indptr = np.searchsorted(rows, np.arange(m + 1)).astype(np.int32)
         self.scatter = {False: _ints(flat_c), True: _ints(inverse[:flat_c.size])}
         n_quad = self.qr.size + self.br.size
-        self.quadratic_scatter = {False: flat_q[:n_quad],
-                                  True: inverse[flat_c.size:flat_c.size + n_quad]}
-        self.angle_scatter = {False: flat_q[n_quad:], True: inverse[flat_c.size + n_quad:]}
-        self.quadratic_scatter = {k: _ints(a) for k, a in self.quadratic_scatter.items()}
-        self.angle_scatter = {k: _ints(a) for k, a in self.angle_scatter.items()}
+        self.quadratic_scatter = {False: _ints(flat_q[:n_quad]),
+                                  True: _ints(inverse[flat_c.size:flat_c.size + n_quad])}
+        self.angle_scatter = {False: _ints(flat_q[n_quad:]),
+                              True: _ints(inverse[flat_c.size + n_quad:])}
+
+    def _plan_struct(self):
+        """The ``plan_t`` of the plan's arrays (PLAN_LAYOUT), writing G dense."""
         sine_row = np.full(self.G_row.size, -1)
         sine_row[self.G_sine] = self.G_sine_row
         const_rows = np.flatnonzero(self.q_const)
@@ -457,13 +477,13 @@ class ConstraintPlan:
         reals.update(a_k=self.a_lin_k, a_c=self.a_lin_c, pt_val=np.nan_to_num(self.pt_val),
                      an_val=np.nan_to_num(self.an_val), sn_angle=self.s_angle,
                      qh_h=self.qh, qb_b=self.bv, qc_c=self.q_const[const_rows])
-        st = plan_layout().structure(
-            m=m, n_rigid=self.n_rigid, n_linear=self.l_cols.shape[0],
+        return plan_layout().structure(
+            m=self.m, n_rigid=self.n_rigid, n_linear=self.l_cols.shape[0],
             lin_width=self.l_cols.shape[1], n_lin_ang=self.n_lin,
             ang_width=self.a_lin_idx.shape[1], n_slope=self.n_ang - self.n_lin,
             slope_width=self.s_width, n_pt_ent=self.pt_val.size, n_an_ent=self.an_val.size,
             s_first=self.s_first, n_point_rows=self.p_row.size, n_sine_rows=self.s_row.size,
-            n_terms=self.t_row.size, n_G=self.G_row.size, n_out=m * n,
+            n_terms=self.t_row.size, n_G=self.G_row.size, n_out=self.m * self.n,
             G_scatter=self.scatter[False], n_qh=self.qr.size, n_qb=self.br.size,
             n_qc=const_rows.size, Q_scatter=self.quadratic_scatter[False],
             n_pair=self.p_count // 2, n_sh=self.sr.size, n_sb=self.sbr.size,
@@ -471,19 +491,7 @@ class ConstraintPlan:
             n_ge=self.ge_link.size, A_scatter=self.angle_scatter[False],
             ad_f=self.ad_values[0], ad_fd=self.ad_values[1], ad_fdd=self.ad_values[2],
             a_gt=self.a_gt, **{k: _ints(a) for k, a in ints.items()},
-            **{k: np.ascontiguousarray(a, dtype=np.float64) for k, a in reals.items()})
-        self.struct = st
-        # the work buffer of plan_evaluate, of the length its C layout takes
-        self.work = np.zeros(_plan_library().plan_work_length(ctypes.addressof(st)))
-        self._struct_ref = ctypes.addressof(st)
-        self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
-        self.quadratic_addr = {k: a.ctypes.data for k, a in self.quadratic_scatter.items()}
-        self.angle_addr = {k: a.ctypes.data for k, a in self.angle_scatter.items()}
-        self._work_addr = self.work.ctypes.data
-        self._kernel = _plan_library().plan_evaluate
-        # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
-        self.geometric_columns = [int(c) for c in np.unique(self.G_col)]
-        self._setup_geometric()
+            **{k: _reals(a) for k, a in reals.items()})
 
     def _batched(self, q, v, sparse: bool):
         """(g, gamma, Jacobian values) of the batched rows: one C call; the values are

@@ -37,6 +37,7 @@ which stays the reference the batched rows are tested against (to 1e-12).
 from __future__ import annotations
 
 import ctypes
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -710,11 +711,13 @@ _plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOUR
                                [TABLE_LAYOUT_HEADER])
 
 
+@cache
 def plan_layout() -> TableLayout:
     """The table of ``plan_evaluate`` (``PLAN_LAYOUT`` of native/constraint_plan.c)."""
     return table_layout(_plan_library, "PLAN_LAYOUT")
 
 
+@cache
 def plan_geometric_layout() -> TableLayout:
     """The table of ``plan_geometric`` (``PLAN_GEOMETRIC_LAYOUT`` of
     native/constraint_plan.c)."""

@@ -23,6 +23,7 @@ tip deflection, phi_i(l) = 1, so modal coordinates are tip-deflection contributi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,7 @@ beam_kinematics = kernel_library("mbdcore.multibody._beam_kinematics",
                                  BEAM_KINEMATICS_C_SOURCE, [TABLE_LAYOUT_HEADER])
 
 
+@cache
 def beam_points_layout() -> TableLayout:
     """The table of ``beam_points`` (``BEAM_POINTS_LAYOUT`` of native/beam_kinematics.c):
     a beam's points and the mode shapes' data there."""

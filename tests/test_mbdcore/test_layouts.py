@@ -19,9 +19,10 @@ from controllers.laws.antenna_servo import AntennaServoController, PointingRefer
 from controllers.laws.arm_lqg import ArmLQGController
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, JOINT_LAWS_C_SOURCE,
-                                      LQG_C_SOURCES, NOTCH_C_SOURCE, PID_C_SOURCE, lqg_layout,
-                                      lqg_settings_layout, notch_layout, pd_layout, pid_layout,
-                                      pointing_layout, servo_layout)
+                                      LQG_C_SOURCES, NOTCH_C_SOURCE, PID_C_SOURCE,
+                                      lqg_input_layout, lqg_layout, lqg_settings_layout,
+                                      notch_layout, pd_layout, pid_layout, pointing_layout,
+                                      servo_layout)
 from controllers.laws.pid import PIDController
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
@@ -90,6 +91,11 @@ def _lqg_tables():
     return [ArmLQGController()._table]
 
 
+def _lqg_input_tables():
+    controller = ArmLQGController()
+    return [controller._u(), np.arange(len(lqg_input_layout().names), dtype=float)]
+
+
 def _beam_points_tables():
     modes = ClampedBeamModes.compute(3, 0.5, 0.2, 1.5, tip_mass=0.1)
     x = [0.1, 0.3, 0.5]
@@ -118,6 +124,8 @@ KERNEL_TABLES = {
     "lqg": (LQG_C_SOURCES[-1], "LQG_LAYOUT", lqg_layout, _lqg_tables, "T"),
     "lqg_settings": (LQG_C_SOURCES[-1], "LQG_SETTINGS_LAYOUT", lqg_settings_layout,
                      _lqg_settings_tables, "g"),
+    "lqg_inputs": (LQG_C_SOURCES[-1], "LQG_INPUT_LAYOUT", lqg_input_layout, _lqg_input_tables,
+                   "u"),
     "beam_points": (BEAM_KINEMATICS_C_SOURCE, "BEAM_POINTS_LAYOUT", beam_points_layout,
                     _beam_points_tables, "T"),
 }

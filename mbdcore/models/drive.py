@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
-from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER, table_layouts
 from mbdcore.codegen import CModel
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
@@ -519,10 +519,11 @@ def drive_derivatives(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, lock
     return drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
 
 
-#: The drive block's outputs in the order of ``drive_outputs`` in ``native/drive.c``.
-DRIVE_OUTPUTS = tuple(f"{q}{k}" for k in (1, 2)
-                      for q in ("current", "speed", "angle", "torque", "gear_torque")) \
-    + ("axis_torque",)
+#: The drive block's outputs as ``DRIVE_OUTPUT_LAYOUT`` of ``native/drive.c``
+#: declares them (the order C writes them in), read from the C source as the build
+#: reads it.
+DRIVE_OUTPUTS = tuple(f.name for f in
+                      table_layouts(DRIVE_C_SOURCE.read_text())["DRIVE_OUTPUT_LAYOUT"])
 
 
 class DriveKernel(CSteppedKernel):

@@ -26,8 +26,10 @@ from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, JOINT_LAWS_C_SOURC
 from controllers.laws.pid import PIDController
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
-from mbdcore.models.antenna import AXIS_C_SOURCE, PointingAxisBlock, axis_layout
-from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
+from mbdcore.models.antenna import (AXIS_C_SOURCE, AXIS_OUTPUTS, PointingAxisBlock,
+                                    axis_layout, axis_library)
+from mbdcore.models.drive import (DRIVE_C_SOURCE, DRIVE_OUTPUTS, DCMotorBlock, drive_layout,
+                                  drive_library)
 from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
@@ -96,6 +98,16 @@ def _lqg_input_tables():
     return [controller._u(), np.arange(len(lqg_input_layout().names), dtype=float)]
 
 
+def _drive_output_tables():
+    block = DCMotorBlock(n_motors=1)
+    return [np.array([block.outputs()[name] for name in DRIVE_OUTPUTS])]
+
+
+def _axis_output_tables():
+    block = PointingAxisBlock()
+    return [np.array([block.outputs()[name] for name in AXIS_OUTPUTS])]
+
+
 def _beam_points_tables():
     modes = ClampedBeamModes.compute(3, 0.5, 0.2, 1.5, tip_mass=0.1)
     x = [0.1, 0.3, 0.5]
@@ -126,6 +138,12 @@ KERNEL_TABLES = {
                      _lqg_settings_tables, "g"),
     "lqg_inputs": (LQG_C_SOURCES[-1], "LQG_INPUT_LAYOUT", lqg_input_layout, _lqg_input_tables,
                    "u"),
+    "drive_outputs": (DRIVE_C_SOURCE, "DRIVE_OUTPUT_LAYOUT",
+                      lambda: table_layout(drive_library, "DRIVE_OUTPUT_LAYOUT"),
+                      _drive_output_tables, "y"),
+    "axis_outputs": (AXIS_C_SOURCE, "AXIS_OUTPUT_LAYOUT",
+                     lambda: table_layout(axis_library, "AXIS_OUTPUT_LAYOUT"),
+                     _axis_output_tables, "y"),
     "beam_points": (BEAM_KINEMATICS_C_SOURCE, "BEAM_POINTS_LAYOUT", beam_points_layout,
                     _beam_points_tables, "T"),
 }

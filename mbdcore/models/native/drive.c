@@ -197,30 +197,45 @@ DRIVE_API int drive_rhs(const double *pk, const double *x, double u, double thet
     return 0;
 }
 
-/* The drive block's outputs from its state and inputs: per motor k (0, 1) the current
-   [A], speed [rad/s], angle [rad], electromagnetic torque Kt i [N m] and gear torque
-   [N m] at out[5k..5k+4] (zeros for a motor not fitted), then the axis torque [N m]. */
+/* The drive block's outputs, declared once (drive.py names them from this list): per
+   motor k the current [A], speed [rad/s], angle [rad], electromagnetic torque Kt i [N m]
+   and gear torque [N m] (zeros for a motor not fitted), then the axis torque [N m]. */
+#define DRIVE_OUTPUT_LAYOUT(X)                                                             \
+    X(REAL, current1, 1) X(REAL, speed1, 1) X(REAL, angle1, 1) X(REAL, torque1, 1)         \
+    X(REAL, gear_torque1, 1)                                                               \
+    X(REAL, current2, 1) X(REAL, speed2, 1) X(REAL, angle2, 1) X(REAL, torque2, 1)         \
+    X(REAL, gear_torque2, 1)                                                               \
+    X(REAL, axis_torque, 1)
+/* their indices, DRIVE_OUT_current1, ..., from the layout */
+#define DRIVE_OUTPUT_INDEX(kind, name, size) TABLE_INDEX_##kind(DRIVE_OUT_##name)
+enum { DRIVE_OUTPUT_LAYOUT(DRIVE_OUTPUT_INDEX) DRIVE_N_OUTPUTS };
+/* five outputs per motor and the axis torque: a list of another count does not compile */
+typedef char drive_outputs_per_motor[DRIVE_N_OUTPUTS == 5 * DRIVE_MAX_MOTORS + 1 ? 1 : -1];
+
+/* The outputs y (DRIVE_N_OUTPUTS values) from the drive's state and inputs. */
 DRIVE_API int drive_outputs(const double *pk, const double *x, double u, double theta,
                             double omega, int n_motors, int current_mode, int locked,
-                            double *out) {
+                            double *y) {
+    /* each motor's outputs by name */
+    static const int current[DRIVE_MAX_MOTORS] = {DRIVE_OUT_current1, DRIVE_OUT_current2};
+    static const int speed[DRIVE_MAX_MOTORS] = {DRIVE_OUT_speed1, DRIVE_OUT_speed2};
+    static const int angle[DRIVE_MAX_MOTORS] = {DRIVE_OUT_angle1, DRIVE_OUT_angle2};
+    static const int torque[DRIVE_MAX_MOTORS] = {DRIVE_OUT_torque1, DRIVE_OUT_torque2};
+    static const int gear[DRIVE_MAX_MOTORS] = {DRIVE_OUT_gear_torque1, DRIVE_OUT_gear_torque2};
     double dx[DRIVE_MAX_STATES], tg[DRIVE_MAX_MOTORS], total = 0.0;
     int k;
     if (drive_rhs(pk, x, u, theta, omega, n_motors, current_mode, locked, dx, tg, NULL))
         return 1;
     for (k = 0; k < DRIVE_MAX_MOTORS; k++) {
-        double *o = out + 5 * k;
-        if (k < n_motors) {
-            o[0] = x[4 * k + 2];
-            o[1] = x[4 * k + 1];
-            o[2] = x[4 * k];
-            o[3] = pk[DRIVE_torque_constant] * x[4 * k + 2];
-            o[4] = tg[k];
-            total += tg[k];
-        } else {
-            o[0] = o[1] = o[2] = o[3] = o[4] = 0.0;
-        }
+        const int fitted = k < n_motors;
+        y[current[k]] = fitted ? x[4 * k + 2] : 0.0;
+        y[speed[k]] = fitted ? x[4 * k + 1] : 0.0;
+        y[angle[k]] = fitted ? x[4 * k] : 0.0;
+        y[torque[k]] = fitted ? pk[DRIVE_torque_constant] * x[4 * k + 2] : 0.0;
+        y[gear[k]] = fitted ? tg[k] : 0.0;
+        if (fitted) total += tg[k];
     }
-    out[5 * DRIVE_MAX_MOTORS] = total;
+    y[DRIVE_OUT_axis_torque] = total;
     return 0;
 }
 

@@ -75,6 +75,7 @@ __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_para
            "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
            "drive_rhs", "drive_derivatives", "DCMotorBlock", "DRIVE_C_SOURCE", "drive_library",
            "DRIVE_OUTPUTS", "DRIVE_GAINS", "DRIVE_C_HEADERS", "drive_layout",
+           "gear_law_layout", "motor_body_layout",
            "drive_given_fields", "DriveKernel", "gear_law", "DRIVE_KERNEL"]
 
 #: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
@@ -236,7 +237,8 @@ def gear_law(stiffness, damping, backlash, smoothing):
     compiled measure elements (``drive_gear_law`` of ``native/drive.c``, with the
     dead zone's exact slope), for :class:`GearTrain` and the ring truss's screw drives."""
     return (drive_library().ADDRESSES["drive_gear_law"],
-            np.array([stiffness, damping, backlash, smoothing], dtype=float), (DRIVE_KERNEL,))
+            gear_law_layout().pack(stiffness=stiffness, damping=damping, backlash=backlash,
+                                   smoothing=smoothing), (DRIVE_KERNEL,))
 
 
 # -- engine elements ---------------------------------------------------------------------
@@ -300,9 +302,8 @@ class DCMotorBody(BodyBase):
     def compiled_forces(self, gravity) -> CompiledForces:
         """The motor's forces and their tangents in C (``drive_motor_body_forces``,
         ``drive_motor_body_tangent`` of ``native/drive.c``, over :func:`motor_forces`)."""
-        p = self.params
-        params = np.array([p["torque_constant"], p["emf_constant"], p["resistance"],
-                           p["viscous_friction"], p["coulomb_friction"], p["friction_speed"]])
+        layout = motor_body_layout()
+        params = layout.pack(**{name: self.params[name] for name in layout.names})
         lib = drive_library()
         return CompiledForces(np.zeros(2), lib.ADDRESSES["drive_motor_body_forces"],
                               params.ctypes.data, params,
@@ -463,6 +464,18 @@ def drive_layout() -> TableLayout:
     declaration): the motor and gear parameters by their names, the bias current, the
     gains."""
     return table_layout(drive_library, "DRIVE_LAYOUT")
+
+
+@cache
+def gear_law_layout() -> TableLayout:
+    """The gear law's parameters as a compiled force law, ``GEAR_LAW_LAYOUT`` of drive.c."""
+    return table_layout(drive_library, "GEAR_LAW_LAYOUT")
+
+
+@cache
+def motor_body_layout() -> TableLayout:
+    """A motor body's parameters of its compiled forces, ``MOTOR_BODY_LAYOUT`` of drive.c."""
+    return table_layout(drive_library, "MOTOR_BODY_LAYOUT")
 
 
 def drive_given_fields() -> tuple:

@@ -28,8 +28,9 @@ from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source
                             compile_shared, find_compiler, table_layouts)
 from mbdcore.models.antenna import (AXIS_C_SOURCE, AXIS_OUTPUTS, PointingAxisBlock,
                                     axis_layout, axis_library)
-from mbdcore.models.drive import (DRIVE_C_SOURCE, DRIVE_OUTPUTS, DCMotorBlock, drive_layout,
-                                  drive_library)
+from mbdcore.models.drive import (DRIVE_C_SOURCE, DRIVE_OUTPUTS, DCMotorBlock, DCMotorBody,
+                                  drive_layout, drive_library, gear_law, gear_law_layout,
+                                  motor_body_layout)
 from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
@@ -103,6 +104,15 @@ def _drive_output_tables():
     return [np.array([block.outputs()[name] for name in DRIVE_OUTPUTS])]
 
 
+def _gear_law_tables():
+    return [gear_law(2.0e4, 3.0, 1e-3, 2e-4)[1], gear_law(5.0e3, 0.0, 0.0, 1e-4)[1]]
+
+
+def _motor_body_tables():
+    return [DCMotorBody("m").compiled_forces(None).owner,
+            DCMotorBody("m", torque_constant=0.05, friction_speed=0.3).compiled_forces(None).owner]
+
+
 def _axis_output_tables():
     block = PointingAxisBlock()
     return [np.array([block.outputs()[name] for name in AXIS_OUTPUTS])]
@@ -144,6 +154,9 @@ KERNEL_TABLES = {
     "axis_outputs": (AXIS_C_SOURCE, "AXIS_OUTPUT_LAYOUT",
                      lambda: table_layout(axis_library, "AXIS_OUTPUT_LAYOUT"),
                      _axis_output_tables, "y"),
+    "gear_law": (DRIVE_C_SOURCE, "GEAR_LAW_LAYOUT", gear_law_layout, _gear_law_tables, "p"),
+    "motor_body": (DRIVE_C_SOURCE, "MOTOR_BODY_LAYOUT", motor_body_layout,
+                   _motor_body_tables, "p"),
     "beam_points": (BEAM_KINEMATICS_C_SOURCE, "BEAM_POINTS_LAYOUT", beam_points_layout,
                     _beam_points_tables, "T"),
 }

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mbdcore.cbuild import (STRUCT_KINDS, TABLE_INT_LIMIT, TABLE_KINDS, TableField,
-                            source_digest)
+from mbdcore.cbuild import (POINTER_KINDS, STRUCT_KINDS, TABLE_INT_LIMIT, TABLE_KINDS,
+                            TableField, source_digest)
 
 __all__ = ["KernelError", "kernel_library", "kernel_module", "TableLayout", "TableError",
            "table_layout"]
@@ -96,7 +96,7 @@ class TableLayout:
     (the X-macro list read by :func:`mbdcore.cbuild.table_layouts` when the kernel is
     built): the fields in order, each an INT (a whole number stored as a double), a REAL
     or an ARRAY whose size is an integer expression of earlier INT fields; a struct's
-    also WORK, INTS, ADDRESS or FN (``mbdcore/native/table_layout.h``).
+    also WORK, INTS, IWORK, ADDRESS or FN (``mbdcore/native/table_layout.h``).
 
     :meth:`pack` builds a table from its fields by name, :meth:`unpack` reads one back,
     :meth:`structure` fills a struct, :meth:`c_initializer` writes a C FMU's table of
@@ -179,7 +179,8 @@ class TableLayout:
         """The C struct of this layout (``typedef struct { NAME(TABLE_MEMBER) }``) as a
         ctypes structure, from its fields by name: an INT a whole number, a REAL a finite
         number, an ARRAY or WORK a C-contiguous float64 array (writable for WORK) of the
-        size its expression gives, an INTS one of C ints, passed by address; an ADDRESS
+        size its expression gives, an INTS or IWORK one of C ints (writable for IWORK),
+        passed by address; an ADDRESS
         or FN an address (int) or None.  The structure holds the arrays
         (``structure.arrays``), so they live as long as it does."""
         if values.keys() != self._name_set:
@@ -193,15 +194,16 @@ class TableLayout:
                                      f"(int) or None, not {type(value).__name__}")
                 members.append(value)
                 continue
-            if f.kind in ("ARRAY", "WORK", "INTS"):
+            if f.kind in POINTER_KINDS:
                 size = self._size(f, ints)
-                dtype = np.dtype(ctypes.c_int if f.kind == "INTS" else np.float64)
+                dtype = np.dtype(ctypes.c_int if f.kind in ("INTS", "IWORK") else np.float64)
+                writes = f.kind in ("WORK", "IWORK")
                 if not (isinstance(value, np.ndarray) and value.dtype == dtype
                         and value.flags.c_contiguous and value.size == size
-                        and (f.kind == "ARRAY" or value.flags.writeable)):
+                        and (not writes or value.flags.writeable)):
                     raise TableError(
                         f"table {self.name}: field {f.name!r} needs a C-contiguous"
-                        f"{' writable' if f.kind == 'WORK' else ''} {dtype} array of "
+                        f"{' writable' if writes else ''} {dtype} array of "
                         f"{f.size} = {size} numbers")
                 if f.kind == "ARRAY" and not np.all(np.isfinite(value)):
                     raise TableError(f"table {self.name}: field {f.name!r} is not finite")
@@ -220,7 +222,7 @@ class TableLayout:
 
     def ctypes_class(self) -> type:
         """The ctypes structure class of this layout's C struct: INT a C int, REAL a
-        double, every pointer (ARRAY, WORK, INTS, ADDRESS, FN) an address."""
+        double, every pointer (ARRAY, WORK, INTS, IWORK, ADDRESS, FN) an address."""
         if self._ctypes_class is None:
             types = {"INT": ctypes.c_int, "REAL": ctypes.c_double}
             self._ctypes_class = type(self.name.lower(), (ctypes.Structure,), {

@@ -85,6 +85,7 @@ from mbdcore.multibody.flexible import ModalBeam
 from mbdcore.multibody.forces import Force, JointTorque
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
+from mbdcore.cbuild import table_layouts
 from mbdcore.native import TableLayout, kernel_library, table_layout
 from mbdcore.timeseries import TimeSeries
 from mbdcore.vibration import residual_vibration
@@ -408,9 +409,12 @@ def axis_layout() -> TableLayout:
     """The layout of the axis's structure table, ``AXIS_LAYOUT`` of antenna_axis.c."""
     return table_layout(axis_library, "AXIS_LAYOUT")
 
-#: The pointing axis's outputs in the order of ``axis_outputs`` in ``native/antenna_axis.c``.
-AXIS_OUTPUTS = ("axis_angle", "axis_rate", "pointing_angle", "pointing_error",
-                "dish_deflection", "current1", "speed1", "current2", "speed2", "axis_torque")
+
+#: The pointing axis's outputs as ``AXIS_OUTPUT_LAYOUT`` of ``native/antenna_axis.c``
+#: declares them (the order C writes them in), read from the C source as the build
+#: reads it.
+AXIS_OUTPUTS = tuple(f.name for f in
+                     table_layouts(AXIS_C_SOURCE.read_text())["AXIS_OUTPUT_LAYOUT"])
 
 
 def axis_table(A, B, C) -> np.ndarray:

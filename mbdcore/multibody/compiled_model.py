@@ -54,8 +54,8 @@ KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
            ("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE, "TERMS_API"),
            ("mbdcore.dae._newton", NEWTON_C_SOURCE, "NEWTON_API"))
 #: the C type of each ctypes structure class the compiled terms are made of
-STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "_Plan": "plan_t",
-                "_PlanGeometric": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
+STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "plan_layout": "plan_t",
+                "plan_geometric_layout": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
                 "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t",
                 "measure_layout": "measure_t"}
 #: the C element type of the arrays of pointers the terms hold

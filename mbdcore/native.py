@@ -87,6 +87,12 @@ _NUMBERS = (numbers.Real, np.generic)
 _EXACT = {float, int, bool}
 
 
+#: The largest magnitude of a struct's INT field: a C int (a dense constraint Jacobian's
+#: entry count of a large model passes TABLE_INT_LIMIT, which bounds a flat table's INT
+#: fields for its C reader's size arithmetic)
+STRUCT_INT_LIMIT = 2**31 - 1
+
+
 class TableError(ValueError):
     """A table does not match its layout: the message names the table and the field."""
 
@@ -162,11 +168,12 @@ class TableLayout:
             scalars.append(number)
         return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
 
-    def _whole(self, f: TableField, number: float) -> int:
-        """An INT field's value as an int, if it is a whole number within the limit."""
-        if not (abs(number) <= TABLE_INT_LIMIT and number == int(number)):
+    def _whole(self, f: TableField, number: float, limit: int = TABLE_INT_LIMIT) -> int:
+        """An INT field's value as an int, if it is a whole number within ``limit`` (a
+        flat table's, which its C reader relies on; a struct's is a C int's range)."""
+        if not (abs(number) <= limit and number == int(number)):
             raise TableError(f"table {self.name}: the INT field {f.name!r} = {number!r} "
-                             f"is not a whole number within +-{TABLE_INT_LIMIT}")
+                             f"is not a whole number within +-{limit}")
         return int(number)
 
     def _refuse_work(self, what: str) -> None:
@@ -214,7 +221,8 @@ class TableLayout:
             if not math.isfinite(number):
                 raise TableError(f"table {self.name}: field {f.name!r} is not finite")
             if f.kind == "INT":
-                number = ints[f.name] = self._whole(f, number)
+                # a C int: no C reader computes sizes from it (Python did, above)
+                number = ints[f.name] = self._whole(f, number, STRUCT_INT_LIMIT)
             members.append(number)
         structure = self.ctypes_class()(*members)
         structure.arrays = tuple(arrays)

@@ -308,6 +308,17 @@ def test_a_struct_takes_addresses_and_int_arrays_where_declared():
         layout.structure(n=2, rhs=1.5, ctx=None, piv=np.zeros(2, dtype=np.intc))
 
 
+def test_a_structs_int_field_is_a_c_int_past_the_flat_tables_limit():
+    """A struct's INT field is a C int (a large model's dense G has more than 10^6
+    entries: the 4-bay truss with its net, 1.18e6), where a flat table's INT fields stay
+    within TABLE_INT_LIMIT for its C reader's size arithmetic."""
+    layout = TableLayout("COUNT_LAYOUT", [("INT", "n_out", "1"), ("ADDRESS", "ctx", "1")])
+    assert layout.structure(n_out=1179360, ctx=None).n_out == 1179360 > TABLE_INT_LIMIT
+    assert layout.structure(n_out=2**31 - 1, ctx=None).n_out == 2**31 - 1
+    with pytest.raises(TableError, match=r"COUNT_LAYOUT: the INT field 'n_out' = 2147483648"):
+        layout.structure(n_out=2**31, ctx=None)
+
+
 def test_a_struct_takes_int_arrays_the_kernel_writes_only_writable():
     """IWORK: an ``int *`` the kernel writes (the constraint plan's term indices), so a
     read-only or float array is refused naming the field."""

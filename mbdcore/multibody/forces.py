@@ -125,14 +125,19 @@ class Force:
         scatter_force(f, st, st.angle(frame[1])[2], torque)
 
 
-def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0) -> CompiledElement | None:
+def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0,
+                 normal=None) -> CompiledElement | None:
     """A measure element on s = beta |r_b - r_a| + sum w q[col] + s0 between the markers
-    a and b (``linear``: (column, weight) terms besides), or None where a point has no
-    closed form (:func:`~mbdcore.multibody.terms.point_terms`)."""
+    a and b (``linear``: (column, weight) terms besides), or with a unit ``normal`` fixed
+    in a's body (a rigid body or the ground) on its projection beta n . (r_b - r_a)
+    instead of the length; None where a point has no closed form
+    (:func:`~mbdcore.multibody.terms.point_terms`) or the normal's body is neither."""
     pa, pb = point_terms(a), point_terms(b)
     if pa is None or pb is None:
         return None
-    return measure_element(list(linear), s0, law, (pa, pb), beta)
+    if normal is not None and pa[0] != "rigid" and a[0].n_coords != 0:
+        return None
+    return measure_element(list(linear), s0, law, (pa, pb), beta, normal)
 
 
 def angle_element(frames, s0: float, law, linear=()) -> CompiledElement | None:
@@ -455,13 +460,17 @@ class Contact(Force):
         self._add_point_force(f, sb, jb, -mag * nrm)
 
     def compiled_element(self):
-        """Circle against circle: the distance of the centres less the radii under the
-        contact law (the centres from b to a, so that the force pushes a away); a circle
-        against a line has none (its contact point moves along b: Python)."""
+        """The contact law on s = -delta: circle against circle, the distance of the
+        centres less the radii (the centres from b to a, so that the force pushes a
+        away); circle against line, the centre's height over the line, n . (c_a - r_b),
+        less the radius, n the line's normal turning with b (a rigid body or the
+        ground).  Its gradient is the Python element's force: the reaction at b's
+        material point under the centre and the turn of n give b's angle the same
+        moment, (E n) . (c_a - x_b)."""
+        law = contact_law(self.k, self.c, self.n_exp)
         if self.rb is None:
-            return None
-        return line_element(self.b, self.a, -(self.ra + self.rb),
-                            contact_law(self.k, self.c, self.n_exp))
+            return line_element(self.b, self.a, -self.ra, law, normal=self.normal_local)
+        return line_element(self.b, self.a, -(self.ra + self.rb), law)
 
     def potential(self, t, view):
         delta = self._geometry(view)[0]

@@ -125,7 +125,7 @@ def spring_law(stiffness: float, damping: float, one_sided: bool = False):
 def contact_law(stiffness: float, damping: float, exponent: float):
     """(address, parameters) of the penalty contact law of
     :class:`~mbdcore.multibody.forces.Contact` (``contact_law`` of
-    native/system_terms.c) on s = distance - (r_a + r_b) [m]."""
+    native/system_terms.c) on s = -delta [m], the penetration's opposite."""
     return (_terms_library().ADDRESSES["contact_law"],
             np.array([stiffness, damping, exponent], dtype=float))
 
@@ -168,13 +168,14 @@ def angle_terms(frame, sign: float):
     return terms, sign * float(c)
 
 
-def measure_element(linear, s0: float, law, line=None, beta: float = 1.0):
+def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal=None):
     """The :class:`CompiledElement` of a force -T(s, s') ds/dq on the measure
     s = sum w q[col] + beta |r_b - r_a| + s0 (``measure_forces`` of
     native/system_terms.c): ``linear`` the (system column, weight) terms, ``law`` =
     (address, parameters) of a force law (and the ``kernels`` of
     :class:`CompiledElement` where the law is not the system terms'), ``line`` None or
-    the :func:`point_terms` of the points (a, b)."""
+    the :func:`point_terms` of the points (a, b); with a unit ``normal`` (in a's frame),
+    the projection beta n . (r_b - r_a) instead of the length."""
     cols = sorted({c for c, _ in linear} | ({c for p in line for c in p[1]} if line else set()))
     local = {c: k for k, c in enumerate(cols)}
     dim = 0 if line is None else len(line[0][-1]) if line[0][0] == "linear" else 2
@@ -199,7 +200,9 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0):
     st = measure_layout().structure(
         n=n, n_lin=len(linear), lin_at=np.array([local[c] for c, _ in linear], np.intc),
         lin_w=np.array([w for _, w in linear], float), beta=beta if line else 0.0,
-        s0=float(s0), dim=dim, law=address, n_law=params.size, law_params=params,
+        s0=float(s0), dim=dim, projected=int(normal is not None),
+        normal=np.zeros(0) if normal is None else np.array(normal, float), law=address,
+        n_law=params.size, law_params=params,
         work=np.zeros((dim + 2) * n), **points)
     lib = _terms_library()
     return CompiledElement(np.array(cols, dtype=np.intc), lib.ADDRESSES["measure_forces"],

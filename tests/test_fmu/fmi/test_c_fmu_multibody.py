@@ -179,9 +179,30 @@ def _cable_held_inside():
     return model
 
 
+def crank_on_stops_file():
+    """The example rigid crank falling under gravity onto two penalty stops: its tip's
+    circle onto the ground's line (exponent 1.5) and a ground post's circle onto the
+    crank's own line (exponent 1, the normal turning with the crank); both engage near
+    0.18 s (4 and 0.8 mm deep at 0.19 s) and let go by 0.2 s: contact with a line,
+    compiled as a projected measure element."""
+    model = json.loads((EXAMPLES / "rigid_crank.json").read_text())
+    model["gravity"] = [0.0, -9.81]
+    model["ground"]["markers"].update({"floor": [0.5, -0.3], "post": [0.25, -0.112]})
+    model["forces"] = [
+        {"type": "contact", "name": "floor", "a": "crank.tip", "b": "ground.floor",
+         "radius_a": 0.05, "stiffness": 1e5, "exponent": 1.5, "damping": 500.0,
+         "line_direction": [1.0, 0.0]},
+        {"type": "contact", "name": "stop", "a": "ground.post", "b": "crank.O",
+         "radius_a": 0.02, "stiffness": 1e5, "exponent": 1.0, "damping": 300.0,
+         "line_direction": [-1.0, 0.0]}]
+    model.update(method=METHOD, outputs=["crank.phi", "der(crank.phi)", "der(crank.x)"])
+    return model
+
+
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
           "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file,
-          "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file}
+          "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file,
+          "crank_on_stops": crank_on_stops_file}
 H, STEPS = 0.01, 30
 
 

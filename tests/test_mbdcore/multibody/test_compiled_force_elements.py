@@ -30,6 +30,7 @@ def planar(*elements):
     s = System(gravity=(0.0, -9.81))
     s.ground.add_marker("A", (0.0, 0.0))
     s.ground.add_marker("far", (1.5, 0.3))
+    s.ground.add_marker("floor", (0.7, -0.2))
     s.add_body("bar", mass=1.0, inertia=0.1, position=(0.5, 0.0),
                markers={"a": (-0.5, 0.0), "b": (0.5, 0.0)})
     s.add_body("bar2", mass=0.5, inertia=0.05, position=(1.0, 0.2), angle=0.3,
@@ -50,6 +51,15 @@ def planar(*elements):
         # the circles 0.323 m apart at the start, radii 0.35 m: 27 mm deep
         "circle contact": lambda: Contact("bar.b", "bar2.c", 0.15, 1e4, exponent=1.5,
                                           damping=1e3, radius_b=0.2),
+        # bar.b 0.2 m over the ground's line y = -0.2: 50 mm deep
+        "circle on a ground line": lambda: Contact("bar.b", "ground.floor", 0.25, 1e4,
+                                                   exponent=1.5, damping=1e3,
+                                                   line_direction=(1.0, 0.0)),
+        # bar.b 0.291 m from bar2's line through c, turned 0.3 rad with bar2: 69 mm
+        # deep; Hertz-like exponent 1 (a kink in the force's slope at delta = 0 only)
+        "circle on a body's line": lambda: Contact("bar.b", "bar2.c", 0.36, 2e4,
+                                                   exponent=1.0, damping=5e2,
+                                                   line_direction=(-1.0, 0.0)),
     }
     for name in elements:
         s.add_force(make[name]())
@@ -79,7 +89,8 @@ def spatial(length: float = 1.13, latched: bool = False):
 
 CASES = {**{name: (lambda name=name: planar(name))
             for name in ("spring to ground", "spring between bodies", "torsion spring",
-                         "gear train", "circle contact")},
+                         "gear train", "circle contact", "circle on a ground line",
+                         "circle on a body's line")},
          "spatial, latch open": lambda: spatial(1.13),
          "spatial, latch stretched": lambda: spatial(1.07),
          "spatial, latch engaged": lambda: spatial(1.13, latched=True)}
@@ -174,13 +185,56 @@ def test_a_latch_engages_the_compiled_law_with_its_discrete_state():
     assert np.abs(engaged - open_f).max() > 1e3      # the pull of the engaged latch
 
 
+def _disc_on_floor(exponent: float):
+    """A disc (radius 0.25 m, centre marker) touching the ground's line y = 0 exactly:
+    its height 0.25 m, the line's normal E (1, 0) = (0, 1), all exact in binary."""
+    s = System(gravity=(0.0, -9.81))
+    s.ground.add_marker("o", (0.0, 0.0))
+    s.add_body("disc", mass=1.0, inertia=0.03, position=(0.3, 0.25), angle=0.4,
+               markers={"c": (0.0, 0.0)})
+    s.add_force(Contact("disc.c", "ground.o", 0.25, 1e4, exponent=exponent, damping=2e2,
+                        line_direction=(1.0, 0.0)))
+    return s
+
+
+@pytest.mark.parametrize("exponent", [1.0, 1.5])
+def test_contact_with_a_line_at_its_kinks_follows_the_python_law(exponent):
+    """delta = 0 exactly: no force (Python's delta <= 0), and the tangents those of the
+    free side, zero (one-sided differences there: zero; into the contact, the slope's
+    jump K + C delta' for the exponent 1, tending to 0 for 1.5); and where the damping would pull (K + C
+    delta' < 0), no force and no tangent, as central differences in that open set."""
+    s = _disc_on_floor(exponent)
+    terms = s.compiled_terms()
+    q, v = s.initial_state()
+    v[1] = -0.5                                   # approaching: delta' = 0.5 m/s
+    assert s.forces_list[0].penetration(q) == 0.0
+    F = _compiled_forces(terms, q, v)
+    np.testing.assert_array_equal(F, s.forces(0.0, q, v))
+    C, K, _ = terms.jacobian(q, v, np.zeros(s.m), False)
+    assert not K.any() and not C.any()
+    h = 1e-7
+    up, down = q.copy(), q.copy()
+    up[1] += h
+    down[1] -= h
+    assert not (s.forces(0.0, up, v) - s.forces(0.0, q, v)).any()
+    into = -(s.forces(0.0, q, v) - s.forces(0.0, down, v))[1] / h  # -dF_y/dy from below
+    # (K + C delta') h^n / h: the slope's jump K + C delta' for n = 1, -> 0 as h^0.5 for
+    # 1.5 (delta = h to the rounding of 0.25 - h, 1e-10 of it)
+    expected = (1e4 + 2e2 * 0.5) * h ** (exponent - 1.0)
+    assert abs(into - expected) <= 1e-8 * expected
+    # 10 mm deep and leaving at 60 m/s: K + C delta' = 1e4 - 1.2e4 < 0
+    q[1], v[1] = 0.24, 60.0
+    assert s.forces_list[0].penetration(q) > 0
+    gravity = np.array([0.0, -9.81, 0.0])
+    np.testing.assert_array_equal(_compiled_forces(terms, q, v), gravity)
+    np.testing.assert_array_equal(s.forces(0.0, q, v), gravity)
+    C, K, _ = terms.jacobian(q, v, np.zeros(s.m), False)
+    Kd = _differences(lambda x: -s.forces(0.0, x, v), q)
+    assert not K.any() and not C.any() and not Kd.any()
+
+
 def test_elements_without_a_closed_form_keep_the_python_path():
-    """A circle against a line (its contact point slides along b) and a linear actuator
-    (its direction turns with a) have no compiled form."""
-    s = planar()
-    s.ground.add_marker("p", (1.0, -0.2))
-    s.add_force(Contact("bar.b", "ground.p", 0.1, 1e5, line_direction=(1.0, 0.0)))
-    assert s.compiled_terms() is None
+    """A linear actuator (its direction turns with a) has no compiled form."""
     s = planar()
     s.add_force(JointForce("bar.a", "bar2.c", "push"))
     assert s.compiled_terms() is None
@@ -189,6 +243,10 @@ def test_elements_without_a_closed_form_keep_the_python_path():
 @pytest.mark.parametrize("make, t_end, h, sparse", [
     (lambda: planar("spring to ground", "spring between bodies", "torsion spring",
                     "gear train"), 0.1, 1e-3, False),
+    (lambda: planar("circle on a ground line", "circle on a body's line"), 0.1, 1e-3,
+     False),
+    (lambda: planar("circle on a ground line", "circle on a body's line"), 0.1, 1e-3,
+     True),
     (lambda: spatial(1.13), 0.12, 2e-3, False),
     (lambda: spatial(1.13), 0.12, 2e-3, True),
 ])

@@ -14,8 +14,9 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.system import E, StateView, rot, scatter_force
-from mbdcore.multibody.terms import (CompiledElement, angle_terms, contact_law,
-                                     measure_element, point_terms, spring_law)
+from mbdcore.multibody.terms import (CompiledElement, angle_terms, constant_law,
+                                     contact_law, measure_element, point_terms,
+                                     spring_law)
 
 __all__ = ["Force", "line_element", "angle_element", "PointForce",
            "TranslationalSpringDamper", "RotationalSpringDamper",
@@ -135,8 +136,10 @@ def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0,
     pa, pb = point_terms(a), point_terms(b)
     if pa is None or pb is None:
         return None
-    if normal is not None and pa[0] != "rigid" and a[0].n_coords != 0:
-        return None
+    if normal is not None and pa[0] != "rigid":
+        if a[0].n_coords != 0:
+            return None
+        normal = rot(a[0].angle) @ normal        # in the ground's frame, fixed
     return measure_element(list(linear), s0, law, (pa, pb), beta, normal)
 
 
@@ -173,6 +176,24 @@ class PointForce(Force):
         s = view[self.at[0]]
         _, _, jphi, _ = s.point(self.at[1])
         self._add_point_force(f, s, jphi, np.asarray(self.force(t), float))
+
+    def state_independent(self) -> bool:
+        """On a point linear in q (the ground's, a bar's, a natural-coordinate body's, a
+        beam node's) the generalised force J^T F(t) has a constant J."""
+        form = point_terms(self.at)
+        return form is not None and form[0] == "linear"
+
+    def compiled_element(self):
+        """A constant force F on a planar rigid body's point r: its work s = F . r [J]
+        under the constant law T = -1 (f = J^T F; -df/dphi = F . A c); None for a force
+        that varies in time."""
+        form = point_terms(self.at)
+        if self.value is None or form is None or form[0] != "rigid":
+            return None
+        dim = self.value.size
+        origin = ("linear", [], np.zeros((dim, 0)), np.zeros(dim))
+        return measure_element([], 0.0, constant_law(-1.0), (origin, form),
+                               normal=self.value)
 
 
 class TranslationalSpringDamper(Force):

@@ -32,7 +32,7 @@ from mbdcore.native import kernel_library, table_layout
 
 __all__ = ["CompiledForces", "CompiledElement", "SystemTerms", "SYSTEM_TERMS_C_SOURCE",
            "csr_pattern", "measure_layout", "measure_element", "point_terms", "angle_terms",
-           "spring_law", "contact_law"]
+           "spring_law", "contact_law", "constant_law"]
 
 _P, _N = ctypes.c_void_p, ctypes.c_int
 
@@ -130,6 +130,12 @@ def contact_law(stiffness: float, damping: float, exponent: float):
             np.array([stiffness, damping, exponent], dtype=float))
 
 
+def constant_law(value: float):
+    """(address, parameters) of the constant law T = value (``constant_law`` of
+    native/system_terms.c): the force -value ds/dq."""
+    return _terms_library().ADDRESSES["constant_law"], np.array([float(value)])
+
+
 def point_terms(frame):
     """The closed form of the point of ``frame`` = (body, location) in system columns:
     ("rigid", [x, y, phi], c) for r = (x, y) + A(phi) c, or ("linear", cols, N, c) for
@@ -174,8 +180,9 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
     native/system_terms.c): ``linear`` the (system column, weight) terms, ``law`` =
     (address, parameters) of a force law (and the ``kernels`` of
     :class:`CompiledElement` where the law is not the system terms'), ``line`` None or
-    the :func:`point_terms` of the points (a, b); with a unit ``normal`` (in a's frame),
-    the projection beta n . (r_b - r_a) instead of the length."""
+    the :func:`point_terms` of the points (a, b); with a ``normal`` n (a vector in a's
+    frame: a line's unit normal, a force), the projection beta n . (r_b - r_a) instead
+    of the length."""
     cols = sorted({c for c, _ in linear} | ({c for p in line for c in p[1]} if line else set()))
     local = {c: k for k, c in enumerate(cols)}
     dim = 0 if line is None else len(line[0][-1]) if line[0][0] == "linear" else 2

@@ -56,9 +56,10 @@ typedef void (*force_law_fn)(const double *p, double s, double rate, double *out
    r = N q[cols] + c, or for a planar rigid point (rigid = 1; cols the body's x, y, phi)
    r = (q[x], q[y]) + A(q[phi]) c.  Springs, dampers, gears, screw drives and latches are
    this with their laws.  With projected = 1 the line term is instead the projection
-   beta n . (r_b - r_a) on a unit normal fixed in a's body: n = A(q[phi_a]) normal for a
+   beta n . (r_b - r_a) on a vector fixed in a's body: n = A(q[phi_a]) normal for a
    planar rigid point a, n = normal for any other (the ground's): a circle's centre b
-   against a line through a (contact).  work: (dim + 2) n scratch (dr/dq, ds/dq,
+   against a line through a (contact, n its unit normal), a constant force's work (n
+   the force).  work: (dim + 2) n scratch (dr/dq, ds/dq,
    ds'/dq). */
 #define MEASURE_LAYOUT(X)                                                                  \
     X(INT, n, 1) X(INT, n_lin, 1) X(INTS, lin_at, n_lin) X(ARRAY, lin_w, n_lin)            \
@@ -395,6 +396,16 @@ TERMS_API void contact_law(const double *p, double s, double rate, double *out)
     out[0] = -magnitude;
     out[1] = p[2] * pow(delta, p[2] - 1.0) * (p[0] + p[1] * delta_rate);
     out[2] = p[1] * dn;
+}
+
+/* A constant T = p[0] whatever s: a constant load's measure is its work F . r (a point
+   force [N] on a rigid body's point, T = -1). */
+TERMS_API void constant_law(const double *p, double s, double rate, double *out)
+{
+    (void)s;
+    (void)rate;
+    out[0] = p[0];
+    out[1] = out[2] = 0.0;
 }
 
 /* The linear spring-damper law T = k s + c s' (p: k, c), one-sided with p[2] != 0 (no

@@ -180,11 +180,12 @@ def _cable_held_inside():
 
 
 def crank_on_stops_file():
-    """The example rigid crank falling under gravity onto two penalty stops: its tip's
-    circle onto the ground's line (exponent 1.5) and a ground post's circle onto the
-    crank's own line (exponent 1, the normal turning with the crank); both engage near
-    0.18 s (4 and 0.8 mm deep at 0.19 s) and let go by 0.2 s: contact with a line,
-    compiled as a projected measure element."""
+    """The example rigid crank falling under gravity and a constant load at its tip (a
+    point force on a rigid body's point: its work as a measure) onto two penalty stops:
+    its tip's circle onto the ground's line (exponent 1.5) and a ground post's circle
+    onto the crank's own line (exponent 1, the normal turning with the crank); both
+    engage near 0.15 s (9 and 1.2 mm deep at 0.16 s) and let go by 0.17 s: contact with
+    a line, compiled as a projected measure element."""
     model = json.loads((EXAMPLES / "rigid_crank.json").read_text())
     model["gravity"] = [0.0, -9.81]
     model["ground"]["markers"].update({"floor": [0.5, -0.3], "post": [0.25, -0.112]})
@@ -194,7 +195,8 @@ def crank_on_stops_file():
          "line_direction": [1.0, 0.0]},
         {"type": "contact", "name": "stop", "a": "ground.post", "b": "crank.O",
          "radius_a": 0.02, "stiffness": 1e5, "exponent": 1.0, "damping": 300.0,
-         "line_direction": [-1.0, 0.0]}]
+         "line_direction": [-1.0, 0.0]},
+        {"type": "point_force", "name": "load", "at": "crank.tip", "force": [2.0, -3.0]}]
     model.update(method=METHOD, outputs=["crank.phi", "der(crank.phi)", "der(crank.x)"])
     return model
 

@@ -84,6 +84,9 @@ def c_model_refusals(block) -> list[str]:
         if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
                        "state, no compiled form)")
+        elif not force.state_independent() and force.input_names:
+            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled law "
+                       "reads the input; C takes inputs as forces independent of the state)")
     for joint in system.joints:
         for side in (getattr(joint, "a", None), getattr(joint, "b", None)):
             if _inside_spatial_line(side):

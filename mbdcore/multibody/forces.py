@@ -80,6 +80,11 @@ class Force:
         default): the system's residual is then evaluated in Python."""
         return None
 
+    def load_inputs(self, inputs) -> None:
+        """Before each solve on the compiled path: write the inputs (name -> value) that
+        this element's compiled law reads into its parameters (a linear actuator's
+        force); none by default."""
+
     def compiled_engagement(self):
         """None, or the parameters of this element's compiled law (made by
         :meth:`compiled_element`) whose entry 3 is its discrete state "engaged": an
@@ -126,12 +131,13 @@ class Force:
         scatter_force(f, st, st.angle(frame[1])[2], torque)
 
 
-def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0,
-                 normal=None) -> CompiledElement | None:
+def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0, normal=None,
+                 along: bool = False) -> CompiledElement | None:
     """A measure element on s = beta |r_b - r_a| + sum w q[col] + s0 between the markers
-    a and b (``linear``: (column, weight) terms besides), or with a unit ``normal`` fixed
-    in a's body (a rigid body or the ground) on its projection beta n . (r_b - r_a)
-    instead of the length; None where a point has no closed form
+    a and b (``linear``: (column, weight) terms besides), or with a ``normal`` fixed in
+    a's body (a rigid body or the ground) on its projection beta n . (r_b - r_a) instead
+    of the length (``along``: a force along n, :func:`~mbdcore.multibody.terms.
+    measure_element`); None where a point has no closed form
     (:func:`~mbdcore.multibody.terms.point_terms`) or the normal's body is neither."""
     pa, pb = point_terms(a), point_terms(b)
     if pa is None or pb is None:
@@ -140,7 +146,7 @@ def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0,
         if a[0].n_coords != 0:
             return None
         normal = rot(a[0].angle) @ normal        # in the ground's frame, fixed
-    return measure_element(list(linear), s0, law, (pa, pb), beta, normal)
+    return measure_element(list(linear), s0, law, (pa, pb), beta, normal, along)
 
 
 def angle_element(frames, s0: float, law, linear=()) -> CompiledElement | None:
@@ -376,6 +382,7 @@ class JointForce(Force):
         u = np.asarray(direction, float)
         self.direction = u.copy()
         self.u = u / np.linalg.norm(u)
+        self._law = None
 
     def bind(self, system):
         super().bind(system)
@@ -390,6 +397,19 @@ class JointForce(Force):
         force = inputs[self.input_names[0]] * sa.vector(self.a[1], self.u)[0]
         self._add_point_force(f, sb, jb, force)
         self._add_point_force(f, sa, ja, -force)
+
+    def compiled_element(self):
+        """The force along u (fixed in a's body: a rigid body or the ground) at b and its
+        reaction at a, u's turn doing no work, under the constant law T = -input, which
+        :meth:`load_inputs` writes before each solve (one array, shared by every compiled
+        form made of this element)."""
+        if self._law is None:
+            self._law = constant_law(0.0)
+        return line_element(self.a, self.b, 0.0, self._law, normal=self.u, along=True)
+
+    def load_inputs(self, inputs) -> None:
+        if self._law is not None:
+            self._law[1][0] = -float(inputs[self.input_names[0]])
 
 
 class Contact(Force):

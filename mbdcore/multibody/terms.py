@@ -174,7 +174,8 @@ def angle_terms(frame, sign: float):
     return terms, sign * float(c)
 
 
-def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal=None):
+def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal=None,
+                    along: bool = False):
     """The :class:`CompiledElement` of a force -T(s, s') ds/dq on the measure
     s = sum w q[col] + beta |r_b - r_a| + s0 (``measure_forces`` of
     native/system_terms.c): ``linear`` the (system column, weight) terms, ``law`` =
@@ -182,7 +183,8 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
     :class:`CompiledElement` where the law is not the system terms'), ``line`` None or
     the :func:`point_terms` of the points (a, b); with a ``normal`` n (a vector in a's
     frame: a line's unit normal, a force), the projection beta n . (r_b - r_a) instead
-    of the length."""
+    of the length; ``along``, a force -T n at b (and its reaction at a) whose turn with
+    a does no work, no gradient (``along`` of ``MEASURE_LAYOUT``)."""
     cols = sorted({c for c, _ in linear} | ({c for p in line for c in p[1]} if line else set()))
     local = {c: k for k, c in enumerate(cols)}
     dim = 0 if line is None else len(line[0][-1]) if line[0][0] == "linear" else 2
@@ -207,7 +209,7 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
     st = measure_layout().structure(
         n=n, n_lin=len(linear), lin_at=np.array([local[c] for c, _ in linear], np.intc),
         lin_w=np.array([w for _, w in linear], float), beta=beta if line else 0.0,
-        s0=float(s0), dim=dim, projected=int(normal is not None),
+        s0=float(s0), dim=dim, projected=int(normal is not None), along=int(along),
         normal=np.zeros(0) if normal is None else np.array(normal, float), law=address,
         n_law=params.size, law_params=params,
         work=np.zeros((dim + 2) * n), **points)

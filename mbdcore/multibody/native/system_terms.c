@@ -59,12 +59,15 @@ typedef void (*force_law_fn)(const double *p, double s, double rate, double *out
    beta n . (r_b - r_a) on a vector fixed in a's body: n = A(q[phi_a]) normal for a
    planar rigid point a, n = normal for any other (the ground's): a circle's centre b
    against a line through a (contact, n its unit normal), a constant force's work (n
-   the force).  work: (dim + 2) n scratch (dr/dq, ds/dq,
+   the force).  With along = 1 besides, the element is a force -T along n at b and its
+   reaction at a, n's turn doing no work (a linear actuator's direction fixed in a):
+   "ds/dq" is then beta n^T dr/dq without the turn's (E n) . (r_b - r_a) at phi_a, no
+   gradient of s.  work: (dim + 2) n scratch (dr/dq, ds/dq,
    ds'/dq). */
 #define MEASURE_LAYOUT(X)                                                                  \
     X(INT, n, 1) X(INT, n_lin, 1) X(INTS, lin_at, n_lin) X(ARRAY, lin_w, n_lin)            \
     X(REAL, beta, 1) X(REAL, s0, 1) X(INT, dim, 1)                                         \
-    X(INT, projected, 1) X(ARRAY, normal, projected * dim)                                 \
+    X(INT, projected, 1) X(INT, along, 1) X(ARRAY, normal, projected * dim)                \
     X(INT, a_rigid, 1) X(INT, a_n, 1) X(INTS, a_cols, a_n) X(ARRAY, a_N, dim * a_n)        \
     X(ARRAY, a_c, dim)                                                                     \
     X(INT, b_rigid, 1) X(INT, b_n, 1) X(INTS, b_cols, b_n) X(ARRAY, b_N, dim * b_n)        \
@@ -164,10 +167,11 @@ static void measure_point(int dim, int n, int rigid, int np, const int *cols,
 
 /* What the tangent needs of a measure element's line besides ds/dq and ds'/dq: the unit
    direction e (|r_b - r_a|) or normal n (projected), the length |r_b - r_a|, d = r_b -
-   r_a and its rate d', the rigid points' A c, and for a projected measure E n and the
-   rate of a's angle (0 unless a is a rigid point). */
+   r_a and its rate d', the rigid points' A c, and for a projected measure E n, the
+   rate of a's angle (0 unless a is a rigid point) and ds/dphi_a's turn term
+   (E n) . d. */
 typedef struct {
-    double e[3], length, d[3], dd[3], ac_a[2], ac_b[2], en[2], w_a;
+    double e[3], length, d[3], dd[3], ac_a[2], ac_b[2], en[2], w_a, turn;
 } measure_geo_t;
 
 /* The line term of a measure |r_b - r_a| (its value, rate, ds/dq and ds'/dq added with
@@ -216,7 +220,9 @@ static void measure_length(const measure_t *p, const double *v, measure_geo_t *g
      ds/dq = n^T J + (E n) . d at phi_a,
      ds'/dq = n . d(d')/dq + phi_a' (E n)^T J + ((E n) . d' - phi_a' n . d) at phi_a,
 
-   d(d')/dphi = -phi' A c for b, +phi_a' A c for a (the rotation of the rigid points). */
+   d(d')/dphi = -phi' A c for b, +phi_a' A c for a (the rotation of the rigid points);
+   a force along n (along = 1) has the rate n . d' (its power over T) and n^T J for
+   ds/dq, the terms of n's turn left out but (E n) . d' at phi_a (the rate's own). */
 static void measure_projection(const measure_t *p, const double *q, const double *v,
                                measure_geo_t *g, double *s, double *rate)
 {
@@ -240,12 +246,14 @@ static void measure_projection(const measure_t *p, const double *q, const double
         ndd += g->e[i] * g->dd[i];
     }
     if (p->a_rigid) end = g->en[0] * g->d[0] + g->en[1] * g->d[1];
+    g->turn = end;
+    if (p->along) end = 0.0;        /* a force along n: its turn does no work */
     *s += p->beta * nd;
     *rate += p->beta * (ndd + g->w_a * end);
     for (k = 0; k < n; ++k) {
         double nJ = 0.0, enJ = 0.0;
         for (i = 0; i < dim; ++i) nJ += g->e[i] * J[i * n + k];
-        if (p->a_rigid) enJ = g->en[0] * J[k] + g->en[1] * J[n + k];
+        if (p->a_rigid && !p->along) enJ = g->en[0] * J[k] + g->en[1] * J[n + k];
         ds[k] += p->beta * nJ;
         dsd[k] += p->beta * g->w_a * enJ;
     }
@@ -253,7 +261,8 @@ static void measure_projection(const measure_t *p, const double *q, const double
         const int f = p->a_cols[2];
         ds[f] += p->beta * end;
         dsd[f] += p->beta * (g->w_a * (g->e[0] * g->ac_a[0] + g->e[1] * g->ac_a[1])
-                             + g->en[0] * g->dd[0] + g->en[1] * g->dd[1] - g->w_a * nd);
+                             + g->en[0] * g->dd[0] + g->en[1] * g->dd[1]
+                             - (p->along ? 0.0 : g->w_a * nd));
     }
     if (p->b_rigid)
         dsd[p->b_cols[2]] -= p->beta * v[p->b_cols[2]] * (g->e[0] * g->ac_b[0] +
@@ -320,8 +329,9 @@ TERMS_API void measure_forces(const void *params, const double *q, const double 
 
 /* T d2s/dq2 of the line term added into K (leading dimension ld), tb = T beta: for the
    length (J^T (I - e e^T) J) / length, for the projection (E n)^T J at phi_a's row and
-   column each and -n . d at (phi_a, phi_a); and the rigid points' d2r/dphi2 = -A c
-   (e or n . A c at a's angle, minus at b's). */
+   column each and -n . d at (phi_a, phi_a), for a force along n its column only (the
+   derivative of n^T J by n's turn); and the rigid points' d2r/dphi2 = -A c (e or n .
+   A c at a's angle, minus at b's). */
 static void measure_curvature(const measure_t *p, const measure_geo_t *g, double tb,
                               double *K, int ld)
 {
@@ -342,14 +352,14 @@ static void measure_curvature(const measure_t *p, const measure_geo_t *g, double
     if (p->a_rigid) {
         const int f = p->a_cols[2];
         K[(size_t)f * ld + f] += tb * (e[0] * g->ac_a[0] + e[1] * g->ac_a[1]);
-        if (p->projected) {
+        if (p->projected && !p->along)
             K[(size_t)f * ld + f] -= tb * (e[0] * g->d[0] + e[1] * g->d[1]);
+        if (p->projected)
             for (j = 0; j < n; ++j) {
                 const double enJ = tb * (g->en[0] * J[j] + g->en[1] * J[n + j]);
-                K[(size_t)f * ld + j] += enJ;
+                if (!p->along) K[(size_t)f * ld + j] += enJ;
                 K[(size_t)j * ld + f] += enJ;
             }
-        }
     }
     if (p->b_rigid) {
         const int f = p->b_cols[2];
@@ -378,6 +388,10 @@ TERMS_API void measure_tangent(const void *params, const double *q, const double
     }
     if (dim > 0 && law[0] != 0.0)
         measure_curvature(p, &g, law[0] * p->beta, K, ld);
+    if (p->projected && p->along && p->a_rigid && law[1] != 0.0)
+        /* dT/ds times the turn's part of the true ds/dphi_a, left out of ds */
+        for (i = 0; i < n; ++i)
+            K[(size_t)i * ld + p->a_cols[2]] += ds[i] * law[1] * p->beta * g.turn;
 }
 
 /* The penalty contact law of mbdcore.multibody.forces.Contact on s = -delta, delta the

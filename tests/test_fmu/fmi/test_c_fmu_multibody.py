@@ -303,6 +303,20 @@ def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, par
         block.c_model()
 
 
+def test_a_linear_actuator_is_refused_naming_it():
+    """Its compiled law reads its input before each solve in process; a C model takes
+    inputs only as forces independent of the state."""
+    model = four_bar_by_torque()
+    model["forces"].append({"type": "linear_actuator", "name": "jack", "a": "crank.P",
+                            "b": "coupler.Q", "input": "push", "direction": [0.0, 1.0]})
+    model["inputs"]["push"] = 0.0
+    block = ModelSystemBlock.configured({"model": model})()
+    assert block.system.compiled_terms() is not None
+    with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled law "
+                       "reads the input"):
+        block.c_model()
+
+
 def test_export_c_takes_a_model_file_and_refuses_one_naming_the_part(tmp_path, capsys):
     """``flexcosim export-c MODEL.json`` (build item 2): a file whose every part has a
     compiled form becomes a C FMU named after the file; one with a part that has none is

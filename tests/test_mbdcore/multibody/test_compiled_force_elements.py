@@ -62,9 +62,16 @@ def planar(*elements):
                                                    line_direction=(-1.0, 0.0)),
         # a constant load at bar2's point c, off its centre: its moment turns with bar2
         "point force": lambda: PointForce("bar2.c", (3.0, -2.0)),
+        # linear actuators by the inputs "push", "pull" [N]: along a direction fixed in
+        # bar (it turns with bar, its turn doing no work) and one fixed in the ground
+        "actuator on a body": lambda: JointForce("bar.a", "bar2.c", "push",
+                                                 direction=(0.6, 0.8)),
+        "actuator on the ground": lambda: JointForce("ground.far", "bar.b", "pull",
+                                                     direction=(1.0, -2.0)),
     }
     for name in elements:
         s.add_force(make[name]())
+    s.inputs.update({u: x for u, x in (("push", 4.0), ("pull", -2.5)) if u in s.inputs})
     return s
 
 
@@ -92,7 +99,8 @@ def spatial(length: float = 1.13, latched: bool = False):
 CASES = {**{name: (lambda name=name: planar(name))
             for name in ("spring to ground", "spring between bodies", "torsion spring",
                          "gear train", "circle contact", "circle on a ground line",
-                         "circle on a body's line", "point force")},
+                         "circle on a body's line", "point force", "actuator on a body",
+                         "actuator on the ground")},
          "spatial, latch open": lambda: spatial(1.13),
          "spatial, latch stretched": lambda: spatial(1.07),
          "spatial, latch engaged": lambda: spatial(1.13, latched=True)}
@@ -235,15 +243,23 @@ def test_contact_with_a_line_at_its_kinks_follows_the_python_law(exponent):
     assert not K.any() and not C.any() and not Kd.any()
 
 
-def test_elements_without_a_closed_form_keep_the_python_path():
-    """A linear actuator (its direction turns with a) and a force that varies in time on
-    a rigid body's point have no compiled form."""
+def test_a_force_that_varies_in_time_on_a_rigid_point_keeps_the_python_path():
     s = planar()
     s.add_force(PointForce("bar2.c", lambda t: (np.sin(t), 0.0)))
     assert s.compiled_terms() is None
-    s = planar()
-    s.add_force(JointForce("bar.a", "bar2.c", "push"))
-    assert s.compiled_terms() is None
+
+
+def test_an_actuator_s_compiled_law_reads_the_input_of_each_solve():
+    """The input written into the law before each solve (``Force.load_inputs``), also
+    into terms built before a later build of the same system's."""
+    s = planar("actuator on a body")
+    terms = s.compiled_terms()
+    assert s.compiled_terms() is not None
+    q, v = _states(s, 7)[0]
+    for push in (4.0, -3.0, 0.0):
+        s.inputs["push"] = push
+        np.testing.assert_allclose(_compiled_forces(terms, q, v), s.forces(0.0, q, v),
+                                   rtol=0, atol=1e-12 * _element_scale(s, q, v))
 
 
 def spatial_pushed():
@@ -261,6 +277,8 @@ def spatial_pushed():
     (spatial_pushed, 0.12, 2e-3, False),
     (lambda: planar("circle on a ground line", "circle on a body's line"), 0.1, 1e-3,
      False),
+    (lambda: planar("actuator on a body", "actuator on the ground", "spring to ground"),
+     0.1, 1e-3, False),
     (lambda: planar("circle on a ground line", "circle on a body's line"), 0.1, 1e-3,
      True),
     (lambda: spatial(1.13), 0.12, 2e-3, False),

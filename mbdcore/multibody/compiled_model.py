@@ -18,9 +18,11 @@ Covered: planar and spatial systems whose every part has a compiled form
 no constraint that depends on time (drivers), force elements whose generalised force
 is independent of the state and time and affine in the inputs (joint torques, point
 forces by input, gravity; an input an element clips, a motor's voltage, clipped in C
-alike, ``Force.input_limits``) or that have a compiled form (springs, dampers, gears,
-screw drives: ``Force.compiled_element``, whose kernels' sources the FMU carries, the
-drive's ``drive.c`` for a motor), latches (their engaged flags part of the state,
+alike, ``Force.input_limits``) or that have a compiled form and read no input
+(springs, dampers, gears, screw drives, contact of circles and of a circle with a line,
+constant point forces on rigid bodies: ``Force.compiled_element``, whose kernels'
+sources the FMU carries, the drive's ``drive.c`` for a motor; not linear actuators,
+whose compiled law reads their input), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
 discrete state; outputs: the coordinates and their rates.  Anything else is refused by

@@ -22,7 +22,8 @@ alike, ``Force.input_limits``) or that have a compiled form and read no input
 (springs, dampers, gears, screw drives, contact of circles and of a circle with a line,
 constant point forces on rigid bodies: ``Force.compiled_element``, whose kernels'
 sources the FMU carries, the drive's ``drive.c`` for a motor; not linear actuators,
-whose compiled law reads their input), latches (their engaged flags part of the state,
+whose compiled law reads their input, nor body torques, whose table ``linear_t`` is
+not written out yet), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
 discrete state; outputs: the coordinates and their rates.  Anything else is refused by
@@ -89,6 +90,11 @@ def c_model_refusals(block) -> list[str]:
         elif not force.state_independent() and force.input_names:
             why.append(f"force {force.name!r} ({type(force).__name__}: its compiled law "
                        "reads the input; C takes inputs as forces independent of the state)")
+        elif not force.state_independent() and \
+                type(force.compiled_element().owner[0]).__name__ not in STRUCT_TYPES:
+            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled "
+                       f"table, {type(force.compiled_element().owner[0]).__name__}, is not "
+                       "written into C models yet)")
     for joint in system.joints:
         for side in (getattr(joint, "a", None), getattr(joint, "b", None)):
             if _inside_spatial_line(side):

@@ -32,7 +32,8 @@ from mbdcore.native import kernel_library, table_layout
 
 __all__ = ["CompiledForces", "CompiledElement", "SystemTerms", "SYSTEM_TERMS_C_SOURCE",
            "csr_pattern", "measure_layout", "measure_element", "point_terms", "angle_terms",
-           "spring_law", "contact_law", "constant_law"]
+           "spring_law", "contact_law", "constant_law", "linear_layout",
+           "linear_element"]
 
 _P, _N = ctypes.c_void_p, ctypes.c_int
 
@@ -217,6 +218,26 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
     return CompiledElement(np.array(cols, dtype=np.intc), lib.ADDRESSES["measure_forces"],
                            ctypes.addressof(st), lib.ADDRESSES["measure_tangent"], (st, params),
                            tuple(kernels[0]) if kernels else ())
+
+
+def linear_layout():
+    """The struct of a force element linear in q, ``LINEAR_LAYOUT`` of
+    native/system_terms.c."""
+    return table_layout(_terms_library, "LINEAR_LAYOUT")
+
+
+def linear_element(cols, B, b, scale) -> CompiledElement:
+    """The :class:`CompiledElement` of f = scale[0] (B q[cols] + b) [N, N m]
+    (``linear_forces`` of native/system_terms.c); ``scale`` a float64 array of one
+    number, which its owner may write before each solve (an input)."""
+    n = len(cols)
+    st = linear_layout().structure(n=n, scale=scale,
+                                   B=np.ascontiguousarray(B, dtype=float).ravel(),
+                                   b=np.ascontiguousarray(b, dtype=float))
+    lib = _terms_library()
+    return CompiledElement(np.asarray(cols, dtype=np.intc), lib.ADDRESSES["linear_forces"],
+                           ctypes.addressof(st), lib.ADDRESSES["linear_tangent"],
+                           (st, scale))
 
 
 def csr_pattern(rows, cols, shape):

@@ -9,6 +9,7 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import scatter_force
+from mbdcore.multibody.terms import linear_element
 
 __all__ = ["BodyTorque"]
 
@@ -57,6 +58,8 @@ class BodyTorque(Force):
                                      "3-vector [N m] or a callable t -> 3-vector")
             self.value = value
             self.torque = lambda t, c=value: c
+        #: the compiled element's factor (1, or the input before each solve)
+        self._scale = np.ones(1)
 
     def bind(self, system):
         super().bind(system)
@@ -74,3 +77,29 @@ class BodyTorque(Force):
         for k in range(3):
             e, _, J, _ = st.vector(None, _AXES[k])
             scatter_force(f, st, J, 0.5 * np.cross(T, e))
+
+    def compiled_element(self):
+        """On a body whose unit vectors are linear in q (natural coordinates: they are
+        coordinates) the forces (T x e_k)/2 are f = s (B q + b), B = sum_k J_k^T [T]x J_k
+        / 2 over the vectors' Jacobians J_k, T the constant torque (s = 1) or the axis
+        (s the input, written before each solve by :meth:`load_inputs`); None for a
+        torque that varies in time or a body whose vectors are not linear in q."""
+        body = self.body
+        torque = self.value if self.value is not None else self.axis
+        if torque is None or body.index is None or not getattr(body, "points_linear", False):
+            return None
+        zeros = np.zeros(body.n_coords)
+        st = body.state(zeros, zeros)
+        cross = np.array([np.cross(torque, e) for e in _AXES]).T     # [T]x x = T x x
+        B, b = np.zeros((body.n_coords, body.n_coords)), np.zeros(body.n_coords)
+        for k in range(3):
+            e, _, J, _ = st.vector(None, _AXES[k])
+            B += 0.5 * J.T @ cross @ J
+            b += 0.5 * J.T @ np.cross(torque, e)
+        cols = [k for k in range(body.n_coords) if B[:, k].any() or B[k, :].any() or b[k]]
+        return linear_element([body.index + k for k in cols], B[np.ix_(cols, cols)], b[cols],
+                              self._scale)
+
+    def load_inputs(self, inputs) -> None:
+        if self.axis is not None:
+            self._scale[0] = float(inputs[self.input_names[0]])

@@ -394,6 +394,46 @@ TERMS_API void measure_tangent(const void *params, const double *q, const double
             K[(size_t)i * ld + p->a_cols[2]] += ds[i] * law[1] * p->beta * g.turn;
 }
 
+/* A force element linear in the n coordinates it reads (gathered, local order):
+   f = scale (B q + b), B n x n row-major, scale[0] a factor its owner writes before each
+   solve (the input of an element that reads one, else 1): a torque on a
+   natural-coordinate body, whose forces (T x e_k) / 2 on its unit vectors e_k are
+   linear in q and not the gradient of a measure (mbdcore.spatial.forces.BodyTorque). */
+#define LINEAR_LAYOUT(X)                                                                   \
+    X(INT, n, 1) X(ARRAY, scale, 1) X(ARRAY, B, n * n) X(ARRAY, b, n)
+
+typedef struct {
+    LINEAR_LAYOUT(TABLE_MEMBER)
+} linear_t;
+
+/* Its forces (a body_force_fn over its gathered coordinates). */
+TERMS_API void linear_forces(const void *params, const double *q, const double *v,
+                             double *f)
+{
+    const linear_t *p = (const linear_t *)params;
+    int i, j;
+    (void)v;
+    for (i = 0; i < p->n; ++i) {
+        double acc = p->b[i];
+        for (j = 0; j < p->n; ++j) acc += p->B[i * p->n + j] * q[j];
+        f[i] = p->scale[0] * acc;
+    }
+}
+
+/* Its tangents (a body_tangent_fn): -df/dq = -scale B added into K, no C. */
+TERMS_API void linear_tangent(const void *params, const double *q, const double *v,
+                              double *K, double *C, int ld)
+{
+    const linear_t *p = (const linear_t *)params;
+    int i, j;
+    (void)q;
+    (void)v;
+    (void)C;
+    for (i = 0; i < p->n; ++i)
+        for (j = 0; j < p->n; ++j)
+            K[(size_t)i * ld + j] -= p->scale[0] * p->B[i * p->n + j];
+}
+
 /* The penalty contact law of mbdcore.multibody.forces.Contact on s = -delta, delta the
    penetration (two circles: s = distance - (r_a + r_b); a circle on a line: s = its
    centre's height over the line - r_a): magnitude K delta^n + C delta^n delta', never

@@ -104,8 +104,8 @@ def four_bar_by_torque():
 
 def spatial_pendulum_file():
     """The example spatial double pendulum (natural-coordinate rigid bodies, spherical
-    and revolute joints, gravity) without its input body torque, which depends on the
-    state (no compiled form)."""
+    and revolute joints, gravity) without its torque on the box (compiled in process,
+    not yet written into C models)."""
     model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["forces"] = []
     model.pop("inputs", None)
@@ -314,6 +314,18 @@ def test_a_linear_actuator_is_refused_naming_it():
     assert block.system.compiled_terms() is not None
     with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled law "
                        "reads the input"):
+        block.c_model()
+
+
+def test_a_body_torque_is_refused_naming_it():
+    """The example spatial double pendulum with its constant torque on the box: compiled
+    in process (a force linear in q, LINEAR_LAYOUT), not yet written into C models."""
+    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
+    model["method"] = METHOD
+    block = ModelSystemBlock.configured({"model": model})()
+    assert block.system.compiled_terms() is not None
+    with pytest.raises(CModelError, match=r"force 'motor' \(BodyTorque: its compiled "
+                       "table, linear_layout, is not written into C models yet"):
         block.c_model()
 
 

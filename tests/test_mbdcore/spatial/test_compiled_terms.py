@@ -358,17 +358,18 @@ def test_tension_only_trajectory_through_the_compiled_terms_equals_the_python_pa
     np.testing.assert_allclose(out[0].q, out[1].q, rtol=0, atol=1e-9)
 
 
-def _torqued_top():
+def _timed_torque_top():
     s = heavy_top()
-    s.add_force(BodyTorque("top", (0.0, 0.1, 0.0), name="push"))
+    s.add_force(BodyTorque("top", lambda t: (0.0, 0.1 * np.cos(t), 0.0), name="push"))
     return s
 
 
 def test_models_with_a_part_not_compiled_fall_back_to_python():
-    """Force elements that depend on the state (a torque on a natural-coordinate body:
-    its generalised forces follow the body's axes) have no compiled form here: the
-    system says so (compiled_terms() is None) and the integrators run it in Python."""
-    s = _torqued_top()
+    """Force elements that depend on the state and time (a torque that varies in time on
+    a natural-coordinate body: its generalised forces follow the body's axes) have no
+    compiled form here: the system says so (compiled_terms() is None) and the
+    integrators run it in Python."""
+    s = _timed_torque_top()
     assert s.compiled_terms() is None
     r = simulate(s, 0.01, 1e-3, "generalized-alpha", rho_inf=0.8)
     assert np.all(np.isfinite(r.q))

@@ -151,15 +151,32 @@ def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0, normal=None
 
 def angle_element(frames, s0: float, law, linear=()) -> CompiledElement | None:
     """A measure element on s = sum sign theta(frame) + sum w q[col] + s0 over
-    (frame, sign) pairs, or None where an orientation is not linear in q."""
-    terms = list(linear)
+    (frame, sign) pairs: orientations linear in q, and at most one a beam's slope angle
+    theta0 + atan2(t0 x a, t0 . a), a = (S1 . q[cols_x], S1 . q[cols_y]) (the measure's
+    angle term, a its point b from the origin); None otherwise."""
+    terms, slope = list(linear), None
     for frame, sign in frames:
         form = angle_terms(frame, sign)
-        if form is None:
+        if form is not None:
+            terms.extend(form[0])
+            s0 += form[1]
+            continue
+        body = frame[0]
+        form = body.angle_form(frame[1])
+        if slope is not None or form is None or form[0] != "slope" or body.index is None:
             return None
-        terms.extend(form[0])
-        s0 += form[1]
-    return measure_element(terms, s0, law)
+        slope = body, sign, form
+    if slope is None:
+        return measure_element(terms, s0, law)
+    body, sign, (_, (cols_x, cols_y), s1, theta0, t0) = slope
+    k = len(cols_x)
+    along = np.zeros((2, 2 * k))
+    along[0, :k] = along[1, k:] = s1
+    origin = ("linear", [], np.zeros((2, 0)), np.zeros(2))
+    vector = ("linear", [body.index + int(c) for c in list(cols_x) + list(cols_y)], along,
+              np.zeros(2))
+    return measure_element(terms, s0 + sign * theta0, law, (origin, vector), sign,
+                           tangent0=np.asarray(t0, float))
 
 
 class PointForce(Force):
@@ -330,15 +347,32 @@ class JointTorque(Force):
         super().__init__(name)
         self.a_name, self.b_name = a, b
         self.input_names = (input,)
+        self._law = None
 
     def bind(self, system):
         super().bind(system)
         self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
 
+    def _torque(self, inputs) -> float:
+        return inputs[self.input_names[0]]
+
     def apply(self, t, view, f, inputs):
-        tau = inputs[self.input_names[0]]
+        tau = self._torque(inputs)
         self._add_torque(f, view, self.b, tau)
         self._add_torque(f, view, self.a, -tau)
+
+    def compiled_element(self):
+        """On a beam's slope (where the torque's generalised force depends on q): the
+        relative angle s = theta_b - theta_a under the constant law T = -tau, tau written
+        before each solve (:meth:`load_inputs`; one array shared by every compiled form
+        made of this element)."""
+        if self._law is None:
+            self._law = constant_law(-self._torque(self.system.inputs))
+        return angle_element([(self.b, 1.0), (self.a, -1.0)], 0.0, self._law)
+
+    def load_inputs(self, inputs) -> None:
+        if self._law is not None:
+            self._law[1][0] = -float(self._torque(inputs))
 
     def jacobians(self, t, q, v, inputs):
         if any(fr[1] is not None for fr in (self.a, self.b)):
@@ -363,10 +397,10 @@ class ConstantTorque(JointTorque):
         self.a_name, self.b_name = a, b
         self.torque = float(torque)
         self.input_names = ()
+        self._law = None
 
-    def apply(self, t, view, f, inputs):
-        self._add_torque(f, view, self.b, self.torque)
-        self._add_torque(f, view, self.a, -self.torque)
+    def _torque(self, inputs) -> float:
+        return self.torque
 
 
 class JointForce(Force):

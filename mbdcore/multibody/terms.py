@@ -176,7 +176,7 @@ def angle_terms(frame, sign: float):
 
 
 def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal=None,
-                    along: bool = False):
+                    along: bool = False, tangent0=None):
     """The :class:`CompiledElement` of a force -T(s, s') ds/dq on the measure
     s = sum w q[col] + beta |r_b - r_a| + s0 (``measure_forces`` of
     native/system_terms.c): ``linear`` the (system column, weight) terms, ``law`` =
@@ -185,7 +185,9 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
     the :func:`point_terms` of the points (a, b); with a ``normal`` n (a vector in a's
     frame: a line's unit normal, a force), the projection beta n . (r_b - r_a) instead
     of the length; ``along``, a force -T n at b (and its reaction at a) whose turn with
-    a does no work, no gradient (``along`` of ``MEASURE_LAYOUT``)."""
+    a does no work, no gradient (``along`` of ``MEASURE_LAYOUT``); with ``tangent0``
+    t0 (planar, points linear in q), the angle beta atan2(t0 x d, t0 . d) of d = r_b -
+    r_a instead (a beam's slope angle)."""
     cols = sorted({c for c, _ in linear} | ({c for p in line for c in p[1]} if line else set()))
     local = {c: k for k, c in enumerate(cols)}
     dim = 0 if line is None else len(line[0][-1]) if line[0][0] == "linear" else 2
@@ -211,6 +213,8 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
         n=n, n_lin=len(linear), lin_at=np.array([local[c] for c, _ in linear], np.intc),
         lin_w=np.array([w for _, w in linear], float), beta=beta if line else 0.0,
         s0=float(s0), dim=dim, projected=int(normal is not None), along=int(along),
+        angle=int(tangent0 is not None),
+        tangent0=np.zeros(0) if tangent0 is None else np.array(tangent0, float),
         normal=np.zeros(0) if normal is None else np.array(normal, float), law=address,
         n_law=params.size, law_params=params,
         work=np.zeros((dim + 2) * n), **points)

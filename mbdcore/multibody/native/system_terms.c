@@ -62,12 +62,15 @@ typedef void (*force_law_fn)(const double *p, double s, double rate, double *out
    the force).  With along = 1 besides, the element is a force -T along n at b and its
    reaction at a, n's turn doing no work (a linear actuator's direction fixed in a):
    "ds/dq" is then beta n^T dr/dq without the turn's (E n) . (r_b - r_a) at phi_a, no
-   gradient of s.  work: (dim + 2) n scratch (dr/dq, ds/dq,
+   gradient of s.  With angle = 1 (planar, points linear in q) the line term is the
+   angle beta atan2(t0 x d, t0 . d) of d = r_b - r_a from tangent0 = t0: a beam's slope
+   angle (a = 0, b its slope vector, linear in q).  work: (dim + 2) n scratch (dr/dq, ds/dq,
    ds'/dq). */
 #define MEASURE_LAYOUT(X)                                                                  \
     X(INT, n, 1) X(INT, n_lin, 1) X(INTS, lin_at, n_lin) X(ARRAY, lin_w, n_lin)            \
     X(REAL, beta, 1) X(REAL, s0, 1) X(INT, dim, 1)                                         \
     X(INT, projected, 1) X(INT, along, 1) X(ARRAY, normal, projected * dim)                \
+    X(INT, angle, 1) X(ARRAY, tangent0, angle * dim)                                       \
     X(INT, a_rigid, 1) X(INT, a_n, 1) X(INTS, a_cols, a_n) X(ARRAY, a_N, dim * a_n)        \
     X(ARRAY, a_c, dim)                                                                     \
     X(INT, b_rigid, 1) X(INT, b_n, 1) X(INTS, b_cols, b_n) X(ARRAY, b_N, dim * b_n)        \
@@ -171,7 +174,7 @@ static void measure_point(int dim, int n, int rigid, int np, const int *cols,
    rate of a's angle (0 unless a is a rigid point) and ds/dphi_a's turn term
    (E n) . d. */
 typedef struct {
-    double e[3], length, d[3], dd[3], ac_a[2], ac_b[2], en[2], w_a, turn;
+    double e[3], length, d[3], dd[3], ac_a[2], ac_b[2], en[2], w_a, turn, hess[3];
 } measure_geo_t;
 
 /* The line term of a measure |r_b - r_a| (its value, rate, ds/dq and ds'/dq added with
@@ -269,6 +272,33 @@ static void measure_projection(const measure_t *p, const double *q, const double
                                                           g->e[1] * g->ac_b[1]);
 }
 
+/* The line term of an angle measure theta = atan2(t0 x d, t0 . d) (beta times it), d
+   linear in q (J constant): dtheta/dd = E d / |d|^2 (into e), its Hessian in d
+   [[2 x y, y^2 - x^2], [y^2 - x^2, -2 x y]] / |d|^4 (into hess: 00, 01, 11), s' =
+   dtheta/dd . d', ds/dq = J^T dtheta/dd, ds'/dq = J^T hess d'. */
+static void measure_angle(const measure_t *p, measure_geo_t *g, double *s, double *rate)
+{
+    const int n = p->n;
+    const double *J = p->work, x = g->d[0], y = g->d[1], *t0 = p->tangent0;
+    double *ds = p->work + 2 * n, *dsd = ds + n;
+    const double l2 = x * x + y * y, l4 = l2 * l2;
+    double hd0, hd1;
+    int k;
+    g->e[0] = -y / l2;
+    g->e[1] = x / l2;
+    g->hess[0] = 2.0 * x * y / l4;
+    g->hess[1] = (y * y - x * x) / l4;
+    g->hess[2] = -2.0 * x * y / l4;
+    hd0 = g->hess[0] * g->dd[0] + g->hess[1] * g->dd[1];
+    hd1 = g->hess[1] * g->dd[0] + g->hess[2] * g->dd[1];
+    *s += p->beta * atan2(t0[0] * y - t0[1] * x, t0[0] * x + t0[1] * y);
+    *rate += p->beta * (g->e[0] * g->dd[0] + g->e[1] * g->dd[1]);
+    for (k = 0; k < n; ++k) {
+        ds[k] += p->beta * (g->e[0] * J[k] + g->e[1] * J[n + k]);
+        dsd[k] += p->beta * (hd0 * J[k] + hd1 * J[n + k]);
+    }
+}
+
 /* s, s' and the law at (q, v), with ds/dq (= ds'/dv) and ds'/dq in the work array; out:
    the law's (T, dT/ds, dT/ds'); g, what the tangent needs of the line; returns s. */
 static double measure_eval(const measure_t *p, const double *q, const double *v,
@@ -295,7 +325,9 @@ static double measure_eval(const measure_t *p, const double *q, const double *v,
             g->d[i] = rb[i] - ra[i];
             g->dd[i] = vb[i] - va[i];
         }
-        if (p->projected)
+        if (p->angle)
+            measure_angle(p, g, &s, &rate);
+        else if (p->projected)
             measure_projection(p, q, v, g, &s, &rate);
         else
             measure_length(p, v, g, &s, &rate);
@@ -336,8 +368,15 @@ static void measure_curvature(const measure_t *p, const measure_geo_t *g, double
                               double *K, int ld)
 {
     const int n = p->n, dim = p->dim;
-    const double *J = p->work, *e = g->e;
+    const double *J = p->work, *e = g->e, *h = g->hess;
     int i, j, k;
+    if (p->angle) {
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < n; ++j)
+                K[(size_t)i * ld + j] += tb * (J[i] * (h[0] * J[j] + h[1] * J[n + j]) +
+                                               J[n + i] * (h[1] * J[j] + h[2] * J[n + j]));
+        return;
+    }
     if (!p->projected)
         for (i = 0; i < n; ++i)
             for (j = 0; j < n; ++j) {

@@ -21,6 +21,8 @@ from mbdcore.multibody.forces import (Contact, JointForce, PointForce,
                                       RotationalSpringDamper, TranslationalSpringDamper)
 from mbdcore.multibody.system import System
 from mbdcore.models.spatial_mechanisms import heavy_top
+from mbdcore.multibody.ancf import ANCFBeam
+from mbdcore.multibody.forces import ConstantTorque, JointTorque
 from mbdcore.spatial.forces import BodyTorque
 from mbdcore.spatial.system import SpatialSystem
 
@@ -181,6 +183,67 @@ def test_compiled_forces_and_tangents_equal_python_and_central_differences(case)
         np.testing.assert_allclose(Cs.toarray(), C, rtol=0, atol=1e-14 * tangent_scale)
 
 
+def beam_slopes(*elements: str):
+    """A free rigid hub, a free ANCF beam (3 elements, 1.2 m, bent) and a motor, with
+    the elements named on the beam's slope at its tip or middle."""
+    s = System(gravity=(0.0, 0.0))
+    s.add_body("hub", mass=1.0, inertia=0.2, position=(0.0, 0.0), angle=0.2, omega=0.7)
+    s.add(ANCFBeam("beam", (0.1, 0.0), (1.2, 0.5), 3, 0.5, 20.0, 1e3,
+                   markers={"mid": 0.55}))
+    s.add(DCMotorBody("m", speed=3.0, current=0.5))
+    make = {"torsion spring": lambda: RotationalSpringDamper("hub", "beam.tip", 5.0, 0.3,
+                                                             rest_angle=0.1),
+            "torque by input": lambda: JointTorque("hub", "beam.tip", "tau"),
+            "constant torque": lambda: ConstantTorque("ground", "beam.mid", -1.5),
+            "gear train": lambda: GearTrain("m", "ground", "beam.mid", ratio=10.0,
+                                            backlash=0.01, gear_stiffness=2e3)}
+    for element in elements:
+        s.add_force(make[element]())
+    s.inputs.update({u: 2.5 for u in s.inputs})
+    return s
+
+
+_TANGENT = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 5, ctypes.c_int)
+
+
+@pytest.mark.parametrize("element", ["torsion spring", "torque by input", "constant torque",
+                                     "gear train"])
+def test_elements_on_a_beam_s_slope_equal_python_and_central_differences(element):
+    """The element alone (its compiled kernel over its gathered columns against its
+    Python ``apply``) at bent, moving states: forces to 1e-12 of its force, tangents to
+    central differences (Richardson) to 1e-9 of their largest entry (h^4 times the
+    atan2's fifth derivatives over |a|^5, |a| ~ 1)."""
+    s = beam_slopes(element)
+    force = s.forces_list[-1]
+    assert s.compiled_terms() is not None
+    el = force.compiled_element()
+    for load in s.forces_list:
+        load.load_inputs(s.inputs)
+
+    def python(q, v):
+        f = np.zeros(s.n)
+        force.apply(0.0, s.view(q, v), f, s.inputs)
+        return f
+
+    for q, v in _states(s, 11):
+        qe, ve = (np.ascontiguousarray(x[el.cols]) for x in (q, v))
+        fe = np.zeros(el.cols.size)
+        _FORCES(el.kernel)(el.params, qe.ctypes.data, ve.ctypes.data, fe.ctypes.data)
+        ref = python(q, v)
+        scale = max(1e-3, float(np.abs(ref).max()))
+        full = np.zeros(s.n)
+        full[el.cols] = fe
+        assert np.abs(full - ref).max() <= 1e-12 * scale
+        K, C = np.zeros((el.cols.size,) * 2), np.zeros((el.cols.size,) * 2)
+        _TANGENT(el.tangent)(el.params, qe.ctypes.data, ve.ctypes.data, K.ctypes.data,
+                             C.ctypes.data, el.cols.size)
+        Kd = _differences(lambda x: -python(x, v), q)[np.ix_(el.cols, el.cols)]
+        Cd = _differences(lambda x: -python(q, x), v)[np.ix_(el.cols, el.cols)]
+        tangent_scale = max(1e-3, float(np.abs(Kd).max()), float(np.abs(Cd).max()))
+        assert np.abs(K - Kd).max() <= 1e-9 * tangent_scale
+        assert np.abs(C - Cd).max() <= 1e-9 * tangent_scale
+
+
 def test_compiled_tangents_equal_the_exact_python_jacobians():
     """Where Python has exact Jacobians (the torsion spring on rigid bodies, the motor
     body), C gives the same to rounding."""
@@ -288,11 +351,20 @@ def spatial_pushed():
     return s
 
 
+def slope_elements():
+    """Every kind of element on the beam's slope at once: the Python path's tangents of
+    these are finite differences (Force.jacobians None), so its modified-Newton
+    iterations may differ from the compiled path's exact ones by one (1426 and 1427 in
+    0.1 s), the states not (1.4e-14 m, 4.7e-12 m/s)."""
+    return beam_slopes("torsion spring", "torque by input", "constant torque", "gear train")
+
+
 @pytest.mark.parametrize("make, t_end, h, sparse", [
     (lambda: planar("spring to ground", "spring between bodies", "torsion spring",
                     "gear train", "point force"), 0.1, 1e-3, False),
     (spatial_pushed, 0.12, 2e-3, False),
     (lambda: torqued_top(True), 0.1, 1e-3, False),
+    (slope_elements, 0.1, 1e-3, False),
     (lambda: torqued_top(False), 0.1, 1e-3, True),
     (lambda: planar("circle on a ground line", "circle on a body's line"), 0.1, 1e-3,
      False),
@@ -314,7 +386,8 @@ def test_trajectories_on_the_compiled_path_equal_the_python_path(make, t_end, h,
         runs.append((s, simulate(s, t_end, h, "generalized-alpha", rho_inf=0.7,
                                  sparse=sparse)))
     (s, a), (_, b) = runs
-    assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
+    if make is not slope_elements:
+        assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)
     np.testing.assert_allclose(a.v, b.v, rtol=0, atol=1e-9 * max(1.0, np.abs(b.v).max()))
     # the latch engaged on the way

@@ -21,9 +21,10 @@ forces by input, gravity; an input an element clips, a motor's voltage, clipped 
 alike, ``Force.input_limits``) or that have a compiled form and read no input
 (springs, dampers, gears, screw drives, contact of circles and of a circle with a line,
 constant point forces on rigid bodies: ``Force.compiled_element``, whose kernels'
-sources the FMU carries, the drive's ``drive.c`` for a motor; not linear actuators,
-whose compiled law reads their input, nor body torques, whose table ``linear_t`` is
-not written out yet), latches (their engaged flags part of the state,
+sources the FMU carries, the drive's ``drive.c`` for a motor; not the elements whose
+compiled form reads an input or a load in time, written before each solve --
+``Force.compiled_per_solve``: linear actuators, torques by input --, nor body torques,
+whose table ``linear_t`` is not written out yet), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
 discrete state; outputs: the coordinates and their rates.  Anything else is refused by
@@ -87,9 +88,10 @@ def c_model_refusals(block) -> list[str]:
         if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
                        "state, no compiled form)")
-        elif not force.state_independent() and force.input_names:
-            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled law "
-                       "reads the input; C takes inputs as forces independent of the state)")
+        elif not force.state_independent() and force.compiled_per_solve():
+            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled form "
+                       "reads an input or a load in time, written before each solve; C "
+                       "takes inputs only as forces independent of the state)")
         elif not force.state_independent() and \
                 type(force.compiled_element().owner[0]).__name__ not in STRUCT_TYPES:
             why.append(f"force {force.name!r} ({type(force).__name__}: its compiled "

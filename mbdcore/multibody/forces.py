@@ -80,10 +80,17 @@ class Force:
         default): the system's residual is then evaluated in Python."""
         return None
 
-    def load_inputs(self, inputs) -> None:
-        """Before each solve on the compiled path: write the inputs (name -> value) that
-        this element's compiled law reads into its parameters (a linear actuator's
-        force); none by default."""
+    def load_solve(self, t, inputs) -> None:
+        """Before each solve at time t [s] on the compiled path: write what this
+        element's compiled form reads besides the state into its parameters -- its
+        inputs (name -> value: a linear actuator's force), its load at t (a point force
+        given as a function of time); nothing by default."""
+
+    def compiled_per_solve(self) -> bool:
+        """True if :meth:`load_solve` writes what the compiled form reads (an input, a
+        load in time): a C model, which does not call it, cannot take the element.
+        False by default."""
+        return False
 
     def compiled_engagement(self):
         """None, or the parameters of this element's compiled law (made by
@@ -190,6 +197,8 @@ class PointForce(Force):
         #: the constant force [N] when one was given (None for a function of time)
         self.value = None if callable(force) else np.asarray(force, float)
         self.force = force if callable(force) else (lambda t, c=self.value: c)
+        #: the force the compiled element reads [N] (F(t) of the solve's time)
+        self._now = None
 
     def bind(self, system):
         super().bind(system)
@@ -207,16 +216,25 @@ class PointForce(Force):
         return form is not None and form[0] == "linear"
 
     def compiled_element(self):
-        """A constant force F on a planar rigid body's point r: its work s = F . r [J]
-        under the constant law T = -1 (f = J^T F; -df/dphi = F . A c); None for a force
-        that varies in time."""
+        """A force F on a planar rigid body's point r: its work s = F . r [J] under the
+        constant law T = -1 (f = J^T F; -df/dphi = F . A c), F the constant value or,
+        for a function of time, F(t) written before each solve (:meth:`load_solve`)."""
         form = point_terms(self.at)
-        if self.value is None or form is None or form[0] != "rigid":
+        if form is None or form[0] != "rigid":
             return None
-        dim = self.value.size
+        if self._now is None:
+            self._now = np.array(self.force(0.0), dtype=float)
+        dim = self._now.size
         origin = ("linear", [], np.zeros((dim, 0)), np.zeros(dim))
         return measure_element([], 0.0, constant_law(-1.0), (origin, form),
-                               normal=self.value)
+                               normal=self._now)
+
+    def load_solve(self, t, inputs) -> None:
+        if self._now is not None and self.value is None:
+            self._now[:] = self.force(t)
+
+    def compiled_per_solve(self) -> bool:
+        return self.value is None
 
 
 class TranslationalSpringDamper(Force):
@@ -364,15 +382,18 @@ class JointTorque(Force):
     def compiled_element(self):
         """On a beam's slope (where the torque's generalised force depends on q): the
         relative angle s = theta_b - theta_a under the constant law T = -tau, tau written
-        before each solve (:meth:`load_inputs`; one array shared by every compiled form
+        before each solve (:meth:`load_solve`; one array shared by every compiled form
         made of this element)."""
         if self._law is None:
             self._law = constant_law(-self._torque(self.system.inputs))
         return angle_element([(self.b, 1.0), (self.a, -1.0)], 0.0, self._law)
 
-    def load_inputs(self, inputs) -> None:
+    def load_solve(self, t, inputs) -> None:
         if self._law is not None:
             self._law[1][0] = -float(self._torque(inputs))
+
+    def compiled_per_solve(self) -> bool:
+        return bool(self.input_names)
 
     def jacobians(self, t, q, v, inputs):
         if any(fr[1] is not None for fr in (self.a, self.b)):
@@ -435,15 +456,18 @@ class JointForce(Force):
     def compiled_element(self):
         """The force along u (fixed in a's body: a rigid body or the ground) at b and its
         reaction at a, u's turn doing no work, under the constant law T = -input, which
-        :meth:`load_inputs` writes before each solve (one array, shared by every compiled
+        :meth:`load_solve` writes before each solve (one array, shared by every compiled
         form made of this element)."""
         if self._law is None:
             self._law = constant_law(0.0)
         return line_element(self.a, self.b, 0.0, self._law, normal=self.u, along=True)
 
-    def load_inputs(self, inputs) -> None:
+    def load_solve(self, t, inputs) -> None:
         if self._law is not None:
             self._law[1][0] = -float(inputs[self.input_names[0]])
+
+    def compiled_per_solve(self) -> bool:
+        return True
 
 
 class Contact(Force):

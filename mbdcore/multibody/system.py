@@ -921,7 +921,7 @@ class System(ConstrainedProblem):
         def prepare(t):
             # the inputs compiled laws read (a linear actuator's force), then the rest
             for force in terms.element_forces:
-                force.load_inputs(self.inputs)
+                force.load_solve(t, self.inputs)
             terms.prepare(t)
         return CompiledTerms(self.n, self.m, terms.mass_matrix, terms.constraints_address,
                              terms.forces_address, terms.context_address, prepare,

@@ -183,7 +183,8 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
     (address, parameters) of a force law (and the ``kernels`` of
     :class:`CompiledElement` where the law is not the system terms'), ``line`` None or
     the :func:`point_terms` of the points (a, b); with a ``normal`` n (a vector in a's
-    frame: a line's unit normal, a force), the projection beta n . (r_b - r_a) instead
+    frame: a line's unit normal, a force; a float64 array is kept, not copied, so that
+    its owner may write it before each solve), the projection beta n . (r_b - r_a) instead
     of the length; ``along``, a force -T n at b (and its reaction at a) whose turn with
     a does no work, no gradient (``along`` of ``MEASURE_LAYOUT``); with ``tangent0``
     t0 (planar, points linear in q), the angle beta atan2(t0 x d, t0 . d) of d = r_b -
@@ -215,7 +216,8 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
         s0=float(s0), dim=dim, projected=int(normal is not None), along=int(along),
         angle=int(tangent0 is not None),
         tangent0=np.zeros(0) if tangent0 is None else np.array(tangent0, float),
-        normal=np.zeros(0) if normal is None else np.array(normal, float), law=address,
+        normal=np.zeros(0) if normal is None else np.ascontiguousarray(normal, float),
+        law=address,
         n_law=params.size, law_params=params,
         work=np.zeros((dim + 2) * n), **points)
     lib = _terms_library()
@@ -231,13 +233,13 @@ def linear_layout():
 
 
 def linear_element(cols, B, b, scale) -> CompiledElement:
-    """The :class:`CompiledElement` of f = scale[0] (B q[cols] + b) [N, N m]
-    (``linear_forces`` of native/system_terms.c); ``scale`` a float64 array of one
-    number, which its owner may write before each solve (an input)."""
-    n = len(cols)
-    st = linear_layout().structure(n=n, scale=scale,
-                                   B=np.ascontiguousarray(B, dtype=float).ravel(),
-                                   b=np.ascontiguousarray(b, dtype=float))
+    """The :class:`CompiledElement` of f = sum_j scale[j] (B[j] q[cols] + b[j]) [N, N m]
+    (``linear_forces`` of native/system_terms.c) over m terms, B (m, n, n), b (m, n);
+    ``scale`` a float64 array of m numbers, which its owner may write before each solve
+    (an input, a load at the solve's time)."""
+    B = np.ascontiguousarray(B, dtype=float)
+    st = linear_layout().structure(n=len(cols), m=B.shape[0], scale=scale, B=B.ravel(),
+                                   b=np.ascontiguousarray(b, dtype=float).ravel())
     lib = _terms_library()
     return CompiledElement(np.asarray(cols, dtype=np.intc), lib.ADDRESSES["linear_forces"],
                            ctypes.addressof(st), lib.ADDRESSES["linear_tangent"],

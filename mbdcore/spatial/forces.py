@@ -58,8 +58,9 @@ class BodyTorque(Force):
                                      "3-vector [N m] or a callable t -> 3-vector")
             self.value = value
             self.torque = lambda t, c=value: c
-        #: the compiled element's factor (1, or the input before each solve)
-        self._scale = np.ones(1)
+        #: the torque [N m] the compiled element reads: constant, or written before each
+        #: solve (the input times the axis, T(t) of the solve's time)
+        self._now = np.array(self.value if self.value is not None else np.zeros(3))
 
     def bind(self, system):
         super().bind(system)
@@ -80,26 +81,32 @@ class BodyTorque(Force):
 
     def compiled_element(self):
         """On a body whose unit vectors are linear in q (natural coordinates: they are
-        coordinates) the forces (T x e_k)/2 are f = s (B q + b), B = sum_k J_k^T [T]x J_k
-        / 2 over the vectors' Jacobians J_k, T the constant torque (s = 1) or the axis
-        (s the input, written before each solve by :meth:`load_inputs`); None for a
-        torque that varies in time or a body whose vectors are not linear in q."""
+        coordinates) the forces (T x e_k)/2 are f = sum_j T_j (B_j q + b_j), B_j = sum_k
+        J_k^T [a_j]x J_k / 2 over the vectors' Jacobians J_k and the ground axes a_j, T
+        the constant torque or, written before each solve (:meth:`load_solve`), the
+        input times the axis or T(t); None on a body whose vectors are not linear in q."""
         body = self.body
-        torque = self.value if self.value is not None else self.axis
-        if torque is None or body.index is None or not getattr(body, "points_linear", False):
+        if body.index is None or not getattr(body, "points_linear", False):
             return None
-        zeros = np.zeros(body.n_coords)
+        n = body.n_coords
+        zeros = np.zeros(n)
         st = body.state(zeros, zeros)
-        cross = np.array([np.cross(torque, e) for e in _AXES]).T     # [T]x x = T x x
-        B, b = np.zeros((body.n_coords, body.n_coords)), np.zeros(body.n_coords)
-        for k in range(3):
-            e, _, J, _ = st.vector(None, _AXES[k])
-            B += 0.5 * J.T @ cross @ J
-            b += 0.5 * J.T @ np.cross(torque, e)
-        cols = [k for k in range(body.n_coords) if B[:, k].any() or B[k, :].any() or b[k]]
-        return linear_element([body.index + k for k in cols], B[np.ix_(cols, cols)], b[cols],
-                              self._scale)
+        B, b = np.zeros((3, n, n)), np.zeros((3, n))
+        for j, axis in enumerate(_AXES):
+            cross = np.array([np.cross(axis, e) for e in _AXES]).T   # [a]x x = a x x
+            for k in range(3):
+                e, _, J, _ = st.vector(None, _AXES[k])
+                B[j] += 0.5 * J.T @ cross @ J
+                b[j] += 0.5 * J.T @ np.cross(axis, e)
+        cols = [k for k in range(n) if B[:, :, k].any() or B[:, k, :].any() or b[:, k].any()]
+        return linear_element([body.index + k for k in cols], B[:, cols][:, :, cols],
+                              b[:, cols], self._now)
 
-    def load_inputs(self, inputs) -> None:
+    def load_solve(self, t, inputs) -> None:
         if self.axis is not None:
-            self._scale[0] = float(inputs[self.input_names[0]])
+            self._now[:] = inputs[self.input_names[0]] * self.axis
+        elif self.value is None:
+            self._now[:] = self.torque(t)
+
+    def compiled_per_solve(self) -> bool:
+        return self.value is None

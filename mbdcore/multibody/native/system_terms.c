@@ -434,12 +434,13 @@ TERMS_API void measure_tangent(const void *params, const double *q, const double
 }
 
 /* A force element linear in the n coordinates it reads (gathered, local order):
-   f = scale (B q + b), B n x n row-major, scale[0] a factor its owner writes before each
-   solve (the input of an element that reads one, else 1): a torque on a
-   natural-coordinate body, whose forces (T x e_k) / 2 on its unit vectors e_k are
-   linear in q and not the gradient of a measure (mbdcore.spatial.forces.BodyTorque). */
+   f = sum_j scale[j] (B_j q + b_j) over m terms, B_j n x n row-major, the factors
+   written by its owner before each solve (an input, a load at the solve's time, or
+   constants): a torque T on a natural-coordinate body, whose forces (T x e_k) / 2 on
+   its unit vectors e_k are linear in q and not the gradient of a measure, one term per
+   component of T (mbdcore.spatial.forces.BodyTorque). */
 #define LINEAR_LAYOUT(X)                                                                   \
-    X(INT, n, 1) X(ARRAY, scale, 1) X(ARRAY, B, n * n) X(ARRAY, b, n)
+    X(INT, n, 1) X(INT, m, 1) X(ARRAY, scale, m) X(ARRAY, B, m * n * n) X(ARRAY, b, m * n)
 
 typedef struct {
     LINEAR_LAYOUT(TABLE_MEMBER)
@@ -450,27 +451,34 @@ TERMS_API void linear_forces(const void *params, const double *q, const double *
                              double *f)
 {
     const linear_t *p = (const linear_t *)params;
-    int i, j;
+    const int n = p->n;
+    int i, j, k;
     (void)v;
-    for (i = 0; i < p->n; ++i) {
-        double acc = p->b[i];
-        for (j = 0; j < p->n; ++j) acc += p->B[i * p->n + j] * q[j];
-        f[i] = p->scale[0] * acc;
+    for (i = 0; i < n; ++i) f[i] = 0.0;
+    for (k = 0; k < p->m; ++k) {
+        const double *B = p->B + (size_t)k * n * n, *b = p->b + (size_t)k * n;
+        for (i = 0; i < n; ++i) {
+            double acc = b[i];
+            for (j = 0; j < n; ++j) acc += B[i * n + j] * q[j];
+            f[i] += p->scale[k] * acc;
+        }
     }
 }
 
-/* Its tangents (a body_tangent_fn): -df/dq = -scale B added into K, no C. */
+/* Its tangents (a body_tangent_fn): -df/dq = -sum_j scale[j] B_j added into K, no C. */
 TERMS_API void linear_tangent(const void *params, const double *q, const double *v,
                               double *K, double *C, int ld)
 {
     const linear_t *p = (const linear_t *)params;
-    int i, j;
+    const int n = p->n;
+    int i, j, k;
     (void)q;
     (void)v;
     (void)C;
-    for (i = 0; i < p->n; ++i)
-        for (j = 0; j < p->n; ++j)
-            K[(size_t)i * ld + j] -= p->scale[0] * p->B[i * p->n + j];
+    for (k = 0; k < p->m; ++k)
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < n; ++j)
+                K[(size_t)i * ld + j] -= p->scale[k] * p->B[((size_t)k * n + i) * n + j];
 }
 
 /* The penalty contact law of mbdcore.multibody.forces.Contact on s = -delta, delta the

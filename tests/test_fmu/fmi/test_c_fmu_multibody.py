@@ -312,8 +312,8 @@ def test_a_linear_actuator_is_refused_naming_it():
     model["inputs"]["push"] = 0.0
     block = ModelSystemBlock.configured({"model": model})()
     assert block.system.compiled_terms() is not None
-    with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled law "
-                       "reads the input"):
+    with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled form "
+                       "reads an input or a load in time"):
         block.c_model()
 
 

@@ -131,9 +131,9 @@ def _states(s, seed):
             for _ in range(2)]
 
 
-def _compiled_forces(terms, q, v):
+def _compiled_forces(terms, q, v, t=0.0):
     F = np.zeros(terms.n)
-    terms.prepare(0.0)
+    terms.prepare(t)
     _FORCES(terms.forces)(terms.context, q.ctypes.data, v.ctypes.data, F.ctypes.data)
     return F
 
@@ -218,7 +218,7 @@ def test_elements_on_a_beam_s_slope_equal_python_and_central_differences(element
     assert s.compiled_terms() is not None
     el = force.compiled_element()
     for load in s.forces_list:
-        load.load_inputs(s.inputs)
+        load.load_solve(0.0, s.inputs)
 
     def python(q, v):
         f = np.zeros(s.n)
@@ -322,15 +322,38 @@ def test_contact_with_a_line_at_its_kinks_follows_the_python_law(exponent):
     assert not K.any() and not C.any() and not Kd.any()
 
 
-def test_a_force_that_varies_in_time_on_a_rigid_point_keeps_the_python_path():
+def pushed_bar():
+    """:func:`planar` with a force varying in time at bar2's point c (its direction
+    turning: the compiled measure's vector written before each solve)."""
     s = planar()
-    s.add_force(PointForce("bar2.c", lambda t: (np.sin(t), 0.0)))
-    assert s.compiled_terms() is None
+    s.add_force(PointForce("bar2.c", lambda t: (3.0 * np.cos(5.0 * t), 2.0 * np.sin(5.0 * t))))
+    return s
+
+
+def timed_top():
+    """The heavy top with a torque varying in time in the ground frame."""
+    s = heavy_top()
+    s.add_force(BodyTorque("top", lambda t: (0.2 * np.sin(7.0 * t), 0.1, 0.3 * t),
+                           name="push"))
+    return s
+
+
+@pytest.mark.parametrize("make", [pushed_bar, timed_top])
+def test_loads_varying_in_time_are_written_before_each_solve(make):
+    """A point force F(t) on a rigid body's point and a body torque T(t): the compiled
+    forces at the solve's time equal Python's, also by terms built before a later
+    build."""
+    s = make()
+    terms = s.compiled_terms()
+    assert s.compiled_terms() is not None
+    for (q, v), t in zip(_states(s, 13) * 2, (0.0, 0.3, 0.7, 1.1)):
+        np.testing.assert_allclose(_compiled_forces(terms, q, v, t), s.forces(t, q, v),
+                                   rtol=0, atol=1e-12 * _element_scale(s, q, v))
 
 
 def test_compiled_elements_read_the_input_of_each_solve():
     """A linear actuator's and a body torque's input written into the compiled element
-    before each solve (``Force.load_inputs``), also into terms built before a later
+    before each solve (``Force.load_solve``), also into terms built before a later
     build of the same system's."""
     for s, name in ((planar("actuator on a body"), "push"), (torqued_top(True), "tau")):
         terms = s.compiled_terms()
@@ -364,6 +387,8 @@ def slope_elements():
                     "gear train", "point force"), 0.1, 1e-3, False),
     (spatial_pushed, 0.12, 2e-3, False),
     (lambda: torqued_top(True), 0.1, 1e-3, False),
+    (pushed_bar, 0.1, 1e-3, False),
+    (timed_top, 0.1, 1e-3, False),
     (slope_elements, 0.1, 1e-3, False),
     (lambda: torqued_top(False), 0.1, 1e-3, True),
     (lambda: planar("circle on a ground line", "circle on a body's line"), 0.1, 1e-3,

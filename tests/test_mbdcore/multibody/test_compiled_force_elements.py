@@ -20,6 +20,8 @@ from mbdcore.multibody.constraints import Revolute
 from mbdcore.multibody.forces import (Contact, JointForce, PointForce,
                                       RotationalSpringDamper, TranslationalSpringDamper)
 from mbdcore.multibody.system import System
+from mbdcore.models.antenna import HingeLatch
+from mbdcore.models.mechanisms import rigid_crank
 from mbdcore.models.spatial_mechanisms import heavy_top
 from mbdcore.multibody.ancf import ANCFBeam
 from mbdcore.multibody.forces import ConstantTorque, JointTorque
@@ -244,6 +246,34 @@ def test_elements_on_a_beam_s_slope_equal_python_and_central_differences(element
         assert np.abs(C - Cd).max() <= 1e-9 * tangent_scale
 
 
+def latched_crank():
+    """The rigid crank (62 N m from rest) with a hinge latch that engages at 1 rad and
+    holds it (tests/test_mbdcore/models/test_antenna_deployment.py)."""
+    s = rigid_crank()
+    s.add_force(HingeLatch("ground.O", "crank.O", 1e4, 50.0, latch_angle=-1.0, sign=-1.0,
+                           name="latch"))
+    return s
+
+
+def test_a_hinge_latch_s_compiled_law_reads_its_discrete_state():
+    """Open: no torque either way (also past the stop, before the event); engaged: the
+    spring-damper both ways; restored by set_discrete_state, in terms built before."""
+    s = latched_crank()
+    latch = s.forces_list[-1]
+    terms = s.compiled_terms()
+    q, v = s.initial_state()
+    q[2], v[2] = 1.05, 2.0                         # past the stop at 1 rad, open
+    np.testing.assert_array_equal(_compiled_forces(terms, q, v), s.forces(0.0, q, v))
+    latch.set_discrete_state({"engaged": True, "engaged_at": 0.09})
+    F = _compiled_forces(terms, q, v)
+    np.testing.assert_allclose(F, s.forces(0.0, q, v), rtol=0, atol=1e-12 * 600.0)
+    assert abs(F[2] - s.forces_list[0].torque) > 500.0       # -1e4 * 0.05 - 50 * 2
+    C, K, _ = terms.jacobian(q, v, np.zeros(s.m), False)
+    assert K[2, 2] == 1e4 and C[2, 2] == 50.0
+    latch.set_discrete_state({"engaged": False, "engaged_at": None})
+    np.testing.assert_array_equal(_compiled_forces(terms, q, v), s.forces(0.0, q, v))
+
+
 def test_compiled_tangents_equal_the_exact_python_jacobians():
     """Where Python has exact Jacobians (the torsion spring on rigid bodies, the motor
     body), C gives the same to rounding."""
@@ -388,6 +418,7 @@ def slope_elements():
     (spatial_pushed, 0.12, 2e-3, False),
     (lambda: torqued_top(True), 0.1, 1e-3, False),
     (pushed_bar, 0.1, 1e-3, False),
+    (latched_crank, 0.2, 1e-3, False),
     (timed_top, 0.1, 1e-3, False),
     (slope_elements, 0.1, 1e-3, False),
     (lambda: torqued_top(False), 0.1, 1e-3, True),
@@ -415,5 +446,6 @@ def test_trajectories_on_the_compiled_path_equal_the_python_path(make, t_end, h,
         assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)
     np.testing.assert_allclose(a.v, b.v, rtol=0, atol=1e-9 * max(1.0, np.abs(b.v).max()))
-    # the latch engaged on the way
+    # the latches engaged on the way
     assert all(f.latched for f in s.forces_list if isinstance(f, DiagonalLatch))
+    assert all(f.engaged for f in s.forces_list if isinstance(f, HingeLatch))

@@ -23,8 +23,8 @@ alike, ``Force.input_limits``) or that have a compiled form and read no input
 constant point forces on rigid bodies: ``Force.compiled_element``, whose kernels'
 sources the FMU carries, the drive's ``drive.c`` for a motor; not the elements whose
 compiled form reads an input or a load in time, written before each solve --
-``Force.compiled_per_solve``: linear actuators, torques by input --, nor body torques,
-whose table ``linear_t`` is not written out yet), latches (their engaged flags part of the state,
+``Force.compiled_per_solve``: linear actuators, torques by input or in time --;
+constant body torques are: ``linear_t``), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
 discrete state; outputs: the coordinates and their rates.  Anything else is refused by
@@ -92,11 +92,6 @@ def c_model_refusals(block) -> list[str]:
             why.append(f"force {force.name!r} ({type(force).__name__}: its compiled form "
                        "reads an input or a load in time, written before each solve; C "
                        "takes inputs only as forces independent of the state)")
-        elif not force.state_independent() and \
-                type(force.compiled_element().owner[0]).__name__ not in STRUCT_TYPES:
-            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled "
-                       f"table, {type(force.compiled_element().owner[0]).__name__}, is not "
-                       "written into C models yet)")
     for joint in system.joints:
         for side in (getattr(joint, "a", None), getattr(joint, "b", None)):
             if _inside_spatial_line(side):

@@ -228,8 +228,11 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal
 
 def linear_layout():
     """The struct of a force element linear in q, ``LINEAR_LAYOUT`` of
-    native/system_terms.c."""
-    return table_layout(_terms_library, "LINEAR_LAYOUT")
+    native/system_terms.c; its ctypes class declares its C type, ``linear_t``, for a C
+    image (mbdcore.cimage)."""
+    layout = table_layout(_terms_library, "LINEAR_LAYOUT")
+    layout.ctypes_class().c_type = "linear_t"
+    return layout
 
 
 def linear_element(cols, B, b, scale) -> CompiledElement:

@@ -104,11 +104,19 @@ def four_bar_by_torque():
 
 def spatial_pendulum_file():
     """The example spatial double pendulum (natural-coordinate rigid bodies, spherical
-    and revolute joints, gravity) without its torque on the box (compiled in process,
-    not yet written into C models)."""
+    and revolute joints, gravity) without its torque on the box (with it:
+    spatial_pendulum_torque_file)."""
     model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["forces"] = []
     model.pop("inputs", None)
+    model["method"] = METHOD
+    return model
+
+
+def spatial_pendulum_torque_file():
+    """The example spatial double pendulum as it is, with its constant torque on the box:
+    a force linear in q (its forces on the box's unit vectors), ``linear_t`` in C."""
+    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["method"] = METHOD
     return model
 
@@ -204,7 +212,8 @@ def crank_on_stops_file():
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
           "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file,
           "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file,
-          "crank_on_stops": crank_on_stops_file}
+          "crank_on_stops": crank_on_stops_file,
+          "spatial_pendulum_torque": spatial_pendulum_torque_file}
 H, STEPS = 0.01, 30
 
 
@@ -314,18 +323,6 @@ def test_a_linear_actuator_is_refused_naming_it():
     assert block.system.compiled_terms() is not None
     with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled form "
                        "reads an input or a load in time"):
-        block.c_model()
-
-
-def test_a_body_torque_is_refused_naming_it():
-    """The example spatial double pendulum with its constant torque on the box: compiled
-    in process (a force linear in q, LINEAR_LAYOUT), not yet written into C models."""
-    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
-    model["method"] = METHOD
-    block = ModelSystemBlock.configured({"model": model})()
-    assert block.system.compiled_terms() is not None
-    with pytest.raises(CModelError, match=r"force 'motor' \(BodyTorque: its compiled "
-                       "table, linear_layout, is not written into C models yet"):
         block.c_model()
 
 

@@ -18,9 +18,13 @@ Covered: planar and spatial systems whose every part has a compiled form
 no constraint that depends on time (drivers), force elements whose generalised force
 is independent of the state and time and affine in the inputs (joint torques, point
 forces by input, gravity; an input an element clips, a motor's voltage, clipped in C
-alike, ``Force.input_limits``) or that have a compiled form (springs, dampers, gears,
-screw drives: ``Force.compiled_element``, whose kernels' sources the FMU carries, the
-drive's ``drive.c`` for a motor), latches (their engaged flags part of the state,
+alike, ``Force.input_limits``) or that have a compiled form and read no input
+(springs, dampers, gears, screw drives, contact of circles and of a circle with a line,
+constant point forces on rigid bodies: ``Force.compiled_element``, whose kernels'
+sources the FMU carries, the drive's ``drive.c`` for a motor; not the elements whose
+compiled form reads an input or a load in time, written before each solve --
+``Force.compiled_per_solve``: linear actuators, torques by input or in time --;
+constant body torques are: ``linear_t``), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
 discrete state; outputs: the coordinates and their rates.  Anything else is refused by
@@ -84,6 +88,10 @@ def c_model_refusals(block) -> list[str]:
         if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
                        "state, no compiled form)")
+        elif not force.state_independent() and force.compiled_per_solve():
+            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled form "
+                       "reads an input or a load in time, written before each solve; C "
+                       "takes inputs only as forces independent of the state)")
     for joint in system.joints:
         for side in (getattr(joint, "a", None), getattr(joint, "b", None)):
             if _inside_spatial_line(side):

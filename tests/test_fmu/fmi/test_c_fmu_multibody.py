@@ -104,11 +104,19 @@ def four_bar_by_torque():
 
 def spatial_pendulum_file():
     """The example spatial double pendulum (natural-coordinate rigid bodies, spherical
-    and revolute joints, gravity) without its input body torque, which depends on the
-    state (no compiled form)."""
+    and revolute joints, gravity) without its torque on the box (with it:
+    spatial_pendulum_torque_file)."""
     model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["forces"] = []
     model.pop("inputs", None)
+    model["method"] = METHOD
+    return model
+
+
+def spatial_pendulum_torque_file():
+    """The example spatial double pendulum as it is, with its constant torque on the box:
+    a force linear in q (its forces on the box's unit vectors), ``linear_t`` in C."""
+    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["method"] = METHOD
     return model
 
@@ -179,9 +187,33 @@ def _cable_held_inside():
     return model
 
 
+def crank_on_stops_file():
+    """The example rigid crank falling under gravity and a constant load at its tip (a
+    point force on a rigid body's point: its work as a measure) onto two penalty stops:
+    its tip's circle onto the ground's line (exponent 1.5) and a ground post's circle
+    onto the crank's own line (exponent 1, the normal turning with the crank); both
+    engage near 0.15 s (9 and 1.2 mm deep at 0.16 s) and let go by 0.17 s: contact with
+    a line, compiled as a projected measure element."""
+    model = json.loads((EXAMPLES / "rigid_crank.json").read_text())
+    model["gravity"] = [0.0, -9.81]
+    model["ground"]["markers"].update({"floor": [0.5, -0.3], "post": [0.25, -0.112]})
+    model["forces"] = [
+        {"type": "contact", "name": "floor", "a": "crank.tip", "b": "ground.floor",
+         "radius_a": 0.05, "stiffness": 1e5, "exponent": 1.5, "damping": 500.0,
+         "line_direction": [1.0, 0.0]},
+        {"type": "contact", "name": "stop", "a": "ground.post", "b": "crank.O",
+         "radius_a": 0.02, "stiffness": 1e5, "exponent": 1.0, "damping": 300.0,
+         "line_direction": [-1.0, 0.0]},
+        {"type": "point_force", "name": "load", "at": "crank.tip", "force": [2.0, -3.0]}]
+    model.update(method=METHOD, outputs=["crank.phi", "der(crank.phi)", "der(crank.x)"])
+    return model
+
+
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
           "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file,
-          "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file}
+          "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file,
+          "crank_on_stops": crank_on_stops_file,
+          "spatial_pendulum_torque": spatial_pendulum_torque_file}
 H, STEPS = 0.01, 30
 
 
@@ -277,6 +309,20 @@ def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, par
     model["method"] = METHOD
     block = ModelSystemBlock.configured({"model": model})()
     with pytest.raises(CModelError, match=part.replace("(", r"\(").replace(")", r"\)")):
+        block.c_model()
+
+
+def test_a_linear_actuator_is_refused_naming_it():
+    """Its compiled law reads its input before each solve in process; a C model takes
+    inputs only as forces independent of the state."""
+    model = four_bar_by_torque()
+    model["forces"].append({"type": "linear_actuator", "name": "jack", "a": "crank.P",
+                            "b": "coupler.Q", "input": "push", "direction": [0.0, 1.0]})
+    model["inputs"]["push"] = 0.0
+    block = ModelSystemBlock.configured({"model": model})()
+    assert block.system.compiled_terms() is not None
+    with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled form "
+                       "reads an input or a load in time"):
         block.c_model()
 
 

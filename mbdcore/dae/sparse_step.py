@@ -199,12 +199,14 @@ class _Matrix:
         """The ``sparse_matrix_t`` (made anew; its address)."""
         Lp, Li, _, Up, Ui, _, _, prow = self.factors
         N, room = self.N, self.room
+        #: the values C assembles last (CSC over the pattern)
+        self.Ax = np.zeros(self.Ai.size)
         self.struct = sparse_matrix_layout().structure(
             N=N, nnz=self.Ai.size, Ap=self.Ap, Ai=self.Ai, Q=_ints(self.lu.order),
             n_terms=self.at.size, term_at=self.at, term_a=self.a, term_b=self.b,
             term_w=self.w, ref_lnz=Li.size, ref_unz=Ui.size, lroom=room, uroom=room,
             ref_Lp=_ints(Lp), ref_Li=_ints(Li), ref_Up=_ints(Up), ref_Ui=_ints(Ui),
-            ref_prow=_ints(prow), Ax=np.zeros(self.Ai.size), Lx=np.zeros(room),
+            ref_prow=_ints(prow), Ax=self.Ax, Lx=np.zeros(room),
             Ux=np.zeros(room), Udiag=np.zeros(N), Lp=np.zeros(N + 1, np.int32),
             Li=np.zeros(room, np.int32), Up=np.zeros(N + 1, np.int32),
             Ui=np.zeros(room, np.int32), prow=np.zeros(N, np.int32),

@@ -37,6 +37,7 @@ from mbdcore.cimage import CImage, kernel_functions
 from mbdcore.dae.compiled_step import STEP_FAILURES, CompiledAlphaStep
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE
 from mbdcore.dae.schemes import GeneralizedAlphaScheme
+from mbdcore.dae.sparse_solver import SPARSE_LU_C_SOURCE
 from mbdcore.multibody.ancf import ANCF_C_SOURCE
 from mbdcore.multibody.assembly import PLAN_C_SOURCE
 from mbdcore.multibody.constraints import ConstantRate, PolynomialMotion, SpinUp
@@ -52,12 +53,14 @@ MOTIONS = (ConstantRate, SpinUp, PolynomialMotion)
 KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
            ("mbdcore.multibody._ancf", ANCF_C_SOURCE, "ANCF_API"),
            ("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE, "TERMS_API"),
-           ("mbdcore.dae._newton", NEWTON_C_SOURCE, "NEWTON_API"))
+           ("mbdcore.dae._newton", NEWTON_C_SOURCE, "NEWTON_API"),
+           ("mbdcore.dae._sparse_lu", SPARSE_LU_C_SOURCE, "SLU_API"))
 #: the C type of each ctypes structure class the compiled terms are made of
 STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "plan_layout": "plan_t",
                 "plan_geometric_layout": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
                 "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t",
-                "measure_layout": "measure_t"}
+                "measure_layout": "measure_t", "sparse_newton_layout": "sparse_newton_t",
+                "sparse_matrix_layout": "sparse_matrix_t"}
 #: the C element type of the arrays of pointers the terms hold
 POINTER_ARRAYS = {("system_terms_t", "body_fn"): "body_force_fn",
                   ("system_terms_t", "body_tangent"): "body_tangent_fn",
@@ -100,9 +103,6 @@ def c_model_refusals(block) -> list[str]:
     if system.m and system.constraint_plan().fallback:
         names = ", ".join(repr(j.name) for j, _ in system.constraint_plan().fallback)
         why.append(f"joints {names} (no closed form in C)")
-    if block.implicit and block.integrator.uses_sparse(system):
-        why.append(f"{system.n} coordinates solved sparse (C steps the dense path: "
-                   "method option sparse = false)")
     held = [f.name for f in system.forces_list if f.discrete_state() is not None
             and (f.compiled_element() is None or f.compiled_engagement() is None)]
     if system.has_switches or held:
@@ -413,6 +413,8 @@ def system_c_model(block) -> CModel:
         raise CModelError(f"{type(block).__name__}: no C model for " + "; ".join(why))
     system = block.system
     stepper = CompiledAlphaStep(block.integrator, system)
+    # the sparse path's pivot order, fixed here by the matrix at the initial state
+    stepper.fix_pivots(0.0, block.q, block.v, CompiledAlphaStep.REFERENCE_STEP)
     terms = stepper.terms.owner
     kernels = KERNELS + tuple(k for k in terms.kernel_sources() if k not in KERNELS)
     inputs = [s.name for s in block.INPUTS]

@@ -116,12 +116,16 @@ class CompiledAlphaStep:
         sc.beta, sc.gamma = integrator.beta, integrator.gamma
         sc.jacobian = terms.jacobian_function()
         sc.geometric = int(integrator.geometric_stiffness)
+        # factors kept across steps on the sparse path (the guess then holds where they
+        # were made: 1 + 2 n + m numbers more)
+        sc.keep = int(self.sparse is not None)
+        self._work["factored"] = np.zeros(1 + 2 * n + m)
         for name, array in self._work.items():
             setattr(sc, name, array.ctypes.data if array.size else None)
         self.newton_struct, self.scheme_struct = st, sc
         self.piv = np.zeros(size, dtype=np.int32)
         self.report = np.zeros(3)
-        self.guess = np.zeros(n + (m if ggl else 0) + 1)
+        self.guess = np.zeros(n + (m if ggl else 0) + 1 + sc.keep * (1 + 2 * n + m))
         self._kernel = newton_library().alpha_step
         self.n, self.m = n, m
         self.q = self.v = self.a = self.qdd = self.lam = None

@@ -424,9 +424,10 @@ def system_c_model(block) -> CModel:
                    kernel_functions([k[0] for k in kernels]), POINTER_ARRAYS, FUNCTION_CASTS)
     n, m = stepper.n, stepper.m
     k_mu = m if block.integrator.ggl else 0
-    # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
+    # z: q, v, a, q'', lambda, the next guess (dq, mu, its h, and on the sparse path
+    # where the kept factors were made), started, held inputs
     at = {"q": 0, "v": n, "a": 2 * n, "qdd": 3 * n, "lam": 4 * n, "guess": 4 * n + m}
-    at["started"] = at["guess"] + n + k_mu + 1
+    at["started"] = at["guess"] + stepper.guess.size
     at["held"] = at["started"] + 1
     at["engaged"] = at["held"] + len(inputs)
     switches, engaged = _switches_c(terms, image, image.roots["newton"], at)
@@ -448,7 +449,7 @@ def system_c_model(block) -> CModel:
     names = system.coordinate_names()
     state = (names + [f"der({c})" for c in names] + [f"a{i}" for i in range(n)]
              + [f"qdd{i}" for i in range(n)] + [f"lambda{i}" for i in range(m)]
-             + [f"guess{i}" for i in range(n + k_mu + 1)] + ["started"]
+             + [f"guess{i}" for i in range(stepper.guess.size)] + ["started"]
              + [f"held({u})" for u in inputs]
              + [f"engaged({f.name})" for f in terms.element_forces
                 if f.compiled_engagement() is not None])

@@ -397,14 +397,17 @@ typedef void (*jacobian_fn)(const void *ctx, const double *q, const double *v,
 /* The scheme and its scratch: n, m, ggl as in the newton_t it steps with (checked);
    alpha_m, alpha_f, beta, gamma the scheme's parameters; the blocks' function
    (called with the newton_t's terms_ctx) and whether it adds the curvature terms; K, C,
-   H the blocks, lu the factors (column-major), work 7 n + 4 m + m n scratch. */
+   H the blocks, lu the factors (column-major), work 7 n + 4 m + m n scratch; keep 1:
+   the factors are kept across steps while the iterations contract on them (the
+   caller's guess then holds where they were made, alpha_step), factored: where the
+   factors in memory were made. */
 #define ALPHA_STEP_LAYOUT(X)                                                               \
     X(INT, n, 1) X(INT, m, 1) X(INT, ggl, 1)                                               \
     X(REAL, alpha_m, 1) X(REAL, alpha_f, 1) X(REAL, beta, 1) X(REAL, gamma, 1)             \
     X(FN, jacobian, jacobian_fn) X(INT, geometric, 1)                                      \
     X(WORK, K, n * n) X(WORK, C, n * n) X(WORK, H, m * n)                                  \
     X(WORK, lu, (n + m + ggl * m) * (n + m + ggl * m))                                     \
-    X(WORK, work, 7 * n + 4 * m + m * n)
+    X(WORK, work, 7 * n + 4 * m + m * n) X(INT, keep, 1) X(WORK, factored, 1 + 2 * n + m)
 
 typedef struct {
     ALPHA_STEP_LAYOUT(TABLE_MEMBER)
@@ -501,20 +504,72 @@ static void assemble_matrix(const newton_t *s, const alpha_step_t *p, const doub
    terms prepared for t + h by the caller; p: the scheme; piv n + m + ggl m ints;
    report (ALPHA_REPORT_SIZE): iterations, factorizations and the last increment's norm
    in units of the tolerance, also on failure. */
+/* The Newton matrix at (q, v, lam) [the blocks' state] for the step's scaling (cv, ca),
+   with the constraints' G at q already where the path keeps it (dense G, or the G
+   segment), assembled and factored into the path's factors; 1 if singular. */
+static int build_matrix(const newton_t *s, const alpha_step_t *p, const double *q,
+                        const double *v, const double *lam, const double *G, double cv,
+                        double ca, int *piv)
+{
+    const sparse_newton_t *sp = (const sparse_newton_t *)s->sparse;
+    if (sp != NULL) {
+        /* S = M + (cv C + K)/ca, D G^T, G + H/cv, G G^T: the segments' scales */
+        const double scale[N_SEG] = {1.0, cv / ca, 1.0 / ca, 1.0, 1.0 / cv};
+        p->jacobian(s->terms_ctx, q, v, lam, p->geometric, segment(sp, SEG_K),
+                    segment(sp, SEG_C), segment(sp, SEG_H));
+        return sparse_factor(sp, (const sparse_matrix_t *)sp->step, scale);
+    }
+    p->jacobian(s->terms_ctx, q, v, lam, p->geometric, p->K, p->C, p->H);
+    assemble_matrix(s, p, G, cv, ca);
+    return lu_factor(s->n + (s->ggl ? 2 * s->m : s->m), p->lu, piv);
+}
+
+/* Where the factors in memory were made (p->factored) and where the state says the
+   kept ones were (basis): [h, q (n), v (n), lambda (m)], h = 0 none.  0: no kept
+   factors for a step of h; 1: those in memory are they; else they are made again at
+   the basis (a state set, another instance), the same factors bit for bit; -1 if that
+   fails. */
+static int kept_factors(const newton_t *s, const alpha_step_t *p, const double *basis,
+                        double h, double cv, double ca, double *G, int *piv)
+{
+    const int n = s->n, m = s->m, size = 1 + 2 * n + m;
+    double *g = s->work + 4 * n + n + (s->ggl ? 2 * m : m), *gt = g + m;
+    const sparse_newton_t *sp = (const sparse_newton_t *)s->sparse;
+    if (!p->keep || basis[0] != h) return 0;
+    if (memcmp(basis, p->factored, (size_t)size * sizeof(double)) == 0) return 1;
+    if (m > 0) s->constraints(s->terms_ctx, basis + 1, g, sp != NULL ? segment(sp, SEG_G) : G, gt);
+    if (build_matrix(s, p, basis + 1, basis + 1 + n, basis + 1 + 2 * n, G, cv, ca, piv)) {
+        p->factored[0] = 0.0;
+        return -1;
+    }
+    memcpy(p->factored, basis, (size_t)size * sizeof(double));
+    return 1;
+}
+
+/* One step of h [s] from (q, v) with the history (a, qdd, lam): on success (0) q, v
+   are the state at t + h, a, qdd, lam the new history and guess (dq, mu of this
+   solve, then the h they were made with; zeros: none) the next solve's starting guess,
+   as index3.py keeps it, followed where the scheme keeps factors across steps
+   (p->keep) by the point they were made at (kept_factors); otherwise none of them is
+   changed.  s: the Newton problem, its terms prepared for t + h by the caller; p: the
+   scheme; piv n + m + ggl m ints; report (ALPHA_REPORT_SIZE): iterations,
+   factorizations and the last increment's norm in units of the tolerance, also on
+   failure.  With kept factors a solve that fails on them is made again from the start
+   on fresh ones. */
 NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, double *q,
                           double *v, double *a, double *qdd, double *lam, double *guess,
                           int *piv, double *report)
 {
     const int n = s->n, m = s->m, k_mu = s->ggl ? m : 0;
     const double am = p->alpha_m, af = p->alpha_f, b = p->beta, g = p->gamma;
-    double cv, ca;
+    double cv, ca, *basis = guess + n + k_mu + 1;
     double *q_ref = p->work, *v_ref = q_ref + n, *x_ref = v_ref + n, *a_pred = x_ref + n;
     double *dq = a_pred + n, *w = dq + n, *vi = w + n, *lam_s = vi + n, *mu = lam_s + m;
     double *lam_i = mu + m, *G = lam_i + m;
     const sparse_newton_t *sp = (const sparse_newton_t *)s->sparse;
     newton_t local = *s;
     newton_state_t st;
-    int i, j, code, build = 1, status = STEP_OK;
+    int i, j, code, build, kept, attempt, fresh, polished, rebased = 0, status = STEP_OK;
     report[REPORT_ITERATIONS] = report[REPORT_FACTORIZATIONS] = 0.0;
     report[REPORT_NU] = 0.0;
     if (p->n != n || p->m != m || p->ggl != s->ggl || !(h > 0.0) || !isfinite(h) ||
@@ -529,14 +584,6 @@ NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, do
         v_ref[i] = v[i] + h * ((1.0 - g) * a[i] + g * a_pred[i]);
         x_ref[i] = qdd[i] / ca;
     }
-    {   /* the starting guess: the last solve's (dq, mu) if made with this h */
-        const int same = guess[n + k_mu] == h;
-        for (i = 0; i < n; ++i) dq[i] = same ? guess[i] : 0.0;
-        for (j = 0; j < m; ++j) {
-            lam_s[j] = lam[j] / ca;
-            mu[j] = same && j < k_mu ? guess[n + j] : 0.0;
-        }
-    }
     local.q_ref = q_ref;
     local.v_ref = v_ref;
     local.x_ref = x_ref;
@@ -546,62 +593,80 @@ NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, do
     local.kept = 0;
     local.its_fresh = 0;
     local.piv = piv;
-    st.it = 0;
-    st.done = 0;
-    st.nu = 0.0;
-    st.nu_prev = -1.0;
-    st.theta = -1.0;
-    for (;;) {
-        if (build) {
-            /* the blocks at this iterate (its G, w, v from the residual's terms), the
-               matrix assembled and factored; a new contraction estimate */
-            local.lu = NULL;
-            if (newton_iterate(&local, &st, dq, lam_s, mu, G, w, vi) != RESIDUAL) {
-                status = STEP_BAD_RESIDUAL;
-                break;
-            }
-            for (j = 0; j < m; ++j) lam_i[j] = lam_s[j] * ca;
-            /* newton_iterate left the iterate's q = q_ref + dq at the start of its work */
-            report[REPORT_FACTORIZATIONS] += 1.0;
-            if (sp != NULL) {
-                /* S = M + (cv C + K)/ca, D G^T, G + H/cv, G G^T: the segments' scales */
-                const double scale[N_SEG] = {1.0, cv / ca, 1.0 / ca, 1.0, 1.0 / cv};
-                p->jacobian(s->terms_ctx, s->work, vi, lam_i, p->geometric,
-                            segment(sp, SEG_K), segment(sp, SEG_C), segment(sp, SEG_H));
-                if (sparse_factor(sp, (const sparse_matrix_t *)sp->step, scale)) {
-                    status = STEP_SINGULAR;
-                    break;
-                }
-                local.lu = sp->values;          /* not NULL: newton_iterate solves */
-            } else {
-                p->jacobian(s->terms_ctx, s->work, vi, lam_i, p->geometric, p->K, p->C,
-                            p->H);
-                assemble_matrix(s, p, G, cv, ca);
-                if (lu_factor(s->n + (s->ggl ? 2 * m : m), p->lu, piv)) {
-                    status = STEP_SINGULAR;
-                    break;
-                }
-                local.lu = p->lu;
-            }
-            st.nu_prev = -1.0;
-            build = 0;
+    kept = kept_factors(s, p, basis, h, cv, ca, G, piv);
+    if (kept < 0) return STEP_SINGULAR;
+    /* attempt 0 on the kept factors, attempt 1 (or the only one) on fresh ones */
+    for (attempt = kept ? 0 : 1; attempt < 2; ++attempt) {
+        const int same = guess[n + k_mu] == h;      /* the last solve's (dq, mu) if made */
+        for (i = 0; i < n; ++i) dq[i] = same ? guess[i] : 0.0;   /* with this h */
+        for (j = 0; j < m; ++j) {
+            lam_s[j] = lam[j] / ca;
+            mu[j] = same && j < k_mu ? guess[n + j] : 0.0;
         }
+        local.lu = attempt == 0 ? (sp != NULL ? sp->values : p->lu) : NULL;
+        st.it = 0;
         st.done = 0;
-        code = newton_iterate(&local, &st, dq, lam_s, mu, G, w, vi);
-        report[REPORT_ITERATIONS] += st.done;
-        report[REPORT_NU] = st.nu;
-        if (code == CONVERGED) break;
-        if (code == BAD_RESIDUAL) { status = STEP_BAD_RESIDUAL; break; }
-        if (code == BAD_STEP) { status = STEP_BAD_CORRECTION; break; }
-        if (code == LIMIT) { status = STEP_LIMIT; break; }
-        /* EVENT: contraction slower than theta_refresh, or none */
-        if (st.theta >= 1.0 && st.nu > 1.0) { status = STEP_DIVERGED; break; }
-        if (st.it + 1 >= s->max_iterations) { status = STEP_LIMIT; break; }
-        st.it += 1;
-        if (st.theta > s->theta_refresh)
-            build = 1;                  /* the blocks built again at this iterate */
-        else
-            st.nu_prev = st.nu;
+        st.nu = 0.0;
+        st.nu_prev = -1.0;
+        st.theta = -1.0;
+        status = STEP_OK;
+        build = fresh = attempt == 1;
+        polished = 0;
+        for (;;) {
+            if (build) {
+                /* the blocks at this iterate (its G, w, v from the residual's terms), the
+                   matrix assembled and factored; a new contraction estimate */
+                local.lu = NULL;
+                if (newton_iterate(&local, &st, dq, lam_s, mu, G, w, vi) != RESIDUAL) {
+                    status = STEP_BAD_RESIDUAL;
+                    break;
+                }
+                for (j = 0; j < m; ++j) lam_i[j] = lam_s[j] * ca;
+                report[REPORT_FACTORIZATIONS] += 1.0;
+                /* newton_iterate left the iterate's q = q_ref + dq at the start of its
+                   work */
+                p->factored[0] = 0.0;
+                if (build_matrix(s, p, s->work, vi, lam_i, G, cv, ca, piv)) {
+                    status = STEP_SINGULAR;
+                    break;
+                }
+                if (p->keep) {
+                    p->factored[0] = h;
+                    memcpy(p->factored + 1, s->work, (size_t)n * sizeof(double));
+                    memcpy(p->factored + 1 + n, vi, (size_t)n * sizeof(double));
+                    memcpy(p->factored + 1 + 2 * n, lam_i, (size_t)m * sizeof(double));
+                    rebased = 1;
+                }
+                local.lu = sp != NULL ? sp->values : p->lu;  /* not NULL: it solves */
+                st.nu_prev = -1.0;
+                build = 0;
+                fresh = 1;
+            }
+            st.done = 0;
+            code = newton_iterate(&local, &st, dq, lam_s, mu, G, w, vi);
+            report[REPORT_ITERATIONS] += st.done;
+            report[REPORT_NU] = st.nu;
+            if (code == CONVERGED && attempt == 0 && !fresh && !polished) {
+                /* converged on factors of an earlier step, whose contraction is slower
+                   than fresh ones': one iteration more, so that the solve is as close
+                   to the solution as full Newton's at the same tolerance */
+                polished = 1;
+                continue;
+            }
+            if (code == CONVERGED) break;
+            if (code == BAD_RESIDUAL) { status = STEP_BAD_RESIDUAL; break; }
+            if (code == BAD_STEP) { status = STEP_BAD_CORRECTION; break; }
+            if (code == LIMIT) { status = STEP_LIMIT; break; }
+            /* EVENT: contraction slower than theta_refresh, or none */
+            if (st.theta >= 1.0 && st.nu > 1.0) { status = STEP_DIVERGED; break; }
+            if (st.it + 1 >= s->max_iterations) { status = STEP_LIMIT; break; }
+            st.it += 1;
+            if (st.theta > s->theta_refresh)
+                build = 1;                  /* the blocks built again at this iterate */
+            else
+                st.nu_prev = st.nu;
+        }
+        if (status == STEP_OK) break;
     }
     if (status != STEP_OK) return status;
     /* the update (GeneralizedAlphaScheme._step): w = dq - G^T mu with the last
@@ -618,12 +683,14 @@ NEWTON_API int alpha_step(const newton_t *s, const alpha_step_t *p, double h, do
     for (j = 0; j < m; ++j) lam[j] = lam_s[j] * ca;
     for (j = 0; j < k_mu; ++j) guess[n + j] = mu[j];
     guess[n + k_mu] = h;
+    if (rebased) memcpy(basis, p->factored, (size_t)(1 + 2 * n + m) * sizeof(double));
     return STEP_OK;
 }
 
-/* The history after alpha_start (x: q'' then lambda) */
-static void start_history(const newton_t *s, const double *x, double *a, double *qdd,
-                          double *lam, double *guess)
+/* The history after alpha_start (x: q'' then lambda): no starting guess, no kept
+   factors (those in memory may have been overwritten) */
+static void start_history(const newton_t *s, const alpha_step_t *p, const double *x,
+                          double *a, double *qdd, double *lam, double *guess)
 {
     const int n = s->n, m = s->m, k_mu = s->ggl ? m : 0;
     int i, j;
@@ -635,6 +702,10 @@ static void start_history(const newton_t *s, const double *x, double *a, double 
     for (j = 0; j < m; ++j) lam[j] = x[n + j];
     for (j = 0; j < k_mu; ++j) guess[n + j] = 0.0;
     guess[n + k_mu] = 0.0;
+    if (p->keep) {
+        guess[n + k_mu + 1] = 0.0;
+        p->factored[0] = 0.0;
+    }
 }
 
 /* alpha_start on the sparse path: the same system, assembled into the start matrix's
@@ -670,7 +741,7 @@ static int sparse_start(const newton_t *s, const alpha_step_t *p,
     sparse_solve(sp, A, x);
     for (i = 0; i < N; ++i)
         if (!isfinite(x[i])) return STEP_BAD_RESIDUAL;
-    start_history(s, x, a, qdd, lam, guess);
+    start_history(s, p, x, a, qdd, lam, guess);
     return STEP_OK;
 }
 
@@ -721,6 +792,6 @@ NEWTON_API int alpha_start(const newton_t *s, const alpha_step_t *p, const doubl
     lu_solve(N, A, piv, x);
     for (i = 0; i < N; ++i)
         if (!isfinite(x[i])) return STEP_BAD_RESIDUAL;
-    start_history(s, x, a, qdd, lam, guess);
+    start_history(s, p, x, a, qdd, lam, guess);
     return STEP_OK;
 }

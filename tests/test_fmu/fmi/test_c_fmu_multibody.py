@@ -14,7 +14,8 @@ and Newton tolerance 1e-12) to 1e-9 and validates; the sources compile alone wit
 -pedantic without a warning and export only fmi2*; an absurd torque is a discarded step
 naming the Newton failure, the state kept; a file with a part that has no compiled form
 is refused naming it.  The spatial double pendulum's file (without its input torque)
-likewise."""
+likewise, and the hub with a 60-element ANCF beam, solved sparse (the C step's sparse
+path), whose saved state continues bit for bit in another instance."""
 from __future__ import annotations
 
 import json
@@ -179,7 +180,19 @@ def _cable_held_inside():
     return model
 
 
+def hub_ancf_sparse_file():
+    """The hub with its ANCF beam in 60 elements (247 coordinates): solved sparse by
+    default (``sparse = "auto"``), so its C model steps on the sparse path (the Newton
+    matrix in a pattern fixed at export, factored by sparse_lu.c, factors kept across
+    steps)."""
+    model = json.loads(json.dumps(HUB_ANCF))
+    model["bodies"][1]["n_elements"] = 60
+    model["outputs"] = ["hub.phi", "der(hub.phi)", "beam.n60.dy", "der(beam.n60.dy)"]
+    return model
+
+
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
+          "hub_sparse": hub_ancf_sparse_file,
           "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file,
           "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file}
 H, STEPS = 0.01, 30
@@ -340,15 +353,43 @@ def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
     assert values[:STEPS] == in_fmpy
 
 
-def test_a_model_solved_sparse_is_refused_saying_how_to_solve_it_dense():
-    model = json.loads(json.dumps(HUB_ANCF))
-    model["bodies"][1]["n_elements"] = 60          # 247 coordinates: sparse by default
-    block = ModelSystemBlock.configured({"model": model})()
-    with pytest.raises(CModelError, match=r"247 coordinates solved sparse \(C steps the "
-                                          r"dense path: method option sparse = false\)"):
-        block.c_model()
-    model["method"] = {**METHOD, "sparse": False}
-    assert ModelSystemBlock.configured({"model": model})().c_model().own_step
+def test_on_the_sparse_path_a_saved_state_continues_bit_for_bit_elsewhere(exported,
+                                                                           tmp_path):
+    """The sparse path keeps its factors across steps; where they were made is FMU state,
+    so a state saved after 5 steps and serialized into a fresh instance (other memory,
+    no factors yet) continues with the same bits as the first instance; an absurd
+    torque is a discarded step naming the Newton failure, the state kept."""
+    unzipped = Unzipped(exported["hub_sparse"][1], tmp_path / "x")
+    outputs = ("hub.phi", "der(hub.phi)", "beam.n60.dy", "der(beam.n60.dy)")
+
+    def steps(instance, k):
+        out = []
+        for _ in range(k):
+            instance.step()
+            out.append(instance.get(*outputs))
+        return out
+    first = Instance(unzipped.md, str(unzipped.dir), step=H)
+    first.set("tau", 0.5)
+    steps(first, 5)
+    saved = first.fmu.serializeFMUstate(first.fmu.getFMUstate())
+    run = steps(first, 5)
+    assert np.abs(np.diff(np.array(run)[:, 0])).min() > 0        # it turns
+    second = Instance(unzipped.md, str(unzipped.dir), name="second", step=H)
+    second.set("tau", 0.5)
+    second.fmu.setFMUstate(second.fmu.deSerializeFMUstate(saved))
+    second.t = 5 * H
+    assert steps(second, 5) == run
+    before = second.get(*outputs)
+    second.set("tau", 1e12)
+    with pytest.raises(fmpy.fmi1.FMICallException) as failed:
+        second.step()
+    assert failed.value.status == DISCARD
+    assert any("generalized-alpha: Newton did not converge at t = " in m
+               for s, m in second.messages if s == DISCARD), second.messages
+    assert second.get(*outputs) == before
+    for instance in (first, second):
+        instance.fmu.terminate()
+        instance.fmu.freeInstance()
 
 
 def test_a_saved_state_holds_whether_the_latch_has_engaged(exported, tmp_path):

@@ -4,7 +4,8 @@ matrix blocks are compiled (:class:`~mbdcore.dae.problem.CompiledTerms` with a
 
 :class:`CompiledAlphaStep` takes the steps of a :class:`~mbdcore.dae.index3.
 GeneralizedAlphaScheme` (generalized-alpha, HHT, Newmark; GGL or index-3 constraints;
-dense linear algebra) with one C call each, ``alpha_step`` of
+dense or sparse linear algebra, as ``integrator.uses_sparse(problem)``) with one C call
+each, ``alpha_step`` of
 ``mbdcore/dae/native/newton.c``: the predictor, the Newton iterations of
 ``newton_iterate`` (the same residual, correction and convergence test as the Python
 loop), the Newton matrix built from the compiled blocks, assembled and factored in C,
@@ -18,6 +19,14 @@ not along the same iterations.  A solve that fails (diverging on fresh blocks, t
 iteration limit, a non-finite residual or correction, a singular matrix) raises
 :class:`~mbdcore.integrators.base.ConvergenceError` and leaves the history as it was;
 there is no step halving here.  Nothing is allocated per step.
+
+On the sparse path (:mod:`mbdcore.dae.sparse_step`) the matrix is assembled into a
+pattern fixed per topology and factored by ``native/sparse_lu.c`` on a pivot order fixed
+before the first step (:meth:`CompiledAlphaStep.fix_pivots`), and its factors are kept
+across steps while the iterations contract on them (rebuilt where they do not; a solve
+that fails on kept factors is made again on fresh ones, and one that converged on them
+takes one iteration more); where they were made is the tail of :attr:`guess`, so a
+state and guess given to another stepper continue with the same bits.
 
 The scheme's table is declared once in the C file (``ALPHA_STEP_LAYOUT``) and filled by
 name here through :func:`alpha_step_layout`.
@@ -57,8 +66,8 @@ class CompiledAlphaStep:
     ----------
     integrator : GeneralizedAlphaScheme
         Its parameters (alpha_m, alpha_f, beta, gamma) and Newton settings (tol,
-        max_iterations, theta_refresh, geometric_stiffness, constraint_form) are used;
-        the dense path only (``integrator.uses_sparse(problem)`` false).
+        max_iterations, theta_refresh, geometric_stiffness, constraint_form, sparse)
+        are used.
     problem : ConstrainedProblem
         With compiled terms and a compiled Newton matrix (``compiled_terms()`` giving a
         ``jacobian_function``), else ValueError.

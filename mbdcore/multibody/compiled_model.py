@@ -13,8 +13,16 @@ Those kernels' structures, filled in Python for the model, are written out by
 code.  A Newton failure is a discarded step with the solver's message (the Python block
 halves the step first; the C step does not).
 
+The linear algebra follows the block's method as in Python (``sparse``: above 200
+coordinates by default): dense, or the sparse path of ``alpha_step``
+(:mod:`mbdcore.dae.sparse_step`): the Newton matrix assembled into a CSC pattern fixed
+here, factored by ``mbdcore/dae/native/sparse_lu.c`` (the FMU carries it) on a
+fill-reducing ordering and a pivot order fixed here from the matrix at the initial
+state, its factors kept across steps, where they were made part of the state (z), so
+that a saved state continues bit for bit.
+
 Covered: planar and spatial systems whose every part has a compiled form
-(:meth:`System.compiled_terms`, with the Newton matrix blocks in C) on the dense path,
+(:meth:`System.compiled_terms`, with the Newton matrix blocks in C), dense or sparse,
 no constraint that depends on time (drivers), force elements whose generalised force
 is independent of the state and time and affine in the inputs (joint torques, point
 forces by input, gravity; an input an element clips, a motor's voltage, clipped in C

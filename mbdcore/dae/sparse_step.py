@@ -129,8 +129,10 @@ class SparseNewton:
         self.values = np.zeros(sum(self.sizes))
         self.values[:self.sizes[0]] = blocks.mass.data
         self.tol = float(tol)
-        self.step = _Matrix(n + (2 * m if ggl else m), newton_matrix_terms(blocks, n, m, ggl))
-        self.start = _Matrix(n + m, newton_matrix_terms(blocks, n, m, False, start=True))
+        self.step = _Matrix(n + (2 * m if ggl else m), newton_matrix_terms(blocks, n, m, ggl),
+                            self.tol)
+        self.start = _Matrix(n + m, newton_matrix_terms(blocks, n, m, False, start=True),
+                             self.tol)
         lib = sparse_lu_library().ADDRESSES
         self.struct = sparse_newton_layout().structure(
             n=n, m=m, ggl=int(ggl), residual=blocks.residual, factor=lib["slu_factor"],
@@ -146,8 +148,8 @@ class SparseNewton:
         make, the step's with the blocks scaled by ``scales_step`` (five factors), the
         start's unscaled; the structures are (re)made for them."""
         values = np.asarray(values, dtype=float)
-        self.step.reference(values, self._segment_scales(scales_step), self.tol)
-        self.start.reference(values, self._segment_scales([1.0] * 5), self.tol)
+        self.step.reference(values, self._segment_scales(scales_step))
+        self.start.reference(values, self._segment_scales([1.0] * 5))
         self.struct.step = self.step.make()
         self.struct.start = self.start.make()
 
@@ -163,7 +165,7 @@ class _Matrix:
     """One matrix of the step: its pattern (CSC), terms, ordering and reference
     factorisation, and its ``sparse_matrix_t``."""
 
-    def __init__(self, N: int, terms):
+    def __init__(self, N: int, terms, tol: float):
         rows, cols, a, b, w = terms
         keys, at = np.unique(cols * N + rows, return_inverse=True)
         self.N = N
@@ -174,7 +176,7 @@ class _Matrix:
         pattern = scipy.sparse.csc_matrix((np.ones(self.Ai.size), self.Ai, self.Ap),
                                           shape=(N, N))
         # minimum degree on A^T A: its fill bounds L's and U's for any pivot rows
-        self.lu = SparseLU(pattern, ordering="normal")
+        self.lu = SparseLU(pattern, tol=tol, ordering="normal")
         self.room = max(self.lu.cholesky_nnz, 1)
         self.struct = None
 
@@ -188,8 +190,8 @@ class _Matrix:
         np.add.at(out, self.at, x)
         return out
 
-    def reference(self, block_values, scale, tol) -> None:
-        self.lu = SparseLU(self.lu.pattern, tol=tol, room=self.room, ordering="normal")
+    def reference(self, block_values, scale) -> None:
+        """Its pivot order and L, U patterns: those of the matrix of these values."""
         A = scipy.sparse.csc_matrix((self.values(block_values, scale), self.Ai, self.Ap),
                                     shape=(self.N, self.N))
         self.lu.factor(A)

@@ -45,7 +45,7 @@ from mbdcore.cimage import CImage, kernel_functions
 from mbdcore.dae.compiled_step import STEP_FAILURES, CompiledAlphaStep
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE
 from mbdcore.dae.schemes import GeneralizedAlphaScheme
-from mbdcore.dae.sparse_solver import SPARSE_LU_C_SOURCE
+from mbdcore.dae.sparse_solver import SPARSE_LU_C_SOURCE, SingularMatrixError
 from mbdcore.multibody.ancf import ANCF_C_SOURCE
 from mbdcore.multibody.assembly import PLAN_C_SOURCE
 from mbdcore.multibody.constraints import ConstantRate, PolynomialMotion, SpinUp
@@ -422,7 +422,11 @@ def system_c_model(block) -> CModel:
     system = block.system
     stepper = CompiledAlphaStep(block.integrator, system)
     # the sparse path's pivot order, fixed here by the matrix at the initial state
-    stepper.fix_pivots(0.0, block.q, block.v, CompiledAlphaStep.REFERENCE_STEP)
+    try:
+        stepper.fix_pivots(0.0, block.q, block.v, CompiledAlphaStep.REFERENCE_STEP)
+    except SingularMatrixError as exc:
+        raise CModelError(f"{type(block).__name__}: the Newton matrix at the initial "
+                          f"state cannot fix the sparse path's pivot order ({exc})") from exc
     terms = stepper.terms.owner
     kernels = KERNELS + tuple(k for k in terms.kernel_sources() if k not in KERNELS)
     inputs = [s.name for s in block.INPUTS]

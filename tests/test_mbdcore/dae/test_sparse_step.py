@@ -11,6 +11,8 @@ import scipy.sparse
 from mbdcore.dae.compiled_step import CompiledAlphaStep
 from mbdcore.dae.index1 import assemble
 from mbdcore.dae.methods import make_method
+from mbdcore.dae.sparse_solver import SparseLU
+from mbdcore.dae.sparse_step import normal_fill
 from mbdcore.models.mechanisms import hub_beam
 from mbdcore.multibody.ancf import ANCFBeam
 
@@ -54,3 +56,22 @@ def test_the_terms_make_the_matrix_python_assembles(form):
                                     start.Ai, start.Ap), shape=(start.N, start.N)).toarray()
     expected = scipy.sparse.bmat([[M, G.T], [G, None]]).toarray()
     assert np.array_equal(made, expected)
+
+
+def test_the_room_of_any_pivots_is_the_fill_of_the_normal_matrix():
+    """normal_fill: in the A^T A order of the sparse LU's analysis it is the count that
+    analysis gives (the same symbolic factor, George & Ng's bound); in another order
+    (A + A^T, the step's) a factorisation with any pivots, strict partial pivoting
+    included, stays within it."""
+    rng = np.random.default_rng(7)
+    for k in range(4):
+        n = 40 + 10 * k
+        A = (scipy.sparse.random(n, n, density=0.06, random_state=rng, format="csc")
+             + scipy.sparse.eye(n, format="csc")).tocsc()
+        A.sort_indices()
+        normal = SparseLU(A, ordering="normal")
+        assert normal_fill(A.indptr, A.indices, normal.order) == normal.cholesky_nnz
+        for tol in (1.0, 0.1):
+            lu = SparseLU(A, tol=tol, ordering="symmetric").factor(A)
+            bound = normal_fill(A.indptr, A.indices, lu.order)
+            assert max(lu.factors[1].size, lu.factors[4].size) <= bound

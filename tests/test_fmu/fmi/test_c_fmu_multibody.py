@@ -317,13 +317,15 @@ def _steps(fmu: Unzipped, slot: int, k0: int, k1: int, outputs) -> str:
                    for k in range(k0, k1))
 
 
+@pytest.mark.parametrize("name", ["four_bar_torque", "hub_sparse"])
 def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
-        host, exported, tmp_path):
-    """The torque-driven four-bar in the project's C host with an empty environment
-    (``env -i``): the values fmpy gets from the same binary, bit for bit, so the Python
-    block's to 1e-9; a state saved after 12 steps (history, held inputs and all), set
-    again in place and, serialized, in a second instance, continues bit for bit."""
-    block_class, fmu = exported["four_bar_torque"][:2]
+        host, exported, tmp_path, name):
+    """The torque-driven four-bar, and the hub-beam on the sparse path, in the project's
+    C host with an empty environment (``env -i``): the values fmpy gets from the same
+    binary, bit for bit, so the Python block's to 1e-9; a state saved after 12 steps
+    (history, held inputs, where the kept sparse factors were made and all), set again
+    in place and, serialized, in a second instance, continues bit for bit."""
+    block_class, fmu = exported[name][:2]
     outputs = [s.name for s in block_class.OUTPUTS]
     unzipped = Unzipped(fmu, tmp_path / "x")
     blob = tmp_path / "state.bin"

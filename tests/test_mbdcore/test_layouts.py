@@ -421,26 +421,3 @@ def test_the_beam_kernel_refuses_a_table_of_both_or_neither_point_sets():
                                               BEAM_KINEMATICS_C_SOURCE.read_text()).group(1)) + 1
     wide = {**exact, "m": m, "wseg": np.ones(m * n_seg), "dseg": np.ones(m * n_seg * exact["N"])}
     assert lib.beam_table_length(layout.pack(**wide)) == -1
-
-
-def test_an_iwork_field_takes_a_writable_int_array_of_its_size():
-    """IWORK: ints the kernel writes (a sparse factorisation's patterns), an int32 array
-    that is writable and of the declared size."""
-    layout = sparse_matrix_layout()
-    iwork = next(f for f in layout.fields if f.name == "iwork")
-    assert (iwork.kind, iwork.size) == ("IWORK", "6 * N")
-    fields = {f.name: (0 if f.kind == "INT" else 0.0 if f.kind == "REAL" else None)
-              for f in layout.fields}
-    fields["N"] = 2
-    for f in layout.fields:
-        if f.kind in ("ARRAY", "WORK", "INTS", "IWORK"):
-            size = eval(f.size, {}, {"N": 2, "nnz": 0, "n_terms": 0, "ref_lnz": 0,
-                                     "ref_unz": 0, "lroom": 0, "uroom": 0})
-            fields[f.name] = np.zeros(size, np.int32 if f.kind in ("INTS", "IWORK")
-                                      else float)
-    assert layout.structure(**fields).iwork == fields["iwork"].ctypes.data
-    frozen = fields["iwork"].copy()
-    frozen.flags.writeable = False
-    with pytest.raises(TableError, match=r"field 'iwork' needs a C-contiguous writable "
-                                         r"int32 array of 6 \* N = 12 numbers"):
-        layout.structure(**{**fields, "iwork": frozen})

@@ -12,7 +12,8 @@ reach (the arrays and structures held by the objects given as ``owners``), and w
   allocated;
 * a function ``image_setup(const double *table)`` that fills them from one flat table
   of numbers (:attr:`CImage.table`: every array's values, ints exactly as doubles, every
-  scalar member of every structure) and sets every pointer (to a region plus an offset,
+  scalar member of every structure; an array of zeros, a kernel's scratch mostly, is
+  cleared instead) and sets every pointer (to a region plus an offset,
   a structure, a function by its name, or NULL).
 
 So the code holds the structure (sizes, offsets, which pointer goes where) and no number
@@ -160,6 +161,13 @@ class CImage:
         at = len(self.table)
         if isinstance(obj, np.ndarray):
             flat = obj.ravel()
+            if obj.dtype in (np.float64, np.int32) and not flat.any():
+                # zeros (scratch, mostly): cleared, not carried in the table
+                kind = "double" if obj.dtype == np.float64 else "int"
+                self._types[start] = f"static {kind} {name}[{flat.size}];"
+                self._statements.append(
+                    f"    memset({name}, 0, {flat.size} * sizeof({kind}));")
+                return
             if obj.dtype == np.float64:
                 self._types[start] = f"static double {name}[{flat.size}];"
                 self._statements.append(

@@ -928,7 +928,8 @@ class System(ConstrainedProblem):
                              terms, terms.jacobian if terms.has_jacobian else None,
                              terms.sparse_residual, terms.sparse_mass,
                              terms.sparse_jacobian if terms.has_jacobian else None,
-                             terms.jacobian_function if terms.has_jacobian else None)
+                             terms.jacobian_function if terms.has_jacobian else None,
+                             terms.sparse_blocks if terms.has_jacobian else None)
 
     def constraint_plan(self) -> ConstraintPlan:
         """The batched evaluation of the joints, every row (built once per topology)."""

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse
 
+from mbdcore.dae.problem import SparseBlocks
 from mbdcore.multibody.assembly import plan_function
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.native import kernel_library, table_layout
@@ -554,6 +555,15 @@ class SystemTerms:
             self._sparse = _Sparse(self, self.plan, [(k[0], k[1], k[5])
                                                      for k in self._kernels], mass)
         return self._sparse
+
+    def sparse_blocks(self) -> SparseBlocks:
+        """The sparse context's address, patterns and constant M for a step wholly in C
+        (:class:`~mbdcore.dae.problem.SparseBlocks`)."""
+        sp = self.sparse_context()
+        return SparseBlocks(sp.address, _terms_library().ADDRESSES["system_residual_sparse"],
+                            sp.mass, sp.G_pattern if self.m else (np.zeros(1, np.int32),
+                                                                  np.zeros(0, np.int32)),
+                            sp.C_pattern, sp.K_pattern, sp.H_pattern)
 
     def sparse_constraints(self, q):
         """(g, G, g_t) at q for the sparse Newton path (after :meth:`prepare` of the

@@ -36,6 +36,7 @@ from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_la
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
 from fmu.cosim.fmu_component import LOG_PROXY_C_SOURCE, log_route_layout
 from mbdcore.dae.compiled_step import alpha_step_layout
+from mbdcore.dae.sparse_step import sparse_matrix_layout, sparse_newton_layout
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
 from mbdcore.multibody.assembly import PLAN_C_SOURCE, plan_geometric_layout, plan_layout
@@ -184,6 +185,8 @@ KERNEL_STRUCTS = {
     "newton": (NEWTON_C_SOURCE, "NEWTON_LAYOUT", lambda: newton_layouts()[0]),
     "newton_state": (NEWTON_C_SOURCE, "NEWTON_STATE_LAYOUT", lambda: newton_layouts()[1]),
     "alpha_step": (NEWTON_C_SOURCE, "ALPHA_STEP_LAYOUT", alpha_step_layout),
+    "sparse_newton": (NEWTON_C_SOURCE, "SPARSE_NEWTON_LAYOUT", sparse_newton_layout),
+    "sparse_matrix": (NEWTON_C_SOURCE, "SPARSE_MATRIX_LAYOUT", sparse_matrix_layout),
     "log_route": (LOG_PROXY_C_SOURCE, "LOG_ROUTE_LAYOUT", log_route_layout),
     "plan": (PLAN_C_SOURCE, "PLAN_LAYOUT", plan_layout),
     "plan_geometric": (PLAN_C_SOURCE, "PLAN_GEOMETRIC_LAYOUT", plan_geometric_layout),

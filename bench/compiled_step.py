@@ -5,8 +5,11 @@ Side by side in one run, CPU time (``time.process_time``), nothing asserted:
 * in process: the Python integrator (its Newton iterations already in C, the loop, the
   matrix policy and the step in Python) against ``CompiledAlphaStep`` (one C call per
   step), on the ANCF hub-beam spin-up (8 elements, 6 rad/s, h = 2.5e-3 s, rho_inf 0.8,
-  1 s) and the four-bar (constant-rate driver, gravity, h = 1e-3 s, 1 s), with the
-  largest difference of the final state;
+  1 s), the four-bar (constant-rate driver, gravity, h = 1e-3 s, 1 s) and a crank
+  falling with a tip load onto two penalty stops (contact of a circle with a ground line
+  and of a post's circle with the crank's line, h = 1e-3 s, 1 s; also with the Python
+  residual, ``compiled_residual = False``, as before those elements had compiled
+  forms), with the largest difference of the final state;
 * the hub-beam as a C FMU (``flexcosim export-c`` of the same system written as a model
   file) stepped by fmpy's ``fmi2DoStep`` at 2.5 ms against the Python block's
   ``do_step``: CPU per communication step.
@@ -35,6 +38,9 @@ from mbdcore.models.mechanisms import four_bar, hub_beam  # noqa: E402
 from mbdcore.models.model_block import ModelSystemBlock  # noqa: E402
 from mbdcore.models.model_file import MODEL_FORMAT  # noqa: E402
 from mbdcore.multibody.ancf import ANCFBeam  # noqa: E402
+from mbdcore.multibody.constraints import Revolute  # noqa: E402
+from mbdcore.multibody.forces import Contact, PointForce  # noqa: E402
+from mbdcore.multibody.system import System  # noqa: E402
 
 
 def spin_up():
@@ -42,8 +48,43 @@ def spin_up():
                     6.0)
 
 
-CASES = {"ANCF hub-beam 8 el., h 2.5e-3 s, 1 s": (spin_up, 2.5e-3, 1.0),
-         "four-bar, h 1e-3 s, 1 s": (four_bar, 1e-3, 1.0)}
+def crank_on_stops():
+    """The rigid crank (0.75 m, 1.4 kg) pinned at one end, released horizontal under
+    gravity and a (2, -3) N tip load onto a floor line 0.3 m below its pivot (tip
+    circle 50 mm, exponent 1.5) and a post's circle (20 mm) at (0.25, -0.112) m against
+    its own line (exponent 1): it bounces on both."""
+    s = System(gravity=(0.0, -9.81))
+    s.ground.add_marker("O", (0.0, 0.0))
+    s.ground.add_marker("floor", (0.5, -0.3))
+    s.ground.add_marker("post", (0.25, -0.112))
+    s.add_body("crank", mass=1.4, inertia=0.065625, position=(0.375, 0.0),
+               markers={"O": (-0.375, 0.0), "tip": (0.375, 0.0)})
+    s.add_joint(Revolute("ground.O", "crank.O"))
+    s.add_force(Contact("crank.tip", "ground.floor", 0.05, 1e5, exponent=1.5,
+                        damping=500.0, line_direction=(1.0, 0.0)))
+    s.add_force(Contact("ground.post", "crank.O", 0.02, 1e5, exponent=1.0, damping=300.0,
+                        line_direction=(-1.0, 0.0)))
+    s.add_force(PointForce("crank.tip", (2.0, -3.0)))
+    return s
+
+
+# name: (system, h [s], t_end [s], also time the Python residual)
+CASES = {"ANCF hub-beam 8 el., h 2.5e-3 s, 1 s": (spin_up, 2.5e-3, 1.0, False),
+         "four-bar, h 1e-3 s, 1 s": (four_bar, 1e-3, 1.0, False),
+         "crank on two stops, h 1e-3 s, 1 s": (crank_on_stops, 1e-3, 1.0, True)}
+
+
+def python_residual(make, h, t_end):
+    """CPU time [s] of the Python integrator with the residual evaluated in Python."""
+    system = make()
+    system.compiled_residual = False
+    python = make_method("generalized-alpha", rho_inf=0.8, sparse=False)
+    q, v = assemble(system, 0.0)
+    start = time.process_time()
+    python.start(system, 0.0, q, v)
+    for k in range(int(round(t_end / h))):
+        q, v = python.step(system, k * h, q, v, h)
+    return time.process_time() - start
 
 
 def in_process(make, h, t_end):
@@ -101,8 +142,12 @@ def fmu_steps(h=2.5e-3, t_end=0.5):
 
 def main():
     print("in process: Python integrator vs CompiledAlphaStep (CPU time)")
-    for name, (make, h, t_end) in CASES.items():
+    for name, (make, h, t_end, slow) in CASES.items():
         steps, t_python, t_c, diff = in_process(make, h, t_end)
+        if slow:
+            t_slow = python_residual(make, h, t_end)
+            print(f"  {name}: Python integrator with the Python residual {t_slow:.3f} s "
+                  f"({1e6 * t_slow / steps:.0f} us/step)")
         print(f"  {name}: {steps} steps; Python {t_python:.3f} s "
               f"({1e6 * t_python / steps:.0f} us/step), C {t_c:.3f} s "
               f"({1e6 * t_c / steps:.0f} us/step), {t_python / t_c:.1f}x; "

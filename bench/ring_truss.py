@@ -31,12 +31,16 @@ drives took before) in the same run, with their Newton iterations per step and t
 largest difference of the two trajectories, for N = 4, 12, 24 (4, 6 with ``--quick``).
 
 ``--c-fmu``: the 4-bay truss with drives and latches, nearly deployed (1.55 rad), every
-supply at 48 V, written as a model file (generalized-alpha, full Newton, dense, h = 1 ms)
-and exported as a C-source FMU (``flexcosim export-c``: the whole step in C, the
-latches switched in C): K steps (default 250: the latches engage at 0.212 s) of the FMU
-in fmpy with the CPU time of each ``fmi2DoStep`` (median and worst), the same steps of
-the Python block, the largest difference of their outputs and when the latches engaged.
-Needs gcc; a few minutes (the Python block's dense full-Newton step is slow).
+supply at 48 V, written as a model file (generalized-alpha, full Newton, h = 1 ms) and
+exported as C-source FMUs (``flexcosim export-c``: the whole step in C, the latches
+switched in C), one on the dense path (``sparse: false``: the Newton matrix dense, LU
+with partial pivoting, built every step) and one on the sparse path (``sparse: true``:
+the matrix in a pattern fixed at export, sparse_lu.c on a pivot order fixed there, the
+factors kept across steps): the median and worst CPU time of ``fmi2DoStep`` over 10^4
+steps of each in fmpy (500 with ``--quick``), side by side, and the largest difference
+of the first K steps' outputs (default 250: the latches engage at 0.212 s) from the
+Python block's (on the sparse path).  Needs gcc; the dense FMU's 10^4 steps take about
+7 minutes.
 
 ``--deploy-net``: the final part of a deployment with the net slack at the start
 (docs/ring_truss.md, "The net during deployment"): 4 bays from 1.0 rad, one hinge
@@ -161,11 +165,10 @@ def drive_cost(sizes, steps: int) -> None:
               f"{np.abs(rc.q - rp.q).max():>9.1e}")
 
 
-def c_fmu_cost(steps: int) -> None:
-    """The 4-bay truss as a C FMU against its Python block (module docstring)."""
+def _truss_fmu(folder, sparse: bool, h: float, volts: float, outputs):
+    """(block class, started fmpy slave, value references) of the 4-bay truss's C FMU
+    with the method's ``sparse`` (module docstring, ``--c-fmu``)."""
     import json       # the FMU tools only here: the other cases need none of them
-    import tempfile
-    from pathlib import Path
 
     from fmpy import extract, read_model_description
     from fmpy.fmi2 import FMU2Slave
@@ -174,52 +177,74 @@ def c_fmu_cost(steps: int) -> None:
     from mbdcore.models.model_block import ModelSystemBlock
     from mbdcore.models.model_file import model_to_dict
 
-    h, volts = 1e-3, 48.0
     truss = ring_truss(n_bays=4, folded_angle=1.55)
     model = model_to_dict(truss.system, "4-bay ring truss")
-    outputs = ["motor0.phi", "der(motor0.phi)", "der(motor0.charge)", "vertical1.x",
-               "vertical1.y", "der(vertical1.x)"]
     model.update(outputs=outputs, method={"name": "generalized-alpha", "substeps": 1,
-                                          "rho_inf": 0.6, "sparse": False,
+                                          "rho_inf": 0.6, "sparse": sparse,
                                           "iteration": "newton", "tol": 1e-12})
-    folder = Path(tempfile.mkdtemp())
-    (folder / "truss.json").write_text(json.dumps(model))
-    block_class = ModelSystemBlock.for_model(folder / "truss.json")
+    name = "sparse" if sparse else "dense"
+    (folder / f"{name}.json").write_text(json.dumps(model))
+    block_class = ModelSystemBlock.for_model(folder / f"{name}.json")
     t0 = time.perf_counter()
-    fmu = export_c_fmu(block_class, folder, model_name="truss")
-    print(f"{truss.system.n} coordinates; export and compile {time.perf_counter() - t0:.1f} s")
+    fmu = export_c_fmu(block_class, folder, model_name=name)
+    print(f"{name}: {truss.system.n} coordinates; export and compile "
+          f"{time.perf_counter() - t0:.1f} s")
     md = read_model_description(str(fmu))
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    inputs = [s.name for s in block_class.INPUTS]
     slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(fmu)),
-                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="truss")
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
     slave.instantiate()
     slave.setupExperiment(startTime=0.0)
     slave.enterInitializationMode()
     slave.exitInitializationMode()
+    inputs = [s.name for s in block_class.INPUTS]
     slave.setReal([vr[u] for u in inputs], [volts] * len(inputs))
-    c_rows, cost = [], []
-    for k in range(steps):
-        t0 = time.process_time()
-        slave.doStep(k * h, h)
-        cost.append(time.process_time() - t0)
-        c_rows.append(slave.getReal([vr[o] for o in outputs]))
-    slave.terminate()
-    slave.freeInstance()
-    block = block_class()
-    for u in inputs:
+    return block_class, slave, vr
+
+
+def c_fmu_cost(steps: int, timed: int) -> None:
+    """The 4-bay truss as C FMUs on the dense and the sparse path against its Python
+    block (module docstring): ``timed`` steps of each FMU, the first ``steps`` of them
+    compared."""
+    import tempfile
+    from pathlib import Path
+
+    h, volts = 1e-3, 48.0
+    outputs = ["motor0.phi", "der(motor0.phi)", "der(motor0.charge)", "vertical1.x",
+               "vertical1.y", "der(vertical1.x)"]
+    folder = Path(tempfile.mkdtemp())
+    rows, cost = {}, {}
+    for sparse in (False, True):
+        block_class, slave, vr = _truss_fmu(folder, sparse, h, volts, outputs)
+        name = "sparse" if sparse else "dense"
+        rows[name], cost[name] = [], []
+        for k in range(timed):
+            t0 = time.process_time()
+            slave.doStep(k * h, h)
+            cost[name].append(time.process_time() - t0)
+            if k < steps:
+                rows[name].append(slave.getReal([vr[o] for o in outputs]))
+        slave.terminate()
+        slave.freeInstance()
+    block = block_class()                    # the sparse file's: the Python sparse path
+    for u in [s.name for s in block_class.INPUTS]:
         block.inputs[u] = volts
-    rows, t0 = [], time.process_time()
+    python, t0 = [], time.process_time()
     for k in range(steps):
         block.do_step(k * h, h)
-        rows.append([block.outputs()[o] for o in outputs])
-    python = (time.process_time() - t0) / steps
+        python.append([block.outputs()[o] for o in outputs])
+    per_step = (time.process_time() - t0) / steps
     latched = sorted({f.latch_time for f in block.system.forces_list
                       if type(f).__name__ == "DiagonalLatch" and f.latched})
-    print(f"fmi2DoStep: median {1e3 * np.median(cost):.1f} ms, worst {1e3 * max(cost):.1f} ms; "
-          f"Python block {1e3 * python:.0f} ms per step; latches engaged at {latched} s; "
-          f"largest difference {np.abs(np.array(c_rows) - np.array(rows)).max():.1e} "
-          f"(outputs up to {np.abs(rows).max():.3g})")
+    print(f"fmi2DoStep over {timed} steps of 1 ms, CPU time [ms]:")
+    print(f"{'path':>8} {'median':>8} {'worst':>8} {'largest difference':>20}")
+    for name in ("dense", "sparse"):
+        diff = np.abs(np.array(rows[name]) - np.array(python)).max()
+        print(f"{name:>8} {1e3 * np.median(cost[name]):8.3f} {1e3 * max(cost[name]):8.3f} "
+              f"{diff:20.1e}")
+    print(f"(differences from the Python block on the sparse path over the first {steps} "
+          f"steps, {1e3 * per_step:.0f} ms per step, outputs up to "
+          f"{np.abs(python).max():.3g}; latches engaged at {latched} s)")
 
 
 def deploy_net(quick: bool = False, kevlar: bool = False) -> None:
@@ -451,7 +476,7 @@ def main() -> None:
                     help="--source-case: the sparse path's factorisation (default native)")
     args = ap.parse_args()
     if args.c_fmu:
-        c_fmu_cost(args.steps or 250)
+        c_fmu_cost(args.steps or 250, 500 if args.quick else 10_000)
         return
     args.steps = args.steps or 10
     if args.source_case:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 __all__ = ["CParameter", "CFunction", "api_functions", "binding_source", "source_digest",
            "TableField", "table_layouts", "TABLE_LAYOUT_HEADER", "TABLE_KINDS",
-           "STRUCT_KINDS", "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError",
+           "STRUCT_KINDS", "POINTER_KINDS", "TABLE_INT_LIMIT", "find_compiler", "compile_shared", "CompileError",
            "C99_FLAGS", "NOT_CODE", "code_files", "skeleton_digest", "Platform", "PLATFORMS"]
 
 #: Flags of every C99 build (kernels' sources are C99; a C FMU's build line uses them too).
@@ -136,9 +136,11 @@ TABLE_LAYOUT_HEADER = Path(__file__).resolve().parent / "native" / "table_layout
 #: numbers.
 TABLE_KINDS = ("INT", "REAL", "ARRAY")
 #: The further kinds of a layout that declares a C struct only: an array the kernel
-#: writes (scratch), an array of C ints, an untyped address, a function pointer (its C
-#: type in the size's place).
-STRUCT_KINDS = ("WORK", "INTS", "ADDRESS", "FN")
+#: writes (scratch), an array of C ints, an array of C ints the kernel writes, an
+#: untyped address, a function pointer (its C type in the size's place).
+STRUCT_KINDS = ("WORK", "INTS", "IWORK", "ADDRESS", "FN")
+#: The kinds of a struct's fields that point to ``size`` elements.
+POINTER_KINDS = ("ARRAY", "WORK", "INTS", "IWORK")
 #: The largest magnitude of an INT field (``TABLE_INT_LIMIT`` of the header): a size, a
 #: product of up to three INT fields, stays within a C long.
 TABLE_INT_LIMIT = 10**6
@@ -233,7 +235,7 @@ def table_layouts(source: str) -> dict[str, tuple]:
                 fields.append(TableField(kind, name, size))
                 continue
             size = _check_size(size, ints, table, name)
-            if kind not in ("ARRAY", "WORK", "INTS") and size != "1":
+            if kind not in POINTER_KINDS and size != "1":
                 raise ValueError(f"table {table}: the {kind} field {name!r} has size {size!r}; "
                                  "a scalar's size is 1")
             fields.append(TableField(kind, name, size))

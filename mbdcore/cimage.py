@@ -12,7 +12,8 @@ reach (the arrays and structures held by the objects given as ``owners``), and w
   allocated;
 * a function ``image_setup(const double *table)`` that fills them from one flat table
   of numbers (:attr:`CImage.table`: every array's values, ints exactly as doubles, every
-  scalar member of every structure) and sets every pointer (to a region plus an offset,
+  scalar member of every structure; an array of zeros, a kernel's scratch mostly, is
+  cleared instead) and sets every pointer (to a region plus an offset,
   a structure, a function by its name, or NULL).
 
 So the code holds the structure (sizes, offsets, which pointer goes where) and no number
@@ -96,7 +97,8 @@ class CImage:
     owners : list
         Objects that hold every array and structure the pointers reach.
     struct_types : dict of str to str
-        The C type of each ctypes structure class, by class name.
+        The C type of each ctypes structure class, by class name (else the class's own
+        ``c_type`` attribute, where a kernel's module declares it).
     functions : dict of int to str
         Function addresses to their C names (:func:`kernel_functions`).
     pointer_arrays : dict of (str, str) to str
@@ -159,6 +161,13 @@ class CImage:
         at = len(self.table)
         if isinstance(obj, np.ndarray):
             flat = obj.ravel()
+            if obj.dtype in (np.float64, np.int32) and not flat.any():
+                # zeros (scratch, mostly): cleared, not carried in the table
+                kind = "double" if obj.dtype == np.float64 else "int"
+                self._types[start] = f"static {kind} {name}[{flat.size}];"
+                self._statements.append(
+                    f"    memset({name}, 0, {flat.size} * sizeof({kind}));")
+                return
             if obj.dtype == np.float64:
                 self._types[start] = f"static double {name}[{flat.size}];"
                 self._statements.append(
@@ -179,7 +188,7 @@ class CImage:
                 self._statements.append(f"    {name}[{k}] = "
                                         f"{self._pointer(value, f'{what}[{k}]', None)};")
             return
-        ctype = self.struct_types.get(type(obj).__name__)
+        ctype = self.struct_types.get(type(obj).__name__, getattr(type(obj), "c_type", None))
         if ctype is None:
             raise ImageError(f"{what}: a structure {type(obj).__name__} of unknown C type")
         self._types[start] = f"static {ctype} {name};"

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mbdcore.cbuild import (STRUCT_KINDS, TABLE_INT_LIMIT, TABLE_KINDS, TableField,
-                            source_digest)
+from mbdcore.cbuild import (POINTER_KINDS, STRUCT_KINDS, TABLE_INT_LIMIT, TABLE_KINDS,
+                            TableField, source_digest)
 
 __all__ = ["KernelError", "kernel_library", "kernel_module", "TableLayout", "TableError",
            "table_layout"]
@@ -87,6 +87,12 @@ _NUMBERS = (numbers.Real, np.generic)
 _EXACT = {float, int, bool}
 
 
+#: The largest magnitude of a struct's INT field: a C int (a dense constraint Jacobian's
+#: entry count of a large model passes TABLE_INT_LIMIT, which bounds a flat table's INT
+#: fields for its C reader's size arithmetic)
+STRUCT_INT_LIMIT = 2**31 - 1
+
+
 class TableError(ValueError):
     """A table does not match its layout: the message names the table and the field."""
 
@@ -96,7 +102,7 @@ class TableLayout:
     (the X-macro list read by :func:`mbdcore.cbuild.table_layouts` when the kernel is
     built): the fields in order, each an INT (a whole number stored as a double), a REAL
     or an ARRAY whose size is an integer expression of earlier INT fields; a struct's
-    also WORK, INTS, ADDRESS or FN (``mbdcore/native/table_layout.h``).
+    also WORK, INTS, IWORK, ADDRESS or FN (``mbdcore/native/table_layout.h``).
 
     :meth:`pack` builds a table from its fields by name, :meth:`unpack` reads one back,
     :meth:`structure` fills a struct, :meth:`c_initializer` writes a C FMU's table of
@@ -162,11 +168,12 @@ class TableLayout:
             scalars.append(number)
         return np.concatenate([*chunks, np.array(scalars)]) if chunks else np.array(scalars)
 
-    def _whole(self, f: TableField, number: float) -> int:
-        """An INT field's value as an int, if it is a whole number within the limit."""
-        if not (abs(number) <= TABLE_INT_LIMIT and number == int(number)):
+    def _whole(self, f: TableField, number: float, limit: int = TABLE_INT_LIMIT) -> int:
+        """An INT field's value as an int, if it is a whole number within ``limit`` (a
+        flat table's, which its C reader relies on; a struct's is a C int's range)."""
+        if not (abs(number) <= limit and number == int(number)):
             raise TableError(f"table {self.name}: the INT field {f.name!r} = {number!r} "
-                             f"is not a whole number within +-{TABLE_INT_LIMIT}")
+                             f"is not a whole number within +-{limit}")
         return int(number)
 
     def _refuse_work(self, what: str) -> None:
@@ -179,7 +186,8 @@ class TableLayout:
         """The C struct of this layout (``typedef struct { NAME(TABLE_MEMBER) }``) as a
         ctypes structure, from its fields by name: an INT a whole number, a REAL a finite
         number, an ARRAY or WORK a C-contiguous float64 array (writable for WORK) of the
-        size its expression gives, an INTS one of C ints, passed by address; an ADDRESS
+        size its expression gives, an INTS or IWORK one of C ints (writable for IWORK),
+        passed by address; an ADDRESS
         or FN an address (int) or None.  The structure holds the arrays
         (``structure.arrays``), so they live as long as it does."""
         if values.keys() != self._name_set:
@@ -193,15 +201,16 @@ class TableLayout:
                                      f"(int) or None, not {type(value).__name__}")
                 members.append(value)
                 continue
-            if f.kind in ("ARRAY", "WORK", "INTS"):
+            if f.kind in POINTER_KINDS:
                 size = self._size(f, ints)
-                dtype = np.dtype(ctypes.c_int if f.kind == "INTS" else np.float64)
+                dtype = np.dtype(ctypes.c_int if f.kind in ("INTS", "IWORK") else np.float64)
+                writes = f.kind in ("WORK", "IWORK")
                 if not (isinstance(value, np.ndarray) and value.dtype == dtype
                         and value.flags.c_contiguous and value.size == size
-                        and (f.kind == "ARRAY" or value.flags.writeable)):
+                        and (not writes or value.flags.writeable)):
                     raise TableError(
                         f"table {self.name}: field {f.name!r} needs a C-contiguous"
-                        f"{' writable' if f.kind == 'WORK' else ''} {dtype} array of "
+                        f"{' writable' if writes else ''} {dtype} array of "
                         f"{f.size} = {size} numbers")
                 if f.kind == "ARRAY" and not np.all(np.isfinite(value)):
                     raise TableError(f"table {self.name}: field {f.name!r} is not finite")
@@ -212,7 +221,8 @@ class TableLayout:
             if not math.isfinite(number):
                 raise TableError(f"table {self.name}: field {f.name!r} is not finite")
             if f.kind == "INT":
-                number = ints[f.name] = self._whole(f, number)
+                # a C int: no C reader computes sizes from it (Python did, above)
+                number = ints[f.name] = self._whole(f, number, STRUCT_INT_LIMIT)
             members.append(number)
         structure = self.ctypes_class()(*members)
         structure.arrays = tuple(arrays)
@@ -220,7 +230,7 @@ class TableLayout:
 
     def ctypes_class(self) -> type:
         """The ctypes structure class of this layout's C struct: INT a C int, REAL a
-        double, every pointer (ARRAY, WORK, INTS, ADDRESS, FN) an address."""
+        double, every pointer (ARRAY, WORK, INTS, IWORK, ADDRESS, FN) an address."""
         if self._ctypes_class is None:
             types = {"INT": ctypes.c_int, "REAL": ctypes.c_double}
             self._ctypes_class = type(self.name.lower(), (ctypes.Structure,), {

@@ -56,7 +56,8 @@ import numpy as np
 import scipy.linalg as sl
 
 from controllers.laws.joint_pd import TORQUE_LIMIT, JointPDController
-from controllers.laws.kernels import LQG_C_SOURCES, lqg_law, lqg_layout, lqg_settings_layout
+from controllers.laws.kernels import (LQG_C_SOURCES, lqg_input_layout, lqg_law, lqg_layout,
+                                      lqg_settings_layout)
 from controllers.laws.trajectory import QuinticJointTrajectory, quintic
 from mbdcore.blocks import (
     Block,
@@ -290,9 +291,6 @@ def design_parameter(text: str) -> LQGDesign:
         raise ParameterError(f"parameter 'design' is not a valid LQG design: {e}") from None
 
 
-#: The controller's inputs in the order of the C law's input vector (``native/lqg.c``).
-_C_INPUTS = ("theta1_ref", "theta2_ref", "omega1_ref", "omega2_ref", "alpha1_ref", "alpha2_ref",
-             "theta1", "theta2", "omega1", "omega2", "w1", "w2", "tau1_ff", "tau2_ff")
 
 
 class ArmLQGController(Block):
@@ -340,7 +338,7 @@ class ArmLQGController(Block):
         if bad:
             raise ParameterError(f"parameter 'design' measures {bad}, which are not inputs of "
                                  f"{type(self).__name__}: {', '.join(self._input_spec)}")
-        self._table = lqg_table(d, _C_INPUTS)
+        self._table = lqg_table(d)
         self.rigid = RigidTwoLinkArm.from_flexible(**p)
         self._rigid_c = self.rigid.c_parameters
         self.tau_max = np.array([p["tau_max1"], p["tau_max2"]])
@@ -386,7 +384,7 @@ class ArmLQGController(Block):
 
     def _u(self) -> np.ndarray:
         u = self.inputs
-        return np.array([u[name] for name in _C_INPUTS], dtype=float)
+        return np.array([u[name] for name in lqg_input_layout().names], dtype=float)
 
     def _torques(self) -> np.ndarray:
         tau_u, tau = np.empty(2), np.empty(2)
@@ -428,14 +426,14 @@ class ArmLQGController(Block):
         rigid arm of the feedforward are built in at export (tables); the torque limits,
         the feedforward switch and the reference stay settable.  The FMU refuses steps
         other than the design's sample time."""
-        settings = lqg_settings_layout()
+        settings, inputs = lqg_settings_layout(), lqg_input_layout()
         gains = settings.c_initializer(tau_max1="PAR_tau_max1", tau_max2="PAR_tau_max2",
                                        feedforward="(double)PAR_feedforward",
                                        reference="(double)PAR_reference")
         glue = f"""
 #define LQG_GAINS const double g[{len(settings.names)}] = {gains}
-#define LQG_INPUTS_NOW const double u[{len(_C_INPUTS)}] = {{{", ".join(
-            f"IN_{name}" for name in _C_INPUTS)}}}
+#define LQG_INPUTS_NOW const double u[{len(inputs.names)}] = {inputs.c_initializer(
+            **{name: f"IN_{name}" for name in inputs.names})}
 
 int model_setup(ModelData *d, char *msg, size_t n) {{ (void)d; (void)msg; (void)n; return 0; }}
 void model_initial(ModelData *d) {{
@@ -470,9 +468,11 @@ void model_outputs(ModelData *d) {{
                       tables={"LQG_TABLE": self._table, "RIGID": self._rigid_c})
 
 
-def lqg_table(design: LQGDesign, input_names: Sequence[str] = _C_INPUTS) -> np.ndarray:
+def lqg_table(design: LQGDesign, input_names: Sequence[str] | None = None) -> np.ndarray:
     """The design as the table of ``native/lqg.c`` (its header comment): sizes, matrices
-    and the index of each measured output among ``input_names`` (the C law's inputs)."""
+    and the index of each measured output among ``input_names`` (the C law's inputs,
+    ``LQG_INPUT_LAYOUT``, if None)."""
+    input_names = lqg_input_layout().names if input_names is None else input_names
     n, p = len(design.states), len(design.measured)
     lqi = isinstance(design, LQIDesign)
     Ki = np.asarray(design.Ki, float) if lqi else np.zeros((2, 0))

@@ -22,7 +22,7 @@ __all__ = ["JOINT_LAWS_C_SOURCE", "JOINT_LAWS_C_SOURCES", "joint_laws", "PID_C_S
            "pid_law", "LQG_C_SOURCES", "lqg_law", "NOTCH_C_SOURCE", "notch_law",
            "ANTENNA_SERVO_C_SOURCE", "antenna_servo_law", "LAWS_C_HEADERS",
            "pid_layout", "notch_layout", "servo_layout", "pointing_layout", "pd_layout",
-           "lqg_layout", "lqg_settings_layout"]
+           "lqg_layout", "lqg_input_layout", "lqg_settings_layout"]
 
 #: The joint-space laws in C.
 JOINT_LAWS_C_SOURCE = Path(__file__).resolve().parent / "native" / "joint_laws.c"
@@ -106,6 +106,12 @@ def pd_layout() -> TableLayout:
 def lqg_layout() -> TableLayout:
     """The LQG/LQI design's table, ``LQG_LAYOUT`` of lqg.c."""
     return table_layout(lqg_law, "LQG_LAYOUT")
+
+
+@cache
+def lqg_input_layout() -> TableLayout:
+    """The LQG/LQI law's inputs u in the order C reads them, ``LQG_INPUT_LAYOUT`` of lqg.c."""
+    return table_layout(lqg_law, "LQG_INPUT_LAYOUT")
 
 
 @cache

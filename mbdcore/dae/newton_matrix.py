@@ -26,7 +26,7 @@ from mbdcore.dae.sparse_solver import (
 )
 
 __all__ = ["finite", "max_abs", "constraint_parts", "sparse_geometric_terms",
-           "ScaledNewtonEquations", "LINE_SEARCH_HALVINGS"]
+           "BlockPattern", "ScaledNewtonEquations", "LINE_SEARCH_HALVINGS"]
 
 #: the most halvings of a Newton step by the line search (``line_search=True``)
 LINE_SEARCH_HALVINGS = 8
@@ -89,6 +89,101 @@ def sparse_geometric_terms(problem, t, q, v, x, lam):
         qp[j] = q[j]
     return (scipy.sparse.hstack(cols_k, format="csr"),
             scipy.sparse.hstack(cols_h, format="csr"))
+
+
+class BlockPattern:
+    """``scipy.sparse.bmat(layout, format="csc")`` for a layout of blocks whose patterns
+    repeat (the Newton matrix's blocks over a topology), without a new bmat per call (a
+    third of a net deployment's step was scipy building it).
+
+    Each block's values are placed in the union of the patterns it has had (scipy's sums
+    and products drop an entry that is zero at one configuration and not at the next,
+    so a block's own pattern flickers), and the blocks' union patterns into the CSC
+    matrix through a permutation found once per union.  Entries of the union that a
+    block does not have now are stored zeros: the matrix's pattern stays the same, so
+    its sparse LU is refactored on the kept analysis.  A block with an entry outside its
+    union widens it and the permutation is found again."""
+
+    def __init__(self):
+        self._unions = None          # per block: (shape, indptr, indices, keys)
+        self._last = None            # per block: (indptr, indices, positions in union)
+        self._csc = None
+
+    def __call__(self, layout):
+        blocks = [[None if b is None else _canonical_csr(b) for b in row] for row in layout]
+        flat = [b for row in blocks for b in row if b is not None]
+        if self._unions is None or len(self._unions) != len(flat) or any(
+                u[0] != b.shape for u, b in zip(self._unions, flat)):
+            self._unions = [(b.shape, b.indptr.copy(), b.indices.copy(), _keys(b))
+                            for b in flat]
+            self._last = [None] * len(flat)
+            self._csc = None
+        values = [self._in_union(k, b) for k, b in enumerate(flat)]
+        if self._csc is None:
+            self._analyse(blocks)
+        indptr, indices, order, shape = self._csc
+        data = np.concatenate(values)[order]
+        return scipy.sparse.csc_matrix((data, indices, indptr), shape=shape, copy=False)
+
+    def _in_union(self, k: int, b) -> np.ndarray:
+        """Block k's values on its union pattern (widened if b has an entry outside)."""
+        last = self._last[k]
+        if last is None or not (np.array_equal(last[0], b.indptr)
+                                and np.array_equal(last[1], b.indices)):
+            shape, _, _, keys = self._unions[k]
+            mine = _keys(b)
+            at = np.searchsorted(keys, mine)
+            inside = at < keys.size
+            inside[inside] = keys[at[inside]] == mine[inside]
+            if not inside.all():
+                keys = np.union1d(keys, mine)
+                rows, cols = np.divmod(keys, shape[1])
+                union = scipy.sparse.csr_matrix((np.ones(keys.size), (rows, cols)),
+                                                shape=shape)
+                self._unions[k] = (shape, union.indptr, union.indices, keys)
+                self._csc = None
+                at = np.searchsorted(keys, mine)
+            last = (b.indptr.copy(), b.indices.copy(), at)
+            self._last[k] = last
+        out = np.zeros(self._unions[k][3].size)
+        out[last[2]] = b.data
+        return out
+
+    def _analyse(self, blocks) -> None:
+        """The permutation: bmat of the union patterns with each value replaced by its
+        place (from 1, so none is a zero bmat could drop) in the concatenated values."""
+        marked, k, at = [], 1, 0
+        for row in blocks:
+            out = []
+            for b in row:
+                if b is None:
+                    out.append(None)
+                    continue
+                shape, indptr, indices, _ = self._unions[at]
+                out.append(scipy.sparse.csr_matrix(
+                    (np.arange(k, k + indices.size, dtype=float), indices, indptr),
+                    shape=shape))
+                k += indices.size
+                at += 1
+            marked.append(out)
+        csc = scipy.sparse.bmat(marked, format="csc")
+        self._csc = (csc.indptr, csc.indices, csc.data.astype(np.int64) - 1, csc.shape)
+
+
+def _keys(b) -> np.ndarray:
+    """The entries of a canonical CSR matrix as sorted row-major keys row n_cols + col."""
+    rows = np.repeat(np.arange(b.shape[0], dtype=np.int64), np.diff(b.indptr))
+    return rows * b.shape[1] + b.indices
+
+
+def _canonical_csr(b):
+    """``b`` as CSR with sorted, unique column indices (bmat's and the permutation's
+    premise)."""
+    b = b.tocsr() if scipy.sparse.issparse(b) else scipy.sparse.csr_matrix(b)
+    if not b.has_canonical_format:
+        b = b.copy()
+        b.sum_duplicates()
+    return b
 
 
 class ScaledNewtonEquations:
@@ -193,10 +288,12 @@ class ScaledNewtonEquations:
             if m == 0:
                 return S.tocsc()
             GT = G.T.tocsr()
+            if getattr(self, "_block_pattern", None) is None:
+                self._block_pattern = BlockPattern()
             if not self.ggl:
-                return scipy.sparse.bmat([[S, GT], [G, None]], format="csc")
-            return scipy.sparse.bmat([[S, GT, -(D @ GT)], [G, None, None],
-                                      [G + H, None, -(G @ GT)]], format="csc")
+                return self._block_pattern([[S, GT], [G, None]])
+            return self._block_pattern([[S, GT, -(D @ GT)], [G, None, None],
+                                        [G + H, None, -(G @ GT)]])
         k = 2 * m if self.ggl else m
         J = np.zeros((n + k, n + k))
         J[:n, :n] = S

@@ -20,7 +20,26 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["ConstrainedProblem", "CompiledTerms"]
+__all__ = ["ConstrainedProblem", "CompiledTerms", "SparseBlocks"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SparseBlocks:
+    """The compiled terms' sparse context, for a step wholly in C on the sparse path
+    (:mod:`mbdcore.dae.sparse_step`): ``context``, the address of a context with which
+    ``constraints`` writes G, and ``jacobian_function()`` C_t, K_t, Hg, as the values of
+    the CSR patterns ``G``, ``C``, ``K``, ``H`` ((indptr, indices) each, int32; fixed per
+    topology); ``residual``, the address of the sparse residual's C function
+    (``sparse_residual_fn`` of ``mbdcore/dae/native/newton.c``); ``mass``, the constant
+    M as CSR [kg, kg m, kg m^2]."""
+
+    context: int
+    residual: int
+    mass: object
+    G: tuple
+    C: tuple
+    K: tuple
+    H: tuple
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +86,9 @@ class CompiledTerms:
         with ``context`` (``jacobian_fn`` of ``mbdcore/dae/native/newton.c``: K, C, H
         dense, row-major), its scratch made by that call; for a step wholly in C
         (:mod:`mbdcore.dae.compiled_step`).  None: none.
+    sparse_blocks : callable or None
+        ``sparse_blocks()``: the :class:`SparseBlocks` of the sparse path (made on the
+        first call), for a step wholly in C; None: none.
     """
 
     n: int
@@ -82,6 +104,7 @@ class CompiledTerms:
     sparse_mass: Callable | None = None
     sparse_jacobian: Callable | None = None
     jacobian_function: Callable[[], int] | None = None
+    sparse_blocks: Callable[[], SparseBlocks] | None = None
 
 
 class ConstrainedProblem:

@@ -36,8 +36,8 @@ import scipy.sparse
 from mbdcore.native import kernel_library
 
 __all__ = ["SparseLU", "SingularMatrixError", "PatternError", "ORDERINGS", "PIVOT_TOLERANCE", "SINGULAR_RATIO",
-           "SPARSE_LU_C_SOURCE", "PardisoAnalysis", "PardisoFactors", "PARDISO_SLOTS",
-           "pardiso_factors", "pardiso_threads", "require_pardiso",
+           "SPARSE_LU_C_SOURCE", "sparse_lu_library", "PardisoAnalysis", "PardisoFactors",
+           "PARDISO_SLOTS", "pardiso_factors", "pardiso_threads", "require_pardiso",
            "PARALLEL_EXTRA"]
 
 #: the optional extra that installs the parallel sparse solver (pypardiso: PARDISO)
@@ -58,6 +58,9 @@ SINGULAR_RATIO = 1e-14
 
 SPARSE_LU_C_SOURCE = Path(__file__).resolve().parent / "native" / "sparse_lu.c"
 _library = kernel_library("mbdcore.dae._sparse_lu", SPARSE_LU_C_SOURCE)
+#: the loader of native/sparse_lu.c's extension module (its functions' addresses: C
+#: that factors through them, mbdcore.dae.sparse_step)
+sparse_lu_library = _library
 # return codes of native/sparse_lu.c
 _OK, _SINGULAR, _NONFINITE, _NO_ROOM, _BAD_PIVOT, _BAD_PATTERN = range(6)
 

@@ -82,9 +82,11 @@ from mbdcore.multibody.constraints import (
     constant_rate,
 )
 from mbdcore.multibody.flexible import ModalBeam
-from mbdcore.multibody.forces import Force, JointTorque
+from mbdcore.multibody.forces import Force, JointTorque, angle_element
 from mbdcore.multibody.modal import linearize
 from mbdcore.multibody.system import StateView, System
+from mbdcore.cbuild import table_layouts
+from mbdcore.multibody.terms import spring_law
 from mbdcore.native import TableLayout, kernel_library, table_layout
 from mbdcore.timeseries import TimeSeries
 from mbdcore.vibration import residual_vibration
@@ -408,9 +410,12 @@ def axis_layout() -> TableLayout:
     """The layout of the axis's structure table, ``AXIS_LAYOUT`` of antenna_axis.c."""
     return table_layout(axis_library, "AXIS_LAYOUT")
 
-#: The pointing axis's outputs in the order of ``axis_outputs`` in ``native/antenna_axis.c``.
-AXIS_OUTPUTS = ("axis_angle", "axis_rate", "pointing_angle", "pointing_error",
-                "dish_deflection", "current1", "speed1", "current2", "speed2", "axis_torque")
+
+#: The pointing axis's outputs as ``AXIS_OUTPUT_LAYOUT`` of ``native/antenna_axis.c``
+#: declares them (the order C writes them in), read from the C source as the build
+#: reads it.
+AXIS_OUTPUTS = tuple(f.name for f in
+                     table_layouts(AXIS_C_SOURCE.read_text())["AXIS_OUTPUT_LAYOUT"])
 
 
 def axis_table(A, B, C) -> np.ndarray:
@@ -631,8 +636,33 @@ class HingeLatch(Force):
         self.k, self.c = float(stiffness), float(damping)
         self.latch_angle, self.sign, self.tolerance = float(latch_angle), float(sign), \
             float(tolerance)
+        self._law = None
         self.engaged = False
         self.engaged_at: float | None = None
+
+    @property
+    def engaged(self) -> bool:
+        """Whether the latch has engaged (its discrete state)."""
+        return self._engaged
+
+    @engaged.setter
+    def engaged(self, value: bool) -> None:
+        self._engaged = bool(value)
+        if self._law is not None:
+            # the compiled law's k and c: zero while open (no torque either way)
+            self._law[1][:2] = (self.k, self.c) if self._engaged else (0.0, 0.0)
+
+    def compiled_element(self):
+        """s = sign (theta_b - theta_a) - latch_angle under the linear law, its k and c
+        zero until engaged (written with the discrete state: one array shared by every
+        compiled form made of this latch); on orientations linear in q or one beam's
+        slope.  Its engagement (within ``tolerance`` from above) is not the compiled
+        latches' rule, ``compiled_engagement`` None: a C model refuses it."""
+        if self._law is None:
+            self._law = spring_law(self.k, self.c)
+            self.engaged = self._engaged
+        return angle_element([(self.b, self.sign), (self.a, -self.sign)], -self.latch_angle,
+                             self._law)
 
     def bind(self, system):
         super().bind(system)

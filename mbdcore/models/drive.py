@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from mbdcore.blocks import Parameter, ParameterError, Signal
-from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER, table_layouts
 from mbdcore.codegen import CModel
 from mbdcore.dae.ode_block import OdeBlock, stepping_parameters
 from mbdcore.integrators.runge_kutta import C_FIXED_STEP_HEADER, CSteppedKernel
@@ -75,6 +75,7 @@ __all__ = ["MOTOR_PARAMETERS", "GEAR_PARAMETERS", "motor_parameters", "gear_para
            "DCMotorBody", "MotorVoltage", "GearTrain", "pack_drive", "drive_state_names",
            "drive_rhs", "drive_derivatives", "DCMotorBlock", "DRIVE_C_SOURCE", "drive_library",
            "DRIVE_OUTPUTS", "DRIVE_GAINS", "DRIVE_C_HEADERS", "drive_layout",
+           "gear_law_layout", "motor_body_layout",
            "drive_given_fields", "DriveKernel", "gear_law", "DRIVE_KERNEL"]
 
 #: The drive's one implementation, in C (motor, gear train, amplifier, stepping).
@@ -236,7 +237,8 @@ def gear_law(stiffness, damping, backlash, smoothing):
     compiled measure elements (``drive_gear_law`` of ``native/drive.c``, with the
     dead zone's exact slope), for :class:`GearTrain` and the ring truss's screw drives."""
     return (drive_library().ADDRESSES["drive_gear_law"],
-            np.array([stiffness, damping, backlash, smoothing], dtype=float), (DRIVE_KERNEL,))
+            gear_law_layout().pack(stiffness=stiffness, damping=damping, backlash=backlash,
+                                   smoothing=smoothing), (DRIVE_KERNEL,))
 
 
 # -- engine elements ---------------------------------------------------------------------
@@ -300,9 +302,8 @@ class DCMotorBody(BodyBase):
     def compiled_forces(self, gravity) -> CompiledForces:
         """The motor's forces and their tangents in C (``drive_motor_body_forces``,
         ``drive_motor_body_tangent`` of ``native/drive.c``, over :func:`motor_forces`)."""
-        p = self.params
-        params = np.array([p["torque_constant"], p["emf_constant"], p["resistance"],
-                           p["viscous_friction"], p["coulomb_friction"], p["friction_speed"]])
+        layout = motor_body_layout()
+        params = layout.pack(**{name: self.params[name] for name in layout.names})
         lib = drive_library()
         return CompiledForces(np.zeros(2), lib.ADDRESSES["drive_motor_body_forces"],
                               params.ctypes.data, params,
@@ -465,6 +466,18 @@ def drive_layout() -> TableLayout:
     return table_layout(drive_library, "DRIVE_LAYOUT")
 
 
+@cache
+def gear_law_layout() -> TableLayout:
+    """The gear law's parameters as a compiled force law, ``GEAR_LAW_LAYOUT`` of drive.c."""
+    return table_layout(drive_library, "GEAR_LAW_LAYOUT")
+
+
+@cache
+def motor_body_layout() -> TableLayout:
+    """A motor body's parameters of its compiled forces, ``MOTOR_BODY_LAYOUT`` of drive.c."""
+    return table_layout(drive_library, "MOTOR_BODY_LAYOUT")
+
+
 def drive_given_fields() -> tuple:
     """The fields a C FMU's setup gives ``drive_pack`` in order (the table's fields but
     the gains, which drive.c computes into the last places)."""
@@ -519,10 +532,11 @@ def drive_derivatives(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, lock
     return drive_rhs(x, u_cmd, theta, omega_l, pk, n_motors, current_mode, locked)[0]
 
 
-#: The drive block's outputs in the order of ``drive_outputs`` in ``native/drive.c``.
-DRIVE_OUTPUTS = tuple(f"{q}{k}" for k in (1, 2)
-                      for q in ("current", "speed", "angle", "torque", "gear_torque")) \
-    + ("axis_torque",)
+#: The drive block's outputs as ``DRIVE_OUTPUT_LAYOUT`` of ``native/drive.c``
+#: declares them (the order C writes them in), read from the C source as the build
+#: reads it.
+DRIVE_OUTPUTS = tuple(f.name for f in
+                      table_layouts(DRIVE_C_SOURCE.read_text())["DRIVE_OUTPUT_LAYOUT"])
 
 
 class DriveKernel(CSteppedKernel):

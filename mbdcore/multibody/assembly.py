@@ -37,6 +37,7 @@ which stays the reference the batched rows are tested against (to 1e-12).
 from __future__ import annotations
 
 import ctypes
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +52,11 @@ from mbdcore.multibody.row_forms import (
     joint_forms,
     point_slot,
 )
-from mbdcore.native import kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
-__all__ = ["ConstraintPlan", "PLAN_C_SOURCE", "plan_function"]
+__all__ = ["ConstraintPlan", "PLAN_C_SOURCE", "plan_function", "plan_layout",
+           "plan_geometric_layout"]
 
 
 class ConstraintPlan:
@@ -420,6 +423,24 @@ class ConstraintPlan:
     def _setup_kernel(self):
         """The plan's arrays as the C struct (kept alive here) and the Jacobian's
         scatter maps: into a dense G's flat index, or a CSR matrix's data index."""
+        self._setup_scatter()
+        self.struct = st = self._plan_struct()
+        # the work buffer of plan_evaluate, of the length its C layout takes
+        self.work = np.zeros(_plan_library().plan_work_length(ctypes.addressof(st)))
+        self._struct_ref = ctypes.addressof(st)
+        self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
+        self.quadratic_addr = {k: a.ctypes.data for k, a in self.quadratic_scatter.items()}
+        self.angle_addr = {k: a.ctypes.data for k, a in self.angle_scatter.items()}
+        self._work_addr = self.work.ctypes.data
+        self._kernel = _plan_library().plan_evaluate
+        # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
+        self.geometric_columns = [int(c) for c in np.unique(self.G_col)]
+        self._setup_geometric()
+
+    def _setup_scatter(self):
+        """Where the Jacobian values of the C rows, the quadratic rows and the
+        hinge-angle rows go: a dense G's flat index (False) or the data index of the
+        CSR pattern ``csr_indices``/``csr_indptr`` (True), int32 each."""
         m, n = self.m, self.n
         flat_c = self.G_row * n + self.G_col
         flat_q = np.concatenate([self.qr * n + self.qj, self.br * n + self.bj,
@@ -432,94 +453,46 @@ class ConstraintPlan:
         self.csr_indptr = np.searchsorted(rows, np.arange(m + 1)).astype(np.int32)
         self.scatter = {False: _ints(flat_c), True: _ints(inverse[:flat_c.size])}
         n_quad = self.qr.size + self.br.size
-        self.quadratic_scatter = {False: flat_q[:n_quad],
-                                  True: inverse[flat_c.size:flat_c.size + n_quad]}
-        self.angle_scatter = {False: flat_q[n_quad:], True: inverse[flat_c.size + n_quad:]}
-        P, A = self.n_pts, self.n_ang
-        S, E = self.p_count, self.e_scalar.size
-        self.angle_offset = 4 * P + self.pt_val.size + 3 * A + self.an_val.size + \
-            self.s_row.size + 1
-        self.work = np.zeros(self.angle_offset + 6 * S + E
-                             + 2 * (self.at_row.size + self.ad_row.size))
-        keep = self._keep = {}
+        self.quadratic_scatter = {False: _ints(flat_q[:n_quad]),
+                                  True: _ints(inverse[flat_c.size:flat_c.size + n_quad])}
+        self.angle_scatter = {False: _ints(flat_q[n_quad:]),
+                              True: _ints(inverse[flat_c.size + n_quad:])}
 
-        def ints(name, a):
-            keep[name] = _ints(a)
-            return keep[name].ctypes.data
-
-        def reals(name, a):
-            keep[name] = np.ascontiguousarray(a, dtype=np.float64)
-            return keep[name].ctypes.data
-
-        st = _Plan()
-        st.m = m
-        st.n_rigid, st.n_linear, st.lin_width = self.n_rigid, self.l_cols.shape[0], \
-            self.l_cols.shape[1]
-        st.r_cols, st.r_local = ints("r_cols", self.r_cols), reals("r_local", self.r_local)
-        st.l_cols, st.l_N, st.l_c = ints("l_cols", self.l_cols), reals("l_N", self.l_N), \
-            reals("l_c", self.l_c)
-        st.n_lin_ang, st.ang_width = self.n_lin, self.a_lin_idx.shape[1]
-        st.a_idx, st.a_k, st.a_c = ints("a_idx", self.a_lin_idx), reals("a_k", self.a_lin_k), \
-            reals("a_c", self.a_lin_c)
-        st.n_slope, st.slope_width = self.n_ang - self.n_lin, self.s_width
-        st.s_cols, st.s_colsy = ints("s_cols", self.s_cols), ints("s_colsy", self.s_colsy)
-        st.s_S1, st.s_theta0, st.s_t0 = reals("s_S1", self.s_S1), \
-            reals("s_theta0", self.s_theta0), reals("s_t0", self.s_t0)
-        st.n_pt_ent, st.n_an_ent, st.s_first = self.pt_val.size, self.an_val.size, \
-            self.s_first
-        st.pt_val, st.an_val = reals("pt_val", np.nan_to_num(self.pt_val)), \
-            reals("an_val", np.nan_to_num(self.an_val))
-        st.n_point_rows = self.p_row.size
-        st.p_row, st.p_a, st.p_b = (ints(k, x) for k, x in
-                                    (("p_row", self.p_row), ("p_a", self.p_a),
-                                     ("p_b", self.p_b)))
-        st.n_sine_rows = self.s_row.size
-        st.sn_row, st.sn_a, st.sn_b = (ints(k, x) for k, x in
-                                       (("sn_row", self.s_row), ("sn_a", self.s_a),
-                                        ("sn_b", self.s_b)))
-        st.sn_angle = reals("sn_angle", self.s_angle)
-        st.n_terms = self.t_row.size
-        st.t_row, st.t_slot = ints("t_row", self.t_row), ints("t_slot", self.t_slot)
-        st.t_coef = reals("t_coef", self.t_coef)
+    def _plan_struct(self):
+        """The ``plan_t`` of the plan's arrays (PLAN_LAYOUT), writing G dense."""
         sine_row = np.full(self.G_row.size, -1)
         sine_row[self.G_sine] = self.G_sine_row
-        st.n_G = self.G_row.size
-        st.G_src, st.G_sine_row = ints("G_src", self.G_src), ints("G_sine_row", sine_row)
-        st.G_mult = reals("G_mult", self.G_mult)
-        st.n_qh, st.n_qb = self.qr.size, self.br.size
-        st.qh_row, st.qh_j, st.qh_k = (ints(k, x) for k, x in
-                                       (("qh_row", self.qr), ("qh_j", self.qj),
-                                        ("qh_k", self.qk)))
-        st.qh_h = reals("qh_h", self.qh)
-        st.qb_row, st.qb_j = ints("qb_row", self.br), ints("qb_j", self.bj)
-        st.qb_b = reals("qb_b", self.bv)
         const_rows = np.flatnonzero(self.q_const)
-        st.n_qc = const_rows.size
-        st.qc_row, st.qc_c = ints("qc_row", const_rows), reals("qc_c", self.q_const[const_rows])
-        self.quadratic_scatter = {k: _ints(a) for k, a in self.quadratic_scatter.items()}
-        self.angle_scatter = {k: _ints(a) for k, a in self.angle_scatter.items()}
-        st.n_pair, st.n_sh, st.n_sb = self.p_count // 2, self.sr.size, self.sbr.size
-        for name in ("sr", "sj", "sk", "sbr", "sbj", "e_scalar", "e_col", "at_row",
-                     "at_pair", "at_link", "ac_row", "ad_row", "ad_pair", "ad_link",
-                     "ge_link", "ge_entry"):
-            setattr(st, name, ints(name, getattr(self, name)))
-        for name in ("sh", "sbv", "s_const", "at_w", "ac_c"):
-            setattr(st, name, reals(name, getattr(self, name)))
-        st.n_at, st.n_ac, st.n_ad = self.at_row.size, self.ac_row.size, self.ad_row.size
-        st.n_ge = self.ge_link.size
-        st.ad_f, st.ad_fd, st.ad_fdd = (self.ad_values[k].ctypes.data if self.ad_row.size
-                                        else None for k in range(3))
-        st.a_gt = self.a_gt.ctypes.data if self.m else None
-        self.struct = st
-        self._struct_ref = ctypes.addressof(st)
-        self.scatter_addr = {k: a.ctypes.data for k, a in self.scatter.items()}
-        self.quadratic_addr = {k: a.ctypes.data for k, a in self.quadratic_scatter.items()}
-        self.angle_addr = {k: a.ctypes.data for k, a in self.angle_scatter.items()}
-        self._work_addr = self.work.ctypes.data
-        self._kernel = _plan_library().plan_evaluate
-        # the columns the C-evaluated rows read (the quadratic rows' terms are exact)
-        self.geometric_columns = [int(c) for c in np.unique(self.G_col)]
-        self._setup_geometric()
+        ints = {name: getattr(self, name) for name in (
+            "r_cols", "l_cols", "s_cols", "s_colsy", "sr", "sj", "sk", "sbr", "sbj",
+            "e_scalar", "e_col", "at_row", "at_pair", "at_link", "ac_row", "ad_row",
+            "ad_pair", "ad_link", "ge_link", "ge_entry")}
+        ints.update(a_idx=self.a_lin_idx, p_row=self.p_row, p_a=self.p_a, p_b=self.p_b,
+                    sn_row=self.s_row, sn_a=self.s_a, sn_b=self.s_b, t_row=self.t_row,
+                    t_slot=self.t_slot, G_src=self.G_src, G_sine_row=sine_row,
+                    qh_row=self.qr, qh_j=self.qj, qh_k=self.qk, qb_row=self.br, qb_j=self.bj,
+                    qc_row=const_rows)
+        reals = {name: getattr(self, name) for name in (
+            "r_local", "l_N", "l_c", "s_S1", "s_theta0", "s_t0", "t_coef", "G_mult", "sh",
+            "sbv", "s_const", "at_w", "ac_c")}
+        reals.update(a_k=self.a_lin_k, a_c=self.a_lin_c, pt_val=np.nan_to_num(self.pt_val),
+                     an_val=np.nan_to_num(self.an_val), sn_angle=self.s_angle,
+                     qh_h=self.qh, qb_b=self.bv, qc_c=self.q_const[const_rows])
+        return plan_layout().structure(
+            m=self.m, n_rigid=self.n_rigid, n_linear=self.l_cols.shape[0],
+            lin_width=self.l_cols.shape[1], n_lin_ang=self.n_lin,
+            ang_width=self.a_lin_idx.shape[1], n_slope=self.n_ang - self.n_lin,
+            slope_width=self.s_width, n_pt_ent=self.pt_val.size, n_an_ent=self.an_val.size,
+            s_first=self.s_first, n_point_rows=self.p_row.size, n_sine_rows=self.s_row.size,
+            n_terms=self.t_row.size, n_G=self.G_row.size, n_out=self.m * self.n,
+            G_scatter=self.scatter[False], n_qh=self.qr.size, n_qb=self.br.size,
+            n_qc=const_rows.size, Q_scatter=self.quadratic_scatter[False],
+            n_pair=self.p_count // 2, n_sh=self.sr.size, n_sb=self.sbr.size,
+            n_at=self.at_row.size, n_ac=self.ac_row.size, n_ad=self.ad_row.size,
+            n_ge=self.ge_link.size, A_scatter=self.angle_scatter[False],
+            ad_f=self.ad_values[0], ad_fd=self.ad_values[1], ad_fdd=self.ad_values[2],
+            a_gt=self.a_gt, **{k: _ints(a) for k, a in ints.items()},
+            **{k: _reals(a) for k, a in reals.items()})
 
     def _batched(self, q, v, sparse: bool):
         """(g, gamma, Jacobian values) of the batched rows: one C call; the values are
@@ -642,62 +615,29 @@ class ConstraintPlan:
         accumulated into dense matrices in C) and the arrays it points into, built
         once."""
         if self._geometric_table is None:
-            keep = []
-
-            def ints(a):
-                a = np.ascontiguousarray(a, dtype=np.int32)
-                keep.append(a)
-                return a.ctypes.data if a.size else None
-
-            def reals(a):
-                a = np.ascontiguousarray(a, dtype=np.float64)
-                keep.append(a)
-                return a.ctypes.data if a.size else None
-            P, A = self.n_pts, self.n_ang
-            n_ent = self.pt_val.size + self.an_val.size
-            base = self.work.ctypes.data
-            st = _PlanGeometric()
-            st.n, st.nG = self.n, self.G_row.size
-            st.G_row, st.G_col, st.G_src = ints(self.G_row), ints(self.G_col), ints(self.G_src)
-            st.g_sine, st.G_mult = ints(self.g_sine), reals(self.G_mult)
-            st.ent = base + 8 * (4 * P)
-            st.th = base + 8 * (4 * P + n_ent)
-            st.cosd = base + 8 * (4 * P + n_ent + 3 * A)
-            st.n_gr = self.gr_k.size
-            st.gr_k, st.gr_col = ints(self.gr_k), ints(self.gr_col)
-            st.gr_other, st.gr_sign = ints(self.gr_other), reals(self.gr_sign)
-            st.n_slope, st.s_width = self.s_S1.shape[0], self.s_width
-            st.s_cols, st.s_colsy, st.s_S1 = ints(self.s_cols), ints(self.s_colsy), \
-                reals(self.s_S1)
-            st.n_gs = self.gs_k.size
-            st.gs_k, st.gs_col = ints(self.gs_k), ints(self.gs_col)
-            st.gs_slot, st.gs_kind = ints(self.gs_slot), ints(self.gs_kind)
-            st.gs_coef = reals(self.gs_coef)
-            st.s_a, st.s_b, st.s_angle = ints(self.s_a), ints(self.s_b), reals(self.s_angle)
-            st.n_gc = self.gc_k.size
-            st.gc_k, st.gc_kp, st.gc_i = ints(self.gc_k), ints(self.gc_kp), ints(self.gc_i)
-            st.table = reals(np.zeros(max(1, 4 * self.s_S1.shape[0])))
             total = self.gr_k.size + self.gs_k.size + self.gc_k.size
             self._derivatives = (np.zeros(total, dtype=np.int32),
                                  np.zeros(total, dtype=np.int32), np.zeros(total))
-            st.k_out, st.c_out, st.val_out = (a.ctypes.data if total else None
-                                              for a in self._derivatives)
-            st.n_qh = self.qr.size
-            st.qh_row, st.qh_j, st.qh_k = ints(self.qr), ints(self.qj), ints(self.qk)
-            st.qh_h = reals(self.qh)
             (kr, kc), (hr, hc) = self.geometric_positions()
-            st.K_at, st.H_at = ints(kr * self.n + kc), ints(hr * self.n + hc)
-            st.plan = ctypes.addressof(self.struct)
-            st.angle = base + 8 * self.angle_offset
-            st.n_gl, st.gl_link, st.gl_h = self.gl_link.size, ints(self.gl_link), \
-                ints(self.gl_h)
-            st.link_row = ints(self.link_row)
-            st.n_gp, st.gp_term, st.gp_a, st.gp_b = self.gp_term.size, ints(self.gp_term), \
-                ints(self.gp_a), ints(self.gp_b)
-            st.n_gh, st.gh_term, st.gh_b = self.gh_term.size, ints(self.gh_term), \
-                ints(self.gh_b)
-            self._geometric_table = (st, keep)
-        return self._geometric_table[0]
+            ints = dict(G_row=self.G_row, G_col=self.G_col, gr_k=self.gr_k,
+                        gr_col=self.gr_col, gr_other=self.gr_other, gs_k=self.gs_k,
+                        gs_col=self.gs_col, gs_slot=self.gs_slot, gs_kind=self.gs_kind,
+                        gc_k=self.gc_k, gc_kp=self.gc_kp, gc_i=self.gc_i,
+                        link_row=self.link_row, gl_link=self.gl_link, gl_h=self.gl_h,
+                        gp_term=self.gp_term, gp_a=self.gp_a, gp_b=self.gp_b,
+                        gh_term=self.gh_term, gh_b=self.gh_b, K_at=kr * self.n + kc,
+                        H_at=hr * self.n + hc)
+            st = plan_geometric_layout().structure(
+                plan=ctypes.addressof(self.struct), n_work=self.work.size, work=self.work,
+                nG=self.G_row.size, n_gr=self.gr_k.size, gr_sign=_reals(self.gr_sign),
+                n_gs=self.gs_k.size, gs_coef=_reals(self.gs_coef), n_gc=self.gc_k.size,
+                n_slope=self.s_S1.shape[0], table=np.zeros(4 * self.s_S1.shape[0]),
+                k_out=self._derivatives[0], c_out=self._derivatives[1],
+                val_out=self._derivatives[2], n_qh=self.qr.size,
+                n_link=self.link_row.size, n_gl=self.gl_link.size, n_gp=self.gp_term.size,
+                n_gh=self.gh_term.size, **{k: _ints(a) for k, a in ints.items()})
+            self._geometric_table = st
+        return self._geometric_table
 
     def geometric_terms(self, q, v, lam, t: float = 0.0):
         """d(G^T lam)/dq (n, n) and d(G v)/dq (m, n) over the batched rows, as COO
@@ -761,59 +701,27 @@ def _ints(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
-_P, _N = ctypes.c_void_p, ctypes.c_int
-
-
-class _Plan(ctypes.Structure):
-    """``plan_t`` of native/constraint_plan.c (same field order)."""
-
-    _fields_ = [("m", _N), ("n_rigid", _N), ("n_linear", _N), ("lin_width", _N),
-                ("r_cols", _P), ("r_local", _P), ("l_cols", _P), ("l_N", _P), ("l_c", _P),
-                ("n_lin_ang", _N), ("ang_width", _N), ("a_idx", _P), ("a_k", _P),
-                ("a_c", _P), ("n_slope", _N), ("slope_width", _N), ("s_cols", _P),
-                ("s_colsy", _P), ("s_S1", _P), ("s_theta0", _P), ("s_t0", _P),
-                ("n_pt_ent", _N), ("n_an_ent", _N), ("s_first", _N), ("pt_val", _P),
-                ("an_val", _P), ("n_point_rows", _N), ("p_row", _P), ("p_a", _P),
-                ("p_b", _P), ("n_sine_rows", _N), ("sn_row", _P), ("sn_a", _P),
-                ("sn_b", _P), ("sn_angle", _P), ("n_terms", _N), ("t_row", _P),
-                ("t_slot", _P), ("t_coef", _P), ("n_G", _N), ("n_out", _N), ("G_src", _P),
-                ("G_sine_row", _P), ("G_scatter", _P), ("G_mult", _P), ("n_qh", _N),
-                ("n_qb", _N), ("n_qc", _N), ("qh_row", _P), ("qh_j", _P), ("qh_k", _P),
-                ("qb_row", _P), ("qb_j", _P), ("qc_row", _P), ("Q_scatter", _P),
-                ("qh_h", _P), ("qb_b", _P), ("qc_c", _P),
-                ("n_pair", _N), ("n_sh", _N), ("n_sb", _N), ("sr", _P), ("sj", _P),
-                ("sk", _P), ("sbr", _P), ("sbj", _P), ("e_scalar", _P), ("e_col", _P),
-                ("sh", _P), ("sbv", _P), ("s_const", _P), ("n_at", _N), ("n_ac", _N),
-                ("n_ad", _N), ("n_ge", _N), ("at_row", _P), ("at_pair", _P),
-                ("at_link", _P), ("ac_row", _P), ("ad_row", _P), ("ad_pair", _P),
-                ("ad_link", _P), ("at_w", _P), ("ac_c", _P), ("ad_f", _P), ("ad_fd", _P),
-                ("ad_fdd", _P), ("ge_link", _P), ("ge_entry", _P), ("A_scatter", _P),
-                ("a_gt", _P)]
-
-
-class _PlanGeometric(ctypes.Structure):
-    """``plan_geometric_t`` of native/constraint_plan.c (same field order)."""
-
-    _fields_ = [("n", _N), ("nG", _N), ("G_row", _P), ("G_col", _P), ("G_src", _P),
-                ("g_sine", _P), ("G_mult", _P), ("ent", _P), ("th", _P), ("cosd", _P),
-                ("n_gr", _N), ("gr_k", _P), ("gr_col", _P), ("gr_other", _P),
-                ("gr_sign", _P), ("n_slope", _N), ("s_width", _N), ("s_cols", _P),
-                ("s_colsy", _P), ("s_S1", _P), ("n_gs", _N), ("gs_k", _P), ("gs_col", _P),
-                ("gs_slot", _P), ("gs_kind", _P), ("gs_coef", _P), ("s_a", _P),
-                ("s_b", _P), ("s_angle", _P), ("n_gc", _N), ("gc_k", _P), ("gc_kp", _P),
-                ("gc_i", _P), ("table", _P), ("k_out", _P), ("c_out", _P),
-                ("val_out", _P), ("n_qh", _N), ("qh_row", _P), ("qh_j", _P), ("qh_k", _P),
-                ("qh_h", _P), ("K_at", _P), ("H_at", _P), ("plan", _P), ("angle", _P),
-                ("n_gl", _N), ("gl_link", _P), ("gl_h", _P), ("link_row", _P),
-                ("n_gp", _N), ("gp_term", _P), ("gp_a", _P), ("gp_b", _P), ("n_gh", _N),
-                ("gh_term", _P), ("gh_b", _P)]
-
-
+def _reals(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 #: The batched rows in C (their one implementation; Constraint.evaluate is the reference).
 PLAN_C_SOURCE = Path(__file__).resolve().parent / "native" / "constraint_plan.c"
-_plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE)
+_plan_library = kernel_library("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE,
+                               [TABLE_LAYOUT_HEADER])
+
+
+@cache
+def plan_layout() -> TableLayout:
+    """The table of ``plan_evaluate`` (``PLAN_LAYOUT`` of native/constraint_plan.c)."""
+    return table_layout(_plan_library, "PLAN_LAYOUT")
+
+
+@cache
+def plan_geometric_layout() -> TableLayout:
+    """The table of ``plan_geometric`` (``PLAN_GEOMETRIC_LAYOUT`` of
+    native/constraint_plan.c)."""
+    return table_layout(_plan_library, "PLAN_GEOMETRIC_LAYOUT")
 
 
 def plan_function(name: str) -> int:

@@ -23,15 +23,17 @@ tip deflection, phi_i(l) = 1, so modal coordinates are tip-deflection contributi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
 
-from mbdcore.native import kernel_library
+from mbdcore.cbuild import TABLE_LAYOUT_HEADER
+from mbdcore.native import TableLayout, kernel_library, table_layout
 
 __all__ = ["ClampedBeamModes", "BEAM_KINEMATICS", "SEGMENT_NODES", "segment_tables",
-           "BEAM_KINEMATICS_C_SOURCE", "beam_kinematics", "BeamPoints"]
+           "BEAM_KINEMATICS_C_SOURCE", "beam_kinematics", "beam_points_layout", "BeamPoints"]
 
 #: The kinematics of an assumed-mode beam (``native/beam_kinematics.c``): the
 #: second-order form of the literature and the exact inextensible form.
@@ -46,7 +48,14 @@ BEAM_KINEMATICS_C_SOURCE = Path(__file__).resolve().parent / "native" / "beam_ki
 
 #: The compiled beam kinematics, typed; built once per machine, cached per process.
 beam_kinematics = kernel_library("mbdcore.multibody._beam_kinematics",
-                                 BEAM_KINEMATICS_C_SOURCE)
+                                 BEAM_KINEMATICS_C_SOURCE, [TABLE_LAYOUT_HEADER])
+
+
+@cache
+def beam_points_layout() -> TableLayout:
+    """The table of ``beam_points`` (``BEAM_POINTS_LAYOUT`` of native/beam_kinematics.c):
+    a beam's points and the mode shapes' data there."""
+    return table_layout(beam_kinematics, "BEAM_POINTS_LAYOUT")
 
 
 def _char_matrix(bl, length, rho_a, tip_mass, tip_inertia, tip_moment):
@@ -209,16 +218,18 @@ class BeamPoints:
                  stiffening: float = 1.0):
         x = np.atleast_1d(np.asarray(x, dtype=float))
         n = modes.n
+        none = np.zeros(0)
         if kinematics == "exact":
             weights, slopes = segment_tables(modes, x)
-            data = [weights.ravel(), slopes.ravel()]
-            head = [len(x), n, 1.0, SEGMENT_NODES, 1.0]
+            self.table = beam_points_layout().pack(
+                N=n, fs=1.0, n_x=0, x=none, phi=none, G=none, n_seg=len(x), m=SEGMENT_NODES,
+                wseg=weights, dseg=slopes)
         elif kinematics == "second-order":
-            data = [x, modes.shapes(x).ravel(), modes.foreshortening(x, 40).ravel()]
-            head = [len(x), n, 0.0, 0.0, float(stiffening)]
+            self.table = beam_points_layout().pack(
+                N=n, fs=float(stiffening), n_x=len(x), x=x, phi=modes.shapes(x),
+                G=modes.foreshortening(x, 40), n_seg=0, m=0, wseg=none, dseg=none)
         else:
             raise ValueError(f"kinematics {kinematics!r}: accepted {', '.join(BEAM_KINEMATICS)}")
-        self.table = np.concatenate([head, *data]).astype(float)
         self.x = x
         self.n_coords = 3 + n
         self._lib = beam_kinematics()

@@ -13,14 +13,26 @@ Those kernels' structures, filled in Python for the model, are written out by
 code.  A Newton failure is a discarded step with the solver's message (the Python block
 halves the step first; the C step does not).
 
+The linear algebra follows the block's method as in Python (``sparse``: above 200
+coordinates by default): dense, or the sparse path of ``alpha_step``
+(:mod:`mbdcore.dae.sparse_step`): the Newton matrix assembled into a CSC pattern fixed
+here, factored by ``mbdcore/dae/native/sparse_lu.c`` (the FMU carries it) on a
+fill-reducing ordering and a pivot order fixed here from the matrix at the initial
+state, its factors kept across steps, where they were made part of the state (z), so
+that a saved state continues bit for bit.
+
 Covered: planar and spatial systems whose every part has a compiled form
-(:meth:`System.compiled_terms`, with the Newton matrix blocks in C) on the dense path,
+(:meth:`System.compiled_terms`, with the Newton matrix blocks in C), dense or sparse,
 no constraint that depends on time (drivers), force elements whose generalised force
 is independent of the state and time and affine in the inputs (joint torques, point
 forces by input, gravity; an input an element clips, a motor's voltage, clipped in C
-alike, ``Force.input_limits``) or that have a compiled form (springs, dampers, gears,
-screw drives: ``Force.compiled_element``, whose kernels' sources the FMU carries, the
-drive's ``drive.c`` for a motor), latches (their engaged flags part of the state,
+alike, ``Force.input_limits``) or that have a compiled form and read no input
+(springs, dampers, gears, screw drives, contact of circles and of a circle with a line,
+constant point forces on rigid bodies: ``Force.compiled_element``, whose kernels'
+sources the FMU carries, the drive's ``drive.c`` for a motor; not the elements whose
+compiled form reads an input or a load in time, written before each solve --
+``Force.compiled_per_solve``: linear actuators, torques by input or in time --;
+constant body torques are: ``linear_t``), latches (their engaged flags part of the state,
 switched in C after each accepted substep as ``Force.update`` does, the history
 restarted there: ``Force.compiled_engagement``), no other switching force laws or
 discrete state; outputs: the coordinates and their rates.  Anything else is refused by
@@ -37,6 +49,7 @@ from mbdcore.cimage import CImage, kernel_functions
 from mbdcore.dae.compiled_step import STEP_FAILURES, CompiledAlphaStep
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE
 from mbdcore.dae.schemes import GeneralizedAlphaScheme
+from mbdcore.dae.sparse_solver import SPARSE_LU_C_SOURCE, SingularMatrixError
 from mbdcore.multibody.ancf import ANCF_C_SOURCE
 from mbdcore.multibody.assembly import PLAN_C_SOURCE
 from mbdcore.multibody.constraints import ConstantRate, PolynomialMotion, SpinUp
@@ -52,12 +65,14 @@ MOTIONS = (ConstantRate, SpinUp, PolynomialMotion)
 KERNELS = (("mbdcore.multibody._constraint_plan", PLAN_C_SOURCE, "PLAN_API"),
            ("mbdcore.multibody._ancf", ANCF_C_SOURCE, "ANCF_API"),
            ("mbdcore.multibody._system_terms", SYSTEM_TERMS_C_SOURCE, "TERMS_API"),
-           ("mbdcore.dae._newton", NEWTON_C_SOURCE, "NEWTON_API"))
+           ("mbdcore.dae._newton", NEWTON_C_SOURCE, "NEWTON_API"),
+           ("mbdcore.dae._sparse_lu", SPARSE_LU_C_SOURCE, "SLU_API"))
 #: the C type of each ctypes structure class the compiled terms are made of
-STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "_Plan": "plan_t",
-                "_PlanGeometric": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
+STRUCT_TYPES = {"_SystemTermsStruct": "system_terms_t", "plan_layout": "plan_t",
+                "plan_geometric_layout": "plan_geometric_t", "ancf_body_layout": "ancf_body_t",
                 "newton_layout": "newton_t", "alpha_step_layout": "alpha_step_t",
-                "measure_layout": "measure_t"}
+                "measure_layout": "measure_t", "sparse_newton_layout": "sparse_newton_t",
+                "sparse_matrix_layout": "sparse_matrix_t"}
 #: the C element type of the arrays of pointers the terms hold
 POINTER_ARRAYS = {("system_terms_t", "body_fn"): "body_force_fn",
                   ("system_terms_t", "body_tangent"): "body_tangent_fn",
@@ -84,7 +99,17 @@ def c_model_refusals(block) -> list[str]:
         if not force.state_independent() and force.compiled_element() is None:
             why.append(f"force {force.name!r} ({type(force).__name__}: depends on the "
                        "state, no compiled form)")
+        elif not force.state_independent() and force.compiled_per_solve():
+            why.append(f"force {force.name!r} ({type(force).__name__}: its compiled form "
+                       "reads an input or a load in time, written before each solve; C "
+                       "takes inputs only as forces independent of the state)")
     for joint in system.joints:
+        for side in (getattr(joint, "a", None), getattr(joint, "b", None)):
+            if _inside_spatial_line(side):
+                why.append(f"joint {joint.name!r} (at {side[1]:g} m along {side[0].name!r}: "
+                           "a C image of a joint inside a spatial ANCF body diverges at its "
+                           "second step where the in-process step does not; its ends are "
+                           "taken)")
         motion = getattr(joint, "motion", None)
         if motion is not None and type(motion) not in MOTIONS:
             why.append(f"joint {joint.name!r} (a driving motion {type(motion).__name__}; C "
@@ -94,9 +119,6 @@ def c_model_refusals(block) -> list[str]:
     if system.m and system.constraint_plan().fallback:
         names = ", ".join(repr(j.name) for j, _ in system.constraint_plan().fallback)
         why.append(f"joints {names} (no closed form in C)")
-    if block.implicit and block.integrator.uses_sparse(system):
-        why.append(f"{system.n} coordinates solved sparse (C steps the dense path: "
-                   "method option sparse = false)")
     held = [f.name for f in system.forces_list if f.discrete_state() is not None
             and (f.compiled_element() is None or f.compiled_engagement() is None)]
     if system.has_switches or held:
@@ -108,6 +130,16 @@ def c_model_refusals(block) -> list[str]:
         if name not in coordinates:
             why.append(f"output {out.name!r} (C computes coordinates and their rates)")
     return why
+
+
+def _inside_spatial_line(side) -> bool:
+    """Whether a joint's side (body, location) is a point strictly inside a spatial ANCF
+    line body (its location an arc length between the ends)."""
+    if not isinstance(side, tuple) or len(side) != 2:
+        return False
+    body, at = side
+    return getattr(body, "dim", 2) == 3 and hasattr(body, "node_arc") and \
+        isinstance(at, (int, float)) and 0.0 < at < body.length
 
 
 def _motion_numbers(offset) -> tuple[str, list]:
@@ -397,6 +429,12 @@ def system_c_model(block) -> CModel:
         raise CModelError(f"{type(block).__name__}: no C model for " + "; ".join(why))
     system = block.system
     stepper = CompiledAlphaStep(block.integrator, system)
+    # the sparse path's pivot order, fixed here by the matrix at the initial state
+    try:
+        stepper.fix_pivots(0.0, block.q, block.v, CompiledAlphaStep.REFERENCE_STEP)
+    except SingularMatrixError as exc:
+        raise CModelError(f"{type(block).__name__}: the Newton matrix at the initial "
+                          f"state cannot fix the sparse path's pivot order ({exc})") from exc
     terms = stepper.terms.owner
     kernels = KERNELS + tuple(k for k in terms.kernel_sources() if k not in KERNELS)
     inputs = [s.name for s in block.INPUTS]
@@ -406,9 +444,10 @@ def system_c_model(block) -> CModel:
                    kernel_functions([k[0] for k in kernels]), POINTER_ARRAYS, FUNCTION_CASTS)
     n, m = stepper.n, stepper.m
     k_mu = m if block.integrator.ggl else 0
-    # z: q, v, a, q'', lambda, the next guess (dq, mu, its h), started, held inputs
+    # z: q, v, a, q'', lambda, the next guess (dq, mu, its h, and on the sparse path
+    # where the kept factors were made), started, held inputs
     at = {"q": 0, "v": n, "a": 2 * n, "qdd": 3 * n, "lam": 4 * n, "guess": 4 * n + m}
-    at["started"] = at["guess"] + n + k_mu + 1
+    at["started"] = at["guess"] + stepper.guess.size
     at["held"] = at["started"] + 1
     at["engaged"] = at["held"] + len(inputs)
     switches, engaged = _switches_c(terms, image, image.roots["newton"], at)
@@ -430,7 +469,7 @@ def system_c_model(block) -> CModel:
     names = system.coordinate_names()
     state = (names + [f"der({c})" for c in names] + [f"a{i}" for i in range(n)]
              + [f"qdd{i}" for i in range(n)] + [f"lambda{i}" for i in range(m)]
-             + [f"guess{i}" for i in range(n + k_mu + 1)] + ["started"]
+             + [f"guess{i}" for i in range(stepper.guess.size)] + ["started"]
              + [f"held({u})" for u in inputs]
              + [f"engaged({f.name})" for f in terms.element_forces
                 if f.compiled_engagement() is not None])

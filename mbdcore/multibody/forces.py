@@ -14,8 +14,9 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.constraints import initial_angle
 from mbdcore.multibody.system import E, StateView, rot, scatter_force
-from mbdcore.multibody.terms import (CompiledElement, angle_terms, contact_law,
-                                     measure_element, point_terms, spring_law)
+from mbdcore.multibody.terms import (CompiledElement, angle_terms, constant_law,
+                                     contact_law, measure_element, point_terms,
+                                     spring_law)
 
 __all__ = ["Force", "line_element", "angle_element", "PointForce",
            "TranslationalSpringDamper", "RotationalSpringDamper",
@@ -79,6 +80,18 @@ class Force:
         default): the system's residual is then evaluated in Python."""
         return None
 
+    def load_solve(self, t, inputs) -> None:
+        """Before each solve at time t [s] on the compiled path: write what this
+        element's compiled form reads besides the state into its parameters -- its
+        inputs (name -> value: a linear actuator's force), its load at t (a point force
+        given as a function of time); nothing by default."""
+
+    def compiled_per_solve(self) -> bool:
+        """True if :meth:`load_solve` writes what the compiled form reads (an input, a
+        load in time): a C model, which does not call it, cannot take the element.
+        False by default."""
+        return False
+
     def compiled_engagement(self):
         """None, or the parameters of this element's compiled law (made by
         :meth:`compiled_element`) whose entry 3 is its discrete state "engaged": an
@@ -125,27 +138,52 @@ class Force:
         scatter_force(f, st, st.angle(frame[1])[2], torque)
 
 
-def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0) -> CompiledElement | None:
+def line_element(a, b, s0: float, law, linear=(), beta: float = 1.0, normal=None,
+                 along: bool = False) -> CompiledElement | None:
     """A measure element on s = beta |r_b - r_a| + sum w q[col] + s0 between the markers
-    a and b (``linear``: (column, weight) terms besides), or None where a point has no
-    closed form (:func:`~mbdcore.multibody.terms.point_terms`)."""
+    a and b (``linear``: (column, weight) terms besides), or with a ``normal`` fixed in
+    a's body (a rigid body or the ground) on its projection beta n . (r_b - r_a) instead
+    of the length (``along``: a force along n, :func:`~mbdcore.multibody.terms.
+    measure_element`); None where a point has no closed form
+    (:func:`~mbdcore.multibody.terms.point_terms`) or the normal's body is neither."""
     pa, pb = point_terms(a), point_terms(b)
     if pa is None or pb is None:
         return None
-    return measure_element(list(linear), s0, law, (pa, pb), beta)
+    if normal is not None and pa[0] != "rigid":
+        if a[0].n_coords != 0:
+            return None
+        normal = rot(a[0].angle) @ normal        # in the ground's frame, fixed
+    return measure_element(list(linear), s0, law, (pa, pb), beta, normal, along)
 
 
 def angle_element(frames, s0: float, law, linear=()) -> CompiledElement | None:
     """A measure element on s = sum sign theta(frame) + sum w q[col] + s0 over
-    (frame, sign) pairs, or None where an orientation is not linear in q."""
-    terms = list(linear)
+    (frame, sign) pairs: orientations linear in q, and at most one a beam's slope angle
+    theta0 + atan2(t0 x a, t0 . a), a = (S1 . q[cols_x], S1 . q[cols_y]) (the measure's
+    angle term, a its point b from the origin); None otherwise."""
+    terms, slope = list(linear), None
     for frame, sign in frames:
         form = angle_terms(frame, sign)
-        if form is None:
+        if form is not None:
+            terms.extend(form[0])
+            s0 += form[1]
+            continue
+        body = frame[0]
+        form = body.angle_form(frame[1])
+        if slope is not None or form is None or form[0] != "slope" or body.index is None:
             return None
-        terms.extend(form[0])
-        s0 += form[1]
-    return measure_element(terms, s0, law)
+        slope = body, sign, form
+    if slope is None:
+        return measure_element(terms, s0, law)
+    body, sign, (_, (cols_x, cols_y), s1, theta0, t0) = slope
+    k = len(cols_x)
+    along = np.zeros((2, 2 * k))
+    along[0, :k] = along[1, k:] = s1
+    origin = ("linear", [], np.zeros((2, 0)), np.zeros(2))
+    vector = ("linear", [body.index + int(c) for c in list(cols_x) + list(cols_y)], along,
+              np.zeros(2))
+    return measure_element(terms, s0 + sign * theta0, law, (origin, vector), sign,
+                           tangent0=np.asarray(t0, float))
 
 
 class PointForce(Force):
@@ -159,6 +197,8 @@ class PointForce(Force):
         #: the constant force [N] when one was given (None for a function of time)
         self.value = None if callable(force) else np.asarray(force, float)
         self.force = force if callable(force) else (lambda t, c=self.value: c)
+        #: the force the compiled element reads [N] (F(t) of the solve's time)
+        self._now = None
 
     def bind(self, system):
         super().bind(system)
@@ -168,6 +208,33 @@ class PointForce(Force):
         s = view[self.at[0]]
         _, _, jphi, _ = s.point(self.at[1])
         self._add_point_force(f, s, jphi, np.asarray(self.force(t), float))
+
+    def state_independent(self) -> bool:
+        """On a point linear in q (the ground's, a bar's, a natural-coordinate body's, a
+        beam node's) the generalised force J^T F(t) has a constant J."""
+        form = point_terms(self.at)
+        return form is not None and form[0] == "linear"
+
+    def compiled_element(self):
+        """A force F on a planar rigid body's point r: its work s = F . r [J] under the
+        constant law T = -1 (f = J^T F; -df/dphi = F . A c), F the constant value or,
+        for a function of time, F(t) written before each solve (:meth:`load_solve`)."""
+        form = point_terms(self.at)
+        if form is None or form[0] != "rigid":
+            return None
+        if self._now is None:
+            self._now = np.array(self.force(0.0), dtype=float)
+        dim = self._now.size
+        origin = ("linear", [], np.zeros((dim, 0)), np.zeros(dim))
+        return measure_element([], 0.0, constant_law(-1.0), (origin, form),
+                               normal=self._now)
+
+    def load_solve(self, t, inputs) -> None:
+        if self._now is not None and self.value is None:
+            self._now[:] = self.force(t)
+
+    def compiled_per_solve(self) -> bool:
+        return self.value is None
 
 
 class TranslationalSpringDamper(Force):
@@ -298,15 +365,35 @@ class JointTorque(Force):
         super().__init__(name)
         self.a_name, self.b_name = a, b
         self.input_names = (input,)
+        self._law = None
 
     def bind(self, system):
         super().bind(system)
         self.a, self.b = system.frame(self.a_name), system.frame(self.b_name)
 
+    def _torque(self, inputs) -> float:
+        return inputs[self.input_names[0]]
+
     def apply(self, t, view, f, inputs):
-        tau = inputs[self.input_names[0]]
+        tau = self._torque(inputs)
         self._add_torque(f, view, self.b, tau)
         self._add_torque(f, view, self.a, -tau)
+
+    def compiled_element(self):
+        """On a beam's slope (where the torque's generalised force depends on q): the
+        relative angle s = theta_b - theta_a under the constant law T = -tau, tau written
+        before each solve (:meth:`load_solve`; one array shared by every compiled form
+        made of this element)."""
+        if self._law is None:
+            self._law = constant_law(-self._torque(self.system.inputs))
+        return angle_element([(self.b, 1.0), (self.a, -1.0)], 0.0, self._law)
+
+    def load_solve(self, t, inputs) -> None:
+        if self._law is not None:
+            self._law[1][0] = -float(self._torque(inputs))
+
+    def compiled_per_solve(self) -> bool:
+        return bool(self.input_names)
 
     def jacobians(self, t, q, v, inputs):
         if any(fr[1] is not None for fr in (self.a, self.b)):
@@ -331,10 +418,10 @@ class ConstantTorque(JointTorque):
         self.a_name, self.b_name = a, b
         self.torque = float(torque)
         self.input_names = ()
+        self._law = None
 
-    def apply(self, t, view, f, inputs):
-        self._add_torque(f, view, self.b, self.torque)
-        self._add_torque(f, view, self.a, -self.torque)
+    def _torque(self, inputs) -> float:
+        return self.torque
 
 
 class JointForce(Force):
@@ -350,6 +437,7 @@ class JointForce(Force):
         u = np.asarray(direction, float)
         self.direction = u.copy()
         self.u = u / np.linalg.norm(u)
+        self._law = None
 
     def bind(self, system):
         super().bind(system)
@@ -364,6 +452,22 @@ class JointForce(Force):
         force = inputs[self.input_names[0]] * sa.vector(self.a[1], self.u)[0]
         self._add_point_force(f, sb, jb, force)
         self._add_point_force(f, sa, ja, -force)
+
+    def compiled_element(self):
+        """The force along u (fixed in a's body: a rigid body or the ground) at b and its
+        reaction at a, u's turn doing no work, under the constant law T = -input, which
+        :meth:`load_solve` writes before each solve (one array, shared by every compiled
+        form made of this element)."""
+        if self._law is None:
+            self._law = constant_law(0.0)
+        return line_element(self.a, self.b, 0.0, self._law, normal=self.u, along=True)
+
+    def load_solve(self, t, inputs) -> None:
+        if self._law is not None:
+            self._law[1][0] = -float(inputs[self.input_names[0]])
+
+    def compiled_per_solve(self) -> bool:
+        return True
 
 
 class Contact(Force):
@@ -455,13 +559,17 @@ class Contact(Force):
         self._add_point_force(f, sb, jb, -mag * nrm)
 
     def compiled_element(self):
-        """Circle against circle: the distance of the centres less the radii under the
-        contact law (the centres from b to a, so that the force pushes a away); a circle
-        against a line has none (its contact point moves along b: Python)."""
+        """The contact law on s = -delta: circle against circle, the distance of the
+        centres less the radii (the centres from b to a, so that the force pushes a
+        away); circle against line, the centre's height over the line, n . (c_a - r_b),
+        less the radius, n the line's normal turning with b (a rigid body or the
+        ground).  Its gradient is the Python element's force: the reaction at b's
+        material point under the centre and the turn of n give b's angle the same
+        moment, (E n) . (c_a - x_b)."""
+        law = contact_law(self.k, self.c, self.n_exp)
         if self.rb is None:
-            return None
-        return line_element(self.b, self.a, -(self.ra + self.rb),
-                            contact_law(self.k, self.c, self.n_exp))
+            return line_element(self.b, self.a, -self.ra, law, normal=self.normal_local)
+        return line_element(self.b, self.a, -(self.ra + self.rb), law)
 
     def potential(self, t, view):
         delta = self._geometry(view)[0]

@@ -917,12 +917,19 @@ class System(ConstrainedProblem):
                                   self.mass_matrix_sparse, self._kept_rows)
         if terms is None:
             return None
+
+        def prepare(t):
+            # the inputs compiled laws read (a linear actuator's force), then the rest
+            for force in terms.element_forces:
+                force.load_solve(t, self.inputs)
+            terms.prepare(t)
         return CompiledTerms(self.n, self.m, terms.mass_matrix, terms.constraints_address,
-                             terms.forces_address, terms.context_address, terms.prepare,
+                             terms.forces_address, terms.context_address, prepare,
                              terms, terms.jacobian if terms.has_jacobian else None,
                              terms.sparse_residual, terms.sparse_mass,
                              terms.sparse_jacobian if terms.has_jacobian else None,
-                             terms.jacobian_function if terms.has_jacobian else None)
+                             terms.jacobian_function if terms.has_jacobian else None,
+                             terms.sparse_blocks if terms.has_jacobian else None)
 
     def constraint_plan(self) -> ConstraintPlan:
         """The batched evaluation of the joints, every row (built once per topology)."""

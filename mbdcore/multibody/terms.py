@@ -26,13 +26,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse
 
+from mbdcore.dae.problem import SparseBlocks
 from mbdcore.multibody.assembly import plan_function
 from mbdcore.cbuild import TABLE_LAYOUT_HEADER
 from mbdcore.native import kernel_library, table_layout
 
 __all__ = ["CompiledForces", "CompiledElement", "SystemTerms", "SYSTEM_TERMS_C_SOURCE",
            "csr_pattern", "measure_layout", "measure_element", "point_terms", "angle_terms",
-           "spring_law", "contact_law"]
+           "spring_law", "contact_law", "constant_law", "linear_layout",
+           "linear_element"]
 
 _P, _N = ctypes.c_void_p, ctypes.c_int
 
@@ -125,9 +127,15 @@ def spring_law(stiffness: float, damping: float, one_sided: bool = False):
 def contact_law(stiffness: float, damping: float, exponent: float):
     """(address, parameters) of the penalty contact law of
     :class:`~mbdcore.multibody.forces.Contact` (``contact_law`` of
-    native/system_terms.c) on s = distance - (r_a + r_b) [m]."""
+    native/system_terms.c) on s = -delta [m], the penetration's opposite."""
     return (_terms_library().ADDRESSES["contact_law"],
             np.array([stiffness, damping, exponent], dtype=float))
+
+
+def constant_law(value: float):
+    """(address, parameters) of the constant law T = value (``constant_law`` of
+    native/system_terms.c): the force -value ds/dq."""
+    return _terms_library().ADDRESSES["constant_law"], np.array([float(value)])
 
 
 def point_terms(frame):
@@ -168,13 +176,20 @@ def angle_terms(frame, sign: float):
     return terms, sign * float(c)
 
 
-def measure_element(linear, s0: float, law, line=None, beta: float = 1.0):
+def measure_element(linear, s0: float, law, line=None, beta: float = 1.0, normal=None,
+                    along: bool = False, tangent0=None):
     """The :class:`CompiledElement` of a force -T(s, s') ds/dq on the measure
     s = sum w q[col] + beta |r_b - r_a| + s0 (``measure_forces`` of
     native/system_terms.c): ``linear`` the (system column, weight) terms, ``law`` =
     (address, parameters) of a force law (and the ``kernels`` of
     :class:`CompiledElement` where the law is not the system terms'), ``line`` None or
-    the :func:`point_terms` of the points (a, b)."""
+    the :func:`point_terms` of the points (a, b); with a ``normal`` n (a vector in a's
+    frame: a line's unit normal, a force; a float64 array is kept, not copied, so that
+    its owner may write it before each solve), the projection beta n . (r_b - r_a) instead
+    of the length; ``along``, a force -T n at b (and its reaction at a) whose turn with
+    a does no work, no gradient (``along`` of ``MEASURE_LAYOUT``); with ``tangent0``
+    t0 (planar, points linear in q), the angle beta atan2(t0 x d, t0 . d) of d = r_b -
+    r_a instead (a beam's slope angle)."""
     cols = sorted({c for c, _ in linear} | ({c for p in line for c in p[1]} if line else set()))
     local = {c: k for k, c in enumerate(cols)}
     dim = 0 if line is None else len(line[0][-1]) if line[0][0] == "linear" else 2
@@ -199,12 +214,40 @@ def measure_element(linear, s0: float, law, line=None, beta: float = 1.0):
     st = measure_layout().structure(
         n=n, n_lin=len(linear), lin_at=np.array([local[c] for c, _ in linear], np.intc),
         lin_w=np.array([w for _, w in linear], float), beta=beta if line else 0.0,
-        s0=float(s0), dim=dim, law=address, n_law=params.size, law_params=params,
+        s0=float(s0), dim=dim, projected=int(normal is not None), along=int(along),
+        angle=int(tangent0 is not None),
+        tangent0=np.zeros(0) if tangent0 is None else np.array(tangent0, float),
+        normal=np.zeros(0) if normal is None else np.ascontiguousarray(normal, float),
+        law=address,
+        n_law=params.size, law_params=params,
         work=np.zeros((dim + 2) * n), **points)
     lib = _terms_library()
     return CompiledElement(np.array(cols, dtype=np.intc), lib.ADDRESSES["measure_forces"],
                            ctypes.addressof(st), lib.ADDRESSES["measure_tangent"], (st, params),
                            tuple(kernels[0]) if kernels else ())
+
+
+def linear_layout():
+    """The struct of a force element linear in q, ``LINEAR_LAYOUT`` of
+    native/system_terms.c; its ctypes class declares its C type, ``linear_t``, for a C
+    image (mbdcore.cimage)."""
+    layout = table_layout(_terms_library, "LINEAR_LAYOUT")
+    layout.ctypes_class().c_type = "linear_t"
+    return layout
+
+
+def linear_element(cols, B, b, scale) -> CompiledElement:
+    """The :class:`CompiledElement` of f = sum_j scale[j] (B[j] q[cols] + b[j]) [N, N m]
+    (``linear_forces`` of native/system_terms.c) over m terms, B (m, n, n), b (m, n);
+    ``scale`` a float64 array of m numbers, which its owner may write before each solve
+    (an input, a load at the solve's time)."""
+    B = np.ascontiguousarray(B, dtype=float)
+    st = linear_layout().structure(n=len(cols), m=B.shape[0], scale=scale, B=B.ravel(),
+                                   b=np.ascontiguousarray(b, dtype=float).ravel())
+    lib = _terms_library()
+    return CompiledElement(np.asarray(cols, dtype=np.intc), lib.ADDRESSES["linear_forces"],
+                           ctypes.addressof(st), lib.ADDRESSES["linear_tangent"],
+                           (st, scale))
 
 
 def csr_pattern(rows, cols, shape):
@@ -512,6 +555,15 @@ class SystemTerms:
             self._sparse = _Sparse(self, self.plan, [(k[0], k[1], k[5])
                                                      for k in self._kernels], mass)
         return self._sparse
+
+    def sparse_blocks(self) -> SparseBlocks:
+        """The sparse context's address, patterns and constant M for a step wholly in C
+        (:class:`~mbdcore.dae.problem.SparseBlocks`)."""
+        sp = self.sparse_context()
+        return SparseBlocks(sp.address, _terms_library().ADDRESSES["system_residual_sparse"],
+                            sp.mass, sp.G_pattern if self.m else (np.zeros(1, np.int32),
+                                                                  np.zeros(0, np.int32)),
+                            sp.C_pattern, sp.K_pattern, sp.H_pattern)
 
     def sparse_constraints(self, q):
         """(g, G, g_t) at q for the sparse Newton path (after :meth:`prepare` of the

@@ -9,7 +9,7 @@
  * A list may also declare a C struct that Python fills as a ctypes structure (its arrays
  * by address): there INT is an int, REAL a double, ARRAY a const double * to `size`
  * numbers, WORK a double * to `size` numbers the kernel writes (scratch), INTS a
- * const int * to `size` ints, ADDRESS a const void * (size 1: a context the kernel
+ * const int * to `size` ints, IWORK an int * to `size` ints the kernel writes, ADDRESS a const void * (size 1: a context the kernel
  * hands on) and FN a function pointer whose C type is the third argument; a list with
  * one of these is a struct only, never a flat table.
  * The macros below turn the list into the struct members and the reader of the kernel;
@@ -29,6 +29,7 @@
 #define TABLE_MEMBER_ARRAY(name, size) const double *name;
 #define TABLE_MEMBER_WORK(name, size) double *name;
 #define TABLE_MEMBER_INTS(name, size) const int *name;
+#define TABLE_MEMBER_IWORK(name, size) int *name;
 #define TABLE_MEMBER_ADDRESS(name, size) const void *name;
 #define TABLE_MEMBER_FN(name, type) type name;
 #define TABLE_MEMBER(kind, name, size) TABLE_MEMBER_##kind(name, size)

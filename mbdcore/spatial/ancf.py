@@ -134,6 +134,9 @@ __all__ = ["ANCFCable", "ANCFBeam3D", "MIN_STRETCH", "StrainTable", "CableState"
 #: one implementation).
 ANCF3D_C_SOURCE = Path(__file__).resolve().parent / "native" / "ancf3d.c"
 _ancf3d_library = kernel_library("mbdcore.spatial._ancf3d", ANCF3D_C_SOURCE)
+#: the body kernels' (extension module, C source, API macro), which a C-source FMU of a
+#: model with these bodies carries (:class:`~mbdcore.multibody.terms.CompiledForces`)
+ANCF3D_KERNEL = ("mbdcore.spatial._ancf3d", ANCF3D_C_SOURCE, "ANCF3D_API")
 
 #: The default floor stretch of a tension-only cable (:class:`ANCFCable` ``min_stretch``).
 MIN_STRETCH = 0.2
@@ -168,6 +171,8 @@ _P, _N, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 class _CableParameters(ctypes.Structure):
     """``ancf3d_cable_t`` of native/ancf3d.c (same field order)."""
 
+    c_type = "ancf3d_cable_t"       # what a C image (mbdcore.cimage) declares it as
+
     _fields_ = [("N", _N), ("G", _N), ("len", _P), ("xi", _P), ("w", _P), ("ea", _D),
                 ("ei", _D), ("beta", _D), ("f", _P), ("k", _P), ("c", _P),
                 ("tension_only", _N), ("floor_strain", _D), ("state", _P), ("frozen", _P)]
@@ -175,6 +180,8 @@ class _CableParameters(ctypes.Structure):
 
 class _BeamParameters(ctypes.Structure):
     """``ancf3d_beam_t`` of native/ancf3d.c (same field order)."""
+
+    c_type = "ancf3d_beam_t"
 
     _fields_ = [("N", _N), ("G", _N), ("len", _P), ("xi", _P), ("w", _P),
                 ("gs_n", _N), ("gs_terms", _P), ("gs_i", _P), ("gs_j", _P), ("gs_m", _P),
@@ -256,7 +263,8 @@ class _HermiteLine(HermiteLineBody):
         lib = _ancf3d_library()
         return CompiledForces(self.gravity_forces(gravity), lib.ADDRESSES[name + "_forces"],
                               ctypes.addressof(params), (params, owner),
-                              lib.ADDRESSES[name + "_tangents"], self.tangent_pattern())
+                              lib.ADDRESSES[name + "_tangents"], self.tangent_pattern(),
+                              kernels=(ANCF3D_KERNEL,))
 
     def _body_kernel(self):
         """(kernel name prefix, ctypes parameters, arrays they point into) of the

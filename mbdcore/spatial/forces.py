@@ -9,6 +9,7 @@ import numpy as np
 from mbdcore.blocks import ParameterError
 from mbdcore.multibody.forces import Force
 from mbdcore.multibody.system import scatter_force
+from mbdcore.multibody.terms import linear_element
 
 __all__ = ["BodyTorque"]
 
@@ -57,6 +58,9 @@ class BodyTorque(Force):
                                      "3-vector [N m] or a callable t -> 3-vector")
             self.value = value
             self.torque = lambda t, c=value: c
+        #: the torque [N m] the compiled element reads: constant, or written before each
+        #: solve (the input times the axis, T(t) of the solve's time)
+        self._now = np.array(self.value if self.value is not None else np.zeros(3))
 
     def bind(self, system):
         super().bind(system)
@@ -74,3 +78,35 @@ class BodyTorque(Force):
         for k in range(3):
             e, _, J, _ = st.vector(None, _AXES[k])
             scatter_force(f, st, J, 0.5 * np.cross(T, e))
+
+    def compiled_element(self):
+        """On a body whose unit vectors are linear in q (natural coordinates: they are
+        coordinates) the forces (T x e_k)/2 are f = sum_j T_j (B_j q + b_j), B_j = sum_k
+        J_k^T [a_j]x J_k / 2 over the vectors' Jacobians J_k and the ground axes a_j, T
+        the constant torque or, written before each solve (:meth:`load_solve`), the
+        input times the axis or T(t); None on a body whose vectors are not linear in q."""
+        body = self.body
+        if body.index is None or not getattr(body, "points_linear", False):
+            return None
+        n = body.n_coords
+        zeros = np.zeros(n)
+        st = body.state(zeros, zeros)
+        B, b = np.zeros((3, n, n)), np.zeros((3, n))
+        for j, axis in enumerate(_AXES):
+            cross = np.array([np.cross(axis, e) for e in _AXES]).T   # [a]x x = a x x
+            for k in range(3):
+                e, _, J, _ = st.vector(None, _AXES[k])
+                B[j] += 0.5 * J.T @ cross @ J
+                b[j] += 0.5 * J.T @ np.cross(axis, e)
+        cols = [k for k in range(n) if B[:, :, k].any() or B[:, k, :].any() or b[:, k].any()]
+        return linear_element([body.index + k for k in cols], B[:, cols][:, :, cols],
+                              b[:, cols], self._now)
+
+    def load_solve(self, t, inputs) -> None:
+        if self.axis is not None:
+            self._now[:] = inputs[self.input_names[0]] * self.axis
+        elif self.value is None:
+            self._now[:] = self.torque(t)
+
+    def compiled_per_solve(self) -> bool:
+        return self.value is None

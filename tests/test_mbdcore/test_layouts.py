@@ -19,21 +19,29 @@ from controllers.laws.antenna_servo import AntennaServoController, PointingRefer
 from controllers.laws.arm_lqg import ArmLQGController
 from controllers.laws.joint_pd import JointPDController
 from controllers.laws.kernels import (ANTENNA_SERVO_C_SOURCE, JOINT_LAWS_C_SOURCE,
-                                      LQG_C_SOURCES, NOTCH_C_SOURCE, PID_C_SOURCE, lqg_layout,
-                                      lqg_settings_layout, notch_layout, pd_layout, pid_layout,
-                                      pointing_layout, servo_layout)
+                                      LQG_C_SOURCES, NOTCH_C_SOURCE, PID_C_SOURCE,
+                                      lqg_input_layout, lqg_layout, lqg_settings_layout,
+                                      notch_layout, pd_layout, pid_layout, pointing_layout,
+                                      servo_layout)
 from controllers.laws.pid import PIDController
 from mbdcore.cbuild import (TABLE_INT_LIMIT, TABLE_LAYOUT_HEADER, binding_source,
                             compile_shared, find_compiler, table_layouts)
-from mbdcore.models.antenna import AXIS_C_SOURCE, PointingAxisBlock, axis_layout
-from mbdcore.models.drive import DRIVE_C_SOURCE, DCMotorBlock, drive_layout
+from mbdcore.models.antenna import (AXIS_C_SOURCE, AXIS_OUTPUTS, PointingAxisBlock,
+                                    axis_layout, axis_library)
+from mbdcore.models.drive import (DRIVE_C_SOURCE, DRIVE_OUTPUTS, DCMotorBlock, DCMotorBody,
+                                  drive_layout, drive_library, gear_law, gear_law_layout,
+                                  motor_body_layout)
 from mbdcore.models.linear import LINEAR_C_SOURCE, linear_layout, linear_table
 from mbdcore.models.manipulator import ARM_C_SOURCE, FlexibleManipulator, arm_layout
 from mbdcore.models.rigid_arm import RIGID_ARM_C_SOURCE, RigidTwoLinkArm, rigid_layout
 from fmu.cosim.fmu_component import LOG_PROXY_C_SOURCE, log_route_layout
 from mbdcore.dae.compiled_step import alpha_step_layout
+from mbdcore.dae.sparse_step import sparse_matrix_layout, sparse_newton_layout
 from mbdcore.dae.newton_native import NEWTON_C_SOURCE, newton_layouts
 from mbdcore.multibody.ancf import ANCF_C_SOURCE, ancf_body_layout
+from mbdcore.multibody.assembly import PLAN_C_SOURCE, plan_geometric_layout, plan_layout
+from mbdcore.multibody.beam_modes import (BEAM_KINEMATICS_C_SOURCE, BeamPoints,
+                                          ClampedBeamModes, beam_points_layout)
 from mbdcore.native import TableError, TableLayout, table_layout
 
 
@@ -87,6 +95,37 @@ def _lqg_tables():
     return [ArmLQGController()._table]
 
 
+def _lqg_input_tables():
+    controller = ArmLQGController()
+    return [controller._u(), np.arange(len(lqg_input_layout().names), dtype=float)]
+
+
+def _drive_output_tables():
+    block = DCMotorBlock(n_motors=1)
+    return [np.array([block.outputs()[name] for name in DRIVE_OUTPUTS])]
+
+
+def _gear_law_tables():
+    return [gear_law(2.0e4, 3.0, 1e-3, 2e-4)[1], gear_law(5.0e3, 0.0, 0.0, 1e-4)[1]]
+
+
+def _motor_body_tables():
+    return [DCMotorBody("m").compiled_forces(None).owner,
+            DCMotorBody("m", torque_constant=0.05, friction_speed=0.3).compiled_forces(None).owner]
+
+
+def _axis_output_tables():
+    block = PointingAxisBlock()
+    return [np.array([block.outputs()[name] for name in AXIS_OUTPUTS])]
+
+
+def _beam_points_tables():
+    modes = ClampedBeamModes.compute(3, 0.5, 0.2, 1.5, tip_mass=0.1)
+    x = [0.1, 0.3, 0.5]
+    return [BeamPoints(modes, x, "exact").table,
+            BeamPoints(modes, x, "second-order", stiffening=0.5).table]
+
+
 def _lqg_settings_tables():
     return [ArmLQGController()._gains, ArmLQGController(reference="model")._gains]
 
@@ -108,6 +147,19 @@ KERNEL_TABLES = {
     "lqg": (LQG_C_SOURCES[-1], "LQG_LAYOUT", lqg_layout, _lqg_tables, "T"),
     "lqg_settings": (LQG_C_SOURCES[-1], "LQG_SETTINGS_LAYOUT", lqg_settings_layout,
                      _lqg_settings_tables, "g"),
+    "lqg_inputs": (LQG_C_SOURCES[-1], "LQG_INPUT_LAYOUT", lqg_input_layout, _lqg_input_tables,
+                   "u"),
+    "drive_outputs": (DRIVE_C_SOURCE, "DRIVE_OUTPUT_LAYOUT",
+                      lambda: table_layout(drive_library, "DRIVE_OUTPUT_LAYOUT"),
+                      _drive_output_tables, "y"),
+    "axis_outputs": (AXIS_C_SOURCE, "AXIS_OUTPUT_LAYOUT",
+                     lambda: table_layout(axis_library, "AXIS_OUTPUT_LAYOUT"),
+                     _axis_output_tables, "y"),
+    "gear_law": (DRIVE_C_SOURCE, "GEAR_LAW_LAYOUT", gear_law_layout, _gear_law_tables, "p"),
+    "motor_body": (DRIVE_C_SOURCE, "MOTOR_BODY_LAYOUT", motor_body_layout,
+                   _motor_body_tables, "p"),
+    "beam_points": (BEAM_KINEMATICS_C_SOURCE, "BEAM_POINTS_LAYOUT", beam_points_layout,
+                    _beam_points_tables, "T"),
 }
 
 
@@ -133,7 +185,11 @@ KERNEL_STRUCTS = {
     "newton": (NEWTON_C_SOURCE, "NEWTON_LAYOUT", lambda: newton_layouts()[0]),
     "newton_state": (NEWTON_C_SOURCE, "NEWTON_STATE_LAYOUT", lambda: newton_layouts()[1]),
     "alpha_step": (NEWTON_C_SOURCE, "ALPHA_STEP_LAYOUT", alpha_step_layout),
+    "sparse_newton": (NEWTON_C_SOURCE, "SPARSE_NEWTON_LAYOUT", sparse_newton_layout),
+    "sparse_matrix": (NEWTON_C_SOURCE, "SPARSE_MATRIX_LAYOUT", sparse_matrix_layout),
     "log_route": (LOG_PROXY_C_SOURCE, "LOG_ROUTE_LAYOUT", log_route_layout),
+    "plan": (PLAN_C_SOURCE, "PLAN_LAYOUT", plan_layout),
+    "plan_geometric": (PLAN_C_SOURCE, "PLAN_GEOMETRIC_LAYOUT", plan_geometric_layout),
 }
 
 
@@ -151,7 +207,8 @@ def test_the_ctypes_structure_is_the_compiled_struct(layout):
 
 
 @pytest.mark.parametrize("module", ["mbdcore/dae/newton_native.py", "mbdcore/multibody/ancf.py",
-                                    "fmu/cosim/fmu_component.py"])
+                                    "fmu/cosim/fmu_component.py",
+                                    "mbdcore/multibody/assembly.py"])
 def test_no_struct_is_mirrored_by_hand(module):
     """The modules whose kernels take a struct make its ctypes class from the layout: no
     ``_fields_`` list of their own."""
@@ -254,6 +311,30 @@ def test_a_struct_takes_addresses_and_int_arrays_where_declared():
         layout.structure(n=2, rhs=1.5, ctx=None, piv=np.zeros(2, dtype=np.intc))
 
 
+def test_a_structs_int_field_is_a_c_int_past_the_flat_tables_limit():
+    """A struct's INT field is a C int (a large model's dense G has more than 10^6
+    entries: the 4-bay truss with its net, 1.18e6), where a flat table's INT fields stay
+    within TABLE_INT_LIMIT for its C reader's size arithmetic."""
+    layout = TableLayout("COUNT_LAYOUT", [("INT", "n_out", "1"), ("ADDRESS", "ctx", "1")])
+    assert layout.structure(n_out=1179360, ctx=None).n_out == 1179360 > TABLE_INT_LIMIT
+    assert layout.structure(n_out=2**31 - 1, ctx=None).n_out == 2**31 - 1
+    with pytest.raises(TableError, match=r"COUNT_LAYOUT: the INT field 'n_out' = 2147483648"):
+        layout.structure(n_out=2**31, ctx=None)
+
+
+def test_a_struct_takes_int_arrays_the_kernel_writes_only_writable():
+    """IWORK: an ``int *`` the kernel writes (the constraint plan's term indices), so a
+    read-only or float array is refused naming the field."""
+    layout = TableLayout("OUT_LAYOUT", [("INT", "n", "1"), ("IWORK", "rows", "2 * n")])
+    rows = np.zeros(4, dtype=np.intc)
+    assert layout.structure(n=2, rows=rows).rows == rows.ctypes.data
+    rows.flags.writeable = False
+    for bad in (rows, np.zeros(4)):
+        with pytest.raises(TableError, match="OUT_LAYOUT: field 'rows' needs a C-contiguous "
+                                             r"writable int32 array of 2 \* n = 4 numbers"):
+            layout.structure(n=2, rows=bad)
+
+
 @pytest.mark.parametrize("body, message", [
     ("X(INT, n, 1) X(ARRAY, k, m * n)", "the size of field 'k' uses 'm', which is no earlier "
                                         "INT field"),
@@ -329,3 +410,25 @@ def test_a_swapped_field_in_the_declaration_moves_on_both_sides(tmp_path):
     assert results == [1.0, 1.0]
     np.testing.assert_array_equal(tables[0][1:3], [4.0, 0.5])
     np.testing.assert_array_equal(tables[1][1:3], [0.5, 4.0])
+
+
+def test_the_beam_kernel_refuses_a_table_of_both_or_neither_point_sets():
+    """A beam's points are given either by their distances (second order) or as segment
+    ends (exact): a table of both, of neither, or of more Gauss nodes per segment than
+    the kernel's block is no table of points (-1), though the reader reads it."""
+    from mbdcore.multibody.beam_modes import beam_kinematics
+    layout, lib = beam_points_layout(), beam_kinematics()
+    exact = layout.unpack(_beam_points_tables()[0])
+    second = layout.unpack(_beam_points_tables()[1])
+    assert lib.beam_table_length(layout.pack(**exact)) == layout.pack(**exact).size
+    both = {**second, "n_seg": exact["n_seg"], "m": exact["m"], "wseg": exact["wseg"],
+            "dseg": exact["dseg"]}
+    neither = {**second, "n_x": 0, "x": (), "phi": (), "G": ()}
+    for fields in (both, neither):
+        table = layout.pack(**fields)
+        assert layout.read_by_c(table)["n_seg"] == fields["n_seg"]
+        assert lib.beam_table_length(table) == -1
+    n_seg, m = exact["n_seg"], int(re.search(r"#define BEAM_NODE_BLOCK (\d+)",
+                                              BEAM_KINEMATICS_C_SOURCE.read_text()).group(1)) + 1
+    wide = {**exact, "m": m, "wseg": np.ones(m * n_seg), "dseg": np.ones(m * n_seg * exact["N"])}
+    assert lib.beam_table_length(layout.pack(**wide)) == -1

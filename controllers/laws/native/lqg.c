@@ -14,8 +14,8 @@
  * g: LQG_SETTINGS_LAYOUT, the torque limits [N m], feedforward 0/1, reference 0 rigid /
  * 1 model.
  * s = (xh (n), r (n), z (ni)): the estimate, the model reference, the integrators.
- * u = the block's inputs: theta1_ref, theta2_ref, omega1_ref, omega2_ref, alpha1_ref,
- *     alpha2_ref, theta1, theta2, omega1, omega2, w1, w2, tau1_ff, tau2_ff.
+ * u = the block's inputs, LQG_INPUT_LAYOUT below (ArmLQGController packs them by name
+ *     through the same declaration).
  */
 #include <math.h>
 
@@ -27,7 +27,22 @@
 
 /* Largest state, measurement and integrator counts (stack scratch, no allocation). */
 #define LQG_MAX 64
-#define LQG_INPUTS 14
+
+/* The law's inputs u: the joints' reference angles [rad], rates [rad/s] and
+   accelerations [rad/s^2], the measured angles, rates and tip deflections [m], the
+   feedforward torques [N m]; their indices LQG_IN_theta1_ref, ... from the layout. */
+#define LQG_INPUT_LAYOUT(X)                                                                \
+    X(REAL, theta1_ref, 1) X(REAL, theta2_ref, 1) X(REAL, omega1_ref, 1)                   \
+    X(REAL, omega2_ref, 1) X(REAL, alpha1_ref, 1) X(REAL, alpha2_ref, 1)                   \
+    X(REAL, theta1, 1) X(REAL, theta2, 1) X(REAL, omega1, 1) X(REAL, omega2, 1)            \
+    X(REAL, w1, 1) X(REAL, w2, 1) X(REAL, tau1_ff, 1) X(REAL, tau2_ff, 1)
+#define LQG_INPUT_INDEX(kind, name, size) TABLE_INDEX_##kind(LQG_IN_##name)
+enum { LQG_INPUT_LAYOUT(LQG_INPUT_INDEX) LQG_INPUTS };
+/* the rigid arm's inverse dynamics reads the references' angles, rates and
+   accelerations as pairs: a declaration that breaks a pair does not compile */
+typedef char lqg_reference_pairs[(LQG_IN_theta2_ref == LQG_IN_theta1_ref + 1
+                                  && LQG_IN_omega2_ref == LQG_IN_omega1_ref + 1
+                                  && LQG_IN_alpha2_ref == LQG_IN_alpha1_ref + 1) ? 1 : -1];
 
 #define LQG_LAYOUT(X)                                                                      \
     X(INT, n, 1) X(INT, m, 1) X(INT, p, 1) X(INT, ni, 1) X(REAL, dt, 1)                    \
@@ -66,21 +81,27 @@ LAWS_API long lqg_table_length(const double *T) {
 
 static double clip(double v, double lim) { return v < -lim ? -lim : (v > lim ? lim : v); }
 
+/* the inputs of the references of theta1, theta2, omega1, omega2 (the table's joint) */
+static const int joint_reference[4] = {LQG_IN_theta1_ref, LQG_IN_theta2_ref,
+                                       LQG_IN_omega1_ref, LQG_IN_omega2_ref};
+
 /* The state reference as a deviation from x_lin (dx_ref, n) and the feedforward [N m]. */
 static void lqg_reference(const LqgTable *d, const double *g, const double *rigid,
                           const double *s, const double *u, double *dx_ref, double *ff) {
     int i;
     if (g[LQG_reference] != 0.0) {             /* "model": r, driven by tau_ff */
         for (i = 0; i < d->n; i++) dx_ref[i] = s[d->n + i];
-        ff[0] = u[12];
-        ff[1] = u[13];
+        ff[0] = u[LQG_IN_tau1_ff];
+        ff[1] = u[LQG_IN_tau2_ff];
         return;
     }
     for (i = 0; i < d->n; i++) dx_ref[i] = 0.0;
-    for (i = 0; i < 4; i++) dx_ref[(int)d->joint[i]] = u[i];
+    for (i = 0; i < 4; i++) dx_ref[(int)d->joint[i]] = u[joint_reference[i]];
     for (i = 0; i < d->n; i++) dx_ref[i] -= d->x_lin[i];
     ff[0] = ff[1] = 0.0;
-    if (g[LQG_feedforward] != 0.0) rigid_arm_inverse_dynamics(rigid, u, u + 2, u + 4, ff);
+    if (g[LQG_feedforward] != 0.0)
+        rigid_arm_inverse_dynamics(rigid, u + LQG_IN_theta1_ref, u + LQG_IN_omega1_ref,
+                                   u + LQG_IN_alpha1_ref, ff);
 }
 
 /* tau_u = ff + K (dx_ref - xh) - Ki z, unsaturated [N m]. */
@@ -153,7 +174,7 @@ LAWS_API void lqg_update(const double *T, const double *g, const double *rigid, 
         for (i = 0; i < n; i++) {
             double acc = 0.0;
             for (j = 0; j < n; j++) acc += d.Ad[i * n + j] * r[j];
-            rn[i] = acc + d.Bd[2 * i] * u[12] + d.Bd[2 * i + 1] * u[13];
+            rn[i] = acc + d.Bd[2 * i] * u[LQG_IN_tau1_ff] + d.Bd[2 * i + 1] * u[LQG_IN_tau2_ff];
         }
         for (i = 0; i < n; i++) r[i] = rn[i];
     }

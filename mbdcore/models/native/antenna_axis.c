@@ -77,29 +77,46 @@ AXIS_API int axis_rhs(const double *tab, const double *pk, const double *x, doub
     return 0;
 }
 
-/* The block's outputs: axis angle [rad], axis rate [rad/s], pointing angle [rad],
-   pointing error = reference - pointing angle [rad], dish tip deflection [m], current1
-   [A], speed1 [rad/s], current2, speed2 (zeros for a motor not fitted), axis torque
-   [N m] (the gear torques at the present inputs). */
+/* The block's outputs, declared once (antenna.py names them from this list): axis angle
+   [rad], axis rate [rad/s], pointing angle [rad], pointing error = reference - pointing
+   angle [rad], dish tip deflection [m], per motor the current [A] and speed [rad/s]
+   (zeros for a motor not fitted), axis torque [N m] (the gear torques at the present
+   inputs). */
+#define AXIS_OUTPUT_LAYOUT(X)                                                              \
+    X(REAL, axis_angle, 1) X(REAL, axis_rate, 1) X(REAL, pointing_angle, 1)                \
+    X(REAL, pointing_error, 1) X(REAL, dish_deflection, 1)                                 \
+    X(REAL, current1, 1) X(REAL, speed1, 1) X(REAL, current2, 1) X(REAL, speed2, 1)        \
+    X(REAL, axis_torque, 1)
+/* their indices, AXIS_OUT_axis_angle, ..., from the layout */
+#define AXIS_OUTPUT_INDEX(kind, name, size) TABLE_INDEX_##kind(AXIS_OUT_##name)
+enum { AXIS_OUTPUT_LAYOUT(AXIS_OUTPUT_INDEX) AXIS_N_OUTPUTS };
+/* five of the structure, two per motor and the axis torque: a list of another count
+   does not compile */
+typedef char axis_outputs_per_motor[AXIS_N_OUTPUTS == 5 + 2 * DRIVE_MAX_MOTORS + 1 ? 1 : -1];
+
+/* The outputs y (AXIS_N_OUTPUTS values) at state x and the inputs. */
 AXIS_API int axis_outputs(const double *tab, const double *pk, const double *x, double u,
                           double wind, double reference, int n_motors, int current_mode,
-                          double *out) {
+                          double *y) {
+    /* each motor's outputs by name */
+    static const int current[DRIVE_MAX_MOTORS] = {AXIS_OUT_current1, AXIS_OUT_current2};
+    static const int speed[DRIVE_MAX_MOTORS] = {AXIS_OUT_speed1, AXIS_OUT_speed2};
     Axis a;
     double dx[AXIS_MAX_STATES], tg[DRIVE_MAX_MOTORS], total = 0.0;
     int k;
     if (axis_rhs(tab, pk, x, u, wind, n_motors, current_mode, dx, tg)) return 1;
     axis_unpack(tab, &a);
-    out[0] = axis_row(a.C, x, a.ns);
-    out[1] = axis_row(a.C + a.ns, x, a.ns);
-    out[2] = axis_row(a.C + 2 * a.ns, x, a.ns);
-    out[3] = reference - out[2];
-    out[4] = axis_row(a.C + 3 * a.ns, x, a.ns);
+    y[AXIS_OUT_axis_angle] = axis_row(a.C, x, a.ns);
+    y[AXIS_OUT_axis_rate] = axis_row(a.C + a.ns, x, a.ns);
+    y[AXIS_OUT_pointing_angle] = axis_row(a.C + 2 * a.ns, x, a.ns);
+    y[AXIS_OUT_pointing_error] = reference - y[AXIS_OUT_pointing_angle];
+    y[AXIS_OUT_dish_deflection] = axis_row(a.C + 3 * a.ns, x, a.ns);
     for (k = 0; k < DRIVE_MAX_MOTORS; k++) {
-        out[5 + 2 * k] = k < n_motors ? x[a.ns + 4 * k + 2] : 0.0;
-        out[6 + 2 * k] = k < n_motors ? x[a.ns + 4 * k + 1] : 0.0;
+        y[current[k]] = k < n_motors ? x[a.ns + 4 * k + 2] : 0.0;
+        y[speed[k]] = k < n_motors ? x[a.ns + 4 * k + 1] : 0.0;
         if (k < n_motors) total += tg[k];
     }
-    out[5 + 2 * DRIVE_MAX_MOTORS] = total;
+    y[AXIS_OUT_axis_torque] = total;
     return 0;
 }
 

@@ -97,37 +97,58 @@ DRIVE_API double drive_dead_zone_slope(double x, double half_width, double smoot
     return 1.0 / (1.0 + exp(-(x - half_width) / e)) + 1.0 / (1.0 + exp((x + half_width) / e));
 }
 
+/* The gear law's parameters, declared once (drive.py's gear_law packs them by name):
+   stiffness [N m/rad], damping [N m s/rad], backlash half width [rad], smoothing [rad];
+   their indices GEAR_stiffness, ... from the layout. */
+#define GEAR_LAW_LAYOUT(X)                                                                 \
+    X(REAL, stiffness, 1) X(REAL, damping, 1) X(REAL, backlash, 1) X(REAL, smoothing, 1)
+#define GEAR_LAW_INDEX(kind, name, size) TABLE_INDEX_##kind(GEAR_##name)
+enum { GEAR_LAW_LAYOUT(GEAR_LAW_INDEX) GEAR_N_PARAMETERS };
+
 /* The gear law as a force law of the engine's measure elements (force_law_fn of
-   mbdcore/multibody/native/system_terms.c, the twist as the measure): p = (stiffness,
-   damping, backlash, smoothing); out = (T, dT/dd, dT/dd'). */
+   mbdcore/multibody/native/system_terms.c, the twist as the measure): p of
+   GEAR_LAW_LAYOUT; out = (T, dT/dd, dT/dd'). */
 DRIVE_API void drive_gear_law(const double *p, double twist, double twist_rate,
                               double *out) {
-    out[0] = drive_gear_torque(twist, twist_rate, p[0], p[1], p[2], p[3]);
-    out[1] = p[0] * drive_dead_zone_slope(twist, p[2], p[3]);
-    out[2] = p[1];
+    out[0] = drive_gear_torque(twist, twist_rate, p[GEAR_stiffness], p[GEAR_damping],
+                               p[GEAR_backlash], p[GEAR_smoothing]);
+    out[1] = p[GEAR_stiffness] * drive_dead_zone_slope(twist, p[GEAR_backlash],
+                                                       p[GEAR_smoothing]);
+    out[2] = p[GEAR_damping];
 }
 
-/* A DC motor body's forces through the one signature of a body's compiled force kernel
-   (body_force_fn of system_terms.c): q = (phi, charge), v = (w, i); params = (Kt, Ke, R,
-   b, Tc, w_c) as drive_motor_forces takes them. */
+/* A DC motor body's parameters, declared once (DCMotorBody packs them by name): Kt
+   [N m/A], Ke [V s/rad], R [ohm], b [N m s/rad], Tc [N m], w_c [rad/s] as
+   drive_motor_forces takes them; their indices MOTOR_torque_constant, ... */
+#define MOTOR_BODY_LAYOUT(X)                                                               \
+    X(REAL, torque_constant, 1) X(REAL, emf_constant, 1) X(REAL, resistance, 1)            \
+    X(REAL, viscous_friction, 1) X(REAL, coulomb_friction, 1) X(REAL, friction_speed, 1)
+#define MOTOR_BODY_INDEX(kind, name, size) TABLE_INDEX_##kind(MOTOR_##name)
+enum { MOTOR_BODY_LAYOUT(MOTOR_BODY_INDEX) MOTOR_N_PARAMETERS };
+
+/* Its forces through the one signature of a body's compiled force kernel (body_force_fn
+   of system_terms.c): q = (phi, charge), v = (w, i), params of MOTOR_BODY_LAYOUT. */
 DRIVE_API void drive_motor_body_forces(const void *params, const double *q,
                                        const double *v, double *f) {
     const double *p = (const double *)params;
     (void)q;
-    drive_motor_forces(v[0], v[1], p[0], p[1], p[2], p[3], p[4], p[5], f);
+    drive_motor_forces(v[0], v[1], p[MOTOR_torque_constant], p[MOTOR_emf_constant],
+                       p[MOTOR_resistance], p[MOTOR_viscous_friction],
+                       p[MOTOR_coulomb_friction], p[MOTOR_friction_speed], f);
 }
 
 /* Its tangents (body_tangent_fn): -df/dv added into C, leading dimension ld (no q). */
 DRIVE_API void drive_motor_body_tangent(const void *params, const double *q,
                                         const double *v, double *K, double *C, int ld) {
     const double *p = (const double *)params;
-    const double x = fabs(v[0]) / p[5], ch = cosh(x < 350.0 ? x : 350.0);
+    const double w_c = p[MOTOR_friction_speed];
+    const double x = fabs(v[0]) / w_c, ch = cosh(x < 350.0 ? x : 350.0);
     (void)q;
     (void)K;
-    C[0] += p[3] + p[4] / p[5] / (ch * ch);
-    C[1] -= p[0];
-    C[ld] += p[1];
-    C[ld + 1] += p[2];
+    C[0] += p[MOTOR_viscous_friction] + p[MOTOR_coulomb_friction] / w_c / (ch * ch);
+    C[1] -= p[MOTOR_torque_constant];
+    C[ld] += p[MOTOR_emf_constant];
+    C[ld + 1] += p[MOTOR_resistance];
 }
 
 /* PI gains of a current loop whose zero cancels R/L: out = (kp = L w_c [V/A],
@@ -197,30 +218,45 @@ DRIVE_API int drive_rhs(const double *pk, const double *x, double u, double thet
     return 0;
 }
 
-/* The drive block's outputs from its state and inputs: per motor k (0, 1) the current
-   [A], speed [rad/s], angle [rad], electromagnetic torque Kt i [N m] and gear torque
-   [N m] at out[5k..5k+4] (zeros for a motor not fitted), then the axis torque [N m]. */
+/* The drive block's outputs, declared once (drive.py names them from this list): per
+   motor k the current [A], speed [rad/s], angle [rad], electromagnetic torque Kt i [N m]
+   and gear torque [N m] (zeros for a motor not fitted), then the axis torque [N m]. */
+#define DRIVE_OUTPUT_LAYOUT(X)                                                             \
+    X(REAL, current1, 1) X(REAL, speed1, 1) X(REAL, angle1, 1) X(REAL, torque1, 1)         \
+    X(REAL, gear_torque1, 1)                                                               \
+    X(REAL, current2, 1) X(REAL, speed2, 1) X(REAL, angle2, 1) X(REAL, torque2, 1)         \
+    X(REAL, gear_torque2, 1)                                                               \
+    X(REAL, axis_torque, 1)
+/* their indices, DRIVE_OUT_current1, ..., from the layout */
+#define DRIVE_OUTPUT_INDEX(kind, name, size) TABLE_INDEX_##kind(DRIVE_OUT_##name)
+enum { DRIVE_OUTPUT_LAYOUT(DRIVE_OUTPUT_INDEX) DRIVE_N_OUTPUTS };
+/* five outputs per motor and the axis torque: a list of another count does not compile */
+typedef char drive_outputs_per_motor[DRIVE_N_OUTPUTS == 5 * DRIVE_MAX_MOTORS + 1 ? 1 : -1];
+
+/* The outputs y (DRIVE_N_OUTPUTS values) from the drive's state and inputs. */
 DRIVE_API int drive_outputs(const double *pk, const double *x, double u, double theta,
                             double omega, int n_motors, int current_mode, int locked,
-                            double *out) {
+                            double *y) {
+    /* each motor's outputs by name */
+    static const int current[DRIVE_MAX_MOTORS] = {DRIVE_OUT_current1, DRIVE_OUT_current2};
+    static const int speed[DRIVE_MAX_MOTORS] = {DRIVE_OUT_speed1, DRIVE_OUT_speed2};
+    static const int angle[DRIVE_MAX_MOTORS] = {DRIVE_OUT_angle1, DRIVE_OUT_angle2};
+    static const int torque[DRIVE_MAX_MOTORS] = {DRIVE_OUT_torque1, DRIVE_OUT_torque2};
+    static const int gear[DRIVE_MAX_MOTORS] = {DRIVE_OUT_gear_torque1, DRIVE_OUT_gear_torque2};
     double dx[DRIVE_MAX_STATES], tg[DRIVE_MAX_MOTORS], total = 0.0;
     int k;
     if (drive_rhs(pk, x, u, theta, omega, n_motors, current_mode, locked, dx, tg, NULL))
         return 1;
     for (k = 0; k < DRIVE_MAX_MOTORS; k++) {
-        double *o = out + 5 * k;
-        if (k < n_motors) {
-            o[0] = x[4 * k + 2];
-            o[1] = x[4 * k + 1];
-            o[2] = x[4 * k];
-            o[3] = pk[DRIVE_torque_constant] * x[4 * k + 2];
-            o[4] = tg[k];
-            total += tg[k];
-        } else {
-            o[0] = o[1] = o[2] = o[3] = o[4] = 0.0;
-        }
+        const int fitted = k < n_motors;
+        y[current[k]] = fitted ? x[4 * k + 2] : 0.0;
+        y[speed[k]] = fitted ? x[4 * k + 1] : 0.0;
+        y[angle[k]] = fitted ? x[4 * k] : 0.0;
+        y[torque[k]] = fitted ? pk[DRIVE_torque_constant] * x[4 * k + 2] : 0.0;
+        y[gear[k]] = fitted ? tg[k] : 0.0;
+        if (fitted) total += tg[k];
     }
-    out[5 * DRIVE_MAX_MOTORS] = total;
+    y[DRIVE_OUT_axis_torque] = total;
     return 0;
 }
 

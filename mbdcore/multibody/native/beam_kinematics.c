@@ -20,6 +20,8 @@
  */
 #include <math.h>
 
+#include "table_layout.h"
+
 #ifndef BEAM_API
 #define BEAM_API
 #endif
@@ -234,29 +236,55 @@ BEAM_API void beam_end_exact(int P, int N, int m, const double *wseg, const doub
 
 /*
  * A set of points of a beam whose frame is free in the plane (the engine's modal beam):
- * table T = [P, N, exact (0/1), m, fs] then, second order: x (P), phi (P x N), G (P x N x N);
- * exact: wseg (P x m), dseg (P x m x N).  Body coordinates qb = (x, y, theta, d_1..d_N)
- * [m, m, rad, m] and rates vb.  Gives in the plane the positions r (P x 2), velocities
- * rd (P x 2), the Jacobians J = dr/dqb (P x 2 x (3 + N)) and the velocity-quadratic
- * accelerations quad (P x 2); s-buffers: work (at least P x (6 + 2 N) doubles).
+ * its table, declared once (beam_modes.py packs it by name): N modes, fs the
+ * foreshortening factor, then either (second order) n_x points at distances x [m] with
+ * phi (n_x x N) and G (n_x x N x N) there, or (exact) n_seg points, the ends of segments
+ * of m Gauss nodes, with wseg (n_seg x m) [m] and dseg (n_seg x m x N) [1/m]; the other
+ * count 0.  Body coordinates qb = (x, y, theta, d_1..d_N) [m, m, rad, m] and rates vb.
+ * Gives in the plane the positions r (P x 2), velocities rd (P x 2), the Jacobians
+ * J = dr/dqb (P x 2 x (3 + N)) and the velocity-quadratic accelerations quad (P x 2),
+ * P = n_x + n_seg; s-buffers: work (at least P x (6 + 2 N) doubles).
  */
+#define BEAM_POINTS_LAYOUT(X)                                                              \
+    X(INT, N, 1) X(REAL, fs, 1)                                                            \
+    X(INT, n_x, 1) X(ARRAY, x, n_x) X(ARRAY, phi, n_x * N) X(ARRAY, G, n_x * N * N)        \
+    X(INT, n_seg, 1) X(INT, m, 1) X(ARRAY, wseg, n_seg * m) X(ARRAY, dseg, n_seg * m * N)
+
+typedef struct {
+    BEAM_POINTS_LAYOUT(TABLE_MEMBER)
+} beam_points_t;
+
+TABLE_READER(BEAM_POINTS_LAYOUT, beam_points_t, beam_points_read)
+
+/* the table's length in doubles, or -1 if it is no table of points: no mode, both or
+   neither of the point sets, or a segment of no Gauss node or more than a block's */
 BEAM_API long beam_table_length(const double *T) {
-    long P = (long)T[0], N = (long)T[1], m = (long)T[3];
-    if (P < 1 || N < 1 || (T[2] != 0.0 && (m < 1 || m > BEAM_NODE_BLOCK))) return -1;
-    return 5 + (T[2] != 0.0 ? P * m + P * m * N : P + P * N + P * N * N);
+    beam_points_t b;
+    const long length = beam_points_read(T, &b);
+    if (!length || b.N < 1 || (b.n_x > 0) == (b.n_seg > 0) || b.n_x < 0 || b.n_seg < 0
+        || (b.n_seg > 0 && (b.m < 1 || b.m > BEAM_NODE_BLOCK)))
+        return -1;
+    return length;
 }
 
 BEAM_API void beam_points(const double *T, const double *qb, const double *vb, double *r,
                           double *rd, double *J, double *quad, double *work) {
-    const int P = (int)T[0], N = (int)T[1], m = (int)T[3], n = 3 + N;
-    double *s = work, *sd = s + 2 * P, *q = sd + 2 * P, *ds = q + 2 * P;
+    beam_points_t b;
+    int P, N, n, p, j;
+    double *s, *sd, *q, *ds;
     const double c = cos(qb[2]), sn = sin(qb[2]), thd = vb[2];
-    int p, j;
-    if (T[2] != 0.0)
-        beam_points_exact(P, N, m, T + 5, T + 5 + P * m, qb + 3, vb + 3, s, sd, q, ds);
+    if (!beam_points_read(T, &b)) return;   /* beam_table_length checked it before */
+    P = b.n_x + b.n_seg;
+    N = b.N;
+    n = 3 + N;
+    s = work;
+    sd = s + 2 * P;
+    q = sd + 2 * P;
+    ds = q + 2 * P;
+    if (b.n_seg > 0)
+        beam_points_exact(P, N, b.m, b.wseg, b.dseg, qb + 3, vb + 3, s, sd, q, ds);
     else
-        beam_points_second_order(P, N, T + 5, T + 5 + P, T + 5 + P + P * N, T[4], qb + 3,
-                                 vb + 3, s, sd, q, ds);
+        beam_points_second_order(P, N, b.x, b.phi, b.G, b.fs, qb + 3, vb + 3, s, sd, q, ds);
     for (p = 0; p < P; p++) {
         /* A s, A s' and the frame's rotation: r = p + A s, r' = v + theta' E A s + A s' */
         const double asx = c * s[2 * p] - sn * s[2 * p + 1];

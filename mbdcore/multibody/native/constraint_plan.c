@@ -15,84 +15,126 @@
 #include <math.h>
 #include <string.h>
 
+#include "table_layout.h"
+
 /* marks what Python and other kernels call (mbdcore.cbuild binds it) */
 #ifndef PLAN_API
 #define PLAN_API
 #endif
 
+/* The plan's table, declared once (mbdcore/native/table_layout.h; assembly.py fills it by
+   name through this declaration, each array checked against its size):
+   m rows of g;
+   points: rigid (x, y, phi columns r_cols; local point r_local) then linear (N q[cols]
+   + c: l_cols, l_N (n_linear, 2, lin_width), l_c);
+   orientations: linear (k . q[cols] + c: a_idx, a_k, a_c) then ANCF slope angles
+   (s_cols, s_colsy, s_S1 (n_slope, slope_width), s_theta0, s_t0 (n_slope, 2));
+   Jacobian entries of the quantities: points (constants; the d/dphi entries of the rigid
+   points at 4k+2, 4k+3 filled here), then orientations (constants; the slope entries
+   from s_first on filled here);
+   rows: point differences (p_row, p_a, p_b), sines of angle differences (sn_row, sn_a,
+   sn_b, sn_angle), sums of angles (t_row, t_slot, t_coef);
+   Jacobian non-zeros: value = entries[src] * mult (* cos d of a sine row), added to
+   out[scatter] (a dense G's flat index, or a CSR matrix's data index; n_out values);
+   quadratic rows: H entries (row, j, k, h): g[row] += h q_j q_k / 2, G[row][j] += h q_k,
+   gamma[row] -= h v_j v_k; b entries (row, j, b): g[row] += b q_j, G[row][j] += b;
+   constants (row, c); the G values added to out[Q_scatter] (H entries first, then b
+   entries);
+   hinge-angle rows: n_pair pairs of quadratic scalars (scalar 2p the cosine, 2p + 1 the
+   sine of pair p; H entries (sr, sj, sk, sh), b entries (sbr, sbj, sbv), constants
+   s_const) whose gradient entries are e = 0 .. n_sh + n_sb - 1 (H entries first: value
+   sh q[sk] in column sj; then b entries), of scalar e_scalar[e] in column e_col[e];
+   links k (a row's use of a scalar, two per pair: cosine, sine) with their weights
+   d g_row / d scalar; gear rows: terms (at_row, at_pair, at_w = ratio times the hinge's
+   sign, at_link the cosine's link) and constants (ac_row, ac_c); driver rows (ad_row,
+   ad_pair, ad_link) with the prescribed angle, rate and acceleration times the hinge's
+   sign (ad_f, ad_fd, ad_fdd, set per solve); Jacobian values weight[ge_link]
+   e[ge_entry] added to out[A_scatter]; g_t of the driver rows written to a_gt (m
+   values). */
+#define PLAN_LAYOUT(X)                                                                     \
+    X(INT, m, 1)                                                                           \
+    X(INT, n_rigid, 1) X(INT, n_linear, 1) X(INT, lin_width, 1)                            \
+    X(INTS, r_cols, 3 * n_rigid) X(ARRAY, r_local, 2 * n_rigid)                            \
+    X(INTS, l_cols, n_linear * lin_width) X(ARRAY, l_N, 2 * n_linear * lin_width)          \
+    X(ARRAY, l_c, 2 * n_linear)                                                            \
+    X(INT, n_lin_ang, 1) X(INT, ang_width, 1)                                              \
+    X(INTS, a_idx, n_lin_ang * ang_width) X(ARRAY, a_k, n_lin_ang * ang_width)             \
+    X(ARRAY, a_c, n_lin_ang)                                                               \
+    X(INT, n_slope, 1) X(INT, slope_width, 1)                                              \
+    X(INTS, s_cols, n_slope * slope_width) X(INTS, s_colsy, n_slope * slope_width)         \
+    X(ARRAY, s_S1, n_slope * slope_width) X(ARRAY, s_theta0, n_slope)                      \
+    X(ARRAY, s_t0, 2 * n_slope)                                                            \
+    X(INT, n_pt_ent, 1) X(INT, n_an_ent, 1) X(INT, s_first, 1)                             \
+    X(ARRAY, pt_val, n_pt_ent) X(ARRAY, an_val, n_an_ent)                                  \
+    X(INT, n_point_rows, 1)                                                                \
+    X(INTS, p_row, n_point_rows) X(INTS, p_a, n_point_rows) X(INTS, p_b, n_point_rows)     \
+    X(INT, n_sine_rows, 1)                                                                 \
+    X(INTS, sn_row, n_sine_rows) X(INTS, sn_a, n_sine_rows) X(INTS, sn_b, n_sine_rows)     \
+    X(ARRAY, sn_angle, n_sine_rows)                                                        \
+    X(INT, n_terms, 1)                                                                     \
+    X(INTS, t_row, n_terms) X(INTS, t_slot, n_terms) X(ARRAY, t_coef, n_terms)             \
+    X(INT, n_G, 1) X(INT, n_out, 1)                                                        \
+    X(INTS, G_src, n_G) X(INTS, G_sine_row, n_G) X(INTS, G_scatter, n_G)                   \
+    X(ARRAY, G_mult, n_G)                                                                  \
+    X(INT, n_qh, 1) X(INT, n_qb, 1) X(INT, n_qc, 1)                                        \
+    X(INTS, qh_row, n_qh) X(INTS, qh_j, n_qh) X(INTS, qh_k, n_qh)                          \
+    X(INTS, qb_row, n_qb) X(INTS, qb_j, n_qb) X(INTS, qc_row, n_qc)                        \
+    X(INTS, Q_scatter, n_qh + n_qb)                                                        \
+    X(ARRAY, qh_h, n_qh) X(ARRAY, qb_b, n_qb) X(ARRAY, qc_c, n_qc)                         \
+    X(INT, n_pair, 1) X(INT, n_sh, 1) X(INT, n_sb, 1)                                      \
+    X(INTS, sr, n_sh) X(INTS, sj, n_sh) X(INTS, sk, n_sh)                                  \
+    X(INTS, sbr, n_sb) X(INTS, sbj, n_sb)                                                  \
+    X(INTS, e_scalar, n_sh + n_sb) X(INTS, e_col, n_sh + n_sb)                             \
+    X(ARRAY, sh, n_sh) X(ARRAY, sbv, n_sb) X(ARRAY, s_const, 2 * n_pair)                   \
+    X(INT, n_at, 1) X(INT, n_ac, 1) X(INT, n_ad, 1) X(INT, n_ge, 1)                        \
+    X(INTS, at_row, n_at) X(INTS, at_pair, n_at) X(INTS, at_link, n_at)                    \
+    X(INTS, ac_row, n_ac)                                                                  \
+    X(INTS, ad_row, n_ad) X(INTS, ad_pair, n_ad) X(INTS, ad_link, n_ad)                    \
+    X(ARRAY, at_w, n_at) X(ARRAY, ac_c, n_ac)                                              \
+    X(ARRAY, ad_f, n_ad) X(ARRAY, ad_fd, n_ad) X(ARRAY, ad_fdd, n_ad)                      \
+    X(INTS, ge_link, n_ge) X(INTS, ge_entry, n_ge) X(INTS, A_scatter, n_ge)                \
+    X(WORK, a_gt, m)
+
 typedef struct {
-    int m;                       /* rows of g */
-    /* points: rigid (x, y, phi columns; local point) then linear (N q[cols] + c) */
-    int n_rigid, n_linear, lin_width;
-    const int *r_cols;           /* (n_rigid, 3) */
-    const double *r_local;       /* (n_rigid, 2) */
-    const int *l_cols;           /* (n_linear, lin_width) */
-    const double *l_N;           /* (n_linear, 2, lin_width) */
-    const double *l_c;           /* (n_linear, 2) */
-    /* orientations: linear (k . q[cols] + c) then ANCF slope angles */
-    int n_lin_ang, ang_width;
-    const int *a_idx;            /* (n_lin_ang, ang_width) */
-    const double *a_k;           /* (n_lin_ang, ang_width) */
-    const double *a_c;           /* (n_lin_ang) */
-    int n_slope, slope_width;
-    const int *s_cols, *s_colsy; /* (n_slope, slope_width) */
-    const double *s_S1;          /* (n_slope, slope_width) */
-    const double *s_theta0;      /* (n_slope) */
-    const double *s_t0;          /* (n_slope, 2) */
-    /* Jacobian entries of the quantities: points (constants; the d/dphi entries of the
-       rigid points at 4k+2, 4k+3 filled here), then orientations (constants; the slope
-       entries from s_first on filled here) */
-    int n_pt_ent, n_an_ent, s_first;
-    const double *pt_val, *an_val;
-    /* rows */
-    int n_point_rows;
-    const int *p_row, *p_a, *p_b;
-    int n_sine_rows;
-    const int *sn_row, *sn_a, *sn_b;
-    const double *sn_angle;
-    int n_terms;
-    const int *t_row, *t_slot;
-    const double *t_coef;
-    /* Jacobian non-zeros: value = entries[src] * mult (* cos d of a sine row), added
-       to out[scatter] (a dense G's flat index, or a CSR matrix's data index) */
-    int n_G, n_out;
-    const int *G_src, *G_sine_row, *G_scatter;
-    const double *G_mult;
-    /* quadratic rows: H entries (row, j, k, h): g[row] += h q_j q_k / 2,
-       G[row][j] += h q_k, gamma[row] -= h v_j v_k; b entries (row, j, b): g[row] += b q_j,
-       G[row][j] += b; constants (row, c); the G values added to out[Q_scatter] (H
-       entries first, then b entries) */
-    int n_qh, n_qb, n_qc;
-    const int *qh_row, *qh_j, *qh_k, *qb_row, *qb_j, *qc_row, *Q_scatter;
-    const double *qh_h, *qb_b, *qc_c;
-    /* hinge-angle rows: n_pair pairs of quadratic scalars (scalar 2p the cosine, 2p + 1
-       the sine of pair p; H entries (sr, sj, sk, sh), b entries (sbr, sbj, sbv),
-       constants s_const) whose gradient entries are e = 0 .. n_sh + n_sb - 1 (H entries
-       first: value sh q[sk] in column sj; then b entries), of scalar e_scalar[e] in
-       column e_col[e]; links k (a row's use of a scalar, two per pair: cosine, sine)
-       with their weights d g_row / d scalar; gear rows: terms (at_row, at_pair, at_w =
-       ratio times the hinge's sign, at_link the cosine's link) and constants (ac_row,
-       ac_c); driver rows (ad_row, ad_pair, ad_link) with the prescribed angle, rate and
-       acceleration times the hinge's sign (ad_f, ad_fd, ad_fdd, set per solve);
-       Jacobian values weight[ge_link] e[ge_entry] added to out[A_scatter]; g_t of the
-       driver rows written to a_gt (m values) */
-    int n_pair, n_sh, n_sb;
-    const int *sr, *sj, *sk, *sbr, *sbj, *e_scalar, *e_col;
-    const double *sh, *sbv, *s_const;
-    int n_at, n_ac, n_ad, n_ge;
-    const int *at_row, *at_pair, *at_link, *ac_row, *ad_row, *ad_pair, *ad_link;
-    const double *at_w, *ac_c, *ad_f, *ad_fd, *ad_fdd;
-    const int *ge_link, *ge_entry, *A_scatter;
-    double *a_gt;
+    PLAN_LAYOUT(TABLE_MEMBER)
 } plan_t;
 
-/* The part of the work buffer the hinge-angle rows use (after the other rows'): the
-   scalars' values, rates and quads (3 S), the gradient entries' values, the links'
-   weights, and per pair (c, s, rho^2, raw angle, its rate, its quad). */
-static double *angle_work(const plan_t *p, double *work)
+/* The work buffer of plan_evaluate, laid out here once (plan_geometric reads what
+   plan_evaluate left there): the points' positions and velocity-quadratic parts (2 P
+   each), the quantities' Jacobian entries (n_pt_ent + n_an_ent), the orientations'
+   angles, rates and quads (A each), the sine rows' cos d (n_sine_rows), one spare, then
+   the part the hinge-angle rows use: the scalars' values, rates and quads (3 S), the
+   gradient entries' values, the links' weights, and per pair (c, s, rho^2, raw angle,
+   its rate, its quad); P = n_rigid + n_linear, A = n_lin_ang + n_slope. */
+static long work_entries_at(const plan_t *p)
 {
-    const int P = p->n_rigid + p->n_linear, A = p->n_lin_ang + p->n_slope;
-    return work + 4 * P + p->n_pt_ent + p->n_an_ent + 3 * A + p->n_sine_rows + 1;
+    return 4L * (p->n_rigid + p->n_linear);
+}
+
+static long work_angles_at(const plan_t *p)
+{
+    return work_entries_at(p) + p->n_pt_ent + p->n_an_ent;
+}
+
+static long work_cosd_at(const plan_t *p)
+{
+    return work_angles_at(p) + 3L * (p->n_lin_ang + p->n_slope);
+}
+
+static long angle_work_at(const plan_t *p)
+{
+    return work_cosd_at(p) + p->n_sine_rows + 1;
+}
+
+static double *work_entries(const plan_t *p, double *work) { return work + work_entries_at(p); }
+static double *work_angles(const plan_t *p, double *work) { return work + work_angles_at(p); }
+static double *work_cosd(const plan_t *p, double *work) { return work + work_cosd_at(p); }
+static double *angle_work(const plan_t *p, double *work) { return work + angle_work_at(p); }
+
+/* the length of the work buffer of plan_evaluate [doubles] */
+PLAN_API long plan_work_length(const plan_t *p)
+{
+    return angle_work_at(p) + 12L * p->n_pair + p->n_sh + p->n_sb + 2L * (p->n_at + p->n_ad);
 }
 
 static void hinge_angle_rows(const plan_t *p, const double *q, const double *v, double *g,
@@ -157,16 +199,14 @@ static void hinge_angle_rows(const plan_t *p, const double *q, const double *v, 
         out[p->A_scatter[k]] += weight[p->ge_link[k]] * e[p->ge_entry[k]];
 }
 
-/* work: 4 P + n_pt_ent + 3 A + n_an_ent + n_sine_rows + 1 doubles, then those of the
-   hinge-angle rows (angle_work: 6 S + n_sh + n_sb + 2 (n_at + n_ad) + 6 n_pair),
-   P = n_rigid + n_linear points, A = n_lin_ang + n_slope orientations, S = 2 n_pair. */
+/* work: plan_work_length(p) doubles, laid out as work_entries ... angle_work say. */
 PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, double *g,
                    double *gam, double *out, double *work)
 {
     const int P = p->n_rigid + p->n_linear, A = p->n_lin_ang + p->n_slope;
-    double *r = work, *pquad = r + 2 * P, *ent = pquad + 2 * P;
-    double *th = ent + p->n_pt_ent + p->n_an_ent, *thd = th + A, *aquad = thd + A;
-    double *cosd = aquad + A;
+    double *r = work, *pquad = r + 2 * P, *ent = work_entries(p, work);
+    double *th = work_angles(p, work), *thd = th + A, *aquad = thd + A;
+    double *cosd = work_cosd(p, work);
     double *aent = ent + p->n_pt_ent;
     int k, j;
 
@@ -298,41 +338,39 @@ PLAN_API void plan_evaluate(const plan_t *p, const double *q, const double *v, d
  * s (gp terms: entry pairs (a, b) of a term's pair, K(e_col[a], e_col[b]); gh terms:
  * entries b, H(row, e_col[b]) with the rates of c and s).  K_at holds total + n_qh +
  * n_gl + n_gp indices, H_at total + n_qh + n_gl + n_gh, in that order.
+ *
+ * Its table, declared once (assembly.py fills it by name): the plan (a plan_t, whose
+ * slope angles, sine rows, quadratic H entries and hinge-angle rows it reads) and the
+ * plan's work buffer (n_work doubles, as plan_evaluate left it: work_entries,
+ * work_angles, work_cosd, angle_work); the non-zeros' rows and columns (nG, the plan's
+ * n_G); the terms (1) (gr: non-zero, column, the other entry, its sign), (2) (gs:
+ * non-zero, column, slope, which of the 4 second derivatives, coefficient) and (3) (gc:
+ * the non-zeros k, k' of sine row i); table, 4 doubles per slope angle (n_slope, the
+ * plan's); k_out, c_out, val_out the terms written; n_qh the plan's; the rows of the
+ * links (n_link, two per gear term and driver row); the gl, gp and gh terms.
  */
+#define PLAN_GEOMETRIC_LAYOUT(X)                                                           \
+    X(ADDRESS, plan, 1) X(INT, n_work, 1) X(WORK, work, n_work)                            \
+    X(INT, nG, 1) X(INTS, G_row, nG) X(INTS, G_col, nG)                                    \
+    X(INT, n_gr, 1)                                                                        \
+    X(INTS, gr_k, n_gr) X(INTS, gr_col, n_gr) X(INTS, gr_other, n_gr)                      \
+    X(ARRAY, gr_sign, n_gr)                                                                \
+    X(INT, n_gs, 1)                                                                        \
+    X(INTS, gs_k, n_gs) X(INTS, gs_col, n_gs) X(INTS, gs_slot, n_gs)                       \
+    X(INTS, gs_kind, n_gs) X(ARRAY, gs_coef, n_gs)                                         \
+    X(INT, n_gc, 1) X(INTS, gc_k, n_gc) X(INTS, gc_kp, n_gc) X(INTS, gc_i, n_gc)           \
+    X(INT, n_slope, 1) X(WORK, table, 4 * n_slope)                                         \
+    X(IWORK, k_out, n_gr + n_gs + n_gc) X(IWORK, c_out, n_gr + n_gs + n_gc)                \
+    X(WORK, val_out, n_gr + n_gs + n_gc)                                                   \
+    X(INT, n_qh, 1) X(INT, n_link, 1) X(INTS, link_row, n_link)                            \
+    X(INT, n_gl, 1) X(INTS, gl_link, n_gl) X(INTS, gl_h, n_gl)                             \
+    X(INT, n_gp, 1) X(INTS, gp_term, n_gp) X(INTS, gp_a, n_gp) X(INTS, gp_b, n_gp)         \
+    X(INT, n_gh, 1) X(INTS, gh_term, n_gh) X(INTS, gh_b, n_gh)                             \
+    X(INTS, K_at, n_gr + n_gs + n_gc + n_qh + n_gl + n_gp)                                 \
+    X(INTS, H_at, n_gr + n_gs + n_gc + n_qh + n_gl + n_gh)
+
 typedef struct {
-    int n, nG;
-    const int *G_row, *G_col, *G_src, *g_sine;   /* g_sine: sine row of entry k or -1 */
-    const double *G_mult;
-    const double *ent, *th, *cosd;              /* into the plan's work buffer */
-    int n_gr;
-    const int *gr_k, *gr_col, *gr_other;
-    const double *gr_sign;
-    int n_slope, s_width;
-    const int *s_cols, *s_colsy;
-    const double *s_S1;
-    int n_gs;
-    const int *gs_k, *gs_col, *gs_slot, *gs_kind;
-    const double *gs_coef;
-    const int *s_a, *s_b;                       /* per sine row: orientation slots */
-    const double *s_angle;
-    int n_gc;
-    const int *gc_k, *gc_kp, *gc_i;
-    double *table;                              /* 4 n_slope doubles */
-    int *k_out, *c_out;                         /* n_gr + n_gs + n_gc each */
-    double *val_out;
-    int n_qh;                                   /* quadratic H entries (plan_t's) */
-    const int *qh_row, *qh_j, *qh_k;
-    const double *qh_h;
-    const int *K_at, *H_at;                     /* see above */
-    /* hinge-angle rows (plan_t's arrays; work as left by plan_evaluate) */
-    const plan_t *plan;
-    const double *angle;                        /* angle_work of the plan's work buffer */
-    int n_gl;
-    const int *gl_link, *gl_h, *link_row;
-    int n_gp;
-    const int *gp_term, *gp_a, *gp_b;
-    int n_gh;
-    const int *gh_term, *gh_b;
+    PLAN_GEOMETRIC_LAYOUT(TABLE_MEMBER)
 } plan_geometric_t;
 
 /* d2 atan2(s, c) / d(a) d(b), a, b in {0: c, 1: s}, of a pair's (c, s, rho^2) */
@@ -343,28 +381,32 @@ static double atan2_second(const double *x, int a, int b)
     return (a == 0 ? 2.0 : -2.0) * x[0] * x[1] / r4;
 }
 
-static double entry_factor(const plan_geometric_t *p, int k)
+/* the cos d factor of the Jacobian non-zero k of the plan a (1 outside sine rows) */
+static double entry_factor(const plan_t *a, const double *cosd, int k)
 {
-    return p->g_sine[k] >= 0 ? p->cosd[p->g_sine[k]] : 1.0;
+    return a->G_sine_row[k] >= 0 ? cosd[a->G_sine_row[k]] : 1.0;
 }
 
 PLAN_API void plan_entry_derivatives(const plan_geometric_t *p, const double *q, int *ks, int *cs,
                             double *vals)
 {
+    const plan_t *a = (const plan_t *)p->plan;
+    const double *ent = work_entries(a, p->work), *th = work_angles(a, p->work);
+    const double *cosd = work_cosd(a, p->work);
     int i, j, s, t = 0;
     for (i = 0; i < p->n_gr; ++i, ++t) {
         const int k = p->gr_k[i];
         ks[t] = k;
         cs[t] = p->gr_col[i];
-        vals[t] = p->G_mult[k] * entry_factor(p, k) * p->gr_sign[i] * p->ent[p->gr_other[i]];
+        vals[t] = a->G_mult[k] * entry_factor(a, cosd, k) * p->gr_sign[i] * ent[p->gr_other[i]];
     }
     if (p->n_gs) {
         for (s = 0; s < p->n_slope; ++s) {
-            const int w = p->s_width;
+            const int w = a->slope_width;
             double ax = 0.0, ay = 0.0, gg2, cross, diff;
             for (j = 0; j < w; ++j) {
-                ax += p->s_S1[s * w + j] * q[p->s_cols[s * w + j]];
-                ay += p->s_S1[s * w + j] * q[p->s_colsy[s * w + j]];
+                ax += a->s_S1[s * w + j] * q[a->s_cols[s * w + j]];
+                ay += a->s_S1[s * w + j] * q[a->s_colsy[s * w + j]];
             }
             gg2 = (ax * ax + ay * ay) * (ax * ax + ay * ay);
             cross = 2.0 * ax * ay / gg2;
@@ -378,23 +420,24 @@ PLAN_API void plan_entry_derivatives(const plan_geometric_t *p, const double *q,
             const int k = p->gs_k[i];
             ks[t] = k;
             cs[t] = p->gs_col[i];
-            vals[t] = p->G_mult[k] * entry_factor(p, k) * p->gs_coef[i]
+            vals[t] = a->G_mult[k] * entry_factor(a, cosd, k) * p->gs_coef[i]
                       * p->table[4 * p->gs_slot[i] + p->gs_kind[i]];
         }
     }
     for (i = 0; i < p->n_gc; ++i, ++t) {
         const int k = p->gc_k[i], kp = p->gc_kp[i], r = p->gc_i[i];
-        const double d = p->th[p->s_b[r]] - p->th[p->s_a[r]] - p->s_angle[r];
+        const double d = th[a->sn_b[r]] - th[a->sn_a[r]] - a->sn_angle[r];
         ks[t] = k;
         cs[t] = p->G_col[kp];
-        vals[t] = -p->G_mult[k] * p->ent[p->G_src[k]] * sin(d)
-                  * p->G_mult[kp] * p->ent[p->G_src[kp]];
+        vals[t] = -a->G_mult[k] * ent[a->G_src[k]] * sin(d)
+                  * a->G_mult[kp] * ent[a->G_src[kp]];
     }
 }
 
 PLAN_API void plan_geometric(const plan_geometric_t *p, const double *q, const double *v,
                     const double *lam, double *K, double *H)
 {
+    const plan_t *a = (const plan_t *)p->plan;
     const int total = p->n_gr + p->n_gs + p->n_gc;
     int i;
     plan_entry_derivatives(p, q, p->k_out, p->c_out, p->val_out);
@@ -404,13 +447,13 @@ PLAN_API void plan_geometric(const plan_geometric_t *p, const double *q, const d
         H[p->H_at[i]] += v[col] * p->val_out[i];
     }
     for (i = 0; i < p->n_qh; ++i) {
-        K[p->K_at[total + i]] += lam[p->qh_row[i]] * p->qh_h[i];
-        H[p->H_at[total + i]] += p->qh_h[i] * v[p->qh_j[i]];
+        K[p->K_at[total + i]] += lam[a->qh_row[i]] * a->qh_h[i];
+        H[p->H_at[total + i]] += a->qh_h[i] * v[a->qh_j[i]];
     }
-    if (p->plan != NULL && p->plan->n_pair) {
-        const plan_t *a = p->plan;
+    if (a->n_pair) {
         const int S = 2 * a->n_pair, E = a->n_sh + a->n_sb;
-        const double *rate = p->angle + S, *e = p->angle + 3 * S, *weight = e + E;
+        const double *angle = angle_work(a, p->work);
+        const double *rate = angle + S, *e = angle + 3 * S, *weight = e + E;
         const double *pair = weight + 2 * (a->n_at + a->n_ad);
         const int kq = total + p->n_qh, kp = kq + p->n_gl;
         for (i = 0; i < p->n_gl; ++i) {

@@ -55,10 +55,22 @@ typedef void (*force_law_fn)(const double *p, double s, double rate, double *out
    with the points r_a, r_b of dimension dim (dim = 0: no line), each
    r = N q[cols] + c, or for a planar rigid point (rigid = 1; cols the body's x, y, phi)
    r = (q[x], q[y]) + A(q[phi]) c.  Springs, dampers, gears, screw drives and latches are
-   this with their laws.  work: (dim + 2) n scratch (dr/dq, ds/dq, ds'/dq). */
+   this with their laws.  With projected = 1 the line term is instead the projection
+   beta n . (r_b - r_a) on a vector fixed in a's body: n = A(q[phi_a]) normal for a
+   planar rigid point a, n = normal for any other (the ground's): a circle's centre b
+   against a line through a (contact, n its unit normal), a constant force's work (n
+   the force).  With along = 1 besides, the element is a force -T along n at b and its
+   reaction at a, n's turn doing no work (a linear actuator's direction fixed in a):
+   "ds/dq" is then beta n^T dr/dq without the turn's (E n) . (r_b - r_a) at phi_a, no
+   gradient of s.  With angle = 1 (planar, points linear in q) the line term is the
+   angle beta atan2(t0 x d, t0 . d) of d = r_b - r_a from tangent0 = t0: a beam's slope
+   angle (a = 0, b its slope vector, linear in q).  work: (dim + 2) n scratch (dr/dq, ds/dq,
+   ds'/dq). */
 #define MEASURE_LAYOUT(X)                                                                  \
     X(INT, n, 1) X(INT, n_lin, 1) X(INTS, lin_at, n_lin) X(ARRAY, lin_w, n_lin)            \
     X(REAL, beta, 1) X(REAL, s0, 1) X(INT, dim, 1)                                         \
+    X(INT, projected, 1) X(INT, along, 1) X(ARRAY, normal, projected * dim)                \
+    X(INT, angle, 1) X(ARRAY, tangent0, angle * dim)                                       \
     X(INT, a_rigid, 1) X(INT, a_n, 1) X(INTS, a_cols, a_n) X(ARRAY, a_N, dim * a_n)        \
     X(ARRAY, a_c, dim)                                                                     \
     X(INT, b_rigid, 1) X(INT, b_n, 1) X(INTS, b_cols, b_n) X(ARRAY, b_N, dim * b_n)        \
@@ -156,14 +168,144 @@ static void measure_point(int dim, int n, int rigid, int np, const int *cols,
     }
 }
 
-/* s, s' and the law at (q, v), with ds/dq (= ds'/dv) and ds'/dq in the work array; out:
-   the law's (T, dT/ds, dT/ds'); e, length, the rigid points' A c and the rate of d for
-   the tangent; returns s. */
-static double measure_eval(const measure_t *p, const double *q, const double *v,
-                           double *out, double *geo)
+/* What the tangent needs of a measure element's line besides ds/dq and ds'/dq: the unit
+   direction e (|r_b - r_a|) or normal n (projected), the length |r_b - r_a|, d = r_b -
+   r_a and its rate d', the rigid points' A c, and for a projected measure E n, the
+   rate of a's angle (0 unless a is a rigid point) and ds/dphi_a's turn term
+   (E n) . d. */
+typedef struct {
+    double e[3], length, d[3], dd[3], ac_a[2], ac_b[2], en[2], w_a, turn, hess[3];
+} measure_geo_t;
+
+/* The line term of a measure |r_b - r_a| (its value, rate, ds/dq and ds'/dq added with
+   beta), from d, d' and dr/dq (J) in geo and work. */
+static void measure_length(const measure_t *p, const double *v, measure_geo_t *g,
+                           double *s, double *rate)
 {
     const int n = p->n, dim = p->dim;
-    double *J = p->work, *ds = p->work + dim * n, *dsd = ds + n;
+    const double *J = p->work;
+    double *ds = p->work + dim * n, *dsd = ds + n, length = 0.0, ldot = 0.0;
+    int i, k;
+    for (i = 0; i < dim; ++i) length += g->d[i] * g->d[i];
+    length = sqrt(length);
+    for (i = 0; i < dim; ++i) {
+        g->e[i] = g->d[i] / length;     /* a zero length: NaN, the Newton solve fails */
+        ldot += g->e[i] * g->dd[i];
+    }
+    g->length = length;
+    *s += p->beta * length;
+    *rate += p->beta * ldot;
+    for (k = 0; k < n; ++k) {
+        double eJ = 0.0;
+        for (i = 0; i < dim; ++i) eJ += g->e[i] * J[i * n + k];
+        ds[k] += p->beta * eJ;
+    }
+    /* ds'/dq = beta (J^T (I - e e^T) d' / length + e . d(d')/dq), the last term
+       from the rigid points' rotation: d(phi' E A c)/dphi = -phi' A c */
+    for (k = 0; k < n; ++k) {
+        double acc = 0.0;
+        for (i = 0; i < dim; ++i)
+            acc += J[i * n + k] * (g->dd[i] - g->e[i] * ldot);
+        dsd[k] += p->beta * acc / length;
+    }
+    if (p->a_rigid)
+        dsd[p->a_cols[2]] += p->beta * v[p->a_cols[2]] * (g->e[0] * g->ac_a[0] +
+                                                          g->e[1] * g->ac_a[1]);
+    if (p->b_rigid)
+        dsd[p->b_cols[2]] -= p->beta * v[p->b_cols[2]] * (g->e[0] * g->ac_b[0] +
+                                                          g->e[1] * g->ac_b[1]);
+}
+
+/* The line term of a projected measure n . (r_b - r_a), n turning with a's angle
+   phi_a when a is a rigid point (dn/dphi_a = E n, E n . w = -n . E w):
+
+     s' = n . d' + phi_a' (E n) . d,
+     ds/dq = n^T J + (E n) . d at phi_a,
+     ds'/dq = n . d(d')/dq + phi_a' (E n)^T J + ((E n) . d' - phi_a' n . d) at phi_a,
+
+   d(d')/dphi = -phi' A c for b, +phi_a' A c for a (the rotation of the rigid points);
+   a force along n (along = 1) has the rate n . d' (its power over T) and n^T J for
+   ds/dq, the terms of n's turn left out but (E n) . d' at phi_a (the rate's own). */
+static void measure_projection(const measure_t *p, const double *q, const double *v,
+                               measure_geo_t *g, double *s, double *rate)
+{
+    const int n = p->n, dim = p->dim;
+    const double *J = p->work;
+    double *ds = p->work + dim * n, *dsd = ds + n, nd = 0.0, ndd = 0.0, end = 0.0;
+    int i, k;
+    g->w_a = 0.0;
+    for (i = 0; i < dim; ++i) g->e[i] = p->normal[i];
+    if (p->a_rigid) {
+        const int f = p->a_cols[2];
+        const double co = cos(q[f]), si = sin(q[f]);
+        g->e[0] = co * p->normal[0] - si * p->normal[1];
+        g->e[1] = si * p->normal[0] + co * p->normal[1];
+        g->w_a = v[f];
+    }
+    g->en[0] = dim == 2 ? -g->e[1] : 0.0;
+    g->en[1] = dim == 2 ? g->e[0] : 0.0;
+    for (i = 0; i < dim; ++i) {
+        nd += g->e[i] * g->d[i];
+        ndd += g->e[i] * g->dd[i];
+    }
+    if (p->a_rigid) end = g->en[0] * g->d[0] + g->en[1] * g->d[1];
+    g->turn = end;
+    if (p->along) end = 0.0;        /* a force along n: its turn does no work */
+    *s += p->beta * nd;
+    *rate += p->beta * (ndd + g->w_a * end);
+    for (k = 0; k < n; ++k) {
+        double nJ = 0.0, enJ = 0.0;
+        for (i = 0; i < dim; ++i) nJ += g->e[i] * J[i * n + k];
+        if (p->a_rigid && !p->along) enJ = g->en[0] * J[k] + g->en[1] * J[n + k];
+        ds[k] += p->beta * nJ;
+        dsd[k] += p->beta * g->w_a * enJ;
+    }
+    if (p->a_rigid) {
+        const int f = p->a_cols[2];
+        ds[f] += p->beta * end;
+        dsd[f] += p->beta * (g->w_a * (g->e[0] * g->ac_a[0] + g->e[1] * g->ac_a[1])
+                             + g->en[0] * g->dd[0] + g->en[1] * g->dd[1]
+                             - (p->along ? 0.0 : g->w_a * nd));
+    }
+    if (p->b_rigid)
+        dsd[p->b_cols[2]] -= p->beta * v[p->b_cols[2]] * (g->e[0] * g->ac_b[0] +
+                                                          g->e[1] * g->ac_b[1]);
+}
+
+/* The line term of an angle measure theta = atan2(t0 x d, t0 . d) (beta times it), d
+   linear in q (J constant): dtheta/dd = E d / |d|^2 (into e), its Hessian in d
+   [[2 x y, y^2 - x^2], [y^2 - x^2, -2 x y]] / |d|^4 (into hess: 00, 01, 11), s' =
+   dtheta/dd . d', ds/dq = J^T dtheta/dd, ds'/dq = J^T hess d'. */
+static void measure_angle(const measure_t *p, measure_geo_t *g, double *s, double *rate)
+{
+    const int n = p->n;
+    const double *J = p->work, x = g->d[0], y = g->d[1], *t0 = p->tangent0;
+    double *ds = p->work + 2 * n, *dsd = ds + n;
+    const double l2 = x * x + y * y, l4 = l2 * l2;
+    double hd0, hd1;
+    int k;
+    g->e[0] = -y / l2;
+    g->e[1] = x / l2;
+    g->hess[0] = 2.0 * x * y / l4;
+    g->hess[1] = (y * y - x * x) / l4;
+    g->hess[2] = -2.0 * x * y / l4;
+    hd0 = g->hess[0] * g->dd[0] + g->hess[1] * g->dd[1];
+    hd1 = g->hess[1] * g->dd[0] + g->hess[2] * g->dd[1];
+    *s += p->beta * atan2(t0[0] * y - t0[1] * x, t0[0] * x + t0[1] * y);
+    *rate += p->beta * (g->e[0] * g->dd[0] + g->e[1] * g->dd[1]);
+    for (k = 0; k < n; ++k) {
+        ds[k] += p->beta * (g->e[0] * J[k] + g->e[1] * J[n + k]);
+        dsd[k] += p->beta * (hd0 * J[k] + hd1 * J[n + k]);
+    }
+}
+
+/* s, s' and the law at (q, v), with ds/dq (= ds'/dv) and ds'/dq in the work array; out:
+   the law's (T, dT/ds, dT/ds'); g, what the tangent needs of the line; returns s. */
+static double measure_eval(const measure_t *p, const double *q, const double *v,
+                           double *out, measure_geo_t *g)
+{
+    const int n = p->n, dim = p->dim;
+    double *J = p->work, *ds = p->work + dim * n;
     double s = p->s0, rate = 0.0;
     int i, k;
     memset(p->work, 0, (size_t)(dim + 2) * n * sizeof(double));
@@ -174,43 +316,21 @@ static double measure_eval(const measure_t *p, const double *q, const double *v,
         ds[at] += p->lin_w[k];
     }
     if (dim > 0) {
-        /* geo: e (3), length, A c of a (2), A c of b (2), d' (3) */
-        double ra[3], rb[3], va[3], vb[3], length = 0.0, ldot = 0.0;
-        double *e = geo, *dd = geo + 8;
+        double ra[3], rb[3], va[3], vb[3];
         measure_point(dim, n, p->a_rigid, p->a_n, p->a_cols, p->a_N, p->a_c, q, v, -1.0,
-                      ra, va, J, geo + 4);
+                      ra, va, J, g->ac_a);
         measure_point(dim, n, p->b_rigid, p->b_n, p->b_cols, p->b_N, p->b_c, q, v, 1.0,
-                      rb, vb, J, geo + 6);
+                      rb, vb, J, g->ac_b);
         for (i = 0; i < dim; ++i) {
-            e[i] = rb[i] - ra[i];
-            dd[i] = vb[i] - va[i];
-            length += e[i] * e[i];
+            g->d[i] = rb[i] - ra[i];
+            g->dd[i] = vb[i] - va[i];
         }
-        length = sqrt(length);
-        for (i = 0; i < dim; ++i) {
-            e[i] /= length;             /* a zero length: NaN, the Newton solve fails */
-            ldot += e[i] * dd[i];
-        }
-        geo[3] = length;
-        s += p->beta * length;
-        rate += p->beta * ldot;
-        for (k = 0; k < n; ++k) {
-            double eJ = 0.0;
-            for (i = 0; i < dim; ++i) eJ += e[i] * J[i * n + k];
-            ds[k] += p->beta * eJ;
-        }
-        /* ds'/dq = beta (J^T (I - e e^T) d' / length + e . d(d')/dq), the last term
-           from the rigid points' rotation: d(phi' E A c)/dphi = -phi' A c */
-        for (k = 0; k < n; ++k) {
-            double acc = 0.0;
-            for (i = 0; i < dim; ++i)
-                acc += J[i * n + k] * (dd[i] - e[i] * ldot);
-            dsd[k] += p->beta * acc / length;
-        }
-        if (p->a_rigid)
-            dsd[p->a_cols[2]] += p->beta * v[p->a_cols[2]] * (e[0] * geo[4] + e[1] * geo[5]);
-        if (p->b_rigid)
-            dsd[p->b_cols[2]] -= p->beta * v[p->b_cols[2]] * (e[0] * geo[6] + e[1] * geo[7]);
+        if (p->angle)
+            measure_angle(p, g, &s, &rate);
+        else if (p->projected)
+            measure_projection(p, q, v, g, &s, &rate);
+        else
+            measure_length(p, v, g, &s, &rate);
     }
     p->law(p->law_params, s, rate, out);
     return s;
@@ -220,8 +340,9 @@ static double measure_eval(const measure_t *p, const double *q, const double *v,
    tests a latch's engagement on (s >= 0, as its Python update does). */
 TERMS_API double measure_value(const void *params, const double *q, const double *v)
 {
-    double law[3], geo[11];
-    return measure_eval((const measure_t *)params, q, v, law, geo);
+    double law[3];
+    measure_geo_t g;
+    return measure_eval((const measure_t *)params, q, v, law, &g);
 }
 
 /* The generalised force f = -T ds/dq of a measure element (a body_force_fn over its
@@ -231,33 +352,32 @@ TERMS_API void measure_forces(const void *params, const double *q, const double 
 {
     const measure_t *p = (const measure_t *)params;
     const double *ds = p->work + p->dim * p->n;
-    double law[3], geo[11];
+    double law[3];
+    measure_geo_t g;
     int k;
-    measure_eval(p, q, v, law, geo);
+    measure_eval(p, q, v, law, &g);
     for (k = 0; k < p->n; ++k) f[k] = -law[0] * ds[k];
 }
 
-/* Its tangents (a body_tangent_fn): -df/dq = ds (dT/ds ds + dT/ds' ds'/dq)^T + T d2s/dq2,
-   -df/dv = dT/ds' ds ds^T, added into K and C (leading dimension ld); d2s/dq2 = beta
-   (J^T (I - e e^T) J / length + the rigid points' e . d2r/dphi2 = -e . A c). */
-TERMS_API void measure_tangent(const void *params, const double *q, const double *v,
-                               double *K, double *C, int ld)
+/* T d2s/dq2 of the line term added into K (leading dimension ld), tb = T beta: for the
+   length (J^T (I - e e^T) J) / length, for the projection (E n)^T J at phi_a's row and
+   column each and -n . d at (phi_a, phi_a), for a force along n its column only (the
+   derivative of n^T J by n's turn); and the rigid points' d2r/dphi2 = -A c (e or n .
+   A c at a's angle, minus at b's). */
+static void measure_curvature(const measure_t *p, const measure_geo_t *g, double tb,
+                              double *K, int ld)
 {
-    const measure_t *p = (const measure_t *)params;
     const int n = p->n, dim = p->dim;
-    const double *J = p->work, *ds = p->work + dim * n, *dsd = ds + n;
-    double law[3], geo[11];
+    const double *J = p->work, *e = g->e, *h = g->hess;
     int i, j, k;
-    measure_eval(p, q, v, law, geo);
-    for (i = 0; i < n; ++i) {
-        if (ds[i] == 0.0) continue;
-        for (j = 0; j < n; ++j) {
-            K[(size_t)i * ld + j] += ds[i] * (law[1] * ds[j] + law[2] * dsd[j]);
-            C[(size_t)i * ld + j] += law[2] * ds[i] * ds[j];
-        }
+    if (p->angle) {
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < n; ++j)
+                K[(size_t)i * ld + j] += tb * (J[i] * (h[0] * J[j] + h[1] * J[n + j]) +
+                                               J[n + i] * (h[1] * J[j] + h[2] * J[n + j]));
+        return;
     }
-    if (dim > 0 && law[0] != 0.0) {
-        const double *e = geo, tb = law[0] * p->beta, length = geo[3];
+    if (!p->projected)
         for (i = 0; i < n; ++i)
             for (j = 0; j < n; ++j) {
                 double acc = 0.0, ei = 0.0, ej = 0.0;
@@ -266,22 +386,105 @@ TERMS_API void measure_tangent(const void *params, const double *q, const double
                     ei += e[k] * J[k * n + i];
                     ej += e[k] * J[k * n + j];
                 }
-                K[(size_t)i * ld + j] += tb * (acc - ei * ej) / length;
+                K[(size_t)i * ld + j] += tb * (acc - ei * ej) / g->length;
             }
-        if (p->a_rigid) {
-            const int f = p->a_cols[2];
-            K[(size_t)f * ld + f] += tb * (e[0] * geo[4] + e[1] * geo[5]);
+    if (p->a_rigid) {
+        const int f = p->a_cols[2];
+        K[(size_t)f * ld + f] += tb * (e[0] * g->ac_a[0] + e[1] * g->ac_a[1]);
+        if (p->projected && !p->along)
+            K[(size_t)f * ld + f] -= tb * (e[0] * g->d[0] + e[1] * g->d[1]);
+        if (p->projected)
+            for (j = 0; j < n; ++j) {
+                const double enJ = tb * (g->en[0] * J[j] + g->en[1] * J[n + j]);
+                if (!p->along) K[(size_t)f * ld + j] += enJ;
+                K[(size_t)j * ld + f] += enJ;
+            }
+    }
+    if (p->b_rigid) {
+        const int f = p->b_cols[2];
+        K[(size_t)f * ld + f] -= tb * (e[0] * g->ac_b[0] + e[1] * g->ac_b[1]);
+    }
+}
+
+/* Its tangents (a body_tangent_fn): -df/dq = ds (dT/ds ds + dT/ds' ds'/dq)^T + T d2s/dq2,
+   -df/dv = dT/ds' ds ds^T, added into K and C (leading dimension ld). */
+TERMS_API void measure_tangent(const void *params, const double *q, const double *v,
+                               double *K, double *C, int ld)
+{
+    const measure_t *p = (const measure_t *)params;
+    const int n = p->n, dim = p->dim;
+    const double *ds = p->work + dim * n, *dsd = ds + n;
+    double law[3];
+    measure_geo_t g;
+    int i, j;
+    measure_eval(p, q, v, law, &g);
+    for (i = 0; i < n; ++i) {
+        if (ds[i] == 0.0) continue;
+        for (j = 0; j < n; ++j) {
+            K[(size_t)i * ld + j] += ds[i] * (law[1] * ds[j] + law[2] * dsd[j]);
+            C[(size_t)i * ld + j] += law[2] * ds[i] * ds[j];
         }
-        if (p->b_rigid) {
-            const int f = p->b_cols[2];
-            K[(size_t)f * ld + f] -= tb * (e[0] * geo[6] + e[1] * geo[7]);
+    }
+    if (dim > 0 && law[0] != 0.0)
+        measure_curvature(p, &g, law[0] * p->beta, K, ld);
+    if (p->projected && p->along && p->a_rigid && law[1] != 0.0)
+        /* dT/ds times the turn's part of the true ds/dphi_a, left out of ds */
+        for (i = 0; i < n; ++i)
+            K[(size_t)i * ld + p->a_cols[2]] += ds[i] * law[1] * p->beta * g.turn;
+}
+
+/* A force element linear in the n coordinates it reads (gathered, local order):
+   f = sum_j scale[j] (B_j q + b_j) over m terms, B_j n x n row-major, the factors
+   written by its owner before each solve (an input, a load at the solve's time, or
+   constants): a torque T on a natural-coordinate body, whose forces (T x e_k) / 2 on
+   its unit vectors e_k are linear in q and not the gradient of a measure, one term per
+   component of T (mbdcore.spatial.forces.BodyTorque). */
+#define LINEAR_LAYOUT(X)                                                                   \
+    X(INT, n, 1) X(INT, m, 1) X(ARRAY, scale, m) X(ARRAY, B, m * n * n) X(ARRAY, b, m * n)
+
+typedef struct {
+    LINEAR_LAYOUT(TABLE_MEMBER)
+} linear_t;
+
+/* Its forces (a body_force_fn over its gathered coordinates). */
+TERMS_API void linear_forces(const void *params, const double *q, const double *v,
+                             double *f)
+{
+    const linear_t *p = (const linear_t *)params;
+    const int n = p->n;
+    int i, j, k;
+    (void)v;
+    for (i = 0; i < n; ++i) f[i] = 0.0;
+    for (k = 0; k < p->m; ++k) {
+        const double *B = p->B + (size_t)k * n * n, *b = p->b + (size_t)k * n;
+        for (i = 0; i < n; ++i) {
+            double acc = b[i];
+            for (j = 0; j < n; ++j) acc += B[i * n + j] * q[j];
+            f[i] += p->scale[k] * acc;
         }
     }
 }
 
-/* The penalty contact law of mbdcore.multibody.forces.Contact on s = distance - (r_a +
-   r_b), the penetration delta = -s: magnitude K delta^n + C delta^n delta', never pulling
-   (p: K, C, n), pushing the centres apart, T = -magnitude. */
+/* Its tangents (a body_tangent_fn): -df/dq = -sum_j scale[j] B_j added into K, no C. */
+TERMS_API void linear_tangent(const void *params, const double *q, const double *v,
+                              double *K, double *C, int ld)
+{
+    const linear_t *p = (const linear_t *)params;
+    const int n = p->n;
+    int i, j, k;
+    (void)q;
+    (void)v;
+    (void)C;
+    for (k = 0; k < p->m; ++k)
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < n; ++j)
+                K[(size_t)i * ld + j] -= p->scale[k] * p->B[((size_t)k * n + i) * n + j];
+}
+
+/* The penalty contact law of mbdcore.multibody.forces.Contact on s = -delta, delta the
+   penetration (two circles: s = distance - (r_a + r_b); a circle on a line: s = its
+   centre's height over the line - r_a): magnitude K delta^n + C delta^n delta', never
+   pulling (p: K, C, n), pushing the bodies apart, T = -magnitude. */
 TERMS_API void contact_law(const double *p, double s, double rate, double *out)
 {
     const double delta = -s, delta_rate = -rate;
@@ -294,6 +497,16 @@ TERMS_API void contact_law(const double *p, double s, double rate, double *out)
     out[0] = -magnitude;
     out[1] = p[2] * pow(delta, p[2] - 1.0) * (p[0] + p[1] * delta_rate);
     out[2] = p[1] * dn;
+}
+
+/* A constant T = p[0] whatever s: a constant load's measure is its work F . r (a point
+   force [N] on a rigid body's point, T = -1). */
+TERMS_API void constant_law(const double *p, double s, double rate, double *out)
+{
+    (void)s;
+    (void)rate;
+    out[0] = p[0];
+    out[1] = out[2] = 0.0;
 }
 
 /* The linear spring-damper law T = k s + c s' (p: k, c), one-sided with p[2] != 0 (no

@@ -7,13 +7,15 @@ an ANCF beam, written as a file: its spin-up driver evaluated in C), the example
 four-bar file (driven at a constant rate) and the four-bar turned by an input torque
 that jumps, with a spring-damper and a torsion spring-damper, and the spatial double
 pendulum's bodies with a DC motor's screw drive (force elements that depend on the
-state, compiled as measure elements; the motor's C from models/native/drive.c): each
+state, compiled as measure elements; the motor's C from models/native/drive.c), and a
+3D ANCF cable and beam (the body kernels of spatial/native/ancf3d.c): each
 FMU in fmpy equals its Python block (same method, substeps, rho_inf
 and Newton tolerance 1e-12) to 1e-9 and validates; the sources compile alone with
 -pedantic without a warning and export only fmi2*; an absurd torque is a discarded step
 naming the Newton failure, the state kept; a file with a part that has no compiled form
 is refused naming it.  The spatial double pendulum's file (without its input torque)
-likewise."""
+likewise, and the hub with a 60-element ANCF beam, solved sparse (the C step's sparse
+path), whose saved state continues bit for bit in another instance."""
 from __future__ import annotations
 
 import json
@@ -103,11 +105,19 @@ def four_bar_by_torque():
 
 def spatial_pendulum_file():
     """The example spatial double pendulum (natural-coordinate rigid bodies, spherical
-    and revolute joints, gravity) without its input body torque, which depends on the
-    state (no compiled form)."""
+    and revolute joints, gravity) without its torque on the box (with it:
+    spatial_pendulum_torque_file)."""
     model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["forces"] = []
     model.pop("inputs", None)
+    model["method"] = METHOD
+    return model
+
+
+def spatial_pendulum_torque_file():
+    """The example spatial double pendulum as it is, with its constant torque on the box:
+    a force linear in q (its forces on the box's unit vectors), ``linear_t`` in C."""
+    model = json.loads((EXAMPLES / "spatial" / "double_pendulum.json").read_text())
     model["method"] = METHOD
     return model
 
@@ -137,9 +147,86 @@ def spatial_screw_motor_file():
     return model
 
 
+def spatial_ancf_file():
+    """A damped 3D ANCF cable on a ball joint with a rigid body on its tip, and a damped
+    fully parameterised ANCF beam clamped to the ground, under gravity: the spatial ANCF
+    body kernels (native/ancf3d.c) in the C image.  Five substeps of 2 ms: the beam's
+    sections (rho_yy = 1e-4 kg m against the section stiffness EA) ring at about 1e4
+    rad/s, and at 5 ms the C step's modified Newton (fresh blocks per step, rebuilt where
+    the contraction is slow, no halving) diverges at the first step where the Python
+    block's full Newton converges."""
+    return {
+        "format": "flexcosim-model", "version": 1, "dimension": 3,
+        "description": "a 3D ANCF cable with a body on its tip and an ANCF beam",
+        "gravity": [0, 0, -9.81],
+        "ground": {"markers": {"O": [0, 0, 0], "M": [0.5, 0.1, 0.0]}},
+        "bodies": [
+            {"type": "cable", "name": "c", "start": [0, 0, 0], "end": [1.0, 0.2, 0.0],
+             "n_elements": 3, "rho_a": 0.4, "ea": 1e4, "ei": 2.0, "damping": 0.01,
+             "markers": {"mid": 0.5}},
+            {"type": "rigid_body", "name": "r", "mass": 0.5, "inertia": [0.02, 0.02, 0.03],
+             "position": [1.0, 0.2, 0.0], "markers": {"p": [0, 0, 0]}},
+            {"type": "beam", "name": "b", "start": [0.5, 0.1, 0.0], "end": [1, 1, 0.3],
+             "n_elements": 2, "rho_a": 1.0, "ea": 1e4, "ei_xy": 1.0, "ei_xz": 4.0,
+             "gj": 0.5, "rho_yy": 1e-4, "rho_zz": 1e-4, "damping": 0.02}],
+        "joints": [
+            {"type": "spherical", "name": "pin", "a": "ground.O", "b": "c.root"},
+            {"type": "spherical", "name": "tip", "a": "c.tip", "b": "r.p"},
+            {"type": "fixed", "name": "clamp", "a": "ground.M", "b": "b.root"}],
+        "forces": [], "outputs": ["c.n3.rz", "der(c.n3.rz)", "b.n2.rz", "der(b.n2.ry)"],
+        # full Newton, as the C step (see hub_beam_file)
+        "method": {**METHOD, "substeps": 5, "iteration": "newton"}}
+
+
+def _cable_held_inside():
+    """The cable of spatial_ancf_file held at its middle by a ball joint to the ground:
+    refused as a C FMU (a joint inside a spatial ANCF body; module docstring of
+    mbdcore.multibody.compiled_model)."""
+    model = spatial_ancf_file()
+    model["joints"].append({"type": "spherical", "name": "middle", "a": "ground.M",
+                            "b": "c.mid"})
+    return model
+
+
+def crank_on_stops_file():
+    """The example rigid crank falling under gravity and a constant load at its tip (a
+    point force on a rigid body's point: its work as a measure) onto two penalty stops:
+    its tip's circle onto the ground's line (exponent 1.5) and a ground post's circle
+    onto the crank's own line (exponent 1, the normal turning with the crank); both
+    engage near 0.15 s (9 and 1.2 mm deep at 0.16 s) and let go by 0.17 s: contact with
+    a line, compiled as a projected measure element."""
+    model = json.loads((EXAMPLES / "rigid_crank.json").read_text())
+    model["gravity"] = [0.0, -9.81]
+    model["ground"]["markers"].update({"floor": [0.5, -0.3], "post": [0.25, -0.112]})
+    model["forces"] = [
+        {"type": "contact", "name": "floor", "a": "crank.tip", "b": "ground.floor",
+         "radius_a": 0.05, "stiffness": 1e5, "exponent": 1.5, "damping": 500.0,
+         "line_direction": [1.0, 0.0]},
+        {"type": "contact", "name": "stop", "a": "ground.post", "b": "crank.O",
+         "radius_a": 0.02, "stiffness": 1e5, "exponent": 1.0, "damping": 300.0,
+         "line_direction": [-1.0, 0.0]},
+        {"type": "point_force", "name": "load", "at": "crank.tip", "force": [2.0, -3.0]}]
+    model.update(method=METHOD, outputs=["crank.phi", "der(crank.phi)", "der(crank.x)"])
+    return model
+
+
+def hub_ancf_sparse_file():
+    """The hub with its ANCF beam in 60 elements (247 coordinates): solved sparse by
+    default (``sparse = "auto"``), so its C model steps on the sparse path (the Newton
+    matrix in a pattern fixed at export, factored by sparse_lu.c, factors kept across
+    steps)."""
+    model = json.loads(json.dumps(HUB_ANCF))
+    model["bodies"][1]["n_elements"] = 60
+    model["outputs"] = ["hub.phi", "der(hub.phi)", "beam.n60.dy", "der(beam.n60.dy)"]
+    return model
+
+
 MODELS = {"hub_beam": hub_beam_file, "four_bar": four_bar_file,
+          "hub_sparse": hub_ancf_sparse_file,
           "four_bar_torque": four_bar_by_torque, "spatial_pendulum": spatial_pendulum_file,
-          "spatial_screw_motor": spatial_screw_motor_file}
+          "spatial_screw_motor": spatial_screw_motor_file, "spatial_ancf": spatial_ancf_file,
+          "crank_on_stops": crank_on_stops_file,
+          "spatial_pendulum_torque": spatial_pendulum_torque_file}
 H, STEPS = 0.01, 30
 
 
@@ -227,12 +314,28 @@ def test_a_newton_failure_is_a_discarded_step_with_the_solver_message(exported, 
 
 
 @pytest.mark.parametrize("file, part", [
-    ("hub_beam.json", "body 'beam' (ModalBeam: no compiled form)")])
+    ("hub_beam.json", "body 'beam' (ModalBeam: no compiled form)"),
+    (_cable_held_inside, "joint 'middle' (at 0.5 m along 'c': a C image of a joint "
+                         "inside a spatial ANCF body diverges")])
 def test_a_file_with_a_part_without_compiled_form_is_refused_naming_it(file, part):
-    model = json.loads((EXAMPLES / file).read_text())
+    model = file() if callable(file) else json.loads((EXAMPLES / file).read_text())
     model["method"] = METHOD
     block = ModelSystemBlock.configured({"model": model})()
     with pytest.raises(CModelError, match=part.replace("(", r"\(").replace(")", r"\)")):
+        block.c_model()
+
+
+def test_a_linear_actuator_is_refused_naming_it():
+    """Its compiled law reads its input before each solve in process; a C model takes
+    inputs only as forces independent of the state."""
+    model = four_bar_by_torque()
+    model["forces"].append({"type": "linear_actuator", "name": "jack", "a": "crank.P",
+                            "b": "coupler.Q", "input": "push", "direction": [0.0, 1.0]})
+    model["inputs"]["push"] = 0.0
+    block = ModelSystemBlock.configured({"model": model})()
+    assert block.system.compiled_terms() is not None
+    with pytest.raises(CModelError, match=r"force 'jack' \(JointForce: its compiled form "
+                       "reads an input or a load in time"):
         block.c_model()
 
 
@@ -260,13 +363,15 @@ def _steps(fmu: Unzipped, slot: int, k0: int, k1: int, outputs) -> str:
                    for k in range(k0, k1))
 
 
+@pytest.mark.parametrize("name", ["four_bar_torque", "hub_sparse"])
 def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
-        host, exported, tmp_path):
-    """The torque-driven four-bar in the project's C host with an empty environment
-    (``env -i``): the values fmpy gets from the same binary, bit for bit, so the Python
-    block's to 1e-9; a state saved after 12 steps (history, held inputs and all), set
-    again in place and, serialized, in a second instance, continues bit for bit."""
-    block_class, fmu = exported["four_bar_torque"][:2]
+        host, exported, tmp_path, name):
+    """The torque-driven four-bar, and the hub-beam on the sparse path, in the project's
+    C host with an empty environment (``env -i``): the values fmpy gets from the same
+    binary, bit for bit, so the Python block's to 1e-9; a state saved after 12 steps
+    (history, held inputs, where the kept sparse factors were made and all), set again
+    in place and, serialized, in a second instance, continues bit for bit."""
+    block_class, fmu = exported[name][:2]
     outputs = [s.name for s in block_class.OUTPUTS]
     unzipped = Unzipped(fmu, tmp_path / "x")
     blob = tmp_path / "state.bin"
@@ -296,15 +401,83 @@ def test_the_c_host_runs_it_in_a_bare_environment_and_saved_states_continue(
     assert values[:STEPS] == in_fmpy
 
 
-def test_a_model_solved_sparse_is_refused_saying_how_to_solve_it_dense():
-    model = json.loads(json.dumps(HUB_ANCF))
-    model["bodies"][1]["n_elements"] = 60          # 247 coordinates: sparse by default
-    block = ModelSystemBlock.configured({"model": model})()
-    with pytest.raises(CModelError, match=r"247 coordinates solved sparse \(C steps the "
-                                          r"dense path: method option sparse = false\)"):
-        block.c_model()
-    model["method"] = {**METHOD, "sparse": False}
-    assert ModelSystemBlock.configured({"model": model})().c_model().own_step
+def test_on_the_sparse_path_a_saved_state_continues_bit_for_bit_elsewhere(exported,
+                                                                           tmp_path):
+    """The sparse path keeps its factors across steps; where they were made is FMU state,
+    so a state saved after 5 steps and serialized into a fresh instance (other memory,
+    no factors yet) continues with the same bits as the first instance; an absurd
+    torque is a discarded step naming the Newton failure, the state kept."""
+    unzipped = Unzipped(exported["hub_sparse"][1], tmp_path / "x")
+    outputs = ("hub.phi", "der(hub.phi)", "beam.n60.dy", "der(beam.n60.dy)")
+
+    def steps(instance, k):
+        out = []
+        for _ in range(k):
+            instance.step()
+            out.append(instance.get(*outputs))
+        return out
+    first = Instance(unzipped.md, str(unzipped.dir), step=H)
+    first.set("tau", 0.5)
+    steps(first, 5)
+    saved = first.fmu.serializeFMUstate(first.fmu.getFMUstate())
+    run = steps(first, 5)
+    assert np.abs(np.diff(np.array(run)[:, 0])).min() > 0        # it turns
+    second = Instance(unzipped.md, str(unzipped.dir), name="second", step=H)
+    second.set("tau", 0.5)
+    second.fmu.setFMUstate(second.fmu.deSerializeFMUstate(saved))
+    second.t = 5 * H
+    assert steps(second, 5) == run
+    before = second.get(*outputs)
+    second.set("tau", 1e12)
+    with pytest.raises(fmpy.fmi1.FMICallException) as failed:
+        second.step()
+    assert failed.value.status == DISCARD
+    assert any("generalized-alpha: Newton did not converge at t = " in m
+               for s, m in second.messages if s == DISCARD), second.messages
+    assert second.get(*outputs) == before
+    for instance in (first, second):
+        instance.fmu.terminate()
+        instance.fmu.freeInstance()
+
+
+@pytest.mark.slow
+def test_the_ring_truss_on_the_sparse_path_equals_its_python_block(tmp_path):
+    """The 4-bay ring truss with its drives and latches (224 coordinates, 654 unknowns
+    with GGL), nearly deployed (1.55 rad), every supply at 48 V, as a model file solved
+    sparse: its C FMU steps on the sparse path and equals the Python block (its sparse
+    path) to 1e-9 in fmpy over 250 steps of 1 ms, in which the four latches engage (at
+    0.212 s, in C as in Python).  About 25 s: the export's compilation."""
+    from mbdcore.models.model_file import model_to_dict
+    from mbdcore.models.ring_truss import ring_truss
+    h, steps, volts = 1e-3, 250, 48.0
+    model = model_to_dict(ring_truss(n_bays=4, folded_angle=1.55).system, "4-bay truss")
+    outputs = ["motor0.phi", "der(motor0.phi)", "der(motor0.charge)", "vertical1.x",
+               "der(vertical1.x)"]
+    model.update(outputs=outputs, method={"name": "generalized-alpha", "substeps": 1,
+                                          "rho_inf": 0.6, "sparse": True,
+                                          "iteration": "newton", "tol": 1e-12})
+    path = tmp_path / "truss.json"
+    path.write_text(json.dumps(model))
+    block_class = ModelSystemBlock.for_model(path)
+    unzipped = Unzipped(export_c_fmu(block_class, tmp_path, model_name="truss"),
+                        tmp_path / "x")
+    instance = Instance(unzipped.md, str(unzipped.dir), step=h)
+    block = block_class()
+    for u in block.inputs:
+        instance.set(u, volts)
+        block.inputs[u] = volts
+    c, python = [], []
+    for k in range(steps):
+        instance.step()
+        c.append(instance.get(*outputs))
+        block.do_step(k * h, h)
+        python.append([block.outputs()[o] for o in outputs])
+    instance.fmu.terminate()
+    instance.fmu.freeInstance()
+    latched = {f.latch_time for f in block.system.forces_list
+               if type(f).__name__ == "DiagonalLatch" and f.latched}
+    assert len(latched) == 1 and 0.0 < latched.pop() < steps * h
+    assert np.abs(np.array(c) - np.array(python)).max() <= 1e-9
 
 
 def test_a_saved_state_holds_whether_the_latch_has_engaged(exported, tmp_path):

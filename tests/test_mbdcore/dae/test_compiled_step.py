@@ -30,15 +30,20 @@ def ancf_arm():
                                                            ra, ei, 1e4))
 
 
-CASES = {"ANCF hub-beam, GGL": (ancf_hub, "ggl"), "ANCF hub-beam, index 3": (ancf_hub, "index3"),
-         "four-bar, GGL": (four_bar, "ggl")}
+CASES = {"ANCF hub-beam, GGL": (ancf_hub, "ggl", False),
+         "ANCF hub-beam, index 3": (ancf_hub, "index3", False),
+         "four-bar, GGL": (four_bar, "ggl", False),
+         "ANCF hub-beam, GGL, sparse": (ancf_hub, "ggl", True),
+         "ANCF hub-beam, index 3, sparse": (ancf_hub, "index3", True)}
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_compiled_steps_equal_the_python_steps(name):
-    make, form = CASES[name]
+    """Dense and sparse (the Newton matrix in a pattern fixed per topology, factored by
+    sparse_lu.c, its factors kept across steps) alike."""
+    make, form, sparse = CASES[name]
     system = make()
-    method = dict(rho_inf=0.8, tol=TOL, constraint_form=form, sparse=False)
+    method = dict(rho_inf=0.8, tol=TOL, constraint_form=form, sparse=sparse)
     python = make_method("generalized-alpha", **method)
     compiled = CompiledAlphaStep(make_method("generalized-alpha", **method), system)
     q, v = assemble(system, 0.0)
@@ -81,8 +86,6 @@ def test_only_compiled_problems_and_alpha_schemes_are_taken():
         CompiledAlphaStep(make_method("generalized-alpha"), slider_crank())
     with pytest.raises(TypeError, match="GeneralizedAlphaScheme"):
         CompiledAlphaStep(make_method("bathe"), four_bar())
-    with pytest.raises(ValueError, match="dense only"):
-        CompiledAlphaStep(make_method("generalized-alpha", sparse=True), four_bar())
 
 
 def test_the_history_started_in_c_equals_consistent_accelerations():
@@ -103,3 +106,46 @@ def test_the_history_started_in_c_equals_consistent_accelerations():
     assert np.max(np.abs(compiled.qdd - qdd)) <= 1e-9 * np.max(np.abs(qdd))
     assert np.max(np.abs(compiled.lam - lam)) <= 1e-9 * np.max(np.abs(lam))
     assert np.array_equal(compiled.a, compiled.qdd) and not np.any(compiled.guess)
+
+
+def test_sparse_steps_keep_factors_and_a_state_set_elsewhere_continues_bit_for_bit():
+    """On the sparse path the factors are kept across steps (fewer factorisations than
+    steps) and where they were made is part of the guess: a second stepper (other
+    memory, other factors) given the state and history continues with the same bits,
+    as a C FMU's saved state in a fresh instance."""
+    system = ancf_hub()
+    method = dict(rho_inf=0.8, tol=TOL, sparse=True)
+    first = CompiledAlphaStep(make_method("generalized-alpha", **method), system)
+    first.start(0.0, *assemble(system, 0.0))
+    factorizations = 0
+    for k in range(20):
+        first.step(k * H, H)
+        factorizations += first.factorizations
+    assert factorizations < 10
+    second = CompiledAlphaStep(make_method("generalized-alpha", **method), system)
+    second.start(0.0, *assemble(system, 0.0))
+    for name in ("q", "v", "a", "qdd", "lam"):
+        setattr(second, name, getattr(first, name).copy())
+    second.guess[:] = first.guess
+    for k in range(20, 30):
+        first.step(k * H, H)
+        second.step(k * H, H)
+    for name in ("q", "v", "lam", "guess"):
+        assert np.array_equal(getattr(first, name), getattr(second, name)), name
+
+
+def test_sparse_and_dense_starts_in_c_agree():
+    """alpha_start on the sparse path ([[M, G^T], [G, 0]] in its own fixed pattern)
+    gives the dense path's accelerations and multipliers to the rounding of the two
+    factorisations."""
+    system = ancf_arm()
+    system.inputs.update({"tau1": 0.3, "tau2": -0.1})
+    q, v = assemble(system, 0.0)
+    v = v + 0.1
+    out = []
+    for sparse in (False, True):
+        compiled = CompiledAlphaStep(make_method("generalized-alpha", sparse=sparse), system)
+        compiled.start(0.0, q, v, in_c=True)
+        out.append((compiled.qdd, compiled.lam))
+    for d, s in zip(*out):
+        assert np.max(np.abs(d - s)) <= 1e-9 * np.max(np.abs(d))

@@ -28,15 +28,18 @@ def test_where_plain_newton_converges_the_search_changes_nothing(iteration):
 
 
 def test_a_cable_snapping_taut_needs_no_retried_solve_with_the_search():
-    """The 50 g mass on the slack Kevlar-like cable (test_step_control) with fixed 5 ms
+    """The 50 g mass on the slack Kevlar-like cable (test_step_control) with fixed 10 ms
     steps and full Newton: without the search one solve fails and is repeated with a
     fresh matrix; with it, steps are cut (counted) and no solve fails; the same
-    solution (the velocity 50 ms after the catch to 1e-9 m/s)."""
+    solution (the velocity 50 ms after the catch to 1e-9 m/s).  (At 5 ms the plain
+    iteration's failure came and went with the rounding of which Gauss point counts as
+    taut at the snap: the active set is classified in C since, by the force kernel's
+    own operations.)"""
     runs = {}
     for search in (False, True):
         system, _, body, q0, v0 = thrown_on_slack_cable((1.0, 0.0, 0.0), mass=0.05,
                                                         ea=8.8e4, rho_a=1.13e-3)
-        r = simulate(system, 0.25, 5e-3, "generalized-alpha", rho_inf=1.0, q0=q0, v0=v0,
+        r = simulate(system, 0.25, 1e-2, "generalized-alpha", rho_inf=1.0, q0=q0, v0=v0,
                      max_halvings=0, iteration="newton", sparse=True, line_search=search)
         runs[search] = (r.stats, r.v[-1, body.index])
     assert runs[False][0]["failures"] >= 1 and runs[True][0]["failures"] == 0

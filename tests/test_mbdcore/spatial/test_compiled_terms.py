@@ -11,8 +11,8 @@ import pytest
 
 from mbdcore.dae.simulate import simulate
 from mbdcore.models.spatial_mechanisms import bricard, cable_net, heavy_top
+from mbdcore.multibody.forces import JointForce
 from mbdcore.spatial.ancf import ANCFBeam3D, ANCFCable
-from mbdcore.spatial.forces import BodyTorque
 from mbdcore.spatial.joints import (
     AngleDriver,
     CableClamp,
@@ -358,17 +358,22 @@ def test_tension_only_trajectory_through_the_compiled_terms_equals_the_python_pa
     np.testing.assert_allclose(out[0].q, out[1].q, rtol=0, atol=1e-9)
 
 
-def _torqued_top():
+def _pushed_top():
+    """The heavy top with a linear actuator along a direction fixed in the top (a
+    natural-coordinate body: the direction's turn has no closed form in the measure
+    elements; rigid planar bodies and the ground have)."""
     s = heavy_top()
-    s.add_force(BodyTorque("top", (0.0, 0.1, 0.0), name="push"))
+    s.ground.add_marker("far", (0.5, 0.2, 0.3))
+    s.add_force(JointForce("top.tip", "ground.far", "push", direction=(1.0, 0.0, 0.0)))
     return s
 
 
 def test_models_with_a_part_not_compiled_fall_back_to_python():
-    """Force elements that depend on the state (a torque on a natural-coordinate body:
-    its generalised forces follow the body's axes) have no compiled form here: the
-    system says so (compiled_terms() is None) and the integrators run it in Python."""
-    s = _torqued_top()
+    """A force element without a compiled form (a linear actuator along a direction
+    fixed in a natural-coordinate body): the system says so (compiled_terms() is None)
+    and the integrators run it in Python.  (Torques on such a body are compiled:
+    test_compiled_force_elements.py.)"""
+    s = _pushed_top()
     assert s.compiled_terms() is None
     r = simulate(s, 0.01, 1e-3, "generalized-alpha", rho_inf=0.8)
     assert np.all(np.isfinite(r.q))

@@ -407,6 +407,9 @@ def source_case(sizes, stop: float, steps: int, from_angle: float,
               f"wall, {start['cpu']:.1f} s CPU")
         print(_window_line(f"h = {SOURCE_STEP:g} s fixed", fixed, step["wall"], step["cpu"]),
               flush=True)
+        if min(step.values()) <= 0.0:
+            print("  (a cost per fixed step <= 0: the K steps cost less than the two runs' "
+                  "noise; raise --steps)")
         adaptive = source_window(n, from_angle, stop, False, sparse_solver)
         attempted = adaptive["accepted"] + adaptive["rejected"]
         mean_step = adaptive["reached"] / adaptive["accepted"]

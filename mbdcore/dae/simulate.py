@@ -73,7 +73,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
              breakpoints=None, progress=None, progress_interval: float = 0.1,
-             **method_options) -> SimulationResult:
+             record_steps: bool = False, **method_options) -> SimulationResult:
     """Simulate a constrained system from ``t0`` to ``t0 + t_end`` [s] with fixed steps
     ``h`` [s].
 
@@ -125,6 +125,16 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         (applied after ``inputs``; a step split at a breakpoint does not resample it).
     record_every : int
         Keep every k-th step in the result.
+    record_steps : bool
+        A DAE method's result holds every step the integrator took and kept, at its
+        own times: those of ``adaptive=True`` (and of a step halving) between the grid
+        points as well as the grid points, which the steps still land on; each row
+        after a step as the step left it (before ``problem.update``'s events, which
+        act at the grid points).  What needs the steps themselves, not the grid --
+        the energy balance's trapezoid over the element powers
+        (:func:`mbdcore.multibody.energy.energy_balance`, docs/energy.md) -- takes
+        it; ``record_every`` must then be 1.  The ODE methods' steps are the grid's:
+        they refuse it.
     progress : callable, optional
         ``progress(t, t0 + t_end)`` [s]: told how far the run is at the start, at most
         every ``progress_interval`` seconds of wall clock, and at the end
@@ -181,6 +191,15 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         q = np.array(q0, dtype=float)
         v = np.array(v0, dtype=float)
 
+    if not isinstance(record_steps, bool):
+        raise ValueError(f"record_steps = {record_steps!r}: accepted True or False")
+    if record_steps and record_every != 1:
+        raise ValueError(f"record_steps=True records every step the integrator takes; "
+                         f"record_every = {record_every!r} contradicts it: accepted 1")
+    if record_steps and implied != "index3":
+        raise ValueError(f"record_steps=True records the steps a DAE method takes within "
+                         f"the grid; method {getattr(method, 'name', method)!r} steps on "
+                         "the grid itself (leave record_steps out)")
     plan = _step_plan(t0, h, n_steps, _declared_breakpoints(inputs, breakpoints))
     held_feedback = {}
 
@@ -197,6 +216,8 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
             problem.set_input(key, val)
 
     def recorded(step):
+        if record_steps:
+            return True
         return step.k_end is not None and (step.k_end % record_every == 0
                                            or step.k_end == n_steps)
 
@@ -245,26 +266,41 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         integ = _stepper(method, method_options, "dae")
         integ.start(problem, t0, q, v)          # consistent accelerations and multipliers
         lams.append(np.array(integ.lam, dtype=float).copy())
-        for step in plan:
-            set_inputs(step, q, v)
-            if step.restart:
-                # the inputs jumped: accelerations and multipliers after the jump
-                integ.start(problem, step.t, q, v)
-            try:
-                q, v = integ.step(problem, step.t, q, v, step.h)
-            except IntegrationError as err:   # a Newton failure: the steps so far are kept
-                err.result = _result(problem, times, qs, vs, lams, integ.stats())
-                raise
-            diverged(step.t_end, q, v, integ.name)
-            if problem.update(step.t_end, q, v):
-                integ.start(problem, step.t_end, q, v)  # a force jumped: consistent restart
-            if recorded(step):
-                times.append(t0 + step.k_end * h)
-                qs.append(q.copy())
-                vs.append(v.copy())
-                lams.append(np.array(integ.lam, dtype=float).copy())
-            if report is not None and step.k_end is not None:
-                report(t0 + step.k_end * h)
+        owned_log = integ.step_log
+        if record_steps:
+            integ.step_log = []
+        try:
+            for step in plan:
+                set_inputs(step, q, v)
+                if step.restart:
+                    # the inputs jumped: accelerations and multipliers after the jump
+                    integ.start(problem, step.t, q, v)
+                try:
+                    q, v = integ.step(problem, step.t, q, v, step.h)
+                except IntegrationError as err:   # a Newton failure: the steps so far are kept
+                    err.result = _result(problem, times, qs, vs, lams, integ.stats())
+                    raise
+                diverged(step.t_end, q, v, integ.name)
+                if record_steps:
+                    # the steps inside [t, t_end]; the last one, which lands on t_end, is
+                    # the row below (with the multipliers after a restart there)
+                    for t_k, q_k, v_k, lam_k in integ.step_log[:-1]:
+                        times.append(t_k)
+                        qs.append(q_k)
+                        vs.append(v_k)
+                        lams.append(lam_k)
+                    integ.step_log.clear()
+                if problem.update(step.t_end, q, v):
+                    integ.start(problem, step.t_end, q, v)  # a force jumped: consistent restart
+                if recorded(step):
+                    times.append(step.t_end if step.k_end is None else t0 + step.k_end * h)
+                    qs.append(q.copy())
+                    vs.append(v.copy())
+                    lams.append(np.array(integ.lam, dtype=float).copy())
+                if report is not None and step.k_end is not None:
+                    report(t0 + step.k_end * h)
+        finally:
+            integ.step_log = owned_log
         stats = integ.stats()
     if report is not None:
         report.done(t0 + n_steps * h)

@@ -128,9 +128,10 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
     record_steps : bool
         A DAE method's result holds every step the integrator took and kept, at its
         own times: those of ``adaptive=True`` (and of a step halving) between the grid
-        points as well as the grid points, which the steps still land on; each row
-        after a step as the step left it (before ``problem.update``'s events, which
-        act at the grid points).  What needs the steps themselves, not the grid --
+        points as well as the grid points, which the steps still land on (events of
+        ``problem.update`` and the feedback act at the grid points only, so the inputs
+        and discrete states are constant between two of them).  ``len(t) - 1`` is then
+        the number of steps.  What needs the steps themselves, not the grid --
         the energy balance's trapezoid over the element powers
         (:func:`mbdcore.multibody.energy.energy_balance`, docs/energy.md) -- takes
         it; ``record_every`` must then be 1.  The ODE methods' steps are the grid's:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # threaded BLAS is slower here
 
+import numpy as np  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -65,7 +66,7 @@ def main(out="results", n_bays=6, stop=7.0, h=0.02, folded_angle=1.0, net=None):
     fig = Figure(figsize=(13, 8.5), layout="constrained")
     FigureCanvasAgg(fig)
     shapes, histories = fig.subfigures(2, 1, height_ratios=[1.0, 0.9])
-    picks = [0, len(r.t) // 3, len(r.t) - 1]
+    picks = np.searchsorted(r.t, np.linspace(r.t[0], r.t[-1], 4)[[0, 1, 3]]).clip(0, len(r.t) - 1)
     for i, k in enumerate(picks):
         ax = shapes.add_subplot(1, 3, i + 1, projection="3d")
         plot_configuration(truss, r.q[k], ax)
@@ -77,7 +78,10 @@ def main(out="results", n_bays=6, stop=7.0, h=0.02, folded_angle=1.0, net=None):
     fig.suptitle(f"{n}-bay ring truss{' with its cable net' if net else ''} deployed by its "
                  "diagonal motors (rate PI control, latches at the deployed length)")
     fig.savefig(out / "ring_truss_configurations.png", dpi=90)
-    frames = range(0, len(r.t), max(1, len(r.t) // 40))
+    # about 40 frames evenly in time (a net's run records every error-controlled step,
+    # dense where the cords snap taut)
+    frames = sorted(set(np.searchsorted(r.t, np.linspace(r.t[0], r.t[-1], 41))
+                        .clip(0, len(r.t) - 1)))
     if write_animation(truss, [r.t[k] for k in frames], [r.q[k] for k in frames],
                        out / "ring_truss_deployment.gif"):
         print(f"wrote {out}/ring_truss_deployment.csv, ring_truss_configurations.png and "

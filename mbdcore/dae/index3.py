@@ -397,6 +397,11 @@ class Index3Integrator(ScaledNewtonEquations, ErrorControlledSteps, StepHalving)
     _STEP_STATE = ("nsteps", "a", "qdd", "lam", "mu", "local_error", "_step_start", "_compiled",
                    "_sparse_lu")
 
+    def _logged(self, t: float, y):
+        """A :attr:`step_log` entry: ``(t [s], q, v, lam)`` at the end of a step."""
+        return (t, np.array(y[0], dtype=float), np.array(y[1], dtype=float),
+                np.array(self.lam, dtype=float))
+
     def _checkpoint(self):
         """The state before a step, for :class:`~mbdcore.integrators.base.StepHalving`:
         what :meth:`get_state` holds but the work counters, by reference (a step

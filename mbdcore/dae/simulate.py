@@ -73,7 +73,7 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
              project: bool = True, q0=None, v0=None, assemble_initial: bool = True,
              inputs=None, feedback=None, record_every: int = 1, t0: float = 0.0,
              breakpoints=None, progress=None, progress_interval: float = 0.1,
-             **method_options) -> SimulationResult:
+             record_steps: bool = False, **method_options) -> SimulationResult:
     """Simulate a constrained system from ``t0`` to ``t0 + t_end`` [s] with fixed steps
     ``h`` [s].
 
@@ -125,6 +125,17 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         (applied after ``inputs``; a step split at a breakpoint does not resample it).
     record_every : int
         Keep every k-th step in the result.
+    record_steps : bool
+        A DAE method's result holds every step the integrator took and kept, at its
+        own times: those of ``adaptive=True`` (and of a step halving) between the grid
+        points as well as the grid points, which the steps still land on (events of
+        ``problem.update`` and the feedback act at the grid points only, so the inputs
+        and discrete states are constant between two of them).  ``len(t) - 1`` is then
+        the number of steps.  What needs the steps themselves, not the grid --
+        the energy balance's trapezoid over the element powers
+        (:func:`mbdcore.multibody.energy.energy_balance`, docs/energy.md) -- takes
+        it; ``record_every`` must then be 1.  The ODE methods' steps are the grid's:
+        they refuse it.
     progress : callable, optional
         ``progress(t, t0 + t_end)`` [s]: told how far the run is at the start, at most
         every ``progress_interval`` seconds of wall clock, and at the end
@@ -181,94 +192,161 @@ def simulate(problem: ConstrainedProblem, t_end: float, h: float, method: str = 
         q = np.array(q0, dtype=float)
         v = np.array(v0, dtype=float)
 
+    if not isinstance(record_steps, bool):
+        raise ValueError(f"record_steps = {record_steps!r}: accepted True or False")
+    if record_steps and record_every != 1:
+        raise ValueError(f"record_steps=True records every step the integrator takes; "
+                         f"record_every = {record_every!r} contradicts it: accepted 1")
+    if record_steps and implied != "index3":
+        raise ValueError(f"record_steps=True records the steps a DAE method takes within "
+                         f"the grid; method {getattr(method, 'name', method)!r} steps on "
+                         "the grid itself (leave record_steps out)")
     plan = _step_plan(t0, h, n_steps, _declared_breakpoints(inputs, breakpoints))
-    held_feedback = {}
+    run = _Run(problem, t0, h, n_steps, inputs, feedback, record_every, record_steps, report)
+    run.start(plan[0], q, v)
+    if implied == "index1":
+        stats = _index1_steps(run, plan, _stepper(method, method_options, "ode"),
+                              Index1Baumgarte(problem, alpha, beta, project=project), q, v)
+    else:
+        stats = _index3_steps(run, plan, _stepper(method, method_options, "dae"), q, v)
+    if report is not None:
+        report.done(t0 + n_steps * h)
+    return run.result(stats)
 
-    def set_inputs(step, q, v):
+
+class _Run:
+    """What one :func:`simulate` run keeps besides its integrator: the inputs applied
+    per step (the feedback held from one grid point to the next), the recorded rows
+    and which steps are recorded, the divergence check and the progress report."""
+
+    def __init__(self, problem, t0, h, n_steps, inputs, feedback, record_every,
+                 record_steps, report):
+        self.problem, self.t0, self.h, self.n_steps = problem, t0, h, n_steps
+        self.inputs, self.feedback, self.report = inputs, feedback, report
+        self.record_every, self.record_steps = record_every, record_steps
+        self.held_feedback = {}
+        self.times, self.qs, self.vs, self.lams = [], [], [], []
+
+    def start(self, first_step, q, v) -> None:
+        """The first row (its multipliers added by the loop) and the first inputs."""
+        self.times.append(self.t0)
+        self.qs.append(q.copy())
+        self.vs.append(v.copy())
+        self.set_inputs(first_step, q, v)
+        if self.report is not None:
+            self.report(self.t0)
+
+    def set_inputs(self, step, q, v) -> None:
         """Apply the inputs of ``step``: the schedule at its sampling time, the
         feedback at its grid point (held over the parts of a split step)."""
-        values = _input_values(inputs, step.sample) if inputs is not None else {}
-        if feedback is not None:
+        values = _input_values(self.inputs, step.sample) if self.inputs is not None else {}
+        if self.feedback is not None:
             if step.grid:
-                held_feedback.clear()
-                held_feedback.update(feedback(step.t, q, v))
-            values.update(held_feedback)
+                self.held_feedback.clear()
+                self.held_feedback.update(self.feedback(step.t, q, v))
+            values.update(self.held_feedback)
         for key, val in values.items():
-            problem.set_input(key, val)
+            self.problem.set_input(key, val)
 
-    def recorded(step):
-        return step.k_end is not None and (step.k_end % record_every == 0
-                                           or step.k_end == n_steps)
+    def recorded(self, step) -> bool:
+        if self.record_steps:
+            return True
+        return step.k_end is not None and (step.k_end % self.record_every == 0
+                                           or step.k_end == self.n_steps)
 
-    times, qs, vs, lams = [t0], [q.copy()], [v.copy()], []
-    set_inputs(plan[0], q, v)
-    if report is not None:
-        report(t0)
+    def row_time(self, step) -> float:
+        """The time [s] of the row at the end of ``step``: its grid point's t0 + k h."""
+        return step.t_end if step.k_end is None else self.t0 + step.k_end * self.h
 
-    def diverged(t, q, v, name):
+    def add(self, t, q, v, lam) -> None:
+        self.times.append(t)
+        self.qs.append(q)
+        self.vs.append(v)
+        self.lams.append(lam)
+
+    def stepped(self, step) -> None:
+        """Tell the progress report that ``step`` is done."""
+        if self.report is not None and step.k_end is not None:
+            self.report(self.t0 + step.k_end * self.h)
+
+    def diverged(self, t, q, v, name) -> None:
         """Raise DivergenceError with the results so far if (t, q, v) diverged."""
-        err = _divergence(problem, t, q, v, name)
+        err = _divergence(self.problem, t, q, v, name)
         if err is not None:
-            err.result = _result(problem, times, qs, vs, lams, {})
+            err.result = self.result({})
             raise err
-    if implied == "index1":
-        form = Index1Baumgarte(problem, alpha, beta, project=project)
-        integ = _stepper(method, method_options, "ode")
-        x = np.concatenate([q, v])
-        lams.append(augmented_accelerations(problem, t0, q, v, alpha, beta)[1])
-        integ.start(t0, x)
+
+    def result(self, stats) -> SimulationResult:
+        return _result(self.problem, self.times, self.qs, self.vs, self.lams, stats)
+
+
+def _index1_steps(run: _Run, plan, integ, form: Index1Baumgarte, q, v) -> dict:
+    """The plan's steps of an ODE method on the index-1 form; returns its stats."""
+    problem, n = run.problem, run.problem.n
+    x = np.concatenate([q, v])
+    run.lams.append(augmented_accelerations(problem, run.t0, q, v, form.alpha, form.beta)[1])
+    integ.start(run.t0, x)
+    for step in plan:
+        run.set_inputs(step, x[:n], x[n:])
+        if step.restart:
+            integ.start(step.t, x)      # the inputs jumped: the history is void
+        try:
+            with np.errstate(all="ignore"):
+                x = integ.step(form.rhs, step.h)
+        except IntegrationError as err:   # a Newton failure: the steps so far are kept
+            err.result = run.result({})
+            raise
+        run.diverged(step.t_end, x[:n], x[n:], integ.name)
+        x = form.correct(step.t_end, x)
+        integ.correct(x)
+        if problem.update(step.t_end, x[:n], x[n:]):
+            integ.start(step.t_end, x)  # a force jumped: the history is void
+        if run.recorded(step):
+            t = run.row_time(step)
+            run.add(t, x[:n].copy(), x[n:].copy(),
+                    augmented_accelerations(problem, t, x[:n], x[n:], form.alpha,
+                                            form.beta)[1])
+        run.stepped(step)
+    return integ.stats() if isinstance(integ, Integrator) else {}
+
+
+def _index3_steps(run: _Run, plan, integ, q, v) -> dict:
+    """The plan's steps of a DAE method on the index-3/GGL form (with
+    ``run.record_steps`` every step it takes, from its ``step_log``); returns its
+    stats."""
+    problem = run.problem
+    integ.start(problem, run.t0, q, v)          # consistent accelerations and multipliers
+    run.lams.append(np.array(integ.lam, dtype=float).copy())
+    owned_log = integ.step_log
+    if run.record_steps:
+        integ.step_log = []
+    try:
         for step in plan:
-            set_inputs(step, x[:problem.n], x[problem.n:])
-            if step.restart:
-                integ.start(step.t, x)      # the inputs jumped: the history is void
-            try:
-                with np.errstate(all="ignore"):
-                    x = integ.step(form.rhs, step.h)
-            except IntegrationError as err:   # a Newton failure: the steps so far are kept
-                err.result = _result(problem, times, qs, vs, lams, {})
-                raise
-            diverged(step.t_end, x[:problem.n], x[problem.n:], integ.name)
-            x = form.correct(step.t_end, x)
-            integ.correct(x)
-            if problem.update(step.t_end, x[:problem.n], x[problem.n:]):
-                integ.start(step.t_end, x)  # a force jumped: the history is void
-            if recorded(step):
-                times.append(t0 + step.k_end * h)
-                qs.append(x[:problem.n].copy())
-                vs.append(x[problem.n:].copy())
-                lams.append(augmented_accelerations(problem, times[-1], x[:problem.n],
-                                                    x[problem.n:], alpha, beta)[1])
-            if report is not None and step.k_end is not None:
-                report(t0 + step.k_end * h)
-        stats = integ.stats() if isinstance(integ, Integrator) else {}
-    else:
-        integ = _stepper(method, method_options, "dae")
-        integ.start(problem, t0, q, v)          # consistent accelerations and multipliers
-        lams.append(np.array(integ.lam, dtype=float).copy())
-        for step in plan:
-            set_inputs(step, q, v)
+            run.set_inputs(step, q, v)
             if step.restart:
                 # the inputs jumped: accelerations and multipliers after the jump
                 integ.start(problem, step.t, q, v)
             try:
                 q, v = integ.step(problem, step.t, q, v, step.h)
             except IntegrationError as err:   # a Newton failure: the steps so far are kept
-                err.result = _result(problem, times, qs, vs, lams, integ.stats())
+                err.result = run.result(integ.stats())
                 raise
-            diverged(step.t_end, q, v, integ.name)
+            run.diverged(step.t_end, q, v, integ.name)
+            if run.record_steps:
+                # the steps inside [t, t_end]; the last one, which lands on t_end, is the
+                # row below (with the multipliers after a restart there)
+                for logged in integ.step_log[:-1]:
+                    run.add(*logged)
+                integ.step_log.clear()
             if problem.update(step.t_end, q, v):
                 integ.start(problem, step.t_end, q, v)  # a force jumped: consistent restart
-            if recorded(step):
-                times.append(t0 + step.k_end * h)
-                qs.append(q.copy())
-                vs.append(v.copy())
-                lams.append(np.array(integ.lam, dtype=float).copy())
-            if report is not None and step.k_end is not None:
-                report(t0 + step.k_end * h)
-        stats = integ.stats()
-    if report is not None:
-        report.done(t0 + n_steps * h)
-    return _result(problem, times, qs, vs, lams, stats)
+            if run.recorded(step):
+                run.add(run.row_time(step), q.copy(), v.copy(),
+                        np.array(integ.lam, dtype=float).copy())
+            run.stepped(step)
+    finally:
+        integ.step_log = owned_log
+    return integ.stats()
 
 
 def _input_values(inputs, t: float) -> dict:

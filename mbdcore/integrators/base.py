@@ -140,6 +140,20 @@ class StepHalving:
     max_halvings: int = MAX_HALVINGS
     #: counters of work done that a rollback keeps (the failed attempt's work was done)
     WORK_COUNTERS: tuple = ()
+    #: None, or a list the stepper appends every step it takes and keeps to, as
+    #: :meth:`_logged` makes it (default ``(t_end [s], y)``): the steps within one
+    #: caller's step, which halving or error control (:mod:`mbdcore.integrators.step_control`)
+    #: make.  Its owner empties it; a halved interval rolled back takes its steps out.
+    #: :func:`mbdcore.dae.simulate` records them with ``record_steps=True``.
+    step_log: list | None = None
+
+    def _logged(self, t: float, y):
+        """The :attr:`step_log` entry of a step ending at ``t`` [s] in state ``y``."""
+        return (t, y)
+
+    def _log_step(self, t: float, y) -> None:
+        if self.step_log is not None:
+            self.step_log.append(self._logged(t, y))
 
     def _clear_retries(self) -> None:
         self.step_retries = 0
@@ -175,7 +189,9 @@ class StepHalving:
         (and ``y``, what the caller passes), retried as the class docstring says;
         returns the state at t + h."""
         if self.max_halvings <= 0:
-            return advance(t, h, y)
+            y = advance(t, h, y)
+            self._log_step(t + h, y)
+            return y
         y, h_last = self._halved(advance, t, h, y, h, 0)
         if h_last != h:
             self._step_size_changed(h_last, h)      # back to the caller's step
@@ -185,10 +201,13 @@ class StepHalving:
         """The interval [t, t + h] from y, the history made with steps of h_history,
         at halving depth ``level``; returns (y at t + h, the last step taken)."""
         saved = self._checkpoint()
+        logged = None if self.step_log is None else len(self.step_log)
         if h != h_history:
             self._step_size_changed(h_history, h)
         try:
-            return advance(t, h, y), h
+            y_new = advance(t, h, y)
+            self._log_step(t + h, y_new)
+            return y_new, h
         except ConvergenceError as exc:
             self._roll_back(saved)
             if exc.step is None:
@@ -208,6 +227,8 @@ class StepHalving:
             return self._halved(advance, t + half, half, y, h_last, level + 1)
         except ConvergenceError:
             self._roll_back(saved)      # as before this interval
+            if logged is not None:
+                del self.step_log[logged:]
             raise
 
 

@@ -106,7 +106,8 @@ class ErrorControlledSteps:
     ``_h_history`` (the step the stepper's history was made with); counters
     ``accepted_steps``, ``rejected_steps`` (estimate above the tolerance),
     ``newton_rejections`` (steps whose Newton iteration failed), the smallest and
-    largest accepted step."""
+    largest accepted step.  Every accepted step goes to the stepper's ``step_log``
+    (:class:`~mbdcore.integrators.base.StepHalving`) when it has one."""
 
     error_control: ErrorControl | None = None
     #: what a step's rollback restores of the controller
@@ -181,6 +182,7 @@ class ErrorControlledSteps:
                 # after the interval's last step the proposal is the unshortened one
                 self._h_next = h * control.factor(err)
                 t, y = (t_end if last else t + h), y_new
+                self._log_step(t, y)
                 h = self._h_next
                 continue
             self._roll_back(saved)

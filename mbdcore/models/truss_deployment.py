@@ -18,6 +18,7 @@ numbers: a sweep of deployment scenarios runs it in parallel
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -44,9 +45,10 @@ DEPLOYMENT_DEFAULTS = {"rate": 0.05, "kp": 2000.0, "ki": 2.0e4, "voltage_limit":
 
 #: With a net, the integrator's steps are error-controlled (docs/step_control.md): the
 #: light Kevlar cords snapping taut need steps down to 2e-5 s where they do and 3 ms
-#: where they do not; ``h`` is then the output grid and the controller's sampling.  The
-#: 4-bay truss with its one-ring net of damped cords (NET_DEPLOYMENT's) deploys from
-#: 1.3 rad to latched so (docs/ring_truss.md, "Deployment runs").
+#: where they do not; ``h`` is then the output grid and the controller's sampling, and
+#: every step is recorded (``record_steps``), so the energy balance runs over the steps.
+#: The 4-bay truss with its one-ring net of damped cords (NET_DEPLOYMENT's) deploys
+#: from 1.3 rad to latched so (docs/ring_truss.md, "Deployment runs").
 NET_STEP_CONTROL = {"adaptive": True, "rtol": 1e-3, "atol": 1e-5}
 #: The net a deployment hangs on the truss unless told otherwise: the Kevlar cord with a
 #: Kelvin-Voigt damping time of 1 ms (the default 0 leaves the snap undamped), one
@@ -63,7 +65,8 @@ class TrussDeployment:
     truss : RingTruss
     net : CableNet or None
     result : SimulationResult
-        The recorded steps (up to the failure, if any).
+        The recorded steps (up to the failure, if any): with a net every step the
+        integrator took (``record_steps``), the output grid's points among them.
     stop : float        the simulated time asked for [s]
     h : float           the step [s]
     wall_time : float   the run's wall-clock time [s]
@@ -128,15 +131,31 @@ class TrussDeployment:
         balance = self.energy_balance() if balance is None else balance
         return float(sum(balance.work[n][-1] for n in self.supplies()))
 
+    def steps_recorded(self) -> bool:
+        """Whether the rows are the steps the integrator took (fixed steps on the grid,
+        or error-controlled ones recorded with ``record_steps``): what the energy
+        balance's trapezoid needs."""
+        taken = int(self.result.stats.get("accepted_steps", 0))
+        return taken <= len(self.result.t) - 1
+
+    def energy_residual(self, balance: EnergyBalance | None = None) -> float:
+        """The energy balance's residual at the end, |T - T(0) - sum of the works|, as a
+        fraction of the motors' work [1] (nan when the motors did no work): what the
+        integrator lost or made, zero for the exact solution."""
+        balance = self.energy_balance() if balance is None else balance
+        supplied = self.motor_work(balance)
+        return abs(float(balance.residual()[-1])) / supplied if supplied > 0 else math.nan
+
     def energy_line(self, balance: EnergyBalance | None = None) -> str:
         """The energy balance in a line: what the motors supplied [J], the kinetic and
         potential energy gained, the losses, and the residual (what the integrator lost:
         zero for the exact solution; it falls as h^2 once the step resolves the motors'
-        electrical time constant L/R, about 2 ms)."""
-        taken = int(self.result.stats.get("accepted_steps", 0))
-        if balance is None and taken > len(self.result.t) - 1:
+        electrical time constant L/R, about 2 ms; with error-controlled steps as
+        rtol^(2/3), docs/energy.md)."""
+        if balance is None and not self.steps_recorded():
             # error-controlled steps between the recorded rows: the trapezoid over the
             # rows would integrate the power over steps the integrator did not take
+            taken = int(self.result.stats["accepted_steps"])
             return (f"energy: not balanced (the run recorded {len(self.result.t) - 1} of "
                     f"the {taken} steps it took; the balance needs every step)")
         b = self.energy_balance() if balance is None else balance
@@ -146,7 +165,7 @@ class TrussDeployment:
         motors = set(self.supplies())
         lost = sum(b.dissipated(n)[-1] for n in b.work if n not in motors)
         residual = b.residual()[-1]
-        share = f" ({abs(residual) / supplied:.1%} of it)" if supplied > 0 else ""
+        share = f" ({self.energy_residual(b):.1%} of it)" if supplied > 0 else ""
         return (f"energy: the motors supplied {supplied:.4g} J = kinetic {kinetic:.4g} J + "
                 f"potential {potential:.4g} J + losses {lost:.4g} J, residual "
                 f"{residual:.3g} J{share}")
@@ -266,8 +285,8 @@ def deploy_truss(n_bays: int = 6, folded_angle: float = 1.0, stop: float = 7.0,
     start = time.perf_counter()
     try:
         result = simulate(built.system, stop, s["h"], "generalized-alpha",
-                          feedback=recorded_control,
-                          progress=progress, **options)
+                          feedback=recorded_control, progress=progress,
+                          record_steps=bool(options.get("adaptive", False)), **options)
     except IntegrationError as err:
         result = getattr(err, "result", None)
         failure = f"{type(err).__name__}: {err}"

@@ -256,3 +256,50 @@ def test_max_halvings_is_an_option_of_the_implicit_methods():
         make_method("rk4", max_halvings=2)
     with pytest.raises(ValueError, match="max_halvings = -1"):
         make_method("generalized-alpha", max_halvings=-1)
+
+
+def test_record_steps_records_the_halves_a_retry_takes():
+    """Every step refused at h and taken as two halves, recorded with ``record_steps``:
+    the rows are the halves' ends at t = k h/2 (the grid's among them), the run at h/2
+    to the Newton tolerance (as above), the multipliers with them."""
+    pend = CartesianPendulum()
+    q0, v0 = pend.state_from_angle(1.0, 0.0)
+    h = 0.02
+    retried = simulate(pend, 1.0, h, Refusing(h, 1), q0=q0, v0=v0, assemble_initial=False,
+                       record_steps=True)
+    half = integrate_index3(pend, q0, v0, 0.0, h / 2, 100, "generalized-alpha")
+    np.testing.assert_allclose(retried.t, half.t, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(retried.q, half.q, rtol=0, atol=1e-8)
+    # lambda [N] of a 1 kg pendulum: about 10-30 N, to the Newton tolerance
+    np.testing.assert_allclose(retried.lam, half.lam, rtol=0, atol=1e-6)
+
+
+class RefusingSecondHalves(GeneralizedAlpha):
+    """Generalized-alpha that takes steps of the caller's h or its first halves but
+    refuses any step starting inside [t, t + h): a halved interval whose first half
+    was taken and whose second fails at every depth."""
+
+    def __init__(self, h, **newton):
+        super().__init__(0.8, **newton)
+        self.h = h
+
+    def _step(self, problem, t, q, v, h):
+        if h < self.h and abs(t / self.h - round(t / self.h)) > 1e-9:
+            raise ConvergenceError("refused", t + h, h, 0.0)
+        if h == self.h:
+            raise ConvergenceError("refused", t + h, h, 0.0)
+        return super()._step(problem, t, q, v, h)
+
+
+def test_a_halved_interval_rolled_back_takes_its_steps_out_of_the_log():
+    """The first halves were taken (logged) and the interval failed: the stepper is
+    put back as before it, and so is its step log -- no step of the failed interval
+    stays in it."""
+    pend = CartesianPendulum()
+    q, v = pend.state_from_angle(1.0, 0.0)
+    integ = RefusingSecondHalves(0.02, max_halvings=3)
+    integ.start(pend, 0.0, q, v)
+    integ.step_log = [("before",)]
+    with pytest.raises(ConvergenceError, match="halved 3 times"):
+        integ.step(pend, 0.0, q, v, 0.02)
+    assert integ.step_log == [("before",)]

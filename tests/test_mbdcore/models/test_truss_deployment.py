@@ -84,13 +84,77 @@ def test_bad_settings_are_refused_naming_them(kwargs, words):
         deploy_truss(**kwargs)
 
 
-def test_with_a_net_the_steps_are_error_controlled_and_the_balance_says_it_cannot_be_made():
+def test_with_a_net_the_steps_are_error_controlled_and_recorded_for_the_balance():
     """The net's deployment defaults: the damped one-ring Kevlar net (NET_DEPLOYMENT)
-    and error-controlled steps between the output grid's rows (the cords snap taut at
-    2e-5 s steps); the energy balance, which needs every step, says it was not made."""
+    and error-controlled steps between the output grid's points (the cords snap taut at
+    2e-5 s steps), every one of them a row (the grid's among them), so the energy
+    balance, which needs every step, is made."""
     run = deploy_truss(n_bays=4, folded_angle=1.3, stop=0.02, net=True, h=0.01)
-    assert run.failure is None and len(run.result.t) == 3
-    assert run.result.stats["accepted_steps"] > 2
+    assert run.failure is None
+    assert len(run.result.t) == run.result.stats["accepted_steps"] + 1 > 3
+    assert run.steps_recorded()
+    assert np.abs(run.result.t[np.searchsorted(run.result.t, [0.01 - 1e-12])] - 0.01).max() \
+        < 1e-15
     assert len(run.net.cables) == 29
     assert all(c.n_elements == 1 for c in run.net.cables)
-    assert run.energy_line().startswith("energy: not balanced (the run recorded 2 of the ")
+    assert run.energy_line().startswith("energy: the motors supplied ")
+
+
+#: The net's deployment near its end: 1.46 rad is the largest folded angle (to 0.002
+#: rad) from which the default one-ring Kevlar net starts slack (from 1.462 rad
+#: folded_net_nodes finds no start with every chord short of its stress-free length,
+#: SLACK_MARGIN); the bays latch at 1.17 s, then 0.23 s of settling
+NET_NEAR = {"n_bays": 4, "folded_angle": 1.46, "stop": 1.4, "net": True, "h": 0.01}
+#: the window [s] at the end over which the tensions are averaged: several periods of
+#: the net's ringing (its tensions still swing by up to 4 % of the largest form tension
+#: 0.2 s after the latches caught; the cords' damping time of 1 ms damps their axial
+#: modes, not the nodes' transverse ones)
+SETTLE_WINDOW = 0.05
+
+
+def time_mean(t, x, window):
+    """The trapezoidal time mean of the rows of ``x`` over the last ``window`` [s]."""
+    k = np.searchsorted(t, t[-1] - window - 1e-12)
+    tt, xx = t[k:], x[k:]
+    return (0.5 * np.diff(tt)[:, None] * (xx[1:] + xx[:-1])).sum(axis=0) / (tt[-1] - tt[0])
+
+
+@pytest.mark.slow
+def test_the_net_deploys_from_slack_through_its_snap_to_taut_with_its_energy_balanced():
+    """Issue 24's acceptance near the end of a deployment, default settings (about 1.4 s
+    of simulated time, 1900 error-controlled steps; 588 s of wall time on the shared
+    2-core machine at a load of 2-3, 1540 s at 8: the cables' Jacobians assembled in
+    Python).
+
+    The net starts slack (every tension 0), snaps taut (every cable taut before the
+    latches catch, the peak tension above the form's largest: the snap's overshoot) and
+    all four bays latch.  Where the tensions end: their time means over the last 50 ms
+    (the net still rings) are within 2 % of the form's pretension, its largest
+    form-found tension (23.35 N, the radials'; the hoops carry 4.7 N, the ties 0.8 N):
+    measured 0.9 %; the ringing decays (its largest swing in the last 50 ms is below
+    half that in the 50 ms after latching: 3.9 % against 13 %).  The energy balance over
+    every step (motor work = kinetic + potential + dissipated) closes to 1 % of the
+    motor work: measured 0.64 % of 32.3 J, most of it in the motors' first 0.1 s at the
+    voltage limit (the charge's local error is controlled to rtol = 1e-3 of the charge
+    like any coordinate) and 0.035 J at the latches' catch."""
+    run = deploy_truss(**NET_NEAR)
+    r, form = run.result, run.net.form.tension
+    assert run.failure is None and run.latched == 4
+    latch = max(run.latch_times)
+    assert len(r.t) == r.stats["accepted_steps"] + 1
+    tensions = np.array([run.net.tensions(q) for q in r.q])
+    assert np.all(tensions[0] == 0.0)
+    taut = np.all(tensions > 0.0, axis=1)
+    first_all_taut = int(np.argmax(taut))
+    assert taut[first_all_taut] and r.t[first_all_taut] < latch and np.all(taut[first_all_taut:])
+    assert tensions.max() > form.max()
+    pretension = form.max()
+    mean = time_mean(r.t, tensions, SETTLE_WINDOW)
+    assert np.abs(mean - form).max() <= 0.02 * pretension
+    swing = np.abs(tensions - form).max(axis=1)
+    after_latch = (r.t >= latch) & (r.t <= latch + SETTLE_WINDOW)
+    at_end = r.t >= r.t[-1] - SETTLE_WINDOW
+    assert swing[at_end].max() < 0.5 * swing[after_latch].max()
+    balance = run.energy_balance()          # about a minute: the powers at 1900 rows
+    assert run.energy_residual(balance) <= 0.01
+    assert run.energy_line(balance).startswith("energy: the motors supplied ")

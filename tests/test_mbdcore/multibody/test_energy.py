@@ -96,3 +96,75 @@ def test_the_inputs_held_over_a_step_are_the_ones_its_work_is_counted_with():
     assert np.all(balance.work["supply"][k:] == balance.work["supply"][k])
     powers = element_powers(s, half.t[-1], half.q[-1], half.v[-1], {"u": 0.0})
     assert powers["supply"] == 0.0 and set(powers) >= {"motor", "load", "gear", "spring"}
+
+
+#: the output grid (and the controller's sampling) of the error-controlled runs [s]:
+#: coarse against the motor's electrical time constant L/R (about 2 ms) and the gear's
+#: period, so the steps between its points carry the accuracy
+GRID = 0.02
+
+
+def adaptive_run(rtol: float, record_steps: bool):
+    """The drive under error-controlled generalized-alpha on a 20 ms grid, its supply set
+    by a sampled controller (24 V, reversed to -12 V from 0.15 s: a held input that
+    jumps at a sample), and its energy balance over the rows it recorded."""
+    s = drive_system()
+    held = []
+
+    def controller(t, q, v):
+        u = {"u": VOLTS if t < 0.15 - 1e-9 else -0.5 * VOLTS}
+        held.append((t, u, s.discrete_state()))
+        return u
+    r = simulate(s, 0.3, GRID, "generalized-alpha", rho_inf=0.9, iteration="newton",
+                 adaptive=True, rtol=rtol, atol=1e-2 * rtol, feedback=controller,
+                 record_steps=record_steps)
+    return r, energy_balance(s, r.t, r.q, r.v, held)
+
+
+@pytest.fixture(scope="module")
+def adaptive_runs():
+    return {rtol: adaptive_run(rtol, True) for rtol in (1e-4, 1e-6)}
+
+
+def test_an_error_controlled_run_recorded_at_its_steps_balances_its_energy(adaptive_runs):
+    """With ``record_steps=True`` the rows are the accepted steps (the grid points among
+    them), so the trapezoid of the element powers runs over the steps taken: the
+    residual falls with the tolerance as the steps' h^2 does, h ~ rtol^(1/3) (third
+    order local error), i.e. rtol^(2/3): 21.5x over two decades, an observed exponent of
+    0.5 to 0.8 allowed (the coarse tolerance is not yet asymptotic), and at 1e-6 it is
+    below 1e-3 of the supplied energy (about 4.8 J)."""
+    (coarse, b_coarse), (fine, b_fine) = adaptive_runs[1e-4], adaptive_runs[1e-6]
+    for r in (coarse, fine):
+        assert len(r.t) == r.stats["accepted_steps"] + 1
+        assert np.all(np.diff(r.t) > 0.0)
+        grid = GRID * np.arange(16)
+        # the grid points are rows: the steps land on them (to the sum's rounding)
+        assert np.abs(r.t[np.searchsorted(r.t, grid - 1e-12)] - grid).max() < 1e-14
+    supplied = b_fine.sources(["supply"])[-1]
+    assert supplied > 1.0
+    exponent = np.log(abs(b_coarse.residual()[-1] / b_fine.residual()[-1])) / np.log(100.0)
+    assert 0.5 < exponent < 0.8
+    assert abs(b_fine.residual()).max() < 1e-3 * supplied
+
+
+def test_the_trapezoid_over_the_grid_of_an_error_controlled_run_misses_the_steps(
+        adaptive_runs):
+    """The same run recorded on its 20 ms grid only: the trapezoid over the grid's rows
+    integrates powers that change within a row (the motor's current rises in 2 ms), a
+    residual of order 10 % of the supply, more than 100 times the balance over the
+    steps at rtol = 1e-6, whatever the tolerance."""
+    _, b_steps = adaptive_runs[1e-6]
+    r, b_grid = adaptive_run(1e-6, False)
+    assert len(r.t) == 16 and r.stats["accepted_steps"] > 100
+    assert abs(b_grid.residual()[-1]) > 100.0 * abs(b_steps.residual()[-1])
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"method": "rk4"}, "record_steps=True records the steps a DAE method"),
+    ({"record_every": 2}, "record_every = 2 contradicts it"),
+    ({"record_steps": 1}, "record_steps = 1: accepted True or False"),
+])
+def test_record_steps_is_refused_where_it_cannot_mean_the_steps(kwargs, words):
+    options = {"method": "generalized-alpha", "record_steps": True, **kwargs}
+    with pytest.raises(ValueError, match=words):
+        simulate(drive_system(), 0.01, 1e-3, **options)

@@ -110,7 +110,10 @@ def test_a_dask_client_is_taken_as_it_is():
 
 #: a sweep of sleeping cases that says when its first cases are done; Ctrl-C comes then
 INTERRUPTED = """
-import sys, time
+import signal, sys, time
+# Ctrl-C raises KeyboardInterrupt, as in a terminal, even where this process inherited
+# SIGINT ignored (a shell's background job): Python leaves an ignored SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from mbdcore.sweep import sweep
 def started(done, total):
     if done == 2:

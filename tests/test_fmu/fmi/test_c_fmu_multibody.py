@@ -37,9 +37,7 @@ from mbdcore.models.model_block import ModelSystemBlock
 from mbdcore.models.model_file import MODEL_FORMAT
 from mbdcore.multibody.ancf import ANCFBeam
 
-# one worker runs the module: its fixture exports and compiles every model once (about
-# 20 s), which each worker would do again (pyproject's --dist loadgroup)
-pytestmark = [pytest.mark.gcc, pytest.mark.xdist_group("c_fmu_multibody")]
+pytestmark = pytest.mark.gcc
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "models"
 METHOD = {"name": "generalized-alpha", "substeps": 2, "rho_inf": 0.8, "tol": 1e-12}
